@@ -1,0 +1,292 @@
+/*
+ * check.c - the full consistency check behind `pqcheck`: every numbered
+ * invariant of pq/format.h, verified one by one under the exclusive control
+ * lock, reporting the first that fails and where.  A read-write handle first
+ * lets the lock repair a queue left dirty by a crash, and reclaims the
+ * reservations of dead writers, so that what remains to be reported is real
+ * damage, not the traces of a crash the queue already knows how to undo.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <fcntl.h>
+#include <string.h>
+
+#include "pq/internal.h"
+
+struct ck {
+  pq_t *pq;
+  pq_check_report *r;
+  uint32_t *used, nused; /* by offset */
+  uint32_t *comm, ncomm; /* by key */
+  uint8_t *mark;         /* per slot, for list walks */
+};
+
+__attribute__((format(printf, 3, 4))) static int fail(struct ck *c, int inv,
+                                                      const char *fmt, ...) {
+  c->r->pr_invariant = inv;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(c->r->pr_msg, sizeof c->r->pr_msg, fmt, ap);
+  va_end(ap);
+  return PQ_CORRUPT;
+}
+
+static int by_offset(const void *a, const void *b, void *arg) {
+  const struct pq_slot *s = arg;
+  uint64_t x = s[*(const uint32_t *)a].ps_offset;
+  uint64_t y = s[*(const uint32_t *)b].ps_offset;
+  return x < y ? -1 : x > y;
+}
+
+static int by_key(const void *a, const void *b, void *arg) {
+  const struct pq_slot *s = arg;
+  uint64_t x = s[*(const uint32_t *)a].ps_key;
+  uint64_t y = s[*(const uint32_t *)b].ps_key;
+  return x < y ? -1 : x > y;
+}
+
+/* Invariants 3, 4, 12, 13: each slot on its own. */
+static int check_slots(struct ck *c) {
+  pq_t *pq = c->pq;
+  for (uint32_t i = 0; i < pq->nslots; i++) {
+    const struct pq_slot *s = &pq->slots[i];
+    if (!pq__slot_valid(s))
+      return fail(c, 3, "slot %u: bad state or checksum", i);
+    uint32_t st = pq__slot_state(s);
+    if (st == PQ_SLOT_FREE)
+      continue;
+    if (s->ps_offset % PQ_ALIGN || s->ps_extent % PQ_ALIGN ||
+        s->ps_extent < sizeof(struct pq_rec) || s->ps_offset > pq->data_size ||
+        s->ps_extent > pq->data_size - s->ps_offset)
+      return fail(c, 4, "slot %u: region %llu+%llu outside the data area", i,
+                  (unsigned long long)s->ps_offset,
+                  (unsigned long long)s->ps_extent);
+    c->used[c->nused++] = i;
+    if (st == PQ_SLOT_RESERVED) {
+      if (!(pq->has_resv && pq->resv_slot == i) &&
+          !pq__writer_alive(pq, s->ps_owner, s->ps_owner_gen))
+        return fail(c, 12, "slot %u: reservation of dead writer %u", i,
+                    s->ps_owner);
+      c->r->pr_reserved++;
+      continue;
+    }
+    pq_prod_info info;
+    const uint8_t *data;
+    if (pq__rec_decode(pq, i, &info, &data) != PQ_OK)
+      return fail(c, 13, "slot %u: malformed product record", i);
+    if (memcmp(info.signature, s->ps_sig, PQ_SIGLEN) != 0)
+      return fail(c, 13, "slot %u: record and slot signatures differ", i);
+    c->comm[c->ncomm++] = i;
+  }
+  c->r->pr_products = c->ncomm;
+  return PQ_OK;
+}
+
+/* Invariants 5 and 6: regions in address order, without overlap. */
+static int check_regions(struct ck *c) {
+  pq_t *pq = c->pq;
+  qsort_r(c->used, c->nused, sizeof *c->used, by_offset, pq->slots);
+  for (uint32_t j = 1; j < c->nused; j++)
+    if (pq->slots[c->used[j]].ps_offset < pq__slot_end(pq, c->used[j - 1]))
+      return fail(c, 5, "slots %u and %u overlap", c->used[j - 1], c->used[j]);
+  uint32_t sent = pq->nslots, prev = sent, r = pq->rl[sent].rl_next;
+  for (uint32_t j = 0; j < c->nused; j++) {
+    if (r != c->used[j])
+      return fail(c, 6, "region list: position %u holds %u, expected %u", j, r,
+                  c->used[j]);
+    if (pq->rl[r].rl_prev != prev)
+      return fail(c, 6, "region list: bad back link at slot %u", r);
+    prev = r;
+    r = pq->rl[r].rl_next;
+    if (r > sent)
+      return fail(c, 6, "region list: link out of range after %u", prev);
+  }
+  if (r != sent || pq->rl[sent].rl_prev != prev)
+    return fail(c, 6, "region list does not close after %u regions", c->nused);
+  return PQ_OK;
+}
+
+/* Invariants 7 and 8: the time index. */
+static int check_time(struct ck *c) {
+  pq_t *pq = c->pq;
+  qsort_r(c->comm, c->ncomm, sizeof *c->comm, by_key, pq->slots);
+  uint32_t head = pq->nslots;
+  for (uint32_t j = 0; j < c->ncomm; j++) {
+    uint64_t k = pq->slots[c->comm[j]].ps_key;
+    if (j > 0 && k == pq->slots[c->comm[j - 1]].ps_key)
+      return fail(c, 7, "slots %u and %u share an insertion time",
+                  c->comm[j - 1], c->comm[j]);
+    if (k > pq->hdr->hd_last_key)
+      return fail(c, 8, "slot %u: insertion time after the last assigned",
+                  c->comm[j]);
+  }
+  for (unsigned l = 0; l < pq->levels; l++) {
+    uint32_t x = head;
+    for (uint32_t j = 0; j < c->ncomm; j++) {
+      uint32_t s = c->comm[j];
+      if (pq__ti_level(pq->slots[s].ps_key, pq->levels) <= l)
+        continue;
+      if (*pq__ti_next_ptr(pq, x, l) != s)
+        return fail(c, 7, "time index level %u: slot %u missing after %u", l, s,
+                    x);
+      if (l == 0 && *pq__ti_prev_ptr(pq, s) != x)
+        return fail(c, 7, "time index: bad back link at slot %u", s);
+      x = s;
+    }
+    if (*pq__ti_next_ptr(pq, x, l) != PQ_NIL)
+      return fail(c, 7, "time index level %u does not end after %u", l, x);
+    if (pq->hdr->hd_tails[l] != x)
+      return fail(c, 7, "time index level %u: tail is %u, expected %u", l,
+                  pq->hdr->hd_tails[l], x);
+  }
+  return PQ_OK;
+}
+
+/* Invariant 9: the signature hash. */
+static int check_hash(struct ck *c) {
+  pq_t *pq = c->pq;
+  uint64_t count = 0;
+  for (uint64_t b = 0; b <= pq->hash_mask; b++) {
+    uint64_t e = pq->hash[b];
+    if (e == 0)
+      continue;
+    count++;
+    uint32_t s = (uint32_t)e - 1u;
+    if (s >= pq->nslots || !pq__slot_used(&pq->slots[s]))
+      return fail(c, 9, "hash bucket %llu names slot %u, not in use",
+                  (unsigned long long)b, s);
+    for (uint64_t i = pq__sx_home(pq, pq->slots[s].ps_sig); i != b;
+         i = (i + 1) & pq->hash_mask)
+      if (pq->hash[i] == 0)
+        return fail(c, 9, "slot %u unreachable from its home bucket", s);
+  }
+  if (count != c->nused)
+    return fail(c, 9, "hash holds %llu entries, %u slots in use",
+                (unsigned long long)count, c->nused);
+  for (uint32_t j = 0; j < c->nused; j++)
+    if (pq__sx_find(pq, pq->slots[c->used[j]].ps_sig) != c->used[j])
+      return fail(c, 9, "slot %u: signature not found or repeated", c->used[j]);
+  return PQ_OK;
+}
+
+/* Invariants 10, 11, 14: free stack, counters, head. */
+static int check_rest(struct ck *c) {
+  pq_t *pq = c->pq;
+  const struct pq_hdr *h = pq->hdr;
+  memset(c->mark, 0, pq->nslots);
+  uint64_t nfree = 0;
+  for (uint32_t s = h->hd_free_top; s != PQ_NIL; s = pq->rl[s].rl_next) {
+    if (s >= pq->nslots || c->mark[s] ||
+        pq__slot_state(&pq->slots[s]) != PQ_SLOT_FREE)
+      return fail(c, 10,
+                  "free-slot stack: slot %u in use, repeated or out "
+                  "of range",
+                  s);
+    c->mark[s] = 1;
+    nfree++;
+  }
+  if (nfree != pq->nslots - c->nused || nfree != h->hd_nfree_slots)
+    return fail(c, 10, "free-slot stack holds %llu, %llu slots are free",
+                (unsigned long long)nfree,
+                (unsigned long long)(pq->nslots - c->nused));
+  uint64_t bytes = 0;
+  for (uint32_t j = 0; j < c->nused; j++)
+    bytes += pq->slots[c->used[j]].ps_extent;
+  if (h->hd_nprods != c->ncomm || h->hd_nresv != c->nused - c->ncomm ||
+      h->hd_nbytes != bytes)
+    return fail(c, 11,
+                "counters say %llu products, %llu reservations, %llu bytes; "
+                "slots say %u, %u, %llu",
+                (unsigned long long)h->hd_nprods,
+                (unsigned long long)h->hd_nresv,
+                (unsigned long long)h->hd_nbytes, c->ncomm, c->nused - c->ncomm,
+                (unsigned long long)bytes);
+  if (h->hd_head > pq->data_size)
+    return fail(c, 14, "write head %llu past the data area",
+                (unsigned long long)h->hd_head);
+  return PQ_OK;
+}
+
+static uint64_t reclaim_dead(pq_t *pq) {
+  uint64_t n = 0;
+  pq__mutate_begin(pq, PQ_OP_NONE, PQ_NIL);
+  for (uint32_t i = 0; i < pq->nslots; i++)
+    n += (uint64_t)pq__reclaim_if_dead(pq, i);
+  pq__mutate_end(pq);
+  return n;
+}
+
+int pq_check(pq_t *pq, pq_check_report *report) {
+  int rc = pq__check_owner(pq);
+  if (rc != PQ_OK)
+    return rc;
+  if (report == NULL)
+    return PQ__FAIL(pq, PQ_INVAL, 0, "pq_check: NULL report");
+  memset(report, 0, sizeof *report);
+  struct ck c = {.pq = pq, .r = report};
+  uint64_t repairs = pq->hdr->hd_repairs;
+  if (pq->map_writable) {
+    rc = pq__ctl_lock(pq, true);
+  } else {
+    /* Cannot repair: look without taking part (no upgrade attempt). */
+    rc = pq__sys_lock(pq->fd, F_OFD_SETLKW, F_RDLCK, PQ_LOCK_CONTROL, 1) < 0
+             ? PQ__FAIL(pq, PQ_SYSTEM, 0, "fcntl on %s", pq->path)
+             : PQ_OK;
+    if (rc == PQ_OK)
+      pq->ctl = PQ__SHARED;
+  }
+  if (rc != PQ_OK)
+    return rc;
+  report->pr_repaired = pq->hdr->hd_repairs != repairs;
+  pq_error e;
+  if (pq__hdr_validate(pq->hdr, pq->map_size, &e) != PQ_OK) {
+    rc = fail(&c, 1, "%s", e.pe_msg);
+    goto out;
+  }
+  if (pq->hdr->hd_dirty) {
+    rc = fail(&c, 2,
+              "left dirty by a crashed process; open it read-write "
+              "to repair");
+    goto out;
+  }
+  if (pq->map_writable && !pq->readonly)
+    report->pr_reclaimed = reclaim_dead(pq);
+  c.used = malloc((size_t)pq->nslots * sizeof *c.used);
+  c.comm = malloc((size_t)pq->nslots * sizeof *c.comm);
+  c.mark = malloc(pq->nslots);
+  if (c.used == NULL || c.comm == NULL || c.mark == NULL) {
+    rc = PQ__FAIL(pq, PQ_NOMEM, 0, "checking %s", pq->path);
+    goto out;
+  }
+  rc = check_slots(&c);
+  if (rc == PQ_OK)
+    rc = check_regions(&c);
+  if (rc == PQ_OK)
+    rc = check_time(&c);
+  if (rc == PQ_OK)
+    rc = check_hash(&c);
+  if (rc == PQ_OK)
+    rc = check_rest(&c);
+out:
+  pq__ctl_unlock(pq);
+  free(c.used);
+  free(c.comm);
+  free(c.mark);
+  return rc;
+}
+
+int pq_repair(pq_t *pq, uint64_t *ndropped) {
+  int rc = pq__check_owner(pq);
+  if (rc != PQ_OK)
+    return rc;
+  if (pq->readonly || !pq->map_writable)
+    return PQ__FAIL(pq, PQ_NOWRITE, 0, "%s is open read-only", pq->path);
+  rc = pq__ctl_lock(pq, true);
+  if (rc != PQ_OK)
+    return rc;
+  pq__mutate_begin(pq, PQ_OP_NONE, PQ_NIL);
+  rc = pq__rebuild(pq, ndropped, NULL);
+  pq__ctl_unlock(pq);
+  return rc;
+}

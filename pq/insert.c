@@ -1,0 +1,216 @@
+/*
+ * insert.c - putting products in: reserve, commit, discard, and the
+ * whole-product insert built from them.  The control lock is taken twice per
+ * product, each time for a bounded index change; the data is copied between
+ * the two with no queue lock held, so a 20 MB image does not stall readers or
+ * other writers.  The signature is claimed at reservation, so a duplicate is
+ * refused while the first copy is still arriving.
+ */
+#include <string.h>
+
+#include "pq/internal.h"
+
+#define RND8(x) (((x) + PQ_ALIGN - 1) / PQ_ALIGN * PQ_ALIGN)
+
+static void note_usage(struct pq_hdr *h) {
+  uint64_t used = h->hd_nprods + h->hd_nresv;
+  if (used > h->hd_maxprods)
+    h->hd_maxprods = used;
+  if (h->hd_nbytes > h->hd_maxbytes)
+    h->hd_maxbytes = h->hd_nbytes;
+  if (h->hd_nfree_slots < h->hd_minempty)
+    h->hd_minempty = h->hd_nfree_slots;
+  if (h->hd_head > h->hd_highwater)
+    h->hd_highwater = h->hd_head;
+}
+
+/* Claim a slot and a region; called with the exclusive lock, in a mutation. */
+static int claim(pq_t *pq, const pq_prod_info *info, uint64_t extent,
+                 uint32_t *slotp) {
+  struct pq_hdr *h = pq->hdr;
+  uint32_t dup = pq__sx_find(pq, info->signature);
+  if (dup != PQ_NIL && pq__reclaim_if_dead(pq, dup) != 1)
+    return PQ__FAIL(pq, PQ_DUP, 0, NULL);
+  int rc = pq__ring_need_slot(pq);
+  uint64_t off = 0;
+  uint32_t prev = PQ_NIL;
+  if (rc == PQ_OK)
+    rc = pq__ring_alloc(pq, extent, &off, &prev);
+  if (rc != PQ_OK)
+    return PQ__FAIL(pq, rc, 0, NULL);
+  uint32_t slot = pq__free_pop(pq);
+  if (slot == PQ_NIL)
+    return PQ__FAIL(pq, PQ_CORRUPT, 0, "%s: free-slot stack empty", pq->path);
+  h->hd_intent_op = PQ_OP_RESERVE;
+  h->hd_intent_slot = slot;
+  struct pq_slot *s = &pq->slots[slot];
+  s->ps_key = ((uint64_t)pq->writer_gen << 32) ^ ++pq->resv_seq;
+  s->ps_offset = off;
+  s->ps_extent = extent;
+  memcpy(s->ps_sig, info->signature, PQ_SIGLEN);
+  s->ps_owner = (uint32_t)pq->writer;
+  s->ps_owner_gen = pq->writer_gen;
+  s->ps_feedtype = info->feedtype;
+  s->ps_pad = 0;
+  pq__slot_publish(s, PQ_SLOT_RESERVED);
+  pq__rl_insert_after(pq, prev, slot);
+  (void)pq__sx_add(pq, slot); /* cannot fail: buckets >= 2 * slots */
+  h->hd_head = off + extent;
+  h->hd_head_prev = slot;
+  h->hd_nresv++;
+  h->hd_nbytes += extent;
+  note_usage(h);
+  *slotp = slot;
+  return PQ_OK;
+}
+
+/* Write the record header and strings at the start of a reserved region;
+ * returns where the data goes. */
+static uint8_t *write_record(pq_t *pq, uint32_t slot, const pq_prod_info *info,
+                             size_t olen, size_t ilen) {
+  uint8_t *p = pq->data + pq->slots[slot].ps_offset;
+  struct pq_rec rec;
+  memset(&rec, 0, sizeof rec);
+  rec.rc_magic = PQ_REC_MAGIC;
+  rec.rc_origin_len = (uint16_t)olen;
+  rec.rc_ident_len = (uint16_t)ilen;
+  rec.rc_arrival_sec = info->arrival.sec;
+  rec.rc_arrival_usec = info->arrival.usec;
+  rec.rc_feedtype = info->feedtype;
+  rec.rc_seqno = info->seqno;
+  rec.rc_size = info->size;
+  memcpy(rec.rc_sig, info->signature, PQ_SIGLEN);
+  memcpy(p, &rec, sizeof rec);
+  memcpy(p + sizeof rec, info->origin, olen);
+  memcpy(p + sizeof rec + olen, info->ident, ilen);
+  size_t hdr = RND8(sizeof rec + olen + ilen);
+  memset(p + sizeof rec + olen + ilen, 0, hdr - (sizeof rec + olen + ilen));
+  return p + hdr;
+}
+
+int pq_reserve(pq_t *pq, const pq_prod_info *info, pq_resv *resv) {
+  int rc = pq__check_owner(pq);
+  if (rc != PQ_OK)
+    return rc;
+  if (info == NULL || resv == NULL)
+    return PQ__FAIL(pq, PQ_INVAL, 0, "pq_reserve: NULL argument");
+  if (pq->readonly)
+    return PQ__FAIL(pq, PQ_NOWRITE, 0, "%s is open read-only", pq->path);
+  if (pq->has_resv)
+    return PQ__FAIL(pq, PQ_BADRESV, 0,
+                    "%s: the handle already has a reservation", pq->path);
+  size_t olen = strnlen(info->origin, sizeof info->origin);
+  size_t ilen = strnlen(info->ident, sizeof info->ident);
+  if (olen > PQ_ORIGIN_MAX || ilen > PQ_IDENT_MAX)
+    return PQ__FAIL(pq, PQ_INVAL, 0, "origin or ident not NUL-terminated");
+  if (info->arrival.usec < 0 || info->arrival.usec > 999999)
+    return PQ__FAIL(pq, PQ_INVAL, 0, "creation time microseconds %d",
+                    info->arrival.usec);
+  if (info->size > pq->data_size ||
+      pq__rec_extent(olen, ilen, info->size) > pq->data_size)
+    return PQ__FAIL(
+        pq, PQ_BIG, 0, "product of %llu bytes, queue data area %llu bytes",
+        (unsigned long long)info->size, (unsigned long long)pq->data_size);
+  uint64_t extent = pq__rec_extent(olen, ilen, info->size);
+
+  rc = pq__ctl_lock(pq, true);
+  if (rc != PQ_OK)
+    return rc;
+  pq__mutate_begin(pq, PQ_OP_NONE, PQ_NIL);
+  uint32_t slot = PQ_NIL;
+  rc = claim(pq, info, extent, &slot);
+  pq__mutate_end(pq);
+  pq__ctl_unlock(pq);
+  if (rc != PQ_OK)
+    return rc;
+
+  pq->has_resv = true;
+  pq->resv_slot = slot;
+  pq->resv_key = pq->slots[slot].ps_key;
+  resv->pr_slot = slot;
+  resv->pr_key = pq->resv_key;
+  resv->pr_size = info->size;
+  resv->pr_data = write_record(pq, slot, info, olen, ilen);
+  return PQ_OK;
+}
+
+/* Is resv the handle's outstanding reservation, still intact in the file? */
+static bool resv_ok(pq_t *pq, const pq_resv *resv) {
+  if (resv == NULL || !pq->has_resv || resv->pr_slot != pq->resv_slot ||
+      resv->pr_key != pq->resv_key)
+    return false;
+  const struct pq_slot *s = &pq->slots[pq->resv_slot];
+  return pq__slot_state(s) == PQ_SLOT_RESERVED && s->ps_key == pq->resv_key &&
+         s->ps_owner == (uint32_t)pq->writer &&
+         s->ps_owner_gen == pq->writer_gen;
+}
+
+int pq_commit(pq_t *pq, pq_resv *resv) {
+  int rc = pq__check_owner(pq);
+  if (rc != PQ_OK)
+    return rc;
+  if (resv == NULL || !pq->has_resv || resv->pr_slot != pq->resv_slot ||
+      resv->pr_key != pq->resv_key)
+    return PQ__FAIL(pq, PQ_BADRESV, 0, NULL);
+  rc = pq__ctl_lock(pq, true);
+  if (rc != PQ_OK)
+    return rc;
+  uint32_t slot = pq->resv_slot;
+  if (!resv_ok(pq, resv)) {
+    pq__ctl_unlock(pq);
+    pq->has_resv = false;
+    return PQ__FAIL(pq, PQ_CORRUPT, 0, "%s: reservation vanished from slot %u",
+                    pq->path, slot);
+  }
+  struct pq_hdr *h = pq->hdr;
+  pq__mutate_begin(pq, PQ_OP_COMMIT, slot);
+  uint64_t now = pq__now_us();
+  uint64_t key = now > h->hd_last_key ? now : h->hd_last_key + 1;
+  struct pq_slot *s = &pq->slots[slot];
+  s->ps_key = key;
+  pq__slot_publish(s, PQ_SLOT_COMMITTED);
+  rc = pq__ti_append(pq, slot);
+  h->hd_last_key = key;
+  h->hd_most_recent = key;
+  h->hd_nresv--;
+  h->hd_nprods++;
+  if (rc == PQ_OK)
+    pq__mutate_end(pq); /* else stay dirty: the next locker rebuilds */
+  pq__ctl_unlock(pq);
+  pq->has_resv = false;
+  pq__notify_commit(pq);
+  return rc == PQ_OK ? PQ_OK : PQ__FAIL(pq, rc, 0, "%s: time index", pq->path);
+}
+
+int pq_discard(pq_t *pq, pq_resv *resv) {
+  int rc = pq__check_owner(pq);
+  if (rc != PQ_OK)
+    return rc;
+  if (resv == NULL || !pq->has_resv || resv->pr_slot != pq->resv_slot ||
+      resv->pr_key != pq->resv_key)
+    return PQ__FAIL(pq, PQ_BADRESV, 0, NULL);
+  rc = pq__ctl_lock(pq, true);
+  if (rc != PQ_OK)
+    return rc;
+  if (resv_ok(pq, resv)) {
+    pq__mutate_begin(pq, PQ_OP_FREE, pq->resv_slot);
+    pq__slot_release(pq, pq->resv_slot, false);
+    pq__mutate_end(pq);
+  }
+  pq__ctl_unlock(pq);
+  pq->has_resv = false;
+  return PQ_OK;
+}
+
+int pq_insert(pq_t *pq, const pq_prod_info *info, const void *data) {
+  if (info != NULL && info->size > 0 && data == NULL)
+    return pq == NULL ? PQ_INVAL
+                      : PQ__FAIL(pq, PQ_INVAL, 0, "pq_insert: NULL data");
+  pq_resv r;
+  int rc = pq_reserve(pq, info, &r);
+  if (rc != PQ_OK)
+    return rc;
+  if (r.pr_size > 0)
+    memcpy(r.pr_data, data, r.pr_size);
+  return pq_commit(pq, &r);
+}

@@ -1,0 +1,199 @@
+/*
+ * internal.h - what the files of the queue library share and nobody else
+ * sees: the handle, and the pq__ functions each file exports to the others.
+ * Public names are pq_, internal ones pq__, private ones static.
+ */
+#ifndef PQ_INTERNAL_H
+#define PQ_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "pq/format.h"
+#include "pq/pq.h"
+
+/* Control-lock states of a handle. */
+enum { PQ__UNLOCKED = 0, PQ__SHARED = 1, PQ__EXCL = 2 };
+
+struct pq {
+  int fd;
+  bool readonly;     /* opened PQ_READONLY */
+  bool map_writable; /* the mapping can be written (repair, waiters) */
+  char *path;
+  unsigned fork_gen; /* pq__fork_generation() at open */
+
+  uint8_t *base; /* the whole file, mapped shared */
+  uint64_t map_size;
+  struct pq_hdr *hdr;
+  uint32_t *wgen;
+  struct pq_slot *slots;
+  uint8_t *nodes;
+  struct pq_rlink *rl;
+  uint64_t *hash;
+  uint8_t *data;
+
+  /* geometry, copied from the validated header */
+  uint32_t nslots;
+  uint32_t levels;
+  uint64_t node_stride;
+  uint64_t hash_mask;
+  uint64_t data_off;
+  uint64_t data_size;
+
+  int ctl;    /* control lock: PQ__UNLOCKED, SHARED, EXCL */
+  int writer; /* writer lock byte, or -1 for a read-only handle */
+  uint32_t writer_gen;
+
+  /* reader state */
+  uint64_t cursor;      /* insertion time of the last product visited */
+  uint32_t cursor_slot; /* its slot if still valid, else PQ_NIL */
+  uint32_t seen_seq;    /* hd_commit_seq when pq_next() last found END */
+  unsigned spin_us;
+  bool holding; /* a product lock is held (during a callback) */
+  uint64_t held_off, held_len;
+
+  /* writer state */
+  bool has_resv;
+  uint32_t resv_slot;
+  uint64_t resv_key;
+  uint64_t resv_seq; /* per-handle counter making reservation ids unique */
+
+  pq_error err;
+};
+
+/* ---- errors.c ---- */
+/* Record a failure on e and return code.  fmt may be NULL. */
+int pq__fail(pq_error *e, int code, int sys_errno, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* pq__fail on the handle's own pq_error. */
+#define PQ__FAIL(pq, code, errnum, ...)                                        \
+  pq__fail(&(pq)->err, (code), (errnum), __VA_ARGS__)
+
+/* ---- sys.c: thin syscall layer with EINTR retry and fault injection ---- */
+int pq__sys_open(const char *path, int flags, unsigned mode);
+int pq__sys_ftruncate(int fd, uint64_t size);
+int pq__sys_lock(int fd, int cmd, short type, uint64_t start, uint64_t len);
+/* F_OFD_GETLK probe: 1 if another description holds a conflicting lock of
+ * that type, 0 if not, -1 on error (errno set). */
+int pq__sys_lock_held(int fd, short type, uint64_t start, uint64_t len);
+/* Make the next call of `call` ("open", "ftruncate", "lock", "statvfs",
+ * "mmap") in this thread fail with errnum.  For tests. */
+void pq__sys_inject(const char *call, int errnum);
+int pq__sys_injected(const char *call);
+int pq__futex_wait(uint32_t *word, uint32_t expected, int timeout_ms);
+int pq__futex_wake(uint32_t *word);
+
+/* ---- open.c ---- */
+/* PQ_FORKED if the handle was inherited across fork(), else PQ_OK. */
+int pq__check_owner(pq_t *pq);
+
+/* ---- layout.c ---- */
+struct pq__geometry {
+  uint64_t nslots, levels, node_stride, hash_size;
+  uint64_t slot_off, node_off, rlist_off, hash_off, data_off, data_size;
+  uint64_t file_size;
+};
+int pq__geometry(uint64_t data_size, uint64_t nslots, struct pq__geometry *g);
+uint64_t pq__layout_signature(void);
+uint64_t pq__hdr_checksum(const struct pq_hdr *h);
+/* Validate a header read from a file of file_size bytes.  PQ_OK,
+ * PQ_FORMAT or PQ_VERSION, with the reason in e. */
+int pq__hdr_validate(const struct pq_hdr *h, uint64_t file_size, pq_error *e);
+uint64_t pq__hash64(const void *p, size_t n, uint64_t seed);
+
+/* ---- lock.c ---- */
+int pq__ctl_lock(pq_t *pq, bool exclusive);
+void pq__ctl_unlock(pq_t *pq);
+void pq__mutate_begin(pq_t *pq, enum pq_intent_op op, uint32_t slot);
+void pq__mutate_end(pq_t *pq);
+int pq__writer_acquire(pq_t *pq);
+bool pq__writer_alive(pq_t *pq, uint32_t idx, uint32_t gen);
+int pq__prod_lock(pq_t *pq, uint64_t off, uint64_t len);
+void pq__prod_unlock(pq_t *pq);
+/* Is the region held by a reader (any handle, this one included)?
+ * 1 yes, 0 no, negative pq status on failure. */
+int pq__prod_held(pq_t *pq, uint64_t off, uint64_t len);
+
+/* ---- slot.c ---- */
+static inline uint32_t pq__slot_state(const struct pq_slot *s) {
+  return (uint32_t)__atomic_load_n(&s->ps_word, __ATOMIC_ACQUIRE);
+}
+uint32_t pq__slot_checksum(const struct pq_slot *s, uint32_t state);
+bool pq__slot_valid(const struct pq_slot *s);
+void pq__slot_publish(struct pq_slot *s, uint32_t state);
+static inline bool pq__slot_used(const struct pq_slot *s) {
+  uint32_t st = pq__slot_state(s);
+  return st == PQ_SLOT_RESERVED || st == PQ_SLOT_COMMITTED;
+}
+
+/* ---- timeindex.c: skip list ordered by insertion time ---- */
+unsigned pq__ti_level(uint64_t key, unsigned maxlevels);
+void pq__ti_clear(pq_t *pq);
+int pq__ti_append(pq_t *pq, uint32_t slot);
+int pq__ti_remove(pq_t *pq, uint32_t slot);
+uint32_t pq__ti_first(pq_t *pq);
+uint32_t pq__ti_last(pq_t *pq);
+uint32_t pq__ti_next(pq_t *pq, uint32_t slot);
+uint32_t pq__ti_prev(pq_t *pq, uint32_t slot);
+/* First committed slot with key > k / last with key < k, or PQ_NIL. */
+uint32_t pq__ti_after(pq_t *pq, uint64_t k);
+uint32_t pq__ti_before(pq_t *pq, uint64_t k);
+/* Link the given committed slots (sorted by key) as a fresh index. */
+void pq__ti_build(pq_t *pq, const uint32_t *sorted, uint32_t n);
+uint32_t *pq__ti_next_ptr(pq_t *pq, uint32_t node, unsigned level);
+uint32_t *pq__ti_prev_ptr(pq_t *pq, uint32_t node);
+
+/* ---- sigindex.c: signature hash, linear probing ---- */
+uint32_t pq__sx_find(pq_t *pq, const uint8_t sig[16]);
+int pq__sx_add(pq_t *pq, uint32_t slot);
+void pq__sx_remove(pq_t *pq, uint32_t slot);
+void pq__sx_clear(pq_t *pq);
+uint64_t pq__sx_home(const pq_t *pq, const uint8_t sig[16]);
+
+/* ---- regionlist.c: regions in address order; free-slot stack ---- */
+void pq__rl_clear(pq_t *pq);
+void pq__rl_insert_after(pq_t *pq, uint32_t prev, uint32_t slot);
+void pq__rl_remove(pq_t *pq, uint32_t slot);
+void pq__rl_build(pq_t *pq, const uint32_t *sorted, uint32_t n);
+uint32_t pq__free_pop(pq_t *pq);
+void pq__free_push(pq_t *pq, uint32_t slot);
+static inline uint64_t pq__slot_end(const pq_t *pq, uint32_t s) {
+  return pq->slots[s].ps_offset + pq->slots[s].ps_extent;
+}
+
+/* ---- ring.c: space allocation and eviction ---- */
+/* Find room for extent bytes at the write head, evicting as needed; on
+ * success *off is the region's offset and *prev the region before it. */
+int pq__ring_alloc(pq_t *pq, uint64_t extent, uint64_t *off, uint32_t *prev);
+/* Make sure a slot is free, evicting the oldest unheld product if not. */
+int pq__ring_need_slot(pq_t *pq);
+/* Remove a used slot from every index and free it.  evicted: count it as an
+ * eviction for room (MVRT, is_full).  Caller holds the exclusive lock inside
+ * a mutation. */
+void pq__slot_release(pq_t *pq, uint32_t slot, bool evicted);
+/* A reserved slot whose owner is dead: release it, 1; alive: 0. */
+int pq__reclaim_if_dead(pq_t *pq, uint32_t slot);
+/* Region bytes of a product record + data, rounded up to PQ_ALIGN. */
+uint64_t pq__rec_extent(size_t origin_len, size_t ident_len, uint64_t size);
+
+/* ---- repair.c ---- */
+/* Rebuild every derived structure from the slots.  *dropped counts slots
+ * freed because their checksum failed outside the intent record. */
+int pq__rebuild(pq_t *pq, uint64_t *dropped, uint64_t *reclaimed);
+
+/* ---- read.c ---- */
+/* Decode the record of a used slot into info; data gets the data pointer.
+ * PQ_CORRUPT if the record is malformed. */
+int pq__rec_decode(const pq_t *pq, uint32_t slot, pq_prod_info *info,
+                   const uint8_t **data);
+
+/* ---- wait.c ---- */
+void pq__notify_commit(pq_t *pq);
+
+/* ---- misc ---- */
+uint64_t pq__now_us(void);
+unsigned pq__fork_generation(void);
+
+#endif /* PQ_INTERNAL_H */

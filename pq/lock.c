@@ -1,0 +1,192 @@
+/*
+ * lock.c - the locking protocol of the queue, and its crash detection.
+ *
+ * THE LOCKS.  Every lock is an fcntl open-file-description lock (F_OFD_*):
+ * it belongs to the open file description made by pq_open(), not to the
+ * process, so two handles in one process (or two threads with a handle each)
+ * exclude each other as two processes would, and closing one descriptor of
+ * the file does not silently drop the locks of another.  The kernel releases
+ * every lock of a process that dies, which is what makes them useful as
+ * liveness tokens.  The lock bytes (format.h has the map):
+ *
+ *   control byte 0      Shared: read the indexes (find the next product,
+ *                       look up a signature, statistics).  Exclusive: change
+ *                       them (reserve, commit, discard, evict, delete,
+ *                       repair).  Held for bounded work only: never across a
+ *                       data copy, a callback or a wait.
+ *   writer bytes        Each read-write handle holds one byte exclusively
+ *                       for its whole life.  A reservation records the byte
+ *                       and that byte's generation; a reservation whose byte
+ *                       is no longer locked, or whose generation moved on,
+ *                       belongs to a dead writer and is reclaimed.  Counting
+ *                       the locked bytes gives the number of live writers.
+ *   product regions     A reader takes a shared lock on a product's region
+ *                       while it holds the control lock (shared), then drops
+ *                       the control lock and runs its callback.  A writer that
+ *                       wants to evict a product holds the control lock
+ *                       exclusively and probes the region with F_OFD_GETLK:
+ *                       if a reader holds it, the writer leaves it alone.
+ *                       Because readers lock products only under the control
+ *                       lock, the probe cannot race with a reader.
+ *
+ * LOCK ORDER.  control byte, then a product region.  A writer byte is taken
+ * without waiting (F_OFD_SETLK) at open, before the control byte.  Nothing
+ * ever waits for a product lock, so no cycle can form.
+ *
+ * WHAT GUARDS WHAT.  The control lock (exclusive) guards every slot, the
+ * derived indexes and every header field except the wake-up words
+ * hd_commit_seq and hd_waiters, which are atomics.  The writer generation
+ * table is changed under the exclusive control lock.
+ *
+ * CRASH DETECTION.  Whoever takes the control lock exclusively to change
+ * something sets hd_dirty first (pq__mutate_begin) and clears it last
+ * (pq__mutate_end), and names the slot it is changing in the intent record.
+ * The kernel drops the lock of a process that dies in between, so the next
+ * process to take the control lock finds hd_dirty set and knows: it rebuilds
+ * the derived indexes from the slots (pq__rebuild) before doing anything
+ * else.  A reader taking the shared lock that finds the flag set upgrades to
+ * exclusive to repair, then goes back to shared.
+ */
+#include <errno.h>
+#include <fcntl.h>
+
+#include "pq/internal.h"
+
+static int repair_locked(pq_t *pq) {
+  if (!pq->map_writable)
+    return PQ__FAIL(pq, PQ_CORRUPT, 0,
+                    "queue %s was left mid-change by a crashed process; a "
+                    "writer must open it to repair it",
+                    pq->path);
+  int rc = pq__rebuild(pq, NULL, NULL);
+  if (rc == PQ_OK)
+    pq->hdr->hd_repairs++;
+  return rc;
+}
+
+int pq__ctl_lock(pq_t *pq, bool exclusive) {
+  short type = exclusive ? F_WRLCK : F_RDLCK;
+  if (pq__sys_lock(pq->fd, F_OFD_SETLKW, type, PQ_LOCK_CONTROL, 1) < 0)
+    return PQ__FAIL(pq, PQ_SYSTEM, errno, "fcntl(F_OFD_SETLKW) on %s",
+                    pq->path);
+  pq->ctl = exclusive ? PQ__EXCL : PQ__SHARED;
+  if (__atomic_load_n(&pq->hdr->hd_dirty, __ATOMIC_ACQUIRE) == 0)
+    return PQ_OK;
+  int rc;
+  if (exclusive) {
+    rc = repair_locked(pq);
+  } else {
+    /* Upgrade (not atomic: another process may repair meanwhile, which
+     * the second look at the flag sees), repair, downgrade. */
+    if (pq__sys_lock(pq->fd, F_OFD_SETLKW, F_WRLCK, PQ_LOCK_CONTROL, 1) < 0) {
+      rc =
+          PQ__FAIL(pq, PQ_SYSTEM, errno, "fcntl(F_OFD_SETLKW) on %s", pq->path);
+    } else {
+      pq->ctl = PQ__EXCL;
+      rc = pq->hdr->hd_dirty ? repair_locked(pq) : PQ_OK;
+      if (pq__sys_lock(pq->fd, F_OFD_SETLKW, F_RDLCK, PQ_LOCK_CONTROL, 1) < 0 &&
+          rc == PQ_OK)
+        rc = PQ__FAIL(pq, PQ_SYSTEM, errno, "fcntl(F_OFD_SETLKW) on %s",
+                      pq->path);
+      pq->ctl = PQ__SHARED;
+    }
+  }
+  if (rc != PQ_OK)
+    pq__ctl_unlock(pq);
+  return rc;
+}
+
+void pq__ctl_unlock(pq_t *pq) {
+  if (pq->ctl == PQ__UNLOCKED)
+    return;
+  /* Unlocking cannot fail on a valid descriptor and range. */
+  (void)pq__sys_lock(pq->fd, F_OFD_SETLK, F_UNLCK, PQ_LOCK_CONTROL, 1);
+  pq->ctl = PQ__UNLOCKED;
+}
+
+void pq__mutate_begin(pq_t *pq, enum pq_intent_op op, uint32_t slot) {
+  struct pq_hdr *h = pq->hdr;
+  h->hd_intent_op = op;
+  h->hd_intent_slot = slot;
+  /* The flag must be visible before any change it covers. */
+  __atomic_store_n(&h->hd_dirty, 1, __ATOMIC_SEQ_CST);
+}
+
+void pq__mutate_end(pq_t *pq) {
+  struct pq_hdr *h = pq->hdr;
+  __atomic_store_n(&h->hd_dirty, 0, __ATOMIC_SEQ_CST);
+  h->hd_intent_op = PQ_OP_NONE;
+  h->hd_intent_slot = PQ_NIL;
+}
+
+int pq__writer_acquire(pq_t *pq) {
+  for (unsigned i = 0; i < PQ_MAX_WRITERS; i++) {
+    if (pq__sys_lock(pq->fd, F_OFD_SETLK, F_WRLCK, PQ_LOCK_WRITER + i, 1) ==
+        0) {
+      pq->writer = (int)i;
+      return PQ_OK;
+    }
+    if (errno != EAGAIN && errno != EACCES)
+      return PQ__FAIL(pq, PQ_SYSTEM, errno, "fcntl(F_OFD_SETLK) on %s",
+                      pq->path);
+  }
+  return PQ__FAIL(pq, PQ_WRITERS, 0, "%s: %u writers already", pq->path,
+                  PQ_MAX_WRITERS);
+}
+
+bool pq__writer_alive(pq_t *pq, uint32_t idx, uint32_t gen) {
+  if (idx >= PQ_MAX_WRITERS)
+    return false;
+  if (pq->writer >= 0 && idx == (uint32_t)pq->writer)
+    return gen == pq->writer_gen; /* F_OFD_GETLK does not see our own */
+  if (pq->wgen[idx] != gen)
+    return false;
+  int held = pq__sys_lock_held(pq->fd, F_WRLCK, PQ_LOCK_WRITER + idx, 1);
+  return held != 0; /* on a probe error, assume alive: never reclaim wrongly */
+}
+
+int pq_writer_count(pq_t *pq, unsigned *count) {
+  int rc = pq__check_owner(pq);
+  if (rc != PQ_OK)
+    return rc;
+  unsigned n = pq->writer >= 0 ? 1 : 0;
+  for (unsigned i = 0; i < PQ_MAX_WRITERS; i++) {
+    if (pq->writer >= 0 && i == (unsigned)pq->writer)
+      continue;
+    int held = pq__sys_lock_held(pq->fd, F_WRLCK, PQ_LOCK_WRITER + i, 1);
+    if (held < 0)
+      return PQ__FAIL(pq, PQ_SYSTEM, errno, "fcntl(F_OFD_GETLK) on %s",
+                      pq->path);
+    n += (unsigned)held;
+  }
+  *count = n;
+  return PQ_OK;
+}
+
+int pq__prod_lock(pq_t *pq, uint64_t off, uint64_t len) {
+  if (pq__sys_lock(pq->fd, F_OFD_SETLKW, F_RDLCK, pq->data_off + off, len) < 0)
+    return PQ__FAIL(pq, PQ_SYSTEM, errno, "fcntl(F_OFD_SETLKW) product on %s",
+                    pq->path);
+  pq->holding = true;
+  pq->held_off = off;
+  pq->held_len = len;
+  return PQ_OK;
+}
+
+void pq__prod_unlock(pq_t *pq) {
+  if (!pq->holding)
+    return;
+  (void)pq__sys_lock(pq->fd, F_OFD_SETLK, F_UNLCK, pq->data_off + pq->held_off,
+                     pq->held_len);
+  pq->holding = false;
+}
+
+int pq__prod_held(pq_t *pq, uint64_t off, uint64_t len) {
+  if (pq->holding && off < pq->held_off + pq->held_len &&
+      pq->held_off < off + len)
+    return 1;
+  int held = pq__sys_lock_held(pq->fd, F_WRLCK, pq->data_off + off, len);
+  if (held < 0)
+    return PQ__FAIL(pq, PQ_SYSTEM, errno, "fcntl(F_OFD_GETLK) on %s", pq->path);
+  return held;
+}

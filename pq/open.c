@@ -1,0 +1,345 @@
+/*
+ * open.c - the life of a handle: creating a queue file, opening one (and
+ * refusing anything that is not a sound queue before mapping it), closing,
+ * and telling a handle inherited across fork() from one owned by this
+ * process.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pq/internal.h"
+
+/* ---- fork detection: a process-wide generation bumped in every child ---- */
+static atomic_uint fork_gen;
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+static void on_fork_child(void) {
+  atomic_fetch_add(&fork_gen, 1);
+}
+
+static void register_fork_handler(void) {
+  (void)pthread_atfork(NULL, NULL, on_fork_child);
+}
+
+unsigned pq__fork_generation(void) {
+  (void)pthread_once(&fork_once, register_fork_handler);
+  return atomic_load(&fork_gen);
+}
+
+int pq__check_owner(pq_t *pq) {
+  if (pq == NULL)
+    return PQ_INVAL;
+  if (pq->fork_gen != atomic_load(&fork_gen))
+    return PQ__FAIL(pq, PQ_FORKED, 0, "handle of %s used after fork()",
+                    pq->path);
+  return PQ_OK;
+}
+
+uint64_t pq__now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return ts.tv_sec < 0
+             ? 0
+             : (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* ---- creation ---- */
+
+static int check_room(const char *path, uint64_t need, pq_error *err) {
+  char *copy = strdup(path);
+  if (copy == NULL)
+    return pq__fail(err, PQ_NOMEM, 0, "creating %s", path);
+  struct statvfs sv;
+  int rc = pq__sys_injected("statvfs") ? -1 : statvfs(dirname(copy), &sv);
+  int saved = errno;
+  free(copy);
+  if (rc < 0)
+    return pq__fail(err, PQ_SYSTEM, saved, "statvfs for %s", path);
+  uint64_t avail = (uint64_t)sv.f_bavail * sv.f_frsize;
+  if (need > avail)
+    return pq__fail(err, PQ_NOSPACE, 0,
+                    "%s: the queue needs %llu bytes, the file system has "
+                    "%llu free",
+                    path, (unsigned long long)need, (unsigned long long)avail);
+  return PQ_OK;
+}
+
+static void init_file(uint8_t *base, const struct pq__geometry *g) {
+  struct pq_hdr *h = (struct pq_hdr *)base;
+  h->hd_magic = PQ_MAGIC;
+  h->hd_version = PQ_VERSION_NUM;
+  h->hd_hdr_size = sizeof *h;
+  h->hd_layout = pq__layout_signature();
+  h->hd_file_size = g->file_size;
+  h->hd_nslots = g->nslots;
+  h->hd_levels = g->levels;
+  h->hd_node_stride = g->node_stride;
+  h->hd_hash_size = g->hash_size;
+  h->hd_slot_off = g->slot_off;
+  h->hd_node_off = g->node_off;
+  h->hd_rlist_off = g->rlist_off;
+  h->hd_hash_off = g->hash_off;
+  h->hd_data_off = g->data_off;
+  h->hd_data_size = g->data_size;
+  h->hd_created_us = (int64_t)pq__now_us();
+  h->hd_csum = pq__hdr_checksum(h);
+
+  struct pq_slot *slots = (struct pq_slot *)(base + g->slot_off);
+  struct pq_rlink *rl = (struct pq_rlink *)(base + g->rlist_off);
+  uint32_t sent = (uint32_t)g->nslots;
+  for (uint32_t i = 0; i < sent; i++) {
+    pq__slot_publish(&slots[i], PQ_SLOT_FREE);
+    rl[i].rl_prev = PQ_NIL;
+    rl[i].rl_next = i + 1 < sent ? i + 1 : PQ_NIL; /* free stack: 0 on top */
+  }
+  rl[sent].rl_prev = rl[sent].rl_next = sent;
+  uint32_t *head =
+      (uint32_t *)(base + g->node_off + g->nslots * g->node_stride);
+  for (unsigned l = 0; l <= g->levels; l++)
+    head[l] = PQ_NIL;
+  for (unsigned l = 0; l < PQ_MAX_LEVELS; l++)
+    h->hd_tails[l] = sent;
+  h->hd_intent_slot = PQ_NIL;
+  h->hd_head_prev = sent;
+  h->hd_free_top = 0;
+  h->hd_nfree_slots = g->nslots;
+  h->hd_minempty = g->nslots;
+  h->hd_mvrt_us = -1;
+}
+
+int pq_create(const char *path, const pq_create_opts *opts, pq_t **pqp,
+              pq_error *err) {
+  if (path == NULL || opts == NULL || pqp == NULL)
+    return pq__fail(err, PQ_INVAL, 0, "pq_create: NULL argument");
+  *pqp = NULL;
+  uint64_t slots =
+      opts->pc_slots ? opts->pc_slots : pq_default_slots(opts->pc_data_size);
+  struct pq__geometry g;
+  int rc = pq__geometry(opts->pc_data_size, slots, &g);
+  if (rc == PQ_TOOSMALL)
+    return pq__fail(err, rc, 0,
+                    "%s: %llu bytes and %llu slots is too small (at least "
+                    "%u bytes and %u slots)",
+                    path, (unsigned long long)opts->pc_data_size,
+                    (unsigned long long)slots, PQ_MIN_DATA_SIZE, PQ_MIN_SLOTS);
+  if (rc != PQ_OK)
+    return pq__fail(err, rc, 0,
+                    "%s: %llu bytes and %llu slots is too large (at most "
+                    "%u slots)",
+                    path, (unsigned long long)opts->pc_data_size,
+                    (unsigned long long)slots, PQ_MAX_SLOTS);
+  if (!(opts->pc_flags & PQ_CLOBBER) && access(path, F_OK) == 0)
+    return pq__fail(err, PQ_EXISTS, 0, "%s exists (clobber not asked)", path);
+  rc = check_room(path, g.file_size, err);
+  if (rc != PQ_OK)
+    return rc;
+
+  /* Build the file under a temporary name, then move it into place. */
+  size_t tlen = strlen(path) + 32;
+  char *tmp = malloc(tlen);
+  if (tmp == NULL)
+    return pq__fail(err, PQ_NOMEM, 0, "creating %s", path);
+  static atomic_uint serial;
+  snprintf(tmp, tlen, "%s.new%ld.%u", path, (long)getpid(),
+           atomic_fetch_add(&serial, 1));
+  unsigned mode = opts->pc_mode ? opts->pc_mode : 0666;
+  int fd = pq__sys_open(tmp, O_RDWR | O_CREAT | O_EXCL, mode);
+  if (fd < 0) {
+    rc = pq__fail(err, PQ_SYSTEM, errno, "open %s", tmp);
+    free(tmp);
+    return rc;
+  }
+  uint8_t *base = MAP_FAILED;
+  if (pq__sys_ftruncate(fd, g.file_size) < 0) {
+    rc = pq__fail(err, errno == ENOSPC ? PQ_NOSPACE : PQ_SYSTEM, errno,
+                  "ftruncate %s to %llu bytes", tmp,
+                  (unsigned long long)g.file_size);
+    goto fail;
+  }
+  base = mmap(NULL, g.data_off, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (base == MAP_FAILED) {
+    rc = pq__fail(err, PQ_SYSTEM, errno, "mmap %s", tmp);
+    goto fail;
+  }
+  init_file(base, &g);
+  munmap(base, g.data_off);
+  close(fd);
+  fd = -1;
+  if (opts->pc_flags & PQ_CLOBBER) {
+    if (rename(tmp, path) < 0) {
+      rc = pq__fail(err, PQ_SYSTEM, errno, "rename %s to %s", tmp, path);
+      goto fail;
+    }
+  } else {
+    if (link(tmp, path) < 0) {
+      rc = errno == EEXIST
+               ? pq__fail(err, PQ_EXISTS, 0, "%s exists (clobber not asked)",
+                          path)
+               : pq__fail(err, PQ_SYSTEM, errno, "link %s to %s", tmp, path);
+      goto fail;
+    }
+    unlink(tmp);
+  }
+  free(tmp);
+  return pq_open(path, 0, pqp, err);
+
+fail:
+  if (fd >= 0)
+    close(fd);
+  unlink(tmp);
+  free(tmp);
+  return rc;
+}
+
+/* ---- opening ---- */
+
+static int map_queue(pq_t *pq, pq_error *err) {
+  struct stat st;
+  if (fstat(pq->fd, &st) < 0)
+    return pq__fail(err, PQ_SYSTEM, errno, "fstat %s", pq->path);
+  if (!S_ISREG(st.st_mode))
+    return pq__fail(err, PQ_FORMAT, 0, "%s is not a regular file", pq->path);
+  if ((uint64_t)st.st_size < sizeof(struct pq_hdr))
+    return pq__fail(err, PQ_FORMAT, 0,
+                    "%s is %lld bytes: too small to be a product queue",
+                    pq->path, (long long)st.st_size);
+  struct pq_hdr h;
+  ssize_t got = pread(pq->fd, &h, sizeof h, 0);
+  if (got != (ssize_t)sizeof h)
+    return pq__fail(err, PQ_SYSTEM, got < 0 ? errno : EIO, "read header of %s",
+                    pq->path);
+  pq_error local;
+  int rc = pq__hdr_validate(&h, (uint64_t)st.st_size, &local);
+  if (rc != PQ_OK)
+    return pq__fail(err, rc, 0, "%s: %s", pq->path, local.pe_msg);
+  if (h.hd_file_size > SIZE_MAX)
+    return pq__fail(err, PQ_FORMAT, 0, "%s: too large to map", pq->path);
+  int prot = PROT_READ | (pq->map_writable ? PROT_WRITE : 0);
+  void *base = pq__sys_injected("mmap") ? MAP_FAILED
+                                        : mmap(NULL, (size_t)h.hd_file_size,
+                                               prot, MAP_SHARED, pq->fd, 0);
+  if (base == MAP_FAILED)
+    return pq__fail(err, PQ_SYSTEM, errno, "mmap %s", pq->path);
+  pq->base = base;
+  pq->map_size = h.hd_file_size;
+  pq->hdr = base;
+  pq->wgen = (uint32_t *)(pq->base + PQ_WGEN_OFF);
+  pq->slots = (struct pq_slot *)(pq->base + h.hd_slot_off);
+  pq->nodes = pq->base + h.hd_node_off;
+  pq->rl = (struct pq_rlink *)(pq->base + h.hd_rlist_off);
+  pq->hash = (uint64_t *)(pq->base + h.hd_hash_off);
+  pq->data = pq->base + h.hd_data_off;
+  pq->nslots = (uint32_t)h.hd_nslots;
+  pq->levels = (uint32_t)h.hd_levels;
+  pq->node_stride = h.hd_node_stride;
+  pq->hash_mask = h.hd_hash_size - 1;
+  pq->data_off = h.hd_data_off;
+  pq->data_size = h.hd_data_size;
+  /* The indexes are touched by every operation: fault them in now. */
+  (void)madvise(pq->base, (size_t)h.hd_data_off, MADV_WILLNEED);
+  return PQ_OK;
+}
+
+static int open_fd(pq_t *pq, unsigned flags, pq_error *err) {
+  if (!(flags & PQ_READONLY)) {
+    pq->fd = pq__sys_open(pq->path, O_RDWR, 0);
+    pq->map_writable = pq->fd >= 0;
+  } else {
+    /* A reader maps writable when it may, to sleep on the futex word and
+     * repair after a crash; it never changes a product. */
+    pq->fd = pq__sys_open(pq->path, O_RDWR, 0);
+    pq->map_writable = pq->fd >= 0;
+    if (pq->fd < 0 && (errno == EACCES || errno == EROFS || errno == EPERM))
+      pq->fd = pq__sys_open(pq->path, O_RDONLY, 0);
+  }
+  if (pq->fd < 0)
+    return pq__fail(err, PQ_SYSTEM, errno, "open %s", pq->path);
+  return PQ_OK;
+}
+
+int pq_open(const char *path, unsigned flags, pq_t **pqp, pq_error *err) {
+  if (path == NULL || pqp == NULL || (flags & ~PQ_READONLY))
+    return pq__fail(err, PQ_INVAL, 0, "pq_open: bad argument");
+  *pqp = NULL;
+  pq_t *pq = calloc(1, sizeof *pq);
+  if (pq == NULL || (pq->path = strdup(path)) == NULL) {
+    free(pq);
+    return pq__fail(err, PQ_NOMEM, 0, "opening %s", path);
+  }
+  pq->fd = -1;
+  pq->writer = -1;
+  pq->readonly = (flags & PQ_READONLY) != 0;
+  pq->fork_gen = pq__fork_generation();
+  pq->cursor_slot = PQ_NIL;
+  pq->spin_us = 50;
+  pq->err.pe_code = PQ_OK;
+  int rc = open_fd(pq, flags, err);
+  if (rc == PQ_OK)
+    rc = map_queue(pq, err);
+  if (rc == PQ_OK && !pq->readonly) {
+    rc = pq__writer_acquire(pq);
+    if (rc == PQ_OK)
+      rc = pq__ctl_lock(pq, true);
+    if (rc == PQ_OK) {
+      pq->writer_gen = ++pq->wgen[pq->writer];
+      pq__ctl_unlock(pq);
+    }
+    if (rc != PQ_OK)
+      pq__fail(err, rc, pq->err.pe_errno, "%s", pq->err.pe_msg);
+  }
+  if (rc != PQ_OK) {
+    pq_close(pq);
+    return rc;
+  }
+  *pqp = pq;
+  return PQ_OK;
+}
+
+int pq_close(pq_t *pq) {
+  if (pq == NULL)
+    return PQ_OK;
+  int rc = pq__check_owner(pq);
+  if (rc == PQ_OK) {
+    if (pq->has_resv) {
+      pq_resv r = {.pr_slot = pq->resv_slot, .pr_key = pq->resv_key};
+      (void)pq_discard(pq, &r);
+    }
+    pq__prod_unlock(pq);
+    pq__ctl_unlock(pq);
+  }
+  /* In a child, unmapping and closing touch only the child: the parent's
+   * open file description and its locks live on. */
+  if (pq->base != NULL)
+    munmap(pq->base, (size_t)pq->map_size);
+  if (pq->fd >= 0)
+    close(pq->fd);
+  free(pq->path);
+  free(pq);
+  return rc;
+}
+
+const pq_error *pq_last_error(const pq_t *pq) {
+  return &pq->err;
+}
+
+const char *pq_path(const pq_t *pq) {
+  return pq->path;
+}
+
+uint64_t pq_data_size(const pq_t *pq) {
+  return pq->data_size;
+}
+
+uint64_t pq_slot_count(const pq_t *pq) {
+  return pq->nslots;
+}

@@ -1,0 +1,497 @@
+/*
+ * pq.h - the product queue: one fixed-size file shared by many processes.
+ *
+ * DESIGN
+ * ======
+ * A product queue holds data products (weather bulletins, radar volumes,
+ * satellite images, model grids) between the process that receives them and
+ * the processes that relay, file or decode them.  It is one file, by default
+ * on /dev/shm, whose capacity is fixed at creation both in bytes and in
+ * product slots.  Any number of processes and threads open it at once; they
+ * coordinate only through the file itself:
+ *
+ *   - fcntl open-file-description byte-range locks (F_OFD_SETLK...): a control
+ *     lock that guards every index change, a shared lock on the byte range of
+ *     each product a reader is using, and one lock byte per open writer that
+ *     doubles as a liveness token (the kernel drops the locks of a dead
+ *     process, so the file never needs a list of pids);
+ *   - index structures inside the file, made of offsets and slot numbers, never
+ *     pointers: the slot table (the truth), a skip list ordered by insertion
+ *     time, a hash table of MD5 signatures that rejects duplicates, and an
+ *     address-ordered list of the regions in the data area;
+ *   - a futex word in the mapping on which readers at the end of the queue
+ *     sleep and which a committing writer bumps.
+ *
+ * Products are stored contiguously as their metadata followed by their data,
+ * and a reader's callback gets a pointer into the mapping: reading copies
+ * nothing.  Writing is two-phase: pq_reserve() takes space (and the
+ * signature, so a duplicate is refused from that moment on), the caller fills
+ * the space without any queue lock held, and pq_commit() makes the product
+ * visible and gives it its insertion time.  pq_insert() does all three.
+ *
+ * Space is used as a ring.  New products are placed at a write head that moves
+ * through the data area and wraps; the products in front of the head are
+ * evicted (they are the oldest ones).  A product that a reader holds, or that a
+ * live writer is still filling, is never touched: the head jumps over it.
+ * When the slots run out before the bytes do, the oldest product that nobody
+ * holds is evicted.  A writer never waits for a reader: it fails with
+ * PQ_LOCKED only when nothing at all can be evicted.
+ *
+ * Insertion times are microseconds since the epoch, made strictly increasing
+ * by the queue (a clock that steps back cannot reorder the queue), so they
+ * also identify a product's place in the queue.
+ *
+ * CRASH SAFETY.  A process killed at any instant (SIGKILL, OOM killer) leaves
+ * a queue that the next process taking the control lock repairs by itself: a
+ * dirty flag and an intent record in the header say that the previous holder
+ * died inside a change, and the derived indexes are rebuilt from the slot
+ * table.  A committed product is never altered or lost by a crash, and a
+ * reservation left by a dead process is reclaimed (its space and signature are
+ * given back).  See pq/format.h for the file format and pq/lock.c for the
+ * locking protocol.
+ *
+ * CAVEATS
+ * =======
+ *   - A pq_t handle belongs to the process that opened it.  After fork() the
+ *     child must open its own handle: every function called with an inherited
+ *     handle fails with PQ_FORKED (the parent's handle stays valid).
+ *   - A handle is not thread-safe: use one handle per thread (each pq_open()
+ *     makes an independent open file description, so the threads' locks do
+ *     not interfere), or serialise calls on a shared handle yourself.
+ *   - A read-only handle opened on a file the process may not write cannot
+ *     repair a queue left dirty by a crash: such reads fail with PQ_CORRUPT
+ *     until a writer has opened the queue.
+ *   - Do not put a queue on a network file system: fcntl locks and shared
+ *     mappings are not reliable there.
+ *   - A callback given to pq_next() or pq_find() runs while the product is
+ *     read-locked; keep it short, since a held product cannot be evicted and
+ *     writers jump over it.  It must not close the handle.
+ *   - systemd's RemoveIPC=yes deletes files a user owns in /dev/shm when the
+ *     user logs out: run the server as a system user or put the queue
+ *     elsewhere.
+ *
+ * ERRORS
+ * ======
+ * Every function that can fail returns 0 (PQ_OK) or one negative code of the
+ * table below; pq_strerror() gives the message of any code.  Where a system
+ * call failed, pq_last_error() on the handle (or the pq_error a creating or
+ * opening call fills) names the call and the errno.  The library never logs,
+ * never prints and never exits.
+ */
+#ifndef PQ_PQ_H
+#define PQ_PQ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pq/product.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * The error table: X(name, value, message).  Each message starts with the
+ * symbolic name so that log lines can be searched for it.
+ */
+#define PQ_ERROR_MAP(X)                                                        \
+  X(PQ_OK, 0, "PQ_OK: success")                                                \
+  X(PQ_END, -1, "PQ_END: no more products in that direction")                  \
+  X(PQ_DUP, -2, "PQ_DUP: a product with that signature is already queued")     \
+  X(PQ_BIG, -3, "PQ_BIG: product is larger than the queue's data area")        \
+  X(PQ_SYSTEM, -4, "PQ_SYSTEM: a system call failed")                          \
+  X(PQ_LOCKED, -5,                                                             \
+    "PQ_LOCKED: no room: every product that could make room is in use")        \
+  X(PQ_CORRUPT, -6, "PQ_CORRUPT: the queue is inconsistent")                   \
+  X(PQ_NOTFOUND, -7, "PQ_NOTFOUND: no such product")                           \
+  X(PQ_INVAL, -8, "PQ_INVAL: invalid argument")                                \
+  X(PQ_FORMAT, -9, "PQ_FORMAT: not a product queue of this format")            \
+  X(PQ_VERSION, -10, "PQ_VERSION: product queue of another format version")    \
+  X(PQ_EXISTS, -11, "PQ_EXISTS: the queue file already exists")                \
+  X(PQ_NOSPACE, -12, "PQ_NOSPACE: not enough free space for the queue file")   \
+  X(PQ_TOOSMALL, -13, "PQ_TOOSMALL: queue size or slot count too small")       \
+  X(PQ_TOOBIG, -14, "PQ_TOOBIG: queue size or slot count too large")           \
+  X(PQ_NOWRITE, -15, "PQ_NOWRITE: the queue is open read-only")                \
+  X(PQ_TIMEDOUT, -16, "PQ_TIMEDOUT: nothing arrived before the timeout")       \
+  X(PQ_NOMEM, -17, "PQ_NOMEM: out of memory")                                  \
+  X(PQ_FORKED, -18, "PQ_FORKED: queue handle used across fork()")              \
+  X(PQ_WRITERS, -19, "PQ_WRITERS: too many writers have the queue open")       \
+  X(PQ_BADRESV, -20, "PQ_BADRESV: not a reservation of this handle")
+
+enum pq_status {
+#define PQ__ENUM(name, value, msg) name = (value),
+  PQ_ERROR_MAP(PQ__ENUM)
+#undef PQ__ENUM
+      PQ_ERROR_MIN = -20
+};
+
+/**
+ * Message for a pq status code.
+ * @param code any value of enum pq_status; anything else gives a generic
+ *        "unknown error" text.
+ * @return a static string, never NULL.  Thread-safe.
+ */
+const char *pq_strerror(int code);
+
+/** Symbolic name of a status code ("PQ_DUP"), or "PQ_UNKNOWN". */
+const char *pq_errname(int code);
+
+/** Detail of the last failure: code, errno of a failed system call (or 0),
+ *  and a message that names the path or the system call. */
+typedef struct pq_error {
+  int pe_code;
+  int pe_errno;
+  char pe_msg[320];
+} pq_error;
+
+/** Opaque handle of an open queue. */
+typedef struct pq pq_t;
+
+/* ---------------------------------------------------------------------- */
+/* Creating, opening and closing                                          */
+/* ---------------------------------------------------------------------- */
+
+/** Average product size LDM assumes when choosing a slot count (6.13.14+). */
+#define PQ_AVG_PRODUCT_SIZE 140000u
+/** Smallest data area and slot count a queue may have. */
+#define PQ_MIN_DATA_SIZE 4096u
+#define PQ_MIN_SLOTS 8u
+/** Largest slot count (slot numbers are 32-bit in the file). */
+#define PQ_MAX_SLOTS (1u << 30)
+/** Most writer handles open at once on one queue. */
+#define PQ_MAX_WRITERS 1024u
+
+/* Flags of pq_create() */
+#define PQ_CLOBBER 0x01u /**< replace an existing file */
+
+/* Flags of pq_open() */
+#define PQ_READONLY 0x02u /**< read only: pq_insert & co. fail PQ_READONLY */
+
+typedef struct pq_create_opts {
+  uint64_t pc_data_size; /**< bytes for products (rounded up to 4 KiB) */
+  uint64_t pc_slots;     /**< product slots; 0: data_size / 140,000, >= 8 */
+  unsigned pc_mode;      /**< permission bits before the umask; 0: 0666 */
+  unsigned pc_flags;     /**< PQ_CLOBBER */
+} pq_create_opts;
+
+/**
+ * Slot count pq_create() uses when pc_slots is 0: size / PQ_AVG_PRODUCT_SIZE,
+ * but at least PQ_MIN_SLOTS (LDM hangs on fewer than 8; we round up instead).
+ */
+uint64_t pq_default_slots(uint64_t data_size);
+
+/**
+ * Bytes the file of a queue of that geometry takes (header, indexes, data).
+ * Returns 0 if the geometry is invalid.
+ */
+uint64_t pq_file_size(uint64_t data_size, uint64_t slots);
+
+/**
+ * Create a queue file and open it for writing.
+ *
+ * The file is created sparse (ftruncate), so creation takes milliseconds
+ * whatever the size; before that, the free space of the file system is checked
+ * so that the queue cannot later die of SIGBUS when a tmpfs fills up.  The
+ * new file is written to a temporary name in the same directory and renamed
+ * into place, so a concurrent opener never sees a half-made queue.
+ *
+ * @param path   the queue file
+ * @param opts   geometry, mode and flags (see pq_create_opts)
+ * @param[out] pqp the new handle, open read-write
+ * @param[out] err detail of a failure (may be NULL)
+ * @retval PQ_OK
+ * @retval PQ_EXISTS   the file exists and PQ_CLOBBER was not given
+ * @retval PQ_TOOSMALL data size < PQ_MIN_DATA_SIZE or slots < PQ_MIN_SLOTS
+ * @retval PQ_TOOBIG   slots > PQ_MAX_SLOTS, or sizes that overflow 64 bits
+ * @retval PQ_NOSPACE  the file system has not enough free space
+ * @retval PQ_SYSTEM   a system call failed (err names it)
+ * @retval PQ_NOMEM
+ * Thread-safe; the handle is not (see CAVEATS).
+ */
+int pq_create(const char *path, const pq_create_opts *opts, pq_t **pqp,
+              pq_error *err);
+
+/**
+ * Open an existing queue.
+ *
+ * The header is validated before anything else is trusted: magic number,
+ * format version, layout signature, header checksum, and geometry against the
+ * file's real size.  A foreign, truncated or damaged file is refused, never
+ * mapped blindly.  Opening costs O(1) in the queue size.  A read-write open
+ * takes one writer lock byte (see pq_writer_count()).
+ *
+ * @param flags 0 for read-write, PQ_READONLY for read only
+ * @retval PQ_OK
+ * @retval PQ_FORMAT  not a queue file, truncated, or header damaged
+ * @retval PQ_VERSION a queue of another format version
+ * @retval PQ_WRITERS PQ_MAX_WRITERS writer handles are already open
+ * @retval PQ_SYSTEM  open, fstat or mmap failed (ENOENT, EACCES...)
+ * @retval PQ_NOMEM
+ */
+int pq_open(const char *path, unsigned flags, pq_t **pqp, pq_error *err);
+
+/**
+ * Close a handle: ends an outstanding reservation (discarded), releases every
+ * lock, unmaps and closes.  Safe with NULL.  Returns PQ_OK, or PQ_FORKED if
+ * called in a child on an inherited handle (then only the child's memory is
+ * freed; the parent's locks are untouched).
+ */
+int pq_close(pq_t *pq);
+
+/** The last failure on this handle (code PQ_OK if none). */
+const pq_error *pq_last_error(const pq_t *pq);
+
+/** Path the queue was opened with. */
+const char *pq_path(const pq_t *pq);
+
+/** Geometry of an open queue. */
+uint64_t pq_data_size(const pq_t *pq);
+uint64_t pq_slot_count(const pq_t *pq);
+
+/* ---------------------------------------------------------------------- */
+/* Writing                                                                */
+/* ---------------------------------------------------------------------- */
+
+/** An outstanding reservation (see pq_reserve()). */
+typedef struct pq_resv {
+  uint32_t pr_slot; /**< slot number; internal */
+  uint64_t pr_key;  /**< identifies the reservation; internal */
+  void *pr_data;    /**< where the caller writes info->size bytes */
+  uint64_t pr_size; /**< data bytes to write (info->size) */
+} pq_resv;
+
+/**
+ * Insert a whole product: reserve, copy the data (with no queue lock held),
+ * commit.  The signature in info is taken as given: the queue does not hash.
+ *
+ * @param info metadata; info->size bytes are read from data
+ * @retval PQ_OK
+ * @retval PQ_DUP      a product with that signature is queued or reserved
+ * @retval PQ_BIG      the product cannot fit in the data area even if empty
+ * @retval PQ_LOCKED   no room: what could make room is held by readers or
+ *                     being written by live writers
+ * @retval PQ_INVAL    origin or ident too long, or not NUL-terminated
+ * @retval PQ_NOWRITE  handle opened read-only
+ * @retval PQ_CORRUPT  the index is inconsistent (see pq_check())
+ * @retval PQ_SYSTEM, PQ_FORKED
+ */
+int pq_insert(pq_t *pq, const pq_prod_info *info, const void *data);
+
+/**
+ * Reserve room for a product and claim its signature: from now on another
+ * insert of the same signature fails with PQ_DUP.  The metadata is written at
+ * once; the caller then writes info->size bytes at resv->pr_data, with no
+ * lock held, and calls pq_commit() or pq_discard().  A handle has at most one
+ * outstanding reservation.  If the process dies before committing, the
+ * reservation is reclaimed by the queue.
+ *
+ * @retval as pq_insert(), plus PQ_BADRESV if the handle already has one.
+ */
+int pq_reserve(pq_t *pq, const pq_prod_info *info, pq_resv *resv);
+
+/**
+ * Make a reserved product visible to readers and give it its insertion time
+ * (strictly greater than every earlier one).  Wakes waiting readers; costs no
+ * system call for that when nobody waits.
+ * @retval PQ_OK, PQ_BADRESV (not this handle's reservation), PQ_FORKED,
+ *         PQ_SYSTEM, PQ_CORRUPT
+ */
+int pq_commit(pq_t *pq, pq_resv *resv);
+
+/** Abandon a reservation: its space and signature are freed.
+ *  @retval PQ_OK, PQ_BADRESV, PQ_FORKED, PQ_SYSTEM */
+int pq_discard(pq_t *pq, pq_resv *resv);
+
+/* ---------------------------------------------------------------------- */
+/* Reading                                                                */
+/* ---------------------------------------------------------------------- */
+
+/** Where a product sits in the queue, given to reading callbacks. */
+typedef struct pq_place {
+  uint64_t pp_inserted; /**< insertion time, microseconds since the epoch */
+  uint64_t pp_offset;   /**< byte offset of its region in the file */
+  bool pp_oldest;       /**< it was the oldest product: the reader lags */
+} pq_place;
+
+/**
+ * Callback of pq_next() and pq_find().  Runs with the product read-locked;
+ * data points into the shared mapping (info->size bytes) and is valid only
+ * during the call.  Return 0 to go on; a non-zero value is returned by
+ * pq_next(), and the cursor is left before the product, so that the next
+ * pq_next() offers it again.
+ */
+typedef int pq_read_fn(const pq_prod_info *info, const void *data,
+                       const pq_place *place, void *arg);
+
+/* Cursor: each handle has one, in process memory, holding the insertion
+ * time of the last product visited.  A new handle's cursor is before the
+ * oldest product. */
+
+/** Put the cursor before the oldest product. */
+void pq_cursor_oldest(pq_t *pq);
+/** Put the cursor after the newest product (a forward read waits for new
+ *  products). */
+int pq_cursor_newest(pq_t *pq);
+/** Cursor value that puts a backward read at the newest product. */
+#define PQ_CURSOR_END UINT64_MAX
+/** Put the cursor at an insertion time (microseconds): a forward read gets
+ *  the first product inserted after it, a backward read the last one
+ *  inserted before it (PQ_CURSOR_END: the newest). */
+void pq_cursor_set(pq_t *pq, uint64_t inserted_us);
+/** The cursor's insertion time (0 before the oldest). */
+uint64_t pq_cursor_get(const pq_t *pq);
+/**
+ * Put the cursor just after the product with that signature (how a
+ * downstream resumes a feed).  O(1).
+ * @retval PQ_OK, PQ_NOTFOUND (cursor unchanged), PQ_FORKED, PQ_SYSTEM,
+ *         PQ_CORRUPT
+ */
+int pq_cursor_after_signature(pq_t *pq, const uint8_t sig[PQ_SIGLEN]);
+
+#define PQ_FORWARD 1
+#define PQ_BACKWARD (-1)
+
+/**
+ * Move the cursor one product in a direction and hand the product to fn if
+ * it matches the class (NULL matches everything).  Products that do not match
+ * are stepped over (at most a bounded number per call, so that the control
+ * lock is held briefly: then PQ_OK is returned without calling fn, with the
+ * cursor advanced; call again).
+ *
+ * @retval PQ_OK      fn was called and returned 0, or products were skipped
+ * @retval PQ_END     nothing more in that direction (cursor unchanged)
+ * @retval fn's value when non-zero (the product is offered again next time)
+ * @retval PQ_FORKED, PQ_SYSTEM, PQ_CORRUPT
+ */
+int pq_next(pq_t *pq, int direction, const pq_class *cls, pq_read_fn *fn,
+            void *arg);
+
+/**
+ * Wait until a product may have been committed since the last pq_next() that
+ * returned PQ_END, or until timeout_ms passes (-1: no limit).  Spins briefly,
+ * then sleeps on the queue's futex word; no signals, no polling.
+ * @retval PQ_OK       something was committed (call pq_next())
+ * @retval PQ_TIMEDOUT the time passed
+ * @retval PQ_FORKED
+ */
+int pq_wait(pq_t *pq, int timeout_ms);
+
+/** Microseconds pq_wait() spins before it sleeps (default 50; 0 disables). */
+void pq_set_spin(pq_t *pq, unsigned spin_us);
+
+/**
+ * Hand the product with that signature to fn (read-locked), in O(1).
+ * @retval PQ_OK (fn returned 0), fn's non-zero value, PQ_NOTFOUND,
+ *         PQ_FORKED, PQ_SYSTEM, PQ_CORRUPT
+ */
+int pq_find(pq_t *pq, const uint8_t sig[PQ_SIGLEN], pq_read_fn *fn, void *arg);
+
+/* ---------------------------------------------------------------------- */
+/* Deleting                                                               */
+/* ---------------------------------------------------------------------- */
+
+/**
+ * Delete the product with that signature.
+ * @retval PQ_OK, PQ_NOTFOUND, PQ_LOCKED (a reader holds it), PQ_NOWRITE,
+ *         PQ_FORKED, PQ_SYSTEM, PQ_CORRUPT
+ */
+int pq_delete(pq_t *pq, const uint8_t sig[PQ_SIGLEN]);
+
+/**
+ * Delete every product created before `before` (creation time, not insertion
+ * time) that matches cls (NULL: all).  Products held by readers are skipped
+ * and counted.  The control lock is released between batches.
+ * @param[out] ndeleted, nbytes, nheld  tallies (each may be NULL)
+ * @retval PQ_OK, PQ_NOWRITE, PQ_FORKED, PQ_SYSTEM, PQ_CORRUPT
+ */
+int pq_expire(pq_t *pq, pq_timestamp before, const pq_class *cls,
+              uint64_t *ndeleted, uint64_t *nbytes, uint64_t *nheld);
+
+/* ---------------------------------------------------------------------- */
+/* Statistics and checking                                                */
+/* ---------------------------------------------------------------------- */
+
+typedef struct pq_stats {
+  /* capacity */
+  uint64_t ps_data_size; /**< bytes of the data area */
+  uint64_t ps_slots;     /**< product slots */
+  /* now */
+  uint64_t ps_nprods;    /**< committed products */
+  uint64_t ps_nreserved; /**< outstanding reservations */
+  uint64_t ps_nbytes;    /**< bytes used by products and reservations */
+  uint64_t ps_nempty;    /**< free slots */
+  uint64_t ps_nfree;     /**< free regions (gaps) in the data area */
+  uint64_t ps_maxfree;   /**< largest free region, bytes */
+  /* high-water marks since creation */
+  uint64_t ps_maxprods;  /**< most slots in use at once */
+  uint64_t ps_maxbytes;  /**< most bytes in use at once */
+  uint64_t ps_highwater; /**< highest end offset ever used in the area */
+  uint64_t ps_minempty;  /**< fewest free slots seen */
+  /* ages, seconds; -1 when the queue is empty */
+  double ps_age_oldest;   /**< now - insertion time of the oldest */
+  double ps_age_youngest; /**< now - insertion time of the newest */
+  /* eviction */
+  bool ps_is_full;        /**< something was evicted for room (sticky) */
+  int64_t ps_mvrt_us;     /**< minimum virtual residence time, -1 none */
+  uint64_t ps_mvrt_bytes; /**< ps_nbytes when the MVRT was set */
+  uint64_t ps_mvrt_slots; /**< slots in use when the MVRT was set */
+  uint64_t ps_evicted;    /**< products evicted for room since creation */
+  uint64_t ps_last_key;   /**< newest insertion time ever assigned */
+  unsigned ps_writers;    /**< live writer handles (see pq_writer_count) */
+} pq_stats;
+
+/**
+ * Fill st under a shared control lock.  Costs O(slots) for ps_nfree and
+ * ps_maxfree (a walk of the region list) and O(PQ_MAX_WRITERS) lock probes
+ * for ps_writers: for monitoring, not for hot paths.
+ * @retval PQ_OK, PQ_FORKED, PQ_SYSTEM, PQ_CORRUPT
+ */
+int pq_stats_get(pq_t *pq, pq_stats *st);
+
+/** Clear the MVRT metrics (after an operator resized the queue). */
+int pq_stats_clear_mvrt(pq_t *pq);
+
+/**
+ * Number of live writer handles, counted from the lock bytes the kernel holds
+ * for them (a crashed writer is not counted: its locks died with it).  The
+ * caller's own writer handle counts.
+ */
+int pq_writer_count(pq_t *pq, unsigned *count);
+
+/** Report of pq_check(). */
+typedef struct pq_check_report {
+  int pr_invariant;      /**< number of the first invariant that failed, 0 */
+  char pr_msg[256];      /**< what failed, where */
+  uint64_t pr_products;  /**< committed products seen */
+  uint64_t pr_reserved;  /**< live reservations seen */
+  uint64_t pr_reclaimed; /**< dead reservations reclaimed by this check */
+  bool pr_repaired;      /**< the queue was dirty and was repaired first */
+} pq_check_report;
+
+/**
+ * Verify every numbered invariant of the format (see pq/format.h) under the
+ * exclusive control lock: slot checksums, region bounds and overlaps, the
+ * time index, the signature index, the region list, the free-slot list, the
+ * counters and every product's record.  A read-write handle first repairs a
+ * queue left dirty by a crash and reclaims reservations of dead writers, and
+ * says so in the report.  O(slots log slots).
+ * @retval PQ_OK      every invariant holds
+ * @retval PQ_CORRUPT report->pr_invariant says which failed
+ * @retval PQ_FORKED, PQ_SYSTEM
+ */
+int pq_check(pq_t *pq, pq_check_report *report);
+
+/**
+ * Rebuild every derived index from the slot table, reclaim dead
+ * reservations and drop slots that fail their checksum, as the automatic
+ * crash repair does.  For an operator whose pq_check() failed.
+ * @param[out] ndropped slots dropped as corrupt (may be NULL)
+ * @retval PQ_OK, PQ_NOWRITE, PQ_FORKED, PQ_SYSTEM
+ */
+int pq_repair(pq_t *pq, uint64_t *ndropped);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PQ_PQ_H */

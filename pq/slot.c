@@ -1,0 +1,33 @@
+/*
+ * slot.c - the slot table, the one primary index of the queue.  A slot's
+ * state and the checksum of its fields share one 64-bit word that is
+ * written last, with one atomic store (pq__slot_publish): whoever reads a
+ * slot after its writer died sees either the old state or the new one,
+ * never half of each, and a checksum that does not match says the fields
+ * were being rewritten (the intent record names that slot) or were damaged.
+ */
+#include <stddef.h>
+
+#include "pq/internal.h"
+
+uint32_t pq__slot_checksum(const struct pq_slot *s, uint32_t state) {
+  if (state == PQ_SLOT_FREE)
+    return 0x46726565u; /* a free slot's fields mean nothing */
+  uint64_t h = pq__hash64((const uint8_t *)s + offsetof(struct pq_slot, ps_key),
+                          sizeof *s - offsetof(struct pq_slot, ps_key), state);
+  return (uint32_t)(h ^ (h >> 32));
+}
+
+bool pq__slot_valid(const struct pq_slot *s) {
+  uint64_t w = __atomic_load_n(&s->ps_word, __ATOMIC_ACQUIRE);
+  uint32_t state = (uint32_t)w;
+  if (state != PQ_SLOT_FREE && state != PQ_SLOT_RESERVED &&
+      state != PQ_SLOT_COMMITTED)
+    return false;
+  return (uint32_t)(w >> 32) == pq__slot_checksum(s, state);
+}
+
+void pq__slot_publish(struct pq_slot *s, uint32_t state) {
+  uint64_t w = (uint64_t)pq__slot_checksum(s, state) << 32 | state;
+  __atomic_store_n(&s->ps_word, w, __ATOMIC_RELEASE);
+}

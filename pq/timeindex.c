@@ -1,0 +1,137 @@
+/*
+ * timeindex.c - the time index: a skip list of committed products ordered by
+ * insertion time, stored in the file as slot numbers.  Node i belongs to
+ * slot i; node nslots is the head.  Each node has `levels` forward links and
+ * one back link at level 0 (for reading backwards).
+ *
+ * Insertion times only grow, so a commit appends at the tail: the header
+ * keeps the last node of every level (hd_tails) and an append costs
+ * O(height), with no search.  A node's height is a hash of its key (p = 1/4),
+ * so a rebuild from the slots reproduces the same list.  Removal (eviction,
+ * deletion) searches for the predecessors: O(log n), O(1) at the oldest end.
+ * Every walk checks that keys strictly increase and links stay in range, so a
+ * damaged index ends a walk with PQ_NIL instead of looping.
+ */
+#include "pq/internal.h"
+
+#define HEAD(pq) ((pq)->nslots)
+
+uint32_t *pq__ti_next_ptr(pq_t *pq, uint32_t node, unsigned level) {
+  return (uint32_t *)(pq->nodes + (uint64_t)node * pq->node_stride) + level;
+}
+
+uint32_t *pq__ti_prev_ptr(pq_t *pq, uint32_t node) {
+  return (uint32_t *)(pq->nodes + (uint64_t)node * pq->node_stride) +
+         pq->levels;
+}
+
+unsigned pq__ti_level(uint64_t key, unsigned maxlevels) {
+  uint64_t h = key * 0x9e3779b97f4a7c15ULL;
+  h ^= h >> 31;
+  h *= 0xbf58476d1ce4e5b9ULL;
+  h ^= h >> 27;
+  unsigned lv = 1 + (unsigned)__builtin_ctzll(h | (1ULL << 62)) / 2;
+  return lv < maxlevels ? lv : maxlevels;
+}
+
+static uint64_t key_of(pq_t *pq, uint32_t node) {
+  return node == HEAD(pq) ? 0 : pq->slots[node].ps_key;
+}
+
+/* Next node at level l, or PQ_NIL; PQ_NIL too if the link is damaged. */
+static uint32_t next_at(pq_t *pq, uint32_t node, unsigned l) {
+  uint32_t n = *pq__ti_next_ptr(pq, node, l);
+  if (n == PQ_NIL || n >= pq->nslots || key_of(pq, n) <= key_of(pq, node))
+    return PQ_NIL;
+  return n;
+}
+
+void pq__ti_clear(pq_t *pq) {
+  for (unsigned l = 0; l < pq->levels; l++) {
+    *pq__ti_next_ptr(pq, HEAD(pq), l) = PQ_NIL;
+    pq->hdr->hd_tails[l] = HEAD(pq);
+  }
+  *pq__ti_prev_ptr(pq, HEAD(pq)) = PQ_NIL;
+}
+
+int pq__ti_append(pq_t *pq, uint32_t slot) {
+  unsigned lv = pq__ti_level(pq->slots[slot].ps_key, pq->levels);
+  uint32_t *tails = pq->hdr->hd_tails;
+  for (unsigned l = 0; l < pq->levels; l++)
+    *pq__ti_next_ptr(pq, slot, l) = PQ_NIL;
+  *pq__ti_prev_ptr(pq, slot) = tails[0];
+  for (unsigned l = 0; l < lv; l++) {
+    uint32_t t = tails[l];
+    if (t > HEAD(pq))
+      return PQ_CORRUPT;
+    *pq__ti_next_ptr(pq, t, l) = slot;
+    tails[l] = slot;
+  }
+  return PQ_OK;
+}
+
+int pq__ti_remove(pq_t *pq, uint32_t slot) {
+  uint64_t k = pq->slots[slot].ps_key;
+  unsigned lv = pq__ti_level(k, pq->levels);
+  uint32_t update[PQ_MAX_LEVELS] = {0};
+  uint32_t x = HEAD(pq);
+  for (unsigned l = pq->levels; l-- > 0;) {
+    for (uint32_t n; (n = next_at(pq, x, l)) != PQ_NIL && key_of(pq, n) < k;)
+      x = n;
+    update[l] = x;
+  }
+  if (*pq__ti_next_ptr(pq, update[0], 0) != slot)
+    return PQ_CORRUPT;
+  uint32_t after = *pq__ti_next_ptr(pq, slot, 0);
+  for (unsigned l = 0; l < lv; l++) {
+    if (*pq__ti_next_ptr(pq, update[l], l) == slot)
+      *pq__ti_next_ptr(pq, update[l], l) = *pq__ti_next_ptr(pq, slot, l);
+    if (pq->hdr->hd_tails[l] == slot)
+      pq->hdr->hd_tails[l] = update[l];
+  }
+  if (after != PQ_NIL && after < pq->nslots)
+    *pq__ti_prev_ptr(pq, after) = update[0];
+  return PQ_OK;
+}
+
+uint32_t pq__ti_first(pq_t *pq) {
+  return next_at(pq, HEAD(pq), 0);
+}
+
+uint32_t pq__ti_last(pq_t *pq) {
+  uint32_t t = pq->hdr->hd_tails[0];
+  return t >= pq->nslots ? PQ_NIL : t;
+}
+
+uint32_t pq__ti_next(pq_t *pq, uint32_t slot) {
+  return next_at(pq, slot, 0);
+}
+
+uint32_t pq__ti_prev(pq_t *pq, uint32_t slot) {
+  uint32_t p = *pq__ti_prev_ptr(pq, slot);
+  if (p >= pq->nslots || pq->slots[p].ps_key >= pq->slots[slot].ps_key)
+    return PQ_NIL;
+  return p;
+}
+
+uint32_t pq__ti_after(pq_t *pq, uint64_t k) {
+  uint32_t x = HEAD(pq);
+  for (unsigned l = pq->levels; l-- > 0;)
+    for (uint32_t n; (n = next_at(pq, x, l)) != PQ_NIL && key_of(pq, n) <= k;)
+      x = n;
+  return next_at(pq, x, 0);
+}
+
+uint32_t pq__ti_before(pq_t *pq, uint64_t k) {
+  uint32_t x = HEAD(pq);
+  for (unsigned l = pq->levels; l-- > 0;)
+    for (uint32_t n; (n = next_at(pq, x, l)) != PQ_NIL && key_of(pq, n) < k;)
+      x = n;
+  return x == HEAD(pq) ? PQ_NIL : x;
+}
+
+void pq__ti_build(pq_t *pq, const uint32_t *sorted, uint32_t n) {
+  pq__ti_clear(pq);
+  for (uint32_t i = 0; i < n; i++)
+    (void)pq__ti_append(pq, sorted[i]); /* tails are fresh: cannot fail */
+}

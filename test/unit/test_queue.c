@@ -1,0 +1,637 @@
+/*
+ * test_queue.c - the public queue API, function by function: creating and
+ * opening, inserting and reading back, duplicates, reservations, cursors,
+ * classes, deletion, statistics, waiting, the clock stepping back, handles
+ * across fork, the writer count, injected system-call failures, and every
+ * error code's message.
+ */
+#include "testutil.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "pq/internal.h"
+
+static char path[256];
+static uint8_t buf[1 << 20];
+
+static int setup(void **state) {
+  (void)state;
+  tu_path(path, sizeof path, "test_queue");
+  return 0;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  unlink(path);
+  return 0;
+}
+
+static void test_strerror_all(void **state) {
+  (void)state;
+  int n = 0;
+#define CHECK(name, value, msg)                                                \
+  assert_string_equal(pq_errname(value), #name);                               \
+  assert_int_equal(strncmp(pq_strerror(value), #name ": ", strlen(#name) + 2), \
+                   0);                                                         \
+  n++;
+  PQ_ERROR_MAP(CHECK)
+#undef CHECK
+  assert_int_equal(n, 1 - PQ_ERROR_MIN);
+  for (int c = PQ_ERROR_MIN; c <= 0; c++)
+    assert_int_not_equal(strcmp(pq_errname(c), "PQ_UNKNOWN"), 0);
+  assert_string_equal(pq_errname(PQ_ERROR_MIN - 1), "PQ_UNKNOWN");
+  assert_non_null(strstr(pq_strerror(12345), "unknown"));
+}
+
+static void test_create_open_close(void **state) {
+  (void)state;
+  pq_t *pq = tu_create(path, 1000000, 0);
+  assert_int_equal(pq_slot_count(pq), PQ_MIN_SLOTS); /* 1e6/140000 < 8 */
+  assert_true(pq_data_size(pq) >= 1000000);
+  assert_string_equal(pq_path(pq), path);
+  assert_int_equal(pq_close(pq), PQ_OK);
+  assert_int_equal(pq_default_slots(500000000), 3571);
+  assert_int_equal(pq_default_slots(1000000000), 7142);
+  assert_true(pq_file_size(1000000, 100) > 1000000);
+  assert_int_equal(pq_file_size(10, 100), 0);
+
+  pq_error err;
+  assert_int_equal(pq_open(path, 0, &pq, &err), PQ_OK);
+  assert_int_equal(pq_close(pq), PQ_OK);
+  assert_int_equal(pq_open(path, PQ_READONLY, &pq, &err), PQ_OK);
+  assert_int_equal(pq_close(pq), PQ_OK);
+  assert_int_equal(pq_close(NULL), PQ_OK);
+  assert_int_equal(pq_open(path, 0x100, &pq, &err), PQ_INVAL);
+  assert_int_equal(pq_open(NULL, 0, &pq, &err), PQ_INVAL);
+}
+
+static void test_create_refuses(void **state) {
+  (void)state;
+  pq_t *pq = tu_create(path, 100000, 16);
+  pq_close(pq);
+  pq_error err;
+  pq_create_opts o = {.pc_data_size = 100000, .pc_slots = 16};
+  assert_int_equal(pq_create(path, &o, &pq, &err), PQ_EXISTS);
+  assert_non_null(strstr(err.pe_msg, path));
+  o.pc_flags = PQ_CLOBBER;
+  o.pc_data_size = 100;
+  assert_int_equal(pq_create(path, &o, &pq, &err), PQ_TOOSMALL);
+  o.pc_data_size = 100000;
+  o.pc_slots = 4;
+  assert_int_equal(pq_create(path, &o, &pq, &err), PQ_TOOSMALL);
+  assert_non_null(strstr(err.pe_msg, "too small"));
+  o.pc_slots = (uint64_t)PQ_MAX_SLOTS + 1;
+  assert_int_equal(pq_create(path, &o, &pq, &err), PQ_TOOBIG);
+  o.pc_slots = 16;
+  o.pc_data_size = UINT64_C(1) << 55; /* 32 PiB: no file system has room */
+  assert_int_equal(pq_create(path, &o, &pq, &err), PQ_NOSPACE);
+  o.pc_data_size = 100000;
+  assert_int_equal(pq_create("/nonexistent-dir/x.pq", &o, &pq, &err),
+                   PQ_SYSTEM);
+  pq__sys_inject("statvfs", EIO);
+  assert_int_equal(pq_create(path, &o, &pq, &err), PQ_SYSTEM);
+  assert_int_equal(err.pe_errno, EIO);
+  pq__sys_inject("ftruncate", ENOSPC);
+  assert_int_equal(pq_create(path, &o, &pq, &err), PQ_NOSPACE);
+  pq__sys_inject("open", EMFILE);
+  assert_int_equal(pq_create(path, &o, &pq, &err), PQ_SYSTEM);
+  assert_int_equal(err.pe_errno, EMFILE);
+  /* The old queue survived every refused attempt. */
+  assert_int_equal(pq_open(path, 0, &pq, &err), PQ_OK);
+  tu_check(pq);
+  pq_close(pq);
+  pq__sys_inject("mmap", ENOMEM);
+  assert_int_equal(pq_open(path, 0, &pq, &err), PQ_SYSTEM);
+  assert_int_equal(pq_open("/nonexistent-dir/x.pq", 0, &pq, &err), PQ_SYSTEM);
+  assert_int_equal(err.pe_errno, ENOENT);
+}
+
+struct seen {
+  unsigned n;
+  uint64_t last;
+  uint32_t seqnos[4096];
+  bool bad;
+};
+
+static int collect(const pq_prod_info *info, const void *data,
+                   const pq_place *place, void *arg) {
+  struct seen *s = arg;
+  uint8_t sig[PQ_SIGLEN];
+  pq_md5(data, info->size, sig);
+  if (memcmp(sig, info->signature, PQ_SIGLEN) != 0 ||
+      strcmp(info->origin, "unit.test") != 0)
+    s->bad = true;
+  if (s->n < 4096)
+    s->seqnos[s->n] = info->seqno;
+  s->n++;
+  s->last = place->pp_inserted;
+  return 0;
+}
+
+static void insert_n(pq_t *pq, unsigned n, unsigned first, size_t size) {
+  for (unsigned i = 0; i < n; i++) {
+    pq_prod_info info;
+    tu_product(&info, buf, size ? size : 1 + (first + i) * 37 % 5000,
+               first + i);
+    assert_int_equal(pq_insert(pq, &info, buf), PQ_OK);
+  }
+}
+
+static void test_insert_read_back(void **state) {
+  (void)state;
+  pq_t *pq = tu_create(path, 4 << 20, 200);
+  insert_n(pq, 100, 0, 0);
+  struct seen s = {0};
+  uint64_t prev = 0;
+  int rc;
+  while ((rc = pq_next(pq, PQ_FORWARD, NULL, collect, &s)) == PQ_OK) {
+    assert_true(s.last > prev);
+    prev = s.last;
+  }
+  assert_int_equal(rc, PQ_END);
+  assert_int_equal(s.n, 100);
+  assert_false(s.bad);
+  for (unsigned i = 0; i < 100; i++)
+    assert_int_equal(s.seqnos[i], i);
+  /* Backward from the newest. */
+  struct seen b = {0};
+  pq_cursor_set(pq, PQ_CURSOR_END);
+  while (pq_next(pq, PQ_BACKWARD, NULL, collect, &b) == PQ_OK)
+    ;
+  assert_int_equal(b.n, 100);
+  for (unsigned i = 0; i < 100; i++)
+    assert_int_equal(b.seqnos[i], 99 - i);
+  assert_int_equal(pq_next(pq, 0, NULL, collect, &b), PQ_INVAL);
+  tu_check(pq);
+  pq_close(pq);
+}
+
+static void test_duplicates(void **state) {
+  (void)state;
+  pq_t *pq = tu_create(path, 1 << 20, 64);
+  pq_prod_info info;
+  tu_product(&info, buf, 1000, 7);
+  assert_int_equal(pq_insert(pq, &info, buf), PQ_OK);
+  assert_int_equal(pq_insert(pq, &info, buf), PQ_DUP);
+  /* From reservation on. */
+  pq_prod_info other;
+  tu_product(&other, buf, 2000, 8);
+  pq_resv r;
+  assert_int_equal(pq_reserve(pq, &other, &r), PQ_OK);
+  pq_t *pq2;
+  assert_int_equal(pq_open(path, 0, &pq2, NULL), PQ_OK);
+  assert_int_equal(pq_insert(pq2, &other, buf), PQ_DUP);
+  assert_int_equal(pq_discard(pq, &r), PQ_OK);
+  assert_int_equal(pq_insert(pq2, &other, buf), PQ_OK);
+  pq_stats st;
+  assert_int_equal(pq_stats_get(pq, &st), PQ_OK);
+  assert_int_equal(st.ps_nprods, 2);
+  tu_check(pq);
+  pq_close(pq2);
+  pq_close(pq);
+}
+
+static void test_big_and_invalid(void **state) {
+  (void)state;
+  pq_t *pq = tu_create(path, 64 * 1024, 16);
+  pq_prod_info info;
+  tu_product(&info, buf, 64 * 1024, 1);
+  assert_int_equal(pq_insert(pq, &info, buf), PQ_BIG);
+  info.size = UINT64_MAX;
+  assert_int_equal(pq_insert(pq, &info, buf), PQ_BIG);
+  tu_product(&info, buf, 100, 2);
+  memset(info.ident, 'x', sizeof info.ident); /* no NUL */
+  assert_int_equal(pq_insert(pq, &info, buf), PQ_INVAL);
+  tu_product(&info, buf, 100, 3);
+  info.arrival.usec = 1000000;
+  assert_int_equal(pq_insert(pq, &info, buf), PQ_INVAL);
+  tu_product(&info, buf, 100, 4);
+  assert_int_equal(pq_insert(pq, &info, NULL), PQ_INVAL);
+  tu_product(&info, buf, 0, 5); /* empty products are allowed */
+  assert_int_equal(pq_insert(pq, &info, NULL), PQ_OK);
+  tu_check(pq);
+  pq_close(pq);
+}
+
+static void test_readonly(void **state) {
+  (void)state;
+  pq_t *w = tu_create(path, 1 << 20, 64);
+  insert_n(w, 3, 0, 100);
+  pq_t *r;
+  assert_int_equal(pq_open(path, PQ_READONLY, &r, NULL), PQ_OK);
+  pq_prod_info info;
+  tu_product(&info, buf, 100, 99);
+  assert_int_equal(pq_insert(r, &info, buf), PQ_NOWRITE);
+  pq_resv rv;
+  assert_int_equal(pq_reserve(r, &info, &rv), PQ_NOWRITE);
+  uint8_t sig[PQ_SIGLEN] = {0};
+  assert_int_equal(pq_delete(r, sig), PQ_NOWRITE);
+  assert_int_equal(pq_expire(r, pq_ts_now(), NULL, NULL, NULL, NULL),
+                   PQ_NOWRITE);
+  assert_int_equal(pq_repair(r, NULL), PQ_NOWRITE);
+  assert_int_equal(pq_stats_clear_mvrt(r), PQ_NOWRITE);
+  struct seen s = {0};
+  while (pq_next(r, PQ_FORWARD, NULL, collect, &s) == PQ_OK)
+    ;
+  assert_int_equal(s.n, 3);
+  tu_check(r);
+  pq_close(r);
+  pq_close(w);
+}
+
+static void test_reservations(void **state) {
+  (void)state;
+  pq_t *pq = tu_create(path, 1 << 20, 64);
+  pq_prod_info info;
+  tu_product(&info, buf, 5000, 1);
+  pq_resv r;
+  assert_int_equal(pq_reserve(pq, &info, &r), PQ_OK);
+  assert_int_equal(r.pr_size, 5000);
+  pq_resv r2;
+  assert_int_equal(pq_reserve(pq, &info, &r2), PQ_BADRESV);
+  memcpy(r.pr_data, buf, 5000);
+  /* Not visible before the commit. */
+  struct seen s = {0};
+  assert_int_equal(pq_next(pq, PQ_FORWARD, NULL, collect, &s), PQ_END);
+  pq_resv bogus = r;
+  bogus.pr_key ^= 1;
+  assert_int_equal(pq_commit(pq, &bogus), PQ_BADRESV);
+  assert_int_equal(pq_commit(pq, &r), PQ_OK);
+  assert_int_equal(pq_commit(pq, &r), PQ_BADRESV);
+  assert_int_equal(pq_discard(pq, &r), PQ_BADRESV);
+  assert_int_equal(pq_next(pq, PQ_FORWARD, NULL, collect, &s), PQ_OK);
+  assert_int_equal(s.n, 1);
+  assert_false(s.bad);
+  /* A reservation still open at close is discarded. */
+  tu_product(&info, buf, 100, 2);
+  assert_int_equal(pq_reserve(pq, &info, &r), PQ_OK);
+  pq_close(pq);
+  assert_int_equal(pq_open(path, 0, &pq, NULL), PQ_OK);
+  pq_stats st;
+  assert_int_equal(pq_stats_get(pq, &st), PQ_OK);
+  assert_int_equal(st.ps_nreserved, 0);
+  assert_int_equal(st.ps_nprods, 1);
+  assert_int_equal(pq_insert(pq, &info, buf), PQ_OK);
+  tu_check(pq);
+  pq_close(pq);
+}
+
+static int stop_at_7(const pq_prod_info *info, const void *data,
+                     const pq_place *place, void *arg) {
+  (void)data;
+  (void)place;
+  *(uint32_t *)arg = info->seqno;
+  return info->seqno == 7 ? 42 : 0;
+}
+
+static int get_seqno(const pq_prod_info *info, const void *data,
+                     const pq_place *place, void *arg) {
+  (void)data;
+  (void)place;
+  *(uint32_t *)arg = info->seqno;
+  return 0;
+}
+
+static int get_place(const pq_prod_info *info, const void *data,
+                     const pq_place *place, void *arg) {
+  (void)info;
+  (void)data;
+  *(pq_place *)arg = *place;
+  return 0;
+}
+
+static void test_cursors_and_find(void **state) {
+  (void)state;
+  pq_t *pq = tu_create(path, 4 << 20, 100);
+  insert_n(pq, 20, 0, 300);
+  uint32_t seq = 0;
+  /* A non-zero callback result is returned and the product offered again. */
+  int rc;
+  while ((rc = pq_next(pq, PQ_FORWARD, NULL, stop_at_7, &seq)) == PQ_OK)
+    ;
+  assert_int_equal(rc, 42);
+  assert_int_equal(pq_next(pq, PQ_FORWARD, NULL, get_seqno, &seq), PQ_OK);
+  assert_int_equal(seq, 7);
+  /* Resume after a signature. */
+  pq_prod_info info;
+  tu_product(&info, buf, 300, 12);
+  assert_int_equal(pq_cursor_after_signature(pq, info.signature), PQ_OK);
+  assert_int_equal(pq_next(pq, PQ_FORWARD, NULL, get_seqno, &seq), PQ_OK);
+  assert_int_equal(seq, 13);
+  uint8_t unknown[PQ_SIGLEN] = {1, 2, 3};
+  assert_int_equal(pq_cursor_after_signature(pq, unknown), PQ_NOTFOUND);
+  /* Find by signature. */
+  assert_int_equal(pq_find(pq, info.signature, get_seqno, &seq), PQ_OK);
+  assert_int_equal(seq, 12);
+  assert_int_equal(pq_find(pq, unknown, get_seqno, &seq), PQ_NOTFOUND);
+  /* Cursor by time: the insertion time of #12 gives #13 forward and #11
+   * backward. */
+  pq_place pl;
+  assert_int_equal(pq_find(pq, info.signature, get_place, &pl), PQ_OK);
+  pq_cursor_set(pq, pl.pp_inserted);
+  assert_int_equal(pq_cursor_get(pq), pl.pp_inserted);
+  assert_int_equal(pq_next(pq, PQ_FORWARD, NULL, get_seqno, &seq), PQ_OK);
+  assert_int_equal(seq, 13);
+  pq_cursor_set(pq, pl.pp_inserted);
+  assert_int_equal(pq_next(pq, PQ_BACKWARD, NULL, get_seqno, &seq), PQ_OK);
+  assert_int_equal(seq, 11);
+  /* Oldest and newest. */
+  pq_cursor_oldest(pq);
+  assert_int_equal(pq_next(pq, PQ_FORWARD, NULL, get_place, &pl), PQ_OK);
+  assert_true(pl.pp_oldest);
+  assert_int_equal(pq_cursor_newest(pq), PQ_OK);
+  assert_int_equal(pq_next(pq, PQ_FORWARD, NULL, get_seqno, &seq), PQ_END);
+  insert_n(pq, 1, 100, 300);
+  assert_int_equal(pq_next(pq, PQ_FORWARD, NULL, get_seqno, &seq), PQ_OK);
+  assert_int_equal(seq, 100);
+  pq_close(pq);
+}
+
+static void test_class_filter(void **state) {
+  (void)state;
+  pq_t *pq = tu_create(path, 4 << 20, 200);
+  for (unsigned i = 0; i < 60; i++) {
+    pq_prod_info info;
+    tu_product(&info, buf, 200, i);
+    info.feedtype = i % 3 == 0   ? PQ_FT_IDS
+                    : i % 3 == 1 ? PQ_FT_NEXRAD3
+                                 : PQ_FT_NGRID;
+    snprintf(info.ident, sizeof info.ident, "%s %u",
+             i % 2 ? "SAUS44 KWBC" : "SDUS54 KLZK", i);
+    assert_int_equal(pq_insert(pq, &info, buf), PQ_OK);
+  }
+  pq_class cls;
+  assert_int_equal(
+      pq_class_simple(&cls, PQ_TS_ZERO, PQ_TS_ENDT, PQ_FT_WMO, "^SA", NULL, 0),
+      0);
+  struct seen s = {0};
+  int rc;
+  while ((rc = pq_next(pq, PQ_FORWARD, &cls, collect, &s)) == PQ_OK)
+    ;
+  assert_int_equal(rc, PQ_END);
+  /* IDS is i % 3 == 0, "^SA" is odd i: i = 3, 9, 15 ... 57. */
+  assert_int_equal(s.n, 10);
+  for (unsigned k = 0; k < s.n; k++)
+    assert_int_equal(s.seqnos[k], 3 + 6 * k);
+  pq_class_free(&cls);
+  /* A time window that excludes everything. */
+  assert_int_equal(pq_class_simple(&cls, PQ_TS_ZERO, (pq_timestamp){1, 0},
+                                   PQ_FT_ANY, ".*", NULL, 0),
+                   0);
+  struct seen none = {0};
+  pq_cursor_oldest(pq);
+  while ((rc = pq_next(pq, PQ_FORWARD, &cls, collect, &none)) == PQ_OK)
+    ;
+  assert_int_equal(rc, PQ_END);
+  assert_int_equal(none.n, 0);
+  pq_class_free(&cls);
+  pq_close(pq);
+}
+
+static void test_delete_expire(void **state) {
+  (void)state;
+  pq_t *pq = tu_create(path, 4 << 20, 200);
+  pq_prod_info info;
+  for (unsigned i = 0; i < 10; i++) {
+    tu_product(&info, buf, 500, i);
+    info.arrival = (pq_timestamp){1000 + i, 0};
+    assert_int_equal(pq_insert(pq, &info, buf), PQ_OK);
+  }
+  tu_product(&info, buf, 500, 3);
+  uint32_t seq;
+  assert_int_equal(pq_delete(pq, info.signature), PQ_OK);
+  assert_int_equal(pq_delete(pq, info.signature), PQ_NOTFOUND);
+  assert_int_equal(pq_find(pq, info.signature, get_seqno, &seq), PQ_NOTFOUND);
+  uint64_t n, bytes, held;
+  assert_int_equal(
+      pq_expire(pq, (pq_timestamp){1006, 0}, NULL, &n, &bytes, &held), PQ_OK);
+  assert_int_equal(n, 5); /* 0, 1, 2, 4, 5 */
+  assert_true(bytes >= 5 * 500);
+  assert_int_equal(held, 0);
+  pq_stats st;
+  assert_int_equal(pq_stats_get(pq, &st), PQ_OK);
+  assert_int_equal(st.ps_nprods, 4);
+  assert_false(st.ps_is_full); /* deletion is not eviction */
+  tu_check(pq);
+  pq_close(pq);
+}
+
+static void test_stats(void **state) {
+  (void)state;
+  pq_t *pq = tu_create(path, 64 * 1024, 32);
+  pq_stats st;
+  assert_int_equal(pq_stats_get(pq, &st), PQ_OK);
+  assert_int_equal(st.ps_nprods, 0);
+  assert_true(st.ps_age_oldest < 0);
+  assert_int_equal(st.ps_mvrt_us, -1);
+  assert_int_equal(st.ps_nfree, 1);
+  assert_int_equal(st.ps_maxfree, st.ps_data_size);
+  assert_int_equal(st.ps_writers, 1);
+  assert_int_equal(st.ps_minempty, 32);
+  insert_n(pq, 10, 0, 1000);
+  assert_int_equal(pq_stats_get(pq, &st), PQ_OK);
+  assert_int_equal(st.ps_nprods, 10);
+  assert_int_equal(st.ps_maxprods, 10);
+  assert_int_equal(st.ps_nempty, 22);
+  assert_int_equal(st.ps_minempty, 22);
+  assert_true(st.ps_nbytes >= 10000 && st.ps_nbytes == st.ps_maxbytes);
+  assert_false(st.ps_is_full);
+  assert_true(st.ps_age_oldest >= st.ps_age_youngest);
+  insert_n(pq, 100, 10, 1000); /* 64 KiB holds ~60: evicts */
+  assert_int_equal(pq_stats_get(pq, &st), PQ_OK);
+  assert_true(st.ps_is_full);
+  assert_true(st.ps_evicted > 0);
+  assert_true(st.ps_mvrt_us >= 0);
+  assert_true(st.ps_mvrt_slots > 0 && st.ps_mvrt_bytes > 0);
+  assert_true(st.ps_nprods + st.ps_evicted == 110);
+  assert_int_equal(pq_stats_clear_mvrt(pq), PQ_OK);
+  assert_int_equal(pq_stats_get(pq, &st), PQ_OK);
+  assert_int_equal(st.ps_mvrt_us, -1);
+  pq_close(pq);
+}
+
+static int64_t mono_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void test_wait(void **state) {
+  (void)state;
+  pq_t *pq = tu_create(path, 1 << 20, 64);
+  uint32_t seq;
+  assert_int_equal(pq_next(pq, PQ_FORWARD, NULL, get_seqno, &seq), PQ_END);
+  int64_t t0 = mono_ms();
+  assert_int_equal(pq_wait(pq, 50), PQ_TIMEDOUT);
+  int64_t dt = mono_ms() - t0;
+  assert_true(dt >= 45 && dt < 2000);
+  pq_set_spin(pq, 0);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    pq_t *w;
+    usleep(100000);
+    if (pq_open(path, 0, &w, NULL) != PQ_OK)
+      _exit(1);
+    pq_prod_info info;
+    tu_product(&info, buf, 10, 77);
+    _exit(pq_insert(w, &info, buf) == PQ_OK ? 0 : 2);
+  }
+  t0 = mono_ms();
+  assert_int_equal(pq_wait(pq, 10000), PQ_OK);
+  assert_true(mono_ms() - t0 < 5000);
+  assert_int_equal(pq_next(pq, PQ_FORWARD, NULL, get_seqno, &seq), PQ_OK);
+  assert_int_equal(seq, 77);
+  int status;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  pq_close(pq);
+}
+
+static void test_clock_steps_back(void **state) {
+  (void)state;
+  pq_t *pq = tu_create(path, 1 << 20, 64);
+  insert_n(pq, 2, 0, 100);
+  pq_close(pq);
+  /* As if the clock had been an hour ahead at the last commit. */
+  int fd = open(path, O_RDWR);
+  assert_true(fd >= 0);
+  struct pq_hdr *h =
+      mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  assert_true(h != MAP_FAILED);
+  uint64_t ahead = pq__now_us() + 3600ull * 1000000;
+  h->hd_last_key = ahead;
+  assert_int_equal(pq_open(path, 0, &pq, NULL), PQ_OK);
+  insert_n(pq, 3, 2, 100);
+  assert_int_equal(h->hd_last_key, ahead + 3);
+  munmap(h, 4096);
+  close(fd);
+  struct seen s = {0};
+  uint64_t prev = 0;
+  while (pq_next(pq, PQ_FORWARD, NULL, collect, &s) == PQ_OK) {
+    assert_true(s.last > prev);
+    prev = s.last;
+  }
+  assert_int_equal(s.n, 5);
+  for (unsigned i = 0; i < 5; i++)
+    assert_int_equal(s.seqnos[i], i);
+  tu_check(pq);
+  pq_close(pq);
+}
+
+static void test_fork_handle(void **state) {
+  (void)state;
+  pq_t *pq = tu_create(path, 1 << 20, 64);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    pq_prod_info info;
+    tu_product(&info, buf, 10, 1);
+    int rc = pq_insert(pq, &info, buf);
+    int rc2 = pq_close(pq);
+    _exit(rc == PQ_FORKED && rc2 == PQ_FORKED ? 0 : 1);
+  }
+  int status;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  /* The parent's handle and its writer lock survived the child's close. */
+  unsigned n;
+  assert_int_equal(pq_writer_count(pq, &n), PQ_OK);
+  assert_int_equal(n, 1);
+  insert_n(pq, 1, 5, 10);
+  tu_check(pq);
+  pq_close(pq);
+}
+
+static void test_writer_count(void **state) {
+  (void)state;
+  pq_t *a = tu_create(path, 1 << 20, 64);
+  pq_t *b, *c, *r;
+  assert_int_equal(pq_open(path, 0, &b, NULL), PQ_OK);
+  assert_int_equal(pq_open(path, 0, &c, NULL), PQ_OK);
+  assert_int_equal(pq_open(path, PQ_READONLY, &r, NULL), PQ_OK);
+  unsigned n;
+  assert_int_equal(pq_writer_count(r, &n), PQ_OK);
+  assert_int_equal(n, 3);
+  pq_close(b);
+  assert_int_equal(pq_writer_count(r, &n), PQ_OK);
+  assert_int_equal(n, 2);
+  int pfd[2];
+  assert_int_equal(pipe(pfd), 0);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    pq_t *w;
+    if (pq_open(path, 0, &w, NULL) != PQ_OK)
+      _exit(1);
+    (void)!write(pfd[1], "x", 1);
+    pause();
+    _exit(0);
+  }
+  char x;
+  assert_int_equal(read(pfd[0], &x, 1), 1);
+  assert_int_equal(pq_writer_count(a, &n), PQ_OK);
+  assert_int_equal(n, 3);
+  kill(pid, SIGKILL);
+  waitpid(pid, NULL, 0);
+  /* A crashed writer does not count: its lock died with it. */
+  assert_int_equal(pq_writer_count(a, &n), PQ_OK);
+  assert_int_equal(n, 2);
+  close(pfd[0]);
+  close(pfd[1]);
+  pq_close(c);
+  pq_close(r);
+  pq_close(a);
+}
+
+static void test_injected_failures(void **state) {
+  (void)state;
+  pq_t *pq = tu_create(path, 1 << 20, 64);
+  insert_n(pq, 2, 0, 100);
+  pq_prod_info info;
+  tu_product(&info, buf, 100, 50);
+  pq__sys_inject("lock", ENOLCK);
+  assert_int_equal(pq_insert(pq, &info, buf), PQ_SYSTEM);
+  assert_int_equal(pq_last_error(pq)->pe_errno, ENOLCK);
+  assert_non_null(strstr(pq_last_error(pq)->pe_msg, path));
+  /* Nothing was lost or leaked; the same product goes in afterwards. */
+  assert_int_equal(pq_insert(pq, &info, buf), PQ_OK);
+  uint32_t seq;
+  pq__sys_inject("lock", ENOLCK);
+  assert_int_equal(pq_next(pq, PQ_FORWARD, NULL, get_seqno, &seq), PQ_SYSTEM);
+  assert_int_equal(pq_next(pq, PQ_FORWARD, NULL, get_seqno, &seq), PQ_OK);
+  assert_int_equal(seq, 0);
+  tu_check(pq);
+  pq_stats st;
+  assert_int_equal(pq_stats_get(pq, &st), PQ_OK);
+  assert_int_equal(st.ps_nprods, 3);
+  pq_close(pq);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_strerror_all),
+      cmocka_unit_test_setup_teardown(test_create_open_close, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_create_refuses, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_insert_read_back, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_duplicates, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_big_and_invalid, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_readonly, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_reservations, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_cursors_and_find, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_class_filter, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_delete_expire, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_stats, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_wait, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_clock_steps_back, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_fork_handle, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_writer_count, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_injected_failures, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

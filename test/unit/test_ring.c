@@ -1,0 +1,267 @@
+/*
+ * test_ring.c - space and slots: eviction of the oldest products when bytes
+ * or slots run out, products held by readers left in place (the head jumps
+ * over them), PQ_LOCKED when nothing can go, reservations of dead writers
+ * reclaimed, and a long random run checked against every invariant.
+ */
+#include "testutil.h"
+
+#include <signal.h>
+#include <time.h>
+#include <sys/wait.h>
+
+static char path[256];
+static uint8_t buf[1 << 20];
+
+static int setup(void **state) {
+  (void)state;
+  tu_path(path, sizeof path, "test_ring");
+  return 0;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  unlink(path);
+  return 0;
+}
+
+struct seen {
+  unsigned n;
+  uint32_t first, last;
+  bool bad, gap;
+};
+
+static int tally(const pq_prod_info *info, const void *data,
+                 const pq_place *place, void *arg) {
+  struct seen *s = arg;
+  uint8_t sig[PQ_SIGLEN];
+  (void)place;
+  pq_md5(data, info->size, sig);
+  if (memcmp(sig, info->signature, PQ_SIGLEN) != 0)
+    s->bad = true;
+  if (s->n == 0)
+    s->first = info->seqno;
+  else if (info->seqno != s->last + 1)
+    s->gap = true;
+  s->last = info->seqno;
+  s->n++;
+  return 0;
+}
+
+static struct seen read_all(pq_t *pq) {
+  struct seen s = {0};
+  pq_cursor_oldest(pq);
+  while (pq_next(pq, PQ_FORWARD, NULL, tally, &s) == PQ_OK)
+    ;
+  return s;
+}
+
+static void insert(pq_t *pq, size_t size, uint64_t seed, int want) {
+  pq_prod_info info;
+  tu_product(&info, buf, size, seed);
+  assert_int_equal(pq_insert(pq, &info, buf), want);
+}
+
+static void test_evicts_oldest_bytes(void **state) {
+  (void)state;
+  pq_t *pq = tu_create(path, 64 * 1024, 256);
+  for (unsigned i = 0; i < 500; i++) {
+    insert(pq, 1000, i, PQ_OK);
+    if (i % 50 == 0)
+      tu_check(pq);
+  }
+  struct seen s = read_all(pq);
+  assert_false(s.bad);
+  assert_false(s.gap); /* the survivors are the newest, in a row */
+  assert_int_equal(s.last, 499);
+  assert_true(s.n >= 55 && s.n <= 64);
+  tu_check(pq);
+  pq_close(pq);
+}
+
+static void test_evicts_oldest_slots(void **state) {
+  (void)state;
+  pq_t *pq = tu_create(path, 1 << 20, 8);
+  for (unsigned i = 0; i < 20; i++)
+    insert(pq, 100, i, PQ_OK);
+  struct seen s = read_all(pq);
+  assert_int_equal(s.n, 8);
+  assert_int_equal(s.first, 12);
+  assert_int_equal(s.last, 19);
+  assert_false(s.gap);
+  pq_stats st;
+  assert_int_equal(pq_stats_get(pq, &st), PQ_OK);
+  assert_int_equal(st.ps_nempty, 0);
+  assert_int_equal(st.ps_minempty, 0);
+  assert_true(st.ps_is_full);
+  tu_check(pq);
+  pq_close(pq);
+}
+
+struct holder {
+  pq_t *writer; /* inserts while the product is held */
+  unsigned inserts;
+  int insert_rc;
+  bool intact;
+};
+
+static int hold_and_write(const pq_prod_info *info, const void *data,
+                          const pq_place *place, void *arg) {
+  struct holder *h = arg;
+  uint8_t before[PQ_SIGLEN], after[PQ_SIGLEN];
+  (void)place;
+  pq_md5(data, info->size, before);
+  for (unsigned i = 0; i < h->inserts; i++) {
+    pq_prod_info pi;
+    static uint8_t b[8192];
+    tu_product(&pi, b, 3000, 100000 + i);
+    h->insert_rc = pq_insert(h->writer, &pi, b);
+    if (h->insert_rc != PQ_OK)
+      break;
+  }
+  pq_md5(data, info->size, after);
+  h->intact = memcmp(before, after, PQ_SIGLEN) == 0 &&
+              memcmp(before, info->signature, PQ_SIGLEN) == 0;
+  return 0;
+}
+
+static void test_held_product_survives(void **state) {
+  (void)state;
+  pq_t *pq = tu_create(path, 64 * 1024, 64);
+  for (unsigned i = 0; i < 10; i++)
+    insert(pq, 3000, i, PQ_OK);
+  /* Another handle writes 5 laps of the ring while the oldest is held. */
+  pq_t *w;
+  assert_int_equal(pq_open(path, 0, &w, NULL), PQ_OK);
+  struct holder h = {.writer = w, .inserts = 100};
+  pq_cursor_oldest(pq);
+  assert_int_equal(pq_next(pq, PQ_FORWARD, NULL, hold_and_write, &h), PQ_OK);
+  assert_int_equal(h.insert_rc, PQ_OK);
+  assert_true(h.intact);
+  tu_check(pq);
+  /* Released, it goes with the next lap. */
+  for (unsigned i = 0; i < 100; i++)
+    insert(pq, 3000, 200000 + i, PQ_OK);
+  pq_prod_info info;
+  tu_product(&info, buf, 3000, 0);
+  assert_int_equal(pq_find(pq, info.signature, hold_and_write, &h),
+                   PQ_NOTFOUND);
+  /* The same handle inserting from inside its own callback. */
+  h.writer = pq;
+  h.inserts = 60;
+  pq_cursor_oldest(pq);
+  assert_int_equal(pq_next(pq, PQ_FORWARD, NULL, hold_and_write, &h), PQ_OK);
+  assert_int_equal(h.insert_rc, PQ_OK);
+  assert_true(h.intact);
+  tu_check(pq);
+  pq_close(w);
+  pq_close(pq);
+}
+
+static int hold_and_fill(const pq_prod_info *info, const void *data,
+                         const pq_place *place, void *arg) {
+  struct holder *h = arg;
+  (void)info;
+  (void)data;
+  (void)place;
+  pq_prod_info pi;
+  static uint8_t b[40 * 1024];
+  tu_product(&pi, b, sizeof b, 777);
+  h->insert_rc = pq_insert(h->writer, &pi, b);
+  return 0;
+}
+
+static void test_locked_when_nothing_can_go(void **state) {
+  (void)state;
+  pq_t *pq = tu_create(path, 64 * 1024, 16);
+  insert(pq, 40 * 1024, 1, PQ_OK);
+  pq_t *w;
+  assert_int_equal(pq_open(path, 0, &w, NULL), PQ_OK);
+  struct holder h = {.writer = w};
+  assert_int_equal(pq_next(pq, PQ_FORWARD, NULL, hold_and_fill, &h), PQ_OK);
+  assert_int_equal(h.insert_rc, PQ_LOCKED);
+  /* A live reservation blocks as well. */
+  pq_prod_info info;
+  tu_product(&info, buf, 40 * 1024, 2);
+  pq_resv r;
+  assert_int_equal(pq_reserve(w, &info, &r), PQ_OK);
+  insert(pq, 40 * 1024, 3, PQ_LOCKED);
+  assert_int_equal(pq_discard(w, &r), PQ_OK);
+  insert(pq, 40 * 1024, 3, PQ_OK);
+  tu_check(pq);
+  pq_close(w);
+  pq_close(pq);
+}
+
+static void test_dead_reservation_reclaimed(void **state) {
+  (void)state;
+  pq_t *pq = tu_create(path, 64 * 1024, 16);
+  pq_prod_info info;
+  tu_product(&info, buf, 20000, 5);
+  int pfd[2];
+  assert_int_equal(pipe(pfd), 0);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    pq_t *c;
+    pq_resv r;
+    if (pq_open(path, 0, &c, NULL) != PQ_OK || pq_reserve(c, &info, &r))
+      _exit(1);
+    (void)!write(pfd[1], "x", 1);
+    pause();
+    _exit(0);
+  }
+  char x;
+  assert_int_equal(read(pfd[0], &x, 1), 1);
+  insert(pq, 20000, 5, PQ_DUP); /* its writer is alive: a duplicate */
+  pq_check_report rep;
+  assert_int_equal(pq_check(pq, &rep), PQ_OK);
+  assert_int_equal(rep.pr_reserved, 1);
+  kill(pid, SIGKILL);
+  waitpid(pid, NULL, 0);
+  insert(pq, 20000, 5, PQ_OK); /* dead: reclaimed, no longer a duplicate */
+  assert_int_equal(pq_check(pq, &rep), PQ_OK);
+  assert_int_equal(rep.pr_reserved, 0);
+  close(pfd[0]);
+  close(pfd[1]);
+  pq_close(pq);
+}
+
+static void test_random_sizes(void **state) {
+  (void)state;
+  unsigned seed = (unsigned)time(NULL);
+  const char *env = getenv("PQ_TEST_SEED");
+  if (env)
+    seed = (unsigned)strtoul(env, NULL, 0);
+  print_message("test_random_sizes seed %u (PQ_TEST_SEED)\n", seed);
+  srand(seed);
+  pq_t *pq = tu_create(path, 256 * 1024, 32);
+  for (unsigned i = 0; i < 5000; i++) {
+    insert(pq, 1 + (size_t)rand() % (20 * 1024), i, PQ_OK);
+    if (i % 250 == 0)
+      tu_check(pq);
+  }
+  struct seen s = read_all(pq);
+  assert_false(s.bad);
+  assert_false(s.gap);
+  assert_int_equal(s.last, 4999);
+  tu_check(pq);
+  pq_close(pq);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_evicts_oldest_bytes, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_evicts_oldest_slots, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_held_product_survives, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_locked_when_nothing_can_go, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_dead_reservation_reclaimed, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_random_sizes, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
