@@ -17,8 +17,10 @@
 
 /* Pending injected failure of this thread: test hook only. */
 struct injection {
+  // cppcheck-suppress unusedStructMember
   char call[16]; /* name of the wrapper that fails next, "" for none */
-  int errnum;    /* errno it fails with */
+  // cppcheck-suppress unusedStructMember
+  int errnum; /* errno it fails with */
 };
 static _Thread_local struct injection injected;
 

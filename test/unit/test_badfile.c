@@ -1,0 +1,276 @@
+/*
+ * test_badfile.c - what the queue does with files it must not trust: a
+ * truncated queue, zeros, random bytes, another format version, a damaged
+ * header, an empty file, a directory; and with a queue whose indexes were
+ * damaged or left mid-change by a crash: pq_check() names the invariant,
+ * and the repair brings back every sound product.
+ */
+#include "testutil.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include "pq/internal.h"
+
+static char path[256];
+static uint8_t buf[1 << 16];
+
+static int setup(void **state) {
+  (void)state;
+  tu_path(path, sizeof path, "test_badfile");
+  return 0;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  unlink(path);
+  return 0;
+}
+
+static void write_file(const void *data, size_t n) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  assert_true(fd >= 0);
+  assert_int_equal(write(fd, data, n), (ssize_t)n);
+  close(fd);
+}
+
+static int open_rc(pq_error *err) {
+  pq_t *pq = NULL;
+  int rc = pq_open(path, 0, &pq, err);
+  assert_null(pq == NULL ? NULL : pq);
+  return rc;
+}
+
+static void make_queue(unsigned nprods) {
+  pq_t *pq = tu_create(path, 256 * 1024, 64);
+  for (unsigned i = 0; i < nprods; i++) {
+    pq_prod_info info;
+    tu_product(&info, buf, 1000 + i, i);
+    assert_int_equal(pq_insert(pq, &info, buf), PQ_OK);
+  }
+  pq_close(pq);
+}
+
+/* Map the queue file to damage it by hand. */
+static uint8_t *map_file(size_t *len) {
+  int fd = open(path, O_RDWR);
+  assert_true(fd >= 0);
+  struct stat st;
+  assert_int_equal(fstat(fd, &st), 0);
+  *len = (size_t)st.st_size;
+  uint8_t *p = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  assert_true(p != MAP_FAILED);
+  close(fd);
+  return p;
+}
+
+static void test_refuses_foreign_files(void **state) {
+  (void)state;
+  pq_error err;
+  write_file("", 0);
+  assert_int_equal(open_rc(&err), PQ_FORMAT);
+  assert_non_null(strstr(err.pe_msg, "too small"));
+  write_file("not a queue", 11);
+  assert_int_equal(open_rc(&err), PQ_FORMAT);
+  static uint8_t zeros[1 << 20];
+  write_file(zeros, sizeof zeros);
+  assert_int_equal(open_rc(&err), PQ_FORMAT);
+  assert_non_null(strstr(err.pe_msg, "magic"));
+  static uint8_t noise[1 << 20];
+  tu_fill(noise, sizeof noise, 12345);
+  write_file(noise, sizeof noise);
+  assert_int_equal(open_rc(&err), PQ_FORMAT);
+  assert_int_equal(pq_open("/", 0, &(pq_t *){NULL}, &err), PQ_SYSTEM);
+}
+
+static void test_refuses_damaged_queues(void **state) {
+  (void)state;
+  pq_error err;
+  make_queue(5);
+  size_t len;
+  uint8_t *p = map_file(&len);
+  struct pq_hdr *h = (struct pq_hdr *)p;
+  /* Another version. */
+  h->hd_version = 2;
+  assert_int_equal(open_rc(&err), PQ_VERSION);
+  h->hd_version = PQ_VERSION_NUM;
+  /* A flipped bit of the geometry: the checksum says so. */
+  h->hd_nslots ^= 1;
+  assert_int_equal(open_rc(&err), PQ_FORMAT);
+  assert_non_null(strstr(err.pe_msg, "checksum"));
+  h->hd_nslots ^= 1;
+  /* Geometry consistent with a checksum but not with the format. */
+  h->hd_data_off += 4096;
+  h->hd_csum = pq__hdr_checksum(h);
+  assert_int_equal(open_rc(&err), PQ_FORMAT);
+  h->hd_data_off -= 4096;
+  h->hd_csum = pq__hdr_checksum(h);
+  /* Another build's layout. */
+  h->hd_layout ^= 1;
+  h->hd_csum = pq__hdr_checksum(h);
+  assert_int_equal(open_rc(&err), PQ_FORMAT);
+  h->hd_layout ^= 1;
+  h->hd_csum = pq__hdr_checksum(h);
+  munmap(p, len);
+  /* Truncated. */
+  assert_int_equal(truncate(path, (off_t)len / 2), 0);
+  assert_int_equal(open_rc(&err), PQ_FORMAT);
+  assert_non_null(strstr(err.pe_msg, "truncated"));
+}
+
+struct count {
+  unsigned n, bad;
+};
+
+static int count_intact(const pq_prod_info *info, const void *data,
+                        const pq_place *place, void *arg) {
+  struct count *c = arg;
+  uint8_t sig[PQ_SIGLEN];
+  (void)place;
+  pq_md5(data, info->size, sig);
+  c->bad += memcmp(sig, info->signature, PQ_SIGLEN) != 0;
+  c->n++;
+  return 0;
+}
+
+static struct count count_all(pq_t *pq) {
+  struct count c = {0, 0};
+  pq_cursor_oldest(pq);
+  while (pq_next(pq, PQ_FORWARD, NULL, count_intact, &c) == PQ_OK)
+    ;
+  return c;
+}
+
+/* Damage one part of a 20-product queue, check that pq_check names the
+ * invariant, repair, and count what survived. */
+static void damage_and_repair(void (*damage)(uint8_t *, struct pq_hdr *),
+                              int invariant, unsigned survivors) {
+  make_queue(20);
+  size_t len;
+  uint8_t *p = map_file(&len);
+  damage(p, (struct pq_hdr *)p);
+  pq_t *pq;
+  assert_int_equal(pq_open(path, 0, &pq, NULL), PQ_OK);
+  pq_check_report r;
+  assert_int_equal(pq_check(pq, &r), PQ_CORRUPT);
+  assert_int_equal(r.pr_invariant, invariant);
+  assert_true(strlen(r.pr_msg) > 0);
+  uint64_t dropped = 0;
+  assert_int_equal(pq_repair(pq, &dropped), PQ_OK);
+  assert_int_equal(dropped, 20 - survivors);
+  tu_check(pq);
+  struct count c = count_all(pq);
+  assert_int_equal(c.n, survivors);
+  assert_int_equal(c.bad, 0);
+  pq_close(pq);
+  munmap(p, len);
+}
+
+static struct pq_slot *slot0(uint8_t *p, struct pq_hdr *h) {
+  return (struct pq_slot *)(p + h->hd_slot_off);
+}
+
+static void flip_slot(uint8_t *p, struct pq_hdr *h) {
+  slot0(p, h)[3].ps_extent ^= 8;
+}
+
+static void break_time_link(uint8_t *p, struct pq_hdr *h) {
+  uint32_t *n = (uint32_t *)(p + h->hd_node_off + 5 * h->hd_node_stride);
+  n[0] = 2;
+}
+
+static void clear_hash(uint8_t *p, struct pq_hdr *h) {
+  memset(p + h->hd_hash_off, 0, h->hd_hash_size * 8);
+}
+
+static void break_region_list(uint8_t *p, struct pq_hdr *h) {
+  struct pq_rlink *rl = (struct pq_rlink *)(p + h->hd_rlist_off);
+  rl[7].rl_next = 9;
+}
+
+static void bad_counter(uint8_t *p, struct pq_hdr *h) {
+  (void)p;
+  h->hd_nprods++;
+}
+
+static void bad_record(uint8_t *p, struct pq_hdr *h) {
+  struct pq_slot *s = &slot0(p, h)[4];
+  p[h->hd_data_off + s->ps_offset] ^= 0xff; /* its magic */
+}
+
+static void test_damage_detected_and_repaired(void **state) {
+  (void)state;
+  damage_and_repair(flip_slot, 3, 19);
+  damage_and_repair(break_time_link, 7, 20);
+  damage_and_repair(clear_hash, 9, 20);
+  damage_and_repair(break_region_list, 6, 20);
+  damage_and_repair(bad_counter, 11, 20);
+  damage_and_repair(bad_record, 13, 19);
+}
+
+static void test_crash_mid_change_repaired(void **state) {
+  (void)state;
+  make_queue(20);
+  size_t len;
+  uint8_t *p = map_file(&len);
+  struct pq_hdr *h = (struct pq_hdr *)p;
+  /* As if a writer died inside a commit: dirty, with damaged derived
+   * indexes, and the slot it was committing half rewritten. */
+  h->hd_dirty = 1;
+  h->hd_intent_op = PQ_OP_COMMIT;
+  h->hd_intent_slot = 19;
+  clear_hash(p, h);
+  slot0(p, h)[19].ps_key += 1; /* checksum now stale */
+  pq_t *pq;
+  assert_int_equal(pq_open(path, PQ_READONLY, &pq, NULL), PQ_OK);
+  struct count c = count_all(pq); /* a reader repairs, too */
+  assert_int_equal(c.n, 19);
+  assert_int_equal(c.bad, 0);
+  assert_int_equal(h->hd_dirty, 0);
+  assert_int_equal(h->hd_repairs, 1);
+  tu_check(pq);
+  pq_close(pq);
+  /* The product that was being committed can be inserted again. */
+  assert_int_equal(pq_open(path, 0, &pq, NULL), PQ_OK);
+  pq_prod_info info;
+  tu_product(&info, buf, 1000 + 19, 19);
+  assert_int_equal(pq_insert(pq, &info, buf), PQ_OK);
+  tu_check(pq);
+  pq_close(pq);
+  munmap(p, len);
+}
+
+static void test_readonly_file_cannot_repair(void **state) {
+  (void)state;
+  if (geteuid() == 0)
+    skip(); /* root writes any file */
+  make_queue(3);
+  size_t len;
+  uint8_t *p = map_file(&len);
+  ((struct pq_hdr *)p)->hd_dirty = 1;
+  munmap(p, len);
+  assert_int_equal(chmod(path, 0444), 0);
+  pq_t *pq;
+  assert_int_equal(pq_open(path, PQ_READONLY, &pq, NULL), PQ_OK);
+  struct count c = {0, 0};
+  assert_int_equal(pq_next(pq, PQ_FORWARD, NULL, count_intact, &c), PQ_CORRUPT);
+  pq_close(pq);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_refuses_foreign_files, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_refuses_damaged_queues, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_damage_detected_and_repaired, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_crash_mid_change_repaired, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_readonly_file_cannot_repair, setup,
+                                      teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
