@@ -145,7 +145,8 @@ static bool resv_ok(pq_t *pq, const pq_resv *resv) {
          s->ps_owner_gen == pq->writer_gen;
 }
 
-int pq_commit(pq_t *pq, pq_resv *resv) {
+/* Commit at `at` (0: now, made strictly increasing). */
+static int commit(pq_t *pq, pq_resv *resv, uint64_t at) {
   int rc = pq__check_owner(pq);
   if (rc != PQ_OK)
     return rc;
@@ -164,14 +165,26 @@ int pq_commit(pq_t *pq, pq_resv *resv) {
   }
   struct pq_hdr *h = pq->hdr;
   pq__mutate_begin(pq, PQ_OP_COMMIT, slot);
-  uint64_t now = pq__now_us();
-  uint64_t key = now > h->hd_last_key ? now : h->hd_last_key + 1;
   struct pq_slot *s = &pq->slots[slot];
+  uint64_t key = at;
+  if (key == 0) {
+    uint64_t now = pq__now_us();
+    key = now > h->hd_last_key ? now : h->hd_last_key + 1;
+  }
+  uint64_t resv_id = s->ps_key;
   s->ps_key = key;
+  rc = pq__ti_insert(pq, slot);
+  if (rc == PQ_DUP) { /* nothing linked: still a reservation */
+    s->ps_key = resv_id;
+    pq__mutate_end(pq);
+    pq__ctl_unlock(pq);
+    return PQ__FAIL(pq, PQ_DUP, 0, "%s: insertion time %llu is taken", pq->path,
+                    (unsigned long long)key);
+  }
   pq__slot_publish(s, PQ_SLOT_COMMITTED);
-  rc = pq__ti_append(pq, slot);
-  h->hd_last_key = key;
-  h->hd_most_recent = key;
+  if (key > h->hd_last_key)
+    h->hd_last_key = key;
+  h->hd_most_recent = h->hd_last_key;
   h->hd_nresv--;
   h->hd_nprods++;
   if (rc == PQ_OK)
@@ -180,6 +193,18 @@ int pq_commit(pq_t *pq, pq_resv *resv) {
   pq->has_resv = false;
   pq__notify_commit(pq);
   return rc == PQ_OK ? PQ_OK : PQ__FAIL(pq, rc, 0, "%s: time index", pq->path);
+}
+
+int pq_commit(pq_t *pq, pq_resv *resv) {
+  return commit(pq, resv, 0);
+}
+
+int pq_commit_at(pq_t *pq, pq_resv *resv, uint64_t inserted_us) {
+  if (inserted_us == 0 || inserted_us >= PQ_CURSOR_END)
+    return pq == NULL ? PQ_INVAL
+                      : PQ__FAIL(pq, PQ_INVAL, 0, "insertion time %llu",
+                                 (unsigned long long)inserted_us);
+  return commit(pq, resv, inserted_us);
 }
 
 int pq_discard(pq_t *pq, pq_resv *resv) {

@@ -133,6 +133,9 @@ unsigned pq__ti_level(uint64_t key, unsigned maxlevels);
 void pq__ti_clear(pq_t *pq);
 int pq__ti_append(pq_t *pq, uint32_t slot);
 int pq__ti_remove(pq_t *pq, uint32_t slot);
+/* Link a slot at its key's place (not only at the tail); PQ_DUP if a
+ * product already has that insertion time. */
+int pq__ti_insert(pq_t *pq, uint32_t slot);
 uint32_t pq__ti_first(pq_t *pq);
 uint32_t pq__ti_last(pq_t *pq);
 uint32_t pq__ti_next(pq_t *pq, uint32_t slot);

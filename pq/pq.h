@@ -299,6 +299,18 @@ int pq_reserve(pq_t *pq, const pq_prod_info *info, pq_resv *resv);
  */
 int pq_commit(pq_t *pq, pq_resv *resv);
 
+/**
+ * Commit with a given insertion time instead of now: for copying a queue
+ * (pqcopy) and restoring a snapshot, which keep products' insertion times.
+ * The product takes its place in insertion order even if newer products are
+ * queued; a reader whose cursor is already past that time does not see it.
+ * @param inserted_us microseconds since the epoch, 1 .. PQ_CURSOR_END - 1
+ * @retval as pq_commit(), plus PQ_INVAL for a time out of range and PQ_DUP
+ *         if a queued product has that insertion time (the reservation is
+ *         then still open: discard it)
+ */
+int pq_commit_at(pq_t *pq, pq_resv *resv, uint64_t inserted_us);
+
 /** Abandon a reservation: its space and signature are freed.
  *  @retval PQ_OK, PQ_BADRESV, PQ_FORKED, PQ_SYSTEM */
 int pq_discard(pq_t *pq, pq_resv *resv);

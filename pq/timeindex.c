@@ -70,6 +70,37 @@ int pq__ti_append(pq_t *pq, uint32_t slot) {
   return PQ_OK;
 }
 
+int pq__ti_insert(pq_t *pq, uint32_t slot) {
+  uint64_t k = pq->slots[slot].ps_key;
+  uint32_t tail = pq->hdr->hd_tails[0];
+  if (tail == HEAD(pq) || (tail < pq->nslots && key_of(pq, tail) < k))
+    return pq__ti_append(pq, slot);
+  unsigned lv = pq__ti_level(k, pq->levels);
+  uint32_t update[PQ_MAX_LEVELS] = {0};
+  uint32_t x = HEAD(pq);
+  for (unsigned l = pq->levels; l-- > 0;) {
+    for (uint32_t n; (n = next_at(pq, x, l)) != PQ_NIL && key_of(pq, n) < k;)
+      x = n;
+    update[l] = x;
+  }
+  uint32_t after = next_at(pq, update[0], 0);
+  if (after != PQ_NIL && key_of(pq, after) == k)
+    return PQ_DUP;
+  for (unsigned l = 0; l < pq->levels; l++)
+    *pq__ti_next_ptr(pq, slot, l) = PQ_NIL;
+  for (unsigned l = 0; l < lv; l++) {
+    *pq__ti_next_ptr(pq, slot, l) = *pq__ti_next_ptr(pq, update[l], l);
+    *pq__ti_next_ptr(pq, update[l], l) = slot;
+    if (pq->hdr->hd_tails[l] == update[l] &&
+        *pq__ti_next_ptr(pq, slot, l) == PQ_NIL)
+      pq->hdr->hd_tails[l] = slot;
+  }
+  *pq__ti_prev_ptr(pq, slot) = update[0];
+  if (after != PQ_NIL)
+    *pq__ti_prev_ptr(pq, after) = slot;
+  return PQ_OK;
+}
+
 int pq__ti_remove(pq_t *pq, uint32_t slot) {
   uint64_t k = pq->slots[slot].ps_key;
   unsigned lv = pq__ti_level(k, pq->levels);

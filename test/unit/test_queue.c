@@ -281,6 +281,46 @@ static void test_reservations(void **state) {
   pq_close(pq);
 }
 
+static void test_commit_at(void **state) {
+  (void)state;
+  pq_t *pq = tu_create(path, 1 << 20, 64);
+  const uint64_t t[] = {5000000, 1000000, 3000000, 9000000, 2000000};
+  for (unsigned i = 0; i < 5; i++) {
+    pq_prod_info info;
+    tu_product(&info, buf, 100, i);
+    pq_resv r;
+    assert_int_equal(pq_reserve(pq, &info, &r), PQ_OK);
+    memcpy(r.pr_data, buf, 100);
+    assert_int_equal(pq_commit_at(pq, &r, t[i]), PQ_OK);
+    tu_check(pq);
+  }
+  pq_prod_info info;
+  tu_product(&info, buf, 100, 9);
+  pq_resv r;
+  assert_int_equal(pq_reserve(pq, &info, &r), PQ_OK);
+  assert_int_equal(pq_commit_at(pq, &r, 0), PQ_INVAL);
+  assert_int_equal(pq_commit_at(pq, &r, 3000000), PQ_DUP); /* taken */
+  tu_check(pq);
+  assert_int_equal(pq_commit_at(pq, &r, 4000000), PQ_OK);
+  struct seen s = {0};
+  uint64_t prev = 0;
+  while (pq_next(pq, PQ_FORWARD, NULL, collect, &s) == PQ_OK) {
+    assert_true(s.last > prev);
+    prev = s.last;
+  }
+  assert_int_equal(s.n, 6);
+  const uint32_t order[] = {1, 4, 2, 9, 0, 3};
+  for (unsigned i = 0; i < 6; i++)
+    assert_int_equal(s.seqnos[i], order[i]);
+  /* A later plain commit still gets a time after every one of them. */
+  insert_n(pq, 1, 10, 100);
+  pq_cursor_set(pq, 9000000);
+  assert_int_equal(pq_next(pq, PQ_FORWARD, NULL, collect, &s), PQ_OK);
+  assert_int_equal(s.seqnos[6], 10);
+  tu_check(pq);
+  pq_close(pq);
+}
+
 static int stop_at_7(const pq_prod_info *info, const void *data,
                      const pq_place *place, void *arg) {
   (void)data;
@@ -624,6 +664,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_readonly, setup, teardown),
       cmocka_unit_test_setup_teardown(test_reservations, setup, teardown),
       cmocka_unit_test_setup_teardown(test_cursors_and_find, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_commit_at, setup, teardown),
       cmocka_unit_test_setup_teardown(test_class_filter, setup, teardown),
       cmocka_unit_test_setup_teardown(test_delete_expire, setup, teardown),
       cmocka_unit_test_setup_teardown(test_stats, setup, teardown),
