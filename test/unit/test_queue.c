@@ -8,6 +8,8 @@
 #include "testutil.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <sys/resource.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -653,6 +655,108 @@ static void test_injected_failures(void **state) {
   pq_close(pq);
 }
 
+static void test_too_many_writers(void **state) {
+  (void)state;
+  struct rlimit rl;
+  assert_int_equal(getrlimit(RLIMIT_NOFILE, &rl), 0);
+  if (rl.rlim_max < PQ_MAX_WRITERS + 64)
+    skip();
+  struct rlimit more = {PQ_MAX_WRITERS + 64, rl.rlim_max};
+  assert_int_equal(setrlimit(RLIMIT_NOFILE, &more), 0);
+  static pq_t *w[PQ_MAX_WRITERS];
+  w[0] = tu_create(path, 64 * 1024, 16);
+  for (unsigned i = 1; i < PQ_MAX_WRITERS; i++)
+    assert_int_equal(pq_open(path, 0, &w[i], NULL), PQ_OK);
+  pq_t *extra;
+  pq_error err;
+  assert_int_equal(pq_open(path, 0, &extra, &err), PQ_WRITERS);
+  assert_int_equal(pq_open(path, PQ_READONLY, &extra, &err), PQ_OK);
+  pq_close(extra);
+  pq_close(w[7]);
+  assert_int_equal(pq_open(path, 0, &w[7], &err), PQ_OK); /* byte 7 again */
+  insert_n(w[7], 3, 0, 100);
+  tu_check(w[7]);
+  for (unsigned i = 0; i < PQ_MAX_WRITERS; i++)
+    pq_close(w[i]);
+  setrlimit(RLIMIT_NOFILE, &rl);
+}
+
+/* Threads, each with its own handle: 4 writers and 4 readers at once. */
+enum { THREAD_PRODUCTS = 2000 };
+
+struct thread_arg {
+  unsigned id;
+  int rc;
+  unsigned seen;
+};
+
+static void *writer_thread(void *p) {
+  struct thread_arg *a = p;
+  pq_t *pq;
+  static _Thread_local uint8_t b[4096];
+  a->rc = pq_open(path, 0, &pq, NULL);
+  for (unsigned i = 0; i < THREAD_PRODUCTS && a->rc == PQ_OK; i++) {
+    pq_prod_info info;
+    tu_product(&info, b, 1 + (i * 131 + a->id) % sizeof b, a->id * 100000u + i);
+    a->rc = pq_insert(pq, &info, b);
+  }
+  pq_close(pq);
+  return NULL;
+}
+
+static int check_thread_product(const pq_prod_info *info, const void *data,
+                                const pq_place *place, void *arg) {
+  struct thread_arg *a = arg;
+  uint8_t sig[PQ_SIGLEN];
+  (void)place;
+  pq_md5(data, info->size, sig);
+  if (memcmp(sig, info->signature, PQ_SIGLEN) != 0)
+    a->rc = PQ_CORRUPT;
+  a->seen++;
+  return 0;
+}
+
+static void *reader_thread(void *p) {
+  struct thread_arg *a = p;
+  pq_t *pq;
+  a->rc = pq_open(path, PQ_READONLY, &pq, NULL);
+  int64_t deadline = mono_ms() + 60000;
+  while (a->rc == PQ_OK && a->seen < 4 * THREAD_PRODUCTS &&
+         mono_ms() < deadline) {
+    int rc = pq_next(pq, PQ_FORWARD, NULL, check_thread_product, a);
+    if (rc == PQ_END)
+      rc = pq_wait(pq, 1000) == PQ_FORKED ? PQ_FORKED : PQ_OK;
+    if (rc != PQ_OK)
+      a->rc = rc;
+  }
+  pq_close(pq);
+  return NULL;
+}
+
+static void test_threads(void **state) {
+  (void)state;
+  pq_close(tu_create(path, 64 << 20, 10000));
+  pthread_t t[8];
+  struct thread_arg a[8];
+  for (unsigned i = 0; i < 8; i++) {
+    a[i] = (struct thread_arg){.id = i};
+    assert_int_equal(pthread_create(&t[i], NULL,
+                                    i < 4 ? writer_thread : reader_thread,
+                                    &a[i]),
+                     0);
+  }
+  for (unsigned i = 0; i < 8; i++) {
+    pthread_join(t[i], NULL);
+    assert_int_equal(a[i].rc, PQ_OK);
+    if (i >= 4)
+      assert_int_equal(a[i].seen, 4 * THREAD_PRODUCTS);
+  }
+  pq_t *pq;
+  assert_int_equal(pq_open(path, 0, &pq, NULL), PQ_OK);
+  tu_check(pq);
+  pq_close(pq);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_strerror_all),
@@ -673,6 +777,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_fork_handle, setup, teardown),
       cmocka_unit_test_setup_teardown(test_writer_count, setup, teardown),
       cmocka_unit_test_setup_teardown(test_injected_failures, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_too_many_writers, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_threads, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

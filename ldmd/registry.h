@@ -1,0 +1,106 @@
+/*
+ * registry.h - the LDM registry: site parameters in an XML file read with
+ * libxml2, with LDM's key paths and defaults (ldm6-protocol.md section 10).
+ *
+ * A key path /a/b/c is the text of <registry><a><b><c>.  A key missing from
+ * the file, or a missing file, gives the built-in default.  A malformed file
+ * is an error that names the file and line.  The file is read under a shared
+ * fcntl lock and written (whole, to a temporary file renamed into place)
+ * under an exclusive one.
+ *
+ * Where the registry is: the path given to ldm_reg_open(), else
+ * $LDM_REGISTRY (a file path), else $LDM_REGISTRY_DIR/registry.xml, else
+ * $LDMHOME/etc/registry.xml, with LDMHOME from the environment or
+ * LDM_HOME_DEFAULT.  Tests point LDM_REGISTRY at a scratch file so they never
+ * touch a system path.
+ *
+ * Values: strings; unsigned integers (strtoull base 0); sizes with decimal
+ * suffixes k/K, M, G (x1e3, x1e6, x1e9, as LDM); booleans TRUE/YES/1 or
+ * FALSE/NO/0 (case-insensitive); times YYYYMMDDThhmmss[.uuuuuu]; signatures
+ * as 32 hex digits.  Defaults that name files contain $LDMHOME, expanded
+ * when read.
+ *
+ * Not thread-safe per handle; safe across fork() for reading.
+ */
+#ifndef LDMD_REGISTRY_H
+#define LDMD_REGISTRY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define LDM_HOME_DEFAULT "/var/lib/ldm"
+
+/* Key paths (LDM's names). */
+#define REG_HOSTNAME "/hostname"
+#define REG_QUEUE_PATH "/queue/path"   /* default /dev/shm/ldm.pq */
+#define REG_QUEUE_SIZE "/queue/size"   /* default 500M */
+#define REG_QUEUE_SLOTS "/queue/slots" /* default "default" */
+#define REG_LDMD_CONFIG "/server/config-path"
+#define REG_IP_ADDR "/server/ip-addr"
+#define REG_PORT "/server/port"
+#define REG_MAX_CLIENTS "/server/max-clients"
+#define REG_MAX_LATENCY "/server/max-latency"
+#define REG_TIME_OFFSET "/server/time-offset"
+#define REG_ANTI_DOS "/server/enable-anti-DOS"
+#define REG_PQACT_CONFIG "/pqact/config-path"
+#define REG_PQACT_DATADIR "/pqact/datadir-path"
+#define REG_LOG_FILE "/log/file"
+#define REG_LOG_COUNT "/log/count"
+#define REG_LOG_ROTATE "/log/rotate"
+#define REG_INSERTION_CHECK "/insertion-check-interval"
+#define REG_RECONCILIATION "/reconciliation-mode"
+#define REG_DELETE_INFO_FILES "/delete-info-files"
+
+/* Results. */
+#define LDM_REG_OK 0
+#define LDM_REG_NOENT 1  /* no such key and no default */
+#define LDM_REG_EVALUE 2 /* the value is not of the asked type */
+#define LDM_REG_EFILE 3  /* the file is malformed (message names the line) */
+#define LDM_REG_ESYS 4   /* a system call failed (message names it) */
+#define LDM_REG_EINVAL 5 /* bad key path or argument */
+
+typedef struct ldm_registry ldm_registry;
+
+/** Resolve the registry file path (see above) into buf. */
+const char *ldm_reg_default_path(char *buf, size_t len);
+
+/**
+ * Read the registry.  A missing file is not an error (defaults apply).
+ * @param path NULL for the default location
+ * @param err, errlen  message on failure (may be NULL, 0)
+ * @return LDM_REG_OK, LDM_REG_EFILE, LDM_REG_ESYS
+ */
+int ldm_reg_open(const char *path, ldm_registry **reg, char *err,
+                 size_t errlen);
+void ldm_reg_close(ldm_registry *reg);
+const char *ldm_reg_path(const ldm_registry *reg);
+/** Message of the last failure on this handle. */
+const char *ldm_reg_error(const ldm_registry *reg);
+
+int ldm_reg_get_string(ldm_registry *reg, const char *key, char *buf,
+                       size_t len);
+int ldm_reg_get_uint(ldm_registry *reg, const char *key, uint64_t *value);
+int ldm_reg_get_size(ldm_registry *reg, const char *key, uint64_t *value);
+int ldm_reg_get_bool(ldm_registry *reg, const char *key, bool *value);
+/** Is the key set in the file (not only by default)? */
+bool ldm_reg_is_set(ldm_registry *reg, const char *key);
+
+/** Set a key (creating elements as needed) and write the file. */
+int ldm_reg_set_string(ldm_registry *reg, const char *key, const char *value);
+/** Remove a key from the file (its default applies again). */
+int ldm_reg_remove(ldm_registry *reg, const char *key);
+
+/** Call fn for every key under prefix ("/" for all), file keys and
+ *  defaults, in path order; a non-zero return stops the walk and is
+ *  returned. */
+int ldm_reg_walk(ldm_registry *reg, const char *prefix,
+                 int (*fn)(const char *key, const char *value, bool is_default,
+                           void *arg),
+                 void *arg);
+
+/** Parse a size with LDM's decimal suffixes ("500M" = 500,000,000).
+ *  @return 0, or -1 if malformed or out of range. */
+int ldm_parse_size(const char *s, uint64_t *value);
+
+#endif /* LDMD_REGISTRY_H */
