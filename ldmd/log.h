@@ -5,15 +5,25 @@
  * the default is NOTICE, `-v` selects INFO and `-x` DEBUG.  Destinations as
  * LDM's `-l` option: "" is syslog (facility LOCAL0, LOG_PID|LOG_NDELAY),
  * "-" is stderr, anything else a file appended to.  Without -l: stderr,
- * unless stderr is /dev/null (a daemon), then the registry's /log/file.
+ * unless stderr is /dev/null or closed (a daemon), then the registry's
+ * /log/file (syslog if that file cannot be opened).  The default is settled
+ * by the first message or ldm_log_get_destination(), so -l can replace it
+ * without a file being opened first.
  *
  * File and stderr lines use LDM's "simple" format, one output line per
  * message line:
  *   YYYYMMDDThhmmss.uuuuuuZ <ident>[<pid>] (pad to col 52)<file>:<func>:<line>
  *   (pad to col 88)<LEVEL> (pad to col 94)<message>
+ * Columns count from 0 (the location follows 52 characters); a field that
+ * overruns its column pushes the next one right by one space.  The time is
+ * UTC and <file> the base name of the source file.  Each line is one
+ * write(2) to a descriptor opened O_APPEND.  Syslog gets
+ * "<file>:<line>:<func>() <message>" per line, at the matching priority
+ * (FATAL is LOG_CRIT).
  *
  * The logger is process-wide state (one per process, like the process's
- * stderr).  Every function is async-signal-unsafe except
+ * stderr), guarded by a mutex so threads may share it.  Logging preserves
+ * errno.  Every function is async-signal-unsafe except
  * ldm_log_request_refresh() and ldm_log_request_roll(), which only set flags
  * that the next message acts on: call them from SIGUSR1 / SIGUSR2 handlers.
  * After fork() the child keeps the parent's destination; call
@@ -60,8 +70,8 @@ void ldm_log_request_refresh(void);
 /** Async-signal-safe: roll the level before the next message.  SIGUSR2. */
 void ldm_log_request_roll(void);
 
-void ldm_log_write(enum ldm_log_level level, const char *file,
-                   const char *func, int line, const char *fmt, ...)
+void ldm_log_write(enum ldm_log_level level, const char *file, const char *func,
+                   int line, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 
 #define ldm_log(level, ...)                                                    \

@@ -2,11 +2,16 @@
  * registry.h - the LDM registry: site parameters in an XML file read with
  * libxml2, with LDM's key paths and defaults (ldm6-protocol.md section 10).
  *
- * A key path /a/b/c is the text of <registry><a><b><c>.  A key missing from
- * the file, or a missing file, gives the built-in default.  A malformed file
- * is an error that names the file and line.  The file is read under a shared
- * fcntl lock and written (whole, to a temporary file renamed into place)
- * under an exclusive one.
+ * A key path /a/b/c is the text of <registry><a><b><c>, without surrounding
+ * white space; an element with elements inside, or with only comments (keys
+ * commented out), is a node, not a key; <c/> is a key whose value is "".  A
+ * key
+ * missing from the file, or a missing or empty file, gives the built-in
+ * default.  A malformed file is an error that names the file and line.  The
+ * file is read under a shared fcntl lock and written (re-read, changed,
+ * written whole to a temporary file renamed into place) under an exclusive
+ * one, so concurrent writers do not lose each other's changes.  A registry
+ * reached through a symbolic link is replaced where the link points.
  *
  * Where the registry is: the path given to ldm_reg_open(), else
  * $LDM_REGISTRY (a file path), else $LDM_REGISTRY_DIR/registry.xml, else
@@ -14,11 +19,16 @@
  * LDM_HOME_DEFAULT.  Tests point LDM_REGISTRY at a scratch file so they never
  * touch a system path.
  *
- * Values: strings; unsigned integers (strtoull base 0); sizes with decimal
- * suffixes k/K, M, G (x1e3, x1e6, x1e9, as LDM); booleans TRUE/YES/1 or
- * FALSE/NO/0 (case-insensitive); times YYYYMMDDThhmmss[.uuuuuu]; signatures
- * as 32 hex digits.  Defaults that name files contain $LDMHOME, expanded
- * when read.
+ * Values: strings; unsigned integers (strtoull base 0); sizes, the same with
+ * a decimal suffix k, M or G in either case (x1e3, x1e6, x1e9, as LDM);
+ * booleans TRUE/YES/AFIRMATIVE/AFFIRMATIVE or FALSE/NO/NEGATIVE
+ * (case-insensitive) or any integer, non-zero being true; times
+ * YYYYMMDDThhmmss[.uuuuuu]; signatures as 32 hex digits.  Defaults that name
+ * files contain $LDMHOME, expanded when read; /hostname defaults to
+ * gethostname() at the time it is read.  The built-in keys have types that
+ * ldm_reg_set_string() enforces (a port is an integer 1-65535, /queue/size a
+ * size, /queue/slots "default" or an integer, booleans booleans,
+ * /reconciliation-mode one of LDM's three modes); other keys are strings.
  *
  * Not thread-safe per handle; safe across fork() for reading.
  */
@@ -62,14 +72,16 @@
 
 typedef struct ldm_registry ldm_registry;
 
-/** Resolve the registry file path (see above) into buf. */
+/** Resolve the registry file path (see above) into buf.
+ *  @return buf, or NULL if the path does not fit in len bytes. */
 const char *ldm_reg_default_path(char *buf, size_t len);
 
 /**
  * Read the registry.  A missing file is not an error (defaults apply).
  * @param path NULL for the default location
  * @param err, errlen  message on failure (may be NULL, 0)
- * @return LDM_REG_OK, LDM_REG_EFILE, LDM_REG_ESYS
+ * @return LDM_REG_OK, LDM_REG_EFILE, LDM_REG_ESYS (LDM_REG_EINVAL if reg
+ *         is NULL); on failure *reg is NULL.
  */
 int ldm_reg_open(const char *path, ldm_registry **reg, char *err,
                  size_t errlen);
@@ -78,6 +90,14 @@ const char *ldm_reg_path(const ldm_registry *reg);
 /** Message of the last failure on this handle. */
 const char *ldm_reg_error(const ldm_registry *reg);
 
+/*
+ * Getters: the value in the file as read by ldm_reg_open() (or as written by
+ * this handle since), else the default.
+ * @return LDM_REG_OK; LDM_REG_NOENT (not in the file, no default);
+ *         LDM_REG_EVALUE (not of the asked type); LDM_REG_EINVAL (bad key,
+ *         or for get_string a value that does not fit in len bytes with its
+ *         NUL); LDM_REG_ESYS.  The handle's message says which.
+ */
 int ldm_reg_get_string(ldm_registry *reg, const char *key, char *buf,
                        size_t len);
 int ldm_reg_get_uint(ldm_registry *reg, const char *key, uint64_t *value);
@@ -86,14 +106,37 @@ int ldm_reg_get_bool(ldm_registry *reg, const char *key, bool *value);
 /** Is the key set in the file (not only by default)? */
 bool ldm_reg_is_set(ldm_registry *reg, const char *key);
 
-/** Set a key (creating elements as needed) and write the file. */
+/**
+ * Set a key (creating elements as needed) and write the file, creating it
+ * if missing (its directory must exist).
+ * @return LDM_REG_OK; LDM_REG_EVALUE (the value is not of the key's type,
+ *         or has control characters or bad UTF-8); LDM_REG_EINVAL (bad key,
+ *         or the key is a node or lies below a value); LDM_REG_EFILE (the
+ *         file as re-read is malformed); LDM_REG_ESYS.
+ */
 int ldm_reg_set_string(ldm_registry *reg, const char *key, const char *value);
-/** Remove a key from the file (its default applies again). */
+/**
+ * Remove a key from the file (its default applies again).  A node goes with
+ * every key below it, "/" with every key; nodes left empty go too.
+ * @return LDM_REG_OK; LDM_REG_NOENT if nothing at key is in the file;
+ *         LDM_REG_EINVAL, LDM_REG_EFILE, LDM_REG_ESYS as for setting.
+ */
 int ldm_reg_remove(ldm_registry *reg, const char *key);
 
+/**
+ * Write an empty registry (<registry/>) at path (NULL for the default
+ * location): if reset, in place of whatever is there, malformed or not;
+ * else only if there is no file or an empty one.  Under the write lock.
+ * For `regutil -c` and `regutil -R`.
+ * @return LDM_REG_OK or LDM_REG_ESYS, with a message in err.
+ */
+int ldm_reg_create(const char *path, bool reset, char *err, size_t errlen);
+
 /** Call fn for every key under prefix ("/" for all), file keys and
- *  defaults, in path order; a non-zero return stops the walk and is
- *  returned. */
+ *  defaults, in path order (component by component, bytewise, so /a/b
+ *  comes before /a-b); a non-zero return stops the walk and is returned.
+ *  @return 0, fn's non-zero return, or LDM_REG_EINVAL (bad prefix) or
+ *          LDM_REG_ESYS: fn should return values it can tell from these. */
 int ldm_reg_walk(ldm_registry *reg, const char *prefix,
                  int (*fn)(const char *key, const char *value, bool is_default,
                            void *arg),

@@ -7,3 +7,21 @@ pq_unit_test(test_queue)
 pq_unit_test(test_ring)
 pq_unit_test(test_badfile)
 pq_unit_test(test_bigfile)
+pq_unit_test(test_log)
+target_link_libraries(test_log PRIVATE ldm)
+pq_unit_test(test_registry)
+target_link_libraries(test_registry PRIVATE ldm)
+target_compile_definitions(test_registry PRIVATE
+  LDM_SOURCE_DIR="${CMAKE_SOURCE_DIR}" REGUTIL_PATH="$<TARGET_FILE:regutil>")
+add_dependencies(test_registry regutil)
+pq_unit_test(test_ldmd_conf)
+target_link_libraries(test_ldmd_conf PRIVATE ldm)
+# The LDM-6 protocol codec (ldmd/ldm6_xdr.c, ldmd/rpc_msg.c).  The capture
+# of a real LDM session is read at run time from ../shared/vectors/ldm6
+# (or $LDM6_VECTORS); without it the capture tests are skipped.
+pq_unit_test(test_ldm6_xdr)
+target_link_libraries(test_ldm6_xdr PRIVATE ldm)
+target_compile_definitions(test_ldm6_xdr PRIVATE
+  LDM6_VECTORS_DIR="${CMAKE_SOURCE_DIR}/../shared/vectors/ldm6")
+pq_unit_test(test_rpc_msg)
+target_link_libraries(test_rpc_msg PRIVATE ldm)

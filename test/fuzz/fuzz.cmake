@@ -1,0 +1,75 @@
+# Fuzz targets (libFuzzer).  They need clang's -fsanitize=fuzzer whatever
+# compiler builds the rest, so each is compiled by a custom command that
+# calls clang on the sources it needs, with ASan and UBSan.  Without a
+# clang that can link libFuzzer the targets are skipped with a message.
+#
+# fuzz_ldm6: the LDM-6 XDR decoders, RPC headers and record framer.  The
+# test fuzz_ldm6_brief runs it for 20 seconds from seeds that ldm6_seeds
+# extracts from the captured LDM session.  It is labelled nosan: the target
+# carries its own sanitizers, so the sanitizer pass of scripts/dev.sh need
+# not run it a second time.
+find_program(PQ_FUZZ_CC NAMES clang clang-16 clang-15 clang-14)
+if(NOT PQ_FUZZ_CC)
+  message(STATUS "fuzz: no clang found; fuzz targets not built")
+  return()
+endif()
+
+set(_probe_dir ${CMAKE_CURRENT_BINARY_DIR}/fuzz_probe)
+file(MAKE_DIRECTORY ${_probe_dir})
+file(WRITE ${_probe_dir}/probe.c
+  "#include <stddef.h>\n#include <stdint.h>\n"
+  "int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n);\n"
+  "int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) {\n"
+  "  (void)d; (void)n; return 0;\n}\n")
+execute_process(
+  COMMAND ${PQ_FUZZ_CC} -fsanitize=fuzzer,address,undefined
+          ${_probe_dir}/probe.c -o ${_probe_dir}/probe
+  RESULT_VARIABLE _probe_rc OUTPUT_QUIET ERROR_QUIET)
+if(NOT _probe_rc EQUAL 0)
+  message(STATUS "fuzz: ${PQ_FUZZ_CC} cannot link libFuzzer "
+                 "(libclang-rt-dev missing?); fuzz targets not built")
+  return()
+endif()
+
+pkg_check_modules(FUZZ_TIRPC REQUIRED libtirpc)
+set(PQ_FUZZ_FLAGS -g -O1 -std=c11 -D_GNU_SOURCE
+    -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+    -Wformat=2 -fno-strict-aliasing
+    -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+    -I${CMAKE_SOURCE_DIR} ${FUZZ_TIRPC_CFLAGS})
+
+set(_src ${CMAKE_SOURCE_DIR})
+set(FUZZ_LDM6_SOURCES
+  ${CMAKE_CURRENT_LIST_DIR}/fuzz_ldm6.c
+  ${_src}/ldmd/ldm6_xdr.c
+  ${_src}/ldmd/rpc_msg.c
+  ${_src}/pq/prodclass.c
+  ${_src}/pq/timestamp.c)
+set(FUZZ_LDM6_BIN ${CMAKE_CURRENT_BINARY_DIR}/fuzz_ldm6)
+add_custom_command(OUTPUT ${FUZZ_LDM6_BIN}
+  COMMAND ${PQ_FUZZ_CC} ${PQ_FUZZ_FLAGS} ${FUZZ_LDM6_SOURCES}
+          -o ${FUZZ_LDM6_BIN} ${FUZZ_TIRPC_LDFLAGS}
+  DEPENDS ${FUZZ_LDM6_SOURCES}
+          ${_src}/ldmd/ldm6_xdr.h ${_src}/ldmd/ldm6_types.h
+          ${_src}/ldmd/rpc_msg.h ${_src}/pq/product.h
+  COMMENT "Building fuzz_ldm6 with ${PQ_FUZZ_CC} (libFuzzer, ASan, UBSan)"
+  VERBATIM)
+add_custom_target(fuzz_ldm6 ALL DEPENDS ${FUZZ_LDM6_BIN})
+
+add_executable(ldm6_seeds ${CMAKE_CURRENT_LIST_DIR}/ldm6_seeds.c)
+target_link_libraries(ldm6_seeds PRIVATE ldm)
+
+set(_corpus ${CMAKE_CURRENT_BINARY_DIR}/fuzz_ldm6_corpus)
+add_test(NAME fuzz_ldm6_seeds
+  COMMAND ldm6_seeds ${CMAKE_SOURCE_DIR}/../shared/vectors/ldm6
+          ${_corpus}/seeds)
+set_tests_properties(fuzz_ldm6_seeds PROPERTIES
+  FIXTURES_SETUP fuzz_ldm6_corpus LABELS "fuzz;nosan" TIMEOUT 60)
+# New inputs go to new/ (kept between runs); the seeds are rewritten.
+file(MAKE_DIRECTORY ${_corpus}/new)
+add_test(NAME fuzz_ldm6_brief
+  COMMAND ${FUZZ_LDM6_BIN} -max_total_time=20 -timeout=10 -rss_limit_mb=2048
+          -print_final_stats=1 -artifact_prefix=${CMAKE_CURRENT_BINARY_DIR}/fuzz_ldm6-
+          ${_corpus}/new ${_corpus}/seeds)
+set_tests_properties(fuzz_ldm6_brief PROPERTIES
+  FIXTURES_REQUIRED fuzz_ldm6_corpus LABELS "fuzz;nosan" TIMEOUT 120)
