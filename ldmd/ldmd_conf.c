@@ -33,8 +33,6 @@
 #define SHOW_LEN (4 * SHOW_MAX + 8)
 #define FT_LEN 192 /* pq_feedtype_format() needs 180 */
 #define ERE_ERRLEN 160
-#define ERE_MAX_COST 30000 /* tree nodes regcomp may build for one ERE */
-#define ERE_MAX_NEST 100   /* parentheses */
 
 /* ---------------------------------------------------------------------- */
 /* Messages                                                               */
@@ -530,121 +528,6 @@ static const char *vet_ere(const char *ere) {
 }
 
 /*
- * After "{" at c: an interval "m}", "m,}" or "m,n}"?  Then the position
- * after it, and in *grown the size that regcomp's tree of size last
- * becomes: a copy per repetition, and for the n-m optional copies of
- * "{m,n}" epsilon closures that grow with their square (".{1,3000}" takes
- * 70 MB, ".{1,30000}" 7 GB).  Else NULL.
- */
-static const char *ere_interval(const char *c, uint64_t last, uint64_t *grown) {
-  uint64_t m = 0, n = 0, copies, optional;
-  bool comma = false, digits = false;
-
-  for (c++; *c != '}'; c++) {
-    if (*c >= '0' && *c <= '9') {
-      uint64_t *v = comma ? &n : &m;
-
-      *v = *v > 100000 ? *v : *v * 10 + (uint64_t)(*c - '0');
-      digits = true;
-    } else if (*c == ',' && !comma) {
-      comma = true;
-    } else {
-      return NULL;
-    }
-  }
-  if (!digits)
-    return NULL;
-  copies = comma && n == 0 ? m + 1 : (n > m ? n : m);
-  optional = comma && n > m ? n - m : 0;
-  *grown = last * (copies > 0 ? copies : 1) + optional * optional * last / 300;
-  return c + 1;
-}
-
-/* After "[" at c: the position after the bracket expression. */
-static const char *ere_bracket(const char *c) {
-  c++;
-  if (*c == '^')
-    c++;
-  if (*c == ']')
-    c++;
-  for (; *c != '\0' && *c != ']'; c++)
-    if (c[0] == '[' && (c[1] == ':' || c[1] == '.' || c[1] == '=')) {
-      const char *end = strchr(c + 2, c[1]);
-
-      while (end != NULL && end[1] != ']')
-        end = strchr(end + 1, c[1]);
-      if (end == NULL)
-        return c + strlen(c);
-      c = end + 1;
-    }
-  return *c == ']' ? c + 1 : c;
-}
-
-static uint64_t ere_cost(const uint64_t *cost, size_t depth) {
-  uint64_t sum = 0;
-  size_t d;
-
-  for (d = 0; d <= depth; d++)
-    sum += cost[d];
-  return sum;
-}
-
-/*
- * glibc's regcomp copies the tree of a repeated expression once per copy
- * ("X+" is X X*, "X{9}" nine X), so stacked or nested repetitions grow
- * exponentially ("a++++++++++++++++++++++++++++++" takes gigabytes).  A
- * file must not do that to ldmd: estimate the nodes first.  cost[d] is
- * the size of the open group at depth d, last that of the latest atom; all
- * open groups count, since regcomp builds them before it finds a missing
- * ")".
- */
-static bool ere_tame(const char *ere) {
-  uint64_t cost[ERE_MAX_NEST + 1], last = 0;
-  const char *c = ere;
-  size_t depth = 0;
-
-  cost[0] = 0;
-  while (*c != '\0') {
-    uint64_t grown = 0; /* a repetition: what last becomes */
-    const char *after;
-
-    if (*c == '(') {
-      if (depth == ERE_MAX_NEST)
-        return false;
-      cost[++depth] = 0;
-      last = 0;
-      c++;
-      continue;
-    }
-    if (*c == '|') {
-      last = 0;
-      c++;
-      continue;
-    }
-    if (*c == ')' && depth > 0) {
-      last = cost[depth--] + 1;
-      cost[depth] += last;
-      c++;
-    } else if (*c == '*' || *c == '?' || *c == '+') {
-      grown = *c++ == '+' ? 2 * last : last + 1;
-    } else if (*c == '{' && (after = ere_interval(c, last, &grown)) != NULL) {
-      c = after;
-    } else {
-      c = *c == '[' ? ere_bracket(c) : c + (c[0] == '\\' && c[1] != '\0') + 1;
-      last = 1;
-      cost[depth] += 1;
-    }
-    if (grown > 0) {
-      cost[depth] += grown - last;
-      last = grown;
-    }
-    if (ere_cost(cost, depth) > ERE_MAX_COST)
-      return false;
-  }
-  return true;
-}
-
-/*
  * Compile the ERE of token t (what names it in messages) with flags, after
  * LDM's ".*" stripping.  On success re is compiled and, when kept is not
  * NULL, *kept is a copy of the ERE as compiled.
@@ -661,7 +544,7 @@ static int compile_ere(conf_parser *p, const conf_src *s, const conf_tok *t,
     if (rc != LDMD_CONF_OK)
       return rc;
   }
-  if (!ere_tame(ere))
+  if (!pq_ere_tame(ere))
     return fail(p, s, t->line,
                 "bad %s \"%s\": too complex (repetitions stacked or nested "
                 "too deeply)",

@@ -112,14 +112,17 @@ static int check_time(struct ck *c) {
   pq_t *pq = c->pq;
   qsort_r(c->comm, c->ncomm, sizeof *c->comm, by_key, pq->slots);
   uint32_t head = pq->nslots;
+  if (pq->hdr->hd_last_key > PQ_KEY_MAX)
+    return fail(c, 8, "last insertion time %llu out of range",
+                (unsigned long long)pq->hdr->hd_last_key);
   for (uint32_t j = 0; j < c->ncomm; j++) {
     uint64_t k = pq->slots[c->comm[j]].ps_key;
     if (j > 0 && k == pq->slots[c->comm[j - 1]].ps_key)
       return fail(c, 7, "slots %u and %u share an insertion time",
                   c->comm[j - 1], c->comm[j]);
-    if (k > pq->hdr->hd_last_key)
-      return fail(c, 8, "slot %u: insertion time after the last assigned",
-                  c->comm[j]);
+    if (k == 0 || k > pq->hdr->hd_last_key || k > PQ_KEY_MAX)
+      return fail(c, 8, "slot %u: insertion time %llu out of range", c->comm[j],
+                  (unsigned long long)k);
   }
   for (unsigned l = 0; l < pq->levels; l++) {
     uint32_t x = head;
@@ -202,8 +205,8 @@ static int check_rest(struct ck *c) {
                 (unsigned long long)h->hd_nresv,
                 (unsigned long long)h->hd_nbytes, c->ncomm, c->nused - c->ncomm,
                 (unsigned long long)bytes);
-  if (h->hd_head > pq->data_size)
-    return fail(c, 14, "write head %llu past the data area",
+  if (h->hd_head > pq->data_size || h->hd_head % PQ_ALIGN != 0)
+    return fail(c, 14, "write head %llu misaligned or past the data area",
                 (unsigned long long)h->hd_head);
   return PQ_OK;
 }

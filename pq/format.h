@@ -51,7 +51,8 @@
  *      strictly increasing insertion time, with consistent back links; every
  *      higher level is the subsequence of the nodes tall enough for it; the
  *      level tails are the last nodes of each level.
- *   8. Every insertion time is <= the header's last_key.
+ *   8. Every insertion time lies in [1, last_key], and last_key is at most
+ *      PQ_KEY_MAX.
  *   9. The signature hash holds exactly the used slots, each reachable from
  *      its home bucket without crossing an empty bucket, no signature twice.
  *  10. The free-slot stack holds exactly the free slots, once each.
@@ -60,7 +61,7 @@
  *  12. Every reservation belongs to a live writer (none leaked).
  *  13. Every committed product's record is well formed: magic, string
  *      lengths within LDM's bounds and NUL-free, data inside the region.
- *  14. The write head lies inside the data area.
+ *  14. The write head lies inside the data area, 8-byte aligned.
  */
 #ifndef PQ_FORMAT_H
 #define PQ_FORMAT_H
@@ -74,6 +75,8 @@
 #define PQ_ALIGN 8u
 #define PQ_MAX_LEVELS 16u
 #define PQ_NIL 0xffffffffu /* "no slot" in links */
+/* Insertion times are microseconds in [1, PQ_KEY_MAX] (year 146,000). */
+#define PQ_KEY_MAX (UINT64_C(1) << 62)
 
 #define PQ_HDR_OFF 0u
 #define PQ_WGEN_OFF 4096u /* writer generation table */

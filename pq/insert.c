@@ -171,6 +171,11 @@ static int commit(pq_t *pq, pq_resv *resv, uint64_t at) {
     uint64_t now = pq__now_us();
     key = now > h->hd_last_key ? now : h->hd_last_key + 1;
   }
+  if (key > PQ_KEY_MAX) { /* a damaged last_key: leave it to the repair */
+    pq__ctl_unlock(pq);
+    return PQ__FAIL(pq, PQ_CORRUPT, 0, "%s: last insertion time damaged",
+                    pq->path);
+  }
   uint64_t resv_id = s->ps_key;
   s->ps_key = key;
   rc = pq__ti_insert(pq, slot);
@@ -200,7 +205,7 @@ int pq_commit(pq_t *pq, pq_resv *resv) {
 }
 
 int pq_commit_at(pq_t *pq, pq_resv *resv, uint64_t inserted_us) {
-  if (inserted_us == 0 || inserted_us >= PQ_CURSOR_END)
+  if (inserted_us == 0 || inserted_us > PQ_KEY_MAX)
     return pq == NULL ? PQ_INVAL
                       : PQ__FAIL(pq, PQ_INVAL, 0, "insertion time %llu",
                                  (unsigned long long)inserted_us);

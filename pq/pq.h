@@ -304,7 +304,7 @@ int pq_commit(pq_t *pq, pq_resv *resv);
  * (pqcopy) and restoring a snapshot, which keep products' insertion times.
  * The product takes its place in insertion order even if newer products are
  * queued; a reader whose cursor is already past that time does not see it.
- * @param inserted_us microseconds since the epoch, 1 .. PQ_CURSOR_END - 1
+ * @param inserted_us microseconds since the epoch, 1 .. 2^62
  * @retval as pq_commit(), plus PQ_INVAL for a time out of range and PQ_DUP
  *         if a queued product has that insertion time (the reservation is
  *         then still open: discard it)

@@ -8,6 +8,7 @@
  */
 #include "pq/product.h"
 
+#include <stdio.h>
 #include <string.h>
 
 void pq_class_init(pq_class *cls, pq_timestamp from, pq_timestamp to) {
@@ -39,6 +40,13 @@ int pq_class_add(pq_class *cls, uint32_t feedtype, const char *pattern,
   /* Compile into the next slot; nspecs counts it only on success. */
   spec = &cls->specs[cls->nspecs];
   re = strip_dotstar(pattern, len);
+  if (!pq_ere_tame(re)) {
+    if (errbuf != NULL && errlen > 0)
+      snprintf(errbuf, errlen,
+               "pattern too complex (repetitions stacked or "
+               "nested too deeply)");
+    return PQ_CLASS_EPATTERN;
+  }
   rc = regcomp(&spec->re, re, REG_EXTENDED | REG_NOSUB);
   if (rc != 0) {
     if (errbuf != NULL && errlen > 0)

@@ -149,6 +149,14 @@ int pq_class_add(pq_class *cls, uint32_t feedtype, const char *pattern,
 #define PQ_CLASS_ELONG 2
 #define PQ_CLASS_EPATTERN 3
 
+/**
+ * Is the ERE safe to give regcomp()?  False for patterns whose compiled form
+ * would explode (stacked or nested repetitions such as "((a{255}){255})" or
+ * ".{1,30000}"), which glibc compiles in gigabytes and seconds.
+ * pq_class_add() refuses such patterns as PQ_CLASS_EPATTERN.
+ */
+bool pq_ere_tame(const char *ere);
+
 /** Free the compiled patterns; the class is then empty.  Safe twice. */
 void pq_class_free(pq_class *cls);
 

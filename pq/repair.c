@@ -40,6 +40,8 @@ static bool slot_sound(pq_t *pq, uint32_t i) {
     return false;
   if (pq__slot_state(s) != PQ_SLOT_COMMITTED)
     return true; /* a reservation's data is still being written */
+  if (s->ps_key == 0 || s->ps_key > PQ_KEY_MAX)
+    return false;
   pq_prod_info info;
   const uint8_t *data;
   return pq__rec_decode(pq, i, &info, &data) == PQ_OK;
@@ -119,7 +121,8 @@ int pq__rebuild(pq_t *pq, uint64_t *droppedp, uint64_t *reclaimedp) {
   }
   nused = kept;
 
-  uint64_t nbytes = 0, maxkey = h->hd_last_key;
+  uint64_t nbytes = 0,
+           maxkey = h->hd_last_key > PQ_KEY_MAX ? 0 : h->hd_last_key;
   uint32_t nresv = 0;
   for (uint32_t j = 0; j < nused; j++) {
     const struct pq_slot *s = &pq->slots[used[j]];
@@ -164,7 +167,7 @@ int pq__rebuild(pq_t *pq, uint64_t *droppedp, uint64_t *reclaimedp) {
   h->hd_last_key = maxkey;
 
   /* The head stays where it was, after the region that precedes it. */
-  if (h->hd_head > pq->data_size)
+  if (h->hd_head > pq->data_size || h->hd_head % PQ_ALIGN != 0)
     h->hd_head = 0;
   uint32_t prev = n;
   for (uint32_t j = 0; j < nused && pq->slots[used[j]].ps_offset < h->hd_head;

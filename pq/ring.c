@@ -105,8 +105,8 @@ static uint32_t region_before(pq_t *pq, uint64_t pos) {
 int pq__ring_alloc(pq_t *pq, uint64_t extent, uint64_t *off, uint32_t *prevp) {
   struct pq_hdr *h = pq->hdr;
   uint64_t pos = h->hd_head;
-  if (pos > pq->data_size)
-    pos = 0;
+  if (pos > pq->data_size || pos % PQ_ALIGN != 0)
+    pos = 0; /* damaged: any sound place will do */
   uint32_t prev = h->hd_head_prev;
   if (prev > SENT(pq) ||
       (prev < SENT(pq) &&

@@ -44,6 +44,7 @@ set(FUZZ_LDM6_SOURCES
   ${_src}/ldmd/ldm6_xdr.c
   ${_src}/ldmd/rpc_msg.c
   ${_src}/pq/prodclass.c
+  ${_src}/pq/ere.c
   ${_src}/pq/timestamp.c)
 set(FUZZ_LDM6_BIN ${CMAKE_CURRENT_BINARY_DIR}/fuzz_ldm6)
 add_custom_command(OUTPUT ${FUZZ_LDM6_BIN}
@@ -73,3 +74,30 @@ add_test(NAME fuzz_ldm6_brief
           ${_corpus}/new ${_corpus}/seeds)
 set_tests_properties(fuzz_ldm6_brief PROPERTIES
   FIXTURES_REQUIRED fuzz_ldm6_corpus LABELS "fuzz;nosan" TIMEOUT 120)
+
+# fuzz_ldmd_conf: the ldmd.conf parser and the access rules on what it read.
+# fuzz_pq: a queue file whose slots, indexes and records were damaged, opened,
+# checked, read, written and repaired.  Each runs briefly in the test command.
+file(GLOB _pq_sources ${_src}/pq/*.c)
+function(pq_fuzz_target name)
+  set(_bin ${CMAKE_CURRENT_BINARY_DIR}/${name})
+  add_custom_command(OUTPUT ${_bin}
+    COMMAND ${PQ_FUZZ_CC} ${PQ_FUZZ_FLAGS} ${ARGN} -o ${_bin} -lcrypto
+            -lpthread
+    DEPENDS ${ARGN}
+    COMMENT "Building ${name} with ${PQ_FUZZ_CC} (libFuzzer, ASan, UBSan)"
+    VERBATIM)
+  add_custom_target(${name} ALL DEPENDS ${_bin})
+  file(MAKE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/${name}_corpus)
+  add_test(NAME ${name}_brief
+    COMMAND ${_bin} -max_total_time=10 -timeout=10 -rss_limit_mb=2048
+            -print_final_stats=1
+            -artifact_prefix=${CMAKE_CURRENT_BINARY_DIR}/${name}-
+            ${CMAKE_CURRENT_BINARY_DIR}/${name}_corpus)
+  set_tests_properties(${name}_brief PROPERTIES LABELS "fuzz;nosan"
+    TIMEOUT 120)
+endfunction()
+pq_fuzz_target(fuzz_ldmd_conf ${CMAKE_CURRENT_LIST_DIR}/fuzz_ldmd_conf.c
+  ${_src}/ldmd/ldmd_conf.c ${_src}/pq/feedtype.c ${_src}/pq/prodclass.c
+  ${_src}/pq/ere.c ${_src}/pq/timestamp.c)
+pq_fuzz_target(fuzz_pq ${CMAKE_CURRENT_LIST_DIR}/fuzz_pq.c ${_pq_sources})

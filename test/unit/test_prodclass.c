@@ -367,6 +367,25 @@ static void test_simple(void **state) {
   }
 }
 
+static void test_explosive_pattern(void **state) {
+  pq_class cls;
+  char err[128] = "";
+
+  (void)state;
+  pq_class_init(&cls, PQ_TS_ZERO, PQ_TS_ENDT);
+  /* glibc would take seconds and gigabytes to compile these. */
+  assert_false(pq_ere_tame("((a{255}){255}){255}"));
+  assert_false(pq_ere_tame(".{1,30000}"));
+  assert_int_equal(
+      pq_class_add(&cls, PQ_FT_ANY, "((a{255}){255}){255}", err, sizeof err),
+      PQ_CLASS_EPATTERN);
+  assert_non_null(strstr(err, "too complex"));
+  assert_int_equal(cls.nspecs, 0);
+  assert_true(pq_ere_tame("^SDUS[0-9]{2} K(LZK|TLX) .*/pN0Q"));
+  assert_int_equal(pq_class_add(&cls, PQ_FT_ANY, "^SA.{1,20}KWBC", NULL, 0), 0);
+  pq_class_free(&cls);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_init),
@@ -381,6 +400,7 @@ int main(void) {
       cmocka_unit_test(test_unterminated_ident),
       cmocka_unit_test(test_class_free),
       cmocka_unit_test(test_simple),
+      cmocka_unit_test(test_explosive_pattern),
   };
 
   return cmocka_run_group_tests(tests, NULL, NULL);
