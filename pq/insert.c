@@ -5,12 +5,20 @@
  * the two with no queue lock held, so a 20 MB image does not stall readers or
  * other writers.  The signature is claimed at reservation, so a duplicate is
  * refused while the first copy is still arriving.
+ *
+ * One exception, for speed where it is cheapest: pq_insert() of a product
+ * of at most PQ__SMALL_COPY bytes reserves, copies and commits under one
+ * hold of the lock.  Copying 4 KiB takes about 0.1 us; taking and dropping
+ * the lock a second time takes about 2 us, so the single hold is shorter in
+ * total and halves the system calls of small inserts (text bulletins, the
+ * most numerous products of the IDD).
  */
 #include <string.h>
 
 #include "pq/internal.h"
 
 #define RND8(x) (((x) + PQ_ALIGN - 1) / PQ_ALIGN * PQ_ALIGN)
+#define PQ__SMALL_COPY 4096u
 
 static void note_usage(struct pq_hdr *h) {
   uint64_t used = h->hd_nprods + h->hd_nresv;
@@ -88,31 +96,43 @@ static uint8_t *write_record(pq_t *pq, uint32_t slot, const pq_prod_info *info,
   return p + hdr;
 }
 
-int pq_reserve(pq_t *pq, const pq_prod_info *info, pq_resv *resv) {
+/* Check a product's metadata and size; its region's extent into *extent. */
+static int vet(pq_t *pq, const pq_prod_info *info, size_t *olen, size_t *ilen,
+               uint64_t *extent) {
   int rc = pq__check_owner(pq);
   if (rc != PQ_OK)
     return rc;
-  if (info == NULL || resv == NULL)
-    return PQ__FAIL(pq, PQ_INVAL, 0, "pq_reserve: NULL argument");
+  if (info == NULL)
+    return PQ__FAIL(pq, PQ_INVAL, 0, "NULL product information");
   if (pq->readonly)
     return PQ__FAIL(pq, PQ_NOWRITE, 0, "%s is open read-only", pq->path);
-  if (pq->has_resv)
-    return PQ__FAIL(pq, PQ_BADRESV, 0,
-                    "%s: the handle already has a reservation", pq->path);
-  size_t olen = strnlen(info->origin, sizeof info->origin);
-  size_t ilen = strnlen(info->ident, sizeof info->ident);
-  if (olen > PQ_ORIGIN_MAX || ilen > PQ_IDENT_MAX)
+  *olen = strnlen(info->origin, sizeof info->origin);
+  *ilen = strnlen(info->ident, sizeof info->ident);
+  if (*olen > PQ_ORIGIN_MAX || *ilen > PQ_IDENT_MAX)
     return PQ__FAIL(pq, PQ_INVAL, 0, "origin or ident not NUL-terminated");
   if (info->arrival.usec < 0 || info->arrival.usec > 999999)
     return PQ__FAIL(pq, PQ_INVAL, 0, "creation time microseconds %d",
                     info->arrival.usec);
   if (info->size > pq->data_size ||
-      pq__rec_extent(olen, ilen, info->size) > pq->data_size)
+      pq__rec_extent(*olen, *ilen, info->size) > pq->data_size)
     return PQ__FAIL(
         pq, PQ_BIG, 0, "product of %llu bytes, queue data area %llu bytes",
         (unsigned long long)info->size, (unsigned long long)pq->data_size);
-  uint64_t extent = pq__rec_extent(olen, ilen, info->size);
+  *extent = pq__rec_extent(*olen, *ilen, info->size);
+  return PQ_OK;
+}
 
+int pq_reserve(pq_t *pq, const pq_prod_info *info, pq_resv *resv) {
+  size_t olen = 0, ilen = 0;
+  uint64_t extent = 0;
+  int rc = vet(pq, info, &olen, &ilen, &extent);
+  if (rc != PQ_OK)
+    return rc;
+  if (resv == NULL)
+    return PQ__FAIL(pq, PQ_INVAL, 0, "pq_reserve: NULL reservation");
+  if (pq->has_resv)
+    return PQ__FAIL(pq, PQ_BADRESV, 0,
+                    "%s: the handle already has a reservation", pq->path);
   rc = pq__ctl_lock(pq, true);
   if (rc != PQ_OK)
     return rc;
@@ -145,7 +165,45 @@ static bool resv_ok(pq_t *pq, const pq_resv *resv) {
          s->ps_owner_gen == pq->writer_gen;
 }
 
-/* Commit at `at` (0: now, made strictly increasing). */
+/*
+ * Make reserved slot a committed product at insertion time `at` (0: now,
+ * made strictly increasing).  Exclusive lock held, inside a mutation.
+ * PQ_DUP (time taken) leaves the reservation as it was; PQ_CORRUPT means
+ * the index or last_key is damaged: the caller leaves the queue dirty so
+ * that the next locker rebuilds it.
+ */
+static int link_committed(pq_t *pq, uint32_t slot, uint64_t at) {
+  struct pq_hdr *h = pq->hdr;
+  struct pq_slot *s = &pq->slots[slot];
+  h->hd_intent_op = PQ_OP_COMMIT;
+  h->hd_intent_slot = slot;
+  uint64_t key = at;
+  if (key == 0) {
+    uint64_t now = pq__now_us();
+    key = now > h->hd_last_key ? now : h->hd_last_key + 1;
+  }
+  if (key > PQ_KEY_MAX)
+    return PQ__FAIL(pq, PQ_CORRUPT, 0, "%s: last insertion time damaged",
+                    pq->path);
+  uint64_t resv_id = s->ps_key;
+  s->ps_key = key;
+  int rc = pq__ti_insert(pq, slot);
+  if (rc == PQ_DUP) { /* nothing linked: still a reservation */
+    s->ps_key = resv_id;
+    return PQ__FAIL(pq, PQ_DUP, 0, "%s: insertion time %llu is taken", pq->path,
+                    (unsigned long long)key);
+  }
+  pq__slot_publish(s, PQ_SLOT_COMMITTED);
+  if (key > h->hd_last_key)
+    h->hd_last_key = key;
+  h->hd_most_recent = h->hd_last_key;
+  h->hd_nresv--;
+  h->hd_nprods++;
+  return rc == PQ_OK
+             ? PQ_OK
+             : PQ__FAIL(pq, PQ_CORRUPT, 0, "%s: time index damaged", pq->path);
+}
+
 static int commit(pq_t *pq, pq_resv *resv, uint64_t at) {
   int rc = pq__check_owner(pq);
   if (rc != PQ_OK)
@@ -163,41 +221,17 @@ static int commit(pq_t *pq, pq_resv *resv, uint64_t at) {
     return PQ__FAIL(pq, PQ_CORRUPT, 0, "%s: reservation vanished from slot %u",
                     pq->path, slot);
   }
-  struct pq_hdr *h = pq->hdr;
   pq__mutate_begin(pq, PQ_OP_COMMIT, slot);
-  struct pq_slot *s = &pq->slots[slot];
-  uint64_t key = at;
-  if (key == 0) {
-    uint64_t now = pq__now_us();
-    key = now > h->hd_last_key ? now : h->hd_last_key + 1;
-  }
-  if (key > PQ_KEY_MAX) { /* a damaged last_key: leave it to the repair */
-    pq__ctl_unlock(pq);
-    return PQ__FAIL(pq, PQ_CORRUPT, 0, "%s: last insertion time damaged",
-                    pq->path);
-  }
-  uint64_t resv_id = s->ps_key;
-  s->ps_key = key;
-  rc = pq__ti_insert(pq, slot);
-  if (rc == PQ_DUP) { /* nothing linked: still a reservation */
-    s->ps_key = resv_id;
+  rc = link_committed(pq, slot, at);
+  if (rc != PQ_CORRUPT)
     pq__mutate_end(pq);
-    pq__ctl_unlock(pq);
-    return PQ__FAIL(pq, PQ_DUP, 0, "%s: insertion time %llu is taken", pq->path,
-                    (unsigned long long)key);
-  }
-  pq__slot_publish(s, PQ_SLOT_COMMITTED);
-  if (key > h->hd_last_key)
-    h->hd_last_key = key;
-  h->hd_most_recent = h->hd_last_key;
-  h->hd_nresv--;
-  h->hd_nprods++;
-  if (rc == PQ_OK)
-    pq__mutate_end(pq); /* else stay dirty: the next locker rebuilds */
   pq__ctl_unlock(pq);
+  if (rc == PQ_DUP)
+    return rc; /* still reserved: the caller discards or retries */
   pq->has_resv = false;
-  pq__notify_commit(pq);
-  return rc == PQ_OK ? PQ_OK : PQ__FAIL(pq, rc, 0, "%s: time index", pq->path);
+  if (rc == PQ_OK)
+    pq__notify_commit(pq);
+  return rc;
 }
 
 int pq_commit(pq_t *pq, pq_resv *resv) {
@@ -232,15 +266,43 @@ int pq_discard(pq_t *pq, pq_resv *resv) {
   return PQ_OK;
 }
 
-int pq_insert(pq_t *pq, const pq_prod_info *info, const void *data) {
-  if (info != NULL && info->size > 0 && data == NULL)
-    return pq == NULL ? PQ_INVAL
-                      : PQ__FAIL(pq, PQ_INVAL, 0, "pq_insert: NULL data");
-  pq_resv r;
-  int rc = pq_reserve(pq, info, &r);
+/* Reserve, copy and commit a small product under one hold of the lock. */
+static int insert_small(pq_t *pq, const pq_prod_info *info, const void *data,
+                        size_t olen, size_t ilen, uint64_t extent) {
+  int rc = pq__ctl_lock(pq, true);
   if (rc != PQ_OK)
     return rc;
-  if (r.pr_size > 0)
-    memcpy(r.pr_data, data, r.pr_size);
+  pq__mutate_begin(pq, PQ_OP_NONE, PQ_NIL);
+  uint32_t slot = PQ_NIL;
+  rc = claim(pq, info, extent, &slot);
+  if (rc == PQ_OK) {
+    uint8_t *p = write_record(pq, slot, info, olen, ilen);
+    if (info->size > 0)
+      memcpy(p, data, info->size);
+    rc = link_committed(pq, slot, 0);
+  }
+  if (rc != PQ_CORRUPT)
+    pq__mutate_end(pq);
+  pq__ctl_unlock(pq);
+  if (rc == PQ_OK)
+    pq__notify_commit(pq);
+  return rc;
+}
+
+int pq_insert(pq_t *pq, const pq_prod_info *info, const void *data) {
+  size_t olen = 0, ilen = 0;
+  uint64_t extent = 0;
+  int rc = vet(pq, info, &olen, &ilen, &extent);
+  if (rc != PQ_OK)
+    return rc;
+  if (info->size > 0 && data == NULL)
+    return PQ__FAIL(pq, PQ_INVAL, 0, "pq_insert: NULL data");
+  if (info->size <= PQ__SMALL_COPY)
+    return insert_small(pq, info, data, olen, ilen, extent);
+  pq_resv r;
+  rc = pq_reserve(pq, info, &r);
+  if (rc != PQ_OK)
+    return rc;
+  memcpy(r.pr_data, data, r.pr_size);
   return pq_commit(pq, &r);
 }

@@ -383,7 +383,8 @@ int pq_next(pq_t *pq, int direction, const pq_class *cls, pq_read_fn *fn,
  * Wait until a product may have been committed since the last pq_next() that
  * returned PQ_END, or until timeout_ms passes (-1: no limit).  Spins briefly,
  * then sleeps on the queue's futex word; no signals, no polling.
- * @retval PQ_OK       something was committed (call pq_next())
+ * @retval PQ_OK       something was committed, or a signal interrupted the
+ *                     sleep (call pq_next(); check your signal flags)
  * @retval PQ_TIMEDOUT the time passed
  * @retval PQ_FORKED
  */
@@ -485,9 +486,11 @@ typedef struct pq_check_report {
  * Verify every numbered invariant of the format (see pq/format.h) under the
  * exclusive control lock: slot checksums, region bounds and overlaps, the
  * time index, the signature index, the region list, the free-slot list, the
- * counters and every product's record.  A read-write handle first repairs a
- * queue left dirty by a crash and reclaims reservations of dead writers, and
- * says so in the report.  O(slots log slots).
+ * counters and every product's record.  Any handle that can write the
+ * mapping (a read-write handle, or a read-only one on a file the process may
+ * write) first repairs a queue left dirty by a crash, as every locker does;
+ * a read-write handle also reclaims the reservations of dead writers.  The
+ * report says what was done.  O(slots log slots).
  * @retval PQ_OK      every invariant holds
  * @retval PQ_CORRUPT report->pr_invariant says which failed
  * @retval PQ_FORKED, PQ_SYSTEM

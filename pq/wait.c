@@ -77,7 +77,10 @@ int pq_wait(pq_t *pq, int timeout_ms) {
       left_ms = 10;
     if (left_ms > 3600000)
       left_ms = 3600000;
-    (void)pq__futex_wait(word, seen, (int)left_ms);
+    if (pq__futex_wait(word, seen, (int)left_ms) < 0 && errno == EINTR) {
+      rc = PQ_OK; /* a signal: let the caller look at its flags */
+      break;
+    }
   }
   if (registered)
     __atomic_fetch_sub(&pq->hdr->hd_waiters, 1, __ATOMIC_SEQ_CST);

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sys/resource.h>
+#include <sys/time.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -535,6 +536,28 @@ static void test_wait(void **state) {
   pq_close(pq);
 }
 
+static void on_alarm(int sig) {
+  (void)sig;
+}
+
+static void test_wait_interrupted(void **state) {
+  (void)state;
+  pq_t *pq = tu_create(path, 1 << 20, 64);
+  uint32_t seq;
+  assert_int_equal(pq_next(pq, PQ_FORWARD, NULL, get_seqno, &seq), PQ_END);
+  struct sigaction sa, old;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_alarm; /* no SA_RESTART */
+  assert_int_equal(sigaction(SIGALRM, &sa, &old), 0);
+  struct itimerval it = {.it_value = {0, 100000}};
+  assert_int_equal(setitimer(ITIMER_REAL, &it, NULL), 0);
+  int64_t t0 = mono_ms();
+  assert_int_equal(pq_wait(pq, 10000), PQ_OK); /* woken by the signal */
+  assert_true(mono_ms() - t0 < 5000);
+  sigaction(SIGALRM, &old, NULL);
+  pq_close(pq);
+}
+
 static void test_clock_steps_back(void **state) {
   (void)state;
   pq_t *pq = tu_create(path, 1 << 20, 64);
@@ -773,6 +796,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_delete_expire, setup, teardown),
       cmocka_unit_test_setup_teardown(test_stats, setup, teardown),
       cmocka_unit_test_setup_teardown(test_wait, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_wait_interrupted, setup, teardown),
       cmocka_unit_test_setup_teardown(test_clock_steps_back, setup, teardown),
       cmocka_unit_test_setup_teardown(test_fork_handle, setup, teardown),
       cmocka_unit_test_setup_teardown(test_writer_count, setup, teardown),

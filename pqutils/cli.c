@@ -1,0 +1,319 @@
+/*
+ * cli.c - the setup every queue utility shares: the common LDM options
+ * (-l, -v, -x, -q), defaults read from the registry only when they are
+ * needed, LDM's signal conventions (SIGTERM: stop cleanly, SIGUSR1: reopen
+ * the log and report, SIGUSR2: cycle the log level), and strict parsers for
+ * the values users type, so that "-s 10X" or "-i soon" is refused with a
+ * message instead of being read as 0 the way atoi() would.
+ */
+#include "pqutils/cli.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ldmd/log.h"
+
+void cli_init(struct cli *c, const char *argv0) {
+  memset(c, 0, sizeof *c);
+  const char *slash = argv0 ? strrchr(argv0, '/') : NULL;
+  c->progname = slash ? slash + 1 : (argv0 ? argv0 : "pqutil");
+  ldm_log_init(c->progname);
+}
+
+int cli_common_option(struct cli *c, int opt, const char *arg) {
+  switch (opt) {
+  case 'l':
+    if (ldm_log_set_destination(arg) != 0) {
+      fprintf(stderr, "%s: cannot log to \"%s\": %s\n", c->progname, arg,
+              strerror(errno));
+      return -1;
+    }
+    return 1;
+  case 'v':
+    if (!ldm_log_enabled(LDM_LOG_INFO))
+      ldm_log_set_level(LDM_LOG_INFO);
+    return 1;
+  case 'x':
+    ldm_log_set_level(LDM_LOG_DEBUG);
+    return 1;
+  case 'q':
+    if (arg[0] == '\0') {
+      fprintf(stderr, "%s: the queue path given with -q is empty\n",
+              c->progname);
+      return -1;
+    }
+    c->queue = arg;
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+/* Read the registry; NULL on failure, logged the first time. */
+static ldm_registry *reg_open(struct cli *c) {
+  ldm_registry *reg = NULL;
+  char err[512] = "";
+  if (c->reg_failed)
+    return NULL;
+  if (ldm_reg_open(NULL, &reg, err, sizeof err) != LDM_REG_OK) {
+    log_error("cannot read the registry: %s", err);
+    c->reg_failed = true;
+    return NULL;
+  }
+  return reg;
+}
+
+int cli_reg_string(struct cli *c, const char *key, char *buf, size_t len) {
+  ldm_registry *reg = reg_open(c);
+  if (reg == NULL)
+    return -1;
+  int rc = ldm_reg_get_string(reg, key, buf, len);
+  if (rc != LDM_REG_OK)
+    log_error("cannot get %s from the registry %s: %s", key, ldm_reg_path(reg),
+              ldm_reg_error(reg));
+  ldm_reg_close(reg);
+  return rc == LDM_REG_OK ? 0 : -1;
+}
+
+int cli_reg_size(struct cli *c, const char *key, uint64_t *value) {
+  ldm_registry *reg = reg_open(c);
+  if (reg == NULL)
+    return -1;
+  int rc = ldm_reg_get_size(reg, key, value);
+  if (rc != LDM_REG_OK)
+    log_error("cannot get %s from the registry %s: %s", key, ldm_reg_path(reg),
+              ldm_reg_error(reg));
+  ldm_reg_close(reg);
+  return rc == LDM_REG_OK ? 0 : -1;
+}
+
+const char *cli_queue_path(struct cli *c) {
+  if (c->queue != NULL)
+    return c->queue;
+  if (cli_reg_string(c, REG_QUEUE_PATH, c->queue_buf, sizeof c->queue_buf) != 0)
+    return NULL;
+  if (c->queue_buf[0] == '\0') {
+    log_error("the registry's %s is empty", REG_QUEUE_PATH);
+    return NULL;
+  }
+  c->queue = c->queue_buf;
+  return c->queue;
+}
+
+void cli_hostname(struct cli *c, char buf[PQ_ORIGIN_MAX + 1]) {
+  char name[1024] = "";
+  if (cli_reg_string(c, REG_HOSTNAME, name, sizeof name) != 0 ||
+      name[0] == '\0') {
+    if (gethostname(name, sizeof name - 1) != 0)
+      snprintf(name, sizeof name, "localhost");
+    name[sizeof name - 1] = '\0';
+  }
+  size_t n = strnlen(name, PQ_ORIGIN_MAX);
+  memcpy(buf, name, n);
+  buf[n] = '\0';
+}
+
+/* ---- signals ---- */
+
+static atomic_int stop_flag;
+static atomic_int stats_flag;
+
+static void on_signal(int sig) {
+  switch (sig) {
+  case SIGINT:
+    if (atomic_exchange(&stop_flag, 2) == 2)
+      _exit(1); /* a second interrupt: the user means it */
+    break;
+  case SIGTERM:
+    atomic_store(&stop_flag, 1);
+    break;
+  case SIGUSR1:
+    ldm_log_request_refresh();
+    atomic_store(&stats_flag, 1);
+    break;
+  case SIGUSR2:
+    ldm_log_request_roll();
+    break;
+  default:
+    break;
+  }
+}
+
+void cli_signals(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sigemptyset(&sa.sa_mask);
+  sa.sa_handler = SIG_IGN;
+  (void)sigaction(SIGHUP, &sa, NULL);
+  (void)sigaction(SIGPIPE, &sa, NULL);
+  sa.sa_handler = on_signal; /* no SA_RESTART: sleeps end early */
+  (void)sigaction(SIGTERM, &sa, NULL);
+  (void)sigaction(SIGINT, &sa, NULL);
+  (void)sigaction(SIGUSR1, &sa, NULL);
+  (void)sigaction(SIGUSR2, &sa, NULL);
+}
+
+bool cli_stopping(void) {
+  return atomic_load(&stop_flag) != 0;
+}
+
+bool cli_stats_requested(void) {
+  return atomic_exchange(&stats_flag, 0) != 0;
+}
+
+bool cli_stats_pending(void) {
+  return atomic_load(&stats_flag) != 0;
+}
+
+double cli_monotonic(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void cli_sleep(double seconds) {
+  double end = cli_monotonic() + seconds;
+  for (;;) {
+    if (cli_stopping() || cli_stats_pending())
+      return;
+    double left = end - cli_monotonic();
+    if (left <= 0)
+      return;
+    struct timespec ts = {.tv_sec = (time_t)left,
+                          .tv_nsec =
+                              (long)((left - (double)(time_t)left) * 1e9)};
+    (void)nanosleep(&ts, NULL); /* EINTR: look at the flags again */
+  }
+}
+
+/* ---- parsing ---- */
+
+static void complain(struct cli *c, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
+
+static void complain(struct cli *c, const char *fmt, va_list ap) {
+  fprintf(stderr, "%s: ", c->progname);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+}
+
+static void say(struct cli *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void say(struct cli *c, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  complain(c, fmt, ap);
+  va_end(ap);
+}
+
+void cli_usage_error(struct cli *c, const char *usage, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  complain(c, fmt, ap);
+  va_end(ap);
+  fputs(usage, stderr);
+}
+
+int cli_parse_size(struct cli *c, const char *what, const char *s,
+                   uint64_t *out) {
+  char buf[64];
+  size_t n = strlen(s);
+  if (n == 0 || n >= sizeof buf || s[0] == '-' || isspace((unsigned char)s[0]))
+    goto bad;
+  memcpy(buf, s, n + 1);
+  /* LDM's pqcreate takes k, m and g in either case; the registry parser
+   * spells the larger ones in capitals. */
+  if (buf[n - 1] == 'm' || buf[n - 1] == 'g')
+    buf[n - 1] = (char)toupper((unsigned char)buf[n - 1]);
+  if (ldm_parse_size(buf, out) == 0)
+    return 0;
+bad:
+  say(c,
+      "bad %s \"%s\": expected a number of bytes with an optional k, M or "
+      "G suffix (x1000, x1000000, x1000000000)",
+      what, s);
+  return -1;
+}
+
+int cli_parse_uint(struct cli *c, const char *what, const char *s, uint64_t max,
+                   uint64_t *out) {
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (s[0] == '\0' || !isdigit((unsigned char)s[0]) || *end != '\0' ||
+      errno == ERANGE || v > max) {
+    say(c, "bad %s \"%s\": expected a whole number from 0 to %llu", what, s,
+        (unsigned long long)max);
+    return -1;
+  }
+  *out = v;
+  return 0;
+}
+
+int cli_parse_double(struct cli *c, const char *what, const char *s,
+                     double *out) {
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (s[0] == '\0' || isspace((unsigned char)s[0]) || *end != '\0' ||
+      errno == ERANGE || !isfinite(v) || v < 0) {
+    say(c, "bad %s \"%s\": expected a number not below 0", what, s);
+    return -1;
+  }
+  *out = v;
+  return 0;
+}
+
+int cli_parse_feedtype(struct cli *c, const char *s, uint32_t *out) {
+  int rc = pq_feedtype_parse(s, out);
+  if (rc != PQ_FT_OK) {
+    say(c, "bad feedtype \"%s\": %s", s, pq_feedtype_strerror(rc));
+    return -1;
+  }
+  return 0;
+}
+
+int cli_make_class(struct cli *c, pq_class *cls, pq_timestamp from,
+                   uint32_t feedtype, const char *pattern) {
+  char err[256] = "";
+  int rc = pq_class_simple(cls, from, PQ_TS_ENDT, feedtype, pattern, err,
+                           sizeof err);
+  if (rc != 0) {
+    say(c, "bad pattern \"%s\": %s", pattern,
+        rc == PQ_CLASS_ELONG ? "longer than 255 characters" : err);
+    return -1;
+  }
+  return 0;
+}
+
+/* ---- output ---- */
+
+int cli_write_all(int fd, const void *buf, size_t len) {
+  const char *p = buf;
+  while (len > 0) {
+    ssize_t n = write(fd, p, len);
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      return -1;
+    }
+    p += n;
+    len -= (size_t)n;
+  }
+  return 0;
+}
+
+int cli_open_append(const char *path) {
+  return open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+}

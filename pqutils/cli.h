@@ -1,0 +1,110 @@
+/*
+ * cli.h - what every queue utility's command line and process setup shares:
+ * the LDM options -l, -v, -x and -q, defaults from the registry (read only
+ * when a default is needed, so a malformed registry does not stop a command
+ * that names everything itself), the signal handling LDM users expect, and
+ * the parsers for sizes, counts, intervals, feedtypes and patterns.
+ *
+ * Messages about the command line itself go to stderr, beside the usage
+ * text; messages about the work go to the logger (ldmd/log.h).
+ *
+ * Process-wide: one `struct cli` per program, in main().  Not thread-safe
+ * except cli_stopping(), which any thread may call.
+ */
+#ifndef PQUTILS_CLI_H
+#define PQUTILS_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ldmd/registry.h"
+#include "pq/pq.h"
+
+/* Exit status of a usage error, as LDM's utilities. */
+#define CLI_EXIT_USAGE 1
+
+struct cli {
+  const char *progname; /* basename of argv[0] */
+  const char *queue;    /* -q, or NULL: the registry's /queue/path */
+  bool reg_failed;      /* the registry could not be read (said once) */
+  char queue_buf[4096]; /* the registry's queue path */
+};
+
+/** Name the program (basename of argv0) and start the logger. */
+void cli_init(struct cli *c, const char *argv0);
+
+/**
+ * Handle one of the common options: -l dest, -v, -x, -q path.
+ * @return 1 if handled, 0 if opt is not one of them, -1 on a bad value
+ *         (message printed).
+ */
+int cli_common_option(struct cli *c, int opt, const char *arg);
+
+/** The queue path: -q if given, else the registry's /queue/path.  NULL on
+ *  failure (logged). */
+const char *cli_queue_path(struct cli *c);
+
+/**
+ * A value from the registry (its default if the file does not set it).  The
+ * registry is read for each call and not kept open.
+ * @return 0, or -1 after logging what failed (the file and the key).
+ */
+int cli_reg_string(struct cli *c, const char *key, char *buf, size_t len);
+int cli_reg_size(struct cli *c, const char *key, uint64_t *value);
+
+/** The origin of inserted products: the registry's /hostname if it can be
+ *  read, else gethostname(); cut to PQ_ORIGIN_MAX characters. */
+void cli_hostname(struct cli *c, char buf[PQ_ORIGIN_MAX + 1]);
+
+/* ---- signals ---- */
+
+/**
+ * Install the handlers LDM users expect: SIGTERM and SIGINT ask for a
+ * clean stop (a second SIGINT exits at once), SIGUSR1 reopens the log file
+ * and asks for statistics, SIGUSR2 cycles the log level; SIGHUP and SIGPIPE
+ * are ignored.  System calls are not restarted, so a blocking read or sleep
+ * returns early with EINTR.
+ */
+void cli_signals(void);
+/** Has a stop been asked for?  Async-signal-safe, thread-safe. */
+bool cli_stopping(void);
+/** Was SIGUSR1 received since the last call?  Clears the request. */
+bool cli_stats_requested(void);
+/** Is a statistics request waiting?  Does not clear it. */
+bool cli_stats_pending(void);
+/** Sleep up to `seconds`, returning early on a stop or statistics request. */
+void cli_sleep(double seconds);
+/** Seconds on the monotonic clock. */
+double cli_monotonic(void);
+
+/* ---- parsing; each returns 0, or -1 after printing what is wrong ---- */
+
+/** A size with LDM's decimal suffixes (k, M, G, either case). */
+int cli_parse_size(struct cli *c, const char *what, const char *s,
+                   uint64_t *out);
+/** A decimal unsigned integer no larger than max. */
+int cli_parse_uint(struct cli *c, const char *what, const char *s, uint64_t max,
+                   uint64_t *out);
+/** A finite, non-negative decimal number. */
+int cli_parse_double(struct cli *c, const char *what, const char *s,
+                     double *out);
+/** A feedtype expression. */
+int cli_parse_feedtype(struct cli *c, const char *s, uint32_t *out);
+/** Build the -f/-p/-o class: creation time from `from` onward. */
+int cli_make_class(struct cli *c, pq_class *cls, pq_timestamp from,
+                   uint32_t feedtype, const char *pattern);
+
+/** Print "<prog>: <msg>" and the usage text to stderr; for usage errors. */
+void cli_usage_error(struct cli *c, const char *usage, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* ---- output ---- */
+
+/** write() all of buf, retrying short writes and EINTR.  0 or -1 (errno). */
+int cli_write_all(int fd, const void *buf, size_t len);
+
+/** Open an output file for appending, as LDM's "a+b"; -1 on failure. */
+int cli_open_append(const char *path);
+
+#endif /* PQUTILS_CLI_H */

@@ -1,0 +1,307 @@
+/*
+ * pqcat - write the data of the products in a queue to standard output (or
+ * append it to a file), oldest first, raw and concatenated with no framing,
+ * as LDM's pqcat does; filter with -f/-p/-o, verify signatures with -c,
+ * count and compare with the queue's own count with -s, and follow the
+ * queue with -i: at the end of the queue it sleeps on the queue's wake-up
+ * word, so a new product is written at once rather than at the next poll.
+ *
+ * Data is copied out of the queue into an output buffer while the product is
+ * read-locked and written after, so a slow consumer does not hold products;
+ * the buffer is flushed whenever the end of the queue is reached.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ldmd/log.h"
+#include "pqutils/cli.h"
+
+#define OUTBUF (256u * 1024u)
+#define WAIT_SLICE_MS 100 /* how often a follower looks at signals */
+#define WRITE_FAILED 1    /* our callback's stop value */
+
+static const char usage_text[] =
+    "usage: pqcat [options] [outputfile]\n"
+    "options:\n"
+    "  -f feedtype  products of this feedtype only (default ANY)\n"
+    "  -p pattern   products whose identifier matches this ERE (default .*)\n"
+    "  -o offset    start with products created offset seconds ago\n"
+    "               (default: the oldest product)\n"
+    "  -i interval  at the end of the queue, wait for new products, polling\n"
+    "               at least every interval seconds; 0 exits (default 0)\n"
+    "  -c           verify each product's MD5 signature\n"
+    "  -s           count the products and compare with the queue's count\n"
+    "               (exit 0 if equal, 1 if not); writes no data\n"
+    "  -O           add the origin to the -v lines\n"
+    "  -q queue     queue (default: the registry's /queue/path)\n"
+    "  -l dest      log to dest: \"\" syslog, \"-\" stderr, or a file\n"
+    "  -v           log each product\n"
+    "  -x           debug: also log signatures\n"
+    "  -h           print this text\n"
+    "data is appended to outputfile if given, else written to stdout.\n";
+
+struct opts {
+  uint32_t feedtype;
+  const char *pattern;
+  bool have_offset;
+  uint64_t offset;
+  uint64_t interval;
+  bool check_sig, tally_only, show_origin;
+  const char *output;
+};
+
+struct cat {
+  const struct opts *o;
+  int out;
+  uint8_t *buf;
+  size_t len;
+  uint64_t nprods;
+  int write_errno;
+};
+
+static int flush_out(struct cat *k) {
+  if (k->len > 0 && cli_write_all(k->out, k->buf, k->len) != 0) {
+    k->write_errno = errno;
+    return -1;
+  }
+  k->len = 0;
+  return 0;
+}
+
+static int out(struct cat *k, const void *data, uint64_t size) {
+  bool direct = size >= OUTBUF / 2; /* large: no copy, after what is held */
+  if ((direct || k->len + size > OUTBUF) && flush_out(k) != 0)
+    return -1;
+  if (direct) {
+    if (cli_write_all(k->out, data, (size_t)size) != 0) {
+      k->write_errno = errno;
+      return -1;
+    }
+    return 0;
+  }
+  memcpy(k->buf + k->len, data, (size_t)size);
+  k->len += (size_t)size;
+  return 0;
+}
+
+static void check_signature(const pq_prod_info *info, const void *data) {
+  uint8_t sig[PQ_SIGLEN];
+  if (pq_md5(data, (size_t)info->size, sig) != 0) {
+    log_error("MD5 of %s failed", info->ident);
+    return;
+  }
+  if (memcmp(sig, info->signature, PQ_SIGLEN) != 0) {
+    char want[33], got[33];
+    pq_sig_format(info->signature, want);
+    pq_sig_format(sig, got);
+    log_error("signature mismatch: %s != %s: %s", want, got, info->ident);
+  }
+}
+
+static int on_product(const pq_prod_info *info, const void *data,
+                      const pq_place *place, void *arg) {
+  struct cat *k = arg;
+  (void)place;
+  if (k->o->tally_only) {
+    k->nprods++;
+    return 0;
+  }
+  if (ldm_log_enabled(LDM_LOG_INFO)) {
+    char line[600];
+    pq_prod_info_format(info, ldm_log_enabled(LDM_LOG_DEBUG), line,
+                        sizeof line);
+    if (k->o->show_origin)
+      log_info("%s %s", line, info->origin);
+    else
+      log_info("%s", line);
+  }
+  if (k->o->check_sig)
+    check_signature(info, data);
+  if (out(k, data, info->size) != 0)
+    return WRITE_FAILED;
+  k->nprods++;
+  return 0;
+}
+
+/* Wait up to `seconds` for a commit; return early on a stop or a
+ * statistics request. */
+static int wait_for_products(pq_t *pq, uint64_t seconds) {
+  uint64_t waited_ms = 0, limit_ms = seconds * 1000;
+  while (waited_ms < limit_ms && !cli_stopping() && !cli_stats_pending()) {
+    uint64_t slice = limit_ms - waited_ms;
+    if (slice > WAIT_SLICE_MS)
+      slice = WAIT_SLICE_MS;
+    int rc = pq_wait(pq, (int)slice);
+    if (rc == PQ_OK)
+      return PQ_OK;
+    if (rc != PQ_TIMEDOUT)
+      return rc;
+    waited_ms += slice;
+  }
+  return PQ_OK;
+}
+
+/* The reading loop; returns the exit status. */
+static int cat_queue(pq_t *pq, const pq_class *cls, struct cat *k) {
+  for (;;) {
+    if (cli_stats_requested())
+      log_notice("Number of products %llu", (unsigned long long)k->nprods);
+    if (cli_stopping())
+      break;
+    int rc = pq_next(pq, PQ_FORWARD, cls, on_product, k);
+    if (rc == PQ_OK)
+      continue;
+    if (rc == WRITE_FAILED) {
+      log_error("data write failed: %s", strerror(k->write_errno));
+      return 1;
+    }
+    if (rc != PQ_END) {
+      log_error("pq_next failed: %s", pq_last_error(pq)->pe_msg);
+      return 1;
+    }
+    log_debug("End of Queue");
+    if (flush_out(k) != 0) {
+      log_error("data write failed: %s", strerror(k->write_errno));
+      return 1;
+    }
+    if (k->o->interval == 0)
+      break;
+    rc = wait_for_products(pq, k->o->interval);
+    if (rc != PQ_OK) {
+      log_error("pq_wait failed: %s", pq_strerror(rc));
+      return 1;
+    }
+  }
+  if (flush_out(k) != 0) {
+    log_error("data write failed: %s", strerror(k->write_errno));
+    return 1;
+  }
+  return 0;
+}
+
+/* -s: compare the tally with the queue's own count. */
+static int sanity_check(pq_t *pq, uint64_t tallied) {
+  pq_stats st;
+  int rc = pq_stats_get(pq, &st);
+  if (rc != PQ_OK) {
+    log_error("pq_stats failed: %s", pq_last_error(pq)->pe_msg);
+    return 1;
+  }
+  if (tallied == st.ps_nprods) {
+    log_notice("pqcat queueSanityCheck: Number of products tallied "
+               "consistent with value in queue");
+    return 0;
+  }
+  log_error("pqcat queueSanityCheck: Product count doesn't match");
+  log_error("products tallied: %llu   Value in queue: %llu",
+            (unsigned long long)tallied, (unsigned long long)st.ps_nprods);
+  return 1;
+}
+
+static int parse_args(struct cli *c, int argc, char **argv, struct opts *o) {
+  int ch;
+  opterr = 0;
+  while ((ch = getopt(argc, argv, ":hcvxOsl:p:f:q:o:i:")) != -1) {
+    int rc = cli_common_option(c, ch, optarg);
+    if (rc < 0)
+      return -1;
+    if (rc > 0)
+      continue;
+    switch (ch) {
+    case 'h':
+      fputs(usage_text, stdout);
+      return 1;
+    case 'c':
+      o->check_sig = true;
+      break;
+    case 'O':
+      o->show_origin = true;
+      break;
+    case 's':
+      o->tally_only = true;
+      break;
+    case 'p':
+      o->pattern = optarg;
+      break;
+    case 'f':
+      if (cli_parse_feedtype(c, optarg, &o->feedtype) != 0)
+        return -1;
+      break;
+    case 'o':
+      if (cli_parse_uint(c, "offset", optarg, INT32_MAX, &o->offset) != 0)
+        return -1;
+      o->have_offset = true;
+      break;
+    case 'i':
+      if (cli_parse_uint(c, "interval", optarg, INT32_MAX, &o->interval) != 0)
+        return -1;
+      break;
+    case ':':
+      cli_usage_error(c, usage_text, "option -%c needs a value", optopt);
+      return -1;
+    default:
+      cli_usage_error(c, usage_text, "unknown option -%c", optopt);
+      return -1;
+    }
+  }
+  if (argc - optind > 1) {
+    cli_usage_error(c, usage_text, "more than one output file");
+    return -1;
+  }
+  if (argc - optind == 1)
+    o->output = argv[optind];
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  struct cli c;
+  struct opts o = {.feedtype = PQ_FT_ANY, .pattern = ".*"};
+  cli_init(&c, argv[0]);
+  int rc = parse_args(&c, argc, argv, &o);
+  if (rc != 0)
+    return rc > 0 ? 0 : CLI_EXIT_USAGE;
+  pq_timestamp from = PQ_TS_ZERO;
+  if (o.have_offset) {
+    from = pq_ts_now();
+    from.sec -= (int64_t)o.offset;
+  }
+  pq_class cls;
+  if (cli_make_class(&c, &cls, from, o.feedtype, o.pattern) != 0)
+    return CLI_EXIT_USAGE;
+  struct cat k = {.o = &o, .out = STDOUT_FILENO};
+  if (o.output != NULL && (k.out = cli_open_append(o.output)) < 0) {
+    fprintf(stderr, "%s: cannot open output file %s: %s\n", c.progname,
+            o.output, strerror(errno));
+    pq_class_free(&cls);
+    return 1;
+  }
+  cli_signals();
+  log_notice("Starting Up (%d)", (int)getpgrp());
+  const char *path = cli_queue_path(&c);
+  pq_t *pq = NULL;
+  pq_error err = {0};
+  int status = 1;
+  k.buf = malloc(OUTBUF);
+  if (k.buf == NULL) {
+    log_error("cannot allocate the output buffer: %s", strerror(errno));
+  } else if (path != NULL && pq_open(path, PQ_READONLY, &pq, &err) != PQ_OK) {
+    log_error("pq_open failed: %s", err.pe_msg);
+  } else if (path != NULL) {
+    if (o.have_offset)
+      pq_cursor_set(pq, pq_ts_to_us(from));
+    status = cat_queue(pq, &cls, &k);
+    if (status == 0 && o.tally_only)
+      status = sanity_check(pq, k.nprods);
+  }
+  log_notice("Exiting");
+  log_notice("Number of products %llu", (unsigned long long)k.nprods);
+  pq_close(pq);
+  pq_class_free(&cls);
+  free(k.buf);
+  if (o.output != NULL)
+    close(k.out);
+  return status;
+}

@@ -1,0 +1,169 @@
+/*
+ * pqcheck - is the queue sound?  With no option, as LDM's pqcheck: count
+ * the writers that have the queue open (exit 3 if any, 0 if none).  Ours is
+ * a count of live writers, read from the lock bytes the kernel holds for
+ * them, so a writer that crashed is not counted and never leaves the count
+ * stuck; pqcheck opens the queue read-only so that it does not count itself.
+ *
+ * New: -C runs the full check of every numbered invariant of the file format
+ * (pq_check()) and names the first that fails (exit 4).  -F opens the queue
+ * read-write, which lets the queue repair a crash left behind and reclaim
+ * the reservations of dead writers; if damage remains, it rebuilds the
+ * indexes and drops what cannot be saved (pq_repair()), then checks again.
+ */
+#include <stdio.h>
+#include <unistd.h>
+
+#include "ldmd/log.h"
+#include "pqutils/cli.h"
+
+enum {
+  EXIT_CLEAN = 0,   /* no writer */
+  EXIT_SYSTEM = 1,  /* system error */
+  EXIT_WRITERS = 3, /* writers have the queue open */
+  EXIT_CORRUPT = 4, /* the queue is inconsistent */
+};
+
+static const char usage_text[] =
+    "usage: pqcheck [options]\n"
+    "options:\n"
+    "  -C         check every invariant of the queue (exit 4 if one fails)\n"
+    "  -F         open read-write and repair: undo a crash, reclaim the\n"
+    "             reservations of dead writers, rebuild a damaged index\n"
+    "  -q queue   queue (default: the registry's /queue/path)\n"
+    "  -l dest    log to dest: \"\" syslog, \"-\" stderr, or a file\n"
+    "  -v         report the writer count\n"
+    "  -x         debug\n"
+    "  -h         print this text\n"
+    "exit: 0 no writer has the queue open, 1 system error,\n"
+    "      3 writers have it open, 4 the queue is inconsistent\n";
+
+struct opts {
+  bool full;   /* -C */
+  bool repair; /* -F */
+};
+
+static void report_repairs(const char *path, const pq_check_report *r) {
+  if (r->pr_repaired)
+    log_notice("repaired: %s had been left mid-change by a crashed process",
+               path);
+  if (r->pr_reclaimed > 0)
+    log_notice("reclaimed %llu reservations of dead writers in %s",
+               (unsigned long long)r->pr_reclaimed, path);
+}
+
+/* Full check (and repair with -F); returns an exit status. */
+static int full_check(pq_t *pq, const char *path, const struct opts *o) {
+  pq_check_report r;
+  int rc = pq_check(pq, &r);
+  report_repairs(path, &r);
+  if (rc == PQ_CORRUPT && o->repair) {
+    log_warning("invariant %d failed: %s", r.pr_invariant, r.pr_msg);
+    uint64_t dropped = 0;
+    rc = pq_repair(pq, &dropped);
+    if (rc != PQ_OK) {
+      log_error("pq_repair failed: %s", pq_last_error(pq)->pe_msg);
+      return EXIT_CORRUPT;
+    }
+    log_notice("repaired: rebuilt the indexes of %s, dropped %llu damaged "
+               "products",
+               path, (unsigned long long)dropped);
+    rc = pq_check(pq, &r);
+    report_repairs(path, &r);
+  }
+  if (rc == PQ_CORRUPT) {
+    log_error("%s is inconsistent: invariant %d failed: %s", path,
+              r.pr_invariant, r.pr_msg);
+    if (!o->repair)
+      log_error("run pqcheck -F to repair it");
+    return EXIT_CORRUPT;
+  }
+  if (rc != PQ_OK) {
+    log_error("pq_check failed: %s", pq_last_error(pq)->pe_msg);
+    return EXIT_SYSTEM;
+  }
+  log_info("every invariant holds: %llu products, %llu reservations",
+           (unsigned long long)r.pr_products,
+           (unsigned long long)r.pr_reserved);
+  return EXIT_CLEAN;
+}
+
+static int parse_args(struct cli *c, int argc, char **argv, struct opts *o) {
+  int ch;
+  opterr = 0;
+  while ((ch = getopt(argc, argv, ":hCFvxl:q:")) != -1) {
+    int rc = cli_common_option(c, ch, optarg);
+    if (rc < 0)
+      return -1;
+    if (rc > 0)
+      continue;
+    switch (ch) {
+    case 'h':
+      fputs(usage_text, stdout);
+      return 1;
+    case 'C':
+      o->full = true;
+      break;
+    case 'F':
+      o->repair = true;
+      break;
+    case ':':
+      cli_usage_error(c, usage_text, "option -%c needs a value", optopt);
+      return -1;
+    default:
+      cli_usage_error(c, usage_text, "unknown option -%c", optopt);
+      return -1;
+    }
+  }
+  if (optind != argc) {
+    cli_usage_error(c, usage_text, "unexpected argument %s", argv[optind]);
+    return -1;
+  }
+  return 0;
+}
+
+static int open_error(const pq_error *err) {
+  log_error("pq_open failed: %s", err->pe_msg);
+  if (err->pe_code == PQ_FORMAT || err->pe_code == PQ_VERSION ||
+      err->pe_code == PQ_CORRUPT)
+    return EXIT_CORRUPT;
+  return EXIT_SYSTEM;
+}
+
+int main(int argc, char **argv) {
+  struct cli c;
+  struct opts o = {0};
+  cli_init(&c, argv[0]);
+  int rc = parse_args(&c, argc, argv, &o);
+  if (rc != 0)
+    return rc > 0 ? 0 : CLI_EXIT_USAGE;
+  cli_signals();
+  const char *path = cli_queue_path(&c);
+  if (path == NULL)
+    return EXIT_SYSTEM;
+  pq_t *pq = NULL;
+  pq_error err = {0};
+  if (pq_open(path, o.repair ? 0 : PQ_READONLY, &pq, &err) != PQ_OK) {
+    return open_error(&err);
+  }
+  int status = EXIT_CLEAN;
+  if (o.full || o.repair)
+    status = full_check(pq, path, &o);
+  unsigned writers = 0;
+  if (status == EXIT_CLEAN || status == EXIT_CORRUPT) {
+    if (pq_writer_count(pq, &writers) != PQ_OK) {
+      log_error("cannot count the writers of %s: %s", path,
+                pq_last_error(pq)->pe_msg);
+      if (status == EXIT_CLEAN)
+        status = EXIT_SYSTEM;
+    } else {
+      if (o.repair && writers > 0)
+        writers--; /* ourselves */
+      log_info("The writer-counter of the product-queue is %u", writers);
+      if (status == EXIT_CLEAN && writers > 0 && !o.repair)
+        status = EXIT_WRITERS;
+    }
+  }
+  pq_close(pq);
+  return status;
+}

@@ -1,0 +1,219 @@
+/*
+ * pqcopy - copy the products of one queue into another, as `ldmadmin
+ * vetqueuesize` does to resize a queue.  Unlike LDM's pqcopy, which
+ * re-inserted every product and so gave it a new insertion time, ours keeps
+ * each product's insertion time (and its metadata and signature, as LDM
+ * did): the copy has the same order and the same ages, so the minimum
+ * virtual residence time and downstream resumption work on it as on the
+ * original.  A product whose signature the destination already holds is
+ * skipped and counted.  The copy covers the products present when it
+ * starts; the data goes from one mapping to the other with one memcpy.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ldmd/log.h"
+#include "pqutils/cli.h"
+#include "pqutils/transfer.h"
+
+#define COPY_FAILED 1 /* our callback's stop value */
+#define PAST_END 2    /* reached products newer than the start */
+
+static const char usage_text[] =
+    "usage: pqcopy [options] inPath outPath\n"
+    "       pqcopy [options] [-q inPath] outPath\n"
+    "options:\n"
+    "  -f feedtype  copy products of this feedtype only (default ANY)\n"
+    "  -p pattern   copy products whose identifier matches this ERE\n"
+    "               (default .*)\n"
+    "  -o offset    copy products created in the last offset seconds\n"
+    "               (default: all)\n"
+    "  -q inPath    source queue (default: the registry's /queue/path)\n"
+    "  -l dest      log to dest: \"\" syslog, \"-\" stderr, or a file\n"
+    "  -v           log each product copied\n"
+    "  -x           debug\n"
+    "  -h           print this text\n";
+
+struct opts {
+  uint32_t feedtype;
+  const char *pattern;
+  bool have_offset;
+  uint64_t offset;
+  const char *out_path;
+};
+
+struct copy {
+  pq_t *dst;
+  uint64_t end; /* newest insertion time when the copy started */
+  uint64_t copied, dups, retimed, failed;
+};
+
+static int fill_from(void *dst, uint64_t size, void *arg) {
+  memcpy(dst, arg, (size_t)size);
+  return 0;
+}
+
+static int copy_one(const pq_prod_info *info, const void *data,
+                    const pq_place *place, void *arg) {
+  struct copy *k = arg;
+  char line[600];
+  if (place->pp_inserted > k->end)
+    return PAST_END;
+  bool retimed;
+  int rc = xfer_put(k->dst, info, place->pp_inserted, fill_from, (void *)data,
+                    &retimed);
+  switch (rc) {
+  case PQ_OK:
+    k->copied++;
+    if (retimed) {
+      k->retimed++;
+      log_debug("insertion time taken in the destination; copied with a new "
+                "one: %s",
+                info->ident);
+    }
+    if (ldm_log_enabled(LDM_LOG_INFO)) {
+      pq_prod_info_format(info, ldm_log_enabled(LDM_LOG_DEBUG), line,
+                          sizeof line);
+      log_info("%s", line);
+    }
+    return 0;
+  case PQ_DUP:
+    k->dups++;
+    if (ldm_log_enabled(LDM_LOG_INFO)) {
+      pq_prod_info_format(info, ldm_log_enabled(LDM_LOG_DEBUG), line,
+                          sizeof line);
+      log_info("duplicate product: %s", line);
+    }
+    return 0;
+  case PQ_BIG:
+  case PQ_INVAL:
+    k->failed++;
+    pq_prod_info_format(info, true, line, sizeof line);
+    log_error("product not copied: %s: %s", pq_last_error(k->dst)->pe_msg,
+              line);
+    return 0;
+  default:
+    log_error("product copy failed: %s", pq_last_error(k->dst)->pe_msg);
+    return COPY_FAILED;
+  }
+}
+
+static int copy_queue(pq_t *src, const pq_class *cls, struct copy *k) {
+  pq_stats st;
+  if (pq_stats_get(src, &st) != PQ_OK) {
+    log_error("pq_stats failed: %s", pq_last_error(src)->pe_msg);
+    return 1;
+  }
+  k->end = st.ps_last_key;
+  while (!cli_stopping()) {
+    if (cli_stats_requested())
+      log_notice("Number of products copied: %llu",
+                 (unsigned long long)k->copied);
+    int rc = pq_next(src, PQ_FORWARD, cls, copy_one, k);
+    if (rc == PQ_OK)
+      continue;
+    if (rc == PQ_END || rc == PAST_END)
+      break;
+    if (rc == COPY_FAILED)
+      return 1;
+    log_error("pq_next failed: %s", pq_last_error(src)->pe_msg);
+    return 1;
+  }
+  return k->failed > 0 ? 1 : 0;
+}
+
+static int parse_args(struct cli *c, int argc, char **argv, struct opts *o) {
+  int ch;
+  opterr = 0;
+  while ((ch = getopt(argc, argv, ":hf:l:o:p:q:vx")) != -1) {
+    int rc = cli_common_option(c, ch, optarg);
+    if (rc < 0)
+      return -1;
+    if (rc > 0)
+      continue;
+    switch (ch) {
+    case 'h':
+      fputs(usage_text, stdout);
+      return 1;
+    case 'f':
+      if (cli_parse_feedtype(c, optarg, &o->feedtype) != 0)
+        return -1;
+      break;
+    case 'p':
+      o->pattern = optarg;
+      break;
+    case 'o':
+      if (cli_parse_uint(c, "offset", optarg, INT32_MAX, &o->offset) != 0)
+        return -1;
+      o->have_offset = true;
+      break;
+    case ':':
+      cli_usage_error(c, usage_text, "option -%c needs a value", optopt);
+      return -1;
+    default:
+      cli_usage_error(c, usage_text, "unknown option -%c", optopt);
+      return -1;
+    }
+  }
+  int npos = argc - optind;
+  if (npos == 2 && c->queue == NULL) {
+    c->queue = argv[optind];
+    o->out_path = argv[optind + 1];
+  } else if (npos == 1) {
+    o->out_path = argv[optind];
+  } else {
+    cli_usage_error(c, usage_text,
+                    npos == 0 ? "no destination queue" : "too many arguments");
+    return -1;
+  }
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  struct cli c;
+  struct opts o = {.feedtype = PQ_FT_ANY, .pattern = ".*"};
+  cli_init(&c, argv[0]);
+  int rc = parse_args(&c, argc, argv, &o);
+  if (rc != 0)
+    return rc > 0 ? 0 : CLI_EXIT_USAGE;
+  pq_timestamp from = PQ_TS_ZERO;
+  if (o.have_offset) {
+    from = pq_ts_now();
+    from.sec -= (int64_t)o.offset;
+  }
+  pq_class cls;
+  if (cli_make_class(&c, &cls, from, o.feedtype, o.pattern) != 0)
+    return CLI_EXIT_USAGE;
+  cli_signals();
+  log_notice("Starting Up (%d)", (int)getpgrp());
+  const char *in_path = cli_queue_path(&c);
+  pq_t *src = NULL, *dst = NULL;
+  pq_error err = {0};
+  struct copy k = {0};
+  int status = 1;
+  if (in_path == NULL) {
+    /* logged */
+  } else if (pq_open(in_path, PQ_READONLY, &src, &err) != PQ_OK) {
+    log_error("pq_open failed: %s", err.pe_msg);
+  } else if (pq_open(o.out_path, 0, &dst, &err) != PQ_OK) {
+    log_error("pq_open failed: %s", err.pe_msg);
+  } else {
+    k.dst = dst;
+    if (o.have_offset)
+      pq_cursor_set(src, pq_ts_to_us(from));
+    status = copy_queue(src, &cls, &k);
+  }
+  log_notice("Exiting");
+  log_notice("Number of products copied: %llu", (unsigned long long)k.copied);
+  if (k.dups > 0 || k.retimed > 0 || k.failed > 0)
+    log_notice("duplicates skipped: %llu, given a new insertion time: %llu, "
+               "not copied: %llu",
+               (unsigned long long)k.dups, (unsigned long long)k.retimed,
+               (unsigned long long)k.failed);
+  pq_close(src);
+  if (pq_close(dst) != PQ_OK)
+    status = 1;
+  pq_class_free(&cls);
+  return status;
+}

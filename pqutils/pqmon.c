@@ -1,0 +1,198 @@
+/*
+ * pqmon - report a queue's vital statistics, as LDM's pqmon does: a log
+ * line with LDM's table (nprods nfree nempty nbytes maxprods maxfree
+ * minempty maxext age, and maxbytes with -e), or with -S the one stdout line
+ * of twelve numbers that `ldmadmin check` and `vetqueuesize` parse.  Opens
+ * the queue read-only and never changes it; repeats every -i seconds.
+ *
+ * Our statistics map onto LDM's as follows (see the man page): nprods counts
+ * reservations too, as LDM's did; "nfree" is the number of free gaps in the
+ * data area; "maxfree" is that number now, since the queue keeps no
+ * high-water mark of it; "maxext" is the largest gap.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ldmd/log.h"
+#include "pqutils/cli.h"
+
+static const char usage_text[] =
+    "usage: pqmon [options] [outputfile]\n"
+    "options:\n"
+    "  -S           print the 12 statistics LDM's scripts read, on stdout:\n"
+    "               isFull dataCapacity dataHighWater dataCurrent\n"
+    "               prodCapacity prodHighWater prodCurrent ageOldest\n"
+    "               ageYoungest minVirtResTime mvrtSize mvrtSlots\n"
+    "  -e           add maxbytes to the table\n"
+    "  -i interval  report every interval seconds; 0: once (default 0)\n"
+    "  -o offset    accepted for LDM and ignored\n"
+    "  -q queue     queue (default: the registry's /queue/path)\n"
+    "  -l dest      log to dest: \"\" syslog, \"-\" stderr, or a file\n"
+    "  -v           verbose\n"
+    "  -x           debug\n"
+    "  -h           print this text\n"
+    "-S output is appended to outputfile if given.\n";
+
+struct opts {
+  bool size_par; /* -S */
+  bool extended; /* -e */
+  uint64_t interval;
+  const char *output;
+};
+
+static double whole_seconds(double s) {
+  return s < 0 ? -1 : s;
+}
+
+static int print_size_par(const pq_stats *st) {
+  bool empty = st->ps_nprods == 0;
+  long mvrt = -1, mvrt_bytes = -1;
+  unsigned long long mvrt_slots = 0;
+  if (!empty && st->ps_mvrt_us >= 0) {
+    mvrt = (long)(st->ps_mvrt_us / 1000000);
+    mvrt_bytes = (long)st->ps_mvrt_bytes;
+    mvrt_slots = st->ps_mvrt_slots;
+  }
+  int n = printf(
+      "%d %llu %llu %llu %llu %llu %llu %.0f %.0f %ld %ld %llu\n",
+      st->ps_is_full ? 1 : 0, (unsigned long long)st->ps_data_size,
+      (unsigned long long)st->ps_maxbytes, (unsigned long long)st->ps_nbytes,
+      (unsigned long long)st->ps_slots, (unsigned long long)st->ps_maxprods,
+      (unsigned long long)(st->ps_nprods + st->ps_nreserved),
+      empty ? 0.0 : whole_seconds(st->ps_age_oldest),
+      empty ? -1.0 : whole_seconds(st->ps_age_youngest), mvrt, mvrt_bytes,
+      mvrt_slots);
+  return n < 0 || fflush(stdout) != 0 ? -1 : 0;
+}
+
+static void log_table(const pq_stats *st, bool extended) {
+  double age = st->ps_nprods == 0 ? 0 : whole_seconds(st->ps_age_oldest);
+  unsigned long long nprods = st->ps_nprods + st->ps_nreserved;
+  if (extended)
+    log_notice(
+        "%6llu %5llu %7llu %11llu %9llu %8llu %9llu %9llu %.0f %11llu", nprods,
+        (unsigned long long)st->ps_nfree, (unsigned long long)st->ps_nempty,
+        (unsigned long long)st->ps_nbytes, (unsigned long long)st->ps_maxprods,
+        (unsigned long long)st->ps_nfree, (unsigned long long)st->ps_minempty,
+        (unsigned long long)st->ps_maxfree, age,
+        (unsigned long long)st->ps_maxbytes);
+  else
+    log_notice(
+        "%6llu %5llu %7llu %11llu %9llu %8llu %9llu %9llu %.0f", nprods,
+        (unsigned long long)st->ps_nfree, (unsigned long long)st->ps_nempty,
+        (unsigned long long)st->ps_nbytes, (unsigned long long)st->ps_maxprods,
+        (unsigned long long)st->ps_nfree, (unsigned long long)st->ps_minempty,
+        (unsigned long long)st->ps_maxfree, age);
+}
+
+static int parse_args(struct cli *c, int argc, char **argv, struct opts *o) {
+  int ch;
+  uint64_t ignored;
+  opterr = 0;
+  while ((ch = getopt(argc, argv, ":hSevxl:q:o:i:")) != -1) {
+    int rc = cli_common_option(c, ch, optarg);
+    if (rc < 0)
+      return -1;
+    if (rc > 0)
+      continue;
+    switch (ch) {
+    case 'h':
+      fputs(usage_text, stdout);
+      return 1;
+    case 'S':
+      o->size_par = true;
+      break;
+    case 'e':
+      o->extended = true;
+      break;
+    case 'o':
+      if (cli_parse_uint(c, "offset", optarg, INT32_MAX, &ignored) != 0)
+        return -1;
+      break;
+    case 'i':
+      if (cli_parse_uint(c, "interval", optarg, INT32_MAX, &o->interval) != 0)
+        return -1;
+      break;
+    case ':':
+      cli_usage_error(c, usage_text, "option -%c needs a value", optopt);
+      return -1;
+    default:
+      cli_usage_error(c, usage_text, "unknown option -%c", optopt);
+      return -1;
+    }
+  }
+  if (argc - optind > 1) {
+    cli_usage_error(c, usage_text, "more than one output file");
+    return -1;
+  }
+  if (argc - optind == 1)
+    o->output = argv[optind];
+  return 0;
+}
+
+static int monitor(pq_t *pq, const struct opts *o) {
+  if (!o->size_par)
+    log_notice(o->extended ? "nprods nfree  nempty      nbytes  maxprods  "
+                             "maxfree  minempty    maxext    age    maxbytes"
+                           : "nprods nfree  nempty      nbytes  maxprods  "
+                             "maxfree  minempty    maxext  age");
+  for (;;) {
+    pq_stats st;
+    if (pq_stats_get(pq, &st) != PQ_OK) {
+      log_error("pq_stats failed: %s", pq_last_error(pq)->pe_msg);
+      return 1;
+    }
+    if (o->size_par) {
+      if (print_size_par(&st) != 0) {
+        log_error("cannot write the statistics: %s", strerror(errno));
+        return 1;
+      }
+    } else {
+      log_table(&st, o->extended);
+    }
+    if (o->interval == 0)
+      return 0;
+    double end = cli_monotonic() + (double)o->interval;
+    while (!cli_stopping() && cli_monotonic() < end) {
+      cli_sleep(end - cli_monotonic());
+      (void)cli_stats_requested(); /* SIGUSR1 only reopens the log */
+    }
+    if (cli_stopping())
+      return 0;
+  }
+}
+
+int main(int argc, char **argv) {
+  struct cli c;
+  struct opts o = {0};
+  cli_init(&c, argv[0]);
+  int rc = parse_args(&c, argc, argv, &o);
+  if (rc != 0)
+    return rc > 0 ? 0 : CLI_EXIT_USAGE;
+  if (o.output != NULL) {
+    int fd = cli_open_append(o.output);
+    if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0) {
+      fprintf(stderr, "%s: cannot open output file %s: %s\n", c.progname,
+              o.output, strerror(errno));
+      return 1;
+    }
+    close(fd);
+  }
+  cli_signals();
+  if (!o.size_par)
+    log_notice("Starting Up (%d)", (int)getpgrp());
+  const char *path = cli_queue_path(&c);
+  pq_t *pq = NULL;
+  pq_error err = {0};
+  int status = 1;
+  if (path != NULL && pq_open(path, PQ_READONLY, &pq, &err) != PQ_OK)
+    log_error("pq_open failed: %s", err.pe_msg);
+  else if (path != NULL)
+    status = monitor(pq, &o);
+  if (!o.size_par)
+    log_notice("Exiting");
+  pq_close(pq);
+  return status;
+}

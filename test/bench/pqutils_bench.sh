@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# pqutils_bench.sh - throughput of the queue utilities as a user runs them:
+# pqcreate of a 1 GB queue, then for 20,000 x 1 KiB, 10,000 x 10 KiB and
+# 2,000 x 1 MiB files, one pqinsert with every file on its command line and
+# one pqcat of the whole queue into a pipe (read by cat, whose output goes
+# to /dev/null), each as products/s and MB/s (best of BENCH_RUNS runs;
+# pqinsert also into a newly created queue).
+# The files are made once in a scratch directory; queues live on /dev/shm.
+# For scale it first prints MD5's speed here (pqinsert hashes every byte)
+# and a memory copy's (cat of a file from tmpfs to /dev/null).
+#
+# Usage: test/bench/pqutils_bench.sh [BUILD_DIR]   (default build/release)
+# Environment: BENCH_DIR (scratch, default /dev/shm), BENCH_RUNS (runs per
+# figure, best kept; default 3).  A benchmark, not a test: no ctest.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+build=$(cd "${1:-$top/build/release}" && pwd)
+bin=$build/pqutils
+runs=${BENCH_RUNS:-3}
+for p in pqcreate pqinsert pqcat pqexpire; do
+  [[ -x $bin/$p ]] || { echo "no $bin/$p: build first" >&2; exit 1; }
+done
+scratch=$(mktemp -d "${BENCH_DIR:-/dev/shm}/pqutils_bench.XXXXXX")
+trap 'rm -rf "$scratch"' EXIT
+export LDM_REGISTRY=$scratch/registry.xml LDMHOME=$scratch
+printf '<registry/>\n' >"$LDM_REGISTRY"
+cd "$scratch"
+
+now() { date +%s%N; }
+# best_ns CMD...: the fastest of $runs runs, in nanoseconds.
+best_ns() {
+  local best=0 i s e
+  for ((i = 0; i < runs; i++)); do
+    [[ -n ${BEFORE:-} ]] && eval "$BEFORE" >/dev/null 2>&1
+    s=$(now)
+    "$@" >/dev/null 2>"$scratch/err" || { cat "$scratch/err" >&2; exit 1; }
+    e=$(now)
+    ((best == 0 || e - s < best)) && best=$((e - s))
+  done
+  echo "$best"
+}
+rate() { # count bytes ns
+  awk -v n="$1" -v b="$2" -v t="$3" \
+    'BEGIN { printf "%10.0f products/s %9.1f MB/s %8.3f s", n / (t / 1e9), b / 1e6 / (t / 1e9), t / 1e9 }'
+}
+
+echo "pqutils benchmark: $(nproc) CPUs, $(uname -r), build $build"
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg) (figures are only as quiet as the machine)"
+md5=$(openssl speed -seconds 1 -bytes 1048576 -evp md5 2>/dev/null |
+  awk '/^md5/ {print $2}')
+echo "reference: MD5 of 1 MiB blocks ${md5:-?} (openssl speed; pqinsert hashes every byte)"
+head -c 1000000000 /dev/zero >copyref
+s=$(now); cat copyref >/dev/null; e=$(now)
+rm copyref
+awk -v t=$((e - s)) 'BEGIN { printf "reference: cat of a 1 GB tmpfs file to /dev/null %.1f MB/s\n", 1e9 / 1e6 / (t / 1e9) }'
+echo
+
+ns=$(BEFORE='rm -f q1g.pq' best_ns "$bin/pqcreate" -s 1G -q q1g.pq)
+awk -v t="$ns" 'BEGIN { printf "pqcreate 1 GB queue: %.1f ms\n\n", t / 1e6 }'
+rm -f q1g.pq
+
+for set in "20000 1024 1KiB" "10000 10240 10KiB" "2000 1048576 1MiB"; do
+  read -r n size label <<<"$set"
+  dir=files_$label
+  mkdir "$dir"
+  head -c $((n * size)) /dev/urandom | split -b "$size" -a 5 -d - "$dir/f"
+  bytes=$((n * size))
+  qsize=$((bytes + bytes / 4 + 16 * 1024 * 1024))
+  files=("$dir"/f*)
+  # First into a new queue (every page of it faulted in for the first
+  # time), then the best of $runs into the same queue emptied by pqexpire.
+  "$bin/pqcreate" -c -s "$qsize" -S $((n + 100)) -q q.pq
+  cold=$(runs=1 best_ns "$bin/pqinsert" -q q.pq "${files[@]}")
+  ns=$(BEFORE="$bin/pqexpire -a 0 -i 0 -q q.pq" \
+    best_ns "$bin/pqinsert" -q q.pq "${files[@]}")
+  printf 'pqinsert %6d x %-6s %s\n' "$n" "$label" "$(rate "$n" "$bytes" "$ns")"
+  printf '         (new queue:      %s)\n' "$(rate "$n" "$bytes" "$cold")"
+  ns=$(best_ns sh -c "'$bin/pqcat' -q q.pq | cat")
+  printf 'pqcat    %6d x %-6s %s\n' "$n" "$label" "$(rate "$n" "$bytes" "$ns")"
+  rm -rf "$dir" q.pq
+done
