@@ -1,0 +1,259 @@
+/*
+ * downstream.c - products received from an upstream go into the queue: the
+ * vetting (time window, class), the origin rewriting, duplicate detection
+ * by the queue's signature index, and the two ways in (HEREIS in one piece;
+ * COMINGSOON reserving room that BLKDATA segments fill).  See downstream.h
+ * for the rules; this file owns only their mechanics and the counters.
+ *
+ * A COMINGSOON's reservation is held across calls, so the object remembers
+ * the one product in flight and discards it if the sender moves on, closes,
+ * or breaks the protocol: the queue never keeps a half-filled product.
+ */
+#include "ldmd/downstream.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ldmd/ldm6_xdr.h"
+#include "ldmd/log.h"
+
+#define PRODTEXT_LEN 640
+
+struct ldm_down {
+  pq_t *pq;
+  char upstream[PQ_ORIGIN_MAX + 1];
+  unsigned max_latency;
+  pq_class cls;
+  ldm_down_stats st;
+  bool have_last;
+  pq_prod_info last;
+  /* the product announced by COMINGSOON, while its data arrives */
+  bool pending;
+  pq_resv resv;
+  pq_prod_info pinfo;
+  uint64_t have; /* bytes received so far */
+};
+
+ldm_down *ldm_down_new(pq_t *pq, const char *upstream, unsigned max_latency,
+                       pq_class *cls) {
+  ldm_down *d = calloc(1, sizeof *d);
+
+  if (d == NULL) {
+    pq_class_free(cls);
+    return NULL;
+  }
+  d->pq = pq;
+  snprintf(d->upstream, sizeof d->upstream, "%s", upstream);
+  d->max_latency = max_latency;
+  d->cls = *cls; /* the compiled patterns move with the struct */
+  memset(cls, 0, sizeof *cls);
+  return d;
+}
+
+static void discard_pending(ldm_down *d, const char *why) {
+  char text[PRODTEXT_LEN];
+  int rc;
+
+  if (!d->pending)
+    return;
+  d->pending = false;
+  pq_prod_info_format(&d->pinfo, false, text, sizeof text);
+  if (why != NULL)
+    log_warning("discarding incomplete product (%s): %s", why, text);
+  rc = pq_discard(d->pq, &d->resv);
+  if (rc != PQ_OK)
+    log_error("cannot discard a reservation in %s: %s", pq_path(d->pq),
+              pq_last_error(d->pq)->pe_msg);
+}
+
+void ldm_down_free(ldm_down *d) {
+  if (d == NULL)
+    return;
+  discard_pending(d, "connection ended");
+  pq_class_free(&d->cls);
+  free(d);
+}
+
+const ldm_down_stats *ldm_down_stats_get(const ldm_down *d) {
+  return &d->st;
+}
+
+bool ldm_down_last(const ldm_down *d, pq_prod_info *info) {
+  if (d->have_last)
+    *info = d->last;
+  return d->have_last;
+}
+
+/* Append s at out[*len], cut at PQ_ORIGIN_MAX characters. */
+static void append(char *out, size_t *len, const char *s) {
+  size_t n = strlen(s);
+
+  if (n > PQ_ORIGIN_MAX - *len)
+    n = PQ_ORIGIN_MAX - *len;
+  memcpy(out + *len, s, n);
+  *len += n;
+}
+
+void ldm_down_origin(const char *origin, const char *upstream,
+                     char out[PQ_ORIGIN_MAX + 1]) {
+  const char *v = strstr(origin, "_v_");
+  size_t keep = v != NULL ? (size_t)(v - origin) : strlen(origin);
+
+  if (keep > PQ_ORIGIN_MAX)
+    keep = PQ_ORIGIN_MAX;
+  memcpy(out, origin, keep);
+  append(out, &keep, "_v_");
+  append(out, &keep, upstream);
+  out[keep] = '\0';
+}
+
+/* Vetting outcomes. */
+enum vet { VET_OK, VET_REFUSED };
+
+/*
+ * Convert, vet and rewrite a product's metadata into info.  what names the
+ * call for messages ("hereis", "comingsoon").
+ */
+static enum vet vet(ldm_down *d, const ldm6_prod_info *w, pq_prod_info *info,
+                    const char *what) {
+  char text[PRODTEXT_LEN];
+  pq_timestamp from;
+
+  d->st.received++;
+  if (ldm6_info_to_pq(w, info) != 0) {
+    d->st.bad++;
+    log_warning("%s: ignoring product with invalid metadata: %s", what,
+                w->ident);
+    return VET_REFUSED;
+  }
+  info->size = w->sz;
+  ldm_down_origin(w->origin, d->upstream, info->origin);
+  d->last = *info;
+  d->have_last = true;
+  from = pq_ts_now();
+  from.sec -= (int64_t)d->max_latency;
+  if (pq_ts_cmp(info->arrival, from) < 0) {
+    d->st.too_old++;
+    pq_prod_info_format(info, false, text, sizeof text);
+    log_warning("%s: ignoring too-old product: %s", what, text);
+    return VET_REFUSED;
+  }
+  d->cls.from = from;
+  if (pq_ts_cmp(from, d->cls.to) > 0 || !pq_class_match(&d->cls, info)) {
+    d->st.unwanted++;
+    pq_prod_info_format(info, false, text, sizeof text);
+    log_warning("%s: ignoring unrequested product: %s", what, text);
+    return VET_REFUSED;
+  }
+  return VET_OK;
+}
+
+static void inserted(ldm_down *d, const pq_prod_info *info) {
+  d->st.inserted++;
+  d->st.bytes += info->size;
+  if (ldm_log_enabled(LDM_LOG_INFO)) {
+    char text[PRODTEXT_LEN];
+
+    pq_prod_info_format(info, ldm_log_enabled(LDM_LOG_DEBUG), text,
+                        sizeof text);
+    log_info("%s", text);
+  }
+}
+
+/* An insert or reserve that did not succeed: count it, say so.
+ * @return LDM_DOWN_OK for outcomes that only drop the product. */
+static int refused(ldm_down *d, int rc, const pq_prod_info *info,
+                   const char *what) {
+  char text[PRODTEXT_LEN];
+
+  pq_prod_info_format(info, ldm_log_enabled(LDM_LOG_DEBUG), text, sizeof text);
+  switch (rc) {
+  case PQ_DUP:
+    d->st.duplicates++;
+    log_info("%s: duplicate: %s", what, text);
+    return LDM_DOWN_OK;
+  case PQ_BIG:
+    d->st.too_big++;
+    log_warning("%s: product too big for %s: %s", what, pq_path(d->pq), text);
+    return LDM_DOWN_OK;
+  case PQ_LOCKED:
+    d->st.no_room++;
+    log_warning("%s: no room in %s (all products in use), dropped: %s", what,
+                pq_path(d->pq), text);
+    return LDM_DOWN_OK;
+  case PQ_INVAL:
+    d->st.bad++;
+    log_warning("%s: metadata unfit for the queue, dropped: %s", what, text);
+    return LDM_DOWN_OK;
+  default:
+    log_error("%s: cannot insert into %s: %s", what, pq_path(d->pq),
+              pq_last_error(d->pq)->pe_msg);
+    return LDM_DOWN_EQUEUE;
+  }
+}
+
+int ldm_down_hereis(ldm_down *d, const ldm6_product *prod) {
+  pq_prod_info info;
+  int rc;
+
+  if (vet(d, &prod->info, &info, "hereis") != VET_OK)
+    return LDM_DOWN_OK;
+  rc = pq_insert(d->pq, &info, prod->data);
+  if (rc != PQ_OK)
+    return refused(d, rc, &info, "hereis");
+  inserted(d, &info);
+  return LDM_DOWN_OK;
+}
+
+int ldm_down_comingsoon(ldm_down *d, const ldm6_comingsoon_args *args,
+                        ldm6_errt *reply) {
+  pq_prod_info info;
+  int rc;
+
+  *reply = LDM6_DONT_SEND;
+  discard_pending(d, "a new COMINGSOON arrived first");
+  if (vet(d, &args->info, &info, "comingsoon") != VET_OK)
+    return LDM_DOWN_OK;
+  rc = pq_reserve(d->pq, &info, &d->resv);
+  if (rc != PQ_OK)
+    return refused(d, rc, &info, "comingsoon");
+  d->pending = true;
+  d->pinfo = info;
+  d->have = 0;
+  *reply = LDM6_OK;
+  return LDM_DOWN_OK;
+}
+
+int ldm_down_blkdata(ldm_down *d, const ldm6_datapkt *pkt) {
+  int rc;
+
+  if (!d->pending) {
+    log_warning("blkdata: no COMINGSOON pending: packet of %u bytes ignored",
+                (unsigned)pkt->data_len);
+    return LDM_DOWN_OK;
+  }
+  if (memcmp(pkt->signature, d->pinfo.signature, PQ_SIGLEN) != 0) {
+    discard_pending(d, "BLKDATA of another product");
+    return LDM_DOWN_EPROTO;
+  }
+  if (pkt->data_len > d->pinfo.size - d->have) {
+    discard_pending(d, "BLKDATA past the announced size");
+    return LDM_DOWN_EPROTO;
+  }
+  if (pkt->data_len > 0)
+    memcpy((uint8_t *)d->resv.pr_data + d->have, pkt->data, pkt->data_len);
+  d->have += pkt->data_len;
+  if (d->have < d->pinfo.size)
+    return LDM_DOWN_OK;
+  d->pending = false;
+  rc = pq_commit(d->pq, &d->resv);
+  if (rc != PQ_OK) {
+    log_error("blkdata: cannot commit into %s: %s", pq_path(d->pq),
+              pq_last_error(d->pq)->pe_msg);
+    (void)pq_discard(d->pq, &d->resv);
+    return LDM_DOWN_EQUEUE;
+  }
+  inserted(d, &d->pinfo);
+  return LDM_DOWN_OK;
+}

@@ -1,0 +1,104 @@
+/*
+ * downstream.h - the receiving side of LDM-6 product transfer: taking the
+ * products an upstream sends (HEREIS, or COMINGSOON followed by BLKDATA)
+ * into the local queue, as LDM's down6 does (ldm6-protocol.md sections 4.1
+ * step 6 and 4.9).  Used by ldmd's HIYA receiver and by requesters.
+ *
+ * Every product is vetted first: its creation time must be within the last
+ * max_latency seconds (older products could have been evicted from the
+ * queue already, so a duplicate would not be recognised) and not after the
+ * class's end, and it must match the class.  Its origin is then rewritten
+ * "<origin up to the first _v_>_v_<upstream>" (cut to 64 characters), and
+ * it is inserted: a HEREIS with reserve, copy and commit (pq_insert); a
+ * COMINGSOON reserves its room at once, which claims the signature, so a
+ * duplicate is answered DONT_SEND before any data is sent, and the BLKDATA
+ * segments are copied into the reservation and committed when complete.
+ * Duplicates are dropped silently (an INFO line); too-old and unrequested
+ * products get a WARNING; every outcome is counted.
+ *
+ * Logs through ldmd/log.h.  One object per connection; not thread-safe.
+ * The queue handle is borrowed and must belong to this process.
+ */
+#ifndef LDMD_DOWNSTREAM_H
+#define LDMD_DOWNSTREAM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ldmd/ldm6_types.h"
+#include "pq/pq.h"
+
+/* Results. */
+#define LDM_DOWN_OK 0
+#define LDM_DOWN_EPROTO (-1) /**< the upstream broke the protocol: close */
+#define LDM_DOWN_EQUEUE (-2) /**< the queue failed: close, the process ends */
+
+typedef struct ldm_down ldm_down;
+
+/** What happened to the products received so far. */
+typedef struct ldm_down_stats {
+  uint64_t received;   /**< HEREIS and COMINGSOON offers */
+  uint64_t inserted;   /**< products put into the queue */
+  uint64_t bytes;      /**< data bytes inserted */
+  uint64_t duplicates; /**< already in the queue */
+  uint64_t too_old;    /**< created before now - max_latency */
+  uint64_t unwanted;   /**< outside the class */
+  uint64_t too_big;    /**< larger than the queue */
+  uint64_t no_room;    /**< the queue had no room (all in use) */
+  uint64_t bad;        /**< metadata the queue cannot hold */
+} ldm_down_stats;
+
+/**
+ * @param pq           a read-write handle of this process (borrowed)
+ * @param upstream     the name written after "_v_" in the origin: the
+ *                     REQUEST host, or the pushing peer's name or address
+ * @param max_latency  seconds
+ * @param cls          the wanted class; taken over (the object frees it,
+ *                     also on failure).  Its from is replaced by now -
+ *                     max_latency for each product.
+ * @return NULL when out of memory
+ */
+ldm_down *ldm_down_new(pq_t *pq, const char *upstream, unsigned max_latency,
+                       pq_class *cls);
+
+/** Free; a product still waiting for BLKDATA is discarded. */
+void ldm_down_free(ldm_down *d);
+
+/** A HEREIS: vet and insert.  @return LDM_DOWN_OK or LDM_DOWN_EQUEUE */
+int ldm_down_hereis(ldm_down *d, const ldm6_product *prod);
+
+/**
+ * A COMINGSOON: vet and reserve.  A product still waiting for its data is
+ * discarded first (with a warning).
+ * @param reply  LDM6_OK (send the data) or LDM6_DONT_SEND
+ * @return LDM_DOWN_OK or LDM_DOWN_EQUEUE
+ */
+int ldm_down_comingsoon(ldm_down *d, const ldm6_comingsoon_args *args,
+                        ldm6_errt *reply);
+
+/**
+ * A BLKDATA: append its bytes to the product announced by COMINGSOON and
+ * commit it when complete.  With no product pending the packet is ignored
+ * (a warning; it follows a DONT_SEND).
+ * @return LDM_DOWN_OK; LDM_DOWN_EPROTO when the signature is not the
+ *         pending product's or the data overruns it (LDM then replies
+ *         SYSTEM_ERR and closes); LDM_DOWN_EQUEUE
+ */
+int ldm_down_blkdata(ldm_down *d, const ldm6_datapkt *pkt);
+
+/** The counters. */
+const ldm_down_stats *ldm_down_stats_get(const ldm_down *d);
+
+/** Metadata of the last product dealt with (inserted, duplicate, too old,
+ *  unwanted...), with its origin rewritten; false if none yet.  For a
+ *  requester's resume point. */
+bool ldm_down_last(const ldm_down *d, pq_prod_info *info);
+
+/**
+ * LDM's origin rewriting: origin up to its first "_v_", then "_v_" and
+ * upstream, cut to PQ_ORIGIN_MAX characters.
+ */
+void ldm_down_origin(const char *origin, const char *upstream,
+                     char out[PQ_ORIGIN_MAX + 1]);
+
+#endif /* LDMD_DOWNSTREAM_H */

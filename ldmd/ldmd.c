@@ -1,0 +1,621 @@
+/*
+ * ldmd.c - the LDM server's top-level process: the command line (LDM's
+ * options, defaults from the registry), ldmd.conf, the listening sockets,
+ * daemonizing (or not), the EXEC programs, and the accept loop that forks
+ * one process per connection (ldm6-protocol.md section 6).
+ *
+ * The loop sleeps in ppoll(2) on the listening sockets with the signals it
+ * acts on blocked everywhere else, so a signal is never lost between a
+ * check and the sleep: SIGTERM and SIGINT stop the server (every child gets
+ * SIGTERM, stragglers SIGKILL after a grace period), SIGCHLD reaps, SIGUSR1
+ * reopens the log (and is passed on to the children), SIGUSR2 rolls the
+ * log level (likewise).  SIGHUP and SIGPIPE are ignored, as in LDM.
+ *
+ * Foreground: with `-l -` (LDM's rule) or `-f` (ours: for systemd and
+ * containers, with any log destination).  Otherwise ldmd daemonizes as LDM
+ * does and the intermediate process prints the daemon's pid on stdout.
+ *
+ * The signal flags are the only file-scope state: they belong to the
+ * process, not to a connection.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netdb.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ldmd/children.h"
+#include "ldmd/listen.h"
+#include "ldmd/log.h"
+#include "ldmd/registry.h"
+#include "ldmd/server.h"
+
+#define STOP_GRACE_MS 10000
+#define MAX_ADDRS 8
+
+static volatile sig_atomic_t stop_flag;
+static volatile sig_atomic_t child_flag;
+static volatile sig_atomic_t usr1_flag;
+static volatile sig_atomic_t usr2_flag;
+
+/* The command line. */
+typedef struct options {
+  const char *addrs[MAX_ADDRS];
+  size_t naddrs;
+  long port; /* -1: from the registry */
+  const char *queue;
+  const char *log;  /* NULL: the default */
+  int level;        /* -1: default */
+  bool check_only;  /* -n */
+  bool foreground;  /* -f, or -l - */
+  long max_latency; /* -1: registry */
+  long offset;      /* -1: registry */
+  long timeout;     /* -t */
+  long max_clients; /* -1: registry */
+  const char *pidfile;
+  const char *conf;
+} options;
+
+/* Everything the top-level process owns. */
+typedef struct server {
+  options opt;
+  char queue[PATH_MAX];
+  char conf_path[PATH_MAX];
+  char ip_addr[256];
+  unsigned port;
+  unsigned max_clients;
+  ldmd_conf *conf;
+  ldmd_settings set;
+  ldmd_listeners lis;
+  ldmd_children kids;
+  sigset_t waitmask; /* the mask while sleeping: our signals let through */
+} server;
+
+static void usage(const char *prog) {
+  fprintf(stderr,
+          "usage: %s [-I addr] [-P port] [-q queue] [-l log] [-v] [-x] [-n]\n"
+          "       [-f] [-m max_latency] [-o offset] [-t timeout] [-M max]\n"
+          "       [-W pidfile] [conf]\n"
+          "  -I addr     listen on addr (repeatable; 0.0.0.0: all IPv4 and "
+          "IPv6)\n"
+          "  -P port     port (registry %s)\n"
+          "  -q queue    product queue (registry %s)\n"
+          "  -l log      log: \"\" syslog, \"-\" stderr (foreground), or a "
+          "file\n"
+          "  -v, -x      log INFO, DEBUG\n"
+          "  -n          check the configuration file and exit\n"
+          "  -f          stay in the foreground whatever the log\n"
+          "  -m seconds  max latency of received products (registry %s)\n"
+          "  -o seconds  time offset of requests (registry %s)\n"
+          "  -t seconds  LDM-5 RPC timeout, 1-32767 (60)\n"
+          "  -M n        most connections at once (registry %s)\n"
+          "  -W pidfile  write the server's pid there\n"
+          "  conf        configuration file (registry %s)\n",
+          prog, REG_PORT, REG_QUEUE_PATH, REG_MAX_LATENCY, REG_TIME_OFFSET,
+          REG_MAX_CLIENTS, REG_LDMD_CONFIG);
+}
+
+static long number(const char *s, long lo, long hi, char opt) {
+  char *end;
+  long v;
+
+  errno = 0;
+  v = strtol(s, &end, 0);
+  if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi) {
+    fprintf(stderr, "ldmd: invalid -%c value \"%s\" (%ld..%ld)\n", opt, s, lo,
+            hi);
+    return LONG_MIN;
+  }
+  return v;
+}
+
+/* A numeric option into *dst.  @return 0 or -1 (message printed) */
+static int numopt(long *dst, const char *s, long lo, long hi, char opt) {
+  *dst = number(s, lo, hi, opt);
+  return *dst == LONG_MIN ? -1 : 0;
+}
+
+static int parse_options(int argc, char **argv, options *o) {
+  int ch, bad = 0;
+
+  memset(o, 0, sizeof *o);
+  o->port = o->max_latency = o->offset = o->max_clients = -1;
+  o->timeout = 60;
+  o->level = -1;
+  opterr = 1;
+  while ((ch = getopt(argc, argv, ":I:P:q:l:vxnfm:o:t:M:W:h")) != -1) {
+    switch (ch) {
+    case 'I':
+      if (o->naddrs == MAX_ADDRS) {
+        fprintf(stderr, "ldmd: at most %d -I options\n", MAX_ADDRS);
+        return -1;
+      }
+      o->addrs[o->naddrs++] = optarg;
+      break;
+    case 'P':
+      bad |= numopt(&o->port, optarg, 0, 65535, 'P');
+      break;
+    case 'q':
+      o->queue = optarg;
+      break;
+    case 'l':
+      o->log = optarg;
+      break;
+    case 'v':
+      if (o->level != LDM_LOG_DEBUG)
+        o->level = LDM_LOG_INFO;
+      break;
+    case 'x':
+      o->level = LDM_LOG_DEBUG;
+      break;
+    case 'n':
+      o->check_only = true;
+      break;
+    case 'f':
+      o->foreground = true;
+      break;
+    case 'm':
+      bad |= numopt(&o->max_latency, optarg, 1, INT_MAX, 'm');
+      break;
+    case 'o':
+      bad |= numopt(&o->offset, optarg, 0, INT_MAX, 'o');
+      break;
+    case 't':
+      bad |= numopt(&o->timeout, optarg, 1, 32767, 't');
+      break;
+    case 'M':
+      bad |= numopt(&o->max_clients, optarg, 1, 1000000, 'M');
+      break;
+    case 'W':
+      o->pidfile = optarg;
+      break;
+    case ':':
+      fprintf(stderr, "ldmd: option -%c needs a value\n", optopt);
+      return -1;
+    case 'h':
+    default:
+      return -1;
+    }
+  }
+  if (bad)
+    return -1;
+  if (optind < argc)
+    o->conf = argv[optind++];
+  if (optind < argc) {
+    fprintf(stderr, "ldmd: too many arguments\n");
+    return -1;
+  }
+  if (o->log != NULL && strcmp(o->log, "-") == 0)
+    o->foreground = true;
+  return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Settings from the registry                                             */
+/* ---------------------------------------------------------------------- */
+
+static int reg_uint(ldm_registry *reg, const char *key, long lo, long hi,
+                    long *out) {
+  uint64_t v;
+
+  if (ldm_reg_get_uint(reg, key, &v) != LDM_REG_OK) {
+    log_error("cannot get %s from the registry %s: %s", key, ldm_reg_path(reg),
+              ldm_reg_error(reg));
+    return -1;
+  }
+  if (v < (uint64_t)lo || v > (uint64_t)hi) {
+    log_error("registry %s: %s is %llu, not within %ld..%ld", ldm_reg_path(reg),
+              key, (unsigned long long)v, lo, hi);
+    return -1;
+  }
+  *out = (long)v;
+  return 0;
+}
+
+static int reg_string(ldm_registry *reg, const char *key, char *buf,
+                      size_t len) {
+  if (ldm_reg_get_string(reg, key, buf, len) != LDM_REG_OK) {
+    log_error("cannot get %s from the registry %s: %s", key, ldm_reg_path(reg),
+              ldm_reg_error(reg));
+    return -1;
+  }
+  return 0;
+}
+
+/* Fill what the command line left open from the registry. */
+static int settings(server *s) {
+  options *o = &s->opt;
+  ldm_registry *reg = NULL;
+  char err[512];
+  long v;
+  int bad = 0;
+
+  if (ldm_reg_open(NULL, &reg, err, sizeof err) != LDM_REG_OK) {
+    log_error("cannot read the registry: %s", err);
+    return -1;
+  }
+  if (o->port < 0)
+    bad |= reg_uint(reg, REG_PORT, 1, 65535, &o->port);
+  if (o->max_latency < 0)
+    bad |= reg_uint(reg, REG_MAX_LATENCY, 1, INT_MAX, &o->max_latency);
+  if (o->max_clients < 0)
+    bad |= reg_uint(reg, REG_MAX_CLIENTS, 1, 1000000, &o->max_clients);
+  if (o->offset < 0 && reg_uint(reg, REG_TIME_OFFSET, 0, INT_MAX, &v) == 0)
+    o->offset = v < o->max_latency ? v : o->max_latency;
+  else if (o->offset < 0)
+    bad = -1;
+  if (o->queue == NULL)
+    bad |= reg_string(reg, REG_QUEUE_PATH, s->queue, sizeof s->queue);
+  else
+    snprintf(s->queue, sizeof s->queue, "%s", o->queue);
+  if (o->conf == NULL)
+    bad |= reg_string(reg, REG_LDMD_CONFIG, s->conf_path, sizeof s->conf_path);
+  else
+    snprintf(s->conf_path, sizeof s->conf_path, "%s", o->conf);
+  if (o->naddrs == 0 &&
+      reg_string(reg, REG_IP_ADDR, s->ip_addr, sizeof s->ip_addr) == 0) {
+    o->addrs[0] = s->ip_addr;
+    o->naddrs = 1;
+  }
+  ldm_reg_close(reg);
+  if (bad)
+    return -1;
+  if (o->offset > o->max_latency) {
+    log_error("time offset %ld s (-o) exceeds max latency %ld s (-m)",
+              o->offset, o->max_latency);
+    return -1;
+  }
+  s->port = (unsigned)o->port;
+  s->max_clients = (unsigned)o->max_clients;
+  s->set.queue_path = s->queue;
+  s->set.max_latency = (unsigned)o->max_latency;
+  s->set.time_offset = (unsigned)o->offset;
+  s->set.rpc_timeout = (unsigned)o->timeout;
+  s->set.stop = &stop_flag;
+  return 0;
+}
+
+/* Read ldmd.conf; log its warnings. */
+static int configure(server *s) {
+  ldmd_conf_options copt = {.default_port = s->port};
+  char err[1024];
+  size_t i;
+  int rc = ldmd_conf_parse_opts(s->conf_path, &copt, &s->conf, err, sizeof err);
+
+  if (rc != LDMD_CONF_OK) {
+    log_error("%s", err);
+    return -1;
+  }
+  for (i = 0; i < s->conf->nwarnings; i++)
+    log_warning("%s", s->conf->warnings[i]);
+  if (ldmd_conf_is_empty(s->conf)) {
+    log_error("configuration file %s is effectively empty", s->conf_path);
+    return -1;
+  }
+  s->set.conf = s->conf;
+  return 0;
+}
+
+/* The queue must open for writing before we serve anybody. */
+static int check_queue(const server *s) {
+  pq_t *pq = NULL;
+  pq_error err;
+
+  if (pq_open(s->queue, 0, &pq, &err) != PQ_OK) {
+    log_error("cannot open the product queue %s: %s", s->queue, err.pe_msg);
+    return -1;
+  }
+  pq_close(pq);
+  return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Process setup                                                          */
+/* ---------------------------------------------------------------------- */
+
+static void on_stop(int sig) {
+  (void)sig;
+  stop_flag = 1;
+}
+
+static void on_child(int sig) {
+  (void)sig;
+  child_flag = 1;
+}
+
+static void on_usr1(int sig) {
+  (void)sig;
+  usr1_flag = 1;
+  ldm_log_request_refresh();
+}
+
+static void on_usr2(int sig) {
+  (void)sig;
+  usr2_flag = 1;
+  ldm_log_request_roll();
+}
+
+static void handle(int sig, void (*fn)(int)) {
+  struct sigaction sa;
+
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = fn;
+  sigemptyset(&sa.sa_mask);
+  (void)sigaction(sig, &sa, NULL);
+}
+
+/* Handlers for the top-level process; our signals blocked outside ppoll. */
+static void setup_signals(server *s) {
+  sigset_t block;
+
+  handle(SIGTERM, on_stop);
+  handle(SIGINT, on_stop);
+  handle(SIGCHLD, on_child);
+  handle(SIGUSR1, on_usr1);
+  handle(SIGUSR2, on_usr2);
+  handle(SIGHUP, SIG_IGN);
+  handle(SIGPIPE, SIG_IGN);
+  sigemptyset(&block);
+  sigaddset(&block, SIGTERM);
+  sigaddset(&block, SIGINT);
+  sigaddset(&block, SIGCHLD);
+  sigaddset(&block, SIGUSR1);
+  sigaddset(&block, SIGUSR2);
+  (void)sigprocmask(SIG_BLOCK, &block, &s->waitmask);
+  sigdelset(&s->waitmask, SIGTERM);
+  sigdelset(&s->waitmask, SIGINT);
+  sigdelset(&s->waitmask, SIGCHLD);
+  sigdelset(&s->waitmask, SIGUSR1);
+  sigdelset(&s->waitmask, SIGUSR2);
+}
+
+/* LDM's daemonizing: fork, setsid, fork; the intermediate process prints
+ * the daemon's pid; stdio goes to /dev/null.  Returns in the daemon. */
+static int daemonize(void) {
+  pid_t pid;
+  int fd, status;
+
+  fflush(NULL);
+  pid = fork();
+  if (pid < 0) {
+    log_error("cannot become a daemon: fork: %s", strerror(errno));
+    return -1;
+  }
+  if (pid > 0) { /* the caller's process: done when the middle one is */
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+      ;
+    _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 1);
+  }
+  (void)setsid();
+  (void)signal(SIGHUP, SIG_IGN);
+  pid = fork();
+  if (pid < 0)
+    _exit(1);
+  if (pid > 0) {
+    printf("%ld\n", (long)pid);
+    fflush(stdout);
+    _exit(0);
+  }
+  fd = open("/dev/null", O_RDWR);
+  if (fd >= 0) {
+    (void)dup2(fd, STDIN_FILENO);
+    (void)dup2(fd, STDOUT_FILENO);
+    (void)dup2(fd, STDERR_FILENO);
+    if (fd > STDERR_FILENO)
+      close(fd);
+  }
+  return 0;
+}
+
+static int write_pidfile(const char *path) {
+  FILE *f = fopen(path, "w");
+
+  if (f == NULL || fprintf(f, "%ld\n", (long)getpid()) < 0 || fclose(f) != 0) {
+    log_error("cannot write the pid file %s: %s", path, strerror(errno));
+    return -1;
+  }
+  return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Serving                                                                */
+/* ---------------------------------------------------------------------- */
+
+/* In a new connection child: become its server. */
+static void run_child(server *s, int fd) {
+  struct sigaction dfl;
+  sigset_t none;
+  pid_t *sibs;
+  size_t nsibs;
+  int status;
+
+  memset(&dfl, 0, sizeof dfl);
+  dfl.sa_handler = SIG_DFL;
+  (void)sigaction(SIGCHLD, &dfl, NULL);
+  ldmd_listen_close(&s->lis);
+  sibs = ldmd_children_conn_pids(&s->kids, &nsibs);
+  sigemptyset(&none);
+  (void)sigprocmask(SIG_SETMASK, &none, NULL);
+  status = ldmd_conn_serve(&s->set, fd, sibs, nsibs);
+  free(sibs);
+  ldmd_children_free(&s->kids);
+  ldmd_conf_free(s->conf);
+  exit(status);
+}
+
+static void new_connection(server *s, int fd) {
+  struct sockaddr_storage ss;
+  socklen_t sl = sizeof ss;
+  char ip[64] = "unknown";
+  pid_t pid;
+
+  if (getpeername(fd, (struct sockaddr *)&ss, &sl) == 0)
+    (void)getnameinfo((struct sockaddr *)&ss, sl, ip, sizeof ip, NULL, 0,
+                      NI_NUMERICHOST);
+  if (s->kids.nconn >= s->max_clients) {
+    log_notice("denying connection from %s because too many clients (%u)", ip,
+               s->max_clients);
+    close(fd);
+    return;
+  }
+  fflush(NULL);
+  pid = fork();
+  if (pid < 0) {
+    log_error("cannot serve %s: fork: %s", ip, strerror(errno));
+    close(fd);
+    return;
+  }
+  if (pid == 0)
+    run_child(s, fd);
+  close(fd);
+  if (ldmd_children_add(&s->kids, pid, false, ip) != 0)
+    log_error("cannot record connection process %ld: out of memory", (long)pid);
+  log_debug("connection from %s: process %ld", ip, (long)pid);
+}
+
+/* Take every pending connection on a listening socket. */
+static void accept_all(server *s, int lfd) {
+  for (;;) {
+    int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+
+    if (fd >= 0) {
+      new_connection(s, fd);
+      if (stop_flag)
+        return;
+      continue;
+    }
+    if (errno == EINTR || errno == ECONNABORTED)
+      continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK)
+      log_error("cannot accept a connection: accept: %s", strerror(errno));
+    return;
+  }
+}
+
+/* Act on the signals that arrived. */
+static void signals_arrived(server *s) {
+  if (child_flag) {
+    child_flag = 0;
+    ldmd_children_reap(&s->kids);
+  }
+  if (usr1_flag) {
+    usr1_flag = 0;
+    ldmd_children_signal(&s->kids, SIGUSR1);
+  }
+  if (usr2_flag) {
+    usr2_flag = 0;
+    ldmd_children_signal(&s->kids, SIGUSR2);
+  }
+}
+
+static void serve(server *s) {
+  struct pollfd pfd[LDMD_MAX_LISTEN];
+  size_t i;
+
+  for (i = 0; i < s->lis.n; i++) {
+    pfd[i].fd = s->lis.fds[i];
+    pfd[i].events = POLLIN;
+  }
+  while (!stop_flag) {
+    int n = ppoll(pfd, s->lis.n, NULL, &s->waitmask);
+    int err = errno;
+
+    signals_arrived(s);
+    if (n < 0) {
+      if (err != EINTR) {
+        log_error("cannot wait for connections: ppoll: %s", strerror(err));
+        return;
+      }
+      continue;
+    }
+    for (i = 0; i < s->lis.n && !stop_flag; i++)
+      if (pfd[i].revents & POLLIN)
+        accept_all(s, pfd[i].fd);
+  }
+}
+
+/* Everything before the accept loop; in the process that will serve. */
+static int start(server *s) {
+  size_t i;
+
+  if (ldmd_conf_needs_listener(s->conf)) {
+    char err[512];
+
+    if (ldmd_listen(s->opt.addrs, s->opt.naddrs, s->port, &s->lis, err,
+                    sizeof err) != 0) {
+      log_error("%s", err);
+      return -1;
+    }
+  } else {
+    log_warning("%s has no ALLOW or ACCEPT entry: not listening", s->conf_path);
+  }
+  if (!s->opt.foreground) {
+    if (daemonize() != 0)
+      return -1;
+    if (s->opt.log == NULL)
+      (void)ldm_log_set_destination(NULL); /* stderr is /dev/null now */
+  }
+  setup_signals(s);
+  if (s->opt.pidfile != NULL && write_pidfile(s->opt.pidfile) != 0)
+    return -1;
+  log_notice("starting up (ldmd %s): queue %s, configuration %s", LDMD_VERSION,
+             s->queue, s->conf_path);
+  for (i = 0; i < s->lis.n; i++)
+    log_notice("listening on %s", s->lis.names[i]);
+  if (s->conf->nrequests > 0)
+    log_warning("REQUEST entries are not served by this ldmd yet: %zu "
+                "ignored",
+                s->conf->nrequests);
+  for (i = 0; i < s->conf->nexecs; i++)
+    (void)ldmd_children_exec(&s->kids, &s->conf->execs[i], s->lis.fds,
+                             s->lis.n);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  server s;
+  int rc = 1;
+
+  memset(&s, 0, sizeof s);
+  ldm_log_init("ldmd");
+  if (parse_options(argc, argv, &s.opt) != 0) {
+    usage(argv[0]);
+    return 1;
+  }
+  if (s.opt.log != NULL && ldm_log_set_destination(s.opt.log) != 0) {
+    fprintf(stderr, "ldmd: cannot log to %s: %s\n", s.opt.log, strerror(errno));
+    return 1;
+  }
+  if (s.opt.level >= 0)
+    ldm_log_set_level((enum ldm_log_level)s.opt.level);
+  if (settings(&s) != 0 || configure(&s) != 0)
+    goto out;
+  if (s.opt.check_only) {
+    log_notice("configuration file %s is valid", s.conf_path);
+    rc = 0;
+    goto out;
+  }
+  if (check_queue(&s) != 0 || start(&s) != 0)
+    goto out;
+  serve(&s);
+  log_notice("stopping: %zu processes to stop", s.kids.n);
+  ldmd_listen_close(&s.lis);
+  ldmd_children_stop(&s.kids, STOP_GRACE_MS, &s.waitmask);
+  if (s.opt.pidfile != NULL)
+    (void)unlink(s.opt.pidfile);
+  log_notice("exiting");
+  rc = 0;
+out:
+  ldmd_listen_close(&s.lis);
+  ldmd_children_free(&s.kids);
+  ldmd_conf_free(s.conf);
+  return rc;
+}

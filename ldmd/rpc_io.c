@@ -1,0 +1,559 @@
+/*
+ * rpc_io.c - ONC RPC over one connected TCP socket: the bytes of an LDM
+ * connection in both directions.  Owns the socket, a read buffer, the
+ * record framer (rpc_msg.h) that reassembles fragments, the transaction
+ * ids of calls, and every wait on the socket.
+ *
+ * The descriptor is made non-blocking so that every read and every write
+ * waits in poll(2) with a timeout: a peer that stops reading cannot hang a
+ * sender forever (the send timeout, reset whenever bytes move, is LDM's
+ * 60 s RPC timeout unless changed).  Records go out with one sendmsg(2)
+ * over the caller's iovecs (MSG_NOSIGNAL: a closed peer is a result, not a
+ * SIGPIPE), so product data is never copied on the way out.  Bytes read
+ * beyond the current record stay in the read buffer for the next one.
+ */
+#include "ldmd/rpc_io.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define RBUF_SIZE (128u * 1024u)
+#define HDR_MAX 64     /* a CALL or REPLY header LDM-style, and more */
+#define MAX_PIECES 16  /* header + caller's iovecs per record */
+#define MAX_MARKS 8    /* fragments of RPCM_FRAG_MAX bytes */
+#define IOV_CHUNK 1024 /* iovecs per sendmsg (IOV_MAX on Linux) */
+#define DEFAULT_SEND_MS (60 * 1000)
+
+struct rpcio {
+  int fd;
+  size_t max_record;
+  int send_timeout_ms;
+  uint32_t next_xid;
+  bool partial; /* bytes of an unfinished record have been taken */
+  rpcm_framer fr;
+  size_t rpos, rlen; /* unread bytes are rbuf[rpos..rlen) */
+  char peer[INET6_ADDRSTRLEN];
+  unsigned port;
+  char detail[160];
+  uint8_t hdr[HDR_MAX];
+  uint8_t rbuf[RBUF_SIZE];
+};
+
+/* ---------------------------------------------------------------------- */
+/* Time                                                                   */
+/* ---------------------------------------------------------------------- */
+
+static int64_t now_ms(void) {
+  struct timespec ts;
+
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Milliseconds left until deadline (-1: none), for poll(). */
+static int left_ms(int64_t deadline) {
+  int64_t left;
+
+  if (deadline < 0)
+    return -1;
+  left = deadline - now_ms();
+  if (left <= 0)
+    return 0;
+  return left > INT_MAX ? INT_MAX : (int)left;
+}
+
+static int64_t deadline_of(int timeout_ms) {
+  return timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+}
+
+/* Wait for events on fd.  @return 1 ready, 0 timed out, -1 errno set. */
+static int wait_fd(int fd, short events, int64_t deadline) {
+  for (;;) {
+    struct pollfd p = {.fd = fd, .events = events};
+    int n = poll(&p, 1, left_ms(deadline));
+
+    if (n > 0)
+      return 1;
+    if (n == 0)
+      return 0;
+    if (errno != EINTR)
+      return -1;
+  }
+}
+
+/* ---------------------------------------------------------------------- */
+/* Construction                                                           */
+/* ---------------------------------------------------------------------- */
+
+/* Text form of an address; an IPv4-mapped IPv6 address as plain IPv4, as
+ * access rules written for IPv4 expect. */
+static void addr_text(const struct sockaddr_storage *ss, char *out,
+                      size_t outlen, unsigned *port) {
+  *port = 0;
+  snprintf(out, outlen, "unknown");
+  if (ss->ss_family == AF_INET) {
+    const struct sockaddr_in *s4 = (const struct sockaddr_in *)ss;
+
+    inet_ntop(AF_INET, &s4->sin_addr, out, (socklen_t)outlen);
+    *port = ntohs(s4->sin_port);
+  } else if (ss->ss_family == AF_INET6) {
+    const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)ss;
+
+    if (IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr))
+      inet_ntop(AF_INET, &s6->sin6_addr.s6_addr[12], out, (socklen_t)outlen);
+    else
+      inet_ntop(AF_INET6, &s6->sin6_addr, out, (socklen_t)outlen);
+    *port = ntohs(s6->sin6_port);
+  }
+}
+
+static uint32_t initial_xid(void) {
+  struct timespec ts;
+
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (uint32_t)getpid() ^ (uint32_t)ts.tv_sec ^ (uint32_t)ts.tv_nsec;
+}
+
+rpcio *rpcio_new(int fd, size_t max_record) {
+  rpcio *io = calloc(1, sizeof *io);
+  struct sockaddr_storage ss;
+  socklen_t sl = sizeof ss;
+  int one = 1, fl;
+
+  if (io == NULL) {
+    close(fd);
+    return NULL;
+  }
+  io->fd = fd;
+  io->max_record = max_record == 0 ? RPCIO_DEFAULT_MAX_RECORD : max_record;
+  io->send_timeout_ms = DEFAULT_SEND_MS;
+  io->next_xid = initial_xid();
+  rpcm_framer_init(&io->fr, io->max_record);
+  (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+  fl = fcntl(fd, F_GETFL);
+  if (fl >= 0)
+    (void)fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+  memset(&ss, 0, sizeof ss);
+  if (getpeername(fd, (struct sockaddr *)&ss, &sl) == 0)
+    addr_text(&ss, io->peer, sizeof io->peer, &io->port);
+  else
+    snprintf(io->peer, sizeof io->peer, "unknown");
+  return io;
+}
+
+void rpcio_free(rpcio *io) {
+  if (io == NULL)
+    return;
+  rpcm_framer_free(&io->fr);
+  if (io->fd >= 0)
+    close(io->fd);
+  free(io);
+}
+
+int rpcio_fd(const rpcio *io) {
+  return io->fd;
+}
+
+const char *rpcio_peer_addr(const rpcio *io) {
+  return io->peer;
+}
+
+unsigned rpcio_peer_port(const rpcio *io) {
+  return io->port;
+}
+
+void rpcio_set_send_timeout(rpcio *io, int timeout_ms) {
+  io->send_timeout_ms = timeout_ms;
+}
+
+void rpcio_set_max_record(rpcio *io, size_t max_record) {
+  /* The framer takes it when it starts a record (see rpcio_recv). */
+  io->max_record = max_record == 0 ? RPCIO_DEFAULT_MAX_RECORD : max_record;
+}
+
+const char *rpcio_detail(const rpcio *io) {
+  return io->detail;
+}
+
+bool rpcio_buffered(const rpcio *io) {
+  return io->rpos < io->rlen || io->partial;
+}
+
+/* Connect one address within the deadline.  @return fd or -1 (errno). */
+static int connect_one(const struct addrinfo *ai, int64_t deadline) {
+  int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
+                  ai->ai_protocol);
+  int err = 0;
+  socklen_t el = sizeof err;
+
+  if (fd < 0)
+    return -1;
+  if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
+    return fd;
+  if (errno != EINPROGRESS && errno != EINTR)
+    goto fail;
+  switch (wait_fd(fd, POLLOUT, deadline)) {
+  case 1:
+    break;
+  case 0:
+    errno = ETIMEDOUT;
+    goto fail;
+  default:
+    goto fail;
+  }
+  if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) != 0)
+    goto fail;
+  if (err != 0) {
+    errno = err;
+    goto fail;
+  }
+  return fd;
+fail:
+  err = errno;
+  close(fd);
+  errno = err;
+  return -1;
+}
+
+rpcio *rpcio_connect(const char *host, unsigned port, int timeout_ms, char *err,
+                     size_t errlen) {
+  struct addrinfo hints = {0}, *res = NULL, *ai;
+  char service[16];
+  int rc, fd = -1, saved = ECONNREFUSED;
+  rpcio *io;
+
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  /* No AI_ADDRCONFIG: it hides ::1 on hosts whose only IPv6 address is
+   * the loopback one; an unusable family just fails to connect. */
+  snprintf(service, sizeof service, "%u", port);
+  rc = getaddrinfo(host, service, &hints, &res);
+  if (rc != 0) {
+    if (err != NULL)
+      snprintf(err, errlen, "cannot resolve %s: %s", host, gai_strerror(rc));
+    errno = rc == EAI_SYSTEM ? errno : EHOSTUNREACH;
+    return NULL;
+  }
+  for (ai = res; ai != NULL && fd < 0; ai = ai->ai_next) {
+    fd = connect_one(ai, deadline_of(timeout_ms));
+    if (fd < 0)
+      saved = errno;
+  }
+  freeaddrinfo(res);
+  if (fd < 0) {
+    if (err != NULL)
+      snprintf(err, errlen, "cannot connect to %s port %u: %s", host, port,
+               strerror(saved));
+    errno = saved;
+    return NULL;
+  }
+  io = rpcio_new(fd, 0);
+  if (io == NULL) {
+    if (err != NULL)
+      snprintf(err, errlen, "cannot connect to %s port %u: %s", host, port,
+               strerror(ENOMEM));
+    errno = ENOMEM;
+  }
+  return io;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Receiving                                                              */
+/* ---------------------------------------------------------------------- */
+
+/* Read what the socket has into the buffer.  @return RPCIO_OK, CLOSED,
+ * TIMEDOUT, EPROTO (closed inside a record) or ESYS. */
+static int fill(rpcio *io, int64_t deadline) {
+  for (;;) {
+    ssize_t n = read(io->fd, io->rbuf, sizeof io->rbuf);
+
+    if (n > 0) {
+      io->rpos = 0;
+      io->rlen = (size_t)n;
+      return RPCIO_OK;
+    }
+    if (n == 0) {
+      if (!io->partial)
+        return RPCIO_CLOSED;
+      snprintf(io->detail, sizeof io->detail,
+               "connection closed inside a record");
+      return RPCIO_EPROTO;
+    }
+    if (errno == EINTR)
+      continue;
+    if (errno == ECONNRESET) {
+      snprintf(io->detail, sizeof io->detail, "read: %s", strerror(errno));
+      return RPCIO_CLOSED;
+    }
+    if (errno != EAGAIN && errno != EWOULDBLOCK) {
+      snprintf(io->detail, sizeof io->detail, "read: %s", strerror(errno));
+      return RPCIO_ESYS;
+    }
+    switch (wait_fd(io->fd, POLLIN, deadline)) {
+    case 1:
+      break;
+    case 0:
+      return RPCIO_TIMEDOUT;
+    default:
+      snprintf(io->detail, sizeof io->detail, "poll: %s", strerror(errno));
+      return RPCIO_ESYS;
+    }
+  }
+}
+
+/* Decode the header of the record the framer holds. */
+static int take_record(rpcio *io, rpcio_msg *msg) {
+  uint8_t *rec;
+  size_t len, used;
+  int rc;
+
+  if (!rpcm_framer_record(&io->fr, &rec, &len))
+    return RPCIO_EPROTO;
+  rc = rpcm_decode(rec, len, &msg->hdr, &used);
+  if (rc != 0) {
+    snprintf(io->detail, sizeof io->detail,
+             "bad RPC header in a record of %zu bytes: %s", len,
+             ldm6_strerror(rc));
+    return RPCIO_EPROTO;
+  }
+  msg->body = rec + used;
+  msg->body_len = len - used;
+  return RPCIO_OK;
+}
+
+int rpcio_recv(rpcio *io, int timeout_ms, rpcio_msg *msg) {
+  int64_t deadline = deadline_of(timeout_ms);
+
+  io->detail[0] = '\0';
+  for (;;) {
+    if (io->rpos < io->rlen) {
+      size_t used = 0;
+      int rc;
+
+      if (!io->partial)
+        io->fr.max = io->max_record;
+      rc = rpcm_framer_feed(&io->fr, io->rbuf + io->rpos, io->rlen - io->rpos,
+                            &used);
+
+      io->rpos += used;
+      if (rc < 0) {
+        snprintf(io->detail, sizeof io->detail, "%s (limit %zu bytes)",
+                 ldm6_strerror(rc), io->max_record);
+        return RPCIO_EPROTO;
+      }
+      if (rc == 1) {
+        io->partial = false;
+        return take_record(io, msg);
+      }
+      if (used > 0)
+        io->partial = true;
+      continue;
+    }
+    {
+      int rc = fill(io, deadline);
+
+      if (rc != RPCIO_OK)
+        return rc;
+    }
+  }
+}
+
+/* ---------------------------------------------------------------------- */
+/* Sending                                                                */
+/* ---------------------------------------------------------------------- */
+
+/* Write all of iov[0..n) (modified as it goes). */
+static int send_all(rpcio *io, struct iovec *iov, size_t n) {
+  int64_t deadline = deadline_of(io->send_timeout_ms);
+
+  while (n > 0) {
+    struct msghdr mh = {0};
+    ssize_t w;
+
+    mh.msg_iov = iov;
+    mh.msg_iovlen = n < IOV_CHUNK ? n : IOV_CHUNK;
+    w = sendmsg(io->fd, &mh, MSG_NOSIGNAL);
+    if (w < 0) {
+      if (errno == EINTR)
+        continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        int r = wait_fd(io->fd, POLLOUT, deadline);
+
+        if (r == 0) {
+          snprintf(io->detail, sizeof io->detail, "peer took nothing for %d ms",
+                   io->send_timeout_ms);
+          return RPCIO_TIMEDOUT;
+        }
+        if (r < 0) {
+          snprintf(io->detail, sizeof io->detail, "poll: %s", strerror(errno));
+          return RPCIO_ESYS;
+        }
+        continue;
+      }
+      if (errno == EPIPE || errno == ECONNRESET)
+        return RPCIO_CLOSED;
+      snprintf(io->detail, sizeof io->detail, "sendmsg: %s", strerror(errno));
+      return RPCIO_ESYS;
+    }
+    deadline = deadline_of(io->send_timeout_ms); /* progress */
+    while (n > 0 && (size_t)w >= iov->iov_len) {
+      w -= (ssize_t)iov->iov_len;
+      iov++;
+      n--;
+    }
+    if (n > 0 && w > 0) {
+      iov->iov_base = (uint8_t *)iov->iov_base + w;
+      iov->iov_len -= (size_t)w;
+    }
+  }
+  return RPCIO_OK;
+}
+
+/* Send one record: the header in io->hdr (hlen bytes) then the pieces. */
+static int send_record(rpcio *io, size_t hlen, const struct iovec *body,
+                       int nbody) {
+  struct iovec pieces[MAX_PIECES];
+  uint8_t marks[MAX_MARKS][RPCM_MARK_LEN];
+  struct iovec stackout[2 * MAX_MARKS + MAX_PIECES];
+  size_t np = 0, nout = 0;
+  int i, rc;
+
+  io->detail[0] = '\0';
+  if (nbody < 0 || nbody > MAX_PIECES - 1 || (nbody > 0 && body == NULL))
+    return RPCIO_EPROTO;
+  pieces[np].iov_base = io->hdr;
+  pieces[np++].iov_len = hlen;
+  for (i = 0; i < nbody; i++)
+    pieces[np++] = body[i];
+  rc = rpcm_record_iov(pieces, np, 0, marks, MAX_MARKS, stackout,
+                       sizeof stackout / sizeof stackout[0], &nout);
+  if (rc != 0) {
+    snprintf(io->detail, sizeof io->detail, "cannot lay out record: %s",
+             ldm6_strerror(rc));
+    return RPCIO_EPROTO;
+  }
+  return send_all(io, stackout, nout);
+}
+
+int rpcio_send_call(rpcio *io, uint32_t vers, uint32_t proc,
+                    const struct iovec *args, int nargs, uint32_t *xid) {
+  uint32_t x = io->next_xid++;
+  size_t hlen;
+
+  if (rpcm_encode_call(x, LDM6_PROG, vers, proc, io->hdr, sizeof io->hdr,
+                       &hlen) != 0)
+    return RPCIO_EPROTO;
+  if (xid != NULL)
+    *xid = x;
+  return send_record(io, hlen, args, nargs);
+}
+
+int rpcio_call(rpcio *io, uint32_t vers, uint32_t proc,
+               const struct iovec *args, int nargs, int timeout_ms,
+               rpcio_msg *reply) {
+  int64_t deadline;
+  uint32_t xid;
+  int rc = rpcio_send_call(io, vers, proc, args, nargs, &xid);
+
+  if (rc != RPCIO_OK)
+    return rc;
+  deadline = deadline_of(timeout_ms);
+  for (;;) {
+    int left = deadline < 0 ? -1 : left_ms(deadline);
+
+    rc = rpcio_recv(io, left, reply);
+    if (rc != RPCIO_OK)
+      return rc;
+    if (reply->hdr.type == RPCM_CALL) {
+      snprintf(io->detail, sizeof io->detail,
+               "call (procedure %u) received while awaiting a reply",
+               (unsigned)reply->hdr.u.call.proc);
+      return RPCIO_EPROTO;
+    }
+    if (!rpcm_reply_is_awaited(&reply->hdr, true, xid))
+      continue; /* a stray answer to a one-way call */
+    if (reply->hdr.u.reply.reply_stat != RPCM_MSG_ACCEPTED ||
+        reply->hdr.u.reply.accept_stat != RPCM_SUCCESS)
+      return RPCIO_EREPLY;
+    return RPCIO_OK;
+  }
+}
+
+int rpcio_reply(rpcio *io, uint32_t xid, const struct iovec *res, int nres) {
+  size_t hlen;
+
+  if (rpcm_encode_accepted(xid, RPCM_SUCCESS, io->hdr, sizeof io->hdr, &hlen) !=
+      0)
+    return RPCIO_EPROTO;
+  return send_record(io, hlen, res, nres);
+}
+
+int rpcio_reply_error(rpcio *io, uint32_t xid, uint32_t accept_stat) {
+  size_t hlen;
+
+  if (rpcm_encode_accepted(xid, accept_stat, io->hdr, sizeof io->hdr, &hlen) !=
+      0)
+    return RPCIO_EPROTO;
+  return send_record(io, hlen, NULL, 0);
+}
+
+int rpcio_reply_prog_mismatch(rpcio *io, uint32_t xid, uint32_t low,
+                              uint32_t high) {
+  size_t hlen;
+
+  if (rpcm_encode_prog_mismatch(xid, low, high, io->hdr, sizeof io->hdr,
+                                &hlen) != 0)
+    return RPCIO_EPROTO;
+  return send_record(io, hlen, NULL, 0);
+}
+
+int rpcio_reply_auth_error(rpcio *io, uint32_t xid, uint32_t auth_stat) {
+  size_t hlen;
+
+  if (rpcm_encode_auth_error(xid, auth_stat, io->hdr, sizeof io->hdr, &hlen) !=
+      0)
+    return RPCIO_EPROTO;
+  return send_record(io, hlen, NULL, 0);
+}
+
+int rpcio_reply_rpc_mismatch(rpcio *io, uint32_t xid) {
+  size_t hlen;
+
+  if (rpcm_encode_rpc_mismatch(xid, RPCM_VERSION, RPCM_VERSION, io->hdr,
+                               sizeof io->hdr, &hlen) != 0)
+    return RPCIO_EPROTO;
+  return send_record(io, hlen, NULL, 0);
+}
+
+const char *rpcio_strerror(int rc) {
+  switch (rc) {
+  case RPCIO_OK:
+    return "success";
+  case RPCIO_CLOSED:
+    return "connection closed by peer";
+  case RPCIO_TIMEDOUT:
+    return "timed out";
+  case RPCIO_EPROTO:
+    return "protocol error";
+  case RPCIO_ESYS:
+    return "system error";
+  case RPCIO_EREPLY:
+    return "call not accepted";
+  default:
+    return "unknown rpcio result";
+  }
+}

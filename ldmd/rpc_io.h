@@ -1,0 +1,147 @@
+/*
+ * rpc_io.h - ONC RPC over one connected TCP socket, as LDM peers use it.
+ *
+ * LDM's connections are symmetric: after FEEDME or NOTIFYME the socket is
+ * "turned around" and the former server makes calls.  So one rpcio object
+ * both calls and serves on the same socket: it sends calls (synchronous, or
+ * one-way: HEREIS, NOTIFICATION, BLKDATA are never answered), receives
+ * records (calls or replies), and sends replies.  Records are framed with
+ * ONC RPC record marking (rpc_msg.h); received records are reassembled
+ * from any number of fragments up to a maximum size, and a larger length
+ * word, garbage or a truncated record is a protocol error that ends only
+ * this connection.
+ *
+ * Sending uses writev(2) with the caller's iovecs, so product data goes from
+ * the queue's mapping to the socket without a copy.  The socket gets
+ * TCP_NODELAY: LDM's flushes wait ~40 ms on Nagle's algorithm, ours do not.
+ * Every wait has a timeout; nothing polls.
+ *
+ * Not thread-safe: one rpcio per connection, used by one thread (LDM runs
+ * one process per connection).  Never logs; returns RPCIO_* codes.
+ */
+#ifndef LDMD_RPC_IO_H
+#define LDMD_RPC_IO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "ldmd/rpc_msg.h"
+
+/* Results (0 or negative). */
+#define RPCIO_OK 0
+#define RPCIO_CLOSED (-1)   /* the peer closed the connection */
+#define RPCIO_TIMEDOUT (-2) /* nothing within the timeout */
+#define RPCIO_EPROTO (-3)   /* bad record: garbage, too big, bad header */
+#define RPCIO_ESYS (-4)     /* a system call failed (errno kept) */
+#define RPCIO_EREPLY (-5)   /* the reply was not SUCCESS (see msg) */
+
+/** Largest record accepted by default: LDM's MAX_RPC_BUF_NEEDED for
+ *  calls, but products arrive in HEREIS records as big as the product. */
+#define RPCIO_DEFAULT_MAX_RECORD (64u << 20)
+
+typedef struct rpcio rpcio;
+
+/** A received record: its decoded header, and the bytes after it (the
+ *  arguments of a call or the results of a reply), valid until the next
+ *  rpcio_recv() or rpcio_call() on the same object. */
+typedef struct rpcio_msg {
+  rpcm_msg hdr;
+  const uint8_t *body;
+  size_t body_len;
+} rpcio_msg;
+
+/**
+ * Wrap a connected socket.  Takes ownership of fd (closed by rpcio_free).
+ * Sets TCP_NODELAY, close-on-exec and O_NONBLOCK (every wait is a poll(2)
+ * with a timeout inside rpcio; do not read or write fd directly).
+ * @param max_record  largest record accepted (0: the default)
+ * @return NULL on allocation failure (fd is then closed).
+ */
+rpcio *rpcio_new(int fd, size_t max_record);
+void rpcio_free(rpcio *io);
+int rpcio_fd(const rpcio *io);
+/** The peer's address as text ("127.0.0.1", "::1"), and its port. */
+const char *rpcio_peer_addr(const rpcio *io);
+unsigned rpcio_peer_port(const rpcio *io);
+
+/**
+ * Connect to host:port (a name, an IPv4 or an IPv6 address) trying every
+ * address getaddrinfo() gives, each within timeout_ms.
+ * @return an rpcio, or NULL with errno set (and a message in err).
+ */
+rpcio *rpcio_connect(const char *host, unsigned port, int timeout_ms, char *err,
+                     size_t errlen);
+
+/**
+ * Receive the next whole record (call or reply) within timeout_ms (-1: no
+ * limit).  @return RPCIO_OK, RPCIO_CLOSED, RPCIO_TIMEDOUT, RPCIO_EPROTO,
+ * RPCIO_ESYS.
+ */
+int rpcio_recv(rpcio *io, int timeout_ms, rpcio_msg *msg);
+
+/**
+ * Send a call whose encoded arguments are in args[0..nargs).  One-way
+ * calls return once the record is written.
+ * @param[out] xid  the call's transaction id (may be NULL)
+ */
+int rpcio_send_call(rpcio *io, uint32_t vers, uint32_t proc,
+                    const struct iovec *args, int nargs, uint32_t *xid);
+
+/**
+ * Synchronous call: send, then wait up to timeout_ms for the reply with the
+ * same xid.  Replies with other xids (answers to one-way calls, which
+ * notifyme sends) are discarded.  A call arriving meanwhile is a protocol
+ * error.
+ * @return RPCIO_OK (reply->body holds the results), RPCIO_EREPLY (the
+ *         reply was an error; reply->hdr says which), or an I/O result.
+ */
+int rpcio_call(rpcio *io, uint32_t vers, uint32_t proc,
+               const struct iovec *args, int nargs, int timeout_ms,
+               rpcio_msg *reply);
+
+/** Reply SUCCESS to call xid with the encoded results res[0..nres). */
+int rpcio_reply(rpcio *io, uint32_t xid, const struct iovec *res, int nres);
+/** Reply with an accept_stat error (PROC_UNAVAIL, GARBAGE_ARGS,
+ *  SYSTEM_ERR...). */
+int rpcio_reply_error(rpcio *io, uint32_t xid, uint32_t accept_stat);
+/** Reply PROG_MISMATCH with the versions served. */
+int rpcio_reply_prog_mismatch(rpcio *io, uint32_t xid, uint32_t low,
+                              uint32_t high);
+/** Reply MSG_DENIED / AUTH_ERROR with auth_stat (LDM's "not allowed" is
+ *  AUTH_TOOWEAK). */
+int rpcio_reply_auth_error(rpcio *io, uint32_t xid, uint32_t auth_stat);
+
+/** Reply MSG_DENIED / RPC_MISMATCH (2, 2): the answer to a call whose
+ *  rpcvers is not 2. */
+int rpcio_reply_rpc_mismatch(rpcio *io, uint32_t xid);
+
+/** Text of an RPCIO_* result. */
+const char *rpcio_strerror(int rc);
+
+/**
+ * What went wrong in the last failed call on io, for a log line ("bad RPC
+ * header in a record of 12 bytes: ...", "connection closed inside a
+ * record", "sendmsg: Broken pipe"); "" when there is no detail.  Valid
+ * until the next call on io.
+ */
+const char *rpcio_detail(const rpcio *io);
+
+/**
+ * Give up a send when the peer takes no byte for timeout_ms (-1: never).
+ * The default is 60 000 ms, LDM's RPC timeout.  Applies to every send,
+ * calls and replies alike.
+ */
+void rpcio_set_send_timeout(rpcio *io, int timeout_ms);
+
+/** Change the largest record accepted (0: the default), e.g. raise it to
+ *  the queue's size once a peer is known to push products.  Applies from
+ *  the next record on. */
+void rpcio_set_max_record(rpcio *io, size_t max_record);
+
+/** True if bytes already read from the socket wait in io's buffer (so
+ *  poll(2) on rpcio_fd() alone would miss them). */
+bool rpcio_buffered(const rpcio *io);
+
+#endif /* LDMD_RPC_IO_H */

@@ -1,0 +1,355 @@
+/*
+ * ldmclient.c - the shared part of the LDM protocol clients: naming a
+ * server (host, host:port, IPv6 in brackets, the registry's port),
+ * connecting through rpc_io, one synchronous call that tells LDM's refusal
+ * (AUTH_TOOWEAK, often with xid 0) apart from a closed connection, and the
+ * text of a product class.  Kept apart from the three programs so that they
+ * parse hosts and report failures the same way.
+ */
+#include "pqutils/ldmclient.h"
+
+#include <errno.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "ldmd/registry.h"
+
+/* Largest encoded argument: a class of 32 specs with 255-byte patterns is
+ * about 8.5 KiB; a prod_info about 370 bytes. */
+#define ARG_MAX (16u * 1024u)
+
+int ldmc_parse_port(const char *s, unsigned *port) {
+  unsigned long v = 0;
+  size_t i;
+
+  if (s == NULL || s[0] == '\0' || strlen(s) > 5)
+    return -1;
+  for (i = 0; s[i] != '\0'; i++) {
+    if (s[i] < '0' || s[i] > '9')
+      return -1;
+    v = v * 10 + (unsigned long)(s[i] - '0');
+  }
+  if (v < 1 || v > 65535)
+    return -1;
+  *port = (unsigned)v;
+  return 0;
+}
+
+static void peer_name(struct ldmc_peer *p) {
+  if (strchr(p->host, ':') != NULL)
+    snprintf(p->name, sizeof p->name, "[%s]:%u", p->host, p->port);
+  else
+    snprintf(p->name, sizeof p->name, "%s:%u", p->host, p->port);
+}
+
+int ldmc_parse_peer(const char *spec, unsigned default_port,
+                    struct ldmc_peer *p, char *err, size_t errlen) {
+  const char *host = spec;
+  const char *port = NULL;
+  size_t hostlen;
+
+  memset(p, 0, sizeof *p);
+  if (spec[0] == '[') {
+    const char *close = strchr(spec, ']');
+
+    if (close == NULL) {
+      snprintf(err, errlen, "bad host \"%s\": no ']' after the address", spec);
+      return -1;
+    }
+    host = spec + 1;
+    hostlen = (size_t)(close - host);
+    if (close[1] == ':') {
+      port = close + 2;
+    } else if (close[1] != '\0') {
+      snprintf(err, errlen,
+               "bad host \"%s\": expected \"[address]\" or "
+               "\"[address]:port\"",
+               spec);
+      return -1;
+    }
+  } else {
+    const char *colon = strchr(spec, ':');
+
+    if (colon != NULL && strchr(colon + 1, ':') == NULL) {
+      hostlen = (size_t)(colon - spec);
+      port = colon + 1;
+    } else {
+      hostlen = strlen(spec); /* no port, or a bare IPv6 address */
+    }
+  }
+  if (hostlen == 0) {
+    snprintf(err, errlen, "bad host \"%s\": no host name or address", spec);
+    return -1;
+  }
+  if (hostlen > LDMC_HOST_MAX) {
+    snprintf(err, errlen, "bad host: longer than %d characters", LDMC_HOST_MAX);
+    return -1;
+  }
+  memcpy(p->host, host, hostlen);
+  p->host[hostlen] = '\0';
+  if (port != NULL) {
+    if (ldmc_parse_port(port, &p->port) != 0) {
+      snprintf(err, errlen, "bad port \"%s\" in \"%s\": expected 1 to 65535",
+               port, spec);
+      return -1;
+    }
+    p->port_given = true;
+  } else {
+    p->port = default_port;
+  }
+  peer_name(p);
+  return 0;
+}
+
+void ldmc_peer_default_port(struct ldmc_peer *p, unsigned port) {
+  if (p->port_given)
+    return;
+  p->port = port;
+  peer_name(p);
+}
+
+unsigned ldmc_registry_port(char *err, size_t errlen) {
+  ldm_registry *reg = NULL;
+  uint64_t v = 0;
+  char why[512] = "";
+  unsigned port = LDMC_PORT_DEFAULT;
+
+  err[0] = '\0';
+  if (ldm_reg_open(NULL, &reg, why, sizeof why) != LDM_REG_OK) {
+    snprintf(err, errlen, "cannot read the registry (using port %u): %s",
+             LDMC_PORT_DEFAULT, why);
+    return port;
+  }
+  if (ldm_reg_get_uint(reg, REG_PORT, &v) == LDM_REG_OK) {
+    if (v >= 1 && v <= 65535)
+      port = (unsigned)v;
+    else
+      snprintf(err, errlen, "the registry's %s, %llu, is not a port (using %u)",
+               REG_PORT, (unsigned long long)v, LDMC_PORT_DEFAULT);
+  } else {
+    snprintf(err, errlen, "cannot get %s from the registry %s (using %u): %s",
+             REG_PORT, ldm_reg_path(reg), LDMC_PORT_DEFAULT,
+             ldm_reg_error(reg));
+  }
+  ldm_reg_close(reg);
+  return port;
+}
+
+/* Does the name resolve (as rpcio_connect() resolves it)? */
+static bool resolves(const char *host) {
+  struct addrinfo hints, *res = NULL;
+
+  memset(&hints, 0, sizeof hints);
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_ADDRCONFIG;
+  if (getaddrinfo(host, NULL, &hints, &res) != 0)
+    return false;
+  freeaddrinfo(res);
+  return true;
+}
+
+rpcio *ldmc_connect(const struct ldmc_peer *p, int timeout_ms, bool *unresolved,
+                    char *err, size_t errlen) {
+  char why[512] = "";
+  rpcio *io;
+  int saved;
+
+  if (unresolved != NULL)
+    *unresolved = false;
+  io = rpcio_connect(p->host, p->port, timeout_ms, why, sizeof why);
+  if (io != NULL)
+    return io;
+  saved = errno;
+  if (why[0] == '\0')
+    snprintf(why, sizeof why, "%s", strerror(saved));
+  snprintf(err, errlen, "%s", why); /* rpc_io names the host and port */
+  if (unresolved != NULL)
+    *unresolved = !resolves(p->host);
+  errno = saved;
+  return NULL;
+}
+
+const char *ldmc_io_text(const rpcio *io, int rc, char *buf, size_t len) {
+  const char *detail = io != NULL ? rpcio_detail(io) : "";
+
+  snprintf(buf, len, "%s%s%s", rpcio_strerror(rc),
+           detail[0] != '\0' ? ": " : "", detail);
+  return buf;
+}
+
+void ldmc_reply_error_text(const rpcm_msg *hdr, char *buf, size_t len) {
+  const rpcm_reply *r = &hdr->u.reply;
+
+  if (r->reply_stat == RPCM_MSG_DENIED) {
+    if (r->reject_stat == RPCM_AUTH_ERROR && r->auth_stat == RPCM_AUTH_TOOWEAK)
+      snprintf(buf, len, "not allowed (AUTH_TOOWEAK)");
+    else if (r->reject_stat == RPCM_AUTH_ERROR)
+      snprintf(buf, len, "not allowed (authentication error %u)",
+               (unsigned)r->auth_stat);
+    else
+      snprintf(buf, len, "RPC version mismatch (server has %u-%u)",
+               (unsigned)r->low, (unsigned)r->high);
+    return;
+  }
+  switch (r->accept_stat) {
+  case RPCM_SUCCESS:
+    snprintf(buf, len, "success");
+    break;
+  case RPCM_PROG_UNAVAIL:
+    snprintf(buf, len, "program %u unavailable (not an LDM server?)",
+             LDM6_PROG);
+    break;
+  case RPCM_PROG_MISMATCH:
+    snprintf(buf, len, "program version mismatch (server has %u-%u)",
+             (unsigned)r->low, (unsigned)r->high);
+    break;
+  case RPCM_PROC_UNAVAIL:
+    snprintf(buf, len, "procedure unavailable (PROC_UNAVAIL)");
+    break;
+  case RPCM_GARBAGE_ARGS:
+    snprintf(buf, len, "arguments not understood (GARBAGE_ARGS)");
+    break;
+  case RPCM_SYSTEM_ERR:
+    snprintf(buf, len, "system error at the server (SYSTEM_ERR)");
+    break;
+  default:
+    snprintf(buf, len, "error reply %u", (unsigned)r->accept_stat);
+    break;
+  }
+}
+
+static int64_t now_ms(void) {
+  struct timespec ts;
+
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int ldmc_call(rpcio *io, const struct ldmc_peer *p, const char *what,
+              uint32_t vers, uint32_t proc, ldm6_type arg_type, const void *arg,
+              ldm6_type res_type, void *res, int timeout_ms, rpcm_msg *reply,
+              char *err, size_t errlen) {
+  uint8_t buf[ARG_MAX];
+  size_t len = 0;
+  struct iovec iov;
+  uint32_t xid = 0;
+  int64_t deadline;
+  int rc;
+
+  if (arg_type != LDM6_T_VOID) {
+    rc = ldm6_encode(arg_type, arg, buf, sizeof buf, &len);
+    if (rc != 0) {
+      snprintf(err, errlen, "cannot encode %s for %s: %s", what, p->name,
+               ldm6_strerror(rc));
+      return RPCIO_EPROTO;
+    }
+  }
+  iov.iov_base = buf;
+  iov.iov_len = len;
+  rc = rpcio_send_call(io, vers, proc, len > 0 ? &iov : NULL, len > 0 ? 1 : 0,
+                       &xid);
+  if (rc != RPCIO_OK) {
+    char why[256];
+
+    snprintf(err, errlen, "cannot send %s to %s: %s", what, p->name,
+             ldmc_io_text(io, rc, why, sizeof why));
+    return rc;
+  }
+  deadline = now_ms() + timeout_ms;
+  for (;;) {
+    rpcio_msg m;
+    int64_t left = deadline - now_ms();
+
+    rc = rpcio_recv(io, left > 0 ? (int)left : 0, &m);
+    if (rc == RPCIO_TIMEDOUT) {
+      snprintf(err, errlen, "no answer to %s from %s within %d s", what,
+               p->name, (timeout_ms + 999) / 1000);
+      return rc;
+    }
+    if (rc == RPCIO_CLOSED) {
+      snprintf(err, errlen, "%s closed the connection before answering %s",
+               p->name, what);
+      return rc;
+    }
+    if (rc != RPCIO_OK) {
+      char why[256];
+
+      snprintf(err, errlen, "cannot get the answer to %s from %s: %s", what,
+               p->name, ldmc_io_text(io, rc, why, sizeof why));
+      return rc;
+    }
+    if (m.hdr.type == RPCM_CALL) {
+      snprintf(err, errlen,
+               "%s made a call (procedure %u) instead of answering %s", p->name,
+               (unsigned)m.hdr.u.call.proc, what);
+      return RPCIO_EPROTO;
+    }
+    if (reply != NULL)
+      *reply = m.hdr;
+    /* LDM refuses a client with AUTH_TOOWEAK, often with xid 0. */
+    if (m.hdr.u.reply.reply_stat == RPCM_MSG_DENIED &&
+        m.hdr.u.reply.reject_stat == RPCM_AUTH_ERROR) {
+      char why[128];
+
+      ldmc_reply_error_text(&m.hdr, why, sizeof why);
+      snprintf(err, errlen, "%s refused %s: %s", p->name, what, why);
+      return LDMC_DENIED;
+    }
+    if (!rpcm_reply_is_awaited(&m.hdr, true, xid))
+      continue; /* a stray answer to a one-way call */
+    if (m.hdr.u.reply.reply_stat != RPCM_MSG_ACCEPTED ||
+        m.hdr.u.reply.accept_stat != RPCM_SUCCESS) {
+      char why[128];
+
+      ldmc_reply_error_text(&m.hdr, why, sizeof why);
+      snprintf(err, errlen, "%s answered %s with an error: %s", p->name, what,
+               why);
+      return RPCIO_EREPLY;
+    }
+    if (res_type != LDM6_T_VOID) {
+      size_t used = 0;
+
+      rc = ldm6_decode(res_type, m.body, m.body_len, res, &used);
+      if (rc != 0) {
+        snprintf(err, errlen, "cannot decode the answer to %s from %s: %s",
+                 what, p->name, ldm6_strerror(rc));
+        return LDMC_EDECODE;
+      }
+    }
+    return RPCIO_OK;
+  }
+}
+
+int ldmc_class_format(const ldm6_prod_class *cls, char *buf, size_t len) {
+  char from[32], to[32];
+  size_t n;
+  uint32_t i;
+  int w;
+
+  pq_ts_format(ldm6_ts_to_pq(cls->from), from, sizeof from);
+  pq_ts_format(ldm6_ts_to_pq(cls->to), to, sizeof to);
+  w = snprintf(buf, len, "%s %s {", from, to);
+  if (w < 0)
+    return w;
+  n = (size_t)w;
+  for (i = 0; i < cls->psa_len && i < LDM6_PSA_MAX; i++) {
+    char feed[180];
+
+    pq_feedtype_format(cls->psa[i].feedtype, feed, sizeof feed);
+    w = snprintf(n < len ? buf + n : NULL, n < len ? len - n : 0,
+                 "%s{%s, \"%.*s\"}", i > 0 ? "," : "", feed, LDM6_MAXPATTERN,
+                 cls->psa[i].pattern);
+    if (w < 0)
+      return w;
+    n += (size_t)w;
+  }
+  w = snprintf(n < len ? buf + n : NULL, n < len ? len - n : 0, "}");
+  if (w < 0)
+    return w;
+  return (int)(n + (size_t)w);
+}

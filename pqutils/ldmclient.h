@@ -1,0 +1,113 @@
+/*
+ * ldmclient.h - what the LDM protocol clients (notifyme, ldmsend, ldmping)
+ * share: where the server is, connecting to it, and making one synchronous
+ * LDM call.
+ *
+ * WHERE.  A server is named as LDM users name it, "host", plus what LDM's
+ * own clients cannot do (they only ever use port 388): "host:port",
+ * "[v6addr]", "[v6addr]:port", or a bare IPv6 address ("::1", which has no
+ * port because its colons are the address).  A port not given with the host
+ * comes from the program's -P option, else from the registry's /server/port
+ * (the port our ldmd listens on), else 388.
+ *
+ * CALLS.  ldmc_call() encodes the argument, sends the call and waits for
+ * its reply, discarding stray replies (answers to one-way calls).  Unlike
+ * rpcio_call() it recognises LDM's refusal of a connection: an ldmd that
+ * does not allow the client sends MSG_DENIED/AUTH_TOOWEAK, often with
+ * transaction id 0 and before the call is even read, and then closes.
+ * Such a reply, whatever its xid, is LDMC_DENIED rather than a closed
+ * connection, so the user is told "not allowed" instead of "closed".
+ *
+ * Messages are written into the caller's buffer and name the peer; nothing
+ * here logs or exits.  Not thread-safe (like rpcio); fork-safe.
+ */
+#ifndef PQUTILS_LDMCLIENT_H
+#define PQUTILS_LDMCLIENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ldmd/ldm6_xdr.h"
+#include "ldmd/rpc_io.h"
+
+#define LDMC_PORT_DEFAULT 388u /* LDM's well-known port */
+#define LDMC_HOST_MAX 256      /* longest host name or address */
+#define LDMC_NAME_MAX (LDMC_HOST_MAX + 16)
+
+/* ldmc_call() results beyond rpc_io.h's RPCIO_*. */
+#define LDMC_DENIED (-20)  /* MSG_DENIED: the server does not allow us */
+#define LDMC_EDECODE (-21) /* the results do not decode as expected */
+
+/** A server: its host and port, and how messages name it. */
+struct ldmc_peer {
+  char host[LDMC_HOST_MAX + 1]; /* name or address, without brackets */
+  unsigned port;                /* 1..65535 */
+  bool port_given;              /* the port came with the host */
+  char name[LDMC_NAME_MAX];     /* "host:port" or "[v6]:port" */
+};
+
+/**
+ * Parse "host", "host:port", "[v6]", "[v6]:port" or a bare IPv6 address.
+ * The port, if not in spec, is default_port (replace it later with
+ * ldmc_peer_default_port()).
+ * @param err, errlen  what is wrong, for the user
+ * @return 0, or -1 (empty host, bad brackets, bad port, host too long).
+ */
+int ldmc_parse_peer(const char *spec, unsigned default_port,
+                    struct ldmc_peer *p, char *err, size_t errlen);
+
+/** Use port unless the peer was given with its own. */
+void ldmc_peer_default_port(struct ldmc_peer *p, unsigned port);
+
+/** Parse a port: a decimal number 1..65535.  @return 0 or -1. */
+int ldmc_parse_port(const char *s, unsigned *port);
+
+/**
+ * The default port: the registry's /server/port, or 388 if the registry
+ * does not set one.  A registry that cannot be read gives 388 and a
+ * message in err (err[0] is '\0' otherwise).
+ */
+unsigned ldmc_registry_port(char *err, size_t errlen);
+
+/**
+ * Connect to the peer within timeout_ms per address.
+ * @return an rpcio, or NULL with errno set (ETIMEDOUT, ECONNREFUSED...),
+ *         a message naming the peer and the failure in err, and
+ *         *unresolved set if the name did not resolve (unresolved may be
+ *         NULL).
+ */
+rpcio *ldmc_connect(const struct ldmc_peer *p, int timeout_ms, bool *unresolved,
+                    char *err, size_t errlen);
+
+/**
+ * Make a synchronous call of program 300029 and decode its results.
+ * @param what     the call's name for messages ("NOTIFYME")
+ * @param arg_type, arg  the argument (LDM6_T_VOID, NULL for none)
+ * @param res_type, res  where to decode the results (LDM6_T_VOID, NULL)
+ * @param reply    if not NULL, the reply's header (for RPCIO_EREPLY: which
+ *                 error, and the versions of a PROG_MISMATCH)
+ * @return RPCIO_OK; LDMC_DENIED; RPCIO_EREPLY (another error reply);
+ *         LDMC_EDECODE; RPCIO_CLOSED, RPCIO_TIMEDOUT, RPCIO_EPROTO,
+ *         RPCIO_ESYS; every failure with a message in err.
+ */
+int ldmc_call(rpcio *io, const struct ldmc_peer *p, const char *what,
+              uint32_t vers, uint32_t proc, ldm6_type arg_type, const void *arg,
+              ldm6_type res_type, void *res, int timeout_ms, rpcm_msg *reply,
+              char *err, size_t errlen);
+
+/** Text of an rpcio result with rpc_io's detail, into buf ("protocol
+ *  error: connection closed inside a record").  @return buf. */
+const char *ldmc_io_text(const rpcio *io, int rc, char *buf, size_t len);
+
+/** Text of an error reply's header ("procedure unavailable", "not allowed
+ *  (AUTH_TOOWEAK)", "program version mismatch (5-6)"...). */
+void ldmc_reply_error_text(const rpcm_msg *hdr, char *buf, size_t len);
+
+/**
+ * LDM's text of a product class (s_prod_class), for log messages:
+ * "<from> <to> {{FEEDTYPE, \"ERE\"},...}".  @return as snprintf.
+ */
+int ldmc_class_format(const ldm6_prod_class *cls, char *buf, size_t len);
+
+#endif /* PQUTILS_LDMCLIENT_H */

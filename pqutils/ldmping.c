@@ -1,0 +1,273 @@
+/*
+ * ldmping - is an LDM server there and answering?  As LDM's ldmping: a
+ * version-5 NULLPROC call to each server, timed, and one line per server
+ * in LDM's format,
+ *
+ *       State    Elapsed Port   Remote_Host           rpc_stat
+ *   RESPONDING   0.000412  388   localhost
+ *
+ * logged at INFO when the server answered and at ERROR when it did not.
+ * State is how far the attempt got: NAMED (the name did not resolve),
+ * ADDRESSED (no connection), H_CLNTED (connected, no answer), RESPONDING.
+ * When stderr is a terminal it is verbose and repeats every 25 s; else it
+ * makes one pass, prints only failures and answers slower than 1 s, and
+ * exits 1 at the first server that does not respond.  A connection is kept
+ * from one pass to the next, as LDM's ldmping keeps its RPC client.
+ *
+ * Differences from LDM's ldmping, on purpose: the port can be chosen
+ * (host:port, [v6]:port, -P; LDM's always uses 388); there is no portmapper
+ * fallback (LDM servers do not register with one), so the states
+ * PMAP_CLNTED and MAPPED never appear; a server that serves only version 6
+ * (PROG_MISMATCH for 5) is pinged with version 6 instead; any number of
+ * servers may be given (LDM: 14).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ldmd/log.h"
+#include "pqutils/cli.h"
+#include "pqutils/ldmclient.h"
+
+#define DEFAULT_INTERVAL 25 /* seconds between passes when interactive */
+#define DEFAULT_TIMEO 10    /* seconds to connect, and to be answered */
+#define SLOW_SECONDS 1      /* a slower answer is reported even when quiet */
+
+static const char usage_text[] =
+    "usage: ldmping [options] [host[:port] ...]\n"
+    "options:\n"
+    "  -h host[:port] a server to ping (may be repeated; default localhost);\n"
+    "                 IPv6 as [addr]:port\n"
+    "  -P port        port of the servers given without one (default: the\n"
+    "                 registry's /server/port, else 388)\n"
+    "  -t timeout     seconds to wait for each server (default 10)\n"
+    "  -i interval    seconds between passes; 0: one pass (default 25 if\n"
+    "                 stderr is a terminal, else 0)\n"
+    "  -v             verbose: report every server (default on a terminal)\n"
+    "  -q             quiet: report only failures and slow answers\n"
+    "  -l dest        log to dest: \"\" syslog, \"-\" stderr, or a file\n"
+    "  -x             debug\n"
+    "exit: 0, or 1 for bad usage or (with -i 0) a server not responding\n";
+
+/* One server and where the last attempt got. */
+struct target {
+  const char *spec; /* as given */
+  struct ldmc_peer peer;
+  rpcio *io;         /* kept between passes */
+  uint32_t vers;     /* 5, or 6 for a server without version 5 */
+  const char *state; /* NAMED, ADDRESSED, H_CLNTED or RESPONDING */
+  uint64_t elapsed_us;
+  char stat[700]; /* why it failed; empty when RESPONDING */
+};
+
+struct ldmping {
+  struct cli cli;
+  struct target *targets;
+  int ntargets;
+  bool verbose;
+  unsigned interval;
+  int timeout_ms;
+};
+
+static bool is_version_mismatch(const rpcm_msg *hdr) {
+  return hdr->type == RPCM_REPLY &&
+         hdr->u.reply.reply_stat == RPCM_MSG_ACCEPTED &&
+         hdr->u.reply.accept_stat == RPCM_PROG_MISMATCH &&
+         hdr->u.reply.low <= LDM6_VERSION6 &&
+         hdr->u.reply.high >= LDM6_VERSION6;
+}
+
+static void ping(struct target *t, int timeout_ms) {
+  double t0 = cli_monotonic();
+  rpcm_msg hdr;
+  int rc;
+
+  t->stat[0] = '\0';
+  if (t->io == NULL) {
+    bool unresolved = false;
+
+    t->io = ldmc_connect(&t->peer, timeout_ms, &unresolved, t->stat,
+                         sizeof t->stat);
+    if (t->io == NULL) {
+      t->state = unresolved ? "NAMED" : "ADDRESSED";
+      goto done;
+    }
+  }
+  t->state = "H_CLNTED";
+  memset(&hdr, 0, sizeof hdr);
+  rc = ldmc_call(t->io, &t->peer, "NULLPROC", t->vers, LDM6_NULLPROC,
+                 LDM6_T_VOID, NULL, LDM6_T_VOID, NULL, timeout_ms, &hdr,
+                 t->stat, sizeof t->stat);
+  if (rc == RPCIO_EREPLY && t->vers == LDM6_VERSION5 &&
+      is_version_mismatch(&hdr)) {
+    log_debug("%s does not serve version 5; pinging with version 6",
+              t->peer.name);
+    t->vers = LDM6_VERSION6;
+    rc = ldmc_call(t->io, &t->peer, "NULLPROC", t->vers, LDM6_NULLPROC,
+                   LDM6_T_VOID, NULL, LDM6_T_VOID, NULL, timeout_ms, NULL,
+                   t->stat, sizeof t->stat);
+  }
+  if (rc == RPCIO_OK) {
+    t->state = "RESPONDING";
+    t->stat[0] = '\0';
+  } else {
+    rpcio_free(t->io); /* start again next time */
+    t->io = NULL;
+  }
+done:
+  t->elapsed_us = (uint64_t)((cli_monotonic() - t0) * 1e6);
+}
+
+static void report(const struct target *t) {
+  long sec = (long)(t->elapsed_us / 1000000);
+  long usec = (long)(t->elapsed_us % 1000000);
+
+  if (strcmp(t->state, "RESPONDING") == 0)
+    log_info("%10s %3ld.%06ld %4d   %-11s  %s", t->state, sec, usec,
+             (int)t->peer.port, t->peer.host, t->stat);
+  else
+    log_error("%10s %3ld.%06ld %4d   %-11s  %s", t->state, sec, usec,
+              (int)t->peer.port, t->peer.host, t->stat);
+}
+
+static int parse_args(struct ldmping *p, int argc, char **argv) {
+  const char **specs = calloc((size_t)argc + 1, sizeof *specs);
+  unsigned port = 0;
+  int nspecs = 0, opt, i;
+  char err[300];
+  uint64_t v;
+
+  if (specs == NULL) {
+    fprintf(stderr, "%s: out of memory\n", p->cli.progname);
+    return -1;
+  }
+  p->timeout_ms = DEFAULT_TIMEO * 1000;
+  if (isatty(STDERR_FILENO)) {
+    p->verbose = true;
+    p->interval = DEFAULT_INTERVAL;
+  }
+  opterr = 0;
+  while ((opt = getopt(argc, argv, ":h:P:t:i:l:vqx")) != -1) {
+    /* -q is quiet here, not cli's queue option. */
+    int rc = opt == 'q' ? 0 : cli_common_option(&p->cli, opt, optarg);
+
+    if (rc < 0)
+      goto bad;
+    if (opt == 'v')
+      p->verbose = true;
+    if (rc > 0)
+      continue;
+    switch (opt) {
+    case 'q':
+      p->verbose = false;
+      break;
+    case 'h':
+      specs[nspecs++] = optarg;
+      break;
+    case 'P':
+      if (ldmc_parse_port(optarg, &port) != 0) {
+        cli_usage_error(&p->cli, usage_text,
+                        "bad port \"%s\": expected 1 to 65535", optarg);
+        goto bad;
+      }
+      break;
+    case 't':
+      if (cli_parse_uint(&p->cli, "timeout", optarg, 32767, &v) != 0) {
+        fputs(usage_text, stderr);
+        goto bad;
+      }
+      if (v == 0) {
+        cli_usage_error(&p->cli, usage_text, "bad timeout \"%s\": at least 1",
+                        optarg);
+        goto bad;
+      }
+      p->timeout_ms = (int)v * 1000;
+      break;
+    case 'i':
+      if (cli_parse_uint(&p->cli, "interval", optarg, 86400, &v) != 0) {
+        fputs(usage_text, stderr);
+        goto bad;
+      }
+      p->interval = (unsigned)v;
+      break;
+    case ':':
+      cli_usage_error(&p->cli, usage_text, "option -%c needs a value", optopt);
+      goto bad;
+    default:
+      cli_usage_error(&p->cli, usage_text, "unknown option -%c", optopt);
+      goto bad;
+    }
+  }
+  for (; optind < argc; optind++)
+    specs[nspecs++] = argv[optind];
+  if (nspecs == 0)
+    specs[nspecs++] = "localhost";
+
+  p->targets = calloc((size_t)nspecs, sizeof *p->targets);
+  if (p->targets == NULL) {
+    fprintf(stderr, "%s: out of memory\n", p->cli.progname);
+    goto bad;
+  }
+  for (i = 0; i < nspecs; i++) {
+    struct target *t = &p->targets[p->ntargets++];
+
+    t->spec = specs[i];
+    t->vers = LDM6_VERSION5;
+    if (ldmc_parse_peer(specs[i], LDMC_PORT_DEFAULT, &t->peer, err,
+                        sizeof err) != 0) {
+      cli_usage_error(&p->cli, usage_text, "%s", err);
+      goto bad;
+    }
+    if (port == 0 && !t->peer.port_given) {
+      port = ldmc_registry_port(err, sizeof err);
+      if (err[0] != '\0')
+        log_warning("%s", err);
+    }
+    ldmc_peer_default_port(&t->peer, port);
+  }
+  free(specs);
+  return 0;
+bad:
+  free(specs);
+  return -1;
+}
+
+int main(int argc, char **argv) {
+  static struct ldmping p;
+  int status = 0, i;
+
+  cli_init(&p.cli, argv[0]);
+  ldm_log_set_level(LDM_LOG_INFO); /* LDM's ldmping: verbosity is -v/-q */
+  if (parse_args(&p, argc, argv) != 0) {
+    free(p.targets);
+    return 1;
+  }
+  cli_signals();
+  if (p.verbose)
+    log_info("%10s %10s %4s   %-21s %s", "State", "Elapsed", "Port",
+             "Remote_Host", "rpc_stat");
+  while (!cli_stopping() && status == 0) {
+    for (i = 0; i < p.ntargets && !cli_stopping(); i++) {
+      struct target *t = &p.targets[i];
+
+      ping(t, p.timeout_ms);
+      if (p.verbose || t->elapsed_us > SLOW_SECONDS * 1000000u ||
+          strcmp(t->state, "RESPONDING") != 0)
+        report(t);
+      if (p.interval == 0 && strcmp(t->state, "RESPONDING") != 0) {
+        status = 1;
+        break;
+      }
+    }
+    if (p.interval == 0)
+      break;
+    cli_sleep(p.interval);
+  }
+  for (i = 0; i < p.ntargets; i++)
+    rpcio_free(p.targets[i].io);
+  free(p.targets);
+  return status;
+}

@@ -1,0 +1,475 @@
+/*
+ * ldmsend - send files to an LDM server as products, one product per file,
+ * as LDM's ldmsend does.  The push protocol (HIYA) needs no turned-around
+ * connection: we stay the RPC client throughout.
+ *
+ *   HIYA(offer {now, TS_ENDT, {feedtype, ".*"}})  ->  OK(max_hereis), or
+ *   RECLASS(accepted class, max_hereis): send only what that class matches,
+ *   or DONT_SEND: send nothing.  Then per file HEREIS (one-way) if its size
+ *   is at most max_hereis, else COMINGSOON (answered; DONT_SEND means the
+ *   server has it or does not want it) and one BLKDATA (one-way) with all
+ *   the data.  A final NULLPROC flushes the one-way calls and confirms that
+ *   the server has taken them.
+ *
+ * Each product: ident = the file name as given, origin = the registry's
+ * /hostname (else this host's name), creation time = now, signature = MD5
+ * of the data, sequence numbers from -s up, one per file.  Data goes to
+ * the socket from the buffer it was read into, without another copy.
+ *
+ * Differences from LDM's ldmsend, on purpose: the port can be chosen
+ * (host:port, [v6]:port, -P; LDM's ldmsend always uses 388); a file that
+ * cannot be sent (unreadable, not a regular file, over 4 GiB - 1, ident
+ * over 255 bytes) is reported, the others are still sent, and the exit
+ * status is then 3 rather than 0.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ldmd/log.h"
+#include "pqutils/cli.h"
+#include "pqutils/ldmclient.h"
+
+/* Exit statuses, LDM's (exitStatus.h) where they apply. */
+enum {
+  EXIT_OK = 0,
+  EXIT_USAGE = 1,       /* bad command line (LDM's usage() exits 1) */
+  EXIT_CONN_TIMEO = 1,  /* the connection could not be made in time */
+  EXIT_SYSTEM = 3,      /* a file could not be read, or memory ran out */
+  EXIT_SESS_TIMEO = 4,  /* the server did not answer in time */
+  EXIT_CONN_ABORT = 5,  /* refused, closed, or a protocol failure */
+  EXIT_INTERRUPTED = 7, /* stopped by SIGINT or SIGTERM */
+};
+
+#define CONNECT_TIMEOUT_MS (25 * 1000)
+#define CALL_TIMEOUT_MS (60 * 1000) /* LDM's v6 synchronous timeout */
+
+static const char usage_text[] =
+    "usage: ldmsend [options] file ...\n"
+    "options:\n"
+    "  -h host[:port] LDM server (default localhost); IPv6 as [addr]:port\n"
+    "  -P port        port when -h gives none (default: the registry's\n"
+    "                 /server/port, else 388)\n"
+    "  -f feedtype    feedtype of the products (default EXP)\n"
+    "  -s seqno       sequence number of the first file, one more per file\n"
+    "                 (default 0)\n"
+    "  -l dest        log to dest: \"\" syslog, \"-\" stderr, or a file\n"
+    "  -v             log each file sent\n"
+    "  -x             debug: also log each product with its signature\n"
+    "exit: 0 sent, 1 bad usage or connection timed out, 3 a file could not\n"
+    "      be sent, 4 the server did not answer in time, 5 connection\n"
+    "      refused or lost, 7 interrupted\n";
+
+struct ldmsend {
+  struct cli cli;
+  struct ldmc_peer peer;
+  uint32_t feedtype;
+  uint32_t seqno;
+  char origin[PQ_ORIGIN_MAX + 1];
+  char **files;
+  int nfiles;
+
+  rpcio *io;
+  uint32_t max_hereis;
+  bool want_all;  /* OK: everything offered is wanted */
+  bool want_none; /* DONT_SEND: nothing is */
+  pq_class want;  /* RECLASS: the accepted class */
+  uint8_t *buf;   /* the file being sent */
+  size_t cap;
+  int status; /* the exit status so far */
+};
+
+static const uint8_t zeros[4];
+
+/* Status of a failed call. */
+static int call_status(int rc) {
+  return rc == RPCIO_TIMEDOUT ? EXIT_SESS_TIMEO : EXIT_CONN_ABORT;
+}
+
+/* The first failure of the connection decides; a file's failure (3) only
+ * until then. */
+static void set_status(struct ldmsend *s, int status) {
+  if (s->status == EXIT_OK || s->status == EXIT_SYSTEM)
+    s->status = status;
+}
+
+/* HIYA: learn what the server wants.  @return 0 or -1 (status set). */
+static int hiya(struct ldmsend *s) {
+  ldm6_prod_class offer;
+  ldm6_hiya_reply rep;
+  char err[700];
+  char text[9000];
+  int rc;
+
+  memset(&offer, 0, sizeof offer);
+  if (ldm6_ts_from_pq(pq_ts_now(), &offer.from) != 0) {
+    log_error("the clock is beyond what LDM can send (2038)");
+    set_status(s, EXIT_SYSTEM);
+    return -1;
+  }
+  offer.to.tv_sec = INT32_MAX;
+  offer.to.tv_usec = 999999;
+  offer.psa_len = 1;
+  offer.psa[0].feedtype = s->feedtype;
+  snprintf(offer.psa[0].pattern, sizeof offer.psa[0].pattern, ".*");
+  ldmc_class_format(&offer, text, sizeof text);
+  log_debug("offering %s to %s", text, s->peer.name);
+
+  rc = ldmc_call(s->io, &s->peer, "HIYA", LDM6_VERSION6, LDM6_HIYA,
+                 LDM6_T_PROD_CLASS, &offer, LDM6_T_HIYA_REPLY, &rep,
+                 CALL_TIMEOUT_MS, NULL, err, sizeof err);
+  if (rc != RPCIO_OK) {
+    log_error("%s", err);
+    set_status(s, call_status(rc));
+    return -1;
+  }
+  switch (rep.code) {
+  case LDM6_OK:
+    s->want_all = true;
+    s->max_hereis = rep.u.max_hereis;
+    log_debug("%s accepts everything offered (max_hereis %u)", s->peer.name,
+              (unsigned)s->max_hereis);
+    return 0;
+  case LDM6_RECLASS:
+    s->max_hereis = rep.u.feedpar.max_hereis;
+    ldmc_class_format(&rep.u.feedpar.prod_class, text, sizeof text);
+    log_info("%s accepts only %s", s->peer.name, text);
+    rc = ldm6_class_to_pq(&rep.u.feedpar.prod_class, &s->want, err, sizeof err);
+    if (rc != 0) {
+      log_error("cannot use the class %s accepts: %s%s%s", s->peer.name,
+                ldm6_strerror(rc), err[0] != '\0' ? ": " : "", err);
+      set_status(s, EXIT_CONN_ABORT);
+      return -1;
+    }
+    return 0;
+  case LDM6_DONT_SEND:
+    log_notice("%s wants none of the products offered (DONT_SEND)",
+               s->peer.name);
+    s->want_none = true;
+    return 0;
+  default:
+    log_error("%s answered HIYA with %s", s->peer.name,
+              ldm6_errt_name(rep.code));
+    set_status(s, EXIT_CONN_ABORT);
+    return -1;
+  }
+}
+
+/* Read the whole file into s->buf.  @return bytes read, or -1 (logged). */
+static int64_t read_file(struct ldmsend *s, const char *path, int fd,
+                         uint64_t size) {
+  size_t got = 0;
+
+  if (size > s->cap) {
+    uint8_t *p = realloc(s->buf, (size_t)size);
+
+    if (p == NULL) {
+      log_error("cannot send %s: no memory for its %llu bytes", path,
+                (unsigned long long)size);
+      return -1;
+    }
+    s->buf = p;
+    s->cap = (size_t)size;
+  }
+  while (got < size) {
+    ssize_t n = read(fd, s->buf + got, (size_t)size - got);
+
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      log_error("cannot read %s: %s", path, strerror(errno));
+      return -1;
+    }
+    if (n == 0)
+      break; /* the file shrank: send what it holds now */
+    got += (size_t)n;
+  }
+  return (int64_t)got;
+}
+
+/* Send one product whose data is s->buf.  @return 0, or -1 (status set). */
+static int send_product(struct ldmsend *s, const pq_prod_info *info) {
+  ldm6_prod_info wire;
+  uint8_t head[512];
+  size_t hlen = 0;
+  struct iovec iov[3];
+  char err[700];
+  uint32_t sz;
+  int rc;
+
+  rc = ldm6_info_from_pq(info, &wire);
+  if (rc != 0) {
+    log_error("cannot describe %s for LDM: %s", info->ident, ldm6_strerror(rc));
+    set_status(s, EXIT_SYSTEM);
+    return 0; /* the next file may do */
+  }
+  sz = wire.sz;
+  if (sz <= s->max_hereis) {
+    rc = ldm6_encode(LDM6_T_PROD_INFO, &wire, head, sizeof head, &hlen);
+    if (rc == 0) {
+      iov[0] = (struct iovec){head, hlen};
+      iov[1] = (struct iovec){s->buf, sz};
+      iov[2] = (struct iovec){(void *)zeros, ldm6_xdr_pad(sz)};
+      rc = rpcio_send_call(s->io, LDM6_VERSION6, LDM6_HEREIS, iov, 3, NULL);
+      if (rc != RPCIO_OK) {
+        log_error("cannot send %s to %s: %s", info->ident, s->peer.name,
+                  ldmc_io_text(s->io, rc, err, sizeof err));
+        set_status(s, call_status(rc));
+        return -1;
+      }
+      return 0;
+    }
+  } else {
+    ldm6_comingsoon_args cs;
+    ldm6_comingsoon_reply answer = LDM6_OK;
+    ldm6_datapkt pkt;
+
+    cs.info = wire;
+    cs.pktsz = sz;
+    rc =
+        ldmc_call(s->io, &s->peer, "COMINGSOON", LDM6_VERSION6, LDM6_COMINGSOON,
+                  LDM6_T_COMINGSOON_ARGS, &cs, LDM6_T_COMINGSOON_REPLY, &answer,
+                  CALL_TIMEOUT_MS, NULL, err, sizeof err);
+    if (rc != RPCIO_OK) {
+      log_error("%s", err);
+      set_status(s, call_status(rc));
+      return -1;
+    }
+    if (answer == LDM6_DONT_SEND) {
+      char line[700];
+
+      pq_prod_info_format(info, ldm_log_enabled(LDM_LOG_DEBUG), line,
+                          sizeof line);
+      log_notice("Unwanted product: %s", line);
+      return 0;
+    }
+    if (answer != LDM6_OK) {
+      log_error("%s answered COMINGSOON with %s", s->peer.name,
+                ldm6_errt_name(answer));
+      set_status(s, EXIT_CONN_ABORT);
+      return -1;
+    }
+    memcpy(pkt.signature, wire.signature, sizeof pkt.signature);
+    pkt.pktnum = 0;
+    pkt.data_len = sz;
+    pkt.data = s->buf;
+    rc = ldm6_encode_datapkt_head(&pkt, head, sizeof head, &hlen);
+    if (rc == 0) {
+      iov[0] = (struct iovec){head, hlen};
+      iov[1] = (struct iovec){s->buf, sz};
+      iov[2] = (struct iovec){(void *)zeros, ldm6_xdr_pad(sz)};
+      rc = rpcio_send_call(s->io, LDM6_VERSION6, LDM6_BLKDATA, iov, 3, NULL);
+      if (rc != RPCIO_OK) {
+        log_error("cannot send the data of %s to %s: %s", info->ident,
+                  s->peer.name, ldmc_io_text(s->io, rc, err, sizeof err));
+        set_status(s, call_status(rc));
+        return -1;
+      }
+      return 0;
+    }
+  }
+  log_error("cannot encode %s: %s", info->ident, ldm6_strerror(rc));
+  set_status(s, EXIT_SYSTEM);
+  return 0;
+}
+
+/* Send one file.  @return 0 (sent, skipped or failed alone) or -1 (the
+ * connection is unusable). */
+static int send_file(struct ldmsend *s, const char *path, uint32_t seqno) {
+  pq_prod_info info;
+  struct stat st;
+  int64_t got;
+  int fd, rc;
+
+  memset(&info, 0, sizeof info);
+  if (strlen(path) > PQ_IDENT_MAX) {
+    log_error("cannot send %s: its name is longer than LDM's %d-byte "
+              "identifier",
+              path, PQ_IDENT_MAX);
+    set_status(s, EXIT_SYSTEM);
+    return 0;
+  }
+  snprintf(info.ident, sizeof info.ident, "%s", path);
+  snprintf(info.origin, sizeof info.origin, "%s", s->origin);
+  info.feedtype = s->feedtype;
+  info.seqno = seqno;
+  info.arrival = pq_ts_now();
+  if (s->want_none || (!s->want_all && !pq_class_match(&s->want, &info))) {
+    log_info("%s doesn't want %s", s->peer.name, path);
+    return 0;
+  }
+
+  fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    log_error("cannot open %s: %s", path, strerror(errno));
+    set_status(s, EXIT_SYSTEM);
+    return 0;
+  }
+  if (fstat(fd, &st) != 0) {
+    log_error("cannot fstat %s: %s", path, strerror(errno));
+    close(fd);
+    set_status(s, EXIT_SYSTEM);
+    return 0;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    log_error("cannot send %s: not a regular file", path);
+    close(fd);
+    set_status(s, EXIT_SYSTEM);
+    return 0;
+  }
+  if ((uint64_t)st.st_size > UINT32_MAX) {
+    log_error("cannot send %s: %lld bytes, more than LDM's limit of %u", path,
+              (long long)st.st_size, UINT32_MAX);
+    close(fd);
+    set_status(s, EXIT_SYSTEM);
+    return 0;
+  }
+  log_info("Sending %s, %lld bytes", path, (long long)st.st_size);
+  got = read_file(s, path, fd, (uint64_t)st.st_size);
+  close(fd);
+  if (got < 0) {
+    set_status(s, EXIT_SYSTEM);
+    return 0;
+  }
+  info.size = (uint64_t)got;
+  if (pq_md5(s->buf, (size_t)got, info.signature) != 0) {
+    log_error("cannot compute the MD5 of %s: libcrypto failed", path);
+    set_status(s, EXIT_SYSTEM);
+    return 0;
+  }
+  rc = send_product(s, &info);
+  if (rc == 0 && ldm_log_enabled(LDM_LOG_DEBUG)) {
+    char line[700];
+
+    pq_prod_info_format(&info, true, line, sizeof line);
+    log_debug("sent %s", line);
+  }
+  return rc;
+}
+
+static int parse_args(struct ldmsend *s, int argc, char **argv) {
+  const char *host = "localhost";
+  unsigned port = 0;
+  uint64_t v;
+  char err[300];
+  int opt;
+
+  s->feedtype = PQ_FT_EXP;
+  opterr = 0;
+  while ((opt = getopt(argc, argv, ":h:P:f:s:l:vx")) != -1) {
+    int rc = cli_common_option(&s->cli, opt, optarg);
+
+    if (rc < 0)
+      return -1;
+    if (rc > 0)
+      continue;
+    switch (opt) {
+    case 'h':
+      host = optarg;
+      break;
+    case 'P':
+      if (ldmc_parse_port(optarg, &port) != 0) {
+        cli_usage_error(&s->cli, usage_text,
+                        "bad port \"%s\": expected 1 to 65535", optarg);
+        return -1;
+      }
+      break;
+    case 'f':
+      if (cli_parse_feedtype(&s->cli, optarg, &s->feedtype) != 0) {
+        fputs(usage_text, stderr);
+        return -1;
+      }
+      if (s->feedtype == PQ_FT_NONE) {
+        cli_usage_error(&s->cli, usage_text,
+                        "feedtype \"%s\" is NONE: nothing would be sent",
+                        optarg);
+        return -1;
+      }
+      break;
+    case 's':
+      if (cli_parse_uint(&s->cli, "sequence number", optarg, UINT32_MAX, &v) !=
+          0) {
+        fputs(usage_text, stderr);
+        return -1;
+      }
+      s->seqno = (uint32_t)v;
+      break;
+    case ':':
+      cli_usage_error(&s->cli, usage_text, "option -%c needs a value", optopt);
+      return -1;
+    default:
+      cli_usage_error(&s->cli, usage_text, "unknown option -%c", optopt);
+      return -1;
+    }
+  }
+  if (optind >= argc) {
+    cli_usage_error(&s->cli, usage_text, "no file to send");
+    return -1;
+  }
+  s->files = argv + optind;
+  s->nfiles = argc - optind;
+  if (ldmc_parse_peer(host, LDMC_PORT_DEFAULT, &s->peer, err, sizeof err) !=
+      0) {
+    cli_usage_error(&s->cli, usage_text, "%s", err);
+    return -1;
+  }
+  if (port == 0 && !s->peer.port_given) {
+    port = ldmc_registry_port(err, sizeof err);
+    if (err[0] != '\0')
+      log_warning("%s", err);
+  }
+  ldmc_peer_default_port(&s->peer, port);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  static struct ldmsend s;
+  char err[700];
+
+  cli_init(&s.cli, argv[0]);
+  if (parse_args(&s, argc, argv) != 0)
+    return EXIT_USAGE;
+  cli_signals();
+  cli_hostname(&s.cli, s.origin);
+
+  s.io = ldmc_connect(&s.peer, CONNECT_TIMEOUT_MS, NULL, err, sizeof err);
+  if (s.io == NULL) {
+    int timedout = errno == ETIMEDOUT;
+
+    log_error("%s", err);
+    return timedout ? EXIT_CONN_TIMEO : EXIT_CONN_ABORT;
+  }
+  if (hiya(&s) == 0) {
+    bool broken = false;
+
+    for (int i = 0; i < s.nfiles && !broken; i++) {
+      if (cli_stopping()) {
+        log_notice("interrupted: %d of %d files not sent", s.nfiles - i,
+                   s.nfiles);
+        set_status(&s, EXIT_INTERRUPTED);
+        break;
+      }
+      broken = send_file(&s, s.files[i], s.seqno + (uint32_t)i) != 0;
+    }
+    if (!broken) {
+      /* Flush the one-way calls; the answer confirms their arrival. */
+      int rc = ldmc_call(s.io, &s.peer, "NULLPROC", LDM6_VERSION6,
+                         LDM6_NULLPROC, LDM6_T_VOID, NULL, LDM6_T_VOID, NULL,
+                         CALL_TIMEOUT_MS, NULL, err, sizeof err);
+
+      if (rc != RPCIO_OK) {
+        log_error("%s", err);
+        set_status(&s, call_status(rc));
+      }
+    }
+  }
+  rpcio_free(s.io);
+  pq_class_free(&s.want); /* empty unless RECLASS */
+  free(s.buf);
+  return s.status;
+}

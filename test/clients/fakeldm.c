@@ -1,0 +1,648 @@
+/*
+ * fakeldm.c - a scripted LDM server for testing the protocol clients
+ * (notifyme, ldmsend, ldmping) on the wire, built on the same transport
+ * (ldmd/rpc_io) and codec (ldmd/ldm6_xdr) as they are, but independent of
+ * ldmd: each mode plays one side of one LDM exchange, answers as told
+ * (OK, RECLASS, BADPATTERN, DONT_SEND, AUTH_TOOWEAK...), and writes what
+ * the client did into a report file that the shell tests read, one line
+ * per event.  Anything a client must not do (answer a one-way call, make a
+ * call it should not) is reported as "stray".
+ *
+ * usage: fakeldm -m notify|hiya|ping -a addr -p portfile -o report
+ *                [-r answer] [-n count] [-H max_hereis] [-R pattern]
+ *                [-D substring] [-c connections] [-K] [-T seconds] [-d dir]
+ *
+ *   notify: answers NOTIFYME (-r ok, reclass, deny, badpattern, tooweak,
+ *           tooweak0, systemerr), then makes a FEEDME call and a version-5
+ *           call (both must be refused), sends -n NOTIFICATIONs from a
+ *           fixed table and a NULLPROC, and waits for the client to close
+ *           (-K: closes first).
+ *   hiya:   answers HIYA (-r ok with -H max_hereis, reclass to -R
+ *           pattern, dontsend, tooweak, tooweak0), then records HEREIS,
+ *           COMINGSOON (DONT_SEND for idents containing -D) and BLKDATA,
+ *           checking each product's MD5, writing its data to -d dir.
+ *   ping:   answers NULLPROC (-r ok, v6only, slow, mute, tooweak0).
+ *
+ * The port chosen by the kernel is written to the port file (atomically);
+ * the process serves -c connections one after another, and dies after -T
+ * seconds (default 60) whatever happens, so a broken client cannot hang a
+ * test.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "ldmd/ldm6_xdr.h"
+#include "ldmd/rpc_io.h"
+
+#define WAIT_MS 20000
+#define BUF_MAX (16u * 1024u)
+
+struct opts {
+  const char *mode;
+  const char *addr;
+  const char *portfile;
+  const char *report;
+  const char *answer;
+  const char *reclass_pattern;
+  const char *dontsend;
+  const char *dir;
+  unsigned count;
+  uint32_t max_hereis;
+  unsigned connections;
+  bool close_first;
+  unsigned lifetime;
+};
+
+static FILE *report_fp;
+static unsigned products_seen;
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void say(const char *fmt, ...) {
+  va_list ap;
+
+  va_start(ap, fmt);
+  vfprintf(report_fp, fmt, ap);
+  va_end(ap);
+  fputc('\n', report_fp);
+  fflush(report_fp);
+}
+
+static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void die(const char *fmt, ...) {
+  va_list ap;
+
+  va_start(ap, fmt);
+  fprintf(stderr, "fakeldm: ");
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+  exit(2);
+}
+
+static size_t enc(ldm6_type type, const void *v, uint8_t *buf) {
+  size_t len = 0;
+  int rc = ldm6_encode(type, v, buf, BUF_MAX, &len);
+
+  if (rc != 0)
+    die("cannot encode %s: %s", ldm6_type_name(type), ldm6_strerror(rc));
+  return len;
+}
+
+static int reply_value(rpcio *io, uint32_t xid, ldm6_type type, const void *v) {
+  uint8_t buf[BUF_MAX];
+  struct iovec iov = {buf, enc(type, v, buf)};
+
+  return rpcio_reply(io, xid, &iov, 1);
+}
+
+static void ts_text(ldm6_timestamp t, char *buf, size_t len) {
+  snprintf(buf, len, "%ld.%06ld", (long)t.tv_sec, (long)t.tv_usec);
+}
+
+static void class_report(const char *what, const ldm6_prod_class *c) {
+  char from[32], to[32];
+  uint32_t i;
+
+  ts_text(c->from, from, sizeof from);
+  ts_text(c->to, to, sizeof to);
+  for (i = 0; i < c->psa_len; i++)
+    say("%s\tfeedtype=0x%08x\tpattern=%s\tfrom=%s\tto=%s", what,
+        (unsigned)c->psa[i].feedtype, c->psa[i].pattern, from, to);
+  if (c->psa_len == 0)
+    say("%s\tempty", what);
+}
+
+/* Wait for a reply to xid, reporting anything else that arrives. */
+static int await_reply(rpcio *io, uint32_t xid, const char *what,
+                       rpcio_msg *m) {
+  for (;;) {
+    int rc = rpcio_recv(io, WAIT_MS, m);
+
+    if (rc != RPCIO_OK) {
+      say("%s\tno-answer\t%s", what, rpcio_strerror(rc));
+      return rc;
+    }
+    if (m->hdr.type == RPCM_CALL) {
+      say("stray\tcall\tproc=%u", (unsigned)m->hdr.u.call.proc);
+      continue;
+    }
+    if (m->hdr.xid != xid) {
+      say("stray\treply\txid=%u\taccept_stat=%u", (unsigned)m->hdr.xid,
+          (unsigned)m->hdr.u.reply.accept_stat);
+      continue;
+    }
+    return RPCIO_OK;
+  }
+}
+
+/* Report whatever arrives within ms; stop at end of stream. */
+static int drain(rpcio *io, int ms) {
+  for (;;) {
+    rpcio_msg m;
+    int rc = rpcio_recv(io, ms, &m);
+
+    if (rc == RPCIO_TIMEDOUT)
+      return 0;
+    if (rc != RPCIO_OK) {
+      say("closed\t%s", rpcio_strerror(rc));
+      return -1;
+    }
+    if (m.hdr.type == RPCM_CALL)
+      say("stray\tcall\tproc=%u", (unsigned)m.hdr.u.call.proc);
+    else
+      say("stray\treply\txid=%u\taccept_stat=%u", (unsigned)m.hdr.xid,
+          (unsigned)m.hdr.u.reply.accept_stat);
+  }
+}
+
+/* Refuse the client as ldmd does, before reading its call (xid 0).  The
+ * call is then read before closing, so that the close is a FIN and not a
+ * reset that could destroy the refusal on its way to the client. */
+static void deny0(rpcio *io) {
+  rpcio_msg m;
+
+  if (rpcio_reply_auth_error(io, 0, RPCM_AUTH_TOOWEAK) != RPCIO_OK)
+    say("error\tcannot send AUTH_TOOWEAK");
+  say("denied\txid=0");
+  if (rpcio_recv(io, 5000, &m) == RPCIO_OK && m.hdr.type == RPCM_CALL)
+    say("call-after-denial\tproc=%u", (unsigned)m.hdr.u.call.proc);
+}
+
+/* ---------------------------------------------------------------------- */
+/* notify                                                                 */
+/* ---------------------------------------------------------------------- */
+
+/* The notifications, in order; -n cycles through them. */
+static void table_info(unsigned i, ldm6_prod_info *p) {
+  static const struct {
+    int32_t sec, usec;
+    uint32_t feedtype, seqno, sz;
+    const char *ident, *origin;
+  } t[] = {
+      {1700000000, 123456, 0x08000000u, 42, 21474,
+       "SDUS54 KLZK 142213 /pN0QLZK", "noaaport.x.edu"},
+      {1700000001, 0, 0x0000000bu, 1234, 0, "SAUS44 KWBC 142200", "a.b"},
+      {1700000002, 999999, 0xc0000000u, 7, 4294967295u, "x y", "h"},
+  };
+  unsigned k = i % (sizeof t / sizeof t[0]);
+  unsigned j;
+
+  memset(p, 0, sizeof *p);
+  p->arrival.tv_sec = t[k].sec;
+  p->arrival.tv_usec = t[k].usec;
+  for (j = 0; j < LDM6_SIGLEN; j++)
+    p->signature[j] = (uint8_t)(0x10 * k + j);
+  snprintf(p->origin, sizeof p->origin, "%s", t[k].origin);
+  p->feedtype = t[k].feedtype;
+  p->seqno = t[k].seqno;
+  snprintf(p->ident, sizeof p->ident, "%s", t[k].ident);
+  p->sz = t[k].sz;
+}
+
+static void notify_session(rpcio *io, const struct opts *o, unsigned conn) {
+  const char *answer = o->answer;
+  uint8_t buf[BUF_MAX];
+  rpcio_msg m;
+  uint32_t xid;
+  unsigned i, round = 0;
+  int rc;
+
+  if (strcmp(answer, "tooweak0") == 0) {
+    deny0(io);
+    return;
+  }
+  for (;;) {
+    ldm6_prod_class cls;
+    ldm6_fornme_reply rep;
+    size_t used;
+
+    rc = rpcio_recv(io, WAIT_MS, &m);
+    if (rc != RPCIO_OK) {
+      say("closed\t%s", rpcio_strerror(rc));
+      return;
+    }
+    if (m.hdr.type != RPCM_CALL || m.hdr.u.call.vers != LDM6_VERSION6 ||
+        m.hdr.u.call.proc != LDM6_NOTIFYME) {
+      say("unexpected\ttype=%u\tproc=%u", (unsigned)m.hdr.type,
+          (unsigned)m.hdr.u.call.proc);
+      return;
+    }
+    rc = ldm6_decode(LDM6_T_PROD_CLASS, m.body, m.body_len, &cls, &used);
+    if (rc != 0) {
+      say("undecodable\tNOTIFYME\t%s", ldm6_strerror(rc));
+      return;
+    }
+    class_report("NOTIFYME", &cls);
+    memset(&rep, 0, sizeof rep);
+    if (strcmp(answer, "tooweak") == 0) {
+      rpcio_reply_auth_error(io, m.hdr.xid, RPCM_AUTH_TOOWEAK);
+      say("denied\txid=%u", (unsigned)m.hdr.xid);
+      return;
+    }
+    if (strcmp(answer, "systemerr") == 0) {
+      rpcio_reply_error(io, m.hdr.xid, RPCM_SYSTEM_ERR);
+      return;
+    }
+    if (strcmp(answer, "badpattern") == 0) {
+      rep.code = LDM6_BADPATTERN;
+      reply_value(io, m.hdr.xid, LDM6_T_FORNME_REPLY, &rep);
+      return;
+    }
+    if (strcmp(answer, "deny") == 0) {
+      rep.code = LDM6_RECLASS; /* the empty class */
+      reply_value(io, m.hdr.xid, LDM6_T_FORNME_REPLY, &rep);
+      return;
+    }
+    if (strcmp(answer, "reclass") == 0 && round++ == 0) {
+      rep.code = LDM6_RECLASS;
+      rep.u.prod_class = cls;
+      rep.u.prod_class.psa_len = 1;
+      rep.u.prod_class.psa[0].feedtype = 0x08000000u;
+      snprintf(rep.u.prod_class.psa[0].pattern,
+               sizeof rep.u.prod_class.psa[0].pattern, "^SDUS");
+      reply_value(io, m.hdr.xid, LDM6_T_FORNME_REPLY, &rep);
+      continue;
+    }
+    rep.code = LDM6_OK;
+    rep.u.id = 4242 + conn;
+    reply_value(io, m.hdr.xid, LDM6_T_FORNME_REPLY, &rep);
+    break;
+  }
+
+  /* Turned around: we call.  A FEEDME and a version-5 call are refused. */
+  {
+    ldm6_feedpar fp;
+    struct iovec iov;
+
+    memset(&fp, 0, sizeof fp);
+    fp.prod_class.to.tv_sec = 0x7fffffff;
+    fp.prod_class.psa_len = 1;
+    fp.prod_class.psa[0].feedtype = 1;
+    snprintf(fp.prod_class.psa[0].pattern, 4, ".*");
+    iov = (struct iovec){buf, enc(LDM6_T_FEEDPAR, &fp, buf)};
+    rpcio_send_call(io, LDM6_VERSION6, LDM6_FEEDME, &iov, 1, &xid);
+    if (await_reply(io, xid, "FEEDME", &m) != RPCIO_OK)
+      return;
+    say("FEEDME\taccept_stat=%u", (unsigned)m.hdr.u.reply.accept_stat);
+    rpcio_send_call(io, LDM6_VERSION5, LDM6_NULLPROC, NULL, 0, &xid);
+    if (await_reply(io, xid, "v5", &m) != RPCIO_OK)
+      return;
+    say("v5\taccept_stat=%u\tlow=%u\thigh=%u",
+        (unsigned)m.hdr.u.reply.accept_stat, (unsigned)m.hdr.u.reply.low,
+        (unsigned)m.hdr.u.reply.high);
+  }
+  for (i = 0; i < o->count; i++) {
+    ldm6_prod_info info;
+    struct iovec iov;
+
+    table_info(i, &info);
+    iov = (struct iovec){buf, enc(LDM6_T_PROD_INFO, &info, buf)};
+    rc = rpcio_send_call(io, LDM6_VERSION6, LDM6_NOTIFICATION, &iov, 1, NULL);
+    if (rc != RPCIO_OK) {
+      say("error\tcannot send NOTIFICATION: %s", rpcio_strerror(rc));
+      return;
+    }
+  }
+  say("sent\t%u", o->count);
+  rpcio_send_call(io, LDM6_VERSION6, LDM6_NULLPROC, NULL, 0, &xid);
+  if (await_reply(io, xid, "NULLPROC", &m) != RPCIO_OK)
+    return;
+  say("NULLPROC\tanswered\taccept_stat=%u",
+      (unsigned)m.hdr.u.reply.accept_stat);
+  if (drain(io, 300) != 0)
+    return;
+  say("quiet");
+  if (o->close_first) {
+    say("closing");
+    return;
+  }
+  drain(io, WAIT_MS);
+}
+
+/* ---------------------------------------------------------------------- */
+/* hiya                                                                   */
+/* ---------------------------------------------------------------------- */
+
+static void record_product(const struct opts *o, const char *how,
+                           const ldm6_prod_info *info, const void *data,
+                           uint32_t len) {
+  uint8_t md5[PQ_SIGLEN];
+  char hex[33];
+  bool ok;
+  uint32_t j;
+
+  pq_md5(data, len, md5);
+  ok = len == info->sz && memcmp(md5, info->signature, PQ_SIGLEN) == 0;
+  for (j = 0; j < PQ_SIGLEN; j++)
+    snprintf(hex + 2 * j, 3, "%02x", info->signature[j]);
+  say("%s\t%s\t%u\t%s\t%s\t0x%08x\t%u\t%s\t%ld", how, info->ident,
+      (unsigned)info->sz, ok ? "md5ok" : "md5BAD", hex,
+      (unsigned)info->feedtype, (unsigned)info->seqno, info->origin,
+      (long)info->arrival.tv_sec);
+  if (o->dir != NULL) {
+    char path[4096];
+    FILE *f;
+
+    snprintf(path, sizeof path, "%s/%u", o->dir, products_seen);
+    f = fopen(path, "wb");
+    if (f == NULL || (len > 0 && fwrite(data, 1, len, f) != len))
+      die("cannot write %s", path);
+    fclose(f);
+  }
+  products_seen++;
+}
+
+static void hiya_session(rpcio *io, const struct opts *o) {
+  ldm6_comingsoon_args pending;
+  bool have_pending = false;
+
+  if (strcmp(o->answer, "tooweak0") == 0) {
+    deny0(io);
+    return;
+  }
+  for (;;) {
+    ldm6_value v;
+    size_t used;
+    rpcio_msg m;
+    int rc;
+
+    rc = rpcio_recv(io, WAIT_MS, &m);
+    if (rc != RPCIO_OK) {
+      say("closed\t%s", rpcio_strerror(rc));
+      return;
+    }
+    if (m.hdr.type != RPCM_CALL) {
+      say("stray\treply\txid=%u", (unsigned)m.hdr.xid);
+      continue;
+    }
+    if (m.hdr.u.call.vers != LDM6_VERSION6) {
+      say("unexpected\tvers=%u", (unsigned)m.hdr.u.call.vers);
+      rpcio_reply_prog_mismatch(io, m.hdr.xid, 6, 6);
+      continue;
+    }
+    switch (m.hdr.u.call.proc) {
+    case LDM6_HIYA: {
+      ldm6_hiya_reply rep;
+
+      rc = ldm6_decode(LDM6_T_PROD_CLASS, m.body, m.body_len, &v, &used);
+      if (rc != 0) {
+        say("undecodable\tHIYA\t%s", ldm6_strerror(rc));
+        return;
+      }
+      class_report("HIYA", &v.prod_class);
+      memset(&rep, 0, sizeof rep);
+      if (strcmp(o->answer, "tooweak") == 0) {
+        rpcio_reply_auth_error(io, m.hdr.xid, RPCM_AUTH_TOOWEAK);
+        say("denied\txid=%u", (unsigned)m.hdr.xid);
+        return;
+      }
+      if (strcmp(o->answer, "reclass") == 0) {
+        rep.code = LDM6_RECLASS;
+        rep.u.feedpar.prod_class = v.prod_class;
+        snprintf(rep.u.feedpar.prod_class.psa[0].pattern,
+                 sizeof rep.u.feedpar.prod_class.psa[0].pattern, "%s",
+                 o->reclass_pattern);
+        rep.u.feedpar.max_hereis = o->max_hereis;
+      } else if (strcmp(o->answer, "dontsend") == 0) {
+        rep.code = LDM6_DONT_SEND;
+      } else {
+        rep.code = LDM6_OK;
+        rep.u.max_hereis = o->max_hereis;
+      }
+      reply_value(io, m.hdr.xid, LDM6_T_HIYA_REPLY, &rep);
+      break;
+    }
+    case LDM6_HEREIS:
+      rc = ldm6_decode(LDM6_T_PRODUCT, m.body, m.body_len, &v, &used);
+      if (rc != 0) {
+        say("undecodable\tHEREIS\t%s", ldm6_strerror(rc));
+        return;
+      }
+      record_product(o, "HEREIS", &v.product.info, v.product.data,
+                     v.product.info.sz);
+      break;
+    case LDM6_COMINGSOON: {
+      ldm6_comingsoon_reply ans = LDM6_OK;
+
+      rc = ldm6_decode(LDM6_T_COMINGSOON_ARGS, m.body, m.body_len, &pending,
+                       &used);
+      if (rc != 0) {
+        say("undecodable\tCOMINGSOON\t%s", ldm6_strerror(rc));
+        return;
+      }
+      if (o->dontsend != NULL && strstr(pending.info.ident, o->dontsend)) {
+        ans = LDM6_DONT_SEND;
+        have_pending = false;
+      } else {
+        have_pending = true;
+      }
+      say("COMINGSOON\t%s\t%u\tpktsz=%u\t%s", pending.info.ident,
+          (unsigned)pending.info.sz, (unsigned)pending.pktsz,
+          ans == LDM6_OK ? "OK" : "DONT_SEND");
+      reply_value(io, m.hdr.xid, LDM6_T_COMINGSOON_REPLY, &ans);
+      break;
+    }
+    case LDM6_BLKDATA:
+      rc = ldm6_decode(LDM6_T_DATAPKT, m.body, m.body_len, &v, &used);
+      if (rc != 0) {
+        say("undecodable\tBLKDATA\t%s", ldm6_strerror(rc));
+        return;
+      }
+      if (!have_pending || v.datapkt.pktnum != 0 ||
+          memcmp(v.datapkt.signature, pending.info.signature, LDM6_SIGLEN)) {
+        say("unexpected\tBLKDATA\tpktnum=%u", (unsigned)v.datapkt.pktnum);
+        break;
+      }
+      record_product(o, "BLKDATA", &pending.info, v.datapkt.data,
+                     v.datapkt.data_len);
+      have_pending = false;
+      break;
+    case LDM6_NULLPROC:
+      say("NULLPROC");
+      rpcio_reply(io, m.hdr.xid, NULL, 0);
+      break;
+    default:
+      say("unexpected\tproc=%u", (unsigned)m.hdr.u.call.proc);
+      rpcio_reply_error(io, m.hdr.xid, RPCM_PROC_UNAVAIL);
+      break;
+    }
+  }
+}
+
+/* ---------------------------------------------------------------------- */
+/* ping                                                                   */
+/* ---------------------------------------------------------------------- */
+
+static void ping_session(rpcio *io, const struct opts *o) {
+  rpcio_msg m;
+
+  if (strcmp(o->answer, "tooweak0") == 0) {
+    deny0(io);
+    return;
+  }
+  for (;;) {
+    int rc = rpcio_recv(io, WAIT_MS, &m);
+    uint32_t vers;
+
+    if (rc != RPCIO_OK) {
+      say("closed\t%s", rpcio_strerror(rc));
+      return;
+    }
+    if (m.hdr.type != RPCM_CALL) {
+      say("stray\treply\txid=%u", (unsigned)m.hdr.xid);
+      continue;
+    }
+    vers = m.hdr.u.call.vers;
+    say("call\tvers=%u\tproc=%u", (unsigned)vers, (unsigned)m.hdr.u.call.proc);
+    if (strcmp(o->answer, "mute") == 0)
+      continue;
+    if (vers == LDM6_VERSION5 && strcmp(o->answer, "v6only") == 0) {
+      rpcio_reply_prog_mismatch(io, m.hdr.xid, 6, 6);
+      continue;
+    }
+    if (strcmp(o->answer, "slow") == 0)
+      usleep(1300 * 1000);
+    rpcio_reply(io, m.hdr.xid, NULL, 0);
+  }
+}
+
+/* ---------------------------------------------------------------------- */
+
+static int listen_on(const char *addr, unsigned *port) {
+  struct addrinfo hints, *res = NULL;
+  struct sockaddr_storage ss;
+  socklen_t sl = sizeof ss;
+  int fd, one = 1;
+
+  memset(&hints, 0, sizeof hints);
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICHOST | AI_PASSIVE;
+  if (getaddrinfo(addr, "0", &hints, &res) != 0)
+    die("bad address %s", addr);
+  fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    die("socket: %s", strerror(errno));
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (bind(fd, res->ai_addr, res->ai_addrlen) != 0 || listen(fd, 8) != 0)
+    die("cannot listen on %s: %s", addr, strerror(errno));
+  freeaddrinfo(res);
+  getsockname(fd, (struct sockaddr *)&ss, &sl);
+  *port =
+      ntohs(ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
+                                    : ((struct sockaddr_in6 *)&ss)->sin6_port);
+  return fd;
+}
+
+static void write_port(const char *path, unsigned port) {
+  char tmp[4096];
+  FILE *f;
+
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  f = fopen(tmp, "w");
+  if (f == NULL || fprintf(f, "%u\n", port) < 0 || fclose(f) != 0 ||
+      rename(tmp, path) != 0)
+    die("cannot write %s", path);
+}
+
+int main(int argc, char **argv) {
+  struct opts o = {.answer = "ok",
+                   .reclass_pattern = ".*",
+                   .count = 3,
+                   .max_hereis = 0xffffffffu,
+                   .connections = 1,
+                   .lifetime = 60};
+  unsigned port, c;
+  int opt, lfd;
+
+  while ((opt = getopt(argc, argv, "m:a:p:o:r:n:H:R:D:c:KT:d:")) != -1) {
+    switch (opt) {
+    case 'm':
+      o.mode = optarg;
+      break;
+    case 'a':
+      o.addr = optarg;
+      break;
+    case 'p':
+      o.portfile = optarg;
+      break;
+    case 'o':
+      o.report = optarg;
+      break;
+    case 'r':
+      o.answer = optarg;
+      break;
+    case 'n':
+      o.count = (unsigned)strtoul(optarg, NULL, 10);
+      break;
+    case 'H':
+      o.max_hereis = (uint32_t)strtoul(optarg, NULL, 0);
+      break;
+    case 'R':
+      o.reclass_pattern = optarg;
+      break;
+    case 'D':
+      o.dontsend = optarg;
+      break;
+    case 'c':
+      o.connections = (unsigned)strtoul(optarg, NULL, 10);
+      break;
+    case 'K':
+      o.close_first = true;
+      break;
+    case 'T':
+      o.lifetime = (unsigned)strtoul(optarg, NULL, 10);
+      break;
+    case 'd':
+      o.dir = optarg;
+      break;
+    default:
+      die("bad usage (see the comment at the top of fakeldm.c)");
+    }
+  }
+  if (o.mode == NULL || o.addr == NULL || o.portfile == NULL ||
+      o.report == NULL)
+    die("-m, -a, -p and -o are required");
+  report_fp = fopen(o.report, "a");
+  if (report_fp == NULL)
+    die("cannot open %s: %s", o.report, strerror(errno));
+  signal(SIGPIPE, SIG_IGN);
+  alarm(o.lifetime);
+  lfd = listen_on(o.addr, &port);
+  write_port(o.portfile, port);
+  for (c = 0; c < o.connections; c++) {
+    int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+    rpcio *io;
+
+    if (fd < 0)
+      die("accept: %s", strerror(errno));
+    io = rpcio_new(fd, 256u << 20);
+    if (io == NULL)
+      die("out of memory");
+    say("connection\t%u\tfrom=%s", c + 1, rpcio_peer_addr(io));
+    if (strcmp(o.mode, "notify") == 0)
+      notify_session(io, &o, c);
+    else if (strcmp(o.mode, "hiya") == 0)
+      hiya_session(io, &o);
+    else if (strcmp(o.mode, "ping") == 0)
+      ping_session(io, &o);
+    else
+      die("unknown mode %s", o.mode);
+    rpcio_free(io);
+    say("end\t%u", c + 1);
+  }
+  close(lfd);
+  fclose(report_fp);
+  return 0;
+}

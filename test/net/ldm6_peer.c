@@ -1,0 +1,1099 @@
+/*
+ * ldm6_peer.c - a scriptable LDM-6 peer for the network tests of ldmd: it
+ * plays the downstream of a FEEDME (primary or alternate) or NOTIFYME, the
+ * sender of a HIYA push, a client of single calls (NULLPROC of every
+ * version, IS_ALIVE, unknown versions and procedures), and a hostile peer
+ * (garbage, truncated records, huge length words).  It also makes and fills
+ * queues and measures the delay from an insert to its notification.
+ *
+ * Products it makes have random data whose MD5 is their signature, so a
+ * receiver verifies every byte by hashing: "ok" lines mean the data matched.
+ * Output is one line per event on stdout, for the test scripts to grep.
+ * Every wait has a timeout; the exit status says how it went:
+ *   0 done as asked, 1 failure or timeout, 2 usage, 3 RECLASS, 4 refused
+ *   (AUTH_TOOWEAK), 5 BADPATTERN.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <netinet/in.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ldmd/ldm6_xdr.h"
+#include "ldmd/rpc_io.h"
+#include "pq/pq.h"
+
+#define EXIT_RECLASS 3
+#define EXIT_DENIED 4
+#define EXIT_BADPATTERN 5
+#define CALL_MS 10000
+#define INFO_BUF 512
+
+/* Options shared by the subcommands. */
+typedef struct peer_opts {
+  const char *host;
+  unsigned port;
+  const char *feed;    /* feedtype expression */
+  const char *pattern; /* ERE */
+  long offset;         /* seconds back for class.from */
+  long count;          /* products to expect or send */
+  long size;           /* bytes per product */
+  long timeout;        /* seconds */
+  long age;            /* seconds: creation time in the past */
+  long delay_ms;       /* between inserts */
+  long big;            /* size above which -c pushes use COMINGSOON */
+  const char *queue;   /* a queue to insert into or to verify against */
+  const char *sig;     /* resume signature (hex) */
+  const char *ident;   /* ident prefix */
+  const char *kind;    /* hostile: what to send */
+  bool alternate;      /* FEEDME alternate mode */
+  bool reply_unavail;  /* answer NOTIFICATIONs with PROC_UNAVAIL */
+  bool comingsoon;     /* push large products with COMINGSOON */
+  bool dontsend;       /* answer COMINGSOON with DONT_SEND */
+  unsigned vers, proc; /* call */
+  long arg;            /* call: a u_int argument, -1 none */
+  long threshold_us;   /* latency: fail if p50 exceeds */
+  unsigned seed;
+} peer_opts;
+
+static int64_t now_us(void) {
+  struct timespec ts;
+
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static void fill(uint8_t *p, size_t n, uint64_t seed) {
+  uint64_t x = seed * 0x9e3779b97f4a7c15ULL + 0x1234567;
+  size_t i;
+
+  for (i = 0; i < n; i++) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    p[i] = (uint8_t)x;
+  }
+}
+
+/* A product: random data, MD5 signature, ident "<prefix>/<n>". */
+static uint8_t *make_product(const peer_opts *o, uint32_t ft, long n,
+                             pq_prod_info *info) {
+  uint8_t *data = malloc(o->size > 0 ? (size_t)o->size : 1);
+
+  if (data == NULL)
+    return NULL;
+  memset(info, 0, sizeof *info);
+  fill(data, (size_t)o->size, ((uint64_t)o->seed << 32) + (uint64_t)n);
+  pq_md5(data, (size_t)o->size, info->signature);
+  info->arrival = pq_ts_now();
+  info->arrival.sec -= o->age;
+  snprintf(info->origin, sizeof info->origin, "peer.test");
+  info->feedtype = ft;
+  info->seqno = (uint32_t)n;
+  snprintf(info->ident, sizeof info->ident, "%s/%ld", o->ident, n);
+  info->size = (uint64_t)o->size;
+  return data;
+}
+
+static int feedtype(const char *expr, uint32_t *ft) {
+  if (pq_feedtype_parse(expr, ft) != PQ_FT_OK) {
+    fprintf(stderr, "ldm6_peer: bad feedtype %s\n", expr);
+    return -1;
+  }
+  return 0;
+}
+
+/* The request class: now - offset .. TS_ENDT, one spec, maybe a SIG. */
+static int make_class(const peer_opts *o, ldm6_prod_class *cls) {
+  uint32_t ft;
+  pq_timestamp from = pq_ts_now();
+
+  memset(cls, 0, sizeof *cls);
+  if (feedtype(o->feed, &ft) != 0)
+    return -1;
+  from.sec -= o->offset;
+  from.usec = 0;
+  ldm6_ts_from_pq(from, &cls->from);
+  ldm6_ts_from_pq(PQ_TS_ENDT, &cls->to);
+  cls->psa[0].feedtype = ft;
+  snprintf(cls->psa[0].pattern, sizeof cls->psa[0].pattern, "%s", o->pattern);
+  cls->psa_len = 1;
+  if (o->sig != NULL) {
+    cls->psa[1].feedtype = 0;
+    snprintf(cls->psa[1].pattern, sizeof cls->psa[1].pattern, "SIG=%s", o->sig);
+    cls->psa_len = 2;
+  }
+  return 0;
+}
+
+static void print_class(const char *what, const ldm6_prod_class *c) {
+  uint32_t i;
+
+  printf("%s %u", what, (unsigned)c->psa_len);
+  for (i = 0; i < c->psa_len; i++) {
+    char ft[192];
+
+    pq_feedtype_format(c->psa[i].feedtype, ft, sizeof ft);
+    printf(" {%s,\"%s\"}", ft, c->psa[i].pattern);
+  }
+  printf("\n");
+  fflush(stdout);
+}
+
+static rpcio *connect_peer(const peer_opts *o) {
+  char err[256];
+  rpcio *io = rpcio_connect(o->host, o->port, 5000, err, sizeof err);
+
+  if (io == NULL)
+    fprintf(stderr, "ldm6_peer: %s\n", err);
+  return io;
+}
+
+/* A synchronous call with an encoded argument.  Prints refusals. */
+static int call(rpcio *io, uint32_t vers, uint32_t proc, ldm6_type type,
+                const void *arg, rpcio_msg *reply) {
+  uint8_t buf[16384];
+  struct iovec iov = {buf, 0};
+  uint32_t xid;
+  int rc;
+
+  if (type != LDM6_T_VOID &&
+      ldm6_encode(type, arg, buf, sizeof buf, &iov.iov_len) != 0) {
+    fprintf(stderr, "ldm6_peer: cannot encode the argument\n");
+    return RPCIO_EPROTO;
+  }
+  /* Like rpcio_call(), but a refusal (MSG_DENIED) counts whatever its
+   * xid: ldmd, like LDM, refuses a host with xid 0 before reading. */
+  rc = rpcio_send_call(io, vers, proc, &iov, iov.iov_len > 0, &xid);
+  while (rc == RPCIO_OK) {
+    rc = rpcio_recv(io, CALL_MS, reply);
+    if (rc != RPCIO_OK || reply->hdr.type != RPCM_REPLY)
+      continue;
+    if (reply->hdr.u.reply.reply_stat == RPCM_MSG_DENIED)
+      return RPCIO_EREPLY;
+    if (reply->hdr.xid != xid)
+      continue;
+    if (reply->hdr.u.reply.accept_stat != RPCM_SUCCESS)
+      return RPCIO_EREPLY;
+    return RPCIO_OK;
+  }
+  return rc;
+}
+
+/* Reply status line for the "call" subcommand and refusals. */
+static int print_reply(int rc, const rpcio_msg *m) {
+  if (rc == RPCIO_OK) {
+    printf("REPLY SUCCESS %zu\n", m->body_len);
+    return 0;
+  }
+  if (rc != RPCIO_EREPLY) {
+    printf("FAILED %s\n", rpcio_strerror(rc));
+    return 1;
+  }
+  if (m->hdr.u.reply.reply_stat == RPCM_MSG_DENIED) {
+    printf("DENIED reject=%u auth=%u\n", (unsigned)m->hdr.u.reply.reject_stat,
+           (unsigned)m->hdr.u.reply.auth_stat);
+    return EXIT_DENIED;
+  }
+  printf("REPLY accept_stat=%u low=%u high=%u\n",
+         (unsigned)m->hdr.u.reply.accept_stat, (unsigned)m->hdr.u.reply.low,
+         (unsigned)m->hdr.u.reply.high);
+  return 1;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Downstream of FEEDME / NOTIFYME                                        */
+/* ---------------------------------------------------------------------- */
+
+/* State of a receiving session. */
+typedef struct recv_state {
+  const peer_opts *o;
+  long got;
+  long bad;
+  /* COMINGSOON in progress */
+  bool pending;
+  ldm6_prod_info pinfo;
+  uint8_t *buf;
+  uint32_t have;
+} recv_state;
+
+static void check_product(recv_state *s, const char *how,
+                          const ldm6_prod_info *info, const void *data) {
+  uint8_t sig[16];
+  char hex[33];
+  bool ok;
+
+  pq_md5(data, info->sz, sig);
+  ok = memcmp(sig, info->signature, 16) == 0;
+  pq_sig_format(info->signature, hex);
+  printf("%s %s %u %s %s %s\n", how, hex, (unsigned)info->sz, info->ident,
+         info->origin, ok ? "ok" : "CORRUPT");
+  fflush(stdout);
+  s->got++;
+  s->bad += !ok;
+}
+
+/* LDM-5 answers every call: an ldm_replyt OK.  v6 one-way calls: nothing. */
+static int v5_ok(rpcio *io, const rpcio_msg *m) {
+  static const uint8_t ok[4] = {0};
+  struct iovec iov = {(void *)ok, 4};
+
+  if (m->hdr.u.call.vers != LDM6_VERSION5)
+    return RPCIO_OK;
+  return rpcio_reply(io, m->hdr.xid, &iov, 1);
+}
+
+/* Answer a call received after the turn-around. */
+static int serve_call(rpcio *io, recv_state *s, const rpcio_msg *m) {
+  ldm6_value v;
+  size_t used;
+  uint32_t proc = m->hdr.u.call.proc;
+  char hex[33];
+
+  switch (proc) {
+  case LDM6_NULLPROC:
+    printf("NULLPROC\n");
+    return rpcio_reply(io, m->hdr.xid, NULL, 0);
+  case LDM6_NOTIFICATION:
+    if (ldm6_decode(LDM6_T_PROD_INFO, m->body, m->body_len, &v.prod_info,
+                    &used) != 0)
+      return RPCIO_EPROTO;
+    pq_sig_format(v.prod_info.signature, hex);
+    printf("NOTIFICATION %s %u %s %s\n", hex, (unsigned)v.prod_info.sz,
+           v.prod_info.ident, v.prod_info.origin);
+    fflush(stdout);
+    s->got++;
+    if (s->o->reply_unavail)
+      return rpcio_reply_error(io, m->hdr.xid, RPCM_PROC_UNAVAIL);
+    return RPCIO_OK;
+  case LDM6_HEREIS:
+    if (ldm6_decode(LDM6_T_PRODUCT, m->body, m->body_len, &v.product, &used) !=
+        0)
+      return RPCIO_EPROTO;
+    check_product(s, "HEREIS", &v.product.info, v.product.data);
+    return v5_ok(io, m);
+  case LDM6_COMINGSOON: {
+    uint8_t reply[4] = {0, 0, 0, s->o->dontsend ? LDM6_DONT_SEND : LDM6_OK};
+    struct iovec iov = {reply, 4};
+
+    if (ldm6_decode(LDM6_T_COMINGSOON_ARGS, m->body, m->body_len,
+                    &v.comingsoon_args, &used) != 0)
+      return RPCIO_EPROTO;
+    if (s->o->dontsend) {
+      printf("COMINGSOON-DECLINED %s\n", v.comingsoon_args.info.ident);
+      s->got++;
+    } else {
+      s->pending = true;
+      s->pinfo = v.comingsoon_args.info;
+      free(s->buf);
+      s->buf = malloc(s->pinfo.sz + 1);
+      s->have = 0;
+    }
+    return rpcio_reply(io, m->hdr.xid, &iov, 1);
+  }
+  case LDM6_BLKDATA:
+    if (ldm6_decode(LDM6_T_DATAPKT, m->body, m->body_len, &v.datapkt, &used) !=
+            0 ||
+        !s->pending || v.datapkt.data_len > s->pinfo.sz - s->have)
+      return RPCIO_EPROTO;
+    memcpy(s->buf + s->have, v.datapkt.data, v.datapkt.data_len);
+    s->have += v.datapkt.data_len;
+    if (s->have == s->pinfo.sz) {
+      s->pending = false;
+      check_product(s, "BLKDATA", &s->pinfo, s->buf);
+    }
+    return v5_ok(io, m);
+  default:
+    printf("CALL %u\n", (unsigned)proc);
+    return rpcio_reply_error(io, m->hdr.xid, RPCM_PROC_UNAVAIL);
+  }
+}
+
+/* Serve the upstream's calls until count products or the timeout. */
+static int receive(rpcio *io, const peer_opts *o) {
+  recv_state s = {.o = o};
+  int64_t end = now_us() + (int64_t)o->timeout * 1000000;
+  int rc = 0;
+
+  while (o->count < 0 || s.got < o->count) {
+    rpcio_msg m;
+    int64_t left = (end - now_us()) / 1000;
+
+    if (left <= 0) {
+      printf("TIMEOUT after %ld products\n", s.got);
+      rc = o->count < 0 ? 0 : 1;
+      break;
+    }
+    rc = rpcio_recv(io, (int)left, &m);
+    if (rc == RPCIO_TIMEDOUT)
+      continue;
+    if (rc != RPCIO_OK) {
+      printf("CLOSED %s\n", rpcio_strerror(rc));
+      rc = 1;
+      break;
+    }
+    if (m.hdr.type != RPCM_CALL)
+      continue;
+    if (serve_call(io, &s, &m) != RPCIO_OK) {
+      printf("BROKEN %s\n", rpcio_detail(io));
+      rc = 1;
+      break;
+    }
+  }
+  free(s.buf);
+  printf("RECEIVED %ld BAD %ld\n", s.got, s.bad);
+  return rc != 0 ? rc : (s.bad > 0 ? 1 : 0);
+}
+
+/* LDM-5 FEEDME (as the old `feedme`), then receive. */
+static int feedme5(rpcio *io, const peer_opts *o, const ldm6_prod_class *cls) {
+  ldm6_replyt rep;
+  rpcio_msg m;
+  size_t used;
+  int rc = call(io, 5, LDM6_FEEDME, LDM6_T_PROD_CLASS, cls, &m);
+
+  if (rc != RPCIO_OK) {
+    rc = print_reply(rc, &m);
+  } else if (ldm6_decode(LDM6_T_REPLYT, m.body, m.body_len, &rep, &used) != 0) {
+    printf("UNDECODABLE reply\n");
+    rc = 1;
+  } else if (rep.code == LDM6_RECLASS) {
+    print_class("RECLASS", &rep.u.reclass);
+    rc = EXIT_RECLASS;
+  } else if (rep.code != LDM6_OK) {
+    printf("REFUSED %d\n", (int)rep.code);
+    rc = 1;
+  } else {
+    printf("OK v5\n");
+    rc = receive(io, o);
+  }
+  rpcio_free(io);
+  return rc;
+}
+
+/* FEEDME or NOTIFYME, then receive. */
+static int subscribe(const peer_opts *o, bool notify) {
+  ldm6_feedpar fp;
+  ldm6_fornme_reply rep;
+  rpcio_msg m;
+  size_t used;
+  rpcio *io;
+  int rc;
+
+  memset(&fp, 0, sizeof fp);
+  if (make_class(o, &fp.prod_class) != 0)
+    return 2;
+  fp.max_hereis = o->alternate ? 0 : LDM6_MAX_HEREIS_PRIMARY;
+  io = connect_peer(o);
+  if (io == NULL)
+    return 1;
+  if (notify)
+    rc = call(io, 6, LDM6_NOTIFYME, LDM6_T_PROD_CLASS, &fp.prod_class, &m);
+  else if (o->vers == LDM6_VERSION5)
+    return feedme5(io, o, &fp.prod_class);
+  else
+    rc = call(io, 6, LDM6_FEEDME, LDM6_T_FEEDPAR, &fp, &m);
+  if (rc != RPCIO_OK) {
+    rc = print_reply(rc, &m);
+    rpcio_free(io);
+    return rc;
+  }
+  if (ldm6_decode(LDM6_T_FORNME_REPLY, m.body, m.body_len, &rep, &used) != 0) {
+    printf("UNDECODABLE reply\n");
+    rpcio_free(io);
+    return 1;
+  }
+  if (rep.code != LDM6_OK) {
+    if (rep.code == LDM6_RECLASS)
+      print_class("RECLASS", &rep.u.prod_class);
+    else
+      printf("BADPATTERN\n");
+    rpcio_free(io);
+    return rep.code == LDM6_RECLASS ? EXIT_RECLASS : EXIT_BADPATTERN;
+  }
+  printf("OK %u\n", (unsigned)rep.u.id);
+  fflush(stdout);
+  rc = receive(io, o);
+  rpcio_free(io);
+  return rc;
+}
+
+/* ---------------------------------------------------------------------- */
+/* HIYA push                                                              */
+/* ---------------------------------------------------------------------- */
+
+static int push_one(rpcio *io, const peer_opts *o, const pq_prod_info *info,
+                    const uint8_t *data, uint32_t max_hereis) {
+  ldm6_prod_info w;
+  uint8_t head[INFO_BUF];
+  static const uint8_t zeros[4] = {0};
+  size_t hlen;
+  rpcio_msg m;
+
+  ldm6_info_from_pq(info, &w);
+  if (!o->comingsoon || (o->big >= 0 && w.sz <= (uint32_t)o->big) ||
+      (o->big < 0 && w.sz <= max_hereis)) {
+    struct iovec iov[3] = {
+        {head, 0}, {(void *)data, w.sz}, {(void *)zeros, ldm6_xdr_pad(w.sz)}};
+
+    ldm6_encode(LDM6_T_PROD_INFO, &w, head, sizeof head, &iov[0].iov_len);
+    printf("SENT-HEREIS %s\n", w.ident);
+    return rpcio_send_call(io, 6, LDM6_HEREIS, iov, 3, NULL);
+  } else {
+    ldm6_comingsoon_args a = {.info = w, .pktsz = w.sz};
+    ldm6_comingsoon_reply r;
+    ldm6_datapkt pkt = {.pktnum = 0, .data_len = w.sz};
+    struct iovec iov[3] = {
+        {head, 0}, {(void *)data, w.sz}, {(void *)zeros, ldm6_xdr_pad(w.sz)}};
+
+    int rc = call(io, 6, LDM6_COMINGSOON, LDM6_T_COMINGSOON_ARGS, &a, &m);
+
+    if (rc != RPCIO_OK || ldm6_decode(LDM6_T_COMINGSOON_REPLY, m.body,
+                                      m.body_len, &r, &hlen) != 0)
+      return rc != RPCIO_OK ? rc : RPCIO_EPROTO;
+    if (r != LDM6_OK) {
+      printf("DONT_SEND %s\n", w.ident);
+      return RPCIO_OK;
+    }
+    memcpy(pkt.signature, w.signature, 16);
+    ldm6_encode_datapkt_head(&pkt, head, sizeof head, &iov[0].iov_len);
+    printf("SENT-COMINGSOON %s\n", w.ident);
+    return rpcio_send_call(io, 6, LDM6_BLKDATA, iov, 3, NULL);
+  }
+}
+
+/* Every product sent must be in the queue, byte for byte. */
+typedef struct verify_arg {
+  const uint8_t *data;
+  uint64_t size;
+  bool same;
+  char origin[PQ_ORIGIN_MAX + 1];
+} verify_arg;
+
+static int verify_cb(const pq_prod_info *info, const void *data,
+                     const pq_place *place, void *arg) {
+  verify_arg *v = arg;
+
+  (void)place;
+  v->same = info->size == v->size && memcmp(data, v->data, v->size) == 0;
+  snprintf(v->origin, sizeof v->origin, "%s", info->origin);
+  return 0;
+}
+
+static int verify(const peer_opts *o, uint32_t ft) {
+  pq_t *pq = NULL;
+  pq_error err;
+  long n, bad = 0;
+
+  if (pq_open(o->queue, PQ_READONLY, &pq, &err) != PQ_OK) {
+    fprintf(stderr, "ldm6_peer: %s\n", err.pe_msg);
+    return 1;
+  }
+  for (n = 0; n < o->count; n++) {
+    pq_prod_info info;
+    uint8_t *data = make_product(o, ft, n, &info);
+    verify_arg v = {.data = data, .size = info.size};
+    int rc = pq_find(pq, info.signature, verify_cb, &v);
+
+    printf("QUEUED %s %s %s\n", info.ident,
+           rc != PQ_OK ? "MISSING"
+           : v.same    ? "identical"
+                       : "DIFFERENT",
+           v.origin);
+    bad += rc != PQ_OK || !v.same;
+    free(data);
+  }
+  pq_close(pq);
+  printf("VERIFIED %ld BAD %ld\n", o->count, bad);
+  return bad > 0;
+}
+
+static int hiya(const peer_opts *o) {
+  ldm6_prod_class offer;
+  ldm6_hiya_reply rep;
+  uint32_t ft, max_hereis;
+  rpcio_msg m;
+  size_t used;
+  rpcio *io;
+  long n;
+  int rc;
+
+  if (make_class(o, &offer) != 0 || feedtype(o->feed, &ft) != 0)
+    return 2;
+  io = connect_peer(o);
+  if (io == NULL)
+    return 1;
+  rc = call(io, 6, LDM6_HIYA, LDM6_T_PROD_CLASS, &offer, &m);
+  if (rc != RPCIO_OK) {
+    rc = print_reply(rc, &m);
+    rpcio_free(io);
+    return rc;
+  }
+  if (ldm6_decode(LDM6_T_HIYA_REPLY, m.body, m.body_len, &rep, &used) != 0) {
+    rpcio_free(io);
+    return 1;
+  }
+  if (rep.code == LDM6_RECLASS) {
+    print_class("RECLASS", &rep.u.feedpar.prod_class);
+    max_hereis = rep.u.feedpar.max_hereis;
+  } else {
+    max_hereis = rep.u.max_hereis;
+    printf("OK %u\n", (unsigned)max_hereis);
+  }
+  for (n = 0, rc = RPCIO_OK; n < o->count && rc == RPCIO_OK; n++) {
+    pq_prod_info info;
+    uint8_t *data = make_product(o, ft, n, &info);
+
+    rc = data == NULL ? RPCIO_ESYS : push_one(io, o, &info, data, max_hereis);
+    free(data);
+  }
+  if (rc == RPCIO_OK)
+    rc = call(io, 6, LDM6_NULLPROC, LDM6_T_VOID, NULL, &m);
+  printf("PUSHED %ld %s\n", n, rpcio_strerror(rc));
+  rpcio_free(io);
+  if (rc != RPCIO_OK)
+    return 1;
+  return o->queue != NULL ? verify(o, ft) : 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Single calls, hostile bytes, queues, latency                           */
+/* ---------------------------------------------------------------------- */
+
+static int one_call(const peer_opts *o) {
+  rpcio *io = connect_peer(o);
+  uint32_t arg = (uint32_t)o->arg;
+  rpcio_msg m;
+  int rc;
+
+  if (io == NULL)
+    return 1;
+  rc = call(io, o->vers, o->proc, o->arg >= 0 ? LDM6_T_UINT : LDM6_T_VOID, &arg,
+            &m);
+  rc = print_reply(rc, &m);
+  if (rc == 0 && o->proc == LDM6_IS_ALIVE && o->vers == 6) {
+    bool alive;
+    size_t used;
+
+    ldm6_decode(LDM6_T_BOOL, m.body, m.body_len, &alive, &used);
+    printf("ALIVE %s\n", alive ? "yes" : "no");
+  }
+  rpcio_free(io);
+  return rc;
+}
+
+/* Send hostile bytes; the server must close within the timeout. */
+static int hostile(const peer_opts *o, const char *kind) {
+  static const uint8_t huge[8] = {0x7f, 0xff, 0xff, 0xff, 1, 2, 3, 4};
+  static const uint8_t badhdr[16] = {0x80, 0, 0, 12, 0, 0, 0, 1,
+                                     0,    0, 0, 9,  0, 0, 0, 0};
+  uint8_t junk[4096];
+  const uint8_t *p = junk;
+  size_t n = sizeof junk;
+  rpcio *io = connect_peer(o);
+  rpcio_msg m;
+  int rc;
+
+  if (io == NULL)
+    return 1;
+  fill(junk, sizeof junk, 99);
+  junk[0] &= 0x7f; /* a length word of a big, non-final fragment */
+  if (strcmp(kind, "huge") == 0) {
+    p = huge;
+    n = sizeof huge;
+  } else if (strcmp(kind, "badheader") == 0) {
+    p = badhdr;
+    n = sizeof badhdr;
+  } else if (strcmp(kind, "truncated") == 0) {
+    static const uint8_t part[20] = {0x80, 0, 0, 200, 0, 0, 0, 5, 0,    0,
+                                     0,    0, 0, 0,   0, 2, 0, 4, 0x93, 0xfd};
+
+    rc = (int)write(rpcio_fd(io), part, sizeof part);
+    rpcio_free(io); /* the server sees EOF inside a record */
+    printf("SENT truncated %d\n", rc);
+    return rc == (int)sizeof part ? 0 : 1;
+  }
+  if (write(rpcio_fd(io), p, n) != (ssize_t)n) {
+    rpcio_free(io);
+    return 1;
+  }
+  do
+    rc = rpcio_recv(io, (int)o->timeout * 1000, &m);
+  while (rc == RPCIO_OK);
+  printf("%s %s\n", rc == RPCIO_TIMEDOUT ? "STILL-OPEN" : "CLOSED",
+         rpcio_strerror(rc));
+  rpcio_free(io);
+  return rc == RPCIO_TIMEDOUT;
+}
+
+static int insert(const peer_opts *o) {
+  pq_t *pq = NULL;
+  pq_error err;
+  uint32_t ft;
+  long n;
+  int rc = PQ_OK;
+
+  if (feedtype(o->feed, &ft) != 0)
+    return 2;
+  if (pq_open(o->queue, 0, &pq, &err) != PQ_OK) {
+    fprintf(stderr, "ldm6_peer: %s\n", err.pe_msg);
+    return 1;
+  }
+  for (n = 0; n < o->count && rc == PQ_OK; n++) {
+    pq_prod_info info;
+    uint8_t *data = make_product(o, ft, n, &info);
+    char hex[33];
+
+    rc = pq_insert(pq, &info, data);
+    pq_sig_format(info.signature, hex);
+    printf("INSERTED %s %s %s\n", hex, info.ident, pq_errname(rc));
+    fflush(stdout);
+    free(data);
+    if (o->delay_ms > 0)
+      usleep((useconds_t)o->delay_ms * 1000);
+  }
+  pq_close(pq);
+  return rc != PQ_OK;
+}
+
+static int mkqueue(const peer_opts *o) {
+  pq_create_opts co = {.pc_data_size = (uint64_t)o->size,
+                       .pc_flags = PQ_CLOBBER};
+  pq_t *pq = NULL;
+  pq_error err;
+
+  if (pq_create(o->queue, &co, &pq, &err) != PQ_OK) {
+    fprintf(stderr, "ldm6_peer: %s\n", err.pe_msg);
+    return 1;
+  }
+  pq_close(pq);
+  return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Replaying a real LDM session                                           */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * A script made from a capture of real LDM 6.15 peers, one record a line:
+ *   C <hex>   the client's record: sent as captured (a reply gets the xid
+ *             of our server's call that the captured one stands for)
+ *   S <hex>   the server's record: ours must be the same bytes, except the
+ *             xids of its calls and the pid in a FEEDME/NOTIFYME OK
+ *   I <hex>   a HEREIS record: its product is inserted into -q first
+ *   J <hex>   a COMINGSOON record whose product K completes
+ *   K <hex>   a BLKDATA record: J's product with this data is inserted
+ *   L <hex>   a HEREIS record: J's product with its data is inserted
+ */
+typedef struct replay_state {
+  rpcio *io;
+  pq_t *pq;
+  uint32_t map_from[64], map_to[64];
+  unsigned nmap;
+  uint32_t last_proc; /* of the last call the client sent */
+  ldm6_prod_info pending;
+  long line;
+} replay_state;
+
+static size_t unhex(const char *p, uint8_t *out, size_t cap) {
+  size_t n = 0;
+  unsigned v;
+  int used;
+
+  while (n < cap && sscanf(p, " %2x%n", &v, &used) == 1) {
+    out[n++] = (uint8_t)v;
+    p += used;
+  }
+  return n;
+}
+
+static uint32_t get32(const uint8_t *p) {
+  return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 |
+         p[3];
+}
+
+static void put32(uint8_t *p, uint32_t v) {
+  p[0] = (uint8_t)(v >> 24);
+  p[1] = (uint8_t)(v >> 16);
+  p[2] = (uint8_t)(v >> 8);
+  p[3] = (uint8_t)v;
+}
+
+/* The captured record rec (mark included) against the one we received. */
+static int replay_expect(replay_state *st, const uint8_t *rec, size_t n) {
+  rpcio_msg m;
+  rpcm_msg want;
+  size_t used, i;
+  int rc = rpcio_recv(st->io, 10000, &m);
+
+  if (rc != RPCIO_OK || n < 8 || rpcm_decode(rec + 4, n - 4, &want, &used)) {
+    printf("MISMATCH line %ld: %s\n", st->line, rpcio_strerror(rc));
+    return 1;
+  }
+  if (m.hdr.type != want.type || used + m.body_len != n - 4 ||
+      (want.type == RPCM_CALL && m.hdr.u.call.proc != want.u.call.proc) ||
+      (want.type == RPCM_REPLY && m.hdr.xid != want.xid)) {
+    printf("MISMATCH line %ld: header or length (%zu bytes, want %zu)\n",
+           st->line, used + m.body_len, n - 4);
+    return 1;
+  }
+  for (i = 0; i < m.body_len; i++) {
+    bool pid = want.type == RPCM_REPLY && i >= 4 && i < 8 &&
+               rec[4 + used] == 0 && rec[5 + used] == 0 && rec[6 + used] == 0 &&
+               rec[7 + used] == 0 &&
+               (st->last_proc == LDM6_FEEDME || st->last_proc == LDM6_NOTIFYME);
+
+    if (m.body[i] != rec[4 + used + i] && !pid) {
+      printf("MISMATCH line %ld: byte %zu of the body: %02x, want %02x\n",
+             st->line, i, m.body[i], rec[4 + used + i]);
+      return 1;
+    }
+  }
+  if (want.type == RPCM_CALL && st->nmap < 64) {
+    st->map_from[st->nmap] = want.xid;
+    st->map_to[st->nmap++] = m.hdr.xid;
+  }
+  printf("SAME line %ld\n", st->line);
+  return 0;
+}
+
+/* Send the client's record, its reply xid mapped to our server's. */
+static int replay_send(replay_state *st, uint8_t *rec, size_t n) {
+  if (n < 16)
+    return 1;
+  if (get32(rec + 8) == RPCM_REPLY) {
+    unsigned i;
+
+    for (i = 0; i < st->nmap; i++)
+      if (st->map_from[i] == get32(rec + 4)) {
+        put32(rec + 4, st->map_to[i]);
+        break;
+      }
+  } else {
+    st->last_proc = get32(rec + 24);
+  }
+  return write(rpcio_fd(st->io), rec, n) != (ssize_t)n;
+}
+
+/* I, J, K, L: put the captured products into the queue. */
+static int replay_insert(replay_state *st, char op, const uint8_t *rec,
+                         size_t n) {
+  ldm6_value v;
+  pq_prod_info info;
+  size_t used;
+  int rc = 1;
+
+  if (n < 44)
+    return 1;
+  rec += 44; /* the mark and the CALL header */
+  n -= 44;
+  if (op == 'I' &&
+      ldm6_decode(LDM6_T_PRODUCT, rec, n, &v.product, &used) == 0 &&
+      ldm6_info_to_pq(&v.product.info, &info) == 0)
+    rc = pq_insert(st->pq, &info, v.product.data);
+  else if (op == 'L' &&
+           ldm6_decode(LDM6_T_PRODUCT, rec, n, &v.product, &used) == 0 &&
+           ldm6_info_to_pq(&st->pending, &info) == 0)
+    rc = pq_insert(st->pq, &info, v.product.data);
+  else if (op == 'J' && ldm6_decode(LDM6_T_COMINGSOON_ARGS, rec, n,
+                                    &v.comingsoon_args, &used) == 0) {
+    st->pending = v.comingsoon_args.info;
+    return 0;
+  } else if (op == 'K' &&
+             ldm6_decode(LDM6_T_DATAPKT, rec, n, &v.datapkt, &used) == 0 &&
+             ldm6_info_to_pq(&st->pending, &info) == 0)
+    rc = pq_insert(st->pq, &info, v.datapkt.data);
+  printf("INSERT line %ld: %s\n", st->line, pq_errname(rc));
+  return rc != PQ_OK;
+}
+
+static int replay(const peer_opts *o) {
+  replay_state st = {0};
+  static uint8_t rec[65536];
+  static char line[200000];
+  pq_error err;
+  FILE *f = fopen(o->kind, "r");
+  int rc = 0;
+
+  if (f == NULL || pq_open(o->queue, 0, &st.pq, &err) != PQ_OK) {
+    fprintf(stderr, "ldm6_peer: cannot open %s or %s\n", o->kind, o->queue);
+    return 2;
+  }
+  while (rc == 0 && fgets(line, sizeof line, f) != NULL) {
+    size_t n = unhex(line + 1, rec, sizeof rec);
+
+    st.line++;
+    if (strchr("IJKL", line[0]) != NULL) {
+      rc = replay_insert(&st, line[0], rec, n);
+      continue;
+    }
+    if (st.io == NULL && (st.io = connect_peer(o)) == NULL)
+      rc = 1;
+    else if (line[0] == 'C')
+      rc = replay_send(&st, rec, n);
+    else if (line[0] == 'S')
+      rc = replay_expect(&st, rec, n);
+  }
+  fclose(f);
+  rpcio_free(st.io);
+  pq_close(st.pq);
+  printf("REPLAY %s\n", rc == 0 ? "done" : "failed");
+  return rc;
+}
+
+/* The queue must pass every invariant without repair. */
+static int check(const peer_opts *o) {
+  pq_t *pq = NULL;
+  pq_error err;
+  pq_check_report rep;
+  int rc;
+
+  if (pq_open(o->queue, PQ_READONLY, &pq, &err) != PQ_OK) {
+    fprintf(stderr, "ldm6_peer: %s\n", err.pe_msg);
+    return 1;
+  }
+  rc = pq_check(pq, &rep);
+  printf("CHECK %s products %llu reserved %llu repaired %d %s\n",
+         pq_errname(rc), (unsigned long long)rep.pr_products,
+         (unsigned long long)rep.pr_reserved, (int)rep.pr_repaired, rep.pr_msg);
+  pq_close(pq);
+  return rc != PQ_OK || rep.pr_repaired;
+}
+
+/* Can this host use ::1?  (Containers often have no IPv6.) */
+static int have_ipv6(void) {
+  struct sockaddr_in6 s6;
+  int fd = socket(AF_INET6, SOCK_STREAM, 0), rc;
+
+  if (fd < 0)
+    return 1;
+  memset(&s6, 0, sizeof s6);
+  s6.sin6_family = AF_INET6;
+  s6.sin6_addr = in6addr_loopback;
+  rc = bind(fd, (struct sockaddr *)&s6, sizeof s6);
+  close(fd);
+  return rc == 0 ? 0 : 1;
+}
+
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+  return (x > y) - (x < y);
+}
+
+/* NOTIFYME, then insert products one by one; each must be notified. */
+static int latency(const peer_opts *o) {
+  ldm6_prod_class cls;
+  ldm6_fornme_reply rep;
+  int64_t *lat = calloc((size_t)o->count, sizeof *lat);
+  pq_t *pq = NULL;
+  pq_error err;
+  rpcio_msg m;
+  uint32_t ft;
+  size_t used;
+  rpcio *io;
+  long n;
+  int rc = 1;
+
+  if (lat == NULL || make_class(o, &cls) != 0 || feedtype(o->feed, &ft) != 0 ||
+      pq_open(o->queue, 0, &pq, &err) != PQ_OK)
+    return 2;
+  io = connect_peer(o);
+  if (io == NULL ||
+      call(io, 6, LDM6_NOTIFYME, LDM6_T_PROD_CLASS, &cls, &m) != RPCIO_OK ||
+      ldm6_decode(LDM6_T_FORNME_REPLY, m.body, m.body_len, &rep, &used) != 0 ||
+      rep.code != LDM6_OK)
+    goto out;
+  usleep(200000); /* let the upstream reach the end of the queue */
+  for (n = 0; n < o->count; n++) {
+    pq_prod_info info;
+    uint8_t *data = make_product(o, ft, n, &info);
+    int64_t t0 = now_us();
+
+    pq_insert(pq, &info, data);
+    free(data);
+    for (;;) {
+      if (rpcio_recv(io, 5000, &m) != RPCIO_OK)
+        goto out;
+      if (m.hdr.type == RPCM_CALL && m.hdr.u.call.proc == LDM6_NOTIFICATION)
+        break;
+      if (m.hdr.type == RPCM_CALL)
+        rpcio_reply(io, m.hdr.xid, NULL, 0); /* NULLPROC */
+    }
+    lat[n] = now_us() - t0;
+    usleep(o->delay_ms > 0 ? (useconds_t)o->delay_ms * 1000 : 20000);
+  }
+  qsort(lat, (size_t)o->count, sizeof *lat, cmp_i64);
+  printf("LATENCY us p50 %lld p90 %lld max %lld\n",
+         (long long)lat[o->count / 2], (long long)lat[o->count * 9 / 10],
+         (long long)lat[o->count - 1]);
+  rc = lat[o->count / 2] > o->threshold_us;
+out:
+  if (rc != 0)
+    printf("LATENCY failed\n");
+  rpcio_free(io);
+  pq_close(pq);
+  free(lat);
+  return rc;
+}
+
+/* ---------------------------------------------------------------------- */
+
+static void usage(void) {
+  fprintf(stderr,
+          "usage: ldm6_peer CMD [options]\n"
+          "  notifyme|feedme|hiya|call|hostile|insert|mkqueue|latency|check\n"
+          "  replay (-k script -q queue)|have-ipv6\n"
+          "  -h host -p port -f feed -P pattern -o offset -n count -s size\n"
+          "  -t timeout -a age -d delay_ms -q queue -S sig -i ident -A\n"
+          "  -k huge|garbage|badheader|truncated (hostile)\n"
+          "  -U (reply PROC_UNAVAIL) -c (COMINGSOON) -b big -D (DONT_SEND)\n"
+          "  -V vers -R proc -x arg -L p50_us -z seed\n");
+}
+
+static long num(const char *s) {
+  return strtol(s, NULL, 0);
+}
+
+/* The options after the command.  @return 0, or -1 (usage printed) */
+static int parse(int argc, char **argv, peer_opts *po) {
+  peer_opts o = *po;
+  int ch;
+
+  optind = 2;
+  while ((ch = getopt(argc, argv,
+                      "h:p:f:P:o:n:s:t:a:d:q:S:i:k:AUcb:DV:R:x:L:z:")) != -1) {
+    switch (ch) {
+    case 'h':
+      o.host = optarg;
+      break;
+    case 'p':
+      o.port = (unsigned)num(optarg);
+      break;
+    case 'f':
+      o.feed = optarg;
+      break;
+    case 'P':
+      o.pattern = optarg;
+      break;
+    case 'o':
+      o.offset = num(optarg);
+      break;
+    case 'n':
+      o.count = num(optarg);
+      break;
+    case 's':
+      o.size = num(optarg);
+      break;
+    case 't':
+      o.timeout = num(optarg);
+      break;
+    case 'a':
+      o.age = num(optarg);
+      break;
+    case 'd':
+      o.delay_ms = num(optarg);
+      break;
+    case 'q':
+      o.queue = optarg;
+      break;
+    case 'S':
+      o.sig = optarg;
+      break;
+    case 'i':
+      o.ident = optarg;
+      break;
+    case 'k':
+      o.kind = optarg;
+      break;
+    case 'A':
+      o.alternate = true;
+      break;
+    case 'U':
+      o.reply_unavail = true;
+      break;
+    case 'c':
+      o.comingsoon = true;
+      break;
+    case 'b':
+      o.big = num(optarg);
+      break;
+    case 'D':
+      o.dontsend = true;
+      break;
+    case 'V':
+      o.vers = (unsigned)num(optarg);
+      break;
+    case 'R':
+      o.proc = (unsigned)num(optarg);
+      break;
+    case 'x':
+      o.arg = num(optarg);
+      break;
+    case 'L':
+      o.threshold_us = num(optarg);
+      break;
+    case 'z':
+      o.seed = (unsigned)num(optarg);
+      break;
+    default:
+      usage();
+      return -1;
+    }
+  }
+  *po = o;
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  peer_opts o = {.host = "127.0.0.1",
+                 .feed = "ANY",
+                 .pattern = ".*",
+                 .offset = 0,
+                 .count = -1,
+                 .size = 100,
+                 .timeout = 10,
+                 .ident = "peer",
+                 .vers = 6,
+                 .arg = -1,
+                 .big = -1,
+                 .threshold_us = 5000,
+                 .seed = 1};
+  const char *cmd = argc > 1 ? argv[1] : "";
+
+  if (argc < 2 || parse(argc, argv, &o) != 0) {
+    if (argc < 2)
+      usage();
+    return 2;
+  }
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  if (strcmp(cmd, "notifyme") == 0)
+    return subscribe(&o, true);
+  if (strcmp(cmd, "feedme") == 0)
+    return subscribe(&o, false);
+  if (strcmp(cmd, "hiya") == 0)
+    return hiya(&o);
+  if (strcmp(cmd, "call") == 0)
+    return one_call(&o);
+  if (strcmp(cmd, "hostile") == 0 && o.kind != NULL)
+    return hostile(&o, o.kind);
+  if (strcmp(cmd, "replay") == 0 && o.queue != NULL && o.kind != NULL)
+    return replay(&o);
+  if (strcmp(cmd, "check") == 0 && o.queue != NULL)
+    return check(&o);
+  if (strcmp(cmd, "have-ipv6") == 0)
+    return have_ipv6();
+  if (strcmp(cmd, "insert") == 0 && o.queue != NULL)
+    return insert(&o);
+  if (strcmp(cmd, "mkqueue") == 0 && o.queue != NULL)
+    return mkqueue(&o);
+  if (strcmp(cmd, "latency") == 0 && o.queue != NULL && o.count > 0)
+    return latency(&o);
+  usage();
+  return 2;
+}

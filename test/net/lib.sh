@@ -1,0 +1,161 @@
+# lib.sh - sourced by every network test of ldmd.
+#
+# Usage in a test:  source "$(dirname "$0")/lib.sh" "$@"
+# Arguments: the path of ldmd, the path of ldm6_peer.
+#
+# Gives the test its own scratch directory (under $PQ_TEST_DIR, else
+# /dev/shm) with its own queue and its own registry file ($LDM_REGISTRY),
+# starts ldmd on ports the kernel picks (-P 0; the port is read from the
+# log), so tests may run in parallel, and kills everything it started, by
+# pid, at the end.  The helpers stop the test at the first failure with a
+# message that says what was run and what it printed, and the server log.
+
+set -u
+LDMD=$(cd "$(dirname "${1:?path of ldmd}")" && pwd)/$(basename "$1")
+PEER=$(cd "$(dirname "${2:?path of ldm6_peer}")" && pwd)/$(basename "$2")
+NAME=$(basename "$0" .sh)
+base=${PQ_TEST_DIR:-/dev/shm}
+[[ -d $base && -w $base ]] || base=${TMPDIR:-/tmp}
+SCRATCH=$(mktemp -d "$base/ldmdnet-$NAME.XXXXXX")
+BG_PIDS=()
+LDMD_PID=
+
+cleanup() {
+  local p
+  for p in "${BG_PIDS[@]}" $LDMD_PID; do
+    kill -KILL "$p" 2>/dev/null
+    wait "$p" 2>/dev/null
+  done
+  rm -rf "$SCRATCH"
+}
+trap cleanup EXIT
+
+export LDMHOME=$SCRATCH/ldmhome
+export LDM_REGISTRY=$SCRATCH/registry.xml
+unset LDM_REGISTRY_DIR
+Q=$SCRATCH/ldm.pq
+LOG=$SCRATCH/ldmd.log
+CONF=$SCRATCH/ldmd.conf
+cat >"$LDM_REGISTRY" <<EOF
+<?xml version="1.0" encoding="UTF-8"?>
+<registry>
+  <hostname>net-test-host</hostname>
+  <queue><path>$Q</path></queue>
+  <server><config-path>$CONF</config-path></server>
+</registry>
+EOF
+OUT=$SCRATCH/out
+ERR=$SCRATCH/err
+cd "$SCRATCH" || exit 1
+
+fail() {
+  echo "FAIL ($NAME): $*" >&2
+  local f
+  for f in "$OUT" "$ERR" "$LOG"; do
+    if [[ -s $f ]]; then
+      echo "--- $(basename "$f"):" >&2
+      tail -c 4000 "$f" >&2
+    fi
+  done
+  exit 1
+}
+
+ok() {
+  echo "ok: $*"
+}
+
+# run CMD...: run with stdout and stderr captured; sets rc.
+run() {
+  "$@" >"$OUT" 2>"$ERR"
+  rc=$?
+  if grep -qaE 'Sanitizer|runtime error:' "$ERR"; then
+    fail "'$*': the sanitizers found an error"
+  fi
+}
+
+expect_rc() {
+  local want=$1
+  shift
+  run "$@"
+  [[ $rc == "$want" ]] || fail "'$*' exited $rc, expected $want"
+}
+
+expect_in() {
+  grep -qF -- "$2" "$1" || fail "$(basename "$1") lacks '$2'"
+}
+
+expect_not_in() {
+  ! grep -qF -- "$2" "$1" || fail "$(basename "$1") has '$2'"
+}
+
+# count FILE TEXT: lines of FILE with TEXT.
+count() {
+  grep -cF -- "$2" "$1"
+}
+
+wait_until() {
+  local limit=$1
+  shift
+  local end=$((SECONDS + limit))
+  until "$@"; do
+    ((SECONDS < end)) || return 1
+    sleep 0.05
+  done
+}
+
+# background CMD...: start CMD, remember its pid in $BG (killed at exit).
+background() {
+  if [[ $1 == peer ]]; then # the program itself, so that $BG is its pid
+    set -- "$PEER" "$2" -p "$PORT" "${@:3}"
+  fi
+  "$@" &
+  BG=$!
+  BG_PIDS+=("$BG")
+}
+
+# make_queue SIZE: a fresh queue of SIZE bytes.
+make_queue() {
+  "$PEER" mkqueue -q "$Q" -s "${1:-20000000}" || fail "cannot make the queue"
+}
+
+# start_ldmd [OPTIONS...]: ldmd in the foreground on 127.0.0.1 and ::1
+# (when this host has IPv6) with a kernel-chosen port; sets PORT, LDMD_PID.
+start_ldmd() {
+  local addrs=(-I 127.0.0.1)
+  [[ $HAVE_V6 == 1 ]] && addrs+=(-I ::1)
+  : >"$LOG"
+  "$LDMD" -f -l "$LOG" -P 0 "${addrs[@]}" "$@" "$CONF" 2>>"$SCRATCH/ldmd.err" &
+  LDMD_PID=$!
+  wait_until 10 grep -q 'listening on 127.0.0.1 port' "$LOG" ||
+    fail "ldmd did not start"
+  PORT=$(sed -n 's/.*listening on 127\.0\.0\.1 port \([0-9]*\).*/\1/p' "$LOG" |
+    head -1)
+  [[ -n $PORT ]] || fail "no port in the log"
+}
+
+# stop_ldmd: SIGTERM; ldmd must exit 0 within 15 s.
+stop_ldmd() {
+  local st
+  kill -TERM "$LDMD_PID"
+  wait_until 15 bash -c "! kill -0 $LDMD_PID 2>/dev/null" ||
+    fail "ldmd did not stop on SIGTERM"
+  wait "$LDMD_PID"
+  st=$?
+  LDMD_PID=
+  [[ $st == 0 ]] || fail "ldmd exited $st on SIGTERM"
+  if grep -qaE 'Sanitizer|runtime error:' "$SCRATCH/ldmd.err" "$LOG"; then
+    fail "the sanitizers found an error in ldmd: $(head -c 3000 "$SCRATCH/ldmd.err")"
+  fi
+}
+
+# peer CMD [options]: the test peer against our server.
+peer() {
+  local cmd=$1
+  shift
+  "$PEER" "$cmd" -p "$PORT" "$@"
+}
+
+HAVE_V6=0
+if "$PEER" have-ipv6; then
+  HAVE_V6=1
+fi

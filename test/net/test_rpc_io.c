@@ -1,0 +1,237 @@
+/*
+ * test_rpc_io.c - ONC RPC over a real loopback TCP connection (ldmd/rpc_io.h):
+ * a synchronous call and its reply, one-way calls whose stray answers the
+ * caller discards, a record of several megabytes sent from a caller's
+ * buffer, the error replies, the peer's address text, connection refused,
+ * timeouts, a peer that closes inside a record, a length word beyond the
+ * limit and garbage where a header should be.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ldmd/rpc_io.h"
+
+/* A connected pair of loopback TCP sockets wrapped as rpcio objects. */
+static void tcp_pair(const char *host, rpcio **client, rpcio **server) {
+  struct sockaddr_storage ss;
+  socklen_t sl;
+  int fam = strchr(host, ':') != NULL ? AF_INET6 : AF_INET;
+  int lfd = socket(fam, SOCK_STREAM, 0), cfd;
+  unsigned port;
+  char err[256];
+
+  assert_true(lfd >= 0);
+  memset(&ss, 0, sizeof ss);
+  if (fam == AF_INET) {
+    struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+
+    s4->sin_family = AF_INET;
+    inet_pton(AF_INET, host, &s4->sin_addr);
+    sl = sizeof *s4;
+  } else {
+    struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+
+    s6->sin6_family = AF_INET6;
+    inet_pton(AF_INET6, host, &s6->sin6_addr);
+    sl = sizeof *s6;
+  }
+  assert_int_equal(bind(lfd, (struct sockaddr *)&ss, sl), 0);
+  assert_int_equal(listen(lfd, 4), 0);
+  sl = sizeof ss;
+  assert_int_equal(getsockname(lfd, (struct sockaddr *)&ss, &sl), 0);
+  port = ntohs(fam == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
+                              : ((struct sockaddr_in6 *)&ss)->sin6_port);
+  *client = rpcio_connect(host, port, 2000, err, sizeof err);
+  assert_non_null(*client);
+  cfd = accept(lfd, NULL, NULL);
+  assert_true(cfd >= 0);
+  *server = rpcio_new(cfd, 1u << 20);
+  assert_non_null(*server);
+  close(lfd);
+}
+
+static void raw_write(rpcio *io, const void *buf, size_t n) {
+  assert_int_equal(write(rpcio_fd(io), buf, n), (ssize_t)n);
+}
+
+static void test_call_and_reply(void **state) {
+  rpcio *c, *s;
+  rpcio_msg m;
+  uint8_t arg[4] = {0, 0, 0x30, 0x39}, res[4] = {0, 0, 0, 1};
+  struct iovec a = {arg, 4}, r = {res, 4};
+  uint32_t xid;
+  pid_t pid;
+
+  (void)state;
+  tcp_pair("127.0.0.1", &c, &s);
+  assert_string_equal(rpcio_peer_addr(s), "127.0.0.1");
+  assert_true(rpcio_peer_port(s) > 0);
+  /* The server answers from a child process: the caller blocks meanwhile. */
+  pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    rpcio_msg in;
+    int ok = rpcio_recv(s, 5000, &in) == RPCIO_OK && in.hdr.type == RPCM_CALL &&
+             in.hdr.u.call.proc == 14 && in.body_len == 4 &&
+             memcmp(in.body, arg, 4) == 0;
+
+    /* A stray answer to an imaginary one-way call comes first. */
+    ok = ok && rpcio_reply_error(s, in.hdr.xid - 1000, RPCM_PROC_UNAVAIL) == 0;
+    ok = ok && rpcio_reply(s, in.hdr.xid, &r, 1) == RPCIO_OK;
+    _exit(ok ? 0 : 1);
+  }
+  assert_int_equal(rpcio_call(c, 6, 14, &a, 1, 5000, &m), RPCIO_OK);
+  assert_int_equal(m.body_len, 4);
+  assert_memory_equal(m.body, res, 4);
+  {
+    int st;
+
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  }
+  /* One-way: returns at once, the peer sees it. */
+  assert_int_equal(rpcio_send_call(c, 6, 8, &a, 1, &xid), RPCIO_OK);
+  assert_int_equal(rpcio_recv(s, 2000, &m), RPCIO_OK);
+  assert_int_equal(m.hdr.xid, xid);
+  assert_int_equal(m.hdr.u.call.proc, 8);
+  /* Error replies reach a caller as RPCIO_EREPLY with the header. */
+  assert_int_equal(rpcio_send_call(c, 7, 0, NULL, 0, &xid), RPCIO_OK);
+  assert_int_equal(rpcio_recv(s, 2000, &m), RPCIO_OK);
+  assert_int_equal(rpcio_reply_prog_mismatch(s, m.hdr.xid, 4, 6), RPCIO_OK);
+  assert_int_equal(rpcio_recv(c, 2000, &m), RPCIO_OK);
+  assert_int_equal(m.hdr.type, RPCM_REPLY);
+  assert_int_equal(m.hdr.u.reply.accept_stat, RPCM_PROG_MISMATCH);
+  assert_int_equal(m.hdr.u.reply.low, 4);
+  assert_int_equal(m.hdr.u.reply.high, 6);
+  /* Nothing more: a timeout. */
+  assert_int_equal(rpcio_recv(s, 50, &m), RPCIO_TIMEDOUT);
+  rpcio_free(c);
+  assert_int_equal(rpcio_recv(s, 2000, &m), RPCIO_CLOSED);
+  rpcio_free(s);
+}
+
+static void test_big_record(void **state) {
+  rpcio *c, *s;
+  rpcio_msg m;
+  size_t n = 900000;
+  uint8_t *big = malloc(n);
+  struct iovec a[3];
+  uint8_t head[8] = {1, 2, 3, 4, 5, 6, 7, 8}, pad[4] = {0};
+  pid_t pid;
+  int st;
+
+  (void)state;
+  for (size_t i = 0; i < n; i++)
+    big[i] = (uint8_t)(i * 7 + 3);
+  tcp_pair("127.0.0.1", &c, &s);
+  a[0] = (struct iovec){head, 8};
+  a[1] = (struct iovec){big, n};
+  a[2] = (struct iovec){pad, 0};
+  pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    int ok = 1;
+
+    for (int k = 0; k < 3; k++)
+      ok = ok && rpcio_send_call(c, 6, 1, a, 3, NULL) == RPCIO_OK;
+    _exit(ok ? 0 : 1);
+  }
+  for (int k = 0; k < 3; k++) {
+    assert_int_equal(rpcio_recv(s, 5000, &m), RPCIO_OK);
+    assert_int_equal(m.body_len, n + 8);
+    assert_memory_equal(m.body, head, 8);
+    assert_memory_equal(m.body + 8, big, n);
+  }
+  assert_int_equal(waitpid(pid, &st, 0), pid);
+  assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  rpcio_free(c);
+  rpcio_free(s);
+  free(big);
+}
+
+static void test_bad_records(void **state) {
+  rpcio *c, *s;
+  rpcio_msg m;
+  /* a mark announcing 2 GiB - 1 */
+  uint8_t huge[8] = {0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0};
+  /* a whole record of 12 garbage bytes */
+  uint8_t garbage[16] = {0x80, 0,   0,   12,  'g', 'a', 'r', 'b',
+                         'a',  'g', 'e', '!', '!', '!', '!', '!'};
+  /* the start of a 40-byte record, then EOF */
+  uint8_t part[12] = {0x80, 0, 0, 40, 0, 0, 0, 1, 0, 0, 0, 0};
+
+  (void)state;
+  tcp_pair("127.0.0.1", &c, &s);
+  raw_write(c, huge, sizeof huge);
+  assert_int_equal(rpcio_recv(s, 2000, &m), RPCIO_EPROTO);
+  assert_true(strlen(rpcio_detail(s)) > 0);
+  rpcio_free(c);
+  rpcio_free(s);
+
+  tcp_pair("127.0.0.1", &c, &s);
+  raw_write(c, garbage, sizeof garbage);
+  assert_int_equal(rpcio_recv(s, 2000, &m), RPCIO_EPROTO);
+  rpcio_free(c);
+  rpcio_free(s);
+
+  tcp_pair("127.0.0.1", &c, &s);
+  raw_write(c, part, sizeof part);
+  rpcio_free(c);
+  assert_int_equal(rpcio_recv(s, 2000, &m), RPCIO_EPROTO);
+  assert_non_null(strstr(rpcio_detail(s), "inside a record"));
+  rpcio_free(s);
+}
+
+static void test_ipv6_and_refused(void **state) {
+  rpcio *c, *s;
+  char err[256];
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in sin = {0};
+  socklen_t sl = sizeof sin;
+  unsigned port;
+
+  (void)state;
+  /* A port nobody listens on: bind without listen. */
+  sin.sin_family = AF_INET;
+  sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  assert_int_equal(bind(fd, (struct sockaddr *)&sin, sizeof sin), 0);
+  assert_int_equal(getsockname(fd, (struct sockaddr *)&sin, &sl), 0);
+  port = ntohs(sin.sin_port);
+  assert_null(rpcio_connect("127.0.0.1", port, 2000, err, sizeof err));
+  assert_non_null(strstr(err, "127.0.0.1"));
+  close(fd);
+
+  fd = socket(AF_INET6, SOCK_STREAM, 0);
+  if (fd < 0) {
+    skip();
+    return;
+  }
+  close(fd);
+  tcp_pair("::1", &c, &s);
+  assert_string_equal(rpcio_peer_addr(s), "::1");
+  rpcio_free(c);
+  rpcio_free(s);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_call_and_reply),
+      cmocka_unit_test(test_big_record),
+      cmocka_unit_test(test_bad_records),
+      cmocka_unit_test(test_ipv6_and_refused),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,34 @@
+# Network tests of the LDM-6 server (ldmd) and its RPC transport: real
+# processes on 127.0.0.1 and ::1, each test with its own queue, registry
+# file and free ports, bounded waits, and everything it starts killed.
+if(TARGET ldm)
+  add_executable(test_rpc_io ${CMAKE_CURRENT_LIST_DIR}/test_rpc_io.c)
+  target_link_libraries(test_rpc_io PRIVATE ldm ${CMOCKA_LIB})
+  add_test(NAME test_rpc_io COMMAND test_rpc_io)
+  set_tests_properties(test_rpc_io PROPERTIES TIMEOUT 60 LABELS net)
+
+  # ldm6_peer: the scriptable LDM-6 peer the server tests drive.
+  add_executable(ldm6_peer ${CMAKE_CURRENT_LIST_DIR}/ldm6_peer.c)
+  target_link_libraries(ldm6_peer PRIVATE ldm)
+
+  # ldmd_net_test(NAME TIMEOUT seconds): runs net/NAME.sh against ldmd.
+  if(TARGET ldmd)
+    function(ldmd_net_test name)
+      cmake_parse_arguments(T "" "TIMEOUT" "" ${ARGN})
+      add_test(NAME net_${name}
+        COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/${name}.sh
+                $<TARGET_FILE:ldmd> $<TARGET_FILE:ldm6_peer>)
+      set_tests_properties(net_${name} PROPERTIES TIMEOUT ${T_TIMEOUT}
+        LABELS net
+        ENVIRONMENT "PQ_TEST_DIR=${CMAKE_BINARY_DIR}/testdata;LDM6_VECTORS=${CMAKE_SOURCE_DIR}/../shared/vectors/ldm6")
+    endfunction()
+
+    ldmd_net_test(feed TIMEOUT 120)
+    ldmd_net_test(hiya TIMEOUT 120)
+    ldmd_net_test(access TIMEOUT 60)
+    ldmd_net_test(robust TIMEOUT 90)
+    ldmd_net_test(process TIMEOUT 120)
+    # Replays a capture of real LDM 6.15 peers; skipped without it.
+    ldmd_net_test(capture TIMEOUT 60)
+  endif()
+endif()
