@@ -87,11 +87,17 @@
  *                               exclusive to change them
  *   bytes [LOCK_WRITER, +1024)  one byte per writer handle, held exclusive
  *                               for the handle's life (liveness + count)
+ *   bytes [LOCK_WAITER, +1024)  one byte per handle that has slept in
+ *                               pq_wait(), held exclusive for the handle's
+ *                               life: tells a dead sleeper's bit in
+ *                               hd_sleepers from a live one
  *   [data_off + off, +extent)   a product's region: readers hold it shared
  *                               while they use the product
  */
 #define PQ_LOCK_CONTROL 0u
 #define PQ_LOCK_WRITER 1024u /* inside the header page, past the fields */
+#define PQ_LOCK_WAITER 2048u /* one byte per reader handle that sleeps */
+#define PQ_MAX_WAITERS 1024u
 
 /* Values of ps_state (low half of ps_word). */
 enum pq_slot_state {
@@ -165,8 +171,9 @@ struct pq_hdr {
 
   /* --- wake-ups: futex words, atomics, no lock --- */
   uint32_t hd_commit_seq; /* bumped after every commit */
-  uint32_t hd_waiters;    /* readers sleeping on hd_commit_seq */
-  uint8_t hd_pad4[64 - 8];
+  uint8_t hd_pad4[64 - 4];
+  /* Readers asleep on hd_commit_seq: bit i is waiter lock byte i. */
+  uint64_t hd_sleepers[PQ_MAX_WAITERS / 64];
 };
 
 /* One product slot: 64 bytes. */
@@ -204,7 +211,7 @@ struct pq_rec {
   /* then origin, ident (no NULs), zero padding to PQ_ALIGN, data */
 };
 
-static_assert(sizeof(struct pq_hdr) == 512, "header size");
+static_assert(sizeof(struct pq_hdr) == 640, "header size");
 static_assert(sizeof(struct pq_slot) == 64, "slot size");
 static_assert(sizeof(struct pq_rlink) == 8, "rlink size");
 static_assert(sizeof(struct pq_rec) == 56, "record size");

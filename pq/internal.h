@@ -50,6 +50,7 @@ struct pq {
   uint64_t cursor;      /* insertion time of the last product visited */
   uint32_t cursor_slot; /* its slot if still valid, else PQ_NIL */
   uint32_t seen_seq;    /* hd_commit_seq when pq_next() last found END */
+  int waiter;           /* waiter lock byte, -1 until the first sleep */
   unsigned spin_us;
   bool holding; /* a product lock is held (during a callback) */
   uint64_t held_off, held_len;
@@ -83,6 +84,7 @@ int pq__sys_lock_held(int fd, short type, uint64_t start, uint64_t len);
 void pq__sys_inject(const char *call, int errnum);
 int pq__sys_injected(const char *call);
 int pq__futex_wait(uint32_t *word, uint32_t expected, int timeout_ms);
+/* Wake every sleeper on word: how many were woken, or -1. */
 int pq__futex_wake(uint32_t *word);
 
 /* ---- open.c ---- */

@@ -35,8 +35,8 @@
  *
  * WHAT GUARDS WHAT.  The control lock (exclusive) guards every slot, the
  * derived indexes and every header field except the wake-up words
- * hd_commit_seq and hd_waiters, which are atomics.  The writer generation
- * table is changed under the exclusive control lock.
+ * hd_commit_seq and hd_sleepers, which are atomics (see pq/wait.c).  The writer
+ * generation table is changed under the exclusive control lock.
  *
  * CRASH DETECTION.  Whoever takes the control lock exclusively to change
  * something sets hd_dirty first (pq__mutate_begin) and clears it last
@@ -45,7 +45,8 @@
  * process to take the control lock finds hd_dirty set and knows: it rebuilds
  * the derived indexes from the slots (pq__rebuild) before doing anything
  * else.  A reader taking the shared lock that finds the flag set upgrades to
- * exclusive to repair, then goes back to shared.
+ * exclusive to repair (dropping its shared lock first), then goes back to
+ * shared.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -76,8 +77,13 @@ int pq__ctl_lock(pq_t *pq, bool exclusive) {
   if (exclusive) {
     rc = repair_locked(pq);
   } else {
-    /* Upgrade (not atomic: another process may repair meanwhile, which
-     * the second look at the flag sees), repair, downgrade. */
+    /* Drop the shared lock, take the exclusive one, repair, go back to
+     * shared.  Never upgrade in place: two readers upgrading at once would
+     * each wait for the other's shared lock for ever (OFD locks get no
+     * deadlock detection).  Another process may repair in between, which
+     * the second look at the flag sees. */
+    (void)pq__sys_lock(pq->fd, F_OFD_SETLK, F_UNLCK, PQ_LOCK_CONTROL, 1);
+    pq->ctl = PQ__UNLOCKED;
     if (pq__sys_lock(pq->fd, F_OFD_SETLKW, F_WRLCK, PQ_LOCK_CONTROL, 1) < 0) {
       rc =
           PQ__FAIL(pq, PQ_SYSTEM, errno, "fcntl(F_OFD_SETLKW) on %s", pq->path);

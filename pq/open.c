@@ -278,6 +278,7 @@ int pq_open(const char *path, unsigned flags, pq_t **pqp, pq_error *err) {
   }
   pq->fd = -1;
   pq->writer = -1;
+  pq->waiter = -1;
   pq->readonly = (flags & PQ_READONLY) != 0;
   pq->fork_gen = pq__fork_generation();
   pq->cursor_slot = PQ_NIL;

@@ -65,7 +65,10 @@
  *     mappings are not reliable there.
  *   - A callback given to pq_next() or pq_find() runs while the product is
  *     read-locked; keep it short, since a held product cannot be evicted and
- *     writers jump over it.  It must not close the handle.
+ *     writers jump over it.  It must not close the handle, and may not read
+ *     through the same handle (pq_next() and pq_find() then fail with
+ *     PQ_INVAL: a handle holds one product at a time); it may insert,
+ *     delete, or read through another handle.
  *   - systemd's RemoveIPC=yes deletes files a user owns in /dev/shm when the
  *     user logs out: run the server as a system user or put the queue
  *     elsewhere.

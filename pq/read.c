@@ -129,6 +129,10 @@ int pq_next(pq_t *pq, int direction, const pq_class *cls, pq_read_fn *fn,
     return rc;
   if ((direction != PQ_FORWARD && direction != PQ_BACKWARD) || fn == NULL)
     return PQ__FAIL(pq, PQ_INVAL, 0, "pq_next: bad direction or callback");
+  if (pq->holding)
+    return PQ__FAIL(pq, PQ_INVAL, 0,
+                    "pq_next inside a read callback of the "
+                    "same handle");
   rc = pq__ctl_lock(pq, false);
   if (rc != PQ_OK)
     return rc;
@@ -142,6 +146,8 @@ int pq_next(pq_t *pq, int direction, const pq_class *cls, pq_read_fn *fn,
     s = cached ? pq__ti_next(pq, cs) : pq__ti_after(pq, pq->cursor);
   else
     s = cached ? pq__ti_prev(pq, cs) : pq__ti_before(pq, pq->cursor);
+  /* A class can only match products that share a feedtype bit with it: the
+   * slot's copy of the feedtype skips the others without reading them. */
   uint32_t want = cls ? class_feedtypes(cls) : PQ_FT_ANY;
 
   for (unsigned n = 0; s != PQ_NIL; n++) {
@@ -151,7 +157,7 @@ int pq_next(pq_t *pq, int direction, const pq_class *cls, pq_read_fn *fn,
     }
     const struct pq_slot *slot = &pq->slots[s];
     uint64_t key = slot->ps_key;
-    if (slot->ps_feedtype & want) {
+    if (cls == NULL || (slot->ps_feedtype & want) != 0) {
       pq_prod_info info;
       const uint8_t *data;
       if (pq__rec_decode(pq, s, &info, &data) != PQ_OK) {
@@ -185,6 +191,10 @@ int pq_find(pq_t *pq, const uint8_t sig[PQ_SIGLEN], pq_read_fn *fn, void *arg) {
     return rc;
   if (sig == NULL || fn == NULL)
     return PQ__FAIL(pq, PQ_INVAL, 0, "pq_find: NULL argument");
+  if (pq->holding)
+    return PQ__FAIL(pq, PQ_INVAL, 0,
+                    "pq_find inside a read callback of the "
+                    "same handle");
   rc = pq__ctl_lock(pq, false);
   if (rc != PQ_OK)
     return rc;

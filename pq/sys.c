@@ -112,5 +112,5 @@ int pq__futex_wait(uint32_t *word, uint32_t expected, int timeout_ms) {
 
 int pq__futex_wake(uint32_t *word) {
   long rc = syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
-  return rc < 0 ? -1 : 0;
+  return rc < 0 ? -1 : (int)rc;
 }

@@ -1,26 +1,60 @@
 /*
- * wait.c - waking readers without signals.  The header holds a futex word,
- * hd_commit_seq, that every commit increments, and a count of the readers
- * sleeping on it.  A committing writer makes the futex system call only when
- * that count is not zero, so an insert with no sleeping reader costs one
- * atomic add.  A reader at the end of the queue first spins briefly (on a
- * virtual machine, parking and being woken costs tens of microseconds and
- * sometimes milliseconds, while a product often follows within microseconds),
- * then registers and sleeps.  The Dekker-style order (the reader increments
- * the count before the kernel compares the word; the writer increments the
- * word before reading the count, both sequentially consistent) means a
+ * wait.c - waking readers without signals.
+ *
+ * The header holds a futex word, hd_commit_seq, that every commit
+ * increments, and a bitmap of the readers asleep on it, hd_sleepers.  A
+ * committing writer makes the futex system call only when some bit is set,
+ * so an insert with no sleeping reader costs one atomic add and a look at
+ * two cache lines.  A reader at the end of the queue first spins briefly (on
+ * a virtual machine, parking and being woken costs tens of microseconds and
+ * sometimes milliseconds, while a product often follows within
+ * microseconds), then sets its bit and sleeps.  The order (the reader sets
+ * its bit before the kernel compares the word; the writer increments the
+ * word before it reads the bits, both sequentially consistent) means a
  * wake-up cannot be lost.
+ *
+ * A reader killed in its sleep cannot clear its bit.  Each sleeping handle
+ * therefore owns a waiter lock byte (format.h), held for the handle's life
+ * and dropped by the kernel when the process dies.  When a wake-up finds
+ * bits set but wakes nobody, the writer probes the lock bytes of the set
+ * bits and clears those whose owner is gone, so a crash costs at most one
+ * useless system call, not one per commit for ever.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <time.h>
 
 #include "pq/internal.h"
 
+#define NWORDS (PQ_MAX_WAITERS / 64)
+
+/* Clear the bits of sleepers whose process died (their lock byte is free). */
+static void reap_dead_sleepers(pq_t *pq) {
+  uint64_t *words = pq->hdr->hd_sleepers;
+  for (unsigned w = 0; w < NWORDS; w++) {
+    uint64_t bits = __atomic_load_n(&words[w], __ATOMIC_SEQ_CST);
+    while (bits != 0) {
+      unsigned b = (unsigned)__builtin_ctzll(bits);
+      bits &= bits - 1;
+      unsigned idx = w * 64 + b;
+      if (pq->waiter >= 0 && idx == (unsigned)pq->waiter)
+        continue;
+      if (pq__sys_lock_held(pq->fd, F_WRLCK, PQ_LOCK_WAITER + idx, 1) == 0)
+        __atomic_fetch_and(&words[w], ~(UINT64_C(1) << b), __ATOMIC_SEQ_CST);
+    }
+  }
+}
+
 void pq__notify_commit(pq_t *pq) {
   struct pq_hdr *h = pq->hdr;
   __atomic_fetch_add(&h->hd_commit_seq, 1, __ATOMIC_SEQ_CST);
-  if (__atomic_load_n(&h->hd_waiters, __ATOMIC_SEQ_CST) != 0)
-    (void)pq__futex_wake(&h->hd_commit_seq);
+  for (unsigned w = 0; w < NWORDS; w++) {
+    if (__atomic_load_n(&h->hd_sleepers[w], __ATOMIC_SEQ_CST) != 0) {
+      if (pq__futex_wake(&h->hd_commit_seq) == 0 && pq->map_writable)
+        reap_dead_sleepers(pq);
+      return;
+    }
+  }
 }
 
 void pq_set_spin(pq_t *pq, unsigned spin_us) {
@@ -39,6 +73,25 @@ static inline void cpu_relax(void) {
 #endif
 }
 
+/* Take a waiter lock byte for this handle's life; false if none is free or
+ * the mapping cannot be written. */
+static bool have_waiter_byte(pq_t *pq) {
+  if (pq->waiter >= 0)
+    return true;
+  if (!pq->map_writable)
+    return false;
+  for (unsigned i = 0; i < PQ_MAX_WAITERS; i++) {
+    if (pq__sys_lock(pq->fd, F_OFD_SETLK, F_WRLCK, PQ_LOCK_WAITER + i, 1) ==
+        0) {
+      pq->waiter = (int)i;
+      return true;
+    }
+    if (errno != EAGAIN && errno != EACCES)
+      return false;
+  }
+  return false;
+}
+
 int pq_wait(pq_t *pq, int timeout_ms) {
   int rc = pq__check_owner(pq);
   if (rc != PQ_OK)
@@ -51,18 +104,21 @@ int pq_wait(pq_t *pq, int timeout_ms) {
   for (unsigned i = 0;; i++) {
     if (__atomic_load_n(word, __ATOMIC_ACQUIRE) != seen)
       return PQ_OK;
-    if ((i & 63) == 63 && mono_us() - start >= (int64_t)pq->spin_us)
-      break;
-    if (pq->spin_us == 0)
+    if (pq->spin_us == 0 ||
+        ((i & 63) == 63 && mono_us() - start >= (int64_t)pq->spin_us))
       break;
     cpu_relax();
   }
 
-  /* A reader that cannot write the mapping cannot register: it sleeps in
-   * short slices instead (writers do not know it waits). */
-  bool registered = pq->map_writable;
-  if (registered)
-    __atomic_fetch_add(&pq->hdr->hd_waiters, 1, __ATOMIC_SEQ_CST);
+  /* A reader that cannot register sleeps in short slices instead (writers
+   * do not know it waits). */
+  bool registered = have_waiter_byte(pq);
+  uint64_t *bitword = NULL, bit = 0;
+  if (registered) {
+    bitword = &pq->hdr->hd_sleepers[pq->waiter / 64];
+    bit = UINT64_C(1) << (pq->waiter % 64);
+    __atomic_fetch_or(bitword, bit, __ATOMIC_SEQ_CST);
+  }
   rc = PQ_TIMEDOUT;
   for (;;) {
     if (__atomic_load_n(word, __ATOMIC_SEQ_CST) != seen) {
@@ -83,6 +139,6 @@ int pq_wait(pq_t *pq, int timeout_ms) {
     }
   }
   if (registered)
-    __atomic_fetch_sub(&pq->hdr->hd_waiters, 1, __ATOMIC_SEQ_CST);
+    __atomic_fetch_and(bitword, ~bit, __ATOMIC_SEQ_CST);
   return rc;
 }

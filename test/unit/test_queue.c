@@ -199,6 +199,14 @@ static void test_duplicates(void **state) {
   pq_close(pq);
 }
 
+static int get_seqno_fwd(const pq_prod_info *info, const void *data,
+                         const pq_place *place, void *arg) {
+  (void)data;
+  (void)place;
+  *(uint32_t *)arg = info->seqno;
+  return 0;
+}
+
 static void test_big_and_invalid(void **state) {
   (void)state;
   pq_t *pq = tu_create(path, 64 * 1024, 16);
@@ -217,6 +225,16 @@ static void test_big_and_invalid(void **state) {
   assert_int_equal(pq_insert(pq, &info, NULL), PQ_INVAL);
   tu_product(&info, buf, 0, 5); /* empty products are allowed */
   assert_int_equal(pq_insert(pq, &info, NULL), PQ_OK);
+  tu_product(&info, buf, 10, 6);
+  info.feedtype = PQ_FT_NONE; /* read by a reader that takes everything */
+  assert_int_equal(pq_insert(pq, &info, buf), PQ_OK);
+  uint32_t seqs[2], n = 0;
+  for (uint32_t seq;
+       pq_next(pq, PQ_FORWARD, NULL, get_seqno_fwd, &seq) == PQ_OK;)
+    seqs[n++ % 2] = seq;
+  assert_int_equal(n, 2);
+  assert_int_equal(seqs[0], 5);
+  assert_int_equal(seqs[1], 6);
   tu_check(pq);
   pq_close(pq);
 }
