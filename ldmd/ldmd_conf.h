@@ -243,6 +243,8 @@ bool ldmd_conf_is_empty(const ldmd_conf *conf);
 bool ldmd_conf_needs_listener(const ldmd_conf *conf);
 
 /*
+ * Access rules (implemented in ldmd_access.c).
+ *
  * Host identity.  Every query below takes the peer's reverse-DNS name and
  * its address text, and an entry's host ERE matches when it matches either
  * (address first).  Either may be NULL: not known (yet).  An IPv4 address is
