@@ -74,8 +74,8 @@ int pq__ctl_lock(pq_t *pq, bool exclusive) {
   if (__atomic_load_n(&pq->hdr->hd_dirty, __ATOMIC_ACQUIRE) == 0)
     return PQ_OK;
   int rc;
-  if (exclusive) {
-    rc = repair_locked(pq);
+  if (exclusive || !pq->map_writable) {
+    rc = repair_locked(pq); /* a read-only mapping only says it cannot */
   } else {
     /* Drop the shared lock, take the exclusive one, repair, go back to
      * shared.  Never upgrade in place: two readers upgrading at once would

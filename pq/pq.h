@@ -454,6 +454,7 @@ typedef struct pq_stats {
   uint64_t ps_mvrt_slots; /**< slots in use when the MVRT was set */
   uint64_t ps_evicted;    /**< products evicted for room since creation */
   uint64_t ps_last_key;   /**< newest insertion time ever assigned */
+  uint64_t ps_repairs;    /**< crashed changes repaired since creation */
   unsigned ps_writers;    /**< live writer handles (see pq_writer_count) */
 } pq_stats;
 

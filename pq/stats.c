@@ -33,6 +33,7 @@ int pq_stats_get(pq_t *pq, pq_stats *st) {
   st->ps_mvrt_slots = h->hd_mvrt_us < 0 ? 0 : h->hd_mvrt_slots;
   st->ps_evicted = h->hd_evicted;
   st->ps_last_key = h->hd_last_key;
+  st->ps_repairs = h->hd_repairs;
 
   /* Free regions: the gaps between used regions in address order. */
   uint64_t pos = 0, n = 0;
