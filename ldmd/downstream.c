@@ -2,8 +2,10 @@
  * downstream.c - products received from an upstream go into the queue: the
  * vetting (time window, class), the origin rewriting, duplicate detection
  * by the queue's signature index, and the two ways in (HEREIS in one piece;
- * COMINGSOON reserving room that BLKDATA segments fill).  See downstream.h
- * for the rules; this file owns only their mechanics and the counters.
+ * COMINGSOON reserving room that BLKDATA segments fill), each also in a
+ * streaming form where the caller fills the reservation itself.  See
+ * downstream.h for the rules; this file owns only their mechanics, the
+ * counters, and which products are settled (a requester's resume point).
  *
  * A COMINGSOON's reservation is held across calls, so the object remembers
  * the one product in flight and discards it if the sender moves on, closes,
@@ -26,13 +28,16 @@ struct ldm_down {
   unsigned max_latency;
   pq_class cls;
   ldm_down_stats st;
-  bool have_last;
-  pq_prod_info last;
+  uint64_t nsettled;
+  pq_prod_info settled; /* the last product whose fate is final */
   /* the product announced by COMINGSOON, while its data arrives */
   bool pending;
   pq_resv resv;
   pq_prod_info pinfo;
   uint64_t have; /* bytes received so far */
+  /* what ldm_down_stream_end() completes */
+  enum { STREAM_NONE, STREAM_HEREIS, STREAM_BLKDATA } stream;
+  uint64_t stream_len; /* BLKDATA bytes promised */
 };
 
 ldm_down *ldm_down_new(pq_t *pq, const char *upstream, unsigned max_latency,
@@ -79,10 +84,16 @@ const ldm_down_stats *ldm_down_stats_get(const ldm_down *d) {
   return &d->st;
 }
 
-bool ldm_down_last(const ldm_down *d, pq_prod_info *info) {
-  if (d->have_last)
-    *info = d->last;
-  return d->have_last;
+uint64_t ldm_down_settled(const ldm_down *d, pq_prod_info *info) {
+  if (info != NULL && d->nsettled > 0)
+    *info = d->settled;
+  return d->nsettled;
+}
+
+/* The fate of a product is final. */
+static void settle(ldm_down *d, const pq_prod_info *info) {
+  d->settled = *info;
+  d->nsettled++;
 }
 
 /* Append s at out[*len], cut at PQ_ORIGIN_MAX characters. */
@@ -129,12 +140,11 @@ static enum vet vet(ldm_down *d, const ldm6_prod_info *w, pq_prod_info *info,
   }
   info->size = w->sz;
   ldm_down_origin(w->origin, d->upstream, info->origin);
-  d->last = *info;
-  d->have_last = true;
   from = pq_ts_now();
   from.sec -= (int64_t)d->max_latency;
   if (pq_ts_cmp(info->arrival, from) < 0) {
     d->st.too_old++;
+    settle(d, info);
     pq_prod_info_format(info, false, text, sizeof text);
     log_warning("%s: ignoring too-old product: %s", what, text);
     return VET_REFUSED;
@@ -142,6 +152,7 @@ static enum vet vet(ldm_down *d, const ldm6_prod_info *w, pq_prod_info *info,
   d->cls.from = from;
   if (pq_ts_cmp(from, d->cls.to) > 0 || !pq_class_match(&d->cls, info)) {
     d->st.unwanted++;
+    settle(d, info);
     pq_prod_info_format(info, false, text, sizeof text);
     log_warning("%s: ignoring unrequested product: %s", what, text);
     return VET_REFUSED;
@@ -150,6 +161,7 @@ static enum vet vet(ldm_down *d, const ldm6_prod_info *w, pq_prod_info *info,
 }
 
 static void inserted(ldm_down *d, const pq_prod_info *info) {
+  settle(d, info);
   d->st.inserted++;
   d->st.bytes += info->size;
   if (ldm_log_enabled(LDM_LOG_INFO)) {
@@ -168,6 +180,8 @@ static int refused(ldm_down *d, int rc, const pq_prod_info *info,
   char text[PRODTEXT_LEN];
 
   pq_prod_info_format(info, ldm_log_enabled(LDM_LOG_DEBUG), text, sizeof text);
+  if (rc == PQ_DUP || rc == PQ_BIG || rc == PQ_LOCKED || rc == PQ_INVAL)
+    settle(d, info); /* dropped for good */
   switch (rc) {
   case PQ_DUP:
     d->st.duplicates++;
@@ -225,9 +239,26 @@ int ldm_down_comingsoon(ldm_down *d, const ldm6_comingsoon_args *args,
   return LDM_DOWN_OK;
 }
 
-int ldm_down_blkdata(ldm_down *d, const ldm6_datapkt *pkt) {
+/* The pending product is complete: commit it. */
+static int commit_pending(ldm_down *d, const char *what) {
   int rc;
 
+  d->pending = false;
+  rc = pq_commit(d->pq, &d->resv);
+  if (rc != PQ_OK) {
+    log_error("%s: cannot commit into %s: %s", what, pq_path(d->pq),
+              pq_last_error(d->pq)->pe_msg);
+    (void)pq_discard(d->pq, &d->resv);
+    return LDM_DOWN_EQUEUE;
+  }
+  inserted(d, &d->pinfo);
+  return LDM_DOWN_OK;
+}
+
+/* Check a BLKDATA against the pending product.  @return LDM_DOWN_OK (and
+ * *take: whether a product is pending) or LDM_DOWN_EPROTO */
+static int blkdata_check(ldm_down *d, const ldm6_datapkt *pkt, bool *take) {
+  *take = false;
   if (!d->pending) {
     log_warning("blkdata: no COMINGSOON pending: packet of %u bytes ignored",
                 (unsigned)pkt->data_len);
@@ -241,19 +272,71 @@ int ldm_down_blkdata(ldm_down *d, const ldm6_datapkt *pkt) {
     discard_pending(d, "BLKDATA past the announced size");
     return LDM_DOWN_EPROTO;
   }
+  *take = true;
+  return LDM_DOWN_OK;
+}
+
+int ldm_down_blkdata(ldm_down *d, const ldm6_datapkt *pkt) {
+  bool take;
+  int rc = blkdata_check(d, pkt, &take);
+
+  if (rc != LDM_DOWN_OK || !take)
+    return rc;
   if (pkt->data_len > 0)
     memcpy((uint8_t *)d->resv.pr_data + d->have, pkt->data, pkt->data_len);
   d->have += pkt->data_len;
   if (d->have < d->pinfo.size)
     return LDM_DOWN_OK;
-  d->pending = false;
-  rc = pq_commit(d->pq, &d->resv);
-  if (rc != PQ_OK) {
-    log_error("blkdata: cannot commit into %s: %s", pq_path(d->pq),
-              pq_last_error(d->pq)->pe_msg);
-    (void)pq_discard(d->pq, &d->resv);
-    return LDM_DOWN_EQUEUE;
-  }
-  inserted(d, &d->pinfo);
+  return commit_pending(d, "blkdata");
+}
+
+int ldm_down_hereis_begin(ldm_down *d, const ldm6_prod_info *w, void **dst) {
+  pq_prod_info info;
+  int rc;
+
+  *dst = NULL;
+  d->stream = STREAM_HEREIS;
+  discard_pending(d, "a HEREIS arrived first");
+  if (vet(d, w, &info, "hereis") != VET_OK)
+    return LDM_DOWN_OK;
+  rc = pq_reserve(d->pq, &info, &d->resv);
+  if (rc != PQ_OK)
+    return refused(d, rc, &info, "hereis");
+  d->pending = true;
+  d->pinfo = info;
+  d->have = 0;
+  *dst = d->resv.pr_data;
   return LDM_DOWN_OK;
+}
+
+int ldm_down_blkdata_begin(ldm_down *d, const ldm6_datapkt *pkt, void **dst) {
+  bool take;
+  int rc = blkdata_check(d, pkt, &take);
+
+  *dst = NULL;
+  d->stream = STREAM_BLKDATA;
+  d->stream_len = 0;
+  if (rc != LDM_DOWN_OK || !take)
+    return rc;
+  d->stream_len = pkt->data_len;
+  *dst = (uint8_t *)d->resv.pr_data + d->have;
+  return LDM_DOWN_OK;
+}
+
+int ldm_down_stream_end(ldm_down *d, bool ok) {
+  int kind = d->stream;
+
+  d->stream = STREAM_NONE;
+  if (!d->pending || kind == STREAM_NONE)
+    return LDM_DOWN_OK;
+  if (!ok) {
+    discard_pending(d, "its data did not all arrive");
+    return LDM_DOWN_OK;
+  }
+  if (kind == STREAM_HEREIS)
+    return commit_pending(d, "hereis");
+  d->have += d->stream_len;
+  if (d->have < d->pinfo.size)
+    return LDM_DOWN_OK;
+  return commit_pending(d, "blkdata");
 }

@@ -13,6 +13,9 @@
  * COMINGSOON reserves its room at once, which claims the signature, so a
  * duplicate is answered DONT_SEND before any data is sent, and the BLKDATA
  * segments are copied into the reservation and committed when complete.
+ * For long records the data need not be in memory first: the streaming
+ * calls reserve room and say where the caller is to read the data from the
+ * socket (receive.c), then commit.
  * Duplicates are dropped silently (an INFO line); too-old and unrequested
  * products get a WARNING; every outcome is counted.
  *
@@ -86,13 +89,55 @@ int ldm_down_comingsoon(ldm_down *d, const ldm6_comingsoon_args *args,
  */
 int ldm_down_blkdata(ldm_down *d, const ldm6_datapkt *pkt);
 
+/*
+ * Streaming: the data of a long HEREIS or BLKDATA is still on the wire.
+ * The caller gets from *_begin() the place in the queue where the bytes
+ * go, reads them there straight from the socket (rpcio_recv_body()), and
+ * then always calls ldm_down_stream_end().  A product not taken (refused,
+ * duplicate, no COMINGSOON pending) gives a NULL place: the caller reads
+ * the bytes and drops them.
+ */
+
+/**
+ * A HEREIS whose info.sz data bytes follow: vet and reserve room.
+ * @param dst  set to where the data goes, or NULL
+ * @return LDM_DOWN_OK or LDM_DOWN_EQUEUE
+ */
+int ldm_down_hereis_begin(ldm_down *d, const ldm6_prod_info *info, void **dst);
+
+/**
+ * A BLKDATA whose pkt->data_len bytes follow (pkt->data is not read).
+ * @param dst  set to where they go in the product announced by
+ *             COMINGSOON, or NULL when none is pending (a warning)
+ * @return LDM_DOWN_OK; LDM_DOWN_EPROTO (another product's signature, or
+ *         more bytes than announced: the pending product is discarded)
+ */
+int ldm_down_blkdata_begin(ldm_down *d, const ldm6_datapkt *pkt, void **dst);
+
+/**
+ * The bytes promised to the last *_begin() are all there (ok), or did not
+ * come (the connection failed: the product is discarded).  A HEREIS is
+ * committed; a BLKDATA's product is committed once complete.
+ * @return LDM_DOWN_OK or LDM_DOWN_EQUEUE
+ */
+int ldm_down_stream_end(ldm_down *d, bool ok);
+
 /** The counters. */
 const ldm_down_stats *ldm_down_stats_get(const ldm_down *d);
 
-/** Metadata of the last product dealt with (inserted, duplicate, too old,
- *  unwanted...), with its origin rewritten; false if none yet.  For a
- *  requester's resume point. */
-bool ldm_down_last(const ldm_down *d, pq_prod_info *info);
+/**
+ * The products settled so far: those whose fate is final (committed into
+ * the queue, or dropped as a duplicate, too old, unwanted, too big, with no
+ * room or with bad metadata).  A product announced by COMINGSOON settles
+ * only when its last BLKDATA is committed (or when it is refused), never
+ * at the announcement: a requester that persists the last settled
+ * signature as its resume point then never skips a product whose data it
+ * did not get.
+ * @param info  if not NULL and the count is not 0, set to the last settled
+ *              product's metadata (origin rewritten)
+ * @return the number of products settled since ldm_down_new()
+ */
+uint64_t ldm_down_settled(const ldm_down *d, pq_prod_info *info);
 
 /**
  * LDM's origin rewriting: origin up to its first "_v_", then "_v_" and

@@ -5,7 +5,8 @@
  * the offer, RECLASS(accepted class) when it is less, and AUTH_TOOWEAK
  * (and the connection closes) when it is nothing.  The products that follow
  * (HEREIS, COMINGSOON + BLKDATA) are handed to downstream.c, which vets
- * and inserts them.  A HIYA receiver always asks for primary mode
+ * and inserts them; requesters use the same handlers for the products of
+ * their feeds.  A HIYA receiver always asks for primary mode
  * (max_hereis 0xFFFFFFFF), as LDM's does; the sender still uses
  * COMINGSOON + BLKDATA for products larger than its own threshold.
  */
@@ -171,7 +172,7 @@ static int blkdata(ldmd_conn *c, const rpcio_msg *m) {
   }
 }
 
-int ldmd_hiya_product(ldmd_conn *c, const rpcio_msg *m) {
+int ldmd_product_call(ldmd_conn *c, const rpcio_msg *m) {
   uint32_t proc = m->hdr.u.call.proc;
 
   if (c->down == NULL) {

@@ -1,15 +1,18 @@
 /*
  * ldmd.c - the LDM server's top-level process: the command line (LDM's
  * options, defaults from the registry), ldmd.conf, the listening sockets,
- * daemonizing (or not), the EXEC programs, and the accept loop that forks
- * one process per connection (ldm6-protocol.md section 6).
+ * daemonizing (or not), the EXEC programs and the requesters of the
+ * REQUEST entries (tasks that children.c keeps running), and the accept
+ * loop that forks one process per connection (ldm6-protocol.md section 6).
  *
- * The loop sleeps in ppoll(2) on the listening sockets with the signals it
- * acts on blocked everywhere else, so a signal is never lost between a
- * check and the sleep: SIGTERM and SIGINT stop the server (every child gets
- * SIGTERM, stragglers SIGKILL after a grace period), SIGCHLD reaps, SIGUSR1
- * reopens the log (and is passed on to the children), SIGUSR2 rolls the
- * log level (likewise).  SIGHUP and SIGPIPE are ignored, as in LDM.
+ * The loop sleeps in ppoll(2) on the listening sockets, until the next
+ * restart of a task that died is due, with the signals it acts on blocked
+ * everywhere else, so a signal is never lost between a check and the
+ * sleep: SIGTERM and SIGINT stop the server (every child gets SIGTERM,
+ * stragglers SIGKILL after a grace period), SIGCHLD reaps (and schedules
+ * restarts), SIGUSR1 reopens the log (and is passed on to the children),
+ * SIGUSR2 rolls the log level (likewise).  SIGHUP and SIGPIPE are
+ * ignored, as in LDM.
  *
  * Foreground: with `-l -` (LDM's rule) or `-f` (ours: for systemd and
  * containers, with any log destination).  Otherwise ldmd daemonizes as LDM
@@ -36,6 +39,7 @@
 #include "ldmd/listen.h"
 #include "ldmd/log.h"
 #include "ldmd/registry.h"
+#include "ldmd/requester.h"
 #include "ldmd/server.h"
 
 #define STOP_GRACE_MS 10000
@@ -70,12 +74,14 @@ typedef struct server {
   char queue[PATH_MAX];
   char conf_path[PATH_MAX];
   char ip_addr[256];
+  char state_dir[PATH_MAX];
   unsigned port;
   unsigned max_clients;
   ldmd_conf *conf;
   ldmd_settings set;
   ldmd_listeners lis;
   ldmd_children kids;
+  ldmd_supervision sup;
   sigset_t waitmask; /* the mask while sleeping: our signals let through */
 } server;
 
@@ -230,6 +236,52 @@ static int reg_string(ldm_registry *reg, const char *key, char *buf,
   return 0;
 }
 
+/* An ldmd key of our own (not LDM's): its value in seconds if the file
+ * sets it, else def; in milliseconds into *ms. */
+static int reg_seconds(ldm_registry *reg, const char *key, long def, long lo,
+                       int *ms) {
+  long v = def;
+
+  if (ldm_reg_is_set(reg, key) &&
+      reg_uint(reg, key, lo, INT_MAX / 1000, &v) != 0)
+    return -1;
+  *ms = (int)(v * 1000);
+  return 0;
+}
+
+/* The timers and the state directory: keys of ldmd's own, with LDM's
+ * values as defaults (ldmd.8 lists them). */
+static int own_settings(server *s, ldm_registry *reg) {
+  ldmd_settings *t = &s->set;
+  int bad = 0, rmin = 0, rmax = 0;
+
+  bad |= reg_seconds(reg, "/server/interval", LDMD_DEFAULT_INTERVAL, 1,
+                     &t->interval_ms);
+  bad |= reg_seconds(reg, "/server/restart-min", LDMD_DEFAULT_RESTART_MIN, 1,
+                     &rmin);
+  bad |= reg_seconds(reg, "/server/restart-max", LDMD_DEFAULT_RESTART_MAX, 1,
+                     &rmax);
+  bad |= reg_seconds(reg, "/requester/silence-limit", LDMD_DEFAULT_SILENCE, 1,
+                     &t->silence_ms);
+  bad |= reg_seconds(reg, "/requester/retry-min", LDMD_DEFAULT_RETRY_MIN, 1,
+                     &t->retry_min_ms);
+  bad |= reg_seconds(reg, "/requester/retry-max", LDMD_DEFAULT_RETRY_MAX, 1,
+                     &t->retry_max_ms);
+  bad |= reg_seconds(reg, "/requester/autoshift-interval",
+                     LDMD_DEFAULT_AUTOSHIFT, 1, &t->autoshift_ms);
+  if (ldm_reg_is_set(reg, "/requester/state-dir"))
+    bad |= reg_string(reg, "/requester/state-dir", s->state_dir,
+                      sizeof s->state_dir);
+  if (bad)
+    return -1;
+  if (t->retry_max_ms < t->retry_min_ms)
+    t->retry_max_ms = t->retry_min_ms;
+  s->sup.restart_min_ms = rmin;
+  s->sup.restart_max_ms = rmax < rmin ? rmin : rmax;
+  t->state_dir = s->state_dir;
+  return 0;
+}
+
 /* Fill what the command line left open from the registry. */
 static int settings(server *s) {
   options *o = &s->opt;
@@ -265,6 +317,7 @@ static int settings(server *s) {
     o->addrs[0] = s->ip_addr;
     o->naddrs = 1;
   }
+  bad |= own_settings(s, reg);
   ldm_reg_close(reg);
   if (bad)
     return -1;
@@ -279,6 +332,7 @@ static int settings(server *s) {
   s->set.max_latency = (unsigned)o->max_latency;
   s->set.time_offset = (unsigned)o->offset;
   s->set.rpc_timeout = (unsigned)o->timeout;
+  s->set.port = s->port;
   s->set.stop = &stop_flag;
   return 0;
 }
@@ -429,23 +483,42 @@ static int write_pidfile(const char *path) {
 /* Serving                                                                */
 /* ---------------------------------------------------------------------- */
 
-/* In a new connection child: become its server. */
-static void run_child(server *s, int fd) {
+/* In a new child (connection or requester): what it must not keep of the
+ * top-level process, and its signals as a child's. */
+static void become_child(server *s) {
   struct sigaction dfl;
   sigset_t none;
-  pid_t *sibs;
-  size_t nsibs;
-  int status;
 
   memset(&dfl, 0, sizeof dfl);
   dfl.sa_handler = SIG_DFL;
   (void)sigaction(SIGCHLD, &dfl, NULL);
   ldmd_listen_close(&s->lis);
-  sibs = ldmd_children_conn_pids(&s->kids, &nsibs);
   sigemptyset(&none);
   (void)sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+/* In a new connection child: become its server. */
+static void run_child(server *s, int fd) {
+  pid_t *sibs;
+  size_t nsibs;
+  int status;
+
+  sibs = ldmd_children_conn_pids(&s->kids, &nsibs);
+  become_child(s);
   status = ldmd_conn_serve(&s->set, fd, sibs, nsibs);
   free(sibs);
+  ldmd_children_free(&s->kids);
+  ldmd_conf_free(s->conf);
+  exit(status);
+}
+
+/* In a new requester child (ldmd_task_main): run the REQUEST's requester. */
+static void run_requester(void *arg, const ldmd_task *task) {
+  server *s = arg;
+  int status;
+
+  become_child(s);
+  status = ldmd_requester_run(&s->set, task->entry);
   ldmd_children_free(&s->kids);
   ldmd_conf_free(s->conf);
   exit(status);
@@ -455,7 +528,7 @@ static void new_connection(server *s, int fd) {
   struct sockaddr_storage ss;
   socklen_t sl = sizeof ss;
   char ip[64] = "unknown";
-  pid_t pid;
+  pid_t pid, parent = getpid();
 
   if (getpeername(fd, (struct sockaddr *)&ss, &sl) == 0)
     (void)getnameinfo((struct sockaddr *)&ss, sl, ip, sizeof ip, NULL, 0,
@@ -473,10 +546,12 @@ static void new_connection(server *s, int fd) {
     close(fd);
     return;
   }
-  if (pid == 0)
+  if (pid == 0) {
+    ldmd_child_follow_parent(parent);
     run_child(s, fd);
+  }
   close(fd);
-  if (ldmd_children_add(&s->kids, pid, false, ip) != 0)
+  if (ldmd_children_add(&s->kids, pid, ip) != 0)
     log_error("cannot record connection process %ld: out of memory", (long)pid);
   log_debug("connection from %s: process %ld", ip, (long)pid);
 }
@@ -525,7 +600,9 @@ static void serve(server *s) {
     pfd[i].events = POLLIN;
   }
   while (!stop_flag) {
-    int n = ppoll(pfd, s->lis.n, NULL, &s->waitmask);
+    int due = ldmd_children_restart_due(&s->kids);
+    struct timespec ts = {due / 1000, (long)(due % 1000) * 1000000L};
+    int n = ppoll(pfd, s->lis.n, due < 0 ? NULL : &ts, &s->waitmask);
     int err = errno;
 
     signals_arrived(s);
@@ -539,6 +616,41 @@ static void serve(server *s) {
     for (i = 0; i < s->lis.n && !stop_flag; i++)
       if (pfd[i].revents & POLLIN)
         accept_all(s, pfd[i].fd);
+  }
+}
+
+/* "REQUEST IDS "^SA" host:388", for messages. */
+static void request_text(const ldmd_conf_request *r, char *buf, size_t len) {
+  char ft[192];
+
+  pq_feedtype_format(r->feedtype, ft, sizeof ft);
+  snprintf(buf, len,
+           r->ipv6 ? "REQUEST %s \"%s\" [%s]:%u" : "REQUEST %s \"%s\" %s:%u",
+           ft, r->pattern, r->host, r->port);
+}
+
+/* The EXEC programs, then one requester per REQUEST: tasks that ldmd
+ * keeps running (children.h). */
+static void start_tasks(server *s) {
+  char what[512];
+  size_t i;
+
+  s->sup.close_fds = s->lis.fds;
+  s->sup.nclose = s->lis.n;
+  s->sup.requester_main = run_requester;
+  s->sup.arg = s;
+  ldmd_children_supervise(&s->kids, &s->sup);
+  if (s->conf->nrequests > 0 && s->state_dir[0] != '\0' &&
+      mkdir(s->state_dir, 0755) != 0 && errno != EEXIST)
+    log_error("cannot make the state directory %s: mkdir: %s", s->state_dir,
+              strerror(errno));
+  for (i = 0; i < s->conf->nexecs; i++)
+    (void)ldmd_children_task(&s->kids, LDMD_CHILD_EXEC, &s->conf->execs[i],
+                             s->conf->execs[i].command);
+  for (i = 0; i < s->conf->nrequests; i++) {
+    request_text(&s->conf->requests[i], what, sizeof what);
+    (void)ldmd_children_task(&s->kids, LDMD_CHILD_REQUESTER,
+                             &s->conf->requests[i], what);
   }
 }
 
@@ -570,13 +682,7 @@ static int start(server *s) {
              s->queue, s->conf_path);
   for (i = 0; i < s->lis.n; i++)
     log_notice("listening on %s", s->lis.names[i]);
-  if (s->conf->nrequests > 0)
-    log_warning("REQUEST entries are not served by this ldmd yet: %zu "
-                "ignored",
-                s->conf->nrequests);
-  for (i = 0; i < s->conf->nexecs; i++)
-    (void)ldmd_children_exec(&s->kids, &s->conf->execs[i], s->lis.fds,
-                             s->lis.n);
+  start_tasks(s);
   return 0;
 }
 

@@ -42,7 +42,10 @@ struct rpcio {
   size_t max_record;
   int send_timeout_ms;
   uint32_t next_xid;
-  bool partial; /* bytes of an unfinished record have been taken */
+  bool partial;   /* bytes of an unfinished record have been taken */
+  bool streaming; /* rpcio_recv_head() stopped inside a record */
+  uint64_t rx_bytes;
+  const volatile sig_atomic_t *cancel; /* ends waits when set */
   rpcm_framer fr;
   size_t rpos, rlen; /* unread bytes are rbuf[rpos..rlen) */
   char peer[INET6_ADDRSTRLEN];
@@ -79,8 +82,10 @@ static int64_t deadline_of(int timeout_ms) {
   return timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
 }
 
-/* Wait for events on fd.  @return 1 ready, 0 timed out, -1 errno set. */
-static int wait_fd(int fd, short events, int64_t deadline) {
+/* Wait for events on fd.  @return 1 ready, 0 timed out, -1 errno set
+ * (EINTR when a signal came and *cancel is set). */
+static int wait_fd(int fd, short events, int64_t deadline,
+                   const volatile sig_atomic_t *cancel) {
   for (;;) {
     struct pollfd p = {.fd = fd, .events = events};
     int n = poll(&p, 1, left_ms(deadline));
@@ -89,7 +94,7 @@ static int wait_fd(int fd, short events, int64_t deadline) {
       return 1;
     if (n == 0)
       return 0;
-    if (errno != EINTR)
+    if (errno != EINTR || (cancel != NULL && *cancel))
       return -1;
   }
 }
@@ -193,8 +198,17 @@ bool rpcio_buffered(const rpcio *io) {
   return io->rpos < io->rlen || io->partial;
 }
 
+uint64_t rpcio_rx_bytes(const rpcio *io) {
+  return io->rx_bytes;
+}
+
+void rpcio_set_cancel(rpcio *io, const volatile sig_atomic_t *flag) {
+  io->cancel = flag;
+}
+
 /* Connect one address within the deadline.  @return fd or -1 (errno). */
-static int connect_one(const struct addrinfo *ai, int64_t deadline) {
+static int connect_one(const struct addrinfo *ai, int64_t deadline,
+                       const volatile sig_atomic_t *cancel) {
   int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
                   ai->ai_protocol);
   int err = 0;
@@ -206,7 +220,7 @@ static int connect_one(const struct addrinfo *ai, int64_t deadline) {
     return fd;
   if (errno != EINPROGRESS && errno != EINTR)
     goto fail;
-  switch (wait_fd(fd, POLLOUT, deadline)) {
+  switch (wait_fd(fd, POLLOUT, deadline, cancel)) {
   case 1:
     break;
   case 0:
@@ -231,6 +245,12 @@ fail:
 
 rpcio *rpcio_connect(const char *host, unsigned port, int timeout_ms, char *err,
                      size_t errlen) {
+  return rpcio_connect_cancel(host, port, timeout_ms, NULL, err, errlen);
+}
+
+rpcio *rpcio_connect_cancel(const char *host, unsigned port, int timeout_ms,
+                            const volatile sig_atomic_t *cancel, char *err,
+                            size_t errlen) {
   struct addrinfo hints = {0}, *res = NULL, *ai;
   char service[16];
   int rc, fd = -1, saved = ECONNREFUSED;
@@ -249,9 +269,11 @@ rpcio *rpcio_connect(const char *host, unsigned port, int timeout_ms, char *err,
     return NULL;
   }
   for (ai = res; ai != NULL && fd < 0; ai = ai->ai_next) {
-    fd = connect_one(ai, deadline_of(timeout_ms));
+    fd = connect_one(ai, deadline_of(timeout_ms), cancel);
     if (fd < 0)
       saved = errno;
+    if (fd < 0 && saved == EINTR)
+      break;
   }
   freeaddrinfo(res);
   if (fd < 0) {
@@ -267,7 +289,9 @@ rpcio *rpcio_connect(const char *host, unsigned port, int timeout_ms, char *err,
       snprintf(err, errlen, "cannot connect to %s port %u: %s", host, port,
                strerror(ENOMEM));
     errno = ENOMEM;
+    return NULL;
   }
+  io->cancel = cancel;
   return io;
 }
 
@@ -284,6 +308,7 @@ static int fill(rpcio *io, int64_t deadline) {
     if (n > 0) {
       io->rpos = 0;
       io->rlen = (size_t)n;
+      io->rx_bytes += (uint64_t)n;
       return RPCIO_OK;
     }
     if (n == 0) {
@@ -303,7 +328,7 @@ static int fill(rpcio *io, int64_t deadline) {
       snprintf(io->detail, sizeof io->detail, "read: %s", strerror(errno));
       return RPCIO_ESYS;
     }
-    switch (wait_fd(io->fd, POLLIN, deadline)) {
+    switch (wait_fd(io->fd, POLLIN, deadline, io->cancel)) {
     case 1:
       break;
     case 0:
@@ -335,37 +360,220 @@ static int take_record(rpcio *io, rpcio_msg *msg) {
   return RPCIO_OK;
 }
 
-int rpcio_recv(rpcio *io, int timeout_ms, rpcio_msg *msg) {
+/* Decode the header of the start of a record that goes on. */
+static int take_head(rpcio *io, rpcio_msg *msg) {
+  uint8_t *rec;
+  size_t len = rpcm_framer_stored(&io->fr, &rec), used;
+  int rc = rpcm_decode(rec, len, &msg->hdr, &used);
+
+  if (rc != 0) {
+    snprintf(io->detail, sizeof io->detail,
+             "bad RPC header at the start of a long record: %s",
+             ldm6_strerror(rc));
+    return RPCIO_EPROTO;
+  }
+  msg->body = rec + used;
+  msg->body_len = len - used;
+  return RPCIO_OK;
+}
+
+/* Feed the framer from the read buffer, storing at most head bytes of a
+ * record (SIZE_MAX: all of it).  Between fragments only the mark's bytes
+ * are fed, so no fragment byte past head is stored.
+ * @return 1 a record is complete; 2 head bytes are stored and the record
+ *         goes on; 0 more bytes are needed; RPCIO_EPROTO */
+static int feed(rpcio *io, size_t head) {
+  for (;;) {
+    size_t avail = io->rlen - io->rpos, used = 0;
+    size_t left = rpcm_framer_frag_left(&io->fr);
+    int rc;
+
+    if (left > 0 && head != SIZE_MAX) {
+      size_t stored = rpcm_framer_stored(&io->fr, NULL);
+
+      if (stored >= head)
+        return 2;
+      if (avail > head - stored)
+        avail = head - stored;
+    } else if (left == 0 && head != SIZE_MAX &&
+               avail > rpcm_framer_want(&io->fr)) {
+      avail = rpcm_framer_want(&io->fr); /* the mark only */
+    }
+    if (avail == 0)
+      return 0;
+    if (!io->partial)
+      io->fr.max = io->max_record;
+    rc = rpcm_framer_feed(&io->fr, io->rbuf + io->rpos, avail, &used);
+    io->rpos += used;
+    if (rc < 0) {
+      snprintf(io->detail, sizeof io->detail, "%s (limit %zu bytes)",
+               ldm6_strerror(rc), io->max_record);
+      return RPCIO_EPROTO;
+    }
+    if (rc == 1) {
+      io->partial = false;
+      return 1;
+    }
+    if (used > 0)
+      io->partial = true;
+  }
+}
+
+int rpcio_recv_head(rpcio *io, int timeout_ms, size_t head, rpcio_msg *msg,
+                    bool *more) {
   int64_t deadline = deadline_of(timeout_ms);
 
   io->detail[0] = '\0';
+  *more = false;
+  if (io->streaming) {
+    snprintf(io->detail, sizeof io->detail,
+             "the streamed record before is not finished");
+    return RPCIO_EPROTO;
+  }
   for (;;) {
-    if (io->rpos < io->rlen) {
-      size_t used = 0;
-      int rc;
+    int rc = feed(io, head);
 
-      if (!io->partial)
-        io->fr.max = io->max_record;
-      rc = rpcm_framer_feed(&io->fr, io->rbuf + io->rpos, io->rlen - io->rpos,
-                            &used);
+    if (rc == 1)
+      return take_record(io, msg);
+    if (rc == 2) {
+      io->streaming = true;
+      *more = true;
+      return take_head(io, msg);
+    }
+    if (rc < 0)
+      return rc;
+    rc = fill(io, deadline);
+    if (rc != RPCIO_OK)
+      return rc;
+  }
+}
 
-      io->rpos += used;
-      if (rc < 0) {
-        snprintf(io->detail, sizeof io->detail, "%s (limit %zu bytes)",
-                 ldm6_strerror(rc), io->max_record);
-        return RPCIO_EPROTO;
-      }
-      if (rc == 1) {
-        io->partial = false;
-        return take_record(io, msg);
-      }
-      if (used > 0)
-        io->partial = true;
+int rpcio_recv(rpcio *io, int timeout_ms, rpcio_msg *msg) {
+  bool more;
+
+  return rpcio_recv_head(io, timeout_ms, SIZE_MAX, msg, &more);
+}
+
+/* Read up to n bytes straight from the socket into dst.  @return the
+ * bytes read (> 0), or an RPCIO_* result (< 0) */
+static long read_direct(rpcio *io, uint8_t *dst, size_t n, int64_t deadline) {
+  for (;;) {
+    ssize_t r = read(io->fd, dst, n);
+
+    if (r > 0) {
+      io->rx_bytes += (uint64_t)r;
+      return (long)r;
+    }
+    if (r == 0 || errno == ECONNRESET) {
+      snprintf(io->detail, sizeof io->detail,
+               "connection closed inside a record");
+      return RPCIO_EPROTO;
+    }
+    if (errno == EINTR)
+      continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) {
+      snprintf(io->detail, sizeof io->detail, "read: %s", strerror(errno));
+      return RPCIO_ESYS;
+    }
+    switch (wait_fd(io->fd, POLLIN, deadline, io->cancel)) {
+    case 1:
+      break;
+    case 0:
+      return RPCIO_TIMEDOUT;
+    default:
+      snprintf(io->detail, sizeof io->detail, "poll: %s", strerror(errno));
+      return RPCIO_ESYS;
+    }
+  }
+}
+
+/* Between fragments: feed the next mark.  @return RPCIO_OK or a failure */
+static int next_fragment(rpcio *io, int64_t deadline) {
+  for (;;) {
+    int rc = feed(io, 0);
+
+    if (rc == 2)
+      return RPCIO_OK; /* inside a fragment with bytes to take */
+    if (rc == 1 || rpcm_framer_complete(&io->fr)) {
+      snprintf(io->detail, sizeof io->detail,
+               "record ends before its contents do");
+      return RPCIO_EPROTO;
+    }
+    if (rc < 0)
+      return rc;
+    rc = fill(io, deadline);
+    if (rc != RPCIO_OK)
+      return rc;
+  }
+}
+
+int rpcio_recv_body(rpcio *io, void *dst, size_t n, int timeout_ms) {
+  uint8_t *p = dst;
+
+  if (!io->streaming) {
+    snprintf(io->detail, sizeof io->detail, "no streamed record");
+    return RPCIO_EPROTO;
+  }
+  while (n > 0) {
+    int64_t deadline = deadline_of(timeout_ms); /* renewed by progress */
+    size_t left = rpcm_framer_frag_left(&io->fr), k;
+    long got;
+
+    if (left == 0) {
+      int rc = next_fragment(io, deadline);
+
+      if (rc != RPCIO_OK)
+        return rc;
       continue;
     }
-    {
-      int rc = fill(io, deadline);
+    k = n < left ? n : left;
+    if (io->rpos < io->rlen) {
+      got = (long)(k < io->rlen - io->rpos ? k : io->rlen - io->rpos);
+      if (p != NULL)
+        memcpy(p, io->rbuf + io->rpos, (size_t)got);
+      io->rpos += (size_t)got;
+    } else if (p != NULL) {
+      got = read_direct(io, p, k, deadline);
+    } else {
+      got = fill(io, deadline);
+      if (got == RPCIO_OK)
+        continue;
+    }
+    if (got < 0)
+      return (int)got;
+    (void)rpcm_framer_skip(&io->fr, (size_t)got);
+    if (p != NULL)
+      p += got;
+    n -= (size_t)got;
+  }
+  return RPCIO_OK;
+}
 
+int rpcio_recv_end(rpcio *io, int timeout_ms) {
+  int64_t deadline = deadline_of(timeout_ms);
+
+  if (!io->streaming) {
+    snprintf(io->detail, sizeof io->detail, "no streamed record");
+    return RPCIO_EPROTO;
+  }
+  for (;;) {
+    int rc;
+
+    if (rpcm_framer_complete(&io->fr)) {
+      io->streaming = false;
+      io->partial = false;
+      return RPCIO_OK;
+    }
+    if (rpcm_framer_frag_left(&io->fr) > 0) {
+      snprintf(io->detail, sizeof io->detail,
+               "record longer than its contents");
+      return RPCIO_EPROTO;
+    }
+    rc = feed(io, 0);
+    if (rc < 0)
+      return rc;
+    if (rc == 0) {
+      rc = fill(io, deadline);
       if (rc != RPCIO_OK)
         return rc;
     }
@@ -391,7 +599,7 @@ static int send_all(rpcio *io, struct iovec *iov, size_t n) {
       if (errno == EINTR)
         continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) {
-        int r = wait_fd(io->fd, POLLOUT, deadline);
+        int r = wait_fd(io->fd, POLLOUT, deadline, io->cancel);
 
         if (r == 0) {
           snprintf(io->detail, sizeof io->detail, "peer took nothing for %d ms",

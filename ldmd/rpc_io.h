@@ -12,7 +12,9 @@
  * this connection.
  *
  * Sending uses writev(2) with the caller's iovecs, so product data goes from
- * the queue's mapping to the socket without a copy.  The socket gets
+ * the queue's mapping to the socket without a copy; receiving can stream
+ * the rest of a long record into the caller's memory (a reservation in
+ * the queue) without gathering it first.  The socket gets
  * TCP_NODELAY: LDM's flushes wait ~40 ms on Nagle's algorithm, ours do not.
  * Every wait has a timeout; nothing polls.
  *
@@ -24,6 +26,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <signal.h>
 #include <stdint.h>
 #include <sys/uio.h>
 
@@ -74,12 +77,60 @@ unsigned rpcio_peer_port(const rpcio *io);
 rpcio *rpcio_connect(const char *host, unsigned port, int timeout_ms, char *err,
                      size_t errlen);
 
+/** rpcio_connect() that gives up at once (errno EINTR) when a signal
+ *  interrupts the wait while *cancel is set; the rpcio it returns has
+ *  rpcio_set_cancel(cancel) already. */
+rpcio *rpcio_connect_cancel(const char *host, unsigned port, int timeout_ms,
+                            const volatile sig_atomic_t *cancel, char *err,
+                            size_t errlen);
+
 /**
  * Receive the next whole record (call or reply) within timeout_ms (-1: no
  * limit).  @return RPCIO_OK, RPCIO_CLOSED, RPCIO_TIMEDOUT, RPCIO_EPROTO,
  * RPCIO_ESYS.
  */
 int rpcio_recv(rpcio *io, int timeout_ms, rpcio_msg *msg);
+
+/*
+ * Streaming a long record.  A receiver of products does not want a 20 MB
+ * HEREIS gathered in a buffer and then copied into the queue: it takes the
+ * start of the record (the header and the product's metadata), reserves
+ * room in the queue, and has the data read from the socket straight into
+ * it.  rpcio_recv_head() receives like rpcio_recv() but stops after the
+ * first `head` bytes of a longer record; the caller must then take exactly
+ * the rest with rpcio_recv_body() and close the record with
+ * rpcio_recv_end() before anything else is received or sent.  After any
+ * result other than RPCIO_OK in the middle of a record the connection is
+ * out of step: close it.
+ */
+
+/**
+ * Receive the next record, or its first head bytes if it is longer.
+ * @param head  bytes of the record to gather at most (at least
+ *              RPCM_CALL_HDR_LEN + 512 make sense)
+ * @param more  set true when the record goes on after msg->body: take the
+ *              rest with rpcio_recv_body() and rpcio_recv_end()
+ * @return as rpcio_recv()
+ */
+int rpcio_recv_head(rpcio *io, int timeout_ms, size_t head, rpcio_msg *msg,
+                    bool *more);
+
+/**
+ * The next n bytes of the record begun by rpcio_recv_head(), straight into
+ * dst (NULL: read and dropped), fragment marks removed on the way.
+ * timeout_ms bounds each wait for bytes, not the whole transfer.
+ * @return RPCIO_OK; RPCIO_EPROTO (the record ends first, or a bad mark);
+ *         RPCIO_TIMEDOUT; RPCIO_ESYS
+ */
+int rpcio_recv_body(rpcio *io, void *dst, size_t n, int timeout_ms);
+
+/**
+ * The record begun by rpcio_recv_head() must end here (an empty last
+ * fragment may still follow; it is read).
+ * @return RPCIO_OK; RPCIO_EPROTO (bytes remain: the record was longer than
+ *         its contents said); RPCIO_TIMEDOUT; RPCIO_ESYS
+ */
+int rpcio_recv_end(rpcio *io, int timeout_ms);
 
 /**
  * Send a call whose encoded arguments are in args[0..nargs).  One-way
@@ -143,5 +194,17 @@ void rpcio_set_max_record(rpcio *io, size_t max_record);
 /** True if bytes already read from the socket wait in io's buffer (so
  *  poll(2) on rpcio_fd() alone would miss them). */
 bool rpcio_buffered(const rpcio *io);
+
+/** Bytes read from the socket so far: progress inside a long record,
+ *  which a caller watching for a silent peer counts as life. */
+uint64_t rpcio_rx_bytes(const rpcio *io);
+
+/**
+ * Make every wait give up when *flag is non-zero after a signal
+ * interrupts it (a SIGTERM handler sets the flag): the call then returns
+ * RPCIO_ESYS with errno EINTR at once instead of waiting out its timeout.
+ * NULL (the default): signals never end a wait.
+ */
+void rpcio_set_cancel(rpcio *io, const volatile sig_atomic_t *flag);
 
 #endif /* LDMD_RPC_IO_H */

@@ -294,6 +294,7 @@ void rpcm_framer_free(rpcm_framer *f) {
 /* Forget the record handed out; drop a buffer grown for a large one. */
 static void begin_record(rpcm_framer *f) {
   f->len = 0;
+  f->skipped = 0;
   f->ready = false;
   if (f->cap > FRAMER_KEEP_CAP) {
     free(f->buf);
@@ -339,7 +340,7 @@ static int take_mark(rpcm_framer *f, const uint8_t *p, size_t len,
     return LDM6_XDR_OK;
   f->mark_have = 0;
   rpcm_mark_get(f->mark, &frag, &last);
-  if (frag > f->max - f->len)
+  if (frag > f->max - f->len - f->skipped)
     return LDM6_ETOOBIG;
   f->frag_left = frag;
   f->last = last;
@@ -424,6 +425,36 @@ size_t rpcm_framer_want(const rpcm_framer *f) {
   if (f->in_frag && f->frag_left > 0)
     return f->frag_left;
   return RPCM_MARK_LEN - f->mark_have;
+}
+
+size_t rpcm_framer_frag_left(const rpcm_framer *f) {
+  return f->in_frag ? f->frag_left : 0;
+}
+
+size_t rpcm_framer_stored(const rpcm_framer *f, uint8_t **bytes) {
+  if (bytes != NULL)
+    *bytes = f->buf;
+  return f->len;
+}
+
+bool rpcm_framer_complete(const rpcm_framer *f) {
+  return f->ready;
+}
+
+int rpcm_framer_skip(rpcm_framer *f, size_t n) {
+  if (f->error != 0)
+    return f->error;
+  if (n > rpcm_framer_frag_left(f))
+    return LDM6_EINVAL;
+  f->frag_left -= (uint32_t)n;
+  f->skipped += n;
+  if (f->frag_left > 0)
+    return 0;
+  f->in_frag = false;
+  if (!f->last)
+    return 0;
+  f->ready = true;
+  return 1;
 }
 
 /* ---------------------------------------------------------------------- */

@@ -201,6 +201,7 @@ typedef struct rpcm_framer {
   bool last;         /* the current fragment ends the record */
   bool ready;        /* buf holds a complete record */
   int error;         /* sticky: once failed, always failed */
+  size_t skipped;    /* record bytes the caller took itself (skip) */
 } rpcm_framer;
 
 /**
@@ -241,6 +242,34 @@ bool rpcm_framer_record(const rpcm_framer *f, uint8_t **rec, size_t *len);
  * must not swallow the next message).  Never 0.
  */
 size_t rpcm_framer_want(const rpcm_framer *f);
+
+/*
+ * Streaming.  A caller that wants a long record's bytes somewhere else
+ * than in the framer's buffer (product data straight into a queue
+ * reservation) feeds the framer only the start of the record, then reads
+ * the rest of each fragment itself and tells the framer with
+ * rpcm_framer_skip(); marks between fragments are fed as usual
+ * (rpcm_framer_want() bytes at a time, so no fragment byte is stored).
+ */
+
+/** Bytes of the current fragment still to come: 0 when a mark comes
+ *  next (or the record is complete). */
+size_t rpcm_framer_frag_left(const rpcm_framer *f);
+
+/** Bytes of the current record stored in the framer's buffer so far;
+ *  *bytes (if not NULL) is set to them (valid until the next feed). */
+size_t rpcm_framer_stored(const rpcm_framer *f, uint8_t **bytes);
+
+/** True when the last record fed or skipped is complete. */
+bool rpcm_framer_complete(const rpcm_framer *f);
+
+/**
+ * The caller took n bytes of the current fragment itself: they count
+ * towards the record (and its maximum) but are not stored.
+ * @return 1 when they complete the record, 0 when not; LDM6_EINVAL when
+ *         n exceeds rpcm_framer_frag_left()
+ */
+int rpcm_framer_skip(rpcm_framer *f, size_t n);
 
 /**
  * Number of fragments a record of total bytes needs when no fragment may

@@ -7,8 +7,11 @@
  * calls ldmd_conn_serve() in it.  The child (server_conn.c) checks that the
  * peer may connect, then serves calls; the first FEEDME or NOTIFYME turns
  * the connection around for good (upstream.c), HIYA makes it a receiver of
- * pushed products (hiya.c, with downstream.c).  Everything a handler needs
- * is in the ldmd_conn it is given: no file-scope connection state.
+ * pushed products (hiya.c, with downstream.c; long products through
+ * receive.c).  A requester process (requester.c) makes an ldmd_conn for
+ * its own connection and receives products with the same handlers.
+ * Everything a handler needs is in the ldmd_conn it is given: no
+ * file-scope connection state.
  *
  * Not thread-safe: one connection per process, as LDM.
  */
@@ -31,11 +34,24 @@
 #endif
 
 /* Timers (ldm6-protocol.md section 13), in milliseconds. */
-#define LDMD_INTERVAL_MS 30000      /**< keep-alive of an idle feed */
 #define LDMD_IDLE_MS (4 * 30000)    /**< silence before the first call */
 #define LDMD_SYNC_TIMEOUT_MS 60000  /**< a synchronous v6 call */
 #define LDMD_V5_KEEPALIVE_MS 300000 /**< NULLPROC of an idle v5 feed */
 #define LDMD_SLICE_MS 1000          /**< longest wait between checks */
+/** Bytes of a record gathered before its data is streamed (receive.c):
+ *  more than any record but HEREIS and BLKDATA (a class of 32 specs with
+ *  255-character patterns and its RPC header take about 8.5 KB). */
+#define LDMD_RECORD_HEAD 16384
+
+/* Defaults of the timers a site (or a test) may change in the registry
+ * (ldmd.8 lists the keys), in seconds: LDM's values where LDM has one. */
+#define LDMD_DEFAULT_INTERVAL 30    /**< /server/interval */
+#define LDMD_DEFAULT_RESTART_MIN 1  /**< /server/restart-min */
+#define LDMD_DEFAULT_RESTART_MAX 60 /**< /server/restart-max */
+#define LDMD_DEFAULT_SILENCE 300    /**< /requester/silence-limit */
+#define LDMD_DEFAULT_RETRY_MIN 1    /**< /requester/retry-min */
+#define LDMD_DEFAULT_RETRY_MAX 60   /**< /requester/retry-max */
+#define LDMD_DEFAULT_AUTOSHIFT 60   /**< /requester/autoshift-interval */
 
 /** Settings of the server, read-only in the children. */
 typedef struct ldmd_settings {
@@ -44,6 +60,14 @@ typedef struct ldmd_settings {
   unsigned max_latency; /**< seconds (-m) */
   unsigned time_offset; /**< seconds (-o) */
   unsigned rpc_timeout; /**< seconds (-t): LDM-5 calls */
+  unsigned port;        /**< the port ldmd listens on (-P) */
+  int interval_ms;      /**< keep-alive NULLPROC of an idle feed */
+  int silence_ms;       /**< a requester's limit on upstream silence */
+  int retry_min_ms;     /**< a requester's first reconnection delay */
+  int retry_max_ms;     /**< ... and its bound */
+  int autoshift_ms;     /**< period of the primary/alternate evaluation */
+  /** Directory of the requesters' resume files ("": beside the queue). */
+  const char *state_dir;
   /** Set by SIGTERM (and SIGINT): stop at the next check. */
   volatile sig_atomic_t *stop;
 } ldmd_settings;
@@ -111,7 +135,24 @@ int ldmd_upstream(ldmd_conn *c, const rpcio_msg *call);
  *  refuse), and get ready to receive products. */
 int ldmd_hiya(ldmd_conn *c, const rpcio_msg *call);
 
-/** HEREIS, COMINGSOON or BLKDATA (v6) on a connection after HIYA. */
-int ldmd_hiya_product(ldmd_conn *c, const rpcio_msg *call);
+/**
+ * HEREIS, COMINGSOON or BLKDATA (v6) on a connection that receives
+ * products: after HIYA, or a requester's connection after FEEDME.  The
+ * arguments are decoded (GARBAGE_ARGS if they cannot be), handed to
+ * c->down, and COMINGSOON answered.
+ */
+int ldmd_product_call(ldmd_conn *c, const rpcio_msg *call);
+
+/* ---- receive.c ---- */
+
+/**
+ * The rest of a long HEREIS or BLKDATA record whose start
+ * rpcio_recv_head() gave (its "more" was true): the data is read from the
+ * socket straight into the queue (c->down).  Anything else in a long
+ * record is a protocol error.  timeout_ms bounds each wait for bytes.
+ * @return LDMD_CONTINUE, or LDMD_FAIL (logged; close the connection: it is
+ *         out of step)
+ */
+int ldmd_product_stream(ldmd_conn *c, const rpcio_msg *head, int timeout_ms);
 
 #endif /* LDMD_SERVER_H */

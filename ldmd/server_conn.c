@@ -11,7 +11,8 @@
  * get GARBAGE_ARGS, unknown procedures PROC_UNAVAIL, versions other than
  * 4-6 PROG_MISMATCH, and the connection goes on, as LDM's RPC library does.
  * Waits are cut into slices of at most a second so that SIGTERM is seen
- * promptly.
+ * promptly.  After HIYA, long product records are streamed into the queue
+ * (receive.c) instead of being gathered whole.
  */
 #include <errno.h>
 #include <netdb.h>
@@ -172,7 +173,7 @@ static int serve_v6(ldmd_conn *c, const rpcio_msg *m) {
   case LDM6_HEREIS:
   case LDM6_COMINGSOON:
   case LDM6_BLKDATA:
-    return ldmd_hiya_product(c, m);
+    return ldmd_product_call(c, m);
   case LDM6_NOTIFICATION:
     log_warning("unexpected NOTIFICATION from %s ignored", c->peer);
     return LDMD_CONTINUE; /* one-way: never answered */
@@ -241,11 +242,16 @@ static int call_loop(ldmd_conn *c) {
 
   for (;;) {
     rpcio_msg m;
+    bool more = false;
     int rc;
 
     if (*c->set->stop)
       return LDMD_DONE;
-    rc = rpcio_recv(c->io, LDMD_SLICE_MS, &m);
+    /* After HIYA the data of long products is streamed into the queue. */
+    if (c->down != NULL)
+      rc = rpcio_recv_head(c->io, LDMD_SLICE_MS, LDMD_RECORD_HEAD, &m, &more);
+    else
+      rc = rpcio_recv(c->io, LDMD_SLICE_MS, &m);
     switch (rc) {
     case RPCIO_OK:
       break;
@@ -269,6 +275,13 @@ static int call_loop(ldmd_conn *c) {
       return LDMD_FAIL;
     }
     last = mono_ms();
+    if (more) {
+      rc = ldmd_product_stream(c, &m, LDMD_IDLE_MS);
+      if (rc != LDMD_CONTINUE)
+        return rc;
+      last = mono_ms();
+      continue;
+    }
     if (m.hdr.type != RPCM_CALL) {
       log_debug("stray reply (xid %u) from %s ignored", (unsigned)m.hdr.xid,
                 c->peer);

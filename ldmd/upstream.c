@@ -414,7 +414,7 @@ static int drain(upstream *u) {
 /* At the end of the queue: flush, keep alive, wait for the next product. */
 static int idle(upstream *u) {
   int64_t keepalive =
-      u->mode == UP_V5 ? LDMD_V5_KEEPALIVE_MS : LDMD_INTERVAL_MS;
+      u->mode == UP_V5 ? LDMD_V5_KEEPALIVE_MS : u->c->set->interval_ms;
   uint32_t vers = u->mode == UP_V5 ? LDM6_VERSION5 : LDM6_VERSION6;
   int timeout = u->mode == UP_V5 ? (int)u->c->set->rpc_timeout * 1000
                                  : LDMD_SYNC_TIMEOUT_MS;

@@ -51,8 +51,8 @@ run)
   install_deps
   say "building (release)"
   build build/release
-  say "running the queue demonstration"
-  exec build/release/pqutils/pqdemo "${2:-/dev/shm/pqdemo.pq}"
+  say "running the main job (scripts/mainjob.sh; Ctrl-C stops it)"
+  exec scripts/mainjob.sh build/release
   ;;
 test)
   install_deps

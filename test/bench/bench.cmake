@@ -2,3 +2,17 @@
 # Run build/release/test/pq_bench (or -q for a quick run); see pq_bench.c.
 add_executable(pq_bench ${CMAKE_CURRENT_LIST_DIR}/pq_bench.c)
 target_link_libraries(pq_bench PRIVATE ldmpq)
+
+# relay_bench: relay throughput and latency from one ldmd's queue to
+# another's over loopback (B REQUESTs from A), beside loopback TCP and the
+# targets; see relay_bench.c.  iddmix.c is the IDD-like stream it (and the
+# main job's iddfeed) inserts.
+if(TARGET ldmd)
+  add_executable(relay_bench ${CMAKE_CURRENT_LIST_DIR}/relay_bench.c
+                             ${CMAKE_CURRENT_LIST_DIR}/relay_servers.c
+                             ${CMAKE_CURRENT_LIST_DIR}/iddmix.c)
+  target_link_libraries(relay_bench PRIVATE ldmpq m)
+  target_compile_definitions(relay_bench PRIVATE
+                             LDMD_PATH="$<TARGET_FILE:ldmd>")
+  add_dependencies(relay_bench ldmd)
+endif()

@@ -4,7 +4,8 @@
  * sender of a HIYA push, a client of single calls (NULLPROC of every
  * version, IS_ALIVE, unknown versions and procedures), and a hostile peer
  * (garbage, truncated records, huge length words).  It also makes and fills
- * queues and measures the delay from an insert to its notification.
+ * queues, dumps them (insertion order, MD5 checked) and measures the delay
+ * from an insert to its notification.
  *
  * Products it makes have random data whose MD5 is their signature, so a
  * receiver verifies every byte by hashing: "ok" lines mean the data matched.
@@ -663,6 +664,7 @@ static int insert(const peer_opts *o) {
 
 static int mkqueue(const peer_opts *o) {
   pq_create_opts co = {.pc_data_size = (uint64_t)o->size,
+                       .pc_slots = o->count > 0 ? (uint64_t)o->count : 0,
                        .pc_flags = PQ_CLOBBER};
   pq_t *pq = NULL;
   pq_error err;
@@ -865,6 +867,75 @@ static int check(const peer_opts *o) {
   return rc != PQ_OK || rep.pr_repaired;
 }
 
+/* One line per product of the queue, in insertion order: signature,
+ * ident, size, whether the data's MD5 is the signature ("ok"), origin,
+ * insertion time (microseconds). */
+static int dump_one(const pq_prod_info *info, const void *data,
+                    const pq_place *place, void *arg) {
+  uint8_t md5[PQ_SIGLEN];
+  char hex[33];
+  long *bad = arg;
+
+  pq_md5(data, (size_t)info->size, md5);
+  pq_sig_format(info->signature, hex);
+  if (memcmp(md5, info->signature, PQ_SIGLEN) != 0)
+    ++*bad;
+  printf("%s %s %llu %s %s %llu\n", hex, info->ident,
+         (unsigned long long)info->size,
+         memcmp(md5, info->signature, PQ_SIGLEN) == 0 ? "ok" : "CORRUPT",
+         info->origin, (unsigned long long)place->pp_inserted);
+  return 0;
+}
+
+static int dump(const peer_opts *o) {
+  pq_t *pq = NULL;
+  pq_error err;
+  long bad = 0;
+  int rc;
+
+  if (pq_open(o->queue, PQ_READONLY, &pq, &err) != PQ_OK) {
+    fprintf(stderr, "ldm6_peer: %s\n", err.pe_msg);
+    return 1;
+  }
+  pq_cursor_oldest(pq);
+  do
+    rc = pq_next(pq, PQ_FORWARD, NULL, dump_one, &bad);
+  while (rc == PQ_OK);
+  pq_close(pq);
+  if (rc != PQ_END)
+    fprintf(stderr, "ldm6_peer: reading %s: %s\n", o->queue, pq_strerror(rc));
+  return rc != PQ_END || bad > 0;
+}
+
+/* The number of products in the queue (no data read). */
+static int count_one(const pq_prod_info *info, const void *data,
+                     const pq_place *place, void *arg) {
+  (void)info;
+  (void)data;
+  (void)place;
+  ++*(long *)arg;
+  return 0;
+}
+
+static int count(const peer_opts *o) {
+  pq_t *pq = NULL;
+  pq_error err;
+  long n = 0;
+  int rc;
+
+  if (pq_open(o->queue, PQ_READONLY, &pq, &err) != PQ_OK) {
+    fprintf(stderr, "ldm6_peer: %s\n", err.pe_msg);
+    return 1;
+  }
+  pq_cursor_oldest(pq);
+  do
+    rc = pq_next(pq, PQ_FORWARD, NULL, count_one, &n);
+  while (rc == PQ_OK);
+  pq_close(pq);
+  printf("%ld\n", n);
+  return rc != PQ_END;
+}
+
 /* Can this host use ::1?  (Containers often have no IPv6.) */
 static int have_ipv6(void) {
   struct sockaddr_in6 s6;
@@ -948,7 +1019,7 @@ static void usage(void) {
   fprintf(stderr,
           "usage: ldm6_peer CMD [options]\n"
           "  notifyme|feedme|hiya|call|hostile|insert|mkqueue|latency|check\n"
-          "  replay (-k script -q queue)|have-ipv6\n"
+          "  replay (-k script -q queue)|dump|count (-q queue)|have-ipv6\n"
           "  -h host -p port -f feed -P pattern -o offset -n count -s size\n"
           "  -t timeout -a age -d delay_ms -q queue -S sig -i ident -A\n"
           "  -k huge|garbage|badheader|truncated (hostile)\n"
@@ -1086,6 +1157,10 @@ int main(int argc, char **argv) {
     return replay(&o);
   if (strcmp(cmd, "check") == 0 && o.queue != NULL)
     return check(&o);
+  if (strcmp(cmd, "dump") == 0 && o.queue != NULL)
+    return dump(&o);
+  if (strcmp(cmd, "count") == 0 && o.queue != NULL)
+    return count(&o);
   if (strcmp(cmd, "have-ipv6") == 0)
     return have_ipv6();
   if (strcmp(cmd, "insert") == 0 && o.queue != NULL)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # ldmd as a process: -n checks a configuration (a bad line names its file
-# and line); EXEC entries are started; the connection limit refuses the
+# and line); EXEC and REQUEST entries are started; the connection limit refuses the
 # connection past it with a log line; SIGUSR1 reopens the log (after
 # rotation); SIGTERM during feeds and a push stops the server and every
 # child within seconds and leaves a queue that passes every check without
@@ -27,8 +27,9 @@ ok "-n: a good file passes; a bad line names file:line; empty and missing fail"
 
 start_ldmd -M 3
 wait_until 5 grep -q "started EXEC'd process" "$LOG" || fail "EXEC not started"
-expect_in "$LOG" "REQUEST entries are not served"
-ok "EXEC started; REQUEST entries reported as not served"
+wait_until 5 grep -q "started requester process" "$LOG" ||
+  fail "requester not started"
+ok "EXEC and requester started"
 
 # Three idle subscribers use the 3 connections (-M 3): the 4th is refused.
 background peer notifyme -f EXP -o 0 -t 60 >n1.out

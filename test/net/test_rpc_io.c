@@ -4,7 +4,9 @@
  * caller discards, a record of several megabytes sent from a caller's
  * buffer, the error replies, the peer's address text, connection refused,
  * timeouts, a peer that closes inside a record, a length word beyond the
- * limit and garbage where a header should be.
+ * limit and garbage where a header should be; streamed records (the start
+ * gathered, the rest read into the caller's memory across any fragments,
+ * an empty last fragment, records that end early or go on too long).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -226,12 +228,130 @@ static void test_ipv6_and_refused(void **state) {
   rpcio_free(s);
 }
 
+/* ---- streamed records ---- */
+
+/* Write a call record (proc 1) of body[0..n) in fragments of frag bytes;
+ * with empty_last, the last data fragment is not marked last and an empty
+ * last fragment follows. */
+static void write_frags(int fd, const uint8_t *body, size_t n, size_t frag,
+                        bool empty_last) {
+  uint8_t hdr[64], mark[4];
+  size_t hlen, total, off = 0;
+  uint8_t *rec;
+
+  assert_int_equal(rpcm_encode_call(77, 300029, 6, 1, hdr, sizeof hdr, &hlen),
+                   0);
+  total = hlen + n;
+  rec = malloc(total);
+  memcpy(rec, hdr, hlen);
+  memcpy(rec + hlen, body, n);
+  while (off < total) {
+    size_t k = total - off < frag ? total - off : frag;
+    bool last = off + k == total && !empty_last;
+
+    rpcm_mark_put(mark, (uint32_t)k, last);
+    assert_int_equal(write(fd, mark, 4), 4);
+    assert_int_equal(write(fd, rec + off, k), (ssize_t)k);
+    off += k;
+  }
+  if (empty_last) {
+    rpcm_mark_put(mark, 0, true);
+    assert_int_equal(write(fd, mark, 4), 4);
+  }
+  free(rec);
+}
+
+/* In a child: the records the streaming tests read, then exit. */
+static void stream_writer(int fd, const uint8_t *body, size_t n) {
+  uint8_t small[8] = {9, 9, 9, 9, 8, 8, 8, 8};
+
+  write_frags(fd, body, n, 1000, false);    /* many fragments */
+  write_frags(fd, small, 8, 1000, false);   /* shorter than head */
+  write_frags(fd, body, n, 70000, true);    /* empty last fragment */
+  write_frags(fd, body, n, n + 100, false); /* one fragment, dropped */
+  _exit(0);
+}
+
+static void test_streamed(void **state) {
+  rpcio *c, *s;
+  rpcio_msg m;
+  size_t n = 300000;
+  uint8_t *body = malloc(n), *dst = malloc(n);
+  bool more;
+  pid_t pid;
+  int st;
+
+  (void)state;
+  for (size_t i = 0; i < n; i++)
+    body[i] = (uint8_t)(i * 13 + 5);
+  tcp_pair("127.0.0.1", &c, &s);
+  pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0)
+    stream_writer(rpcio_fd(c), body, n);
+
+  /* Many fragments: 100 bytes gathered (header + 60), the rest direct. */
+  assert_int_equal(rpcio_recv_head(s, 5000, 100, &m, &more), RPCIO_OK);
+  assert_true(more);
+  assert_int_equal(m.hdr.u.call.proc, 1);
+  assert_int_equal(m.body_len, 60);
+  assert_memory_equal(m.body, body, 60);
+  assert_int_equal(rpcio_recv(s, 100, &m), RPCIO_EPROTO); /* not finished */
+  assert_int_equal(rpcio_recv_body(s, dst, n - 60, 5000), RPCIO_OK);
+  assert_memory_equal(dst, body + 60, n - 60);
+  assert_int_equal(rpcio_recv_end(s, 5000), RPCIO_OK);
+
+  /* A short record comes whole. */
+  assert_int_equal(rpcio_recv_head(s, 5000, 100, &m, &more), RPCIO_OK);
+  assert_false(more);
+  assert_int_equal(m.body_len, 8);
+
+  /* An empty last fragment is read by rpcio_recv_end(). */
+  assert_int_equal(rpcio_recv_head(s, 5000, 1000, &m, &more), RPCIO_OK);
+  assert_true(more);
+  assert_int_equal(m.body_len, 960);
+  memset(dst, 0, n);
+  assert_int_equal(rpcio_recv_body(s, dst, n - 960, 5000), RPCIO_OK);
+  assert_memory_equal(dst, body + 960, n - 960);
+  assert_int_equal(rpcio_recv_end(s, 5000), RPCIO_OK);
+
+  /* Dropped data (NULL); then asking for too little: the end says so. */
+  assert_int_equal(rpcio_recv_head(s, 5000, 200, &m, &more), RPCIO_OK);
+  assert_true(more);
+  assert_int_equal(rpcio_recv_body(s, NULL, n - 160 - 4, 5000), RPCIO_OK);
+  assert_int_equal(rpcio_recv_end(s, 5000), RPCIO_EPROTO);
+  assert_non_null(strstr(rpcio_detail(s), "longer"));
+  rpcio_free(s);
+  assert_int_equal(waitpid(pid, &st, 0), pid);
+  assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  rpcio_free(c);
+
+  /* A record that ends before the bytes asked for. */
+  tcp_pair("127.0.0.1", &c, &s);
+  pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    write_frags(rpcio_fd(c), body, 5000, 300, false);
+    _exit(0);
+  }
+  assert_int_equal(rpcio_recv_head(s, 5000, 100, &m, &more), RPCIO_OK);
+  assert_true(more);
+  assert_int_equal(rpcio_recv_body(s, dst, 6000, 5000), RPCIO_EPROTO);
+  assert_non_null(strstr(rpcio_detail(s), "ends before"));
+  assert_int_equal(waitpid(pid, &st, 0), pid);
+  rpcio_free(c);
+  rpcio_free(s);
+  free(body);
+  free(dst);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_call_and_reply),
       cmocka_unit_test(test_big_record),
       cmocka_unit_test(test_bad_records),
       cmocka_unit_test(test_ipv6_and_refused),
+      cmocka_unit_test(test_streamed),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

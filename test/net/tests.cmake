@@ -7,6 +7,12 @@ if(TARGET ldm)
   add_test(NAME test_rpc_io COMMAND test_rpc_io)
   set_tests_properties(test_rpc_io PROPERTIES TIMEOUT 60 LABELS net)
 
+  add_executable(test_resume ${CMAKE_CURRENT_LIST_DIR}/test_resume.c)
+  target_link_libraries(test_resume PRIVATE ldm ${CMOCKA_LIB})
+  add_test(NAME test_resume COMMAND test_resume)
+  set_tests_properties(test_resume PROPERTIES TIMEOUT 60 LABELS net
+    ENVIRONMENT "PQ_TEST_DIR=${CMAKE_BINARY_DIR}/testdata")
+
   # ldm6_peer: the scriptable LDM-6 peer the server tests drive.
   add_executable(ldm6_peer ${CMAKE_CURRENT_LIST_DIR}/ldm6_peer.c)
   target_link_libraries(ldm6_peer PRIVATE ldm)
@@ -28,6 +34,13 @@ if(TARGET ldm)
     ldmd_net_test(access TIMEOUT 60)
     ldmd_net_test(robust TIMEOUT 90)
     ldmd_net_test(process TIMEOUT 120)
+    # The downstream side: requesters, resume, supervision, relay chains.
+    ldmd_net_test(requester TIMEOUT 120)
+    ldmd_net_test(resume TIMEOUT 180)
+    ldmd_net_test(silence TIMEOUT 120)
+    ldmd_net_test(alternate TIMEOUT 120)
+    ldmd_net_test(supervise TIMEOUT 120)
+    ldmd_net_test(chain TIMEOUT 240)
     # Replays a capture of real LDM 6.15 peers; skipped without it.
     ldmd_net_test(capture TIMEOUT 60)
   endif()

@@ -1,0 +1,1070 @@
+/*
+ * relay_bench.c - how fast and how promptly two ldmd servers relay
+ * products over loopback: server A holds the products, server B REQUESTs
+ * them (ldmd.conf: REQUEST ANY ".*" 127.0.0.1:<A's port>) and stores them
+ * in its own queue.  A and B are real ldmd processes started by the bench
+ * (ldmd forks a process per connection: A's feeder, B's requester); the
+ * bench only inserts into A's queue and reads B's.  Figures are printed
+ * beside the targets of issue 5.  A benchmark, not a test.
+ *
+ * What it measures:
+ *   1. Loopback TCP, one stream: a sender process writes 1 MiB buffers, a
+ *      receiver reads them (best of three runs of 4 GiB): the ceiling of
+ *      one connection on this machine, printed because the 1 MiB target is
+ *      90% of it.
+ *   2. Relay throughput for 20,000 x 1 KiB, 10,000 x 10 KiB and
+ *      2,000 x 1 MiB (random bytes, MD5 signatures), two ways:
+ *        new      the products are put into A's queue first; then B starts
+ *                 and its REQUEST asks for them.  Time runs from A's feeder
+ *                 starting the feed (its log line "starting up", written
+ *                 once it has answered B's FEEDME) to the insertion of the
+ *                 last product in B's queue.  Everything is fresh: the
+ *                 connection's processes and their mappings of the queues.
+ *        running  B is connected and a warm-up has cycled both queues'
+ *                 rings once through the relay (what a relay that has run
+ *                 for a while is like); B's processes are stopped
+ *                 (SIGSTOP), the products put into A, and the time runs
+ *                 from SIGCONT to the last insertion in B.
+ *      "steady" is the rate between the first and the last arrival.  CPU
+ *      is that of each server's whole process tree during the transfer.
+ *   3. Latency under an IDD-like load (test/bench/iddmix.h: the 2024 feed
+ *      mix, sizes lognormal up to 20 MB, unique random bytes, reproducible
+ *      from the seed): one long-running ingester process inserts the
+ *      stream into A, paced in real time, at 1x, 3x and 10x the 2024 peak
+ *      of 34.5 MB/s, one step after the other with the servers running
+ *      throughout, after a warm-up that cycles both rings once.  Each
+ *      product's creation time is set when it is complete (bytes made, MD5
+ *      computed), just before it is inserted into A; its arrival is its
+ *      insertion time in B's queue, which the bench reads with pq_next()
+ *      and pq_wait() (no polling).  Reported per step: products/s and MB/s
+ *      inserted, latency percentiles, products lost (inserted into A,
+ *      never in B after a drain of up to 10 s), and the CPU of each
+ *      server's process tree and of the ingester, in cores.
+ *
+ * Queues live on /dev/shm (-D); each is created for its phase with every
+ * page of its file written once (zeros into the holes), so no figure pays
+ * for tmpfs allocating pages.  Everything the bench starts is stopped, and
+ * its directory removed, at the end or on SIGINT/SIGTERM.
+ *
+ * usage: relay_bench [-d seconds] [-s seed] [-r rates] [-t tests] [-m mult]
+ *                    [-D dir] [-L ldmd] [-k] [-v]
+ *   -d seconds  length of each latency step (default 15)
+ *   -s seed     seed of the IDD-like stream and of the contents (default 1)
+ *   -r rates    latency steps, multiples of the 2024 peak (default 1,3,10)
+ *   -t tests    which parts: tcp, thr, lat, comma-separated (default all)
+ *   -m mult     multiply the throughput product counts (default 1)
+ *   -D dir      where the queues go (default /dev/shm)
+ *   -L ldmd     the server (default: the one built with this program)
+ *   -k          keep the run directory (queues, logs) for a post-mortem
+ *   -v          show the 5 slowest products of each latency step
+ * A full default run takes about two minutes.
+ */
+#include <errno.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pq/pq.h"
+#include "test/bench/iddmix.h"
+#include "test/bench/relay_servers.h"
+
+#ifndef LDMD_PATH
+#define LDMD_PATH "ldmd"
+#endif
+
+#define KIB 1024u
+#define MIB (1024u * 1024u)
+#define MAX_STEPS 8
+#define LDM_1K_RATE 61500.0 /* LDM's products/s for 1 KiB (issue 5) */
+#define TARGET_P99_MS 5.0
+#define TCP_RUNS 3u
+#define TCP_BYTES (4096ull * MIB)
+#define DRAIN_S 10.0    /* most time given to the last products */
+#define NOPROGRESS_S 20 /* a throughput transfer that stalls this long */
+
+static void on_stop(int sig) {
+  (void)sig;
+  rb_stop = 1;
+}
+
+/* The run: options and what was started. */
+typedef struct bench {
+  double step_s;
+  uint64_t seed;
+  double rates[MAX_STEPS];
+  unsigned nrates;
+  bool do_tcp, do_thr, do_lat;
+  double mult;
+  const char *base;
+  const char *ldmd;
+  bool keep;
+  bool verbose;
+  char run[RB_RUN_MAX];
+  server a, b;
+  double tcp_mbs; /* best loopback figure, 0 if not measured */
+} bench;
+
+/* Stop both servers and remove the phase's files. */
+static void servers_down(bench *b) {
+  rb_server_stop(&b->b);
+  rb_server_stop(&b->a);
+  rb_kill_leftovers(b->run);
+  if (!b->keep) {
+    if (b->a.dir[0] != '\0')
+      rb_remove_tree(b->a.dir);
+    if (b->b.dir[0] != '\0')
+      rb_remove_tree(b->b.dir);
+  }
+}
+
+static int start_a(bench *b) {
+  return rb_server_start(
+      &b->a, b->ldmd,
+      "# relay_bench: A serves this host.\n"
+      "ALLOW\tANY\t^((localhost|loopback)|(127\\.0\\.0\\.1))$\n");
+}
+
+static int start_b(bench *b) {
+  char conf[512];
+
+  snprintf(conf, sizeof conf,
+           "# relay_bench: B requests everything from A.\n"
+           "REQUEST\tANY\t\".*\"\t127.0.0.1:%u\n"
+           "ALLOW\tANY\t^((localhost|loopback)|(127\\.0\\.0\\.1))$\n",
+           b->a.port);
+  return rb_server_start(&b->b, b->ldmd, conf);
+}
+
+/* ---------------------------------------------------------------------- */
+/* 1. Loopback TCP                                                        */
+/* ---------------------------------------------------------------------- */
+
+/* One stream of `bytes` in 1 MiB writes from a child to this process.
+ * @return MB/s (10^6 bytes) at the receiver, or 0 */
+static double tcp_once(uint64_t bytes) {
+  struct sockaddr_in sa = {.sin_family = AF_INET};
+  socklen_t len = sizeof sa;
+  int ls = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), cs;
+  uint8_t *buf = malloc(MIB);
+  uint64_t got = 0;
+  double t0 = 0, t1;
+  pid_t pid;
+
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (buf == NULL || ls < 0 || bind(ls, (struct sockaddr *)&sa, len) != 0 ||
+      listen(ls, 1) != 0 || getsockname(ls, (struct sockaddr *)&sa, &len)) {
+    rb_warn("loopback socket: %s", strerror(errno));
+    free(buf);
+    if (ls >= 0)
+      close(ls);
+    return 0;
+  }
+  memset(buf, 0x5a, MIB);
+  fflush(stdout);
+  pid = fork();
+  if (pid == 0) {
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    uint64_t sent = 0;
+
+    if (s < 0 || connect(s, (struct sockaddr *)&sa, sizeof sa) != 0)
+      _exit(1);
+    while (sent < bytes) {
+      ssize_t n = write(s, buf, MIB);
+
+      if (n <= 0)
+        _exit(1);
+      sent += (uint64_t)n;
+    }
+    close(s);
+    _exit(0);
+  }
+  cs = pid > 0 ? accept(ls, NULL, NULL) : -1;
+  close(ls);
+  if (cs >= 0) {
+    for (;;) {
+      ssize_t n = read(cs, buf, MIB);
+
+      if (n <= 0)
+        break;
+      if (got == 0)
+        t0 = rb_now();
+      got += (uint64_t)n;
+    }
+    close(cs);
+  }
+  t1 = rb_now();
+  if (pid > 0)
+    waitpid(pid, NULL, 0);
+  free(buf);
+  return got == bytes && t1 > t0 ? (double)got / (t1 - t0) / 1e6 : 0;
+}
+
+static void run_tcp(bench *b) {
+  double r[TCP_RUNS];
+  unsigned i;
+
+  printf("\nLoopback TCP, one stream, 1 MiB writes (sender and receiver "
+         "processes, %u x %llu MiB):\n",
+         TCP_RUNS, (unsigned long long)(TCP_BYTES / MIB));
+  b->tcp_mbs = 0;
+  for (i = 0; i < TCP_RUNS && !rb_stop; i++) {
+    r[i] = tcp_once(TCP_BYTES);
+    if (r[i] > b->tcp_mbs)
+      b->tcp_mbs = r[i];
+  }
+  printf("  %.0f MB/s (best of", b->tcp_mbs);
+  for (unsigned j = 0; j < i; j++)
+    printf(" %.0f", r[j]);
+  printf(")\n");
+}
+
+/* ---------------------------------------------------------------------- */
+/* 2. Throughput                                                          */
+/* ---------------------------------------------------------------------- */
+
+/* Products of the measured batch are NOTHER; warm-up products EXP. */
+#define FT_BATCH PQ_FT_NOTHER
+#define FT_WARM PQ_FT_EXP
+#define WARM_SIZE MIB
+#define WARM_WINDOW 64 /* warm-up products in flight at most */
+
+struct tally {
+  uint64_t n, bytes;          /* batch products in B */
+  uint64_t warm;              /* warm-up products in B */
+  uint64_t first_us, last_us; /* insertion times in B */
+};
+
+static int count_fn(const pq_prod_info *info, const void *data,
+                    const pq_place *place, void *arg) {
+  struct tally *t = arg;
+
+  (void)data;
+  if (info->feedtype == FT_WARM) {
+    t->warm++;
+    return 0;
+  }
+  if (t->n == 0)
+    t->first_us = place->pp_inserted;
+  t->last_us = place->pp_inserted;
+  t->n++;
+  t->bytes += info->size;
+  return 0;
+}
+
+/* Read what B has now, without waiting.  @return 0 or -1 */
+static int drain_b(const bench *b, pq_t *bq, struct tally *t) {
+  int x;
+
+  while ((x = pq_next(bq, PQ_FORWARD, NULL, count_fn, t)) == PQ_OK)
+    ;
+  if (x != PQ_END) {
+    rb_warn("cannot read %s: %s", b->b.queue, pq_strerror(x));
+    return -1;
+  }
+  return 0;
+}
+
+/* Insert one product of `size` random bytes (its MD5 as signature). */
+static int insert_one(pq_t *pq, uint64_t seed, uint32_t ft, uint32_t i,
+                      uint8_t *buf, uint64_t size, const char *what) {
+  pq_prod_info info;
+  int rc;
+
+  iddmix_fill(seed, i, buf, size);
+  memset(&info, 0, sizeof info);
+  info.feedtype = ft;
+  info.seqno = i;
+  info.size = size;
+  snprintf(info.origin, sizeof info.origin, "relay-bench");
+  snprintf(info.ident, sizeof info.ident, "RELAY BENCH %s %llu %06u", what,
+           (unsigned long long)size, i);
+  if (pq_md5(buf, size, info.signature) != 0)
+    return PQ_SYSTEM;
+  info.arrival = pq_ts_now();
+  rc = pq_insert(pq, &info, buf);
+  if (rc != PQ_OK)
+    rb_warn("cannot insert into %s: %s", pq_path(pq), pq_strerror(rc));
+  return rc;
+}
+
+/* Cycle A's and B's rings once through the relay: WARM_SIZE products
+ * adding up to A's data area, at most WARM_WINDOW in flight, so that
+ * every page of both queues has been used by the processes that will
+ * carry the batch (the state of a relay that has run for a while).
+ * @return 0 or -1 */
+static int warm_up(const bench *b, pq_t *aq, pq_t *bq, struct tally *t,
+                   uint8_t *buf) {
+  uint32_t n = (uint32_t)(pq_data_size(aq) / WARM_SIZE) + 8, i;
+  double end = rb_now() + 120;
+
+  for (i = 0; i < n && !rb_stop; i++) {
+    while (i >= t->warm + WARM_WINDOW && !rb_stop) {
+      if (drain_b(b, bq, t) != 0)
+        return -1;
+      if (i < t->warm + WARM_WINDOW)
+        break;
+      if (rb_now() > end) {
+        rb_warn("the warm-up stalled: %llu of %u products reached B",
+                (unsigned long long)t->warm, i);
+        return -1;
+      }
+      (void)pq_wait(bq, 100);
+    }
+    if (insert_one(aq, b->seed ^ 0x5741524dull, FT_WARM, i, buf, WARM_SIZE,
+                   "WARMUP") != PQ_OK)
+      return -1;
+  }
+  while (t->warm < n && !rb_stop) {
+    if (drain_b(b, bq, t) != 0)
+      return -1;
+    if (t->warm >= n)
+      break;
+    if (rb_now() > end) {
+      rb_warn("the warm-up stalled: %llu of %u products reached B",
+              (unsigned long long)t->warm, n);
+      return -1;
+    }
+    (void)pq_wait(bq, 100);
+  }
+  return rb_stop ? -1 : 0;
+}
+
+struct thr_result {
+  double rate, mbs; /* from the start of the transfer */
+  double steady, steady_mbs;
+  double cpu_a, cpu_b; /* cores */
+  uint64_t got;
+};
+
+/*
+ * One batch of n products of `size` bytes from A's queue to B's.
+ * Cold: the batch is in A before B starts; time from A's feeder starting
+ * the feed (its log line) to the last insertion in B.  Warm: B has been
+ * connected and both rings cycled once (warm_up); B's processes are then
+ * stopped (SIGSTOP), the batch is put into A, and the time runs from
+ * SIGCONT to the last insertion in B.
+ */
+static int throughput(bench *b, unsigned n, uint64_t size, bool warm,
+                      struct thr_result *r) {
+  /* Room for every product twice over, and slots to match. */
+  uint64_t qbytes = (uint64_t)n * (size + 512) * 2 + 64 * MIB;
+  uint64_t slots = (uint64_t)n * 2 + 1000 + qbytes / WARM_SIZE;
+  struct tally t = {0};
+  pq_t *aq = NULL, *bq = NULL;
+  pq_error err;
+  uint8_t *buf = malloc(size > WARM_SIZE ? size : WARM_SIZE);
+  uint64_t start_us = 0;
+  double a0, b0, w0, a1, b1, w1, last_progress;
+  unsigned i;
+  int rc = -1;
+
+  memset(r, 0, sizeof *r);
+  if (buf == NULL || rb_server_setup(&b->a, b->run, "A", qbytes, slots) != 0 ||
+      rb_server_setup(&b->b, b->run, "B", qbytes, slots) != 0)
+    goto out;
+  if (pq_open(b->a.queue, 0, &aq, &err) != PQ_OK ||
+      pq_open(b->b.queue, PQ_READONLY, &bq, &err) != PQ_OK) {
+    rb_warn("cannot open a queue: %s", err.pe_msg);
+    goto out;
+  }
+  pq_set_spin(bq, 0); /* the reader must not take CPU from the servers */
+  if (warm) {
+    if (start_a(b) != 0 || start_b(b) != 0 || rb_wait_feed(&b->a) == 0 ||
+        warm_up(b, aq, bq, &t, buf) != 0)
+      goto out;
+    rb_tree_signal(b->b.pid, SIGSTOP);
+  }
+  for (i = 0; i < n && !rb_stop; i++)
+    if (insert_one(aq, b->seed ^ (size << 32), FT_BATCH, i, buf, size,
+                   "BATCH") != PQ_OK)
+      goto out;
+  if (!warm && start_a(b) != 0)
+    goto out;
+  w0 = rb_now();
+  a0 = rb_tree_cpu(b->a.pid);
+  b0 = rb_tree_cpu(b->b.pid);
+  if (warm) {
+    start_us = pq_ts_to_us(pq_ts_now());
+    rb_tree_signal(b->b.pid, SIGCONT);
+  } else if (start_b(b) != 0) {
+    goto out;
+  }
+  last_progress = rb_now();
+  while (t.n < n && !rb_stop) {
+    uint64_t before = t.n;
+    int x = pq_next(bq, PQ_FORWARD, NULL, count_fn, &t);
+
+    if (x == PQ_END) {
+      if (rb_now() - last_progress > NOPROGRESS_S)
+        break;
+      (void)pq_wait(bq, 200);
+    } else if (x != PQ_OK) {
+      rb_warn("cannot read %s: %s", b->b.queue, pq_strerror(x));
+      goto out;
+    }
+    if (t.n != before)
+      last_progress = rb_now();
+  }
+  w1 = rb_now();
+  a1 = rb_tree_cpu(b->a.pid);
+  b1 = rb_tree_cpu(b->b.pid);
+  if (!warm)
+    start_us = rb_feed_started_us(&b->a);
+  r->got = t.n;
+  if (t.n > 1 && t.last_us > t.first_us) {
+    double sec = (double)(t.last_us - t.first_us) / 1e6;
+
+    r->steady = (double)(t.n - 1) / sec;
+    r->steady_mbs = (double)(t.n - 1) * (double)size / sec / 1e6;
+  }
+  if (start_us == 0 || start_us >= t.last_us)
+    start_us = t.first_us; /* no log line: from the first arrival */
+  if (t.n > 0 && t.last_us > start_us) {
+    double sec = (double)(t.last_us - start_us) / 1e6;
+
+    r->rate = (double)t.n / sec;
+    r->mbs = (double)t.bytes / sec / 1e6;
+  }
+  r->cpu_a = (a1 - a0) / (w1 - w0);
+  r->cpu_b = (b1 - b0) / (w1 - w0);
+  rc = t.n == n ? 0 : -1;
+  if (rc != 0 && !rb_stop)
+    rb_warn("only %llu of %u products reached B (see the logs%s)",
+            (unsigned long long)t.n, n, b->keep ? "" : "; -k keeps them");
+out:
+  if (warm && b->b.pid > 0)
+    rb_tree_signal(b->b.pid, SIGCONT);
+  pq_close(aq);
+  pq_close(bq);
+  free(buf);
+  servers_down(b);
+  return rc;
+}
+
+static void run_throughput(bench *b) {
+  static const struct {
+    unsigned n;
+    uint64_t size;
+    const char *name;
+  } cases[] = {
+      {20000, KIB, "1 KiB"}, {10000, 10 * KIB, "10 KiB"}, {2000, MIB, "1 MiB"}};
+  unsigned i, w;
+
+  printf("\nRelay throughput, A's queue -> ldmd A -> TCP -> ldmd B "
+         "(REQUEST) -> B's queue\n"
+         "  new:     the products are in A when B starts; from A's feed start "
+         "to the last\n"
+         "           insertion in B (a new connection: fresh processes and "
+         "mappings)\n"
+         "  running: B connected and both rings cycled once, B stopped while "
+         "the products\n"
+         "           go into A; from B's SIGCONT to the last insertion in B\n"
+         "  steady: first to last arrival; CPU: cores used by each server's "
+         "processes\n");
+  printf("  %-7s %-8s %8s %10s %8s %10s %8s %5s %5s  %s\n", "size", "conn",
+         "products", "prods/s", "MB/s", "steady/s", "MB/s", "CPU A", "CPU B",
+         "target");
+  for (i = 0; i < sizeof cases / sizeof cases[0] && !rb_stop; i++)
+    for (w = 0; w < 2 && !rb_stop; w++) {
+      unsigned n = (unsigned)(cases[i].n * b->mult);
+      struct thr_result r;
+      char target[128] = "";
+      int rc = throughput(b, n, cases[i].size, w == 1, &r);
+
+      if (rb_stop)
+        break;
+
+      if (cases[i].size == KIB) {
+        double want = 3 * LDM_1K_RATE;
+
+        snprintf(target, sizeof target, ">= %.0f/s (3 x LDM's %.0f): %s", want,
+                 LDM_1K_RATE, r.rate >= want ? "met" : "MISSED");
+      } else if (cases[i].size == MIB && b->tcp_mbs > 0) {
+        double want = 0.9 * b->tcp_mbs;
+
+        snprintf(target, sizeof target, ">= %.0f MB/s (90%% of TCP): %s", want,
+                 r.mbs >= want ? "met" : "MISSED");
+      } else if (cases[i].size == MIB) {
+        snprintf(target, sizeof target, "90%% of TCP (run -t tcp,thr)");
+      }
+      printf("  %-7s %-8s %8u %10.0f %8.1f %10.0f %8.1f %5.2f %5.2f  %s%s\n",
+             w == 0 ? cases[i].name : "", w == 0 ? "new" : "running", n, r.rate,
+             r.mbs, r.steady, r.steady_mbs, r.cpu_a, r.cpu_b, target,
+             rc == 0 ? "" : " (INCOMPLETE)");
+      fflush(stdout);
+    }
+}
+
+/* ---------------------------------------------------------------------- */
+/* 3. Latency under an IDD-like load                                      */
+/* ---------------------------------------------------------------------- */
+
+/* Shared between the ingester (a child) and the bench. */
+struct ingest_share {
+  volatile int step;        /* being ingested; -1 before, nrates when done */
+  volatile uint32_t warm_n; /* warm-up products (0: not known yet) */
+  volatile uint64_t warm_arrived; /* of them in B (set by the bench) */
+  volatile int go;                /* the bench says: start the steps */
+  uint32_t first_seq[MAX_STEPS + 1];
+  uint64_t inserted[MAX_STEPS], bytes[MAX_STEPS], failed[MAX_STEPS];
+  double seconds[MAX_STEPS]; /* how long each step really took */
+  double max_behind[MAX_STEPS];
+  volatile int error;
+};
+
+/* The ingester's part of the warm-up (see warm_up()): the bench counts
+ * what reaches B into sh->warm_arrived and sets sh->go when all has.
+ * @return 0 or -1 */
+static int ingest_warm_up(const bench *b, struct ingest_share *sh, pq_t *pq,
+                          uint8_t *buf) {
+  uint32_t n = (uint32_t)(pq_data_size(pq) / WARM_SIZE) + 8, i;
+  double end = rb_now() + 120;
+
+  sh->warm_n = n;
+  for (i = 0; i < n && !rb_stop; i++) {
+    while (i >= sh->warm_arrived + WARM_WINDOW && rb_now() < end)
+      rb_sleep(0.0002);
+    if (rb_now() >= end || insert_one(pq, b->seed ^ 0x5741524dull, FT_WARM, i,
+                                      buf, WARM_SIZE, "WARMUP") != PQ_OK)
+      return -1;
+  }
+  while (!sh->go && rb_now() < end && !rb_stop)
+    rb_sleep(0.001);
+  return sh->go ? 0 : -1;
+}
+
+/* The ingester: the stream at each rate for step_s seconds. */
+static void ingester(const bench *b, struct ingest_share *sh) {
+  pq_t *pq;
+  pq_error err;
+  iddmix mix;
+  iddmix_prod p;
+  pq_prod_info info;
+  uint8_t *buf = malloc(IDDMIX_MAX_SIZE);
+  unsigned s;
+  bool have = false;
+
+  if (buf == NULL || pq_open(b->a.queue, 0, &pq, &err) != PQ_OK) {
+    sh->error = 1;
+    _exit(1);
+  }
+  if (ingest_warm_up(b, sh, pq, buf) != 0) {
+    sh->error = 1;
+    _exit(1);
+  }
+  iddmix_init(&mix, b->seed, 1.0, IDDMIX_MAX_SIZE);
+  for (s = 0; s < b->nrates && !rb_stop; s++) {
+    double t0 = rb_now(), at0 = mix.clock;
+
+    iddmix_set_scale(&mix, b->rates[s] * IDDMIX_PEAK);
+    sh->first_seq[s] = mix.seqno - (have ? 1u : 0u);
+    sh->step = (int)s;
+    for (;;) {
+      double due, late;
+      int rc;
+
+      if (!have) {
+        iddmix_next(&mix, &p);
+        have = true;
+      }
+      if (p.at - at0 > b->step_s || rb_stop)
+        break; /* p is the first product of the next step */
+      due = t0 + (p.at - at0);
+      rb_sleep_until(due);
+      iddmix_fill(b->seed, p.seqno, buf, p.size);
+      memset(&info, 0, sizeof info);
+      info.feedtype = p.feedtype;
+      info.seqno = p.seqno;
+      info.size = p.size;
+      snprintf(info.ident, sizeof info.ident, "%s", p.ident);
+      snprintf(info.origin, sizeof info.origin, "ingest.relay-bench");
+      (void)pq_md5(buf, p.size, info.signature);
+      info.arrival = pq_ts_now(); /* created: complete, about to go in */
+      rc = pq_insert(pq, &info, buf);
+      have = false;
+      late = rb_now() - due;
+      if (late > sh->max_behind[s])
+        sh->max_behind[s] = late;
+      if (rc == PQ_OK) {
+        sh->inserted[s]++;
+        sh->bytes[s] += p.size;
+      } else {
+        sh->failed[s]++;
+      }
+    }
+    /* The step's products are seqnos first_seq[s] .. first_seq[s+1]-1. */
+    sh->first_seq[s + 1] = have ? p.seqno : mix.seqno;
+    sh->seconds[s] = rb_now() - t0;
+  }
+  pq_close(pq);
+  free(buf);
+  sh->step = (int)b->nrates;
+  _exit(0);
+}
+
+/* Has the ingester exited?  (Not reaped: its CPU times stay readable.) */
+static bool ingester_died(pid_t pid) {
+  siginfo_t si;
+
+  memset(&si, 0, sizeof si);
+  return waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+         si.si_pid == pid;
+}
+
+struct lat_reader {
+  int64_t *lat;   /* us, by seqno; -1: not arrived */
+  uint32_t *size; /* bytes, by seqno */
+  uint32_t *ft;   /* feedtype, by seqno */
+  size_t cap;
+  uint64_t arrived, dups, strays;
+  uint64_t warm; /* warm-up products */
+};
+
+static int lat_fn(const pq_prod_info *info, const void *data,
+                  const pq_place *place, void *arg) {
+  struct lat_reader *r = arg;
+
+  (void)data;
+  if (info->feedtype == FT_WARM) {
+    r->warm++;
+    return 0;
+  }
+  if (info->seqno >= r->cap) {
+    r->strays++;
+    return 0;
+  }
+  if (r->lat[info->seqno] >= 0) {
+    r->dups++;
+    return 0;
+  }
+  r->lat[info->seqno] =
+      (int64_t)place->pp_inserted - (int64_t)pq_ts_to_us(info->arrival);
+  r->size[info->seqno] = (uint32_t)info->size;
+  r->ft[info->seqno] = info->feedtype;
+  r->arrived++;
+  return 0;
+}
+
+/* The 5 slowest products of seqnos lo .. hi-1 (-v). */
+static void print_slowest(const struct lat_reader *r, uint32_t lo,
+                          uint32_t hi) {
+  uint32_t top[5], q;
+  unsigned n = 0, i;
+
+  for (q = lo; q < hi && q < r->cap; q++) {
+    if (r->lat[q] < 0)
+      continue;
+    for (i = n; i > 0 && r->lat[top[i - 1]] < r->lat[q]; i--)
+      if (i < 5)
+        top[i] = top[i - 1];
+    if (i < 5) {
+      top[i] = q;
+      if (n < 5)
+        n++;
+    }
+  }
+  for (i = 0; i < n; i++) {
+    char ft[180];
+
+    pq_feedtype_format(r->ft[top[i]], ft, sizeof ft);
+    printf("         slowest: %-10s %9.3f MB %8.2f ms (seqno %u)\n", ft,
+           r->size[top[i]] / 1e6, (double)r->lat[top[i]] / 1000.0, top[i]);
+  }
+}
+
+static int cmp_i64(const void *x, const void *y) {
+  int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+
+  return (a > b) - (a < b);
+}
+
+static double pct(const int64_t *v, size_t n, double p) {
+  size_t i;
+
+  if (n == 0)
+    return NAN;
+  i = (size_t)ceil(p / 100.0 * (double)n);
+  if (i > 0)
+    i--;
+  if (i >= n)
+    i = n - 1;
+  return (double)v[i] / 1000.0;
+}
+
+/* CPU counters at a step's edges. */
+struct cpu_mark {
+  double wall, a, b, ing;
+};
+
+static void mark(const bench *b, pid_t ing, struct cpu_mark *m) {
+  m->wall = rb_now();
+  m->a = rb_tree_cpu(b->a.pid);
+  m->b = rb_tree_cpu(b->b.pid);
+  m->ing = rb_tree_cpu(ing);
+}
+
+/* One line per step: rates, latency percentiles, loss, CPU. */
+static void report_latency(const bench *b, const struct ingest_share *sh,
+                           const struct lat_reader *rd,
+                           const struct cpu_mark *marks, int seen) {
+  unsigned s;
+
+  printf("  %-6s %8s %8s %8s %6s %7s %7s %7s %7s %6s %6s %6s\n", "rate", "MB/s",
+         "prods/s", "products", "lost", "p50 ms", "p90 ms", "p99 ms", "max ms",
+         "CPU A", "CPU B", "ingest");
+  for (s = 0; s < b->nrates && sh->seconds[s] > 0 && (int)s < seen; s++) {
+    uint32_t lo = sh->first_seq[s], hi = sh->first_seq[s + 1], q;
+    size_t n = 0;
+    int64_t *v = malloc(((size_t)(hi - lo) + 1) * sizeof *v);
+    uint64_t lost = 0;
+    double secs = sh->seconds[s] > 0 ? sh->seconds[s] : b->step_s;
+    double wall, ca, cb, ci;
+    const struct cpu_mark *m0 = &marks[s], *m1;
+    struct cpu_mark end;
+    char ratename[16];
+
+    if (v == NULL)
+      break;
+    for (q = lo; q < hi && q < rd->cap; q++) {
+      if (rd->lat[q] >= 0)
+        v[n++] = rd->lat[q];
+      else
+        lost++;
+    }
+    lost = lost > sh->failed[s] ? lost - sh->failed[s] : 0;
+    qsort(v, n, sizeof *v, cmp_i64);
+    if ((int)s + 1 <= seen) {
+      m1 = &marks[s + 1];
+    } else { /* interrupted: no figure */
+      end = *m0;
+      m1 = &end;
+    }
+    wall = m1->wall - m0->wall;
+    ca = wall > 0 ? (m1->a - m0->a) / wall : 0;
+    cb = wall > 0 ? (m1->b - m0->b) / wall : 0;
+    ci = wall > 0 ? (m1->ing - m0->ing) / wall : 0;
+    snprintf(ratename, sizeof ratename, "%gx", b->rates[s]);
+    printf("  %-6s %8.1f %8.0f %8llu %6llu %7.2f %7.2f %7.2f %7.2f %6.2f "
+           "%6.2f %6.2f\n",
+           ratename, (double)sh->bytes[s] / secs / 1e6,
+           (double)sh->inserted[s] / secs, (unsigned long long)sh->inserted[s],
+           (unsigned long long)lost, pct(v, n, 50), pct(v, n, 90),
+           pct(v, n, 99), n > 0 ? (double)v[n - 1] / 1000.0 : NAN, ca, cb, ci);
+    if (sh->failed[s] > 0)
+      printf("         (%llu products could not be inserted into A)\n",
+             (unsigned long long)sh->failed[s]);
+    if (sh->max_behind[s] > 0.5)
+      printf("         (the ingester fell up to %.1f s behind its "
+             "schedule)\n",
+             sh->max_behind[s]);
+    if (b->verbose)
+      print_slowest(rd, lo, hi);
+    if (b->rates[s] == 10.0)
+      printf("         target at 10x: no loss and p99 < %.0f ms (LDM: p99 "
+             "58-69 ms): %s\n",
+             TARGET_P99_MS,
+             lost == 0 && sh->failed[s] == 0 && n > 0 &&
+                     pct(v, n, 99) < TARGET_P99_MS
+                 ? "met"
+                 : "MISSED");
+    free(v);
+  }
+  printf("  (MB/s and prods/s: what the ingester inserted; LDM on the same "
+         "stream: p50 22-27 ms,\n"
+         "  p99 54-69 ms at each rate.  CPU in cores: each server's process "
+         "tree; the\n"
+         "  ingester makes the bytes and their MD5.)\n");
+  if (rd->dups > 0 || rd->strays > 0)
+    printf("  (B received %llu products twice and %llu not from the "
+           "stream)\n",
+           (unsigned long long)rd->dups, (unsigned long long)rd->strays);
+}
+
+/*
+ * The bench's side of the latency run: read B's queue as products arrive,
+ * count the warm-up and let the ingester go when it is done, take the CPU
+ * marks at each step's start, and stop once the ingester has finished and
+ * everything it inserted has arrived (or DRAIN_S has passed, or nothing
+ * came for 3 s).  @return the last step whose start was marked (nrates:
+ * the end too)
+ */
+static int read_b(const bench *b, struct ingest_share *sh, pq_t *pq,
+                  struct lat_reader *rd, pid_t ing, struct cpu_mark *marks) {
+  double drain_end = 0, last_arrival;
+  int seen = -1;
+  unsigned s;
+
+  last_arrival = rb_now();
+  for (;;) {
+    int step = sh->step;
+    int x;
+
+    while (seen < step && seen < (int)b->nrates) {
+      seen++;
+      mark(b, ing, &marks[seen]);
+    }
+    if (step >= (int)b->nrates && drain_end == 0)
+      drain_end = rb_now() + DRAIN_S;
+    if (rb_stop)
+      break;
+    x = pq_next(pq, PQ_FORWARD, NULL, lat_fn, rd);
+    sh->warm_arrived = rd->warm;
+    if (!sh->go && sh->warm_n > 0 && rd->warm >= sh->warm_n)
+      sh->go = 1; /* warmed up: the ingester starts the steps */
+    if (x == PQ_OK) {
+      last_arrival = rb_now();
+      continue;
+    }
+    if (x != PQ_END) {
+      rb_warn("cannot read %s: %s", b->b.queue, pq_strerror(x));
+      break;
+    }
+    if (drain_end > 0) {
+      uint64_t ins = 0;
+
+      for (s = 0; s < b->nrates; s++)
+        ins += sh->inserted[s];
+      if (rd->arrived >= ins || rb_now() > drain_end ||
+          rb_now() - last_arrival > 3)
+        break;
+    }
+    if (sh->step < (int)b->nrates && ingester_died(ing)) {
+      rb_warn("the ingester died");
+      break;
+    }
+    (void)pq_wait(pq, 50);
+  }
+  return seen;
+}
+
+static void run_latency(bench *b) {
+  double total_rate = 0;
+  uint64_t qbytes = 2000ull * 1000 * 1000, slots = 200000;
+  struct ingest_share *sh;
+  struct lat_reader rd = {0};
+  struct cpu_mark marks[MAX_STEPS + 1];
+  pq_t *pq = NULL;
+  pq_error err;
+  pid_t ing = -1;
+  int seen = -1;
+  unsigned s;
+
+  for (s = 0; s < b->nrates; s++)
+    total_rate += b->rates[s];
+  printf("\nLatency, IDD-like stream (2024 mix, seed %llu), %.0f s per rate, "
+         "from creation in A\nto insertion in B's queue (2 GB queues, both "
+         "rings cycled once through the relay first;\n1x = the 2024 peak, "
+         "34.5 MB/s)\n",
+         (unsigned long long)b->seed, b->step_s);
+  /* Capacity for every seqno: the products/s of each step, with room. */
+  rd.cap = (size_t)(total_rate * IDDMIX_PEAK * iddmix_rate() * b->step_s * 1.5 +
+                    10000);
+  rd.lat = malloc(rd.cap * sizeof *rd.lat);
+  rd.size = calloc(rd.cap, sizeof *rd.size);
+  rd.ft = calloc(rd.cap, sizeof *rd.ft);
+  sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE,
+            MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (rd.lat == NULL || rd.size == NULL || rd.ft == NULL || sh == MAP_FAILED) {
+    rb_warn("out of memory");
+    free(rd.lat);
+    free(rd.size);
+    free(rd.ft);
+    return;
+  }
+  memset(sh, 0, sizeof *sh);
+  sh->step = -1;
+  for (size_t i = 0; i < rd.cap; i++)
+    rd.lat[i] = -1;
+  if (rb_server_setup(&b->a, b->run, "A", qbytes, slots) != 0 ||
+      rb_server_setup(&b->b, b->run, "B", qbytes, slots) != 0 ||
+      start_a(b) != 0 || start_b(b) != 0)
+    goto out;
+  if (rb_wait_feed(&b->a) == 0) {
+    rb_warn("B's request did not reach A within 10 s (see %s)", b->b.log);
+    goto out;
+  }
+  if (pq_open(b->b.queue, PQ_READONLY, &pq, &err) != PQ_OK) {
+    rb_warn("cannot open %s: %s", b->b.queue, err.pe_msg);
+    goto out;
+  }
+  pq_set_spin(pq, 0); /* the reader must not take CPU from the servers */
+  fflush(stdout);
+  ing = fork();
+  if (ing < 0) {
+    rb_warn("fork: %s", strerror(errno));
+    goto out;
+  }
+  if (ing == 0) {
+    pq_close(pq); /* inherited: the child opens its own handles */
+    ingester(b, sh);
+  }
+  seen = read_b(b, sh, pq, &rd, ing, marks);
+  report_latency(b, sh, &rd, marks, seen);
+out:
+  if (ing > 0) {
+    if (!ingester_died(ing))
+      kill(ing, SIGTERM);
+    waitpid(ing, NULL, 0);
+  }
+  pq_close(pq);
+  servers_down(b);
+  munmap(sh, sizeof *sh);
+  free(rd.lat);
+  free(rd.size);
+  free(rd.ft);
+}
+
+/* ---------------------------------------------------------------------- */
+
+static void usage(void) {
+  fprintf(stderr,
+          "usage: relay_bench [-d seconds] [-s seed] [-r rates] [-t tests] "
+          "[-m mult]\n"
+          "                   [-D dir] [-L ldmd] [-k] [-v]\n"
+          "  -d seconds  length of each latency step (15)\n"
+          "  -s seed     seed of the stream and contents (1)\n"
+          "  -r rates    latency steps, x the 2024 peak (1,3,10)\n"
+          "  -t tests    tcp,thr,lat (all)\n"
+          "  -m mult     multiply the throughput product counts (1)\n"
+          "  -D dir      where the queues go (/dev/shm)\n"
+          "  -L ldmd     the server (%s)\n"
+          "  -k          keep the run directory\n"
+          "  -v          show the 5 slowest products of each latency step\n",
+          LDMD_PATH);
+}
+
+static int parse(int argc, char **argv, bench *b) {
+  int c;
+  char *end, *tok, *save;
+
+  memset(b, 0, sizeof *b);
+  b->step_s = 15;
+  b->seed = 1;
+  b->rates[0] = 1;
+  b->rates[1] = 3;
+  b->rates[2] = 10;
+  b->nrates = 3;
+  b->do_tcp = b->do_thr = b->do_lat = true;
+  b->mult = 1;
+  b->base = "/dev/shm";
+  b->ldmd = LDMD_PATH;
+  while ((c = getopt(argc, argv, "d:s:r:t:m:D:L:kvh")) != -1) {
+    errno = 0;
+    end = NULL;
+    switch (c) {
+    case 'd':
+      b->step_s = strtod(optarg, &end);
+      if (b->step_s <= 0)
+        end = optarg;
+      break;
+    case 's':
+      b->seed = strtoull(optarg, &end, 0);
+      break;
+    case 'r':
+      b->nrates = 0;
+      for (tok = strtok_r(optarg, ",", &save); tok != NULL;
+           tok = strtok_r(NULL, ",", &save)) {
+        if (b->nrates == MAX_STEPS ||
+            (b->rates[b->nrates++] = strtod(tok, &end)) <= 0 || *end != '\0') {
+          fprintf(stderr, "relay_bench: bad -r (at most %d rates > 0)\n",
+                  MAX_STEPS);
+          return -1;
+        }
+      }
+      end = NULL;
+      break;
+    case 't':
+      b->do_tcp = strstr(optarg, "tcp") != NULL;
+      b->do_thr = strstr(optarg, "thr") != NULL;
+      b->do_lat = strstr(optarg, "lat") != NULL;
+      break;
+    case 'm':
+      b->mult = strtod(optarg, &end);
+      if (b->mult <= 0)
+        end = optarg;
+      break;
+    case 'D':
+      b->base = optarg;
+      break;
+    case 'L':
+      b->ldmd = optarg;
+      break;
+    case 'k':
+      b->keep = true;
+      break;
+    case 'v':
+      b->verbose = true;
+      break;
+    default:
+      return -1;
+    }
+    if (end != NULL && (errno != 0 || end == optarg || *end != '\0')) {
+      fprintf(stderr, "relay_bench: invalid -%c value \"%s\"\n", c, optarg);
+      return -1;
+    }
+  }
+  return optind == argc && b->nrates > 0 ? 0 : -1;
+}
+
+int main(int argc, char **argv) {
+  bench b;
+  struct sigaction sa;
+  struct utsname un;
+  double t0 = rb_now();
+  char date[64];
+  time_t now = time(NULL);
+
+  if (parse(argc, argv, &b) != 0) {
+    usage();
+    return 2;
+  }
+  if (access(b.ldmd, X_OK) != 0) {
+    rb_warn("cannot run %s: %s (give the server with -L)", b.ldmd,
+            strerror(errno));
+    return 1;
+  }
+  if (strlen(b.base) > RB_RUN_MAX - 32) {
+    rb_warn("directory name too long: %s", b.base);
+    return 1;
+  }
+  snprintf(b.run, sizeof b.run, "%s/relay_bench.XXXXXX", b.base);
+  if (mkdtemp(b.run) == NULL) {
+    rb_warn("cannot make a directory in %s: %s", b.base, strerror(errno));
+    return 1;
+  }
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_stop;
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+  signal(SIGPIPE, SIG_IGN);
+  uname(&un);
+  strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", gmtime(&now));
+  printf("relay_bench: ldmd A -> ldmd B over 127.0.0.1, queues in %s\n"
+         "%s; %ld CPUs; Linux %s; %s\n",
+         b.base, date, sysconf(_SC_NPROCESSORS_ONLN), un.release, b.ldmd);
+  if (b.do_tcp && !rb_stop)
+    run_tcp(&b);
+  if (b.do_thr && !rb_stop)
+    run_throughput(&b);
+  if (b.do_lat && !rb_stop)
+    run_latency(&b);
+  if (rb_stop)
+    printf("\n(interrupted)\n");
+  servers_down(&b);
+  if (b.keep)
+    printf("\nkept %s\n", b.run);
+  else
+    rb_remove_tree(b.run);
+  printf("\n(%.0f s)\n", rb_now() - t0);
+  return 0;
+}

@@ -1,0 +1,472 @@
+/*
+ * relay_servers.c - the processes of relay_bench: starting an ldmd on
+ * 127.0.0.1 with its own registry, ldmd.conf, queue and log (and reading
+ * its port from the log), stopping it, the CPU time of its process tree,
+ * stopping and continuing that tree, and cleaning up what a run left.
+ * Also the bench's clock, sleeps and messages.
+ */
+#include "test/bench/relay_servers.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pq/pq.h"
+
+#define KIB 1024u
+
+volatile sig_atomic_t rb_stop;
+
+/* ---------------------------------------------------------------------- */
+/* Small helpers                                                          */
+/* ---------------------------------------------------------------------- */
+
+double rb_now(void) {
+  struct timespec ts;
+
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void rb_sleep(double s) {
+  struct timespec ts;
+
+  ts.tv_sec = (time_t)s;
+  ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR && !rb_stop)
+    ;
+}
+
+void rb_sleep_until(double t) {
+  struct timespec ts;
+
+  ts.tv_sec = (time_t)t;
+  ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
+  (void)clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+}
+
+void rb_warn(const char *fmt, ...) {
+  va_list ap;
+
+  fflush(stdout);
+  fputs("relay_bench: ", stderr);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+}
+
+/* Whole file into a NUL-terminated buffer (NULL if unreadable); free it. */
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "r");
+  char *buf = NULL;
+  size_t len = 0, cap = 0, n;
+
+  if (f == NULL)
+    return NULL;
+  do {
+    if (cap - len < 4096) {
+      char *nb = realloc(buf, cap + 65536);
+
+      if (nb == NULL) {
+        free(buf);
+        fclose(f);
+        return NULL;
+      }
+      buf = nb;
+      cap += 65536;
+    }
+    n = fread(buf + len, 1, cap - len - 1, f);
+    len += n;
+  } while (n > 0);
+  fclose(f);
+  if (buf != NULL)
+    buf[len] = '\0';
+  return buf;
+}
+
+static int write_file(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+
+  if (f == NULL || fputs(text, f) == EOF) {
+    rb_warn("cannot write %s: %s", path, strerror(errno));
+    if (f != NULL)
+      fclose(f);
+    return -1;
+  }
+  return fclose(f) == 0 ? 0 : -1;
+}
+
+/* ---------------------------------------------------------------------- */
+/* CPU time of a process tree                                             */
+/* ---------------------------------------------------------------------- */
+
+/* The processes of the tree rooted at root (root first, at most max)
+ * into pids, and the seconds of CPU (user + system, with that of their
+ * reaped children) they used into *cpu.  ldmd forks a process per
+ * connection, so a server is its whole tree.  @return how many */
+static size_t tree_scan(pid_t root, pid_t *pids, size_t max, double *cpu) {
+  enum { MAXP = 4096 };
+  static pid_t all[MAXP], ppids[MAXP];
+  static double used[MAXP];
+  static bool in[MAXP];
+  DIR *d = root > 0 ? opendir("/proc") : NULL;
+  struct dirent *e;
+  size_t n = 0, i, k = 0;
+  double hz = (double)sysconf(_SC_CLK_TCK), total = 0;
+  bool grew = true;
+
+  if (cpu != NULL)
+    *cpu = 0;
+  if (d == NULL)
+    return 0;
+  while ((e = readdir(d)) != NULL && n < MAXP) {
+    char path[64], buf[1024];
+    const char *p;
+    FILE *f;
+    unsigned long long ut, st;
+    long long cut, cst;
+    int ppid;
+
+    if (e->d_name[0] < '0' || e->d_name[0] > '9')
+      continue;
+    snprintf(path, sizeof path, "/proc/%d/stat", atoi(e->d_name));
+    f = fopen(path, "r");
+    if (f == NULL)
+      continue;
+    p = fgets(buf, sizeof buf, f);
+    fclose(f);
+    if (p == NULL || (p = strrchr(buf, ')')) == NULL)
+      continue;
+    /* after "pid (comm)": state ppid pgrp session tty tpgid flags minflt
+     * cminflt majflt cmajflt utime stime cutime cstime */
+    if (sscanf(p + 2,
+               "%*c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %lld %lld",
+               &ppid, &ut, &st, &cut, &cst) != 5)
+      continue;
+    all[n] = (pid_t)atoi(e->d_name);
+    ppids[n] = (pid_t)ppid;
+    used[n] = (double)(ut + st) + (double)(cut + cst);
+    in[n] = all[n] == root;
+    n++;
+  }
+  closedir(d);
+  while (grew) {
+    grew = false;
+    for (i = 0; i < n; i++) {
+      size_t j;
+
+      if (in[i])
+        continue;
+      for (j = 0; j < n; j++)
+        if (in[j] && all[j] == ppids[i]) {
+          in[i] = grew = true;
+          break;
+        }
+    }
+  }
+  for (i = 0; i < n; i++)
+    if (in[i]) {
+      total += used[i];
+      if (pids != NULL && k < max && all[i] != root)
+        pids[1 + k++] = all[i];
+    }
+  if (pids != NULL && max > 0)
+    pids[0] = root;
+  if (cpu != NULL)
+    *cpu = total / hz;
+  return pids != NULL && max > 0 ? k + 1 : 0;
+}
+
+double rb_tree_cpu(pid_t root) {
+  double cpu;
+
+  (void)tree_scan(root, NULL, 0, &cpu);
+  return cpu;
+}
+
+/* SIGSTOP or SIGCONT to every process of a server. */
+void rb_tree_signal(pid_t root, int sig) {
+  pid_t pids[64];
+  size_t n = tree_scan(root, pids, 63, NULL), i;
+
+  for (i = 0; i < n; i++)
+    kill(pids[i], sig);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Servers                                                                */
+/* ---------------------------------------------------------------------- */
+
+/* Give every hole of a file its page: zeros written where it reads as
+ * zeros, so nothing the queue wrote changes.  (posix_fallocate on tmpfs
+ * would reserve the pages but still clear each at its first fault.) */
+static int fill_holes(int fd, off_t size) {
+  static const uint8_t zeros[256 * KIB];
+  off_t off = 0;
+
+  while (off < size) {
+    off_t hole = lseek(fd, off, SEEK_HOLE), data;
+
+    if (hole < 0 || hole >= size)
+      break;
+    data = lseek(fd, hole, SEEK_DATA);
+    if (data < 0 || data > size)
+      data = size;
+    for (off = hole; off < data;) {
+      size_t n = (size_t)(data - off) < sizeof zeros ? (size_t)(data - off)
+                                                     : sizeof zeros;
+      ssize_t w = pwrite(fd, zeros, n, off);
+
+      if (w <= 0)
+        return -1;
+      off += w;
+    }
+  }
+  return 0;
+}
+
+/* A queue for a phase: created, and every page of its file made. */
+static int make_queue(const char *path, uint64_t bytes, uint64_t slots) {
+  pq_create_opts o = {
+      .pc_data_size = bytes, .pc_slots = slots, .pc_flags = PQ_CLOBBER};
+  pq_t *pq;
+  pq_error err;
+  struct stat st;
+  int fd, rc;
+
+  if (pq_create(path, &o, &pq, &err) != PQ_OK) {
+    rb_warn("cannot create %s: %s", path, err.pe_msg);
+    return -1;
+  }
+  pq_close(pq);
+  fd = open(path, O_RDWR | O_CLOEXEC);
+  if (fd < 0 || fstat(fd, &st) != 0) {
+    rb_warn("cannot open %s: %s", path, strerror(errno));
+    if (fd >= 0)
+      close(fd);
+    return -1;
+  }
+  rc = fill_holes(fd, st.st_size);
+  if (rc != 0)
+    rb_warn("cannot write %s: %s", path, strerror(errno));
+  close(fd);
+  return rc;
+}
+
+/* The server's directory, registry and queue. */
+int rb_server_setup(server *s, const char *run, const char *name,
+                    uint64_t bytes, uint64_t slots) {
+  char text[4 * RB_RUN_MAX];
+
+  memset(s, 0, sizeof *s);
+  s->name = name;
+  snprintf(s->dir, sizeof s->dir, "%s/%s", run, name);
+  snprintf(s->queue, sizeof s->queue, "%s/ldm.pq", s->dir);
+  snprintf(s->conf, sizeof s->conf, "%s/ldmd.conf", s->dir);
+  snprintf(s->log, sizeof s->log, "%s/ldmd.log", s->dir);
+  snprintf(s->err, sizeof s->err, "%s/ldmd.err", s->dir);
+  snprintf(s->reg, sizeof s->reg, "%s/registry.xml", s->dir);
+  if (mkdir(s->dir, 0755) != 0 && errno != EEXIST) {
+    rb_warn("cannot make %s: %s", s->dir, strerror(errno));
+    return -1;
+  }
+  snprintf(text, sizeof text,
+           "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<registry>\n"
+           "  <hostname>%s.relay-bench</hostname>\n"
+           "  <queue><path>%s</path></queue>\n"
+           "  <server><config-path>%s</config-path>"
+           "<max-latency>3600</max-latency><time-offset>3600</time-offset>"
+           "</server>\n</registry>\n",
+           name, s->queue, s->conf);
+  if (write_file(s->reg, text) != 0)
+    return -1;
+  return make_queue(s->queue, bytes, slots);
+}
+
+/* Start ldmd with conf_text as its ldmd.conf; wait for its port. */
+int rb_server_start(server *s, const char *ldmd, const char *conf_text) {
+  double end = rb_now() + 10;
+
+  if (write_file(s->conf, conf_text) != 0 || write_file(s->log, "") != 0)
+    return -1;
+  fflush(stdout);
+  s->pid = fork();
+  if (s->pid < 0) {
+    rb_warn("fork: %s", strerror(errno));
+    return -1;
+  }
+  if (s->pid == 0) {
+    int fd = open(s->err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int nul = open("/dev/null", O_RDWR);
+
+    if (fd >= 0)
+      dup2(fd, 2);
+    if (nul >= 0) {
+      dup2(nul, 0);
+      dup2(nul, 1);
+    }
+    setenv("LDM_REGISTRY", s->reg, 1);
+    setenv("LDMHOME", s->dir, 1);
+    unsetenv("LDM_REGISTRY_DIR");
+    execl(ldmd, "ldmd", "-f", "-l", s->log, "-P", "0", "-I", "127.0.0.1", "-q",
+          s->queue, s->conf, (char *)NULL);
+    fprintf(stderr, "cannot run %s: %s\n", ldmd, strerror(errno));
+    _exit(127);
+  }
+  while (rb_now() < end && !rb_stop) {
+    char *log = slurp(s->log);
+    const char *p =
+        log != NULL ? strstr(log, "listening on 127.0.0.1 port ") : NULL;
+
+    if (p != NULL) {
+      s->port = (unsigned)atoi(p + strlen("listening on 127.0.0.1 port "));
+      free(log);
+      return 0;
+    }
+    free(log);
+    if (waitpid(s->pid, NULL, WNOHANG) == s->pid) {
+      s->pid = 0;
+      break;
+    }
+    rb_sleep(0.02);
+  }
+  rb_warn("server %s (%s) did not start; see %s and %s", s->name, ldmd, s->log,
+          s->err);
+  return -1;
+}
+
+/* SIGTERM, up to 15 s, then SIGKILL. */
+void rb_server_stop(server *s) {
+  double end = rb_now() + 15;
+
+  if (s->pid <= 0)
+    return;
+  kill(s->pid, SIGTERM);
+  while (rb_now() < end) {
+    if (waitpid(s->pid, NULL, WNOHANG) == s->pid) {
+      s->pid = 0;
+      return;
+    }
+    rb_sleep(0.01);
+  }
+  rb_warn("server %s (pid %d) did not stop on SIGTERM: killed", s->name,
+          (int)s->pid);
+  kill(s->pid, SIGKILL);
+  waitpid(s->pid, NULL, 0);
+  s->pid = 0;
+}
+
+/* Kill any process still running from the run directory (a connection
+ * process of a server that did not stop its children). */
+void rb_kill_leftovers(const char *run) {
+  DIR *d = opendir("/proc");
+  struct dirent *e;
+
+  if (d == NULL)
+    return;
+  while ((e = readdir(d)) != NULL) {
+    char path[64], buf[4096];
+    ssize_t n, i;
+    int fd;
+    pid_t pid = (pid_t)atoi(e->d_name);
+
+    if (pid <= 0 || pid == getpid())
+      continue;
+    snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+      continue;
+    n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+      continue;
+    for (i = 0; i < n; i++)
+      if (buf[i] == '\0')
+        buf[i] = ' ';
+    buf[n] = '\0';
+    if (strstr(buf, run) != NULL) {
+      rb_warn("process %d was left running: killed", (int)pid);
+      kill(pid, SIGKILL);
+    }
+  }
+  closedir(d);
+}
+
+void rb_remove_tree(const char *path) {
+  DIR *d = opendir(path);
+
+  if (d != NULL) {
+    const struct dirent *e;
+
+    while ((e = readdir(d)) != NULL) {
+      char sub[PATH_MAX];
+      struct stat st;
+
+      if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+        continue;
+      snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
+      if (lstat(sub, &st) == 0 && S_ISDIR(st.st_mode))
+        rb_remove_tree(sub);
+      else
+        unlink(sub);
+    }
+    closedir(d);
+  }
+  rmdir(path);
+}
+
+/* The time (us since the epoch) of A's log line saying that its feeder
+ * started a feed, or 0 if there is none (yet). */
+uint64_t rb_feed_started_us(const server *a) {
+  char *log = slurp(a->log), *line;
+  uint64_t t = 0;
+
+  if (log == NULL)
+    return 0;
+  for (line = log; line != NULL && *line != '\0';) {
+    char *nl = strchr(line, '\n');
+    char *feed = strstr(line, "(feed)");
+    char *start = strstr(line, "starting up");
+
+    if (nl != NULL)
+      *nl = '\0';
+    if (feed != NULL && start != NULL && start > feed) {
+      struct tm tm;
+      long usec;
+
+      memset(&tm, 0, sizeof tm);
+      if (sscanf(line, "%4d%2d%2dT%2d%2d%2d.%6ldZ", &tm.tm_year, &tm.tm_mon,
+                 &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec,
+                 &usec) == 7) {
+        tm.tm_year -= 1900;
+        tm.tm_mon -= 1;
+        t = (uint64_t)timegm(&tm) * 1000000u + (uint64_t)usec;
+        break;
+      }
+    }
+    line = nl != NULL ? nl + 1 : NULL;
+  }
+  free(log);
+  return t;
+}
+
+/* Wait (up to 10 s, or until rb_stop) for a feed to start at A. */
+uint64_t rb_wait_feed(const server *a) {
+  double end = rb_now() + 10;
+  uint64_t t;
+
+  while ((t = rb_feed_started_us(a)) == 0 && rb_now() < end && !rb_stop)
+    rb_sleep(0.005);
+  return t;
+}

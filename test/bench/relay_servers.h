@@ -1,0 +1,81 @@
+/*
+ * relay_servers.h - the processes of relay_bench (relay_bench.c): ldmd
+ * servers started and stopped by pid, each with its own directory,
+ * registry, ldmd.conf, queue and log; the CPU time of a server's process
+ * tree (ldmd forks a process per connection); and the bench's clock,
+ * sleeps and messages.  Not thread-safe; for one bench process.
+ */
+#ifndef TEST_BENCH_RELAY_SERVERS_H
+#define TEST_BENCH_RELAY_SERVERS_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define RB_RUN_MAX 512 /* longest run directory */
+
+/** One ldmd and its files. */
+typedef struct server {
+  const char *name; /**< "A" or "B" */
+  char dir[RB_RUN_MAX + 8];
+  char queue[RB_RUN_MAX + 32];
+  char conf[RB_RUN_MAX + 32];
+  char log[RB_RUN_MAX + 32];
+  char err[RB_RUN_MAX + 32];
+  char reg[RB_RUN_MAX + 32];
+  pid_t pid; /**< 0: not running */
+  unsigned port;
+} server;
+
+/** Set by the bench's SIGINT and SIGTERM handler: every wait gives up. */
+extern volatile sig_atomic_t rb_stop;
+
+/** Monotonic seconds. */
+double rb_now(void);
+/** Sleep s seconds (less if rb_stop is set). */
+void rb_sleep(double s);
+/** Sleep until monotonic time t. */
+void rb_sleep_until(double t);
+/** "relay_bench: <message>" on stderr (after flushing stdout). */
+void rb_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/** CPU seconds (user + system, with reaped children's) of the process
+ *  tree rooted at root; 0 if root <= 0. */
+double rb_tree_cpu(pid_t root);
+/** Send sig (SIGSTOP, SIGCONT) to every process of the tree. */
+void rb_tree_signal(pid_t root, int sig);
+
+/**
+ * Make run/name/ with a registry and a queue of that geometry (replacing
+ * one there), every page of the queue file written once.
+ * @return 0, or -1 with a message
+ */
+int rb_server_setup(server *s, const char *run, const char *name,
+                    uint64_t bytes, uint64_t slots);
+
+/**
+ * Start ldmd (-f, logging to s->log, on 127.0.0.1, a port the kernel
+ * picks) with conf_text as its ldmd.conf; wait up to 10 s for its port.
+ * @return 0, or -1 with a message
+ */
+int rb_server_start(server *s, const char *ldmd, const char *conf_text);
+
+/** SIGTERM, up to 15 s for it to exit, then SIGKILL. */
+void rb_server_stop(server *s);
+
+/** SIGKILL any process whose command line names the run directory (a
+ *  connection process whose server did not stop it). */
+void rb_kill_leftovers(const char *run);
+
+/** rm -r */
+void rb_remove_tree(const char *path);
+
+/** When (us since the epoch) A's log says its feeder started a feed, or
+ *  0 if it does not (yet). */
+uint64_t rb_feed_started_us(const server *a);
+
+/** rb_feed_started_us(), waiting up to 10 s for it. */
+uint64_t rb_wait_feed(const server *a);
+
+#endif /* TEST_BENCH_RELAY_SERVERS_H */

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# A relay chain of three servers on 127.0.0.1, A -> B -> C (B requests from
+# A, C from B).  A is filled continuously from two processes; B, all of its
+# processes, is killed with SIGKILL twice in the middle of transfers and
+# started again on the same port.  C gets every product inserted into A,
+# exactly once, in A's order, byte-identical; so does B.  Products
+# inserted into A when the chain is idle reach C at once (the median of the
+# time between their insertion into A and into C is reported, and must be
+# under 50 ms even in a sanitizer build).
+HERE=$(cd "$(dirname "$0")" && pwd)
+source "$HERE/lib.sh" "$@"
+source "$HERE/relay_lib.sh"
+
+RELAY_REQUESTER_KEYS="<retry-max>1</retry-max>"
+for s in A B C; do
+  srv_init $s 300000000
+done
+srv_conf A <<'EOF2'
+ALLOW ANY ^127\.0\.0\.1$
+EOF2
+srv_start A
+srv_conf B <<'EOF2'
+ALLOW ANY ^127\.0\.0\.1$
+REQUEST ANY .* 127.0.0.1:@A@
+EOF2
+srv_start B
+srv_conf C <<'EOF2'
+ALLOW ANY ^127\.0\.0\.1$
+REQUEST ANY .* 127.0.0.1:@B@
+EOF2
+srv_start C
+QA=$(srv_dir A)/ldm.pq
+QC=$(srv_dir C)/ldm.pq
+
+# Idle chain: products inserted one at a time reach C at once.
+expect_rc 0 "$PEER" insert -q "$QA" -n 50 -s 2000 -f IDS -i first -d 10 -z 20
+wait_until 5 bash -c "\"$PEER\" dump -q '$QC' | grep -q first/49" ||
+  srv_fail C "the first products did not reach C"
+srv_dump A a.dump
+srv_dump C c.dump
+read -r p50 max n < <(latency_ms a.dump c.dump '^first/')
+((n == 50)) || fail "latency of $n products"
+awk -v p="$p50" 'BEGIN { exit !(p < 50) }' || fail "A to C: p50 $p50 ms"
+ok "A -> B -> C, one product at a time: p50 $p50 ms, max $max ms"
+
+background "$PEER" insert -q "$QA" -n 3000 -s 3000 -f IDS -i small -d 1 -z 21 >ins1.out
+ins1=$BG
+background "$PEER" insert -q "$QA" -n 120 -s 300000 -f NEXRAD2 -i big -d 25 -z 22 >ins2.out
+ins2=$BG
+
+for round in 1 2; do
+  want=$((round * 700))
+  wait_until 20 bash -c "(( \$(\"$PEER\" dump -q '$QC' 2>/dev/null | wc -l) >= $want ))" ||
+    srv_fail C "C did not reach $want products (round $round)"
+  srv_kill9 B
+  sleep 0.5
+  srv_start B "${SRV_PORT[B]}"
+  ok "round $round: B killed with SIGKILL and restarted on port ${SRV_PORT[B]}"
+done
+
+wait "$ins1" || fail "inserter 1 failed"
+wait "$ins2" || fail "inserter 2 failed"
+BG_PIDS=()
+total=$("$PEER" dump -q "$QA" | wc -l)
+((total == 3170)) || fail "A has $total products, not 3170"
+wait_until 40 bash -c "(( \$(\"$PEER\" dump -q '$QC' | wc -l) >= $total ))" ||
+  srv_fail C "C has $(srv_count C) of $total products"
+sleep 0.5
+srv_dump A a.dump
+srv_dump B b.dump
+srv_dump C c.dump
+awk '{print $1, $2, $3}' a.dump >a.want
+for s in b c; do
+  awk '{print $1, $2, $3}' $s.dump >$s.got
+  diff a.want $s.got >diff.out || fail "$s differs from A: $(head -20 diff.out)"
+done
+srv_log_has C "resuming after product" || true
+ok "C (and B) hold A's $total products, each once, in A's order, byte-identical"
+
+for s in C B A; do
+  srv_stop $s
+done
+expect_rc 0 "$PEER" check -q "$QC"
+ok "stopped; C's queue is consistent"

@@ -1,0 +1,168 @@
+# relay_lib.sh - sourced after lib.sh by the tests that run several ldmd
+# servers feeding each other (REQUEST): each server NAME has its own
+# directory $SCRATCH/NAME with its queue, registry, configuration and log,
+# a kernel-chosen port (or a given one, to restart on the same port), and
+# is killed at the end with everything it started.
+#
+#   srv_init NAME [QUEUE_BYTES [SLOTS]]  make the directory and the queue
+#   srv_conf NAME <<EOF ... EOF   its ldmd.conf ("@A@" becomes A's port)
+#   srv_start NAME [PORT]         start it; SRV_PORT[NAME] is its port
+#   srv_kill9 NAME                SIGKILL to it and every process it started
+#   srv_stop NAME                 SIGTERM; it must exit 0 within 15 s
+#   srv_dump NAME FILE            its products, insertion order, MD5 checked
+#   srv_count NAME                how many products its queue holds
+#
+# Registry keys of ldmd's own for every server of the test go in
+# RELAY_SERVER_KEYS and RELAY_REQUESTER_KEYS (XML elements under <server>
+# and <requester>), set before srv_init.
+
+declare -A SRV_PID SRV_PORT
+RELAY_SERVER_KEYS=${RELAY_SERVER_KEYS:-}
+RELAY_REQUESTER_KEYS=${RELAY_REQUESTER_KEYS:-}
+
+srv_dir() {
+  echo "$SCRATCH/$1"
+}
+
+srv_init() {
+  local d
+  d=$(srv_dir "$1")
+  mkdir -p "$d"
+  "$PEER" mkqueue -q "$d/ldm.pq" -s "${2:-40000000}" -n "${3:-20000}" ||
+    fail "cannot make the queue of $1"
+  cat >"$d/registry.xml" <<EOF
+<?xml version="1.0" encoding="UTF-8"?>
+<registry>
+  <hostname>$1.test</hostname>
+  <queue><path>$d/ldm.pq</path></queue>
+  <server><config-path>$d/ldmd.conf</config-path>$RELAY_SERVER_KEYS</server>
+  <requester>$RELAY_REQUESTER_KEYS</requester>
+</registry>
+EOF
+}
+
+# srv_conf NAME: the configuration from stdin, "@X@" replaced by X's port.
+srv_conf() {
+  local d text n
+  d=$(srv_dir "$1")
+  text=$(cat)
+  for n in "${!SRV_PORT[@]}"; do
+    text=${text//@$n@/${SRV_PORT[$n]}}
+  done
+  printf '%s\n' "$text" >"$d/ldmd.conf"
+}
+
+# srv_log NAME: its log since it was last started.
+srv_log() {
+  awk '/^=== start/ { buf = ""; next } { buf = buf $0 "\n" }
+       END { printf "%s", buf }' "$(srv_dir "$1")/ldmd.log"
+}
+
+# srv_log_has NAME TEXT: has its log since the last start TEXT?
+srv_log_has() {
+  srv_log "$1" | grep -qF -- "$2"
+}
+
+srv_start() {
+  local name=$1 port=${2:-0} d
+  d=$(srv_dir "$name")
+  echo "=== start (port $port)" >>"$d/ldmd.log"
+  LDM_REGISTRY=$d/registry.xml "$LDMD" -f -l "$d/ldmd.log" -P "$port" \
+    -I 127.0.0.1 "$d/ldmd.conf" 2>>"$d/ldmd.err" &
+  SRV_PID[$name]=$!
+  wait_until 10 srv_log_has "$name" "listening on 127.0.0.1 port" ||
+    srv_fail "$name" "$name did not start"
+  SRV_PORT[$name]=$(srv_log "$name" |
+    sed -n 's/.*listening on 127\.0\.0\.1 port \([0-9]*\).*/\1/p' | tail -1)
+  [[ -n ${SRV_PORT[$name]} ]] || srv_fail "$name" "no port for $name"
+}
+
+# The pids of the children of pid $1.
+children_of() {
+  local f=/proc/$1/task/$1/children
+  if [[ -r $f ]]; then
+    tr -s ' ' '\n' <"$f" 2>/dev/null | grep .
+  else
+    ps -o pid= --ppid "$1" 2>/dev/null | tr -d ' '
+  fi
+}
+
+srv_kill9() {
+  local pid=${SRV_PID[$1]} kids
+  kids=$(children_of "$pid")
+  # shellcheck disable=SC2086
+  kill -KILL "$pid" $kids 2>/dev/null
+  wait "$pid" 2>/dev/null
+  SRV_PID[$1]=
+}
+
+srv_stop() {
+  local pid=${SRV_PID[$1]} st d
+  d=$(srv_dir "$1")
+  kill -TERM "$pid"
+  wait_until 15 bash -c "! kill -0 $pid 2>/dev/null" ||
+    srv_fail "$1" "$1 did not stop on SIGTERM"
+  wait "$pid"
+  st=$?
+  SRV_PID[$1]=
+  [[ $st == 0 ]] || srv_fail "$1" "$1 exited $st on SIGTERM"
+  if grep -qaE 'Sanitizer|runtime error:' "$d/ldmd.err" "$d/ldmd.log"; then
+    srv_fail "$1" "the sanitizers found an error in $1"
+  fi
+}
+
+srv_dump() {
+  "$PEER" dump -q "$(srv_dir "$1")/ldm.pq" >"$2" ||
+    srv_fail "$1" "dump of $1's queue failed or found corrupt products"
+}
+
+srv_count() {
+  "$PEER" count -q "$(srv_dir "$1")/ldm.pq"
+}
+
+# srv_fail NAME TEXT: fail, with NAME's log and error output.
+srv_fail() {
+  local d
+  d=$(srv_dir "$1")
+  for f in "$d/ldmd.err" "$d/ldmd.log"; do
+    if [[ -s $f ]]; then
+      echo "--- $1/$(basename "$f"):" >&2
+      tail -c 5000 "$f" >&2
+    fi
+  done
+  fail "$2"
+}
+
+relay_cleanup() {
+  local n pid
+  for n in "${!SRV_PID[@]}"; do
+    pid=${SRV_PID[$n]}
+    [[ -n $pid ]] || continue
+    kill -TERM "$pid" 2>/dev/null
+  done
+  sleep 0.3
+  for n in "${!SRV_PID[@]}"; do
+    pid=${SRV_PID[$n]}
+    [[ -n $pid ]] || continue
+    # shellcheck disable=SC2046
+    kill -KILL "$pid" $(children_of "$pid") 2>/dev/null
+    wait "$pid" 2>/dev/null
+  done
+  cleanup
+}
+trap relay_cleanup EXIT
+
+# sig_list FILE: the signatures of a dump, in order.
+sig_list() {
+  awk '{print $1}' "$1"
+}
+
+# latency_ms FROM.dump TO.dump IDENT_RE: for each product whose ident
+# matches, milliseconds from its insertion in FROM to its insertion in TO;
+# prints "p50 max count".
+latency_ms() {
+  awk -v re="$3" 'NR == FNR { t[$1] = $6; next }
+    ($1 in t) && $2 ~ re { printf "%.3f\n", ($6 - t[$1]) / 1000 }' "$1" "$2" |
+    sort -n | awk '{ v[NR] = $1 } END { if (NR == 0) print "none 0 0";
+      else print v[int((NR + 1) / 2)], v[NR], NR }'
+}
