@@ -1,7 +1,8 @@
 /*
  * requester.c - a REQUEST entry's process: where it resumes, the
  * connection to the upstream (FEEDME, RECLASS, turn-around), the calls it
- * then serves, the resume point written after each product, autoshift,
+ * then serves, the resume point written after the products read in one
+ * go (at most RESUME_EVERY of them or RESUME_MS apart), autoshift,
  * and the reconnection policy (see requester.h).
  *
  * The products themselves go through downstream.c (vetting, duplicates,
@@ -30,6 +31,8 @@
 #define SCAN_SLACK_US (30 * 1000000ull) /* LDM's backward-scan margin */
 #define BUSY_NAP_MS 1000
 #define MAX_SHIFT 20
+#define RESUME_EVERY 256 /* products settled between resume writes, at most */
+#define RESUME_MS 20     /* ms between resume writes while products come */
 
 /* How a connection ended. */
 enum outcome {
@@ -52,7 +55,11 @@ typedef struct requester {
   unsigned failures; /* failed attempts in a row: the delay's exponent */
   bool have_sig;     /* the resume point */
   uint8_t sig[PQ_SIGLEN];
-  bool put_failed; /* writing the resume point failed (logged once) */
+  pq_timestamp sig_arrival; /* the resume point's creation time */
+  bool resume_dirty;        /* r->sig is newer than the file's point */
+  unsigned unwritten;       /* products settled since the file was written */
+  int64_t written_ms;       /* when it was last written */
+  bool put_failed;          /* writing the resume point failed (logged once) */
   ldmd_autoshift shift;
   uint64_t seen_settled, seen_inserted, seen_dups; /* of this connection */
   uint64_t messages;                               /* of this connection */
@@ -431,24 +438,50 @@ static int dispatch(ldmd_conn *c, const rpcio_msg *m) {
   }
 }
 
-/* After a message: write the resume point if a product settled, and count
- * for autoshift. */
-static void note_products(requester *r, const ldm_down *d) {
-  const ldm_down_stats *st = ldm_down_stats_get(d);
+/* Write the resume point kept in r->sig, if it moved since the last
+ * write. */
+static void put_resume(requester *r, int64_t now) {
+  if (!r->resume_dirty)
+    return;
+  r->resume_dirty = false;
+  r->unwritten = 0;
+  r->written_ms = now;
+  if (ldmd_resume_put(r->resume, r->sig, r->sig_arrival) != 0 &&
+      !r->put_failed) {
+    log_error("cannot record the resume point in %s: pwrite: %s",
+              ldmd_resume_file(r->resume), strerror(errno));
+    r->put_failed = true;
+  }
+}
+
+/*
+ * After a message: note the resume point if a product settled, and count
+ * for autoshift.  The point is written to the file when no more bytes of
+ * the upstream wait in the receive buffer (before the requester waits
+ * for the socket), and at the latest every RESUME_EVERY products or
+ * RESUME_MS milliseconds, not after every product: a batch of small
+ * products read in one go costs one pwrite, not one each.  A kill leaves
+ * a point that lags by at most those products, all committed in the
+ * queue moments before; the upstream sends them again and the queue
+ * refuses them as duplicates (resume.h).
+ */
+static void note_products(requester *r, const ldmd_conn *c, int64_t now) {
+  const ldm_down_stats *st = ldm_down_stats_get(c->down);
   pq_prod_info info;
-  uint64_t n = ldm_down_settled(d, &info);
+  uint64_t n = ldm_down_settled(c->down, &info);
 
   if (n != r->seen_settled) {
+    r->unwritten += n - r->seen_settled;
     r->seen_settled = n;
     memcpy(r->sig, info.signature, PQ_SIGLEN);
+    r->sig_arrival = info.arrival;
     r->have_sig = true;
-    if (ldmd_resume_put(r->resume, info.signature, info.arrival) != 0 &&
-        !r->put_failed) {
-      log_error("cannot record the resume point in %s: pwrite: %s",
-                ldmd_resume_file(r->resume), strerror(errno));
-      r->put_failed = true;
-    }
+    r->resume_dirty = true;
   }
+  if (r->resume_dirty &&
+      (!rpcio_buffered(c->io) || r->unwritten >= RESUME_EVERY ||
+       now - r->written_ms >= RESUME_MS))
+    put_resume(r, now);
   ldmd_autoshift_add(&r->shift, st->inserted - r->seen_inserted,
                      st->duplicates - r->seen_dups);
   r->seen_inserted = st->inserted;
@@ -487,11 +520,13 @@ static enum outcome serve_one(requester *r, ldmd_conn *c, int64_t *last,
   rpcio_msg m;
   bool more;
   int rc = rpcio_recv_head(c->io, LDMD_SLICE_MS, LDMD_RECORD_HEAD, &m, &more);
-  int64_t now = mono_ms();
+  int64_t now;
 
   if (*r->set->stop)
     return OUT_STOP;
   if (rc == RPCIO_TIMEDOUT) {
+    now = mono_ms();
+    put_resume(r, now); /* a quiet moment: the file catches up */
     if (rpcio_rx_bytes(c->io) != *rx) { /* inside a long record */
       *rx = rpcio_rx_bytes(c->io);
       *last = now;
@@ -511,8 +546,6 @@ static enum outcome serve_one(requester *r, ldmd_conn *c, int64_t *last,
               rpcio_strerror(rc), rpcio_detail(c->io));
     return OUT_FAIL;
   }
-  *last = now;
-  *rx = rpcio_rx_bytes(c->io);
   r->messages++;
   if (more)
     rc = ldmd_product_stream(c, &m, r->set->silence_ms);
@@ -520,12 +553,13 @@ static enum outcome serve_one(requester *r, ldmd_conn *c, int64_t *last,
     rc = LDMD_CONTINUE; /* a stray reply */
   else
     rc = dispatch(c, &m);
-  note_products(r, c->down);
+  now = mono_ms(); /* one clock reading per message */
+  note_products(r, c, now);
   if (*r->set->stop)
     return OUT_STOP;
   if (rc != LDMD_CONTINUE)
     return OUT_FAIL; /* the handler said why */
-  *last = now = mono_ms();
+  *last = now;
   *rx = rpcio_rx_bytes(c->io);
   if (ldmd_autoshift_due(&r->shift, now)) {
     r->primary = !r->primary;
@@ -560,6 +594,7 @@ static enum outcome serve(requester *r, rpcio *io) {
                       r->set->autoshift_ms, last);
   while (o == OUT_GO_ON)
     o = serve_one(r, &c, &last, &rx);
+  put_resume(r, mono_ms());
   log_summary(r, c.down);
   ldm_down_free(c.down);
   return o;

@@ -17,8 +17,9 @@
  * calls: HEREIS, COMINGSOON (OK, or DONT_SEND when the product is in the
  * queue already, too old or unwanted), BLKDATA and NULLPROC, through
  * downstream.c, which vets, dedupes and inserts with reserve and commit.
- * The signature of each product whose fate is final is written to the
- * resume file at once.
+ * The signature of the last product whose fate is final is written to
+ * the resume file once the records read so far are taken, and at the
+ * latest every 256 products or 20 ms (resume.h).
  *
  * The connection is given up, and another made, when:
  *   - the upstream says nothing for the silence limit (/requester/silence-

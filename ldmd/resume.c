@@ -1,8 +1,8 @@
 /*
  * resume.c - a requester's resume file: its name, its creation (temporary
  * file linked into place), its lock, and the two alternating slots that
- * hold the signature of the last product received (see resume.h for why
- * it is written after every product and how that gives exactly once).
+ * hold the signature of the last product received (see resume.h for when
+ * it is written, how far it may lag, and how that gives exactly once).
  *
  * A slot is one text line of SLOT_LEN bytes:
  *   <sequence %020> <signature 32 hex> <created us %020> <check %08x>

@@ -4,19 +4,25 @@
  * or a restart of ldmd (even after kill -9) neither loses nor repeats
  * products (ldm6-protocol.md 4.8).
  *
- * WHY A FILE PER REQUEST, WRITTEN AFTER EVERY PRODUCT.  LDM saves the last
+ * WHY A FILE PER REQUEST, WRITTEN AS PRODUCTS SETTLE.  LDM saves the last
  * product's metadata in `.<hash>.info` when the requester exits, so a
  * requester killed with SIGKILL (or a machine that crashes) resumes from
  * the file of the run before, and asks again for everything since.  Here
- * the requester writes the signature of each product as soon as its fate
- * is final (committed into the queue, or refused for good: see
- * ldm_down_settled()), with one pwrite(2) of 96 bytes to a file it keeps
- * open: about a microsecond on tmpfs, no fsync.  A kill at any instant
- * leaves either the signature of the last committed product or, when the
- * kill fell between the commit and the write, of the one before it.  The
- * upstream then sends that last product once more, and the queue, whose
- * signature index holds it, refuses it as a duplicate: at least once, plus
- * duplicate detection, is exactly once.  Without fsync a crash of the whole
+ * the requester keeps the signature of the last product whose fate is
+ * final (committed into the queue, or refused for good: see
+ * ldm_down_settled()) and writes it, with one pwrite(2) of 96 bytes to a
+ * file it keeps open (no fsync), whenever it has taken every record the
+ * upstream's bytes read so far hold (before it waits for the socket), and
+ * at the latest every 256 products or 20 ms while products keep coming,
+ * on a quiet second, and when the connection ends (requester.c): one
+ * write per batch of small products read in one go, not one per product.
+ * A kill at any instant thus leaves the signature of a product settled at
+ * most those few products (or milliseconds) before the last.  The
+ * upstream then sends the products after it once more, and the queue,
+ * whose signature index holds them (they were committed moments before;
+ * a queue must hold more than a few hundred products anyway), refuses
+ * them as duplicates: at least once, plus duplicate detection, is exactly
+ * once.  Without fsync a crash of the whole
  * machine can lose the last writes of a file on disk; the resume point is
  * then older and the products since are asked for again, and are
  * duplicates if the queue survived (on tmpfs it did not, and everything

@@ -36,6 +36,9 @@
 #define MAX_MARKS 8    /* fragments of RPCM_FRAG_MAX bytes */
 #define IOV_CHUNK 1024 /* iovecs per sendmsg (IOV_MAX on Linux) */
 #define DEFAULT_SEND_MS (60 * 1000)
+#define OBUF_SIZE (256u * 1024u)      /* one-way calls gathered for one write */
+#define OBUF_RECORD_MAX (16u * 1024u) /* longer records go out directly */
+#define OBUF_RECORDS 64 /* records gathered at most before a write */
 
 struct rpcio {
   int fd;
@@ -48,6 +51,9 @@ struct rpcio {
   const volatile sig_atomic_t *cancel; /* ends waits when set */
   rpcm_framer fr;
   size_t rpos, rlen; /* unread bytes are rbuf[rpos..rlen) */
+  uint8_t *obuf;     /* queued one-way calls (rpcio_queue_call), or NULL */
+  size_t olen;       /* bytes of them */
+  unsigned orecords; /* records among them */
   char peer[INET6_ADDRSTRLEN];
   unsigned port;
   char detail[160];
@@ -164,6 +170,7 @@ void rpcio_free(rpcio *io) {
   if (io == NULL)
     return;
   rpcm_framer_free(&io->fr);
+  free(io->obuf);
   if (io->fd >= 0)
     close(io->fd);
   free(io);
@@ -421,7 +428,8 @@ static int feed(rpcio *io, size_t head) {
 
 int rpcio_recv_head(rpcio *io, int timeout_ms, size_t head, rpcio_msg *msg,
                     bool *more) {
-  int64_t deadline = deadline_of(timeout_ms);
+  int64_t deadline = 0;
+  bool timed = false; /* the clock is read only if bytes are wanted */
 
   io->detail[0] = '\0';
   *more = false;
@@ -442,6 +450,10 @@ int rpcio_recv_head(rpcio *io, int timeout_ms, size_t head, rpcio_msg *msg,
     }
     if (rc < 0)
       return rc;
+    if (!timed) {
+      deadline = deadline_of(timeout_ms);
+      timed = true;
+    }
     rc = fill(io, deadline);
     if (rc != RPCIO_OK)
       return rc;
@@ -631,7 +643,24 @@ static int send_all(rpcio *io, struct iovec *iov, size_t n) {
   return RPCIO_OK;
 }
 
-/* Send one record: the header in io->hdr (hlen bytes) then the pieces. */
+int rpcio_flush(rpcio *io) {
+  struct iovec iov;
+
+  if (io->olen == 0)
+    return RPCIO_OK;
+  iov.iov_base = io->obuf;
+  iov.iov_len = io->olen;
+  io->olen = 0; /* sent or not, these bytes are done with */
+  io->orecords = 0;
+  return send_all(io, &iov, 1);
+}
+
+size_t rpcio_queued(const rpcio *io) {
+  return io->olen;
+}
+
+/* Send one record: the header in io->hdr (hlen bytes) then the pieces,
+ * after the queued calls. */
 static int send_record(rpcio *io, size_t hlen, const struct iovec *body,
                        int nbody) {
   struct iovec pieces[MAX_PIECES];
@@ -641,6 +670,9 @@ static int send_record(rpcio *io, size_t hlen, const struct iovec *body,
   int i, rc;
 
   io->detail[0] = '\0';
+  rc = rpcio_flush(io);
+  if (rc != RPCIO_OK)
+    return rc;
   if (nbody < 0 || nbody > MAX_PIECES - 1 || (nbody > 0 && body == NULL))
     return RPCIO_EPROTO;
   pieces[np].iov_base = io->hdr;
@@ -668,6 +700,47 @@ int rpcio_send_call(rpcio *io, uint32_t vers, uint32_t proc,
   if (xid != NULL)
     *xid = x;
   return send_record(io, hlen, args, nargs);
+}
+
+int rpcio_queue_call(rpcio *io, uint32_t vers, uint32_t proc,
+                     const struct iovec *args, int nargs) {
+  size_t total = 0, hlen, at;
+  uint32_t x;
+  int i;
+
+  if (nargs < 0 || nargs > MAX_PIECES - 1 || (nargs > 0 && args == NULL))
+    return RPCIO_EPROTO;
+  for (i = 0; i < nargs; i++)
+    total += args[i].iov_len;
+  if (total > OBUF_RECORD_MAX)
+    return rpcio_send_call(io, vers, proc, args, nargs, NULL);
+  if (io->obuf == NULL) {
+    io->obuf = malloc(OBUF_SIZE);
+    if (io->obuf == NULL) /* no buffer: send it on its own */
+      return rpcio_send_call(io, vers, proc, args, nargs, NULL);
+  }
+  if (io->olen + RPCM_MARK_LEN + HDR_MAX + total > OBUF_SIZE) {
+    int rc = rpcio_flush(io);
+    if (rc != RPCIO_OK)
+      return rc;
+  }
+  io->detail[0] = '\0';
+  x = io->next_xid++;
+  at = io->olen + RPCM_MARK_LEN;
+  if (rpcm_encode_call(x, LDM6_PROG, vers, proc, io->obuf + at, HDR_MAX,
+                       &hlen) != 0)
+    return RPCIO_EPROTO;
+  at += hlen;
+  for (i = 0; i < nargs; i++) {
+    if (args[i].iov_len > 0)
+      memcpy(io->obuf + at, args[i].iov_base, args[i].iov_len);
+    at += args[i].iov_len;
+  }
+  rpcm_mark_put(io->obuf + io->olen, (uint32_t)(hlen + total), true);
+  io->olen = at;
+  if (++io->orecords >= OBUF_RECORDS)
+    return rpcio_flush(io);
+  return RPCIO_OK;
 }
 
 int rpcio_call(rpcio *io, uint32_t vers, uint32_t proc,

@@ -12,7 +12,9 @@
  * this connection.
  *
  * Sending uses writev(2) with the caller's iovecs, so product data goes from
- * the queue's mapping to the socket without a copy; receiving can stream
+ * the queue's mapping to the socket without a copy (small one-way calls
+ * can instead be queued, copied, and written in batches:
+ * rpcio_queue_call()); receiving can stream
  * the rest of a long record into the caller's memory (a reservation in
  * the queue) without gathering it first.  The socket gets
  * TCP_NODELAY: LDM's flushes wait ~40 ms on Nagle's algorithm, ours do not.
@@ -139,6 +141,28 @@ int rpcio_recv_end(rpcio *io, int timeout_ms);
  */
 int rpcio_send_call(rpcio *io, uint32_t vers, uint32_t proc,
                     const struct iovec *args, int nargs, uint32_t *xid);
+
+/**
+ * Queue a one-way call: its record is copied into io's output buffer
+ * (256 KiB), which goes out in one write when it is full, when 64 records
+ * are in it, before any other record is sent (so records keep their
+ * order), or at rpcio_flush().  A sender of many small products thus
+ * pays one system call, and one trip through TCP, per batch instead of
+ * per product.  A call with more than 16 KiB of arguments is sent at once
+ * (after the queued ones), from the caller's memory, as
+ * rpcio_send_call() would.  A failed write drops what was queued (the
+ * connection is then broken anyway).
+ * @return RPCIO_OK (queued or sent), or a send failure
+ */
+int rpcio_queue_call(rpcio *io, uint32_t vers, uint32_t proc,
+                     const struct iovec *args, int nargs);
+
+/** Write the calls queued by rpcio_queue_call(), if any.  Every other
+ *  send, and so rpcio_call(), does it first by itself. */
+int rpcio_flush(rpcio *io);
+
+/** Bytes queued by rpcio_queue_call() and not yet written. */
+size_t rpcio_queued(const rpcio *io);
 
 /**
  * Synchronous call: send, then wait up to timeout_ms for the reply with the

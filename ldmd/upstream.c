@@ -14,9 +14,14 @@
  *                                       to 16 KiB, else COMINGSOON and
  *                                       16 KiB BLKDATA packets
  *
- * Product data goes to the socket straight from the queue's mapping while
- * the product is read-locked (writev of header, data and padding).  At the
- * end of the queue a NULLPROC flushes the one-way calls, if any were sent
+ * A large product's data goes to the socket straight from the queue's
+ * mapping while the product is read-locked (writev of header, data and
+ * padding); small ones (up to 16 KiB) are copied into the connection's
+ * output buffer and go out in batches of up to 64 records or 256 KiB
+ * (rpcio_queue_call()): one system call and one trip through TCP per
+ * batch, not per product, while the feed is behind the queue.  At the
+ * end of the queue the batch is written and a NULLPROC flushes the
+ * one-way calls, if any were sent
  * since the last synchronous call, and confirms their delivery; the
  * process then sleeps on the queue's wake-up word, so a product committed
  * by any process is sent at once (LDM waits for a signal and can stall up
@@ -54,7 +59,7 @@ typedef struct upstream {
   ldmd_conf_filter filter;
   enum up_mode mode;
   bool oneway_pending; /* one-way calls since the last synchronous one */
-  int64_t last_call;   /* when the last call was sent (monotonic ms) */
+  int64_t last_call;   /* when the last synchronous call was sent (ms) */
   unsigned since_drain;
   uint64_t nsent, nbytes, ndeclined;
 } upstream;
@@ -185,21 +190,22 @@ static void send_failed(const upstream *u, int rc, const char *what) {
               rpcio_detail(u->c->io));
 }
 
-/* A one-way call whose arguments are head, data and padding. */
+/* A one-way call whose arguments are head, data and padding: queued in
+ * the connection's output buffer (copied, when small) until a batch is
+ * full or the feed catches up with the queue (see idle()). */
 static int send_oneway(upstream *u, uint32_t proc, const uint8_t *head,
                        size_t hlen, const void *data, uint32_t dlen,
                        const char *what) {
   struct iovec iov[3] = {{(void *)head, hlen},
                          {(void *)data, dlen},
                          {(void *)zeros, ldm6_xdr_pad(dlen)}};
-  int rc = rpcio_send_call(u->c->io, LDM6_VERSION6, proc, iov, 3, NULL);
+  int rc = rpcio_queue_call(u->c->io, LDM6_VERSION6, proc, iov, 3);
 
   if (rc != RPCIO_OK) {
     send_failed(u, rc, what);
     return rc;
   }
-  u->oneway_pending = true;
-  u->last_call = mono_ms();
+  u->oneway_pending = true; /* idle()'s NULLPROC follows, and dates it */
   return RPCIO_OK;
 }
 
@@ -451,6 +457,8 @@ static int feed(upstream *u) {
     int rc;
 
     if (*u->c->set->stop) {
+      /* Calls still queued are dropped: the downstream resumes before
+       * them. */
       log_info("stopping");
       return LDMD_DONE;
     }

@@ -125,6 +125,64 @@ static void test_call_and_reply(void **state) {
   rpcio_free(s);
 }
 
+/* Queued one-way calls: nothing leaves before a flush (or another send),
+ * then they arrive whole and in order, before the records sent after
+ * them, a large one going out directly included. */
+static void test_queued_calls(void **state) {
+  static uint8_t big[40000];
+  rpcio *c, *s;
+  rpcio_msg m;
+  uint8_t arg[8] = {0, 0, 0, 3, 'a', 'b', 'c', 0};
+  struct iovec a[2] = {{arg, 4}, {arg + 4, 4}}, b = {big, sizeof big};
+  unsigned i;
+
+  (void)state;
+  tcp_pair("127.0.0.1", &c, &s);
+  for (i = 0; i < 3; i++)
+    assert_int_equal(rpcio_queue_call(c, 6, 5, a, 2), RPCIO_OK);
+  assert_int_equal(rpcio_queued(c), 3 * (4 + 40 + 8));
+  assert_int_equal(rpcio_recv(s, 50, &m), RPCIO_TIMEDOUT);
+  assert_int_equal(rpcio_flush(c), RPCIO_OK);
+  assert_int_equal(rpcio_queued(c), 0);
+  for (i = 0; i < 3; i++) {
+    assert_int_equal(rpcio_recv(s, 2000, &m), RPCIO_OK);
+    assert_int_equal(m.hdr.u.call.proc, 5);
+    assert_int_equal(m.body_len, 8);
+    assert_memory_equal(m.body, arg, 8);
+  }
+  /* Queued, then a large call (sent directly) and a synchronous-style
+   * send: the queued one still comes first. */
+  memset(big, 0x5a, sizeof big);
+  assert_int_equal(rpcio_queue_call(c, 6, 5, a, 2), RPCIO_OK);
+  assert_int_equal(rpcio_queue_call(c, 6, 6, &b, 1), RPCIO_OK);
+  assert_int_equal(rpcio_queued(c), 0);
+  assert_int_equal(rpcio_queue_call(c, 6, 7, a, 1), RPCIO_OK);
+  assert_int_equal(rpcio_send_call(c, 6, 0, NULL, 0, NULL), RPCIO_OK);
+  assert_int_equal(rpcio_recv(s, 2000, &m), RPCIO_OK);
+  assert_int_equal(m.hdr.u.call.proc, 5);
+  assert_int_equal(rpcio_recv(s, 2000, &m), RPCIO_OK);
+  assert_int_equal(m.hdr.u.call.proc, 6);
+  assert_int_equal(m.body_len, sizeof big);
+  assert_memory_equal(m.body, big, sizeof big);
+  assert_int_equal(rpcio_recv(s, 2000, &m), RPCIO_OK);
+  assert_int_equal(m.hdr.u.call.proc, 7);
+  assert_int_equal(m.body_len, 4);
+  assert_int_equal(rpcio_recv(s, 2000, &m), RPCIO_OK);
+  assert_int_equal(m.hdr.u.call.proc, 0);
+  /* Many: written by themselves once the batch is full. */
+  for (i = 0; i < 200; i++)
+    assert_int_equal(rpcio_queue_call(c, 6, 5, a, 2), RPCIO_OK);
+  assert_true(rpcio_queued(c) < 64 * (4 + 40 + 8));
+  for (i = 0; i < 192; i++)
+    assert_int_equal(rpcio_recv(s, 2000, &m), RPCIO_OK);
+  assert_int_equal(rpcio_recv(s, 50, &m), RPCIO_TIMEDOUT);
+  assert_int_equal(rpcio_flush(c), RPCIO_OK);
+  for (i = 192; i < 200; i++)
+    assert_int_equal(rpcio_recv(s, 2000, &m), RPCIO_OK);
+  rpcio_free(c);
+  rpcio_free(s);
+}
+
 static void test_big_record(void **state) {
   rpcio *c, *s;
   rpcio_msg m;
@@ -348,6 +406,7 @@ static void test_streamed(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_call_and_reply),
+      cmocka_unit_test(test_queued_calls),
       cmocka_unit_test(test_big_record),
       cmocka_unit_test(test_bad_records),
       cmocka_unit_test(test_ipv6_and_refused),
