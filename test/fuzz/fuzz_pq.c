@@ -24,8 +24,13 @@ static uint8_t *pristine;
 static size_t pristine_len;
 static char path[64];
 
+static void remove_queue(void) {
+  unlink(path);
+}
+
 static void make_pristine(void) {
   snprintf(path, sizeof path, "/dev/shm/fuzz_pq.%ld", (long)getpid());
+  atexit(remove_queue); /* libFuzzer ends a timed run with exit() */
   pq_create_opts o = {
       .pc_data_size = 4096, .pc_slots = 8, .pc_flags = PQ_CLOBBER};
   pq_t *pq;
