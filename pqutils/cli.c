@@ -317,3 +317,19 @@ int cli_write_all(int fd, const void *buf, size_t len) {
 int cli_open_append(const char *path) {
   return open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
 }
+
+int cli_bad_option(struct cli *c, const char *usage, int ch) {
+  if (ch == ':')
+    cli_usage_error(c, usage, "option -%c needs a value", optopt);
+  else
+    cli_usage_error(c, usage, "unknown option -%c", optopt);
+  return -1;
+}
+
+pq_timestamp cli_offset_from(bool have_offset, uint64_t offset) {
+  if (!have_offset)
+    return PQ_TS_ZERO;
+  pq_timestamp from = pq_ts_now();
+  from.sec -= (int64_t)offset;
+  return from;
+}

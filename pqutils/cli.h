@@ -96,6 +96,14 @@ int cli_make_class(struct cli *c, pq_class *cls, pq_timestamp from,
                    uint32_t feedtype, const char *pattern);
 
 /** Print "<prog>: <msg>" and the usage text to stderr; for usage errors. */
+/* For getopt's ':' (an option lacks its value) and '?' (an unknown
+ * option), with `ch` what getopt returned: print the usage error; -1. */
+int cli_bad_option(struct cli *c, const char *usage, int ch);
+
+/* Start of a class window `offset` seconds ago (LDM's -o), or TS_ZERO
+ * when no offset was given. */
+pq_timestamp cli_offset_from(bool have_offset, uint64_t offset);
+
 void cli_usage_error(struct cli *c, const char *usage, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

@@ -193,11 +193,8 @@ static int parse_args(struct ldmping *p, int argc, char **argv) {
       }
       p->interval = (unsigned)v;
       break;
-    case ':':
-      cli_usage_error(&p->cli, usage_text, "option -%c needs a value", optopt);
-      goto bad;
-    default:
-      cli_usage_error(&p->cli, usage_text, "unknown option -%c", optopt);
+    default: /* a missing value or an unknown option */
+      cli_bad_option(&p->cli, usage_text, opt);
       goto bad;
     }
   }

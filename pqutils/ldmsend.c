@@ -399,12 +399,8 @@ static int parse_args(struct ldmsend *s, int argc, char **argv) {
       }
       s->seqno = (uint32_t)v;
       break;
-    case ':':
-      cli_usage_error(&s->cli, usage_text, "option -%c needs a value", optopt);
-      return -1;
-    default:
-      cli_usage_error(&s->cli, usage_text, "unknown option -%c", optopt);
-      return -1;
+    default: /* a missing value or an unknown option */
+      return cli_bad_option(&s->cli, usage_text, opt);
     }
   }
   if (optind >= argc) {

@@ -357,12 +357,8 @@ static int parse_args(struct notifyme *n, int argc, char **argv) {
       if (parse_secs(n, opt, optarg, 1, INT32_MAX / 1000, &n->total_s) != 0)
         return -1;
       break;
-    case ':':
-      cli_usage_error(&n->cli, usage_text, "option -%c needs a value", optopt);
-      return -1;
-    default:
-      cli_usage_error(&n->cli, usage_text, "unknown option -%c", optopt);
-      return -1;
+    default: /* a missing value or an unknown option */
+      return cli_bad_option(&n->cli, usage_text, opt);
     }
   }
   if (optind < argc) {

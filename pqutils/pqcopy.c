@@ -148,12 +148,8 @@ static int parse_args(struct cli *c, int argc, char **argv, struct opts *o) {
         return -1;
       o->have_offset = true;
       break;
-    case ':':
-      cli_usage_error(c, usage_text, "option -%c needs a value", optopt);
-      return -1;
-    default:
-      cli_usage_error(c, usage_text, "unknown option -%c", optopt);
-      return -1;
+    default: /* a missing value or an unknown option */
+      return cli_bad_option(c, usage_text, ch);
     }
   }
   int npos = argc - optind;
@@ -177,11 +173,7 @@ int main(int argc, char **argv) {
   int rc = parse_args(&c, argc, argv, &o);
   if (rc != 0)
     return rc > 0 ? 0 : CLI_EXIT_USAGE;
-  pq_timestamp from = PQ_TS_ZERO;
-  if (o.have_offset) {
-    from = pq_ts_now();
-    from.sec -= (int64_t)o.offset;
-  }
+  pq_timestamp from = cli_offset_from(o.have_offset, o.offset);
   pq_class cls;
   if (cli_make_class(&c, &cls, from, o.feedtype, o.pattern) != 0)
     return CLI_EXIT_USAGE;

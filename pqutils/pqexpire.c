@@ -200,12 +200,8 @@ static int parse_args(struct cli *c, int argc, char **argv, struct opts *o) {
     case 'p':
       o->pattern = optarg;
       break;
-    case ':':
-      cli_usage_error(c, usage_text, "option -%c needs a value", optopt);
-      return -1;
-    default:
-      cli_usage_error(c, usage_text, "unknown option -%c", optopt);
-      return -1;
+    default: /* a missing value or an unknown option */
+      return cli_bad_option(c, usage_text, ch);
     }
   }
   if (optind != argc) {

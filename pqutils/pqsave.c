@@ -277,12 +277,8 @@ static int parse_args(struct cli *c, int argc, char **argv, bool restoring,
     case 'S':
       o->slots_arg = optarg;
       break;
-    case ':':
-      cli_usage_error(c, usage, "option -%c needs a value", optopt);
-      return -1;
-    default:
-      cli_usage_error(c, usage, "unknown option -%c", optopt);
-      return -1;
+    default: /* a missing value or an unknown option */
+      return cli_bad_option(c, usage, ch);
     }
   }
   int npos = argc - optind;
