@@ -14,6 +14,7 @@
 
 #define ERE_MAX_COST 30000 /* tree nodes regcomp may build for one ERE */
 #define ERE_MAX_NEST 100   /* parentheses */
+#define ERE_MAX_STACKED 4  /* repetition operators in a row */
 
 /*
  * After "{" at c: an interval "m}", "m,}" or "m,n}"?  Then the position
@@ -90,10 +91,20 @@ bool pq_ere_tame(const char *ere) {
   const char *c = ere;
   size_t depth = 0;
 
+  unsigned stacked = 0; /* repetition operators in a row */
+
   cost[0] = 0;
   while (*c != '\0') {
     uint64_t grown = 0; /* a repetition: what last becomes */
     const char *after;
+    bool repeat = *c == '*' || *c == '?' || *c == '+' || *c == '{';
+
+    /* regcomp's closures grow polynomially with stacked repetitions
+     * ("a" and 64 "*" take 0.4 s, 100 take seconds): no pattern needs
+     * more than a few. */
+    stacked = repeat ? stacked + 1 : 0;
+    if (stacked > ERE_MAX_STACKED)
+      return false;
 
     if (*c == '(') {
       if (depth == ERE_MAX_NEST)
