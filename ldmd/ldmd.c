@@ -236,42 +236,31 @@ static int reg_string(ldm_registry *reg, const char *key, char *buf,
   return 0;
 }
 
-/* An ldmd key of our own (not LDM's): its value in seconds if the file
- * sets it, else def; in milliseconds into *ms. */
-static int reg_seconds(ldm_registry *reg, const char *key, long def, long lo,
-                       int *ms) {
-  long v = def;
+/* A timer key of ldmd's own, in seconds (its default is the registry's),
+ * in milliseconds into *ms. */
+static int reg_seconds(ldm_registry *reg, const char *key, int *ms) {
+  long v;
 
-  if (ldm_reg_is_set(reg, key) &&
-      reg_uint(reg, key, lo, INT_MAX / 1000, &v) != 0)
+  if (reg_uint(reg, key, 1, REG_SECONDS_MAX, &v) != 0)
     return -1;
   *ms = (int)(v * 1000);
   return 0;
 }
 
-/* The timers and the state directory: keys of ldmd's own, with LDM's
- * values as defaults (ldmd.8 lists them). */
+/* The timers and the state directory: keys of ldmd's own (ldmd.8 lists
+ * them), with their defaults in the registry's table. */
 static int own_settings(server *s, ldm_registry *reg) {
   ldmd_settings *t = &s->set;
   int bad = 0, rmin = 0, rmax = 0;
 
-  bad |= reg_seconds(reg, "/server/interval", LDMD_DEFAULT_INTERVAL, 1,
-                     &t->interval_ms);
-  bad |= reg_seconds(reg, "/server/restart-min", LDMD_DEFAULT_RESTART_MIN, 1,
-                     &rmin);
-  bad |= reg_seconds(reg, "/server/restart-max", LDMD_DEFAULT_RESTART_MAX, 1,
-                     &rmax);
-  bad |= reg_seconds(reg, "/requester/silence-limit", LDMD_DEFAULT_SILENCE, 1,
-                     &t->silence_ms);
-  bad |= reg_seconds(reg, "/requester/retry-min", LDMD_DEFAULT_RETRY_MIN, 1,
-                     &t->retry_min_ms);
-  bad |= reg_seconds(reg, "/requester/retry-max", LDMD_DEFAULT_RETRY_MAX, 1,
-                     &t->retry_max_ms);
-  bad |= reg_seconds(reg, "/requester/autoshift-interval",
-                     LDMD_DEFAULT_AUTOSHIFT, 1, &t->autoshift_ms);
-  if (ldm_reg_is_set(reg, "/requester/state-dir"))
-    bad |= reg_string(reg, "/requester/state-dir", s->state_dir,
-                      sizeof s->state_dir);
+  bad |= reg_seconds(reg, REG_INTERVAL, &t->interval_ms);
+  bad |= reg_seconds(reg, REG_RESTART_MIN, &rmin);
+  bad |= reg_seconds(reg, REG_RESTART_MAX, &rmax);
+  bad |= reg_seconds(reg, REG_SILENCE_LIMIT, &t->silence_ms);
+  bad |= reg_seconds(reg, REG_RETRY_MIN, &t->retry_min_ms);
+  bad |= reg_seconds(reg, REG_RETRY_MAX, &t->retry_max_ms);
+  bad |= reg_seconds(reg, REG_AUTOSHIFT, &t->autoshift_ms);
+  bad |= reg_string(reg, REG_STATE_DIR, s->state_dir, sizeof s->state_dir);
   if (bad)
     return -1;
   if (t->retry_max_ms < t->retry_min_ms)

@@ -2,11 +2,12 @@
  * registry.c - the LDM registry: site parameters kept as nested elements of
  * an XML file, each key path /a/b/c the text of <registry><a><b><c>.  This
  * file owns where the file is, reading it (libxml2, no network, errors with
- * their line), the built-in defaults and types of LDM's keys, the value
- * parsers (sizes, integers, booleans), and writing: under an exclusive fcntl
- * lock on the registry file, re-read, change, written whole to a temporary
- * file in the same directory and renamed into place, so a reader sees the
- * old file or the new one and two writers never lose each other's change.
+ * their line), the built-in defaults and types of LDM's keys and of ldmd's
+ * own (the one place they are written), the value parsers (sizes,
+ * integers, booleans), and writing: under an exclusive fcntl lock on the
+ * registry file, re-read, change, written whole to a temporary file in the
+ * same directory and renamed into place, so a reader sees the old file or
+ * the new one and two writers never lose each other's change.
  *
  * A handle holds the document as it was read; sets and removes update it
  * from the file as re-read under the lock.  The library never logs: errors
@@ -86,6 +87,15 @@ static const struct reg_default defaults[] = {
     {REG_INSERTION_CHECK, "300", RT_UINT, 0, UINT32_MAX, NULL},
     {REG_RECONCILIATION, "do nothing", RT_CHOICE, 0, 0, reconciliation_modes},
     {REG_DELETE_INFO_FILES, "0", RT_BOOL, 0, 0, NULL},
+    /* ldmd's own keys (ldmd.8): LDM's values where LDM has one. */
+    {REG_INTERVAL, "30", RT_UINT, 1, REG_SECONDS_MAX, NULL},
+    {REG_RESTART_MIN, "1", RT_UINT, 1, REG_SECONDS_MAX, NULL},
+    {REG_RESTART_MAX, "60", RT_UINT, 1, REG_SECONDS_MAX, NULL},
+    {REG_SILENCE_LIMIT, "300", RT_UINT, 1, REG_SECONDS_MAX, NULL},
+    {REG_RETRY_MIN, "1", RT_UINT, 1, REG_SECONDS_MAX, NULL},
+    {REG_RETRY_MAX, "60", RT_UINT, 1, REG_SECONDS_MAX, NULL},
+    {REG_AUTOSHIFT, "60", RT_UINT, 1, REG_SECONDS_MAX, NULL},
+    {REG_STATE_DIR, "", RT_STRING, 0, 0, NULL}, /* "": the queue's directory */
 };
 #define NDEFAULTS (sizeof defaults / sizeof defaults[0])
 

@@ -1,6 +1,7 @@
 /*
  * registry.h - the LDM registry: site parameters in an XML file read with
- * libxml2, with LDM's key paths and defaults (ldm6-protocol.md section 10).
+ * libxml2, with LDM's key paths and defaults (ldm6-protocol.md section 10)
+ * and those of ldmd's own keys.
  *
  * A key path /a/b/c is the text of <registry><a><b><c>, without surrounding
  * white space; an element with elements inside, or with only comments (keys
@@ -25,16 +26,18 @@
  * (case-insensitive) or any integer, non-zero being true; times
  * YYYYMMDDThhmmss[.uuuuuu]; signatures as 32 hex digits.  Defaults that name
  * files contain $LDMHOME, expanded when read; /hostname defaults to
- * gethostname() at the time it is read.  The built-in keys have types that
- * ldm_reg_set_string() enforces (a port is an integer 1-65535, /queue/size a
- * size, /queue/slots "default" or an integer, booleans booleans,
- * /reconciliation-mode one of LDM's three modes); other keys are strings.
+ * gethostname() at the time it is read.  The built-in keys (LDM's and
+ * ldmd's own, below) have types that ldm_reg_set_string() enforces (a port
+ * is an integer 1-65535, /queue/size a size, /queue/slots "default" or an
+ * integer, booleans booleans, /reconciliation-mode one of LDM's three modes,
+ * ldmd's timers integers 1-REG_SECONDS_MAX); other keys are strings.
  *
  * Not thread-safe per handle; safe across fork() for reading.
  */
 #ifndef LDMD_REGISTRY_H
 #define LDMD_REGISTRY_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -61,6 +64,22 @@
 #define REG_INSERTION_CHECK "/insertion-check-interval"
 #define REG_RECONCILIATION "/reconciliation-mode"
 #define REG_DELETE_INFO_FILES "/delete-info-files"
+
+/* Keys of ldmd's own, not LDM's (ldmd.8 says what they do; their defaults
+ * are in the table in registry.c, which regutil lists): timers in whole
+ * seconds from 1 to REG_SECONDS_MAX, and the requesters' state directory
+ * ("" for the queue's directory). */
+#define REG_INTERVAL "/server/interval"
+#define REG_RESTART_MIN "/server/restart-min"
+#define REG_RESTART_MAX "/server/restart-max"
+#define REG_SILENCE_LIMIT "/requester/silence-limit"
+#define REG_RETRY_MIN "/requester/retry-min"
+#define REG_RETRY_MAX "/requester/retry-max"
+#define REG_AUTOSHIFT "/requester/autoshift-interval"
+#define REG_STATE_DIR "/requester/state-dir"
+/** The most seconds a timer key may hold: ldmd counts them in int
+ *  milliseconds. */
+#define REG_SECONDS_MAX (INT_MAX / 1000)
 
 /* Results. */
 #define LDM_REG_OK 0

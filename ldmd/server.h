@@ -43,16 +43,6 @@
  *  255-character patterns and its RPC header take about 8.5 KB). */
 #define LDMD_RECORD_HEAD 16384
 
-/* Defaults of the timers a site (or a test) may change in the registry
- * (ldmd.8 lists the keys), in seconds: LDM's values where LDM has one. */
-#define LDMD_DEFAULT_INTERVAL 30    /**< /server/interval */
-#define LDMD_DEFAULT_RESTART_MIN 1  /**< /server/restart-min */
-#define LDMD_DEFAULT_RESTART_MAX 60 /**< /server/restart-max */
-#define LDMD_DEFAULT_SILENCE 300    /**< /requester/silence-limit */
-#define LDMD_DEFAULT_RETRY_MIN 1    /**< /requester/retry-min */
-#define LDMD_DEFAULT_RETRY_MAX 60   /**< /requester/retry-max */
-#define LDMD_DEFAULT_AUTOSHIFT 60   /**< /requester/autoshift-interval */
-
 /** Settings of the server, read-only in the children. */
 typedef struct ldmd_settings {
   const ldmd_conf *conf;

@@ -1,11 +1,13 @@
 /*
  * test_registry.c - the registry (ldmd/registry.h): where the file is
- * found, the defaults of every built-in key with no file, value types and
- * parsers, set/get/remove round trips through the file, typed sets refused,
- * malformed files named with their line, walk order, create and reset,
- * writers in several processes losing nothing, the example etc/registry.xml,
- * and regutil's command line.  Files live in a scratch directory under
- * $PQ_TEST_DIR (or /tmp); LDM_REGISTRY always points there.
+ * found, the defaults of every built-in key with no file (LDM's and ldmd's
+ * own, each of ldmd's also overridden by the file and by a set), value
+ * types and parsers, set/get/remove round trips through the file, typed
+ * sets refused, malformed files named with their line, walk order, create
+ * and reset, writers in several processes losing nothing, the example
+ * etc/registry.xml, and regutil's command line.  Files live in a scratch
+ * directory under $PQ_TEST_DIR (or /tmp); LDM_REGISTRY always points
+ * there.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -23,6 +25,9 @@
 #include <unistd.h>
 
 #include "ldmd/registry.h"
+
+/* Keys with a built-in default: LDM's 19 and ldmd's own 8. */
+#define NBUILTIN 27
 
 static char scratch[1024]; /* this run's directory */
 static char home[2048];    /* LDMHOME for the tests */
@@ -239,6 +244,14 @@ static void check_all_defaults(ldm_registry *reg) {
   want_string(reg, REG_RECONCILIATION, "do nothing");
   want_uint(reg, REG_DELETE_INFO_FILES, 0);
   want_bool(reg, REG_DELETE_INFO_FILES, false);
+  want_uint(reg, REG_INTERVAL, 30);
+  want_uint(reg, REG_RESTART_MIN, 1);
+  want_uint(reg, REG_RESTART_MAX, 60);
+  want_uint(reg, REG_SILENCE_LIMIT, 300);
+  want_uint(reg, REG_RETRY_MIN, 1);
+  want_uint(reg, REG_RETRY_MAX, 60);
+  want_uint(reg, REG_AUTOSHIFT, 60);
+  want_string(reg, REG_STATE_DIR, "");
   assert_int_equal(gethostname(host, sizeof host), 0);
   want_string(reg, REG_HOSTNAME, host);
 }
@@ -262,7 +275,15 @@ static void test_defaults_missing_file(void **state) {
                                      REG_LOG_ROTATE,
                                      REG_INSERTION_CHECK,
                                      REG_RECONCILIATION,
-                                     REG_DELETE_INFO_FILES};
+                                     REG_DELETE_INFO_FILES,
+                                     REG_INTERVAL,
+                                     REG_RESTART_MIN,
+                                     REG_RESTART_MAX,
+                                     REG_SILENCE_LIMIT,
+                                     REG_RETRY_MIN,
+                                     REG_RETRY_MAX,
+                                     REG_AUTOSHIFT,
+                                     REG_STATE_DIR};
   char path[4096], buf[64];
   struct stat st;
   ldm_registry *reg;
@@ -276,6 +297,7 @@ static void test_defaults_missing_file(void **state) {
   assert_int_equal(ldm_reg_get_string(reg, "/no/such", buf, sizeof buf),
                    LDM_REG_NOENT);
   assert_non_null(strstr(ldm_reg_error(reg), "/no/such"));
+  assert_int_equal(sizeof keys / sizeof keys[0], NBUILTIN);
   ldm_reg_close(reg);
   assert_int_equal(stat(path, &st), -1); /* reading created nothing */
 
@@ -555,6 +577,12 @@ static void test_set_refused(void **state) {
       {REG_RECONCILIATION, "bogus", LDM_REG_EVALUE},
       {REG_RECONCILIATION, "increase queue", LDM_REG_OK},
       {REG_HOSTNAME, "", LDM_REG_EVALUE},
+      {REG_INTERVAL, "0", LDM_REG_EVALUE},
+      {REG_INTERVAL, "2147484", LDM_REG_EVALUE}, /* REG_SECONDS_MAX + 1 */
+      {REG_INTERVAL, "2147483", LDM_REG_OK},
+      {REG_RETRY_MAX, "1m", LDM_REG_EVALUE},
+      {REG_SILENCE_LIMIT, "-1", LDM_REG_EVALUE},
+      {REG_STATE_DIR, "", LDM_REG_OK},
       {"/free/form", "anything at all", LDM_REG_OK},
       {"/free/form", "bell\a", LDM_REG_EVALUE},
       {"/free/form", "bad \xff utf-8", LDM_REG_EVALUE},
@@ -764,9 +792,9 @@ static void test_walk(void **state) {
 
   memset(&s, 0, sizeof s);
   assert_int_equal(ldm_reg_walk(reg, "/", record, &s), 0);
-  /* 5 keys of the file (the repeated one counts once), 19 defaults less
-   * the one the file sets. */
-  assert_int_equal(s.n, 5 + 19 - 1);
+  /* 5 keys of the file (the repeated one counts once), the built-in
+   * defaults less the one the file sets. */
+  assert_int_equal(s.n, 5 + NBUILTIN - 1);
   assert_string_equal(s.keys[0], "/alpha/a"); /* path order ... */
   assert_string_equal(s.keys[1], "/alpha/b");
   assert_string_equal(s.keys[2], "/alpha-x"); /* ... component-wise */
@@ -808,7 +836,7 @@ static void test_walk(void **state) {
   assert_int_equal(s.n, 0);
   memset(&s, 0, sizeof s);
   assert_int_equal(ldm_reg_walk(reg, NULL, record, &s), 0); /* all */
-  assert_int_equal(s.n, 23);
+  assert_int_equal(s.n, 5 + NBUILTIN - 1);
 
   /* A non-zero return stops the walk and is returned. */
   memset(&s, 0, sizeof s);
@@ -819,6 +847,135 @@ static void test_walk(void **state) {
   assert_int_equal(ldm_reg_walk(reg, "bad", record, &s), LDM_REG_EINVAL);
   assert_int_equal(ldm_reg_walk(reg, "/a//b", record, &s), LDM_REG_EINVAL);
   assert_int_equal(ldm_reg_walk(reg, "/", NULL, &s), LDM_REG_EINVAL);
+  ldm_reg_close(reg);
+}
+
+/* ---- ldmd's own keys ---- */
+
+/* Each key, its default, and another value. */
+static const struct {
+  const char *key, *def, *other;
+} own_keys[] = {
+    {REG_INTERVAL, "30", "5"},      {REG_RESTART_MIN, "1", "2"},
+    {REG_RESTART_MAX, "60", "120"}, {REG_SILENCE_LIMIT, "300", "45"},
+    {REG_RETRY_MIN, "1", "3"},      {REG_RETRY_MAX, "60", "600"},
+    {REG_AUTOSHIFT, "60", "7"},     {REG_STATE_DIR, "", "/var/tmp/ldm-state"},
+};
+#define NOWN (sizeof own_keys / sizeof own_keys[0])
+
+/* Every one of ldmd's keys holds its default (or, if others, its other
+ * value), a timer also read as an integer, and is set in the file or not. */
+static void want_own(ldm_registry *reg, bool others, bool set) {
+  for (size_t i = 0; i < NOWN; i++) {
+    const char *v = others ? own_keys[i].other : own_keys[i].def;
+    want_string(reg, own_keys[i].key, v);
+    if (strcmp(own_keys[i].key, REG_STATE_DIR) != 0)
+      want_uint(reg, own_keys[i].key, strtoull(v, NULL, 10));
+    if (ldm_reg_is_set(reg, own_keys[i].key) != set)
+      fail_msg("%s is%s set", own_keys[i].key, set ? " not" : "");
+  }
+}
+
+static void test_own_keys(void **state) {
+  char path[4096], text[4096];
+  ldm_registry *reg, *other;
+  struct seen s;
+  size_t n;
+  (void)state;
+
+  /* The names ldmd.8, etc/registry.xml and the net tests use. */
+  assert_string_equal(REG_INTERVAL, "/server/interval");
+  assert_string_equal(REG_RESTART_MIN, "/server/restart-min");
+  assert_string_equal(REG_RESTART_MAX, "/server/restart-max");
+  assert_string_equal(REG_SILENCE_LIMIT, "/requester/silence-limit");
+  assert_string_equal(REG_RETRY_MIN, "/requester/retry-min");
+  assert_string_equal(REG_RETRY_MAX, "/requester/retry-max");
+  assert_string_equal(REG_AUTOSHIFT, "/requester/autoshift-interval");
+  assert_string_equal(REG_STATE_DIR, "/requester/state-dir");
+  assert_int_equal(REG_SECONDS_MAX, 2147483);
+
+  /* Defaults with no file, listed by a walk as defaults. */
+  fresh(path, sizeof path, "own.xml");
+  reg = open_ok(path);
+  want_own(reg, false, false);
+  memset(&s, 0, sizeof s);
+  assert_int_equal(ldm_reg_walk(reg, "/requester", record, &s), 0);
+  assert_int_equal(s.n, 5);
+  assert_string_equal(s.keys[0], REG_AUTOSHIFT);
+  assert_string_equal(s.keys[1], REG_RETRY_MAX);
+  assert_string_equal(s.keys[2], REG_RETRY_MIN);
+  assert_string_equal(s.keys[3], REG_SILENCE_LIMIT);
+  assert_string_equal(s.keys[4], REG_STATE_DIR);
+  assert_string_equal(s.values[4], "");
+  for (int i = 0; i < s.n; i++)
+    assert_true(s.is_default[i]);
+  memset(&s, 0, sizeof s);
+  assert_int_equal(ldm_reg_walk(reg, "/server", record, &s), 0);
+  assert_int_equal(s.n, 10); /* LDM's 7 and ldmd's 3 */
+  for (size_t i = 0; i < NOWN; i++)
+    if (strncmp(own_keys[i].key, "/server/", 8) == 0) {
+      int j = find_seen(&s, own_keys[i].key);
+      assert_true(j >= 0);
+      assert_true(s.is_default[j]);
+      assert_string_equal(s.values[j], own_keys[i].def);
+    }
+  ldm_reg_close(reg);
+
+  /* The file overrides every one. */
+  n = (size_t)snprintf(text, sizeof text,
+                       "<registry>\n"
+                       "  <server><interval>%s</interval>"
+                       "<restart-min>%s</restart-min>"
+                       "<restart-max>%s</restart-max></server>\n"
+                       "  <requester><silence-limit>%s</silence-limit>"
+                       "<retry-min>%s</retry-min><retry-max>%s</retry-max>"
+                       "<autoshift-interval>%s</autoshift-interval>"
+                       "<state-dir>%s</state-dir></requester>\n"
+                       "</registry>\n",
+                       own_keys[0].other, own_keys[1].other, own_keys[2].other,
+                       own_keys[3].other, own_keys[4].other, own_keys[5].other,
+                       own_keys[6].other, own_keys[7].other);
+  assert_true(n < sizeof text);
+  write_file(path, text);
+  reg = open_ok(path);
+  want_own(reg, true, true);
+  memset(&s, 0, sizeof s);
+  assert_int_equal(ldm_reg_walk(reg, "/requester", record, &s), 0);
+  assert_int_equal(s.n, 5);
+  for (int i = 0; i < s.n; i++)
+    assert_false(s.is_default[i]);
+  ldm_reg_close(reg);
+
+  /* A set overrides every one, for other readers too; a remove restores
+   * the default. */
+  fresh(path, sizeof path, "own.xml");
+  reg = open_ok(path);
+  for (size_t i = 0; i < NOWN; i++)
+    want_set(reg, own_keys[i].key, own_keys[i].other, LDM_REG_OK);
+  want_own(reg, true, true);
+  other = open_ok(path);
+  want_own(other, true, true);
+  ldm_reg_close(other);
+  for (size_t i = 0; i < NOWN; i++)
+    assert_int_equal(ldm_reg_remove(reg, own_keys[i].key), LDM_REG_OK);
+  want_own(reg, false, false);
+  other = open_ok(path);
+  want_own(other, false, false);
+  ldm_reg_close(other);
+
+  /* Timers are integers from 1 to REG_SECONDS_MAX; the directory is any
+   * string. */
+  for (size_t i = 0; i < NOWN; i++) {
+    if (strcmp(own_keys[i].key, REG_STATE_DIR) == 0)
+      continue;
+    want_set(reg, own_keys[i].key, "0", LDM_REG_EVALUE);
+    want_set(reg, own_keys[i].key, "2147484", LDM_REG_EVALUE);
+    want_set(reg, own_keys[i].key, "soon", LDM_REG_EVALUE);
+    want_set(reg, own_keys[i].key, "2147483", LDM_REG_OK);
+    want_uint(reg, own_keys[i].key, REG_SECONDS_MAX);
+  }
+  want_set(reg, REG_STATE_DIR, "relative dir", LDM_REG_OK);
+  want_string(reg, REG_STATE_DIR, "relative dir");
   ldm_reg_close(reg);
 }
 
@@ -948,6 +1105,8 @@ static void test_example_file(void **state) {
   assert_true(c.set >= 10);
   assert_false(ldm_reg_is_set(reg, REG_HOSTNAME)); /* commented out */
   assert_false(ldm_reg_is_set(reg, REG_LOG_FILE));
+  assert_false(ldm_reg_is_set(reg, REG_STATE_DIR));
+  assert_true(ldm_reg_is_set(reg, REG_SILENCE_LIMIT)); /* ldmd's keys too */
   ldm_reg_close(c.defaults);
   ldm_reg_close(reg);
 }
@@ -1042,6 +1201,31 @@ static void test_regutil(void **state) {
   RUN(2, "-q -r /x");
   assert_string_equal(err, "");
 
+  /* ldmd's own keys are listed with their defaults, typed and settable. */
+  RUN(0, "/requester");
+  assert_string_equal(out, "/requester/autoshift-interval : 60\n"
+                           "/requester/retry-max : 60\n"
+                           "/requester/retry-min : 1\n"
+                           "/requester/silence-limit : 300\n"
+                           "/requester/state-dir : \n");
+  RUN(0, "/server/interval /server/restart-min /server/restart-max");
+  assert_string_equal(out, "30\n1\n60\n");
+  RUN(0, "");
+  assert_non_null(strstr(out, "/server/interval : 30\n"));
+  assert_non_null(strstr(out, "/requester/silence-limit : 300\n"));
+  RUN(0, "-u 5 /server/interval");
+  RUN(0, "/server/interval");
+  assert_string_equal(out, "5\n");
+  RUN(1, "-u 0 /server/interval");
+  assert_non_null(strstr(err, "/server/interval"));
+  RUN(1, "-s 5s /requester/retry-max");
+  RUN(0, "-s /var/tmp/state /requester/state-dir");
+  RUN(0, "/requester/state-dir");
+  assert_string_equal(out, "/var/tmp/state\n");
+  RUN(0, "-r /server/interval /requester/state-dir");
+  RUN(0, "/server/interval /requester/state-dir");
+  assert_string_equal(out, "30\n\n");
+
   /* -d and -f name the file; the environment is then not used. */
   scratch_path(dir, sizeof dir, "regutil-d");
   assert_int_equal(mkdir(dir, 0755), 0);
@@ -1088,6 +1272,7 @@ int main(void) {
       cmocka_unit_test(test_malformed),
       cmocka_unit_test(test_comment_nodes),
       cmocka_unit_test(test_walk),
+      cmocka_unit_test(test_own_keys),
       cmocka_unit_test(test_create_reset),
       cmocka_unit_test(test_concurrent_writers),
       cmocka_unit_test(test_example_file),
