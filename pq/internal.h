@@ -61,6 +61,11 @@ struct pq {
   uint64_t resv_key;
   uint64_t resv_seq; /* per-handle counter making reservation ids unique */
 
+  /* populate.c: 2 MiB chunks of the data area this handle has mapped,
+   * [0] for reading, [1] for writing; pop_off once the kernel refuses */
+  uint64_t *pop_done[2];
+  bool pop_off;
+
   pq_error err;
 };
 
@@ -90,6 +95,13 @@ int pq__futex_wake(uint32_t *word);
 /* ---- open.c ---- */
 /* PQ_FORKED if the handle was inherited across fork(), else PQ_OK. */
 int pq__check_owner(pq_t *pq);
+
+/* ---- populate.c ---- */
+void pq__populate_init(pq_t *pq);
+void pq__populate_free(pq_t *pq);
+/* Map the chunks of data-area bytes [off, off + len) that this handle has
+ * not mapped yet, for writing or for reading.  Best effort. */
+void pq__populate(pq_t *pq, uint64_t off, uint64_t len, bool write);
 
 /* ---- layout.c ---- */
 struct pq__geometry {

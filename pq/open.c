@@ -247,6 +247,7 @@ static int map_queue(pq_t *pq, pq_error *err) {
   pq->data_size = h.hd_data_size;
   /* The indexes are touched by every operation: fault them in now. */
   (void)madvise(pq->base, (size_t)h.hd_data_off, MADV_WILLNEED);
+  pq__populate_init(pq);
   return PQ_OK;
 }
 
@@ -324,6 +325,7 @@ int pq_close(pq_t *pq) {
     munmap(pq->base, (size_t)pq->map_size);
   if (pq->fd >= 0)
     close(pq->fd);
+  pq__populate_free(pq);
   free(pq->path);
   free(pq);
   return rc;

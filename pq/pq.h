@@ -282,6 +282,23 @@ typedef struct pq_resv {
 int pq_insert(pq_t *pq, const pq_prod_info *info, const void *data);
 
 /**
+ * Insert n whole products, in order, as n pq_insert() calls would, but
+ * taking the control lock once for each run of small products (up to 4 KiB
+ * each, 64 KiB a run): for a program that has many products at hand.
+ * Readers see each product as soon as its run is committed.
+ *
+ * @param infos, data  the products (data[i] holds infos[i]->size bytes)
+ * @param rcs          each product's outcome, as pq_insert() returns it
+ * @retval PQ_OK       every product was tried: see rcs
+ * @retval PQ_SYSTEM, PQ_FORKED, PQ_CORRUPT  the failure that stopped the
+ *                     batch; it is also in rcs[] of the product that met it
+ *                     and of every product after it (not tried)
+ * @retval PQ_INVAL    a NULL array
+ */
+int pq_insert_many(pq_t *pq, size_t n, const pq_prod_info *const infos[],
+                   const void *const data[], int rcs[]);
+
+/**
  * Reserve room for a product and claim its signature: from now on another
  * insert of the same signature fails with PQ_DUP.  The metadata is written at
  * once; the caller then writes info->size bytes at resv->pr_data, with no

@@ -239,6 +239,69 @@ static void test_big_and_invalid(void **state) {
   pq_close(pq);
 }
 
+/* pq_insert_many: runs of small products under one lock, larger ones and
+ * bad ones one by one, all in order, each outcome reported. */
+static void test_insert_many(void **state) {
+  (void)state;
+  enum { N = 200 };
+  pq_t *pq = tu_create(path, 8 << 20, 400);
+  static pq_prod_info infos[N];
+  static uint8_t data[N][6000];
+  const pq_prod_info *ip[N];
+  const void *dp[N];
+  int rcs[N];
+  for (unsigned i = 0; i < N; i++) {
+    /* Mostly small (several runs of 64 KiB), some above the 4 KiB copy
+     * limit, and an empty one. */
+    size_t size = i == 7 ? 0 : i % 10 == 3 ? 5000 + i : 100 + i * 13 % 3000;
+    tu_product(&infos[i], data[i], size, i);
+    ip[i] = &infos[i];
+    dp[i] = data[i];
+  }
+  /* A product already queued, a duplicate inside the batch, an invalid
+   * one, and one with no data. */
+  assert_int_equal(pq_insert(pq, &infos[20], data[20]), PQ_OK);
+  static pq_prod_info dup;
+  dup = infos[50];
+  dup.seqno = 1000;
+  ip[60] = &dup;
+  infos[90].arrival.usec = 1000000;
+  dp[120] = NULL;
+  assert_int_equal(pq_insert_many(pq, N, ip, dp, rcs), PQ_OK);
+  struct seen s = {0};
+  uint64_t prev = 0;
+  while (pq_next(pq, PQ_FORWARD, NULL, collect, &s) == PQ_OK) {
+    assert_true(s.last > prev);
+    prev = s.last;
+  }
+  assert_false(s.bad);
+  unsigned k = 0;
+  assert_int_equal(s.seqnos[k++], 20); /* inserted before the batch */
+  for (unsigned i = 0; i < N; i++) {
+    int want = i == 20 || i == 60    ? PQ_DUP
+               : i == 90 || i == 120 ? PQ_INVAL
+                                     : PQ_OK;
+    assert_int_equal(rcs[i], want);
+    if (want == PQ_OK)
+      assert_int_equal(s.seqnos[k++], i); /* in order */
+  }
+  assert_int_equal(s.n, k);
+  /* Nothing to do; NULL arrays. */
+  assert_int_equal(pq_insert_many(pq, 0, NULL, NULL, NULL), PQ_OK);
+  assert_int_equal(pq_insert_many(pq, 1, NULL, dp, rcs), PQ_INVAL);
+  tu_check(pq);
+  pq_close(pq);
+
+  /* A read-only handle: every product refused, the batch still tried. */
+  assert_int_equal(pq_open(path, PQ_READONLY, &pq, NULL), PQ_OK);
+  for (unsigned i = 0; i < 3; i++)
+    tu_product(&infos[i], data[i], 10, 500 + i);
+  assert_int_equal(pq_insert_many(pq, 3, ip, dp, rcs), PQ_OK);
+  for (unsigned i = 0; i < 3; i++)
+    assert_int_equal(rcs[i], PQ_NOWRITE);
+  pq_close(pq);
+}
+
 static void test_readonly(void **state) {
   (void)state;
   pq_t *w = tu_create(path, 1 << 20, 64);
@@ -806,6 +869,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_insert_read_back, setup, teardown),
       cmocka_unit_test_setup_teardown(test_duplicates, setup, teardown),
       cmocka_unit_test_setup_teardown(test_big_and_invalid, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_insert_many, setup, teardown),
       cmocka_unit_test_setup_teardown(test_readonly, setup, teardown),
       cmocka_unit_test_setup_teardown(test_reservations, setup, teardown),
       cmocka_unit_test_setup_teardown(test_cursors_and_find, setup, teardown),
