@@ -128,6 +128,14 @@ bool handoff_wait_item(struct handoff *h, uint64_t *slot) {
   return true;
 }
 
+bool handoff_peek(struct handoff *h, uint64_t k, uint64_t *slot) {
+  uint64_t head = atomic_load_explicit(&h->head, memory_order_relaxed);
+  if (atomic_load(&h->tail) - head <= k)
+    return false;
+  *slot = (head + k) % h->size;
+  return true;
+}
+
 void handoff_release(struct handoff *h, uint64_t weight) {
   atomic_fetch_sub(&h->weight, weight);
   atomic_store(&h->head,

@@ -47,6 +47,9 @@ uint64_t handoff_pending(struct handoff *h);
 /* ---- consumer ---- */
 /** Wait for the next item; its slot in *slot.  false: closed and empty. */
 bool handoff_wait_item(struct handoff *h, uint64_t *slot);
+/** Is the k-th item after the next one (k = 0: the next) published?  Its
+ *  slot in *slot if so; never waits.  Items are still released in order. */
+bool handoff_peek(struct handoff *h, uint64_t k, uint64_t *slot);
 /** Give the item's slot back, with the weight it was published with. */
 void handoff_release(struct handoff *h, uint64_t weight);
 /** Ask the producer to stop (its next handoff_wait_room() fails). */

@@ -220,9 +220,11 @@ static int prepare(struct job *j, const struct opts *o, int i, struct md5 *m,
   info->feedtype = o->feedtype;
   memcpy(info->origin, o->origin, sizeof info->origin);
   int n;
-  if (o->ident == NULL)
-    n = snprintf(info->ident, sizeof info->ident, "%s", j->path);
-  else if (o->nfiles > 1)
+  if (o->ident == NULL) { /* the common case, without snprintf's cost */
+    size_t len = strnlen(j->path, sizeof info->ident);
+    memcpy(info->ident, j->path, len < sizeof info->ident ? len + 1 : len);
+    n = (int)len;
+  } else if (o->nfiles > 1)
     n = snprintf(info->ident, sizeof info->ident, "%s.%u", o->ident,
                  info->seqno);
   else
@@ -329,9 +331,9 @@ static int put(pq_t *pq, struct job *j) {
   return pq_commit(pq, &r);
 }
 
-/* Insert one prepared job and log the outcome; returns its exit code. */
-static int insert(pq_t *pq, struct job *j, struct md5 *m) {
-  char line[600];
+/* Last steps before a job goes in: close its spent descriptor and compute
+ * the MD5 the reader thread left to this side. */
+static void finish(struct job *j, struct md5 *m) {
   if (j->spent_fd >= 0) {
     close(j->spent_fd);
     j->spent_fd = -1;
@@ -339,15 +341,11 @@ static int insert(pq_t *pq, struct job *j, struct md5 *m) {
   if (j->status == EXIT_OK && !j->hashed &&
       md5_of(m, j->buf, (size_t)j->info.size, j->info.signature) != 0)
     job_fail(j, EXIT_SYSTEM, "MD5 of %s failed", j->path);
-  if (j->status != EXIT_OK) {
-    log_error("%s", j->msg);
-    return j->status;
-  }
-  int rc = put(pq, j);
-  if (j->fd >= 0) {
-    close(j->fd);
-    j->fd = -1;
-  }
+}
+
+/* Log the outcome of putting a job in the queue; returns its exit code. */
+static int outcome(pq_t *pq, struct job *j, int rc) {
+  char line[600];
   if (j->status != EXIT_OK) {
     log_error("%s", j->msg);
     return j->status;
@@ -375,6 +373,53 @@ static int insert(pq_t *pq, struct job *j, struct md5 *m) {
     log_error("pq_insert failed for %s: %s", j->path,
               pq_last_error(pq)->pe_msg);
     return EXIT_SYSTEM;
+  }
+}
+
+/* Insert one prepared job and log the outcome; returns its exit code. */
+static int insert(pq_t *pq, struct job *j, struct md5 *m) {
+  finish(j, m);
+  if (j->status != EXIT_OK)
+    return outcome(pq, j, PQ_OK);
+  int rc = put(pq, j);
+  if (j->fd >= 0) {
+    close(j->fd);
+    j->fd = -1;
+  }
+  return outcome(pq, j, rc);
+}
+
+#define BATCH 32 /* jobs the inserting side takes at once */
+
+/* Insert jobs in order: runs of buffered ones with pq_insert_many() (one
+ * lock hold for many small products), the others one by one.  Exit codes
+ * into codes[]. */
+static void insert_batch(pq_t *pq, struct job *const js[], size_t n,
+                         struct md5 *m, int codes[]) {
+  const pq_prod_info *infos[BATCH];
+  const void *data[BATCH];
+  int rcs[BATCH];
+  size_t at[BATCH], run = 0;
+  for (size_t k = 0; k <= n; k++) {
+    bool buffered = false;
+    if (k < n) {
+      finish(js[k], m);
+      buffered = js[k]->status == EXIT_OK && js[k]->fd < 0;
+    }
+    if (buffered) {
+      infos[run] = &js[k]->info;
+      data[run] = js[k]->buf;
+      at[run++] = k;
+      continue;
+    }
+    if (run > 0) { /* in order: the run before this job */
+      (void)pq_insert_many(pq, run, infos, data, rcs);
+      for (size_t r = 0; r < run; r++)
+        codes[at[r]] = outcome(pq, js[at[r]], rcs[r]);
+      run = 0;
+    }
+    if (k < n)
+      codes[k] = insert(pq, js[k], m);
   }
 }
 
@@ -438,21 +483,31 @@ static int insert_files(pq_t *pq, const struct opts *o, struct tally *t) {
   uint64_t slot;
   struct md5 m;
   bool md5_ok = md5_init(&m) == 0;
-  while (md5_ok && handoff_wait_item(&pl->ho, &slot)) {
-    struct job *j = &pl->jobs[slot];
-    int code = insert(pq, j, &m);
-    note(t, code);
-    uint64_t held = j->held;
-    if (j->cap > KEEP_MAX) { /* do not hoard big buffers */
-      free(j->buf);
-      j->buf = NULL;
-      j->cap = 0;
+  bool stop = false;
+  while (md5_ok && !stop && handoff_wait_item(&pl->ho, &slot)) {
+    /* This job and those behind it that are ready, in one go. */
+    struct job *js[BATCH];
+    int codes[BATCH];
+    size_t n = 0;
+    do
+      js[n++] = &pl->jobs[slot];
+    while (n < BATCH && handoff_peek(&pl->ho, n, &slot));
+    insert_batch(pq, js, n, &m, codes);
+    for (size_t k = 0; k < n; k++) {
+      note(t, codes[k]);
+      uint64_t held = js[k]->held;
+      if (js[k]->cap > KEEP_MAX) { /* do not hoard big buffers */
+        free(js[k]->buf);
+        js[k]->buf = NULL;
+        js[k]->cap = 0;
+      }
+      handoff_release(&pl->ho, held);
+      done++;
+      stop |= codes[k] == EXIT_SYSTEM;
     }
-    handoff_release(&pl->ho, held);
-    done++;
-    if (code == EXIT_SYSTEM || cli_stopping()) {
+    if (stop || cli_stopping()) {
+      stop = true;
       handoff_stop(&pl->ho);
-      break;
     }
   }
   if (!md5_ok)
