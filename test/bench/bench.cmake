@@ -16,3 +16,6 @@ if(TARGET ldmd)
                              LDMD_PATH="$<TARGET_FILE:ldmd>")
   add_dependencies(relay_bench ldmd)
 endif()
+
+# timecmd: times one command from fork to exit, for pqutils_bench.sh.
+add_executable(timecmd ${CMAKE_CURRENT_LIST_DIR}/timecmd.c)

@@ -51,7 +51,8 @@
  *   -d seconds  length of each latency step (default 15)
  *   -s seed     seed of the IDD-like stream and of the contents (default 1)
  *   -r rates    latency steps, multiples of the 2024 peak (default 1,3,10)
- *   -t tests    which parts: tcp, thr, lat, comma-separated (default all)
+ *   -t tests    which parts: tcp, thr, lat, comma-separated (default all);
+ *               thr1k, thr10k, thr1m for one throughput size
  *   -m mult     multiply the throughput product counts (default 1)
  *   -D dir      where the queues go (default /dev/shm)
  *   -L ldmd     the server (default: the one built with this program)
@@ -104,6 +105,7 @@ typedef struct bench {
   double rates[MAX_STEPS];
   unsigned nrates;
   bool do_tcp, do_thr, do_lat;
+  unsigned thr_sizes; /* bit i: throughput case i */
   double mult;
   const char *base;
   const char *ldmd;
@@ -475,7 +477,7 @@ static void run_throughput(bench *b) {
          "products", "prods/s", "MB/s", "steady/s", "MB/s", "CPU A", "CPU B",
          "target");
   for (i = 0; i < sizeof cases / sizeof cases[0] && !rb_stop; i++)
-    for (w = 0; w < 2 && !rb_stop; w++) {
+    for (w = 0; w < 2 && !rb_stop && (b->thr_sizes & 1u << i); w++) {
       unsigned n = (unsigned)(cases[i].n * b->mult);
       struct thr_result r;
       char target[128] = "";
@@ -934,7 +936,7 @@ static void usage(void) {
           "  -d seconds  length of each latency step (15)\n"
           "  -s seed     seed of the stream and contents (1)\n"
           "  -r rates    latency steps, x the 2024 peak (1,3,10)\n"
-          "  -t tests    tcp,thr,lat (all)\n"
+          "  -t tests    tcp,thr,lat (all); thr1k,thr10k,thr1m: one size\n"
           "  -m mult     multiply the throughput product counts (1)\n"
           "  -D dir      where the queues go (/dev/shm)\n"
           "  -L ldmd     the server (%s)\n"
@@ -955,6 +957,7 @@ static int parse(int argc, char **argv, bench *b) {
   b->rates[2] = 10;
   b->nrates = 3;
   b->do_tcp = b->do_thr = b->do_lat = true;
+  b->thr_sizes = 7;
   b->mult = 1;
   b->base = "/dev/shm";
   b->ldmd = LDMD_PATH;
@@ -984,9 +987,28 @@ static int parse(int argc, char **argv, bench *b) {
       end = NULL;
       break;
     case 't':
-      b->do_tcp = strstr(optarg, "tcp") != NULL;
-      b->do_thr = strstr(optarg, "thr") != NULL;
-      b->do_lat = strstr(optarg, "lat") != NULL;
+      b->do_tcp = b->do_thr = b->do_lat = false;
+      b->thr_sizes = 0;
+      for (tok = strtok_r(optarg, ",", &save); tok != NULL;
+           tok = strtok_r(NULL, ",", &save)) {
+        static const char *const names[] = {"tcp",   "thr",    "lat",
+                                            "thr1k", "thr10k", "thr1m"};
+        unsigned k = 0;
+        while (k < 6 && strcmp(tok, names[k]) != 0)
+          k++;
+        if (k == 6) {
+          fprintf(stderr, "relay_bench: bad -t %s\n", tok);
+          return -1;
+        }
+        if (k == 0)
+          b->do_tcp = true;
+        else if (k == 2)
+          b->do_lat = true;
+        else {
+          b->do_thr = true;
+          b->thr_sizes |= k == 1 ? 7u : 1u << (k - 3);
+        }
+      }
       break;
     case 'm':
       b->mult = strtod(optarg, &end);
