@@ -38,7 +38,9 @@
 #define DEFAULT_SEND_MS (60 * 1000)
 #define OBUF_SIZE (256u * 1024u)      /* one-way calls gathered for one write */
 #define OBUF_RECORD_MAX (16u * 1024u) /* longer records go out directly */
-#define OBUF_RECORDS 64 /* records gathered at most before a write */
+#define OBUF_RECORDS 64          /* records gathered at most before a write */
+#define LOWAT_MIN (64u * 1024u)  /* bulk reads wait for this much at least */
+#define LOWAT_MAX (512u * 1024u) /* and at most */
 
 struct rpcio {
   int fd;
@@ -48,6 +50,7 @@ struct rpcio {
   bool partial;   /* bytes of an unfinished record have been taken */
   bool streaming; /* rpcio_recv_head() stopped inside a record */
   uint64_t rx_bytes;
+  int lowat;                           /* the socket's SO_RCVLOWAT */
   const volatile sig_atomic_t *cancel; /* ends waits when set */
   rpcm_framer fr;
   size_t rpos, rlen; /* unread bytes are rbuf[rpos..rlen) */
@@ -152,6 +155,7 @@ rpcio *rpcio_new(int fd, size_t max_record) {
   io->max_record = max_record == 0 ? RPCIO_DEFAULT_MAX_RECORD : max_record;
   io->send_timeout_ms = DEFAULT_SEND_MS;
   io->next_xid = initial_xid();
+  io->lowat = 1;
   rpcm_framer_init(&io->fr, io->max_record);
   (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
@@ -306,9 +310,27 @@ rpcio *rpcio_connect_cancel(const char *host, unsigned port, int timeout_ms,
 /* Receiving                                                              */
 /* ---------------------------------------------------------------------- */
 
+/*
+ * How many bytes must be in the socket before a wait for input ends.  A
+ * receiver reading a large product straight into the queue as fast as it
+ * arrives would otherwise wake for every 64 KiB segment loopback delivers
+ * (a poll, a read of a few pages, EAGAIN, again); waiting for what it knows
+ * is coming, up to LOWAT_MAX, makes a fifth of the wake-ups.  The sender is
+ * bound to send those bytes (they belong to the record being read), and a
+ * closed or broken connection ends the wait anyway.
+ */
+static void set_lowat(rpcio *io, size_t want) {
+  int v = want < LOWAT_MIN ? 1 : (int)(want < LOWAT_MAX ? want : LOWAT_MAX);
+
+  if (v != io->lowat &&
+      setsockopt(io->fd, SOL_SOCKET, SO_RCVLOWAT, &v, sizeof v) == 0)
+    io->lowat = v;
+}
+
 /* Read what the socket has into the buffer.  @return RPCIO_OK, CLOSED,
  * TIMEDOUT, EPROTO (closed inside a record) or ESYS. */
 static int fill(rpcio *io, int64_t deadline) {
+  set_lowat(io, 1);
   for (;;) {
     ssize_t n = read(io->fd, io->rbuf, sizeof io->rbuf);
 
@@ -487,6 +509,7 @@ static long read_direct(rpcio *io, uint8_t *dst, size_t n, int64_t deadline) {
       snprintf(io->detail, sizeof io->detail, "read: %s", strerror(errno));
       return RPCIO_ESYS;
     }
+    set_lowat(io, n);
     switch (wait_fd(io->fd, POLLIN, deadline, io->cancel)) {
     case 1:
       break;
@@ -558,6 +581,7 @@ int rpcio_recv_body(rpcio *io, void *dst, size_t n, int timeout_ms) {
       p += got;
     n -= (size_t)got;
   }
+  set_lowat(io, 1); /* never left raised for whoever polls next */
   return RPCIO_OK;
 }
 

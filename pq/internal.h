@@ -65,6 +65,7 @@ struct pq {
    * [0] for reading, [1] for writing; pop_off once the kernel refuses */
   uint64_t *pop_done[2];
   bool pop_off;
+  bool pop_tmpfs; /* the file is on tmpfs: populate writers for reading */
 
   pq_error err;
 };

@@ -47,18 +47,20 @@
  * its directory removed, at the end or on SIGINT/SIGTERM.
  *
  * usage: relay_bench [-d seconds] [-s seed] [-r rates] [-t tests] [-m mult]
- *                    [-D dir] [-L ldmd] [-k] [-v]
+ *                    [-n runs] [-D dir] [-L ldmd] [-k] [-v]
  *   -d seconds  length of each latency step (default 15)
  *   -s seed     seed of the IDD-like stream and of the contents (default 1)
  *   -r rates    latency steps, multiples of the 2024 peak (default 1,3,10)
  *   -t tests    which parts: tcp, thr, lat, comma-separated (default all);
  *               thr1k, thr10k, thr1m for one throughput size
  *   -m mult     multiply the throughput product counts (default 1)
+ *   -n runs     runs per throughput figure, the best printed (default 3,
+ *               as for TCP; the others are listed below it)
  *   -D dir      where the queues go (default /dev/shm)
  *   -L ldmd     the server (default: the one built with this program)
  *   -k          keep the run directory (queues, logs) for a post-mortem
  *   -v          show the 5 slowest products of each latency step
- * A full default run takes about two minutes.
+ * A full default run takes about three minutes.
  */
 #include <errno.h>
 #include <math.h>
@@ -107,6 +109,7 @@ typedef struct bench {
   bool do_tcp, do_thr, do_lat;
   unsigned thr_sizes; /* bit i: throughput case i */
   double mult;
+  unsigned thr_runs; /* runs per throughput figure, best kept */
   const char *base;
   const char *ldmd;
   bool keep;
@@ -431,6 +434,10 @@ static int throughput(bench *b, unsigned n, uint64_t size, bool warm,
   }
   if (start_us == 0 || start_us >= t.last_us)
     start_us = t.first_us; /* no log line: from the first arrival */
+  if (b->verbose && t.first_us > start_us)
+    printf("  (%s, %llu B: first arrival %.1f ms after the start)\n",
+           warm ? "running" : "new", (unsigned long long)size,
+           (double)(t.first_us - start_us) / 1e3);
   if (t.n > 0 && t.last_us > start_us) {
     double sec = (double)(t.last_us - start_us) / 1e6;
 
@@ -479,9 +486,22 @@ static void run_throughput(bench *b) {
   for (i = 0; i < sizeof cases / sizeof cases[0] && !rb_stop; i++)
     for (w = 0; w < 2 && !rb_stop && (b->thr_sizes & 1u << i); w++) {
       unsigned n = (unsigned)(cases[i].n * b->mult);
-      struct thr_result r;
-      char target[128] = "";
-      int rc = throughput(b, n, cases[i].size, w == 1, &r);
+      struct thr_result r, one;
+      char target[128] = "", runs[160] = "";
+      int rc = 0;
+      size_t used = 0;
+
+      /* Best of b->thr_runs, as for loopback TCP: this 2-core VM moves
+       * +-30% between runs; the others are printed below. */
+      memset(&r, 0, sizeof r);
+      for (unsigned k = 0; k < b->thr_runs && !rb_stop; k++) {
+        rc |= throughput(b, n, cases[i].size, w == 1, &one);
+        if (one.rate > r.rate)
+          r = one;
+        if (used < sizeof runs)
+          used += (size_t)snprintf(runs + used, sizeof runs - used, "%s%.0f",
+                                   k ? " " : "", one.rate);
+      }
 
       if (rb_stop)
         break;
@@ -503,6 +523,9 @@ static void run_throughput(bench *b) {
              w == 0 ? cases[i].name : "", w == 0 ? "new" : "running", n, r.rate,
              r.mbs, r.steady, r.steady_mbs, r.cpu_a, r.cpu_b, target,
              rc == 0 ? "" : " (INCOMPLETE)");
+      if (b->thr_runs > 1)
+        printf("  %-7s %-8s %8s (prods/s of the %u runs: %s)\n", "", "", "",
+               b->thr_runs, runs);
       fflush(stdout);
     }
 }
@@ -932,12 +955,13 @@ static void usage(void) {
   fprintf(stderr,
           "usage: relay_bench [-d seconds] [-s seed] [-r rates] [-t tests] "
           "[-m mult]\n"
-          "                   [-D dir] [-L ldmd] [-k] [-v]\n"
+          "                   [-n runs] [-D dir] [-L ldmd] [-k] [-v]\n"
           "  -d seconds  length of each latency step (15)\n"
           "  -s seed     seed of the stream and contents (1)\n"
           "  -r rates    latency steps, x the 2024 peak (1,3,10)\n"
           "  -t tests    tcp,thr,lat (all); thr1k,thr10k,thr1m: one size\n"
           "  -m mult     multiply the throughput product counts (1)\n"
+          "  -n runs     runs per throughput figure, best printed (3)\n"
           "  -D dir      where the queues go (/dev/shm)\n"
           "  -L ldmd     the server (%s)\n"
           "  -k          keep the run directory\n"
@@ -959,9 +983,10 @@ static int parse(int argc, char **argv, bench *b) {
   b->do_tcp = b->do_thr = b->do_lat = true;
   b->thr_sizes = 7;
   b->mult = 1;
+  b->thr_runs = 3;
   b->base = "/dev/shm";
   b->ldmd = LDMD_PATH;
-  while ((c = getopt(argc, argv, "d:s:r:t:m:D:L:kvh")) != -1) {
+  while ((c = getopt(argc, argv, "d:s:r:t:m:n:D:L:kvh")) != -1) {
     errno = 0;
     end = NULL;
     switch (c) {
@@ -1009,6 +1034,11 @@ static int parse(int argc, char **argv, bench *b) {
           b->thr_sizes |= k == 1 ? 7u : 1u << (k - 3);
         }
       }
+      break;
+    case 'n':
+      b->thr_runs = (unsigned)strtoul(optarg, &end, 10);
+      if (b->thr_runs == 0 || b->thr_runs > 20)
+        end = optarg;
       break;
     case 'm':
       b->mult = strtod(optarg, &end);

@@ -435,12 +435,12 @@ uint64_t rb_feed_started_us(const server *a) {
   if (log == NULL)
     return 0;
   for (line = log; line != NULL && *line != '\0';) {
-    char *nl = strchr(line, '\n');
-    char *feed = strstr(line, "(feed)");
-    char *start = strstr(line, "starting up");
+    char *nl = strchr(line, '\n'), *feed, *start;
 
     if (nl != NULL)
-      *nl = '\0';
+      *nl = '\0'; /* before searching: this line only */
+    feed = strstr(line, "(feed)");
+    start = strstr(line, "starting up");
     if (feed != NULL && start != NULL && start > feed) {
       struct tm tm;
       long usec;
