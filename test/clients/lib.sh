@@ -10,102 +10,22 @@
 # (LDM_REGISTRY: no system path is ever read or written), starts fakeldm or
 # the programs in the background with every process killed at the end, and
 # stops the test at the first failure with what was run and what it
-# printed.  Every wait is bounded.
+# printed.  Every wait is bounded.  What the suites share (the scratch
+# directory, cleanup, fail, run, expect_*, wait_until, background) is in
+# test/lib/common.sh; here is what only this suite needs.
 
-set -u
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
+
 BIN=$(cd "${1:?directory of the programs}" && pwd)
 FAKE=$(cd "$(dirname "${2:?path of fakeldm}")" && pwd)/$(basename "$2")
-NAME=$(basename "$0" .sh)
-SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/ldmclients-$NAME.XXXXXX")
-BG_PIDS=()
-
-cleanup() {
-  local p
-  for p in "${BG_PIDS[@]}"; do
-    kill -KILL "$p" 2>/dev/null
-    wait "$p" 2>/dev/null
-  done
-  rm -rf "$SCRATCH"
-}
-trap cleanup EXIT
-
-export LDMHOME=$SCRATCH/ldmhome
-export LDM_REGISTRY=$SCRATCH/registry.xml
-unset LDM_REGISTRY_DIR
-cat >"$LDM_REGISTRY" <<EOF
-<?xml version="1.0" encoding="UTF-8"?>
-<registry>
-  <hostname>clients-test-host</hostname>
-</registry>
-EOF
+scratch_init ldmclients
+write_registry clients-test-host
 export PATH=$BIN:$PATH
-OUT=$SCRATCH/out
-ERR=$SCRATCH/err
 REPORT=$SCRATCH/report
-
-fail() {
-  echo "FAIL ($NAME): $*" >&2
-  local f
-  for f in "$OUT" "$ERR" "$REPORT" "${EXTRA_LOG:-}"; do
-    if [[ -n $f && -s $f ]]; then
-      echo "--- $(basename "$f"):" >&2
-      head -c 4000 "$f" >&2
-    fi
-  done
-  exit 1
-}
-
-ok() {
-  echo "ok: $*"
-}
-
-sanitizer_check() {
-  if grep -qaE 'Sanitizer|runtime error:' "$1" 2>/dev/null; then
-    fail "the sanitizers found an error (see $(basename "$1"))"
-  fi
-}
-
-# run CMD...: run with stdout and stderr captured; sets rc.
-run() {
-  "$@" >"$OUT" 2>"$ERR"
-  rc=$?
-  sanitizer_check "$ERR"
-}
-
-# expect_rc CODE CMD...
-expect_rc() {
-  local want=$1
-  shift
-  run "$@"
-  [[ $rc == "$want" ]] || fail "'$*' exited $rc, expected $want"
-}
-
-# expect_in FILE TEXT: FILE contains TEXT (a fixed string).
-expect_in() {
-  grep -qF -- "$2" "$1" || fail "$(basename "$1") lacks '$2'"
-}
-
-expect_not_in() {
-  ! grep -qF -- "$2" "$1" || fail "$(basename "$1") has '$2'"
-}
-
-# wait_until SECONDS CMD...: poll CMD every 50 ms until it succeeds.
-wait_until() {
-  local limit=$1
-  shift
-  local end=$((SECONDS + limit))
-  until "$@"; do
-    ((SECONDS < end)) || return 1
-    sleep 0.05
-  done
-}
-
-# background CMD...: start CMD, its pid in $BG (killed at exit).
-background() {
-  "$@" &
-  BG=$!
-  BG_PIDS+=("$BG")
-}
+# fail shows fakeldm's report too, and the test's own log in $EXTRA_LOG.
+FAIL_LOGS=(OUT ERR REPORT EXTRA_LOG)
+RUN_SANITIZER_NAMES='file'
 
 # wait_exit PID SECONDS: wait for a background process; its status in rc.
 wait_exit() {
@@ -126,6 +46,7 @@ start_fake() {
     "$@" 2>>"$SCRATCH/fake.err"
   FAKE_PID=$BG
   wait_until 10 test -s "$SCRATCH/port" || fail "fakeldm did not start"
+  # shellcheck disable=SC2034 # used by the tests
   PORT=$(cat "$SCRATCH/port")
 }
 

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # lib.sh - sourced by every network test of ldmd.
 #
 # Usage in a test:  source "$(dirname "$0")/lib.sh" "$@"
@@ -9,103 +10,38 @@
 # log), so tests may run in parallel, and kills everything it started, by
 # pid, at the end.  The helpers stop the test at the first failure with a
 # message that says what was run and what it printed, and the server log.
+# What the suites share (the scratch directory, cleanup, fail, run,
+# expect_*, wait_until) is in test/lib/common.sh; here is what only this
+# suite needs.
 
-set -u
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
+
 LDMD=$(cd "$(dirname "${1:?path of ldmd}")" && pwd)/$(basename "$1")
 PEER=$(cd "$(dirname "${2:?path of ldm6_peer}")" && pwd)/$(basename "$2")
-NAME=$(basename "$0" .sh)
-base=${PQ_TEST_DIR:-/dev/shm}
-[[ -d $base && -w $base ]] || base=${TMPDIR:-/tmp}
-SCRATCH=$(mktemp -d "$base/ldmdnet-$NAME.XXXXXX")
-BG_PIDS=()
+scratch_init ldmdnet "${PQ_TEST_DIR:-/dev/shm}"
 LDMD_PID=
-
-cleanup() {
-  local p
-  for p in "${BG_PIDS[@]}" $LDMD_PID; do
-    kill -KILL "$p" 2>/dev/null
-    wait "$p" 2>/dev/null
-  done
-  rm -rf "$SCRATCH"
-}
-trap cleanup EXIT
-
-export LDMHOME=$SCRATCH/ldmhome
-export LDM_REGISTRY=$SCRATCH/registry.xml
-unset LDM_REGISTRY_DIR
+KILL_AT_EXIT=(LDMD_PID)
 Q=$SCRATCH/ldm.pq
 LOG=$SCRATCH/ldmd.log
 CONF=$SCRATCH/ldmd.conf
-cat >"$LDM_REGISTRY" <<EOF
-<?xml version="1.0" encoding="UTF-8"?>
-<registry>
-  <hostname>net-test-host</hostname>
-  <queue><path>$Q</path></queue>
-  <server><config-path>$CONF</config-path></server>
-</registry>
-EOF
-OUT=$SCRATCH/out
-ERR=$SCRATCH/err
+write_registry net-test-host "  <queue><path>$Q</path></queue>
+  <server><config-path>$CONF</config-path></server>"
+# fail shows the end of each file, the server's log too.
+FAIL_LOGS=(OUT ERR LOG)
+FAIL_SHOW='tail'
 cd "$SCRATCH" || exit 1
-
-fail() {
-  echo "FAIL ($NAME): $*" >&2
-  local f
-  for f in "$OUT" "$ERR" "$LOG"; do
-    if [[ -s $f ]]; then
-      echo "--- $(basename "$f"):" >&2
-      tail -c 4000 "$f" >&2
-    fi
-  done
-  exit 1
-}
-
-ok() {
-  echo "ok: $*"
-}
-
-# run CMD...: run with stdout and stderr captured; sets rc.
-run() {
-  "$@" >"$OUT" 2>"$ERR"
-  rc=$?
-  if grep -qaE 'Sanitizer|runtime error:' "$ERR"; then
-    fail "'$*': the sanitizers found an error"
-  fi
-}
-
-expect_rc() {
-  local want=$1
-  shift
-  run "$@"
-  [[ $rc == "$want" ]] || fail "'$*' exited $rc, expected $want"
-}
-
-expect_in() {
-  grep -qF -- "$2" "$1" || fail "$(basename "$1") lacks '$2'"
-}
-
-expect_not_in() {
-  ! grep -qF -- "$2" "$1" || fail "$(basename "$1") has '$2'"
-}
 
 # count FILE TEXT: lines of FILE with TEXT.
 count() {
   grep -cF -- "$2" "$1"
 }
 
-wait_until() {
-  local limit=$1
-  shift
-  local end=$((SECONDS + limit))
-  until "$@"; do
-    ((SECONDS < end)) || return 1
-    sleep 0.05
-  done
-}
-
-# background CMD...: start CMD, remember its pid in $BG (killed at exit).
+# background [peer] CMD...: as common.sh's, but `background peer CMD ARGS`
+# starts the test peer program itself (not the peer function, whose
+# subshell would have the pid), so that $BG is its pid.
 background() {
-  if [[ $1 == peer ]]; then # the program itself, so that $BG is its pid
+  if [[ $1 == peer ]]; then
     set -- "$PEER" "$2" -p "$PORT" "${@:3}"
   fi
   "$@" &

@@ -1,0 +1,159 @@
+# shellcheck shell=bash
+# common.sh - what the shell test suites (test/cli, test/clients, test/net)
+# share.  Each suite's lib.sh sources it first, then adds its own helpers.
+#
+# It owns:
+#   - the test's name ($NAME, the script's name without .sh);
+#   - its scratch directory ($SCRATCH) and the EXIT trap (cleanup) that
+#     kills, by pid, every process started with background, then removes
+#     the directory;
+#   - its own registry file ($LDM_REGISTRY, $LDMHOME; LDM_REGISTRY_DIR
+#     unset), so that no test ever reads or writes a system path;
+#   - the helpers that stop the test at the first failure with what was run
+#     and what it printed: fail, ok, sanitizer_check, run ($OUT, $ERR, $rc),
+#     expect_rc, expect_in, expect_not_in;
+#   - the bounded wait (wait_until) and background ($BG, $BG_PIDS).
+#
+# A suite's lib.sh calls, in this order:
+#   scratch_init PREFIX [DIR]    $SCRATCH, the trap, the environment, $OUT
+#   write_registry HOST [XML]    the registry file
+# and may set (each is read when it is used, so a test may change it):
+#   FAIL_LOGS     what fail shows after its message: names of variables
+#                 holding a file, each NAME or NAME:LABEL (default LABEL:
+#                 the file's base name); unset or empty files are skipped.
+#                 Default: OUT ERR.
+#   FAIL_SHOW     head or tail: which end of each file fail shows (head).
+#   FAIL_BYTES    how many bytes of each (4000).
+#   KILL_AT_EXIT  names of variables holding a pid (or nothing) that
+#                 cleanup kills too, after the background processes.
+#   RUN_SANITIZER_NAMES  command (default) or file: what run's message
+#                 names when the sanitizers reported on stderr.
+
+set -u
+NAME=$(basename "$0" .sh)
+BG_PIDS=()
+FAIL_LOGS=(OUT ERR)
+FAIL_SHOW='head'
+FAIL_BYTES=4000
+KILL_AT_EXIT=()
+RUN_SANITIZER_NAMES='command'
+
+# scratch_init PREFIX [DIR]: make $SCRATCH, PREFIX-$NAME.XXXXXX in DIR when
+# DIR is a writable directory, else in $TMPDIR (or /tmp); remove it and kill
+# what the test started at exit; point the registry and LDMHOME into it;
+# set $OUT and $ERR, where run captures its command's output.
+scratch_init() {
+  local base=${2:-}
+  [[ -n $base && -d $base && -w $base ]] || base=${TMPDIR:-/tmp}
+  SCRATCH=$(mktemp -d "$base/$1-$NAME.XXXXXX")
+  trap cleanup EXIT
+  export LDMHOME=$SCRATCH/ldmhome
+  export LDM_REGISTRY=$SCRATCH/registry.xml
+  unset LDM_REGISTRY_DIR
+  OUT=$SCRATCH/out
+  ERR=$SCRATCH/err
+}
+
+# cleanup: the EXIT trap (also called by test/net/relay_lib.sh's).
+cleanup() {
+  local p v pids=("${BG_PIDS[@]}")
+  for v in "${KILL_AT_EXIT[@]}"; do
+    [[ -z ${!v:-} ]] || pids+=("${!v}")
+  done
+  for p in "${pids[@]}"; do
+    kill -KILL "$p" 2>/dev/null
+    wait "$p" 2>/dev/null
+  done
+  rm -rf "$SCRATCH"
+}
+
+# write_registry HOST [XML]: the registry file, with hostname HOST and then
+# XML (more elements, whole lines, indented) inside <registry>.
+write_registry() {
+  {
+    echo '<?xml version="1.0" encoding="UTF-8"?>'
+    echo '<registry>'
+    echo "  <hostname>$1</hostname>"
+    [[ -z ${2:-} ]] || printf '%s\n' "$2"
+    echo '</registry>'
+  } >"$LDM_REGISTRY"
+}
+
+# fail MESSAGE: say what failed, show the files of FAIL_LOGS, stop the test.
+fail() {
+  echo "FAIL ($NAME): $*" >&2
+  local e v f
+  for e in "${FAIL_LOGS[@]}"; do
+    v=${e%%:*}
+    f=${!v:-}
+    if [[ -n $f && -s $f ]]; then
+      if [[ $e == *:* ]]; then
+        echo "--- ${e#*:}:" >&2
+      else
+        echo "--- $(basename "$f"):" >&2
+      fi
+      "$FAIL_SHOW" -c "$FAIL_BYTES" "$f" >&2
+    fi
+  done
+  exit 1
+}
+
+ok() {
+  echo "ok: $*"
+}
+
+# sanitizer_check FILE [MESSAGE]: fail if FILE holds a sanitizer report,
+# with MESSAGE (by default, one that names FILE).
+sanitizer_check() {
+  if grep -qaE 'Sanitizer|runtime error:' "$1" 2>/dev/null; then
+    fail "${2:-the sanitizers found an error (see $(basename "$1"))}"
+  fi
+}
+
+# run CMD...: run with stdout and stderr captured; sets rc.
+run() {
+  "$@" >"$OUT" 2>"$ERR"
+  rc=$?
+  if [[ $RUN_SANITIZER_NAMES == file ]]; then
+    sanitizer_check "$ERR"
+  else
+    sanitizer_check "$ERR" "'$*': the sanitizers found an error"
+  fi
+}
+
+# expect_rc CODE CMD...: run and require that exit status.
+expect_rc() {
+  local want=$1
+  shift
+  run "$@"
+  [[ $rc == "$want" ]] || fail "'$*' exited $rc, expected $want"
+}
+
+# expect_in FILE TEXT: FILE contains TEXT (a fixed string).
+expect_in() {
+  grep -qF -- "$2" "$1" || fail "$(basename "$1") lacks '$2'"
+}
+
+# expect_not_in FILE TEXT: FILE does not contain TEXT.
+expect_not_in() {
+  ! grep -qF -- "$2" "$1" || fail "$(basename "$1") has '$2'"
+}
+
+# wait_until SECONDS CMD...: poll CMD every 50 ms until it succeeds; false
+# if it has not within SECONDS.
+wait_until() {
+  local limit=$1
+  shift
+  local end=$((SECONDS + limit))
+  until "$@"; do
+    ((SECONDS < end)) || return 1
+    sleep 0.05
+  done
+}
+
+# background CMD...: start CMD, remember its pid in $BG (killed at exit).
+background() {
+  "$@" &
+  BG=$!
+  BG_PIDS+=("$BG")
+}
