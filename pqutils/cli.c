@@ -46,6 +46,7 @@ int cli_common_option(struct cli *c, int opt, const char *arg) {
     }
     return 1;
   case 'v':
+    c->verbose = true;
     if (!ldm_log_enabled(LDM_LOG_INFO))
       ldm_log_set_level(LDM_LOG_INFO);
     return 1;
@@ -62,6 +63,37 @@ int cli_common_option(struct cli *c, int opt, const char *arg) {
     return 1;
   default:
     return 0;
+  }
+}
+
+/* Does option ch take a value in optstring?  (ch is in it.) */
+static bool takes_value(const char *optstring, int ch) {
+  const char *p = strchr(optstring + (optstring[0] == ':'), ch);
+  return p != NULL && p[1] == ':';
+}
+
+int cli_next_option(struct cli *c, int argc, char **argv, const char *optstring,
+                    const char *usage, int *ch) {
+  opterr = 0;
+  for (;;) {
+    int opt = getopt(argc, argv, optstring);
+    if (opt == -1)
+      return CLI_OPT_DONE;
+    if (opt == ':' || opt == '?')
+      return cli_bad_option(c, usage, opt);
+    if (opt == 'h' && !takes_value(optstring, 'h')) {
+      fputs(usage, stdout);
+      return CLI_OPT_HELP;
+    }
+    if (opt != 'q' || takes_value(optstring, 'q')) {
+      int rc = cli_common_option(c, opt, optarg);
+      if (rc < 0)
+        return CLI_OPT_ERROR;
+      if (rc > 0)
+        continue;
+    }
+    *ch = opt;
+    return CLI_OPT_OWN;
   }
 }
 

@@ -27,6 +27,8 @@
 struct cli {
   const char *progname; /* basename of argv[0] */
   const char *queue;    /* -q, or NULL: the registry's /queue/path */
+  bool verbose;         /* -v was given (a program's own option that undoes
+                           it, as ldmping's -q, may clear this) */
   bool reg_failed;      /* the registry could not be read (said once) */
   char queue_buf[4096]; /* the registry's queue path */
 };
@@ -40,6 +42,34 @@ void cli_init(struct cli *c, const char *argv0);
  *         (message printed).
  */
 int cli_common_option(struct cli *c, int opt, const char *arg);
+
+/* What cli_next_option() returns. */
+enum {
+  CLI_OPT_ERROR = -1, /* a usage error, printed on stderr */
+  CLI_OPT_DONE = 0,   /* no more options: the operands start at optind */
+  CLI_OPT_HELP = 1,   /* -h: the usage text was printed on stdout */
+  CLI_OPT_OWN = 2,    /* an option of the program's own is in *ch */
+};
+
+/**
+ * getopt() for the utilities: the next option the program itself must
+ * handle.  Takes care of what they all share: getopt's own messages are
+ * off (opterr = 0); the common options -l, -v, -x and -q are handled with
+ * cli_common_option(); -h, where it takes no value, prints the usage on
+ * stdout; a missing value or an unknown option is a usage error
+ * (cli_bad_option()).  An "h" that takes a value (the clients' -h host), or
+ * a "q" that takes none (ldmping's -q quiet), is left to the program.
+ *
+ * @param optstring  getopt's, beginning with ':' so that a missing value is
+ *                   told from an unknown option
+ * @param usage      the usage text, for -h and for errors
+ * @param[out] ch    the program's option; its value, if any, is in optarg
+ * @return CLI_OPT_OWN, CLI_OPT_DONE, CLI_OPT_HELP or CLI_OPT_ERROR.  The
+ *         last three suit parse_args() conventions: 0 go on, 1 exit 0
+ *         (help), -1 exit with CLI_EXIT_USAGE.
+ */
+int cli_next_option(struct cli *c, int argc, char **argv, const char *optstring,
+                    const char *usage, int *ch);
 
 /** The queue path: -q if given, else the registry's /queue/path.  NULL on
  *  failure (logged). */
@@ -95,15 +125,16 @@ int cli_parse_feedtype(struct cli *c, const char *s, uint32_t *out);
 int cli_make_class(struct cli *c, pq_class *cls, pq_timestamp from,
                    uint32_t feedtype, const char *pattern);
 
-/** Print "<prog>: <msg>" and the usage text to stderr; for usage errors. */
 /* For getopt's ':' (an option lacks its value) and '?' (an unknown
- * option), with `ch` what getopt returned: print the usage error; -1. */
+ * option), with `ch` what getopt returned: print the usage error; -1.
+ * (cli_next_option() calls it.) */
 int cli_bad_option(struct cli *c, const char *usage, int ch);
 
 /* Start of a class window `offset` seconds ago (LDM's -o), or TS_ZERO
  * when no offset was given. */
 pq_timestamp cli_offset_from(bool have_offset, uint64_t offset);
 
+/** Print "<prog>: <msg>" and the usage text to stderr; for usage errors. */
 void cli_usage_error(struct cli *c, const char *usage, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

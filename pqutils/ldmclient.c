@@ -2,9 +2,10 @@
  * ldmclient.c - the shared part of the LDM protocol clients: naming a
  * server (host, host:port, IPv6 in brackets, the registry's port),
  * connecting through rpc_io, one synchronous call that tells LDM's refusal
- * (AUTH_TOOWEAK, often with xid 0) apart from a closed connection, and the
- * text of a product class.  Kept apart from the three programs so that they
- * parse hosts and report failures the same way.
+ * (AUTH_TOOWEAK, often with xid 0) apart from a closed connection, the
+ * text of a product class, and the command-line options they have in
+ * common.  Kept apart from the three programs so that they parse hosts and
+ * options and report failures the same way.
  */
 #include "pqutils/ldmclient.h"
 
@@ -16,6 +17,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include "ldmd/log.h"
 #include "ldmd/registry.h"
 
 /* Largest encoded argument: a class of 32 specs with 255-byte patterns is
@@ -352,4 +354,58 @@ int ldmc_class_format(const ldm6_prod_class *cls, char *buf, size_t len) {
   if (w < 0)
     return w;
   return (int)(n + (size_t)w);
+}
+
+/* ---- command line ---- */
+
+int ldmc_opt_port(struct cli *c, const char *usage, const char *arg,
+                  unsigned *port) {
+  if (ldmc_parse_port(arg, port) != 0) {
+    cli_usage_error(c, usage, "bad port \"%s\": expected 1 to 65535", arg);
+    return -1;
+  }
+  return 0;
+}
+
+int ldmc_opt_peer(struct cli *c, const char *usage, const char *spec,
+                  unsigned *port, struct ldmc_peer *p) {
+  char err[300];
+
+  if (ldmc_parse_peer(spec, LDMC_PORT_DEFAULT, p, err, sizeof err) != 0) {
+    cli_usage_error(c, usage, "%s", err);
+    return -1;
+  }
+  if (*port == 0 && !p->port_given) {
+    *port = ldmc_registry_port(err, sizeof err);
+    if (err[0] != '\0')
+      log_warning("%s", err);
+  }
+  ldmc_peer_default_port(p, *port);
+  return 0;
+}
+
+int ldmc_opt_feedtype(struct cli *c, const char *usage, const char *arg,
+                      uint32_t *feedtype) {
+  if (cli_parse_feedtype(c, arg, feedtype) != 0) {
+    fputs(usage, stderr);
+    return -1;
+  }
+  return 0;
+}
+
+int ldmc_opt_uint(struct cli *c, const char *usage, const char *what,
+                  const char *arg, uint64_t lo, uint64_t hi, uint64_t *out) {
+  uint64_t v;
+
+  if (cli_parse_uint(c, what, arg, hi, &v) != 0) {
+    fputs(usage, stderr);
+    return -1;
+  }
+  if (v < lo) {
+    cli_usage_error(c, usage, "bad %s \"%s\": at least %llu", what, arg,
+                    (unsigned long long)lo);
+    return -1;
+  }
+  *out = v;
+  return 0;
 }

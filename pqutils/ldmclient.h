@@ -18,8 +18,15 @@
  * Such a reply, whatever its xid, is LDMC_DENIED rather than a closed
  * connection, so the user is told "not allowed" instead of "closed".
  *
- * Messages are written into the caller's buffer and name the peer; nothing
- * here logs or exits.  Not thread-safe (like rpcio); fork-safe.
+ * COMMAND LINE.  The options the three programs share (-P port, the
+ * server named with -h or as an operand, feedtype and whole-number values)
+ * are parsed by the ldmc_opt_*() functions, which report a bad value as
+ * the clients do (the message, then the usage text, on stderr) and log a
+ * registry that cannot be read as a warning.
+ *
+ * Except for those, messages are written into the caller's buffer and name
+ * the peer; nothing here logs or exits.  Not thread-safe (like rpcio);
+ * fork-safe.
  */
 #ifndef PQUTILS_LDMCLIENT_H
 #define PQUTILS_LDMCLIENT_H
@@ -30,6 +37,7 @@
 
 #include "ldmd/ldm6_xdr.h"
 #include "ldmd/rpc_io.h"
+#include "pqutils/cli.h"
 
 #define LDMC_PORT_DEFAULT 388u /* LDM's well-known port */
 #define LDMC_HOST_MAX 256      /* longest host name or address */
@@ -109,5 +117,29 @@ void ldmc_reply_error_text(const rpcm_msg *hdr, char *buf, size_t len);
  * "<from> <to> {{FEEDTYPE, \"ERE\"},...}".  @return as snprintf.
  */
 int ldmc_class_format(const ldm6_prod_class *cls, char *buf, size_t len);
+
+/* ---- command line; each returns 0, or -1 after printing the message and
+ * the usage text on stderr ---- */
+
+/** -P: a port, 1 to 65535. */
+int ldmc_opt_port(struct cli *c, const char *usage, const char *arg,
+                  unsigned *port);
+
+/**
+ * The server spec names ("host", "host:port", "[v6]:port"...), with *port
+ * unless spec gives its own.  *port is -P's, or 0: then the registry's
+ * /server/port (388 if it sets none, with a warning logged if it cannot be
+ * read) is looked up once and left in *port for the next server.
+ */
+int ldmc_opt_peer(struct cli *c, const char *usage, const char *spec,
+                  unsigned *port, struct ldmc_peer *p);
+
+/** A feedtype expression (-f). */
+int ldmc_opt_feedtype(struct cli *c, const char *usage, const char *arg,
+                      uint32_t *feedtype);
+
+/** A whole number from lo to hi; `what` names it in messages ("timeout"). */
+int ldmc_opt_uint(struct cli *c, const char *usage, const char *what,
+                  const char *arg, uint64_t lo, uint64_t hi, uint64_t *out);
 
 #endif /* PQUTILS_LDMCLIENT_H */

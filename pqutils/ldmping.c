@@ -22,7 +22,6 @@
  * servers may be given (LDM: 14).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,8 +135,7 @@ static void report(const struct target *t) {
 static int parse_args(struct ldmping *p, int argc, char **argv) {
   const char **specs = calloc((size_t)argc + 1, sizeof *specs);
   unsigned port = 0;
-  int nspecs = 0, opt, i;
-  char err[300];
+  int nspecs = 0, opt, rc, i;
   uint64_t v;
 
   if (specs == NULL) {
@@ -149,55 +147,40 @@ static int parse_args(struct ldmping *p, int argc, char **argv) {
     p->verbose = true;
     p->interval = DEFAULT_INTERVAL;
   }
-  opterr = 0;
-  while ((opt = getopt(argc, argv, ":h:P:t:i:l:vqx")) != -1) {
-    /* -q is quiet here, not cli's queue option. */
-    int rc = opt == 'q' ? 0 : cli_common_option(&p->cli, opt, optarg);
-
-    if (rc < 0)
-      goto bad;
-    if (opt == 'v')
-      p->verbose = true;
-    if (rc > 0)
-      continue;
+  /* -q is quiet here (cli leaves a -q without a value to us), -v verbose:
+   * the last of them wins. */
+  while ((rc = cli_next_option(&p->cli, argc, argv, ":h:P:t:i:l:vqx",
+                               usage_text, &opt)) == CLI_OPT_OWN) {
     switch (opt) {
     case 'q':
       p->verbose = false;
+      p->cli.verbose = false; /* undo an earlier -v */
       break;
     case 'h':
       specs[nspecs++] = optarg;
       break;
     case 'P':
-      if (ldmc_parse_port(optarg, &port) != 0) {
-        cli_usage_error(&p->cli, usage_text,
-                        "bad port \"%s\": expected 1 to 65535", optarg);
+      if (ldmc_opt_port(&p->cli, usage_text, optarg, &port) != 0)
         goto bad;
-      }
       break;
     case 't':
-      if (cli_parse_uint(&p->cli, "timeout", optarg, 32767, &v) != 0) {
-        fputs(usage_text, stderr);
+      if (ldmc_opt_uint(&p->cli, usage_text, "timeout", optarg, 1, 32767, &v) !=
+          0)
         goto bad;
-      }
-      if (v == 0) {
-        cli_usage_error(&p->cli, usage_text, "bad timeout \"%s\": at least 1",
-                        optarg);
-        goto bad;
-      }
       p->timeout_ms = (int)v * 1000;
       break;
     case 'i':
-      if (cli_parse_uint(&p->cli, "interval", optarg, 86400, &v) != 0) {
-        fputs(usage_text, stderr);
+      if (ldmc_opt_uint(&p->cli, usage_text, "interval", optarg, 0, 86400,
+                        &v) != 0)
         goto bad;
-      }
       p->interval = (unsigned)v;
       break;
-    default: /* a missing value or an unknown option */
-      cli_bad_option(&p->cli, usage_text, opt);
-      goto bad;
     }
   }
+  if (rc != CLI_OPT_DONE)
+    goto bad;
+  if (p->cli.verbose) /* -v, not undone by a later -q */
+    p->verbose = true;
   for (; optind < argc; optind++)
     specs[nspecs++] = argv[optind];
   if (nspecs == 0)
@@ -213,17 +196,8 @@ static int parse_args(struct ldmping *p, int argc, char **argv) {
 
     t->spec = specs[i];
     t->vers = LDM6_VERSION5;
-    if (ldmc_parse_peer(specs[i], LDMC_PORT_DEFAULT, &t->peer, err,
-                        sizeof err) != 0) {
-      cli_usage_error(&p->cli, usage_text, "%s", err);
+    if (ldmc_opt_peer(&p->cli, usage_text, specs[i], &port, &t->peer) != 0)
       goto bad;
-    }
-    if (port == 0 && !t->peer.port_given) {
-      port = ldmc_registry_port(err, sizeof err);
-      if (err[0] != '\0')
-        log_warning("%s", err);
-    }
-    ldmc_peer_default_port(&t->peer, port);
   }
   free(specs);
   return 0;

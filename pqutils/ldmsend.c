@@ -24,7 +24,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -356,34 +355,22 @@ static int parse_args(struct ldmsend *s, int argc, char **argv) {
   const char *host = "localhost";
   unsigned port = 0;
   uint64_t v;
-  char err[300];
-  int opt;
+  int opt, rc;
 
   s->feedtype = PQ_FT_EXP;
-  opterr = 0;
-  while ((opt = getopt(argc, argv, ":h:P:f:s:l:vx")) != -1) {
-    int rc = cli_common_option(&s->cli, opt, optarg);
-
-    if (rc < 0)
-      return -1;
-    if (rc > 0)
-      continue;
+  while ((rc = cli_next_option(&s->cli, argc, argv, ":h:P:f:s:l:vx", usage_text,
+                               &opt)) == CLI_OPT_OWN) {
     switch (opt) {
     case 'h':
       host = optarg;
       break;
     case 'P':
-      if (ldmc_parse_port(optarg, &port) != 0) {
-        cli_usage_error(&s->cli, usage_text,
-                        "bad port \"%s\": expected 1 to 65535", optarg);
+      if (ldmc_opt_port(&s->cli, usage_text, optarg, &port) != 0)
         return -1;
-      }
       break;
     case 'f':
-      if (cli_parse_feedtype(&s->cli, optarg, &s->feedtype) != 0) {
-        fputs(usage_text, stderr);
+      if (ldmc_opt_feedtype(&s->cli, usage_text, optarg, &s->feedtype) != 0)
         return -1;
-      }
       if (s->feedtype == PQ_FT_NONE) {
         cli_usage_error(&s->cli, usage_text,
                         "feedtype \"%s\" is NONE: nothing would be sent",
@@ -392,35 +379,22 @@ static int parse_args(struct ldmsend *s, int argc, char **argv) {
       }
       break;
     case 's':
-      if (cli_parse_uint(&s->cli, "sequence number", optarg, UINT32_MAX, &v) !=
-          0) {
-        fputs(usage_text, stderr);
+      if (ldmc_opt_uint(&s->cli, usage_text, "sequence number", optarg, 0,
+                        UINT32_MAX, &v) != 0)
         return -1;
-      }
       s->seqno = (uint32_t)v;
       break;
-    default: /* a missing value or an unknown option */
-      return cli_bad_option(&s->cli, usage_text, opt);
     }
   }
+  if (rc != CLI_OPT_DONE)
+    return -1;
   if (optind >= argc) {
     cli_usage_error(&s->cli, usage_text, "no file to send");
     return -1;
   }
   s->files = argv + optind;
   s->nfiles = argc - optind;
-  if (ldmc_parse_peer(host, LDMC_PORT_DEFAULT, &s->peer, err, sizeof err) !=
-      0) {
-    cli_usage_error(&s->cli, usage_text, "%s", err);
-    return -1;
-  }
-  if (port == 0 && !s->peer.port_given) {
-    port = ldmc_registry_port(err, sizeof err);
-    if (err[0] != '\0')
-      log_warning("%s", err);
-  }
-  ldmc_peer_default_port(&s->peer, port);
-  return 0;
+  return ldmc_opt_peer(&s->cli, usage_text, host, &port, &s->peer);
 }
 
 int main(int argc, char **argv) {

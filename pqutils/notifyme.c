@@ -21,7 +21,6 @@
  * connection and the NOTIFYME answer, -T the silence of a running session.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -289,15 +288,8 @@ static int parse_secs(struct notifyme *n, int opt, const char *arg, uint64_t lo,
   uint64_t v;
 
   snprintf(what, sizeof what, "-%c value", opt);
-  if (cli_parse_uint(&n->cli, what, arg, hi, &v) != 0) {
-    fputs(usage_text, stderr);
+  if (ldmc_opt_uint(&n->cli, usage_text, what, arg, lo, hi, &v) != 0)
     return -1;
-  }
-  if (v < lo) {
-    cli_usage_error(&n->cli, usage_text, "bad %s \"%s\": at least %llu", what,
-                    arg, (unsigned long long)lo);
-    return -1;
-  }
   *out = (int)v;
   return 0;
 }
@@ -308,36 +300,24 @@ static int parse_args(struct notifyme *n, int argc, char **argv) {
   uint32_t feedtype = PQ_FT_ANY;
   unsigned port = 0;
   int offset = 0;
-  char err[300];
   pq_class cls;
-  int opt;
+  int opt, rc;
 
   n->timeo_s = DEFAULT_TIMEO;
   n->total_s = DEFAULT_TOTAL;
-  opterr = 0;
-  while ((opt = getopt(argc, argv, ":h:P:f:p:o:Ot:T:l:vx")) != -1) {
-    int rc = cli_common_option(&n->cli, opt, optarg);
-
-    if (rc < 0)
-      return -1;
-    if (rc > 0)
-      continue;
+  while ((rc = cli_next_option(&n->cli, argc, argv, ":h:P:f:p:o:Ot:T:l:vx",
+                               usage_text, &opt)) == CLI_OPT_OWN) {
     switch (opt) {
     case 'h':
       host = optarg;
       break;
     case 'P':
-      if (ldmc_parse_port(optarg, &port) != 0) {
-        cli_usage_error(&n->cli, usage_text,
-                        "bad port \"%s\": expected 1 to 65535", optarg);
+      if (ldmc_opt_port(&n->cli, usage_text, optarg, &port) != 0)
         return -1;
-      }
       break;
     case 'f':
-      if (cli_parse_feedtype(&n->cli, optarg, &feedtype) != 0) {
-        fputs(usage_text, stderr);
+      if (ldmc_opt_feedtype(&n->cli, usage_text, optarg, &feedtype) != 0)
         return -1;
-      }
       break;
     case 'p':
       pattern = optarg;
@@ -357,10 +337,10 @@ static int parse_args(struct notifyme *n, int argc, char **argv) {
       if (parse_secs(n, opt, optarg, 1, INT32_MAX / 1000, &n->total_s) != 0)
         return -1;
       break;
-    default: /* a missing value or an unknown option */
-      return cli_bad_option(&n->cli, usage_text, opt);
     }
   }
+  if (rc != CLI_OPT_DONE)
+    return -1;
   if (optind < argc) {
     cli_usage_error(&n->cli, usage_text, "unexpected argument \"%s\"",
                     argv[optind]);
@@ -372,17 +352,8 @@ static int parse_args(struct notifyme *n, int argc, char **argv) {
                     n->timeo_s);
     return -1;
   }
-  if (ldmc_parse_peer(host, LDMC_PORT_DEFAULT, &n->peer, err, sizeof err) !=
-      0) {
-    cli_usage_error(&n->cli, usage_text, "%s", err);
+  if (ldmc_opt_peer(&n->cli, usage_text, host, &port, &n->peer) != 0)
     return -1;
-  }
-  if (port == 0 && !n->peer.port_given) {
-    port = ldmc_registry_port(err, sizeof err);
-    if (err[0] != '\0')
-      log_warning("%s", err);
-  }
-  ldmc_peer_default_port(&n->peer, port);
 
   /* LDM's re_vetSpec, done here so that the server gets the pattern used. */
   const char *given = pattern;

@@ -89,28 +89,20 @@ static int full_check(pq_t *pq, const char *path, const struct opts *o) {
 }
 
 static int parse_args(struct cli *c, int argc, char **argv, struct opts *o) {
-  int ch;
-  opterr = 0;
-  while ((ch = getopt(argc, argv, ":hCFvxl:q:")) != -1) {
-    int rc = cli_common_option(c, ch, optarg);
-    if (rc < 0)
-      return -1;
-    if (rc > 0)
-      continue;
+  int ch, rc;
+  while ((rc = cli_next_option(c, argc, argv, ":hCFvxl:q:", usage_text, &ch)) ==
+         CLI_OPT_OWN) {
     switch (ch) {
-    case 'h':
-      fputs(usage_text, stdout);
-      return 1;
     case 'C':
       o->full = true;
       break;
     case 'F':
       o->repair = true;
       break;
-    default: /* a missing value or an unknown option */
-      return cli_bad_option(c, usage_text, ch);
     }
   }
+  if (rc != CLI_OPT_DONE)
+    return rc;
   if (optind != argc) {
     cli_usage_error(c, usage_text, "unexpected argument %s", argv[optind]);
     return -1;

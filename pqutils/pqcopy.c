@@ -124,18 +124,10 @@ static int copy_queue(pq_t *src, const pq_class *cls, struct copy *k) {
 }
 
 static int parse_args(struct cli *c, int argc, char **argv, struct opts *o) {
-  int ch;
-  opterr = 0;
-  while ((ch = getopt(argc, argv, ":hf:l:o:p:q:vx")) != -1) {
-    int rc = cli_common_option(c, ch, optarg);
-    if (rc < 0)
-      return -1;
-    if (rc > 0)
-      continue;
+  int ch, rc;
+  while ((rc = cli_next_option(c, argc, argv, ":hf:l:o:p:q:vx", usage_text,
+                               &ch)) == CLI_OPT_OWN) {
     switch (ch) {
-    case 'h':
-      fputs(usage_text, stdout);
-      return 1;
     case 'f':
       if (cli_parse_feedtype(c, optarg, &o->feedtype) != 0)
         return -1;
@@ -148,10 +140,10 @@ static int parse_args(struct cli *c, int argc, char **argv, struct opts *o) {
         return -1;
       o->have_offset = true;
       break;
-    default: /* a missing value or an unknown option */
-      return cli_bad_option(c, usage_text, ch);
     }
   }
+  if (rc != CLI_OPT_DONE)
+    return rc;
   int npos = argc - optind;
   if (npos == 2 && c->queue == NULL) {
     c->queue = argv[optind];

@@ -33,7 +33,6 @@ struct opts {
   const char *size_arg;
   const char *slots_arg;
   bool clobber;
-  bool verbose;
 };
 
 /* Size and slots from the registry when the command line gives no size. */
@@ -49,17 +48,9 @@ static int registry_geometry(struct cli *c, uint64_t *size, uint64_t *slots) {
 }
 
 static int parse_args(struct cli *c, int argc, char **argv, struct opts *o) {
-  int ch;
-  opterr = 0;
-  while ((ch = getopt(argc, argv, ":xvcfq:s:S:l:h")) != -1) {
-    int rc = cli_common_option(c, ch, optarg);
-    if (rc < 0)
-      return -1;
-    if (rc > 0) {
-      if (ch == 'v')
-        o->verbose = true;
-      continue;
-    }
+  int ch, rc;
+  while ((rc = cli_next_option(c, argc, argv, ":xvcfq:s:S:l:h", usage_text,
+                               &ch)) == CLI_OPT_OWN) {
     switch (ch) {
     case 'c':
       o->clobber = true;
@@ -72,13 +63,10 @@ static int parse_args(struct cli *c, int argc, char **argv, struct opts *o) {
     case 'S':
       o->slots_arg = optarg;
       break;
-    case 'h':
-      fputs(usage_text, stdout);
-      return 1;
-    default: /* a missing value or an unknown option */
-      return cli_bad_option(c, usage_text, ch);
     }
   }
+  if (rc != CLI_OPT_DONE)
+    return rc;
   int npos = argc - optind;
   if (npos > 2) {
     cli_usage_error(c, usage_text, "too many arguments");
@@ -133,7 +121,7 @@ int main(int argc, char **argv) {
   pq_create_opts co = {.pc_data_size = size,
                        .pc_slots = slots,
                        .pc_flags = o.clobber ? PQ_CLOBBER : 0};
-  if (o.verbose)
+  if (c.verbose) /* -v */
     fprintf(stderr, "Creating %s, %llu bytes, %llu products.\n", path,
             (unsigned long long)size,
             (unsigned long long)(slots ? slots : pq_default_slots(size)));

@@ -167,18 +167,10 @@ static void pass_stats(pq_t *pq, struct stats *s) {
 }
 
 static int parse_args(struct cli *c, int argc, char **argv, struct opts *o) {
-  int ch;
-  opterr = 0;
-  while ((ch = getopt(argc, argv, ":hwvxl:p:f:q:a:i:")) != -1) {
-    int rc = cli_common_option(c, ch, optarg);
-    if (rc < 0)
-      return -1;
-    if (rc > 0)
-      continue;
+  int ch, rc;
+  while ((rc = cli_next_option(c, argc, argv, ":hwvxl:p:f:q:a:i:", usage_text,
+                               &ch)) == CLI_OPT_OWN) {
     switch (ch) {
-    case 'h':
-      fputs(usage_text, stdout);
-      return 1;
     case 'w':
       break;
     case 'a':
@@ -200,10 +192,10 @@ static int parse_args(struct cli *c, int argc, char **argv, struct opts *o) {
     case 'p':
       o->pattern = optarg;
       break;
-    default: /* a missing value or an unknown option */
-      return cli_bad_option(c, usage_text, ch);
     }
   }
+  if (rc != CLI_OPT_DONE)
+    return rc;
   if (optind != argc) {
     cli_usage_error(c, usage_text, "unexpected argument %s", argv[optind]);
     return -1;

@@ -570,19 +570,11 @@ static int insert_stdin(pq_t *pq, const struct opts *o, struct tally *t) {
 }
 
 static int parse_args(struct cli *c, int argc, char **argv, struct opts *o) {
-  int ch;
+  int ch, rc;
   uint64_t v;
-  opterr = 0;
-  while ((ch = getopt(argc, argv, ":hivxl:q:f:n:rs:p:")) != -1) {
-    int rc = cli_common_option(c, ch, optarg);
-    if (rc < 0)
-      return -1;
-    if (rc > 0)
-      continue;
+  while ((rc = cli_next_option(c, argc, argv, ":hivxl:q:f:n:rs:p:", usage_text,
+                               &ch)) == CLI_OPT_OWN) {
     switch (ch) {
-    case 'h':
-      fputs(usage_text, stdout);
-      return 1;
     case 'i':
       o->sig_from_ident = true;
       break;
@@ -613,10 +605,10 @@ static int parse_args(struct cli *c, int argc, char **argv, struct opts *o) {
     case 'p':
       o->ident = optarg;
       break;
-    default: /* a missing value or an unknown option */
-      return cli_bad_option(c, usage_text, ch);
     }
   }
+  if (rc != CLI_OPT_DONE)
+    return rc;
   o->files = argv + optind;
   o->nfiles = argc - optind;
   return 0;

@@ -88,19 +88,11 @@ static void log_table(const pq_stats *st, bool extended) {
 }
 
 static int parse_args(struct cli *c, int argc, char **argv, struct opts *o) {
-  int ch;
+  int ch, rc;
   uint64_t ignored;
-  opterr = 0;
-  while ((ch = getopt(argc, argv, ":hSevxl:q:o:i:")) != -1) {
-    int rc = cli_common_option(c, ch, optarg);
-    if (rc < 0)
-      return -1;
-    if (rc > 0)
-      continue;
+  while ((rc = cli_next_option(c, argc, argv, ":hSevxl:q:o:i:", usage_text,
+                               &ch)) == CLI_OPT_OWN) {
     switch (ch) {
-    case 'h':
-      fputs(usage_text, stdout);
-      return 1;
     case 'S':
       o->size_par = true;
       break;
@@ -115,10 +107,10 @@ static int parse_args(struct cli *c, int argc, char **argv, struct opts *o) {
       if (cli_parse_uint(c, "interval", optarg, INT32_MAX, &o->interval) != 0)
         return -1;
       break;
-    default: /* a missing value or an unknown option */
-      return cli_bad_option(c, usage_text, ch);
     }
   }
+  if (rc != CLI_OPT_DONE)
+    return rc;
   if (argc - optind > 1) {
     cli_usage_error(c, usage_text, "more than one output file");
     return -1;

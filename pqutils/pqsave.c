@@ -258,29 +258,21 @@ static int restore(struct cli *c, const char *qpath, const struct opts *o) {
 static int parse_args(struct cli *c, int argc, char **argv, bool restoring,
                       struct opts *o) {
   const char *usage = restoring ? restore_usage : save_usage;
-  int ch;
-  opterr = 0;
-  while ((ch = getopt(argc, argv, restoring ? ":hvxl:q:s:S:" : ":hvxl:q:")) !=
-         -1) {
-    int rc = cli_common_option(c, ch, optarg);
-    if (rc < 0)
-      return -1;
-    if (rc > 0)
-      continue;
+  const char *optstring = restoring ? ":hvxl:q:s:S:" : ":hvxl:q:";
+  int ch, rc;
+  while ((rc = cli_next_option(c, argc, argv, optstring, usage, &ch)) ==
+         CLI_OPT_OWN) {
     switch (ch) {
-    case 'h':
-      fputs(usage, stdout);
-      return 1;
     case 's':
       o->size_arg = optarg;
       break;
     case 'S':
       o->slots_arg = optarg;
       break;
-    default: /* a missing value or an unknown option */
-      return cli_bad_option(c, usage, ch);
     }
   }
+  if (rc != CLI_OPT_DONE)
+    return rc;
   int npos = argc - optind;
   if (npos == 2 && c->queue == NULL) {
     /* pqsave QUEUE FILE, pqrestore FILE QUEUE */
