@@ -245,6 +245,10 @@ static int map_queue(pq_t *pq, pq_error *err) {
   pq->hash_mask = h.hd_hash_size - 1;
   pq->data_off = h.hd_data_off;
   pq->data_size = h.hd_data_size;
+  /* Huge pages where the file system allows them (tmpfs mounted with
+   * huge=advise, or within_size/always): a process then maps the queue 2 MiB
+   * per step, which a relay's new connection feels (see populate.c). */
+  (void)madvise(pq->base, (size_t)h.hd_file_size, MADV_HUGEPAGE);
   /* The indexes are touched by every operation: fault them in now. */
   (void)madvise(pq->base, (size_t)h.hd_data_off, MADV_WILLNEED);
   pq__populate_init(pq);
