@@ -148,7 +148,7 @@ int pq_reserve(pq_t *pq, const pq_prod_info *info, pq_resv *resv) {
     return rc;
 
   /* Map the region for writing before the caller's copy faults on it. */
-  pq__populate(pq, pq->slots[slot].ps_offset, extent, true);
+  pq__populate(pq, pq->slots[slot].ps_offset, extent);
   pq->has_resv = true;
   pq->resv_slot = slot;
   pq->resv_key = pq->slots[slot].ps_key;
@@ -295,7 +295,7 @@ static void populate_at_head(pq_t *pq, uint64_t extent) {
   uint64_t head = __atomic_load_n(&pq->hdr->hd_head, __ATOMIC_RELAXED);
   if (extent > pq->data_size)
     extent = pq->data_size;
-  pq__populate(pq, head < pq->data_size - extent ? head : 0, extent, true);
+  pq__populate(pq, head < pq->data_size - extent ? head : 0, extent);
 }
 
 /* Reserve, copy and commit a small product under one hold of the lock. */

@@ -61,11 +61,12 @@ struct pq {
   uint64_t resv_key;
   uint64_t resv_seq; /* per-handle counter making reservation ids unique */
 
-  /* populate.c: 2 MiB chunks of the data area this handle has mapped,
-   * [0] for reading, [1] for writing; pop_off once the kernel refuses */
-  uint64_t *pop_done[2];
+  /* populate.c: a bit per 2 MiB chunk of the data area this handle has
+   * mapped for writing; the madvise() advice used; pop_off for a handle
+   * that does not write or a kernel that refuses */
+  uint64_t *pop_done;
+  int pop_advice;
   bool pop_off;
-  bool pop_tmpfs; /* the file is on tmpfs: populate writers for reading */
 
   pq_error err;
 };
@@ -100,9 +101,9 @@ int pq__check_owner(pq_t *pq);
 /* ---- populate.c ---- */
 void pq__populate_init(pq_t *pq);
 void pq__populate_free(pq_t *pq);
-/* Map the chunks of data-area bytes [off, off + len) that this handle has
- * not mapped yet, for writing or for reading.  Best effort. */
-void pq__populate(pq_t *pq, uint64_t off, uint64_t len, bool write);
+/* Map for writing the chunks of data-area bytes [off, off + len) that this
+ * handle has not mapped yet.  Best effort. */
+void pq__populate(pq_t *pq, uint64_t off, uint64_t len);
 
 /* ---- layout.c ---- */
 struct pq__geometry {

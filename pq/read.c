@@ -106,12 +106,10 @@ static int deliver(pq_t *pq, uint32_t s, const pq_prod_info *info,
   pq_place place = {.pp_inserted = slot->ps_key,
                     .pp_offset = pq->data_off + slot->ps_offset,
                     .pp_oldest = pq__ti_first(pq) == s};
-  uint64_t off = slot->ps_offset, extent = slot->ps_extent;
-  int rc = pq__prod_lock(pq, off, extent);
+  int rc = pq__prod_lock(pq, slot->ps_offset, slot->ps_extent);
   pq__ctl_unlock(pq);
   if (rc != PQ_OK)
     return rc;
-  pq__populate(pq, off, extent, false);
   rc = fn(info, data, &place, arg);
   pq__prod_unlock(pq);
   return rc;
