@@ -338,9 +338,11 @@ static void finish(struct job *j, struct md5 *m) {
     close(j->spent_fd);
     j->spent_fd = -1;
   }
-  if (j->status == EXIT_OK && !j->hashed &&
-      md5_of(m, j->buf, (size_t)j->info.size, j->info.signature) != 0)
-    job_fail(j, EXIT_SYSTEM, "MD5 of %s failed", j->path);
+  if (j->status == EXIT_OK && !j->hashed) {
+    if (md5_of(m, j->buf, (size_t)j->info.size, j->info.signature) != 0)
+      job_fail(j, EXIT_SYSTEM, "MD5 of %s failed", j->path);
+    j->hashed = true; /* finish() may be called again: do it once */
+  }
 }
 
 /* Log the outcome of putting a job in the queue; returns its exit code. */
