@@ -6,15 +6,17 @@
  *
  * Built to insert many small files quickly.  The queue is opened once, and
  * the work is split over two threads in a pipeline: a reader thread opens,
- * reads and hashes file i+1.. while the main thread inserts file i (reserve,
- * copy, commit).  The signature has to be known before the reservation (it
- * is the duplicate check), so a file is read into a reusable buffer and
- * hashed first; a file larger than DIRECT_MIN (or any file with -i, whose
- * signature needs no data) is instead read straight into its reservation.
- * The two threads share the hashing: when few files wait to be inserted
- * (the reader is the slower side), the reader leaves the MD5 of small files
- * to the inserting thread, which also closes the files.  Products go in in
- * command-line order.  Per file: open, fstat, read, close.
+ * reads and hashes the next files while the main thread inserts every file
+ * that is ready, up to 32 at a time (runs of small ones with
+ * pq_insert_many(): one lock hold per run).  The signature has to be known
+ * before the reservation (it is the duplicate check), so a file is read
+ * into a reusable buffer and hashed first; a file larger than DIRECT_MIN
+ * (or any file with -i, whose signature needs no data) is instead read
+ * straight into its reservation.  The two threads share the hashing: when
+ * few files wait to be inserted (the reader is the slower side), the reader
+ * leaves the MD5 of small files to the inserting thread, which also closes
+ * the files.  Products go in in command-line order.  Per file: open, fstat,
+ * read, close.
  */
 #include <errno.h>
 #include <fcntl.h>
