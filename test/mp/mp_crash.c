@@ -4,13 +4,13 @@
  * that the queue is sound and that no committed product was lost or altered.
  *
  * A population of child processes works on one queue: writers (pq_insert of
- * small products), reservers (pq_reserve, fill the space slowly, pq_commit
- * or sometimes pq_discard) and readers (pq_next and pq_wait, checking the
- * MD5 of every product).  The children are started with fork and exec, so
- * they share nothing with the parent but the queue file; each opens it
- * itself.  A writer appends a record (content seed, size, signature) to its
- * own log file only after pq_commit returned PQ_OK: a record means
- * "committed".
+ * small products, a quarter of them in batches with pq_insert_many), reservers
+ * (pq_reserve, fill the space slowly, pq_commit or sometimes pq_discard) and
+ * readers (pq_next and pq_wait, checking the MD5 of every product).  The
+ * children are started with fork and exec, so they share nothing with the
+ * parent but the queue file; each opens it itself.  A writer appends a record
+ * (content seed, size, signature) to its own log file only after pq_commit
+ * returned PQ_OK: a record means "committed".
  *
  * The parent keeps a read-write handle, and reopens it after a quarter of
  * the kills.  Each iteration it sleeps a random number of microseconds,
@@ -141,6 +141,44 @@ static int write_one(pq_t *pq, bool reserver, uint64_t *rng, uint8_t *buf,
   return 0;
 }
 
+/* A writer's batch: 2 to 16 small products in one pq_insert_many(), each
+ * logged once the call has returned it committed.  A kill inside the call
+ * can leave some committed and none logged: the check only looks for what
+ * was logged. */
+static int write_batch(pq_t *pq, uint64_t *rng, uint8_t *buf, int fd,
+                       uint32_t n, uint32_t *count, uint64_t *bytes) {
+  enum { MAX_BATCH = 16 }; /* x 2048 bytes: fits the 64 KiB buffer */
+  pq_prod_info infos[MAX_BATCH];
+  const pq_prod_info *ip[MAX_BATCH];
+  const void *dp[MAX_BATCH];
+  uint64_t seeds[MAX_BATCH];
+  int rcs[MAX_BATCH];
+  unsigned k = (unsigned)mp_rand_range(rng, 2, MAX_BATCH);
+  size_t at = 0;
+  for (unsigned i = 0; i < k; i++) {
+    uint64_t size = mp_rand_range(rng, 32, 2048);
+    seeds[i] = mp_rand(rng);
+    fill_product(&infos[i], buf + at, seeds[i], size, n + i);
+    ip[i] = &infos[i];
+    dp[i] = buf + at;
+    at += size;
+  }
+  int rc = pq_insert_many(pq, k, ip, dp, rcs);
+  if (rc != PQ_OK)
+    return child_fail(pq, rc, "writer: pq_insert_many");
+  for (unsigned i = 0; i < k; i++) {
+    if (rcs[i] != PQ_OK)
+      return child_fail(pq, rcs[i], "writer: pq_insert_many, a product");
+    if (log_commit(fd, &infos[i], seeds[i]) < 0) {
+      perror("log write");
+      return 2;
+    }
+    *bytes += infos[i].size;
+  }
+  *count = k;
+  return 0;
+}
+
 static int child_writer(const char *path, const char *logpath, uint64_t seed,
                         bool reserver, uint64_t max_prods, uint64_t max_bytes) {
   int fd = open(logpath, O_WRONLY | O_APPEND | O_CLOEXEC);
@@ -166,6 +204,12 @@ static int child_writer(const char *path, const char *logpath, uint64_t seed,
   for (uint32_t n = 0;
        n < max_prods && bytes < max_bytes && mp_now_us() < end && rc == 0;
        n++) {
+    if (!reserver && mp_rand(&rng) % 4 == 0) { /* a quarter go in batches */
+      uint32_t k = 0;
+      rc = write_batch(pq, &rng, buf, fd, n, &k, &bytes);
+      n += k > 0 ? k - 1 : 0;
+      continue;
+    }
     uint64_t pseed = mp_rand(&rng);
     pq_prod_info info;
     bool logged;
