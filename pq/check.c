@@ -193,9 +193,18 @@ static int check_rest(struct ck *c) {
     return fail(c, 10, "free-slot stack holds %llu, %llu slots are free",
                 (unsigned long long)nfree,
                 (unsigned long long)(pq->nslots - c->nused));
-  uint64_t bytes = 0;
-  for (uint32_t j = 0; j < c->nused; j++)
+  uint64_t bytes = 0, gaps = 0, pos = 0;
+  for (uint32_t j = 0; j < c->nused; j++) { /* sorted by check_regions() */
     bytes += pq->slots[c->used[j]].ps_extent;
+    gaps += pq->slots[c->used[j]].ps_offset > pos;
+    pos = pq__slot_end(pq, c->used[j]);
+  }
+  gaps += pos < pq->data_size;
+  if (h->hd_nfree_regions != gaps || h->hd_maxfree_regions < gaps)
+    return fail(c, 11, "counters say %llu free regions (most %llu), %llu seen",
+                (unsigned long long)h->hd_nfree_regions,
+                (unsigned long long)h->hd_maxfree_regions,
+                (unsigned long long)gaps);
   if (h->hd_nprods != c->ncomm || h->hd_nresv != c->nused - c->ncomm ||
       h->hd_nbytes != bytes)
     return fail(c, 11,

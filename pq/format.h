@@ -56,8 +56,9 @@
  *   9. The signature hash holds exactly the used slots, each reachable from
  *      its home bucket without crossing an empty bucket, no signature twice.
  *  10. The free-slot stack holds exactly the free slots, once each.
- *  11. The header's counters (products, reservations, bytes) equal the
- *      tallies of the slots.
+ *  11. The header's counters (products, reservations, bytes, free regions)
+ *      equal the tallies of the slots; a free region is a gap before, between
+ *      or after the used regions in address order.
  *  12. Every reservation belongs to a live writer (none leaked).
  *  13. Every committed product's record is well formed: magic, string
  *      lengths within LDM's bounds and NUL-free, data inside the region.
@@ -167,7 +168,9 @@ struct pq_hdr {
   uint64_t hd_mvrt_slots;
   uint64_t hd_evicted;
   uint64_t hd_most_recent;
-  uint8_t hd_pad3[128 - 80];
+  uint64_t hd_nfree_regions;   /* free regions: gaps of the data area */
+  uint64_t hd_maxfree_regions; /* most there have ever been (LDM's maxfree) */
+  uint8_t hd_pad3[128 - 96];
 
   /* --- wake-ups: futex words, atomics, no lock --- */
   uint32_t hd_commit_seq; /* bumped after every commit */

@@ -88,6 +88,7 @@ uint64_t pq__layout_signature(void) {
       offsetof(struct pq_hdr, hd_dirty),
       offsetof(struct pq_hdr, hd_last_key),
       offsetof(struct pq_hdr, hd_maxprods),
+      offsetof(struct pq_hdr, hd_nfree_regions),
       offsetof(struct pq_hdr, hd_commit_seq),
       offsetof(struct pq_hdr, hd_sleepers),
       PQ_LOCK_WAITER,

@@ -114,6 +114,7 @@ static void init_file(uint8_t *base, const struct pq__geometry *g) {
   h->hd_free_top = 0;
   h->hd_nfree_slots = g->nslots;
   h->hd_minempty = g->nslots;
+  h->hd_nfree_regions = h->hd_maxfree_regions = 1; /* all of the data area */
   h->hd_mvrt_us = -1;
 }
 

@@ -457,6 +457,7 @@ typedef struct pq_stats {
   uint64_t ps_nfree;     /**< free regions (gaps) in the data area */
   uint64_t ps_maxfree;   /**< largest free region, bytes */
   /* high-water marks since creation */
+  uint64_t ps_maxnfree;  /**< most free regions at once (LDM's maxfree) */
   uint64_t ps_maxprods;  /**< most slots in use at once */
   uint64_t ps_maxbytes;  /**< most bytes in use at once */
   uint64_t ps_highwater; /**< highest end offset ever used in the area */
@@ -476,8 +477,8 @@ typedef struct pq_stats {
 } pq_stats;
 
 /**
- * Fill st under a shared control lock.  Costs O(slots) for ps_nfree and
- * ps_maxfree (a walk of the region list) and O(PQ_MAX_WRITERS) lock probes
+ * Fill st under a shared control lock.  Costs O(slots) for ps_maxfree (a
+ * walk of the region list) and O(PQ_MAX_WRITERS) lock probes
  * for ps_writers: for monitoring, not for hot paths.
  * @retval PQ_OK, PQ_FORKED, PQ_SYSTEM, PQ_CORRUPT
  */

@@ -27,6 +27,8 @@ int pq_stats_get(pq_t *pq, pq_stats *st) {
   st->ps_maxbytes = h->hd_maxbytes;
   st->ps_highwater = h->hd_highwater;
   st->ps_minempty = h->hd_minempty;
+  st->ps_nfree = h->hd_nfree_regions;
+  st->ps_maxnfree = h->hd_maxfree_regions;
   st->ps_is_full = h->hd_is_full != 0;
   st->ps_mvrt_us = h->hd_mvrt_us;
   st->ps_mvrt_bytes = h->hd_mvrt_us < 0 ? 0 : h->hd_mvrt_bytes;
@@ -35,23 +37,18 @@ int pq_stats_get(pq_t *pq, pq_stats *st) {
   st->ps_last_key = h->hd_last_key;
   st->ps_repairs = h->hd_repairs;
 
-  /* Free regions: the gaps between used regions in address order. */
+  /* The largest free region: the gaps between used regions in address
+   * order (their number is kept in the header). */
   uint64_t pos = 0, n = 0;
   for (uint32_t r = pq->rl[pq->nslots].rl_next;
        r < pq->nslots && n <= pq->nslots; r = pq->rl[r].rl_next, n++) {
     uint64_t off = pq->slots[r].ps_offset;
-    if (off > pos) {
-      st->ps_nfree++;
-      if (off - pos > st->ps_maxfree)
-        st->ps_maxfree = off - pos;
-    }
+    if (off > pos && off - pos > st->ps_maxfree)
+      st->ps_maxfree = off - pos;
     pos = pq__slot_end(pq, r);
   }
-  if (pos < pq->data_size) {
-    st->ps_nfree++;
-    if (pq->data_size - pos > st->ps_maxfree)
-      st->ps_maxfree = pq->data_size - pos;
-  }
+  if (pos < pq->data_size && pq->data_size - pos > st->ps_maxfree)
+    st->ps_maxfree = pq->data_size - pos;
 
   uint64_t now = pq__now_us();
   uint32_t first = pq__ti_first(pq), last = pq__ti_last(pq);

@@ -7,8 +7,8 @@
  *
  * Our statistics map onto LDM's as follows (see the man page): nprods counts
  * reservations too, as LDM's did; "nfree" is the number of free gaps in the
- * data area; "maxfree" is that number now, since the queue keeps no
- * high-water mark of it; "maxext" is the largest gap.
+ * data area and "maxfree" the most there have ever been; "maxext" is the
+ * largest gap.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -75,16 +75,17 @@ static void log_table(const pq_stats *st, bool extended) {
         "%6llu %5llu %7llu %11llu %9llu %8llu %9llu %9llu %.0f %11llu", nprods,
         (unsigned long long)st->ps_nfree, (unsigned long long)st->ps_nempty,
         (unsigned long long)st->ps_nbytes, (unsigned long long)st->ps_maxprods,
-        (unsigned long long)st->ps_nfree, (unsigned long long)st->ps_minempty,
-        (unsigned long long)st->ps_maxfree, age,
-        (unsigned long long)st->ps_maxbytes);
+        (unsigned long long)st->ps_maxnfree,
+        (unsigned long long)st->ps_minempty, (unsigned long long)st->ps_maxfree,
+        age, (unsigned long long)st->ps_maxbytes);
   else
     log_notice(
         "%6llu %5llu %7llu %11llu %9llu %8llu %9llu %9llu %.0f", nprods,
         (unsigned long long)st->ps_nfree, (unsigned long long)st->ps_nempty,
         (unsigned long long)st->ps_nbytes, (unsigned long long)st->ps_maxprods,
-        (unsigned long long)st->ps_nfree, (unsigned long long)st->ps_minempty,
-        (unsigned long long)st->ps_maxfree, age);
+        (unsigned long long)st->ps_maxnfree,
+        (unsigned long long)st->ps_minempty, (unsigned long long)st->ps_maxfree,
+        age);
 }
 
 static int parse_args(struct cli *c, int argc, char **argv, struct opts *o) {

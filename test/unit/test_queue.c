@@ -579,6 +579,48 @@ static void test_stats(void **state) {
   pq_close(pq);
 }
 
+/* Free regions, and their high-water mark (LDM's maxfree), follow deletes
+ * that leave holes and inserts that fill the data area. */
+static void test_free_regions(void **state) {
+  (void)state;
+  pq_t *pq = tu_create(path, 256 * 1024, 64);
+  pq_prod_info info[10];
+  pq_stats st;
+  for (unsigned i = 0; i < 10; i++) {
+    tu_product(&info[i], buf, 1000, 100 + i);
+    assert_int_equal(pq_insert(pq, &info[i], buf), PQ_OK);
+  }
+  assert_int_equal(pq_stats_get(pq, &st), PQ_OK);
+  assert_int_equal(st.ps_nfree, 1); /* after the tenth */
+  assert_int_equal(st.ps_maxnfree, 1);
+  /* Holes at 1, 3 and 5; deleting 4 then joins two of them. */
+  for (unsigned i = 1; i <= 5; i += 2)
+    assert_int_equal(pq_delete(pq, info[i].signature), PQ_OK);
+  assert_int_equal(pq_stats_get(pq, &st), PQ_OK);
+  assert_int_equal(st.ps_nfree, 4);
+  assert_int_equal(st.ps_maxnfree, 4);
+  tu_check(pq);
+  assert_int_equal(pq_delete(pq, info[4].signature), PQ_OK);
+  assert_int_equal(pq_stats_get(pq, &st), PQ_OK);
+  assert_int_equal(st.ps_nfree, 3);
+  assert_int_equal(st.ps_maxnfree, 4);
+  /* The first one: the hole at 1 now starts the data area. */
+  assert_int_equal(pq_delete(pq, info[0].signature), PQ_OK);
+  assert_int_equal(pq_stats_get(pq, &st), PQ_OK);
+  assert_int_equal(st.ps_nfree, 3);
+  tu_check(pq);
+  /* Everything gone: one region, the whole area; the mark stays. */
+  static const unsigned rest[] = {2, 6, 7, 8, 9};
+  for (unsigned k = 0; k < sizeof rest / sizeof rest[0]; k++)
+    assert_int_equal(pq_delete(pq, info[rest[k]].signature), PQ_OK);
+  assert_int_equal(pq_stats_get(pq, &st), PQ_OK);
+  assert_int_equal(st.ps_nfree, 1);
+  assert_int_equal(st.ps_maxfree, st.ps_data_size);
+  assert_int_equal(st.ps_maxnfree, 4);
+  tu_check(pq);
+  pq_close(pq);
+}
+
 static int64_t mono_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -877,6 +919,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_class_filter, setup, teardown),
       cmocka_unit_test_setup_teardown(test_delete_expire, setup, teardown),
       cmocka_unit_test_setup_teardown(test_stats, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_free_regions, setup, teardown),
       cmocka_unit_test_setup_teardown(test_wait, setup, teardown),
       cmocka_unit_test_setup_teardown(test_wait_interrupted, setup, teardown),
       cmocka_unit_test_setup_teardown(test_clock_steps_back, setup, teardown),
