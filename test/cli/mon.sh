@@ -56,6 +56,19 @@ read -r -a S < <(pqmon -S)
 ((S[6] < 30 && S[5] >= S[6])) || fail "counts after eviction: ${S[*]}"
 ok "full queue: ${S[*]}"
 
+# maxfree is the most free regions there have been (LDM's high-water):
+# expiring the oldest first opens a gap before the rest, so 2, and it stays
+# 2 once the queue is empty again (nfree 1).
+expect_rc 0 pqcreate -c -q free.pq -s 1M -S 50
+expect_rc 0 pqinsert -q free.pq f/f*
+expect_rc 0 pqexpire -q free.pq -a 0 -i 0
+expect_rc 0 pqmon -q free.pq
+row=$(grep -A1 'nprods nfree' "$ERR" | tail -1 | sed 's/.*NOTE *//')
+read -r -a T <<<"$row"
+[[ ${T[0]} == 0 && ${T[1]} == 1 && ${T[5]} == 2 ]] ||
+  fail "nfree/maxfree after expiring everything: '$row'"
+ok "maxfree is a high-water mark: $row"
+
 # -i repeats until SIGTERM, into an output file; a reader is no writer.
 background pqmon -S -i 1 mon.out
 pid=$BG
