@@ -37,19 +37,6 @@ int pq_stats_get(pq_t *pq, pq_stats *st) {
   st->ps_last_key = h->hd_last_key;
   st->ps_repairs = h->hd_repairs;
 
-  /* The largest free region: the gaps between used regions in address
-   * order (their number is kept in the header). */
-  uint64_t pos = 0, n = 0;
-  for (uint32_t r = pq->rl[pq->nslots].rl_next;
-       r < pq->nslots && n <= pq->nslots; r = pq->rl[r].rl_next, n++) {
-    uint64_t off = pq->slots[r].ps_offset;
-    if (off > pos && off - pos > st->ps_maxfree)
-      st->ps_maxfree = off - pos;
-    pos = pq__slot_end(pq, r);
-  }
-  if (pos < pq->data_size && pq->data_size - pos > st->ps_maxfree)
-    st->ps_maxfree = pq->data_size - pos;
-
   uint64_t now = pq__now_us();
   uint32_t first = pq__ti_first(pq), last = pq__ti_last(pq);
   st->ps_age_oldest = st->ps_age_youngest = -1;
@@ -60,6 +47,31 @@ int pq_stats_get(pq_t *pq, pq_stats *st) {
   }
   pq__ctl_unlock(pq);
   return pq_writer_count(pq, &st->ps_writers);
+}
+
+int pq_stats_largest_free(pq_t *pq, uint64_t *bytes) {
+  int rc = pq__check_owner(pq);
+  if (rc != PQ_OK)
+    return rc;
+  if (bytes == NULL)
+    return PQ__FAIL(pq, PQ_INVAL, 0, "pq_stats_largest_free: NULL argument");
+  rc = pq__ctl_lock(pq, false);
+  if (rc != PQ_OK)
+    return rc;
+  /* The gaps between used regions in address order, and after the last. */
+  uint64_t pos = 0, n = 0, best = 0;
+  for (uint32_t r = pq->rl[pq->nslots].rl_next;
+       r < pq->nslots && n <= pq->nslots; r = pq->rl[r].rl_next, n++) {
+    uint64_t off = pq->slots[r].ps_offset;
+    if (off > pos && off - pos > best)
+      best = off - pos;
+    pos = pq__slot_end(pq, r);
+  }
+  if (pos < pq->data_size && pq->data_size - pos > best)
+    best = pq->data_size - pos;
+  pq__ctl_unlock(pq);
+  *bytes = best;
+  return PQ_OK;
 }
 
 int pq_stats_clear_mvrt(pq_t *pq) {

@@ -67,7 +67,7 @@ static int print_size_par(const pq_stats *st) {
   return n < 0 || fflush(stdout) != 0 ? -1 : 0;
 }
 
-static void log_table(const pq_stats *st, bool extended) {
+static void log_table(const pq_stats *st, uint64_t maxext, bool extended) {
   double age = st->ps_nprods == 0 ? 0 : whole_seconds(st->ps_age_oldest);
   unsigned long long nprods = st->ps_nprods + st->ps_nreserved;
   if (extended)
@@ -76,16 +76,15 @@ static void log_table(const pq_stats *st, bool extended) {
         (unsigned long long)st->ps_nfree, (unsigned long long)st->ps_nempty,
         (unsigned long long)st->ps_nbytes, (unsigned long long)st->ps_maxprods,
         (unsigned long long)st->ps_maxnfree,
-        (unsigned long long)st->ps_minempty, (unsigned long long)st->ps_maxfree,
-        age, (unsigned long long)st->ps_maxbytes);
+        (unsigned long long)st->ps_minempty, (unsigned long long)maxext, age,
+        (unsigned long long)st->ps_maxbytes);
   else
     log_notice(
         "%6llu %5llu %7llu %11llu %9llu %8llu %9llu %9llu %.0f", nprods,
         (unsigned long long)st->ps_nfree, (unsigned long long)st->ps_nempty,
         (unsigned long long)st->ps_nbytes, (unsigned long long)st->ps_maxprods,
         (unsigned long long)st->ps_maxnfree,
-        (unsigned long long)st->ps_minempty, (unsigned long long)st->ps_maxfree,
-        age);
+        (unsigned long long)st->ps_minempty, (unsigned long long)maxext, age);
 }
 
 static int parse_args(struct cli *c, int argc, char **argv, struct opts *o) {
@@ -139,7 +138,13 @@ static int monitor(pq_t *pq, const struct opts *o) {
         return 1;
       }
     } else {
-      log_table(&st, o->extended);
+      uint64_t maxext = 0; /* -S does not print it: no walk there */
+      if (pq_stats_largest_free(pq, &maxext) != PQ_OK) {
+        log_error("pq_stats_largest_free failed: %s",
+                  pq_last_error(pq)->pe_msg);
+        return 1;
+      }
+      log_table(&st, maxext, o->extended);
     }
     if (o->interval == 0)
       return 0;
