@@ -726,16 +726,36 @@ static double pct(const int64_t *v, size_t n, double p) {
   return (double)v[i] / 1000.0;
 }
 
-/* CPU counters at a step's edges. */
+/* CPU counters at a step's edges; steal and all are the machine's (the
+ * "cpu" line of /proc/stat: time the hypervisor gave to others while this
+ * VM wanted to run, and all time). */
 struct cpu_mark {
   double wall, a, b, ing;
+  unsigned long long steal, all;
 };
+
+static void machine_ticks(unsigned long long *steal, unsigned long long *all) {
+  unsigned long long v[8] = {0};
+  FILE *f = fopen("/proc/stat", "r");
+
+  *steal = *all = 0;
+  if (f == NULL)
+    return;
+  if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1],
+             &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) == 8) {
+    for (int i = 0; i < 8; i++)
+      *all += v[i];
+    *steal = v[7];
+  }
+  fclose(f);
+}
 
 static void mark(const bench *b, pid_t ing, struct cpu_mark *m) {
   m->wall = rb_now();
   m->a = rb_tree_cpu(b->a.pid);
   m->b = rb_tree_cpu(b->b.pid);
   m->ing = rb_tree_cpu(ing);
+  machine_ticks(&m->steal, &m->all);
 }
 
 /* One line per step: rates, latency percentiles, loss, CPU. */
@@ -792,6 +812,11 @@ static void report_latency(const bench *b, const struct ingest_share *sh,
       printf("         (the ingester fell up to %.1f s behind its "
              "schedule)\n",
              sh->max_behind[s]);
+    if (m1->all > m0->all && m1->steal - m0->steal > (m1->all - m0->all) / 200)
+      printf("         (the hypervisor took %.1f%% of this machine's CPU time "
+             "meanwhile: steal)\n",
+             100.0 * (double)(m1->steal - m0->steal) /
+                 (double)(m1->all - m0->all));
     if (b->verbose)
       print_slowest(rd, lo, hi);
     if (b->rates[s] == 10.0)
