@@ -1,6 +1,7 @@
 # Benchmarks: programs, not tests (nothing here is registered with ctest).
 # Run build/release/test/pq_bench (or -q for a quick run); see pq_bench.c.
-add_executable(pq_bench ${CMAKE_CURRENT_LIST_DIR}/pq_bench.c)
+add_executable(pq_bench ${CMAKE_CURRENT_LIST_DIR}/pq_bench.c
+                        ${CMAKE_CURRENT_LIST_DIR}/procstat.c)
 target_link_libraries(pq_bench PRIVATE ldmpq)
 
 # relay_bench: relay throughput and latency from one ldmd's queue to
@@ -10,7 +11,8 @@ target_link_libraries(pq_bench PRIVATE ldmpq)
 if(TARGET ldmd)
   add_executable(relay_bench ${CMAKE_CURRENT_LIST_DIR}/relay_bench.c
                              ${CMAKE_CURRENT_LIST_DIR}/relay_servers.c
-                             ${CMAKE_CURRENT_LIST_DIR}/iddmix.c)
+                             ${CMAKE_CURRENT_LIST_DIR}/iddmix.c
+                             ${CMAKE_CURRENT_LIST_DIR}/procstat.c)
   target_link_libraries(relay_bench PRIVATE ldmpq m)
   target_compile_definitions(relay_bench PRIVATE
                              LDMD_PATH="$<TARGET_FILE:ldmd>")

@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "pq/pq.h"
+#include "test/bench/procstat.h"
 
 #define KIB 1024u
 #define MIB (1024u * 1024u)
@@ -152,19 +153,11 @@ static void *shared(size_t n) {
  * how much of it other processes took during the run: their work skews the
  * figures. */
 static void machine_cpu(double *busy, double *total) {
-  unsigned long long v[8] = {0};
-  *busy = *total = 0;
-  FILE *f = fopen("/proc/stat", "r");
-  if (f == NULL)
-    return;
-  if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1],
-             &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) == 8) {
-    double hz = (double)sysconf(_SC_CLK_TCK);
-    /* user nice system idle iowait irq softirq steal */
-    *busy = (double)(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / hz;
-    *total = *busy + (double)(v[3] + v[4]) / hz;
-  }
-  fclose(f);
+  struct procstat p;
+  double hz = (double)sysconf(_SC_CLK_TCK);
+  (void)procstat_read(&p); /* all zero if it cannot be read */
+  *total = (double)procstat_total(&p) / hz;
+  *busy = *total - (double)(p.idle + p.iowait) / hz;
 }
 
 static double own_cpu(void) {

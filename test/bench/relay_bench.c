@@ -79,6 +79,7 @@
 
 #include "pq/pq.h"
 #include "test/bench/iddmix.h"
+#include "test/bench/procstat.h"
 #include "test/bench/relay_servers.h"
 
 #ifndef LDMD_PATH
@@ -734,28 +735,15 @@ struct cpu_mark {
   unsigned long long steal, all;
 };
 
-static void machine_ticks(unsigned long long *steal, unsigned long long *all) {
-  unsigned long long v[8] = {0};
-  FILE *f = fopen("/proc/stat", "r");
-
-  *steal = *all = 0;
-  if (f == NULL)
-    return;
-  if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1],
-             &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) == 8) {
-    for (int i = 0; i < 8; i++)
-      *all += v[i];
-    *steal = v[7];
-  }
-  fclose(f);
-}
-
 static void mark(const bench *b, pid_t ing, struct cpu_mark *m) {
   m->wall = rb_now();
   m->a = rb_tree_cpu(b->a.pid);
   m->b = rb_tree_cpu(b->b.pid);
   m->ing = rb_tree_cpu(ing);
-  machine_ticks(&m->steal, &m->all);
+  struct procstat p;
+  (void)procstat_read(&p); /* all zero if it cannot be read */
+  m->steal = p.steal;
+  m->all = procstat_total(&p);
 }
 
 /* One line per step: rates, latency percentiles, loss, CPU. */
