@@ -315,9 +315,10 @@ rpcio *rpcio_connect_cancel(const char *host, unsigned port, int timeout_ms,
  * receiver reading a large product straight into the queue as fast as it
  * arrives would otherwise wake for every 64 KiB segment loopback delivers
  * (a poll, a read of a few pages, EAGAIN, again); waiting for what it knows
- * is coming, up to LOWAT_MAX, makes a fifth of the wake-ups.  The sender is
- * bound to send those bytes (they belong to the record being read), and a
- * closed or broken connection ends the wait anyway.
+ * is coming, up to LOWAT_MAX, took a running 1 MiB relay here from 4.0-4.4
+ * to 5.0-5.4 GB/s (relay_bench -t thr1m).  The sender is bound to send those
+ * bytes (they belong to the record being read), and a closed or broken
+ * connection ends the wait anyway.
  */
 static void set_lowat(rpcio *io, size_t want) {
   int v = want < LOWAT_MIN ? 1 : (int)(want < LOWAT_MAX ? want : LOWAT_MAX);

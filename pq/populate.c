@@ -35,10 +35,13 @@
 #define TMPFS_MAGIC_ 0x01021994 /* linux/magic.h's TMPFS_MAGIC */
 
 void pq__populate_init(pq_t *pq) {
+  pq->pop_off = !pq->map_writable || pq->readonly; /* it never writes */
+  if (pq->pop_off)
+    return;
   uint64_t chunks = (pq->data_size + CHUNK - 1) / CHUNK;
   size_t words = (size_t)((chunks + 63) / 64);
   pq->pop_done = calloc(words ? words : 1, sizeof(uint64_t));
-  pq->pop_off = pq->pop_done == NULL || !pq->map_writable || pq->readonly;
+  pq->pop_off = pq->pop_done == NULL;
   struct statfs fs;
   pq->pop_advice = fstatfs(pq->fd, &fs) == 0 && fs.f_type == TMPFS_MAGIC_
                        ? MADV_POPULATE_READ
