@@ -356,6 +356,24 @@ int cli_open_append(const char *path) {
   return open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
 }
 
+int cli_no_operands(struct cli *c, int argc, char **argv, const char *usage) {
+  if (optind == argc)
+    return 0;
+  cli_usage_error(c, usage, "unexpected argument %s", argv[optind]);
+  return -1;
+}
+
+int cli_output_operand(struct cli *c, int argc, char **argv, const char *usage,
+                       const char **output) {
+  if (argc - optind > 1) {
+    cli_usage_error(c, usage, "more than one output file");
+    return -1;
+  }
+  if (argc - optind == 1)
+    *output = argv[optind];
+  return 0;
+}
+
 int cli_bad_option(struct cli *c, const char *usage, int ch) {
   if (ch == ':')
     cli_usage_error(c, usage, "option -%c needs a value", optopt);

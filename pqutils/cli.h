@@ -138,6 +138,13 @@ pq_timestamp cli_offset_from(bool have_offset, uint64_t offset);
 void cli_usage_error(struct cli *c, const char *usage, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* The operands after the options (from optind): none at all, or at most one
+ * output file (*output stays as it was without one).  0, or -1 after a
+ * usage error. */
+int cli_no_operands(struct cli *c, int argc, char **argv, const char *usage);
+int cli_output_operand(struct cli *c, int argc, char **argv, const char *usage,
+                       const char **output);
+
 /* ---- output ---- */
 
 /** write() all of buf, retrying short writes and EINTR.  0 or -1 (errno). */

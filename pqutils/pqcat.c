@@ -235,13 +235,7 @@ static int parse_args(struct cli *c, int argc, char **argv, struct opts *o) {
   }
   if (rc != CLI_OPT_DONE)
     return rc;
-  if (argc - optind > 1) {
-    cli_usage_error(c, usage_text, "more than one output file");
-    return -1;
-  }
-  if (argc - optind == 1)
-    o->output = argv[optind];
-  return 0;
+  return cli_output_operand(c, argc, argv, usage_text, &o->output);
 }
 
 int main(int argc, char **argv) {

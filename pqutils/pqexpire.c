@@ -196,11 +196,7 @@ static int parse_args(struct cli *c, int argc, char **argv, struct opts *o) {
   }
   if (rc != CLI_OPT_DONE)
     return rc;
-  if (optind != argc) {
-    cli_usage_error(c, usage_text, "unexpected argument %s", argv[optind]);
-    return -1;
-  }
-  return 0;
+  return cli_no_operands(c, argc, argv, usage_text);
 }
 
 int main(int argc, char **argv) {
