@@ -35,12 +35,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "ldmd/children.h"
-#include "ldmd/listen.h"
-#include "ldmd/log.h"
-#include "ldmd/registry.h"
-#include "ldmd/requester.h"
-#include "ldmd/server.h"
+#include "ldmd/server/children.h"
+#include "ldmd/server/listen.h"
+#include "ldmd/site/log.h"
+#include "ldmd/site/registry.h"
+#include "ldmd/server/requester.h"
+#include "ldmd/server/server.h"
 
 #define STOP_GRACE_MS 10000
 #define MAX_ADDRS 8
@@ -77,7 +77,7 @@ typedef struct server {
   char state_dir[PATH_MAX];
   unsigned port;
   unsigned max_clients;
-  ldmd_conf *conf;
+  ldm_conf *conf;
   ldmd_settings set;
   ldmd_listeners lis;
   ldmd_children kids;
@@ -328,18 +328,18 @@ static int settings(server *s) {
 
 /* Read ldmd.conf; log its warnings. */
 static int configure(server *s) {
-  ldmd_conf_options copt = {.default_port = s->port};
+  ldm_conf_options copt = {.default_port = s->port};
   char err[1024];
   size_t i;
-  int rc = ldmd_conf_parse_opts(s->conf_path, &copt, &s->conf, err, sizeof err);
+  int rc = ldm_conf_parse_opts(s->conf_path, &copt, &s->conf, err, sizeof err);
 
-  if (rc != LDMD_CONF_OK) {
+  if (rc != LDM_CONF_OK) {
     log_error("%s", err);
     return -1;
   }
   for (i = 0; i < s->conf->nwarnings; i++)
     log_warning("%s", s->conf->warnings[i]);
-  if (ldmd_conf_is_empty(s->conf)) {
+  if (ldm_conf_is_empty(s->conf)) {
     log_error("configuration file %s is effectively empty", s->conf_path);
     return -1;
   }
@@ -497,7 +497,7 @@ static void run_child(server *s, int fd) {
   status = ldmd_conn_serve(&s->set, fd, sibs, nsibs);
   free(sibs);
   ldmd_children_free(&s->kids);
-  ldmd_conf_free(s->conf);
+  ldm_conf_free(s->conf);
   exit(status);
 }
 
@@ -509,7 +509,7 @@ static void run_requester(void *arg, const ldmd_task *task) {
   become_child(s);
   status = ldmd_requester_run(&s->set, task->entry);
   ldmd_children_free(&s->kids);
-  ldmd_conf_free(s->conf);
+  ldm_conf_free(s->conf);
   exit(status);
 }
 
@@ -609,7 +609,7 @@ static void serve(server *s) {
 }
 
 /* "REQUEST IDS "^SA" host:388", for messages. */
-static void request_text(const ldmd_conf_request *r, char *buf, size_t len) {
+static void request_text(const ldm_conf_request *r, char *buf, size_t len) {
   char ft[192];
 
   pq_feedtype_format(r->feedtype, ft, sizeof ft);
@@ -647,7 +647,7 @@ static void start_tasks(server *s) {
 static int start(server *s) {
   size_t i;
 
-  if (ldmd_conf_needs_listener(s->conf)) {
+  if (ldm_conf_needs_listener(s->conf)) {
     char err[512];
 
     if (ldmd_listen(s->opt.addrs, s->opt.naddrs, s->port, &s->lis, err,
@@ -711,6 +711,6 @@ int main(int argc, char **argv) {
 out:
   ldmd_listen_close(&s.lis);
   ldmd_children_free(&s.kids);
-  ldmd_conf_free(s.conf);
+  ldm_conf_free(s.conf);
   return rc;
 }

@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ldmd/log.h"
+#include "ldmd/site/log.h"
 
 void cli_init(struct cli *c, const char *argv0) {
   memset(c, 0, sizeof *c);

@@ -6,7 +6,7 @@
  * the parsers for sizes, counts, intervals, feedtypes and patterns.
  *
  * Messages about the command line itself go to stderr, beside the usage
- * text; messages about the work go to the logger (ldmd/log.h).
+ * text; messages about the work go to the logger (ldmd/site/log.h).
  *
  * Process-wide: one `struct cli` per program, in main().  Not thread-safe
  * except cli_stopping(), which any thread may call.
@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ldmd/registry.h"
+#include "ldmd/site/registry.h"
 #include "pq/pq.h"
 
 /* Exit status of a usage error, as LDM's utilities. */

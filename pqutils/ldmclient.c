@@ -17,8 +17,8 @@
 #include <sys/socket.h>
 #include <time.h>
 
-#include "ldmd/log.h"
-#include "ldmd/registry.h"
+#include "ldmd/site/log.h"
+#include "ldmd/site/registry.h"
 
 /* Largest encoded argument: a class of 32 specs with 255-byte patterns is
  * about 8.5 KiB; a prod_info about 370 bytes. */
@@ -141,7 +141,7 @@ unsigned ldmc_registry_port(char *err, size_t errlen) {
   return port;
 }
 
-/* Does the name resolve (as rpcio_connect() resolves it)? */
+/* Does the name resolve (as ldm6_io_connect() resolves it)? */
 static bool resolves(const char *host) {
   struct addrinfo hints, *res = NULL;
 
@@ -155,15 +155,15 @@ static bool resolves(const char *host) {
   return true;
 }
 
-rpcio *ldmc_connect(const struct ldmc_peer *p, int timeout_ms, bool *unresolved,
-                    char *err, size_t errlen) {
+ldm6_io *ldmc_connect(const struct ldmc_peer *p, int timeout_ms,
+                      bool *unresolved, char *err, size_t errlen) {
   char why[512] = "";
-  rpcio *io;
+  ldm6_io *io;
   int saved;
 
   if (unresolved != NULL)
     *unresolved = false;
-  io = rpcio_connect(p->host, p->port, timeout_ms, why, sizeof why);
+  io = ldm6_io_connect(p->host, p->port, timeout_ms, why, sizeof why);
   if (io != NULL)
     return io;
   saved = errno;
@@ -176,21 +176,22 @@ rpcio *ldmc_connect(const struct ldmc_peer *p, int timeout_ms, bool *unresolved,
   return NULL;
 }
 
-const char *ldmc_io_text(const rpcio *io, int rc, char *buf, size_t len) {
-  const char *detail = io != NULL ? rpcio_detail(io) : "";
+const char *ldmc_io_text(const ldm6_io *io, int rc, char *buf, size_t len) {
+  const char *detail = io != NULL ? ldm6_io_detail(io) : "";
 
-  snprintf(buf, len, "%s%s%s", rpcio_strerror(rc),
+  snprintf(buf, len, "%s%s%s", ldm6_io_strerror(rc),
            detail[0] != '\0' ? ": " : "", detail);
   return buf;
 }
 
-void ldmc_reply_error_text(const rpcm_msg *hdr, char *buf, size_t len) {
-  const rpcm_reply *r = &hdr->u.reply;
+void ldmc_reply_error_text(const ldm6_rpc_msg *hdr, char *buf, size_t len) {
+  const ldm6_rpc_reply *r = &hdr->u.reply;
 
-  if (r->reply_stat == RPCM_MSG_DENIED) {
-    if (r->reject_stat == RPCM_AUTH_ERROR && r->auth_stat == RPCM_AUTH_TOOWEAK)
+  if (r->reply_stat == LDM6_RPC_MSG_DENIED) {
+    if (r->reject_stat == LDM6_RPC_AUTH_ERROR &&
+        r->auth_stat == LDM6_RPC_AUTH_TOOWEAK)
       snprintf(buf, len, "not allowed (AUTH_TOOWEAK)");
-    else if (r->reject_stat == RPCM_AUTH_ERROR)
+    else if (r->reject_stat == LDM6_RPC_AUTH_ERROR)
       snprintf(buf, len, "not allowed (authentication error %u)",
                (unsigned)r->auth_stat);
     else
@@ -199,24 +200,24 @@ void ldmc_reply_error_text(const rpcm_msg *hdr, char *buf, size_t len) {
     return;
   }
   switch (r->accept_stat) {
-  case RPCM_SUCCESS:
+  case LDM6_RPC_SUCCESS:
     snprintf(buf, len, "success");
     break;
-  case RPCM_PROG_UNAVAIL:
+  case LDM6_RPC_PROG_UNAVAIL:
     snprintf(buf, len, "program %u unavailable (not an LDM server?)",
              LDM6_PROG);
     break;
-  case RPCM_PROG_MISMATCH:
+  case LDM6_RPC_PROG_MISMATCH:
     snprintf(buf, len, "program version mismatch (server has %u-%u)",
              (unsigned)r->low, (unsigned)r->high);
     break;
-  case RPCM_PROC_UNAVAIL:
+  case LDM6_RPC_PROC_UNAVAIL:
     snprintf(buf, len, "procedure unavailable (PROC_UNAVAIL)");
     break;
-  case RPCM_GARBAGE_ARGS:
+  case LDM6_RPC_GARBAGE_ARGS:
     snprintf(buf, len, "arguments not understood (GARBAGE_ARGS)");
     break;
-  case RPCM_SYSTEM_ERR:
+  case LDM6_RPC_SYSTEM_ERR:
     snprintf(buf, len, "system error at the server (SYSTEM_ERR)");
     break;
   default:
@@ -232,10 +233,10 @@ static int64_t now_ms(void) {
   return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-int ldmc_call(rpcio *io, const struct ldmc_peer *p, const char *what,
+int ldmc_call(ldm6_io *io, const struct ldmc_peer *p, const char *what,
               uint32_t vers, uint32_t proc, ldm6_type arg_type, const void *arg,
-              ldm6_type res_type, void *res, int timeout_ms, rpcm_msg *reply,
-              char *err, size_t errlen) {
+              ldm6_type res_type, void *res, int timeout_ms,
+              ldm6_rpc_msg *reply, char *err, size_t errlen) {
   uint8_t buf[ARG_MAX];
   size_t len = 0;
   struct iovec iov;
@@ -248,14 +249,14 @@ int ldmc_call(rpcio *io, const struct ldmc_peer *p, const char *what,
     if (rc != 0) {
       snprintf(err, errlen, "cannot encode %s for %s: %s", what, p->name,
                ldm6_strerror(rc));
-      return RPCIO_EPROTO;
+      return LDM6_IO_EPROTO;
     }
   }
   iov.iov_base = buf;
   iov.iov_len = len;
-  rc = rpcio_send_call(io, vers, proc, len > 0 ? &iov : NULL, len > 0 ? 1 : 0,
-                       &xid);
-  if (rc != RPCIO_OK) {
+  rc = ldm6_io_send_call(io, vers, proc, len > 0 ? &iov : NULL, len > 0 ? 1 : 0,
+                         &xid);
+  if (rc != LDM6_IO_OK) {
     char why[256];
 
     snprintf(err, errlen, "cannot send %s to %s: %s", what, p->name,
@@ -264,54 +265,54 @@ int ldmc_call(rpcio *io, const struct ldmc_peer *p, const char *what,
   }
   deadline = now_ms() + timeout_ms;
   for (;;) {
-    rpcio_msg m;
+    ldm6_io_msg m;
     int64_t left = deadline - now_ms();
 
-    rc = rpcio_recv(io, left > 0 ? (int)left : 0, &m);
-    if (rc == RPCIO_TIMEDOUT) {
+    rc = ldm6_io_recv(io, left > 0 ? (int)left : 0, &m);
+    if (rc == LDM6_IO_TIMEDOUT) {
       snprintf(err, errlen, "no answer to %s from %s within %d s", what,
                p->name, (timeout_ms + 999) / 1000);
       return rc;
     }
-    if (rc == RPCIO_CLOSED) {
+    if (rc == LDM6_IO_CLOSED) {
       snprintf(err, errlen, "%s closed the connection before answering %s",
                p->name, what);
       return rc;
     }
-    if (rc != RPCIO_OK) {
+    if (rc != LDM6_IO_OK) {
       char why[256];
 
       snprintf(err, errlen, "cannot get the answer to %s from %s: %s", what,
                p->name, ldmc_io_text(io, rc, why, sizeof why));
       return rc;
     }
-    if (m.hdr.type == RPCM_CALL) {
+    if (m.hdr.type == LDM6_RPC_CALL) {
       snprintf(err, errlen,
                "%s made a call (procedure %u) instead of answering %s", p->name,
                (unsigned)m.hdr.u.call.proc, what);
-      return RPCIO_EPROTO;
+      return LDM6_IO_EPROTO;
     }
     if (reply != NULL)
       *reply = m.hdr;
     /* LDM refuses a client with AUTH_TOOWEAK, often with xid 0. */
-    if (m.hdr.u.reply.reply_stat == RPCM_MSG_DENIED &&
-        m.hdr.u.reply.reject_stat == RPCM_AUTH_ERROR) {
+    if (m.hdr.u.reply.reply_stat == LDM6_RPC_MSG_DENIED &&
+        m.hdr.u.reply.reject_stat == LDM6_RPC_AUTH_ERROR) {
       char why[128];
 
       ldmc_reply_error_text(&m.hdr, why, sizeof why);
       snprintf(err, errlen, "%s refused %s: %s", p->name, what, why);
       return LDMC_DENIED;
     }
-    if (!rpcm_reply_is_awaited(&m.hdr, true, xid))
+    if (!ldm6_rpc_reply_is_awaited(&m.hdr, true, xid))
       continue; /* a stray answer to a one-way call */
-    if (m.hdr.u.reply.reply_stat != RPCM_MSG_ACCEPTED ||
-        m.hdr.u.reply.accept_stat != RPCM_SUCCESS) {
+    if (m.hdr.u.reply.reply_stat != LDM6_RPC_MSG_ACCEPTED ||
+        m.hdr.u.reply.accept_stat != LDM6_RPC_SUCCESS) {
       char why[128];
 
       ldmc_reply_error_text(&m.hdr, why, sizeof why);
       snprintf(err, errlen, "%s answered %s with an error: %s", p->name, what,
                why);
-      return RPCIO_EREPLY;
+      return LDM6_IO_EREPLY;
     }
     if (res_type != LDM6_T_VOID) {
       size_t used = 0;
@@ -323,7 +324,7 @@ int ldmc_call(rpcio *io, const struct ldmc_peer *p, const char *what,
         return LDMC_EDECODE;
       }
     }
-    return RPCIO_OK;
+    return LDM6_IO_OK;
   }
 }
 

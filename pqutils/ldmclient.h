@@ -12,7 +12,7 @@
  *
  * CALLS.  ldmc_call() encodes the argument, sends the call and waits for
  * its reply, discarding stray replies (answers to one-way calls).  Unlike
- * rpcio_call() it recognises LDM's refusal of a connection: an ldmd that
+ * ldm6_io_call() it recognises LDM's refusal of a connection: an ldmd that
  * does not allow the client sends MSG_DENIED/AUTH_TOOWEAK, often with
  * transaction id 0 and before the call is even read, and then closes.
  * Such a reply, whatever its xid, is LDMC_DENIED rather than a closed
@@ -25,7 +25,7 @@
  * registry that cannot be read as a warning.
  *
  * Except for those, messages are written into the caller's buffer and name
- * the peer; nothing here logs or exits.  Not thread-safe (like rpcio);
+ * the peer; nothing here logs or exits.  Not thread-safe (like ldm6_io);
  * fork-safe.
  */
 #ifndef PQUTILS_LDMCLIENT_H
@@ -35,15 +35,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ldmd/ldm6_xdr.h"
-#include "ldmd/rpc_io.h"
+#include "ldmd/proto/ldm6_xdr.h"
+#include "ldmd/proto/rpc_io.h"
 #include "pqutils/cli.h"
 
 #define LDMC_PORT_DEFAULT 388u /* LDM's well-known port */
 #define LDMC_HOST_MAX 256      /* longest host name or address */
 #define LDMC_NAME_MAX (LDMC_HOST_MAX + 16)
 
-/* ldmc_call() results beyond rpc_io.h's RPCIO_*. */
+/* ldmc_call() results beyond rpc_io.h's LDM6_IO_*. */
 #define LDMC_DENIED (-20)  /* MSG_DENIED: the server does not allow us */
 #define LDMC_EDECODE (-21) /* the results do not decode as expected */
 
@@ -80,37 +80,37 @@ unsigned ldmc_registry_port(char *err, size_t errlen);
 
 /**
  * Connect to the peer within timeout_ms per address.
- * @return an rpcio, or NULL with errno set (ETIMEDOUT, ECONNREFUSED...),
+ * @return an ldm6_io, or NULL with errno set (ETIMEDOUT, ECONNREFUSED...),
  *         a message naming the peer and the failure in err, and
  *         *unresolved set if the name did not resolve (unresolved may be
  *         NULL).
  */
-rpcio *ldmc_connect(const struct ldmc_peer *p, int timeout_ms, bool *unresolved,
-                    char *err, size_t errlen);
+ldm6_io *ldmc_connect(const struct ldmc_peer *p, int timeout_ms,
+                      bool *unresolved, char *err, size_t errlen);
 
 /**
  * Make a synchronous call of program 300029 and decode its results.
  * @param what     the call's name for messages ("NOTIFYME")
  * @param arg_type, arg  the argument (LDM6_T_VOID, NULL for none)
  * @param res_type, res  where to decode the results (LDM6_T_VOID, NULL)
- * @param reply    if not NULL, the reply's header (for RPCIO_EREPLY: which
+ * @param reply    if not NULL, the reply's header (for LDM6_IO_EREPLY: which
  *                 error, and the versions of a PROG_MISMATCH)
- * @return RPCIO_OK; LDMC_DENIED; RPCIO_EREPLY (another error reply);
- *         LDMC_EDECODE; RPCIO_CLOSED, RPCIO_TIMEDOUT, RPCIO_EPROTO,
- *         RPCIO_ESYS; every failure with a message in err.
+ * @return LDM6_IO_OK; LDMC_DENIED; LDM6_IO_EREPLY (another error reply);
+ *         LDMC_EDECODE; LDM6_IO_CLOSED, LDM6_IO_TIMEDOUT, LDM6_IO_EPROTO,
+ *         LDM6_IO_ESYS; every failure with a message in err.
  */
-int ldmc_call(rpcio *io, const struct ldmc_peer *p, const char *what,
+int ldmc_call(ldm6_io *io, const struct ldmc_peer *p, const char *what,
               uint32_t vers, uint32_t proc, ldm6_type arg_type, const void *arg,
-              ldm6_type res_type, void *res, int timeout_ms, rpcm_msg *reply,
-              char *err, size_t errlen);
+              ldm6_type res_type, void *res, int timeout_ms,
+              ldm6_rpc_msg *reply, char *err, size_t errlen);
 
-/** Text of an rpcio result with rpc_io's detail, into buf ("protocol
+/** Text of an ldm6_io result with rpc_io's detail, into buf ("protocol
  *  error: connection closed inside a record").  @return buf. */
-const char *ldmc_io_text(const rpcio *io, int rc, char *buf, size_t len);
+const char *ldmc_io_text(const ldm6_io *io, int rc, char *buf, size_t len);
 
 /** Text of an error reply's header ("procedure unavailable", "not allowed
  *  (AUTH_TOOWEAK)", "program version mismatch (5-6)"...). */
-void ldmc_reply_error_text(const rpcm_msg *hdr, char *buf, size_t len);
+void ldmc_reply_error_text(const ldm6_rpc_msg *hdr, char *buf, size_t len);
 
 /**
  * LDM's text of a product class (s_prod_class), for log messages:

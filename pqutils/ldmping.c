@@ -27,7 +27,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ldmd/log.h"
+#include "ldmd/site/log.h"
 #include "pqutils/cli.h"
 #include "pqutils/ldmclient.h"
 
@@ -55,7 +55,7 @@ static const char usage_text[] =
 struct target {
   const char *spec; /* as given */
   struct ldmc_peer peer;
-  rpcio *io;         /* kept between passes */
+  ldm6_io *io;       /* kept between passes */
   uint32_t vers;     /* 5, or 6 for a server without version 5 */
   const char *state; /* NAMED, ADDRESSED, H_CLNTED or RESPONDING */
   uint64_t elapsed_us;
@@ -71,17 +71,17 @@ struct ldmping {
   int timeout_ms;
 };
 
-static bool is_version_mismatch(const rpcm_msg *hdr) {
-  return hdr->type == RPCM_REPLY &&
-         hdr->u.reply.reply_stat == RPCM_MSG_ACCEPTED &&
-         hdr->u.reply.accept_stat == RPCM_PROG_MISMATCH &&
+static bool is_version_mismatch(const ldm6_rpc_msg *hdr) {
+  return hdr->type == LDM6_RPC_REPLY &&
+         hdr->u.reply.reply_stat == LDM6_RPC_MSG_ACCEPTED &&
+         hdr->u.reply.accept_stat == LDM6_RPC_PROG_MISMATCH &&
          hdr->u.reply.low <= LDM6_VERSION6 &&
          hdr->u.reply.high >= LDM6_VERSION6;
 }
 
 static void ping(struct target *t, int timeout_ms) {
   double t0 = cli_monotonic();
-  rpcm_msg hdr;
+  ldm6_rpc_msg hdr;
   int rc;
 
   t->stat[0] = '\0';
@@ -100,7 +100,7 @@ static void ping(struct target *t, int timeout_ms) {
   rc = ldmc_call(t->io, &t->peer, "NULLPROC", t->vers, LDM6_NULLPROC,
                  LDM6_T_VOID, NULL, LDM6_T_VOID, NULL, timeout_ms, &hdr,
                  t->stat, sizeof t->stat);
-  if (rc == RPCIO_EREPLY && t->vers == LDM6_VERSION5 &&
+  if (rc == LDM6_IO_EREPLY && t->vers == LDM6_VERSION5 &&
       is_version_mismatch(&hdr)) {
     log_debug("%s does not serve version 5; pinging with version 6",
               t->peer.name);
@@ -109,11 +109,11 @@ static void ping(struct target *t, int timeout_ms) {
                    LDM6_T_VOID, NULL, LDM6_T_VOID, NULL, timeout_ms, NULL,
                    t->stat, sizeof t->stat);
   }
-  if (rc == RPCIO_OK) {
+  if (rc == LDM6_IO_OK) {
     t->state = "RESPONDING";
     t->stat[0] = '\0';
   } else {
-    rpcio_free(t->io); /* start again next time */
+    ldm6_io_free(t->io); /* start again next time */
     t->io = NULL;
   }
 done:
@@ -238,7 +238,7 @@ int main(int argc, char **argv) {
     cli_sleep(p.interval);
   }
   for (i = 0; i < p.ntargets; i++)
-    rpcio_free(p.targets[i].io);
+    ldm6_io_free(p.targets[i].io);
   free(p.targets);
   return status;
 }

@@ -30,7 +30,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ldmd/log.h"
+#include "ldmd/site/log.h"
 #include "pqutils/cli.h"
 #include "pqutils/ldmclient.h"
 
@@ -73,7 +73,7 @@ struct ldmsend {
   char **files;
   int nfiles;
 
-  rpcio *io;
+  ldm6_io *io;
   uint32_t max_hereis;
   bool want_all;  /* OK: everything offered is wanted */
   bool want_none; /* DONT_SEND: nothing is */
@@ -87,7 +87,7 @@ static const uint8_t zeros[4];
 
 /* Status of a failed call. */
 static int call_status(int rc) {
-  return rc == RPCIO_TIMEDOUT ? EXIT_SESS_TIMEO : EXIT_CONN_ABORT;
+  return rc == LDM6_IO_TIMEDOUT ? EXIT_SESS_TIMEO : EXIT_CONN_ABORT;
 }
 
 /* The first failure of the connection decides; a file's failure (3) only
@@ -122,7 +122,7 @@ static int hiya(struct ldmsend *s) {
   rc = ldmc_call(s->io, &s->peer, "HIYA", LDM6_VERSION6, LDM6_HIYA,
                  LDM6_T_PROD_CLASS, &offer, LDM6_T_HIYA_REPLY, &rep,
                  CALL_TIMEOUT_MS, NULL, err, sizeof err);
-  if (rc != RPCIO_OK) {
+  if (rc != LDM6_IO_OK) {
     log_error("%s", err);
     set_status(s, call_status(rc));
     return -1;
@@ -214,8 +214,8 @@ static int send_product(struct ldmsend *s, const pq_prod_info *info) {
       iov[0] = (struct iovec){head, hlen};
       iov[1] = (struct iovec){s->buf, sz};
       iov[2] = (struct iovec){(void *)zeros, ldm6_xdr_pad(sz)};
-      rc = rpcio_send_call(s->io, LDM6_VERSION6, LDM6_HEREIS, iov, 3, NULL);
-      if (rc != RPCIO_OK) {
+      rc = ldm6_io_send_call(s->io, LDM6_VERSION6, LDM6_HEREIS, iov, 3, NULL);
+      if (rc != LDM6_IO_OK) {
         log_error("cannot send %s to %s: %s", info->ident, s->peer.name,
                   ldmc_io_text(s->io, rc, err, sizeof err));
         set_status(s, call_status(rc));
@@ -234,7 +234,7 @@ static int send_product(struct ldmsend *s, const pq_prod_info *info) {
         ldmc_call(s->io, &s->peer, "COMINGSOON", LDM6_VERSION6, LDM6_COMINGSOON,
                   LDM6_T_COMINGSOON_ARGS, &cs, LDM6_T_COMINGSOON_REPLY, &answer,
                   CALL_TIMEOUT_MS, NULL, err, sizeof err);
-    if (rc != RPCIO_OK) {
+    if (rc != LDM6_IO_OK) {
       log_error("%s", err);
       set_status(s, call_status(rc));
       return -1;
@@ -262,8 +262,8 @@ static int send_product(struct ldmsend *s, const pq_prod_info *info) {
       iov[0] = (struct iovec){head, hlen};
       iov[1] = (struct iovec){s->buf, sz};
       iov[2] = (struct iovec){(void *)zeros, ldm6_xdr_pad(sz)};
-      rc = rpcio_send_call(s->io, LDM6_VERSION6, LDM6_BLKDATA, iov, 3, NULL);
-      if (rc != RPCIO_OK) {
+      rc = ldm6_io_send_call(s->io, LDM6_VERSION6, LDM6_BLKDATA, iov, 3, NULL);
+      if (rc != LDM6_IO_OK) {
         log_error("cannot send the data of %s to %s: %s", info->ident,
                   s->peer.name, ldmc_io_text(s->io, rc, err, sizeof err));
         set_status(s, call_status(rc));
@@ -432,13 +432,13 @@ int main(int argc, char **argv) {
                          LDM6_NULLPROC, LDM6_T_VOID, NULL, LDM6_T_VOID, NULL,
                          CALL_TIMEOUT_MS, NULL, err, sizeof err);
 
-      if (rc != RPCIO_OK) {
+      if (rc != LDM6_IO_OK) {
         log_error("%s", err);
         set_status(&s, call_status(rc));
       }
     }
   }
-  rpcio_free(s.io);
+  ldm6_io_free(s.io);
   pq_class_free(&s.want); /* empty unless RECLASS */
   free(s.buf);
   return s.status;

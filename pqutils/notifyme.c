@@ -27,7 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ldmd/log.h"
+#include "ldmd/site/log.h"
 #include "pqutils/cli.h"
 #include "pqutils/ldmclient.h"
 
@@ -97,7 +97,7 @@ static ldm6_timestamp ts_next(ldm6_timestamp t) {
   return t;
 }
 
-static void on_notification(struct notifyme *n, const rpcio_msg *m) {
+static void on_notification(struct notifyme *n, const ldm6_io_msg *m) {
   ldm6_prod_info wire;
   pq_prod_info info;
   char line[700];
@@ -121,45 +121,45 @@ static void on_notification(struct notifyme *n, const rpcio_msg *m) {
 }
 
 /* Answer (or not) one call from the server. */
-static int dispatch(struct notifyme *n, rpcio *io, const rpcio_msg *m) {
-  const rpcm_call *c = &m->hdr.u.call;
+static int dispatch(struct notifyme *n, ldm6_io *io, const ldm6_io_msg *m) {
+  const ldm6_rpc_call *c = &m->hdr.u.call;
   const ldm6_proc_desc *d;
 
   if (c->prog != LDM6_PROG) {
     log_warning("refusing a call of program %u from %s", (unsigned)c->prog,
                 n->peer.name);
-    return rpcio_reply_error(io, m->hdr.xid, RPCM_PROG_UNAVAIL);
+    return ldm6_io_reply_error(io, m->hdr.xid, LDM6_RPC_PROG_UNAVAIL);
   }
   if (c->vers != LDM6_VERSION6) {
     log_warning("refusing a version %u call from %s: only version 6 is "
                 "served",
                 (unsigned)c->vers, n->peer.name);
-    return rpcio_reply_prog_mismatch(io, m->hdr.xid, LDM6_VERSION6,
-                                     LDM6_VERSION6);
+    return ldm6_io_reply_prog_mismatch(io, m->hdr.xid, LDM6_VERSION6,
+                                       LDM6_VERSION6);
   }
   switch (c->proc) {
   case LDM6_NULLPROC:
     log_debug("NULLPROC from %s", n->peer.name);
-    return rpcio_reply(io, m->hdr.xid, NULL, 0);
+    return ldm6_io_reply(io, m->hdr.xid, NULL, 0);
   case LDM6_NOTIFICATION:
     on_notification(n, m); /* one-way: never answered */
-    return RPCIO_OK;
+    return LDM6_IO_OK;
   default:
     d = ldm6_proc_lookup(LDM6_VERSION6, c->proc);
     if (d != NULL && d->oneway) {
       log_warning("ignoring %s from %s: notifyme asked for notifications",
                   d->name, n->peer.name);
-      return RPCIO_OK;
+      return LDM6_IO_OK;
     }
     log_warning("refusing %s (procedure %u) from %s: not served by notifyme",
                 d != NULL ? d->name : "an unknown call", (unsigned)c->proc,
                 n->peer.name);
-    return rpcio_reply_error(io, m->hdr.xid, RPCM_PROC_UNAVAIL);
+    return ldm6_io_reply_error(io, m->hdr.xid, LDM6_RPC_PROC_UNAVAIL);
   }
 }
 
 /* Log a failed transfer: "<what> <peer>: <why>". */
-static void log_io_error(const struct notifyme *n, const rpcio *io,
+static void log_io_error(const struct notifyme *n, const ldm6_io *io,
                          const char *what, int rc) {
   char why[256];
 
@@ -168,39 +168,39 @@ static void log_io_error(const struct notifyme *n, const rpcio *io,
 }
 
 /* Serve the turned-around connection until it ends. */
-static enum session_rc serve(struct notifyme *n, rpcio *io) {
+static enum session_rc serve(struct notifyme *n, ldm6_io *io) {
   double last = cli_monotonic();
 
   for (;;) {
-    rpcio_msg m;
+    ldm6_io_msg m;
     int rc;
 
     if (cli_stopping())
       return SESS_STOP;
-    rc = rpcio_recv(io, RECV_SLICE_MS, &m);
-    if (rc == RPCIO_TIMEDOUT) {
+    rc = ldm6_io_recv(io, RECV_SLICE_MS, &m);
+    if (rc == LDM6_IO_TIMEDOUT) {
       if (cli_monotonic() - last >= n->total_s) {
         log_notice("nothing from %s for %d s", n->peer.name, n->total_s);
         return SESS_RETRY;
       }
       continue;
     }
-    if (rc == RPCIO_CLOSED) {
+    if (rc == LDM6_IO_CLOSED) {
       log_notice("%s closed the connection", n->peer.name);
       return SESS_RETRY;
     }
-    if (rc != RPCIO_OK) {
+    if (rc != LDM6_IO_OK) {
       log_io_error(n, io, "lost the connection to", rc);
       return SESS_RETRY;
     }
     last = cli_monotonic();
-    if (m.hdr.type != RPCM_CALL) {
+    if (m.hdr.type != LDM6_RPC_CALL) {
       log_debug("ignoring a reply (xid %u) from %s", (unsigned)m.hdr.xid,
                 n->peer.name);
       continue;
     }
     rc = dispatch(n, io, &m);
-    if (rc != RPCIO_OK) {
+    if (rc != LDM6_IO_OK) {
       log_io_error(n, io, "cannot answer", rc);
       return SESS_RETRY;
     }
@@ -208,7 +208,7 @@ static enum session_rc serve(struct notifyme *n, rpcio *io) {
 }
 
 /* NOTIFYME, following RECLASS answers.  @return SESS_OK or a failure. */
-static enum session_rc request(struct notifyme *n, rpcio *io) {
+static enum session_rc request(struct notifyme *n, ldm6_io *io) {
   ldm6_prod_class cls;
   ldm6_fornme_reply rep;
   char text[9000];
@@ -225,11 +225,11 @@ static enum session_rc request(struct notifyme *n, rpcio *io) {
       log_error("%s", err);
       return SESS_REFUSED;
     }
-    if (rc == RPCIO_EREPLY) {
+    if (rc == LDM6_IO_EREPLY) {
       log_error("%s", err);
       return n->had_session ? SESS_RETRY : SESS_REFUSED;
     }
-    if (rc != RPCIO_OK) {
+    if (rc != LDM6_IO_OK) {
       log_error("%s", err);
       return SESS_FAILED;
     }
@@ -265,7 +265,8 @@ static enum session_rc request(struct notifyme *n, rpcio *io) {
 
 static enum session_rc session(struct notifyme *n) {
   char err[700];
-  rpcio *io = ldmc_connect(&n->peer, n->timeo_s * 1000, NULL, err, sizeof err);
+  ldm6_io *io =
+      ldmc_connect(&n->peer, n->timeo_s * 1000, NULL, err, sizeof err);
   enum session_rc rc;
 
   if (io == NULL) {
@@ -277,7 +278,7 @@ static enum session_rc session(struct notifyme *n) {
     n->had_session = true;
     rc = serve(n, io);
   }
-  rpcio_free(io);
+  ldm6_io_free(io);
   return rc;
 }
 

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ldmd/log.h"
+#include "ldmd/site/log.h"
 #include "pqutils/cli.h"
 
 #define OUTBUF (256u * 1024u)

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ldmd/log.h"
+#include "ldmd/site/log.h"
 #include "pqutils/cli.h"
 #include "pqutils/transfer.h"
 

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ldmd/log.h"
+#include "ldmd/site/log.h"
 #include "pqutils/cli.h"
 
 static const char usage_text[] =

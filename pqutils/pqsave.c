@@ -19,7 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ldmd/log.h"
+#include "ldmd/site/log.h"
 #include "pqutils/cli.h"
 #include "pqutils/snapshot.h"
 #include "pqutils/transfer.h"

@@ -3,7 +3,7 @@
  * create or reset the registry file.  Same options, output and exit
  * statuses as LDM's regutil, so ldmadmin-style scripts work unchanged
  * (`regutil /queue/size` prints the bare value); plus -f to name the file
- * itself.  The registry (ldmd/registry.h) checks the values of LDM's own
+ * itself.  The registry (ldmd/site/registry.h) checks the values of LDM's own
  * keys, so `regutil -s 2G /queue/size` is taken and `-s abc /server/port`
  * refused.
  *
@@ -20,8 +20,8 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "ldmd/log.h"
-#include "ldmd/registry.h"
+#include "ldmd/site/log.h"
+#include "ldmd/site/registry.h"
 #include "pq/product.h"
 
 /* Exit statuses, as LDM's regutil. */

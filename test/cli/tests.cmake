@@ -3,7 +3,7 @@
 # registry file (LDM_REGISTRY), and stops at the first failure with what
 # was run and what it printed.  pqclihelper does what the programs cannot
 # (hold a reservation to be killed, insert old products, dump insertion
-# times).  Only when the programs are built (they need libldm).
+# times).  Only when the programs are built (they need the site library).
 if(TARGET pqcreate)
   add_executable(pqclihelper ${CMAKE_CURRENT_LIST_DIR}/pqclihelper.c)
   target_link_libraries(pqclihelper PRIVATE ldmpq)

@@ -1,9 +1,9 @@
 /*
  * fakeldm.c - a scripted LDM server for testing the protocol clients
  * (notifyme, ldmsend, ldmping) on the wire, built on the same transport
- * (ldmd/rpc_io) and codec (ldmd/ldm6_xdr) as they are, but independent of
- * ldmd: each mode plays one side of one LDM exchange, answers as told
- * (OK, RECLASS, BADPATTERN, DONT_SEND, AUTH_TOOWEAK...), and writes what
+ * (ldmd/proto/rpc_io) and codec (ldmd/proto/ldm6_xdr) as they are, but
+ * independent of ldmd: each mode plays one side of one LDM exchange, answers as
+ * told (OK, RECLASS, BADPATTERN, DONT_SEND, AUTH_TOOWEAK...), and writes what
  * the client did into a report file that the shell tests read, one line
  * per event.  Anything a client must not do (answer a one-way call, make a
  * call it should not) is reported as "stray".
@@ -40,8 +40,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "ldmd/ldm6_xdr.h"
-#include "ldmd/rpc_io.h"
+#include "ldmd/proto/ldm6_xdr.h"
+#include "ldmd/proto/rpc_io.h"
 
 #define WAIT_MS 20000
 #define BUF_MAX (16u * 1024u)
@@ -99,11 +99,12 @@ static size_t enc(ldm6_type type, const void *v, uint8_t *buf) {
   return len;
 }
 
-static int reply_value(rpcio *io, uint32_t xid, ldm6_type type, const void *v) {
+static int reply_value(ldm6_io *io, uint32_t xid, ldm6_type type,
+                       const void *v) {
   uint8_t buf[BUF_MAX];
   struct iovec iov = {buf, enc(type, v, buf)};
 
-  return rpcio_reply(io, xid, &iov, 1);
+  return ldm6_io_reply(io, xid, &iov, 1);
 }
 
 static void ts_text(ldm6_timestamp t, char *buf, size_t len) {
@@ -124,16 +125,16 @@ static void class_report(const char *what, const ldm6_prod_class *c) {
 }
 
 /* Wait for a reply to xid, reporting anything else that arrives. */
-static int await_reply(rpcio *io, uint32_t xid, const char *what,
-                       rpcio_msg *m) {
+static int await_reply(ldm6_io *io, uint32_t xid, const char *what,
+                       ldm6_io_msg *m) {
   for (;;) {
-    int rc = rpcio_recv(io, WAIT_MS, m);
+    int rc = ldm6_io_recv(io, WAIT_MS, m);
 
-    if (rc != RPCIO_OK) {
-      say("%s\tno-answer\t%s", what, rpcio_strerror(rc));
+    if (rc != LDM6_IO_OK) {
+      say("%s\tno-answer\t%s", what, ldm6_io_strerror(rc));
       return rc;
     }
-    if (m->hdr.type == RPCM_CALL) {
+    if (m->hdr.type == LDM6_RPC_CALL) {
       say("stray\tcall\tproc=%u", (unsigned)m->hdr.u.call.proc);
       continue;
     }
@@ -142,23 +143,23 @@ static int await_reply(rpcio *io, uint32_t xid, const char *what,
           (unsigned)m->hdr.u.reply.accept_stat);
       continue;
     }
-    return RPCIO_OK;
+    return LDM6_IO_OK;
   }
 }
 
 /* Report whatever arrives within ms; stop at end of stream. */
-static int drain(rpcio *io, int ms) {
+static int drain(ldm6_io *io, int ms) {
   for (;;) {
-    rpcio_msg m;
-    int rc = rpcio_recv(io, ms, &m);
+    ldm6_io_msg m;
+    int rc = ldm6_io_recv(io, ms, &m);
 
-    if (rc == RPCIO_TIMEDOUT)
+    if (rc == LDM6_IO_TIMEDOUT)
       return 0;
-    if (rc != RPCIO_OK) {
-      say("closed\t%s", rpcio_strerror(rc));
+    if (rc != LDM6_IO_OK) {
+      say("closed\t%s", ldm6_io_strerror(rc));
       return -1;
     }
-    if (m.hdr.type == RPCM_CALL)
+    if (m.hdr.type == LDM6_RPC_CALL)
       say("stray\tcall\tproc=%u", (unsigned)m.hdr.u.call.proc);
     else
       say("stray\treply\txid=%u\taccept_stat=%u", (unsigned)m.hdr.xid,
@@ -169,13 +170,13 @@ static int drain(rpcio *io, int ms) {
 /* Refuse the client as ldmd does, before reading its call (xid 0).  The
  * call is then read before closing, so that the close is a FIN and not a
  * reset that could destroy the refusal on its way to the client. */
-static void deny0(rpcio *io) {
-  rpcio_msg m;
+static void deny0(ldm6_io *io) {
+  ldm6_io_msg m;
 
-  if (rpcio_reply_auth_error(io, 0, RPCM_AUTH_TOOWEAK) != RPCIO_OK)
+  if (ldm6_io_reply_auth_error(io, 0, LDM6_RPC_AUTH_TOOWEAK) != LDM6_IO_OK)
     say("error\tcannot send AUTH_TOOWEAK");
   say("denied\txid=0");
-  if (rpcio_recv(io, 5000, &m) == RPCIO_OK && m.hdr.type == RPCM_CALL)
+  if (ldm6_io_recv(io, 5000, &m) == LDM6_IO_OK && m.hdr.type == LDM6_RPC_CALL)
     say("call-after-denial\tproc=%u", (unsigned)m.hdr.u.call.proc);
 }
 
@@ -210,10 +211,10 @@ static void table_info(unsigned i, ldm6_prod_info *p) {
   p->sz = t[k].sz;
 }
 
-static void notify_session(rpcio *io, const struct opts *o, unsigned conn) {
+static void notify_session(ldm6_io *io, const struct opts *o, unsigned conn) {
   const char *answer = o->answer;
   uint8_t buf[BUF_MAX];
-  rpcio_msg m;
+  ldm6_io_msg m;
   uint32_t xid;
   unsigned i, round = 0;
   int rc;
@@ -227,12 +228,12 @@ static void notify_session(rpcio *io, const struct opts *o, unsigned conn) {
     ldm6_fornme_reply rep;
     size_t used;
 
-    rc = rpcio_recv(io, WAIT_MS, &m);
-    if (rc != RPCIO_OK) {
-      say("closed\t%s", rpcio_strerror(rc));
+    rc = ldm6_io_recv(io, WAIT_MS, &m);
+    if (rc != LDM6_IO_OK) {
+      say("closed\t%s", ldm6_io_strerror(rc));
       return;
     }
-    if (m.hdr.type != RPCM_CALL || m.hdr.u.call.vers != LDM6_VERSION6 ||
+    if (m.hdr.type != LDM6_RPC_CALL || m.hdr.u.call.vers != LDM6_VERSION6 ||
         m.hdr.u.call.proc != LDM6_NOTIFYME) {
       say("unexpected\ttype=%u\tproc=%u", (unsigned)m.hdr.type,
           (unsigned)m.hdr.u.call.proc);
@@ -246,12 +247,12 @@ static void notify_session(rpcio *io, const struct opts *o, unsigned conn) {
     class_report("NOTIFYME", &cls);
     memset(&rep, 0, sizeof rep);
     if (strcmp(answer, "tooweak") == 0) {
-      rpcio_reply_auth_error(io, m.hdr.xid, RPCM_AUTH_TOOWEAK);
+      ldm6_io_reply_auth_error(io, m.hdr.xid, LDM6_RPC_AUTH_TOOWEAK);
       say("denied\txid=%u", (unsigned)m.hdr.xid);
       return;
     }
     if (strcmp(answer, "systemerr") == 0) {
-      rpcio_reply_error(io, m.hdr.xid, RPCM_SYSTEM_ERR);
+      ldm6_io_reply_error(io, m.hdr.xid, LDM6_RPC_SYSTEM_ERR);
       return;
     }
     if (strcmp(answer, "badpattern") == 0) {
@@ -291,12 +292,12 @@ static void notify_session(rpcio *io, const struct opts *o, unsigned conn) {
     fp.prod_class.psa[0].feedtype = 1;
     snprintf(fp.prod_class.psa[0].pattern, 4, ".*");
     iov = (struct iovec){buf, enc(LDM6_T_FEEDPAR, &fp, buf)};
-    rpcio_send_call(io, LDM6_VERSION6, LDM6_FEEDME, &iov, 1, &xid);
-    if (await_reply(io, xid, "FEEDME", &m) != RPCIO_OK)
+    ldm6_io_send_call(io, LDM6_VERSION6, LDM6_FEEDME, &iov, 1, &xid);
+    if (await_reply(io, xid, "FEEDME", &m) != LDM6_IO_OK)
       return;
     say("FEEDME\taccept_stat=%u", (unsigned)m.hdr.u.reply.accept_stat);
-    rpcio_send_call(io, LDM6_VERSION5, LDM6_NULLPROC, NULL, 0, &xid);
-    if (await_reply(io, xid, "v5", &m) != RPCIO_OK)
+    ldm6_io_send_call(io, LDM6_VERSION5, LDM6_NULLPROC, NULL, 0, &xid);
+    if (await_reply(io, xid, "v5", &m) != LDM6_IO_OK)
       return;
     say("v5\taccept_stat=%u\tlow=%u\thigh=%u",
         (unsigned)m.hdr.u.reply.accept_stat, (unsigned)m.hdr.u.reply.low,
@@ -308,15 +309,15 @@ static void notify_session(rpcio *io, const struct opts *o, unsigned conn) {
 
     table_info(i, &info);
     iov = (struct iovec){buf, enc(LDM6_T_PROD_INFO, &info, buf)};
-    rc = rpcio_send_call(io, LDM6_VERSION6, LDM6_NOTIFICATION, &iov, 1, NULL);
-    if (rc != RPCIO_OK) {
-      say("error\tcannot send NOTIFICATION: %s", rpcio_strerror(rc));
+    rc = ldm6_io_send_call(io, LDM6_VERSION6, LDM6_NOTIFICATION, &iov, 1, NULL);
+    if (rc != LDM6_IO_OK) {
+      say("error\tcannot send NOTIFICATION: %s", ldm6_io_strerror(rc));
       return;
     }
   }
   say("sent\t%u", o->count);
-  rpcio_send_call(io, LDM6_VERSION6, LDM6_NULLPROC, NULL, 0, &xid);
-  if (await_reply(io, xid, "NULLPROC", &m) != RPCIO_OK)
+  ldm6_io_send_call(io, LDM6_VERSION6, LDM6_NULLPROC, NULL, 0, &xid);
+  if (await_reply(io, xid, "NULLPROC", &m) != LDM6_IO_OK)
     return;
   say("NULLPROC\tanswered\taccept_stat=%u",
       (unsigned)m.hdr.u.reply.accept_stat);
@@ -363,7 +364,7 @@ static void record_product(const struct opts *o, const char *how,
   products_seen++;
 }
 
-static void hiya_session(rpcio *io, const struct opts *o) {
+static void hiya_session(ldm6_io *io, const struct opts *o) {
   ldm6_comingsoon_args pending;
   bool have_pending = false;
 
@@ -374,21 +375,21 @@ static void hiya_session(rpcio *io, const struct opts *o) {
   for (;;) {
     ldm6_value v;
     size_t used;
-    rpcio_msg m;
+    ldm6_io_msg m;
     int rc;
 
-    rc = rpcio_recv(io, WAIT_MS, &m);
-    if (rc != RPCIO_OK) {
-      say("closed\t%s", rpcio_strerror(rc));
+    rc = ldm6_io_recv(io, WAIT_MS, &m);
+    if (rc != LDM6_IO_OK) {
+      say("closed\t%s", ldm6_io_strerror(rc));
       return;
     }
-    if (m.hdr.type != RPCM_CALL) {
+    if (m.hdr.type != LDM6_RPC_CALL) {
       say("stray\treply\txid=%u", (unsigned)m.hdr.xid);
       continue;
     }
     if (m.hdr.u.call.vers != LDM6_VERSION6) {
       say("unexpected\tvers=%u", (unsigned)m.hdr.u.call.vers);
-      rpcio_reply_prog_mismatch(io, m.hdr.xid, 6, 6);
+      ldm6_io_reply_prog_mismatch(io, m.hdr.xid, 6, 6);
       continue;
     }
     switch (m.hdr.u.call.proc) {
@@ -403,7 +404,7 @@ static void hiya_session(rpcio *io, const struct opts *o) {
       class_report("HIYA", &v.prod_class);
       memset(&rep, 0, sizeof rep);
       if (strcmp(o->answer, "tooweak") == 0) {
-        rpcio_reply_auth_error(io, m.hdr.xid, RPCM_AUTH_TOOWEAK);
+        ldm6_io_reply_auth_error(io, m.hdr.xid, LDM6_RPC_AUTH_TOOWEAK);
         say("denied\txid=%u", (unsigned)m.hdr.xid);
         return;
       }
@@ -470,11 +471,11 @@ static void hiya_session(rpcio *io, const struct opts *o) {
       break;
     case LDM6_NULLPROC:
       say("NULLPROC");
-      rpcio_reply(io, m.hdr.xid, NULL, 0);
+      ldm6_io_reply(io, m.hdr.xid, NULL, 0);
       break;
     default:
       say("unexpected\tproc=%u", (unsigned)m.hdr.u.call.proc);
-      rpcio_reply_error(io, m.hdr.xid, RPCM_PROC_UNAVAIL);
+      ldm6_io_reply_error(io, m.hdr.xid, LDM6_RPC_PROC_UNAVAIL);
       break;
     }
   }
@@ -484,22 +485,22 @@ static void hiya_session(rpcio *io, const struct opts *o) {
 /* ping                                                                   */
 /* ---------------------------------------------------------------------- */
 
-static void ping_session(rpcio *io, const struct opts *o) {
-  rpcio_msg m;
+static void ping_session(ldm6_io *io, const struct opts *o) {
+  ldm6_io_msg m;
 
   if (strcmp(o->answer, "tooweak0") == 0) {
     deny0(io);
     return;
   }
   for (;;) {
-    int rc = rpcio_recv(io, WAIT_MS, &m);
+    int rc = ldm6_io_recv(io, WAIT_MS, &m);
     uint32_t vers;
 
-    if (rc != RPCIO_OK) {
-      say("closed\t%s", rpcio_strerror(rc));
+    if (rc != LDM6_IO_OK) {
+      say("closed\t%s", ldm6_io_strerror(rc));
       return;
     }
-    if (m.hdr.type != RPCM_CALL) {
+    if (m.hdr.type != LDM6_RPC_CALL) {
       say("stray\treply\txid=%u", (unsigned)m.hdr.xid);
       continue;
     }
@@ -508,12 +509,12 @@ static void ping_session(rpcio *io, const struct opts *o) {
     if (strcmp(o->answer, "mute") == 0)
       continue;
     if (vers == LDM6_VERSION5 && strcmp(o->answer, "v6only") == 0) {
-      rpcio_reply_prog_mismatch(io, m.hdr.xid, 6, 6);
+      ldm6_io_reply_prog_mismatch(io, m.hdr.xid, 6, 6);
       continue;
     }
     if (strcmp(o->answer, "slow") == 0)
       usleep(1300 * 1000);
-    rpcio_reply(io, m.hdr.xid, NULL, 0);
+    ldm6_io_reply(io, m.hdr.xid, NULL, 0);
   }
 }
 
@@ -623,14 +624,14 @@ int main(int argc, char **argv) {
   write_port(o.portfile, port);
   for (c = 0; c < o.connections; c++) {
     int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-    rpcio *io;
+    ldm6_io *io;
 
     if (fd < 0)
       die("accept: %s", strerror(errno));
-    io = rpcio_new(fd, 256u << 20);
+    io = ldm6_io_new(fd, 256u << 20);
     if (io == NULL)
       die("out of memory");
-    say("connection\t%u\tfrom=%s", c + 1, rpcio_peer_addr(io));
+    say("connection\t%u\tfrom=%s", c + 1, ldm6_io_peer_addr(io));
     if (strcmp(o.mode, "notify") == 0)
       notify_session(io, &o, c);
     else if (strcmp(o.mode, "hiya") == 0)
@@ -639,7 +640,7 @@ int main(int argc, char **argv) {
       ping_session(io, &o);
     else
       die("unknown mode %s", o.mode);
-    rpcio_free(io);
+    ldm6_io_free(io);
     say("end\t%u", c + 1);
   }
   close(lfd);

@@ -5,7 +5,7 @@
 # the real server once it is built.  Only when the programs are built.
 if(TARGET notifyme AND TARGET ldmsend AND TARGET ldmping)
   add_executable(fakeldm ${CMAKE_CURRENT_LIST_DIR}/fakeldm.c)
-  target_link_libraries(fakeldm PRIVATE ldm)
+  target_link_libraries(fakeldm PRIVATE ldmproto)
 
   # ldm_client_test(NAME TIMEOUT seconds): runs clients/NAME.sh.
   function(ldm_client_test name)

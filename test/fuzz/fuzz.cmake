@@ -41,8 +41,8 @@ set(PQ_FUZZ_FLAGS -g -O1 -std=c11 -D_GNU_SOURCE
 set(_src ${CMAKE_SOURCE_DIR})
 set(FUZZ_LDM6_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/fuzz_ldm6.c
-  ${_src}/ldmd/ldm6_xdr.c
-  ${_src}/ldmd/rpc_msg.c
+  ${_src}/ldmd/proto/ldm6_xdr.c
+  ${_src}/ldmd/proto/rpc_msg.c
   ${_src}/pq/prodclass.c
   ${_src}/pq/ere.c
   ${_src}/pq/timestamp.c)
@@ -51,14 +51,14 @@ add_custom_command(OUTPUT ${FUZZ_LDM6_BIN}
   COMMAND ${PQ_FUZZ_CC} ${PQ_FUZZ_FLAGS} ${FUZZ_LDM6_SOURCES}
           -o ${FUZZ_LDM6_BIN} ${FUZZ_TIRPC_LDFLAGS}
   DEPENDS ${FUZZ_LDM6_SOURCES}
-          ${_src}/ldmd/ldm6_xdr.h ${_src}/ldmd/ldm6_types.h
-          ${_src}/ldmd/rpc_msg.h ${_src}/pq/product.h
+          ${_src}/ldmd/proto/ldm6_xdr.h ${_src}/ldmd/proto/ldm6_types.h
+          ${_src}/ldmd/proto/rpc_msg.h ${_src}/pq/product.h
   COMMENT "Building fuzz_ldm6 with ${PQ_FUZZ_CC} (libFuzzer, ASan, UBSan)"
   VERBATIM)
 add_custom_target(fuzz_ldm6 ALL DEPENDS ${FUZZ_LDM6_BIN})
 
 add_executable(ldm6_seeds ${CMAKE_CURRENT_LIST_DIR}/ldm6_seeds.c)
-target_link_libraries(ldm6_seeds PRIVATE ldm)
+target_link_libraries(ldm6_seeds PRIVATE ldmproto)
 
 set(_corpus ${CMAKE_CURRENT_BINARY_DIR}/fuzz_ldm6_corpus)
 add_test(NAME fuzz_ldm6_seeds
@@ -98,6 +98,6 @@ function(pq_fuzz_target name)
     TIMEOUT 120)
 endfunction()
 pq_fuzz_target(fuzz_ldmd_conf ${CMAKE_CURRENT_LIST_DIR}/fuzz_ldmd_conf.c
-  ${_src}/ldmd/ldmd_conf.c ${_src}/ldmd/ldmd_access.c ${_src}/pq/feedtype.c
+  ${_src}/ldmd/site/ldmd_conf.c ${_src}/ldmd/site/ldmd_access.c ${_src}/pq/feedtype.c
   ${_src}/pq/prodclass.c ${_src}/pq/ere.c ${_src}/pq/timestamp.c)
 pq_fuzz_target(fuzz_pq ${CMAKE_CURRENT_LIST_DIR}/fuzz_pq.c ${_pq_sources})

@@ -1,8 +1,9 @@
 /*
  * fuzz_ldm6.c - libFuzzer target for the LDM-6 codec, the trust boundary
- * every byte from the network crosses: every XDR decoder of ldmd/ldm6_xdr.c,
- * the RPC header decoder and the record framer of ldmd/rpc_msg.c, and the
- * conversions of decoded metadata and classes into the product model.
+ * every byte from the network crosses: every XDR decoder of
+ * ldmd/proto/ldm6_xdr.c, the RPC header decoder and the record framer of
+ * ldmd/proto/rpc_msg.c, and the conversions of decoded metadata and classes
+ * into the product model.
  *
  * One input is used three ways: (1) as the bytes of a value, given to every
  * type's decoder; (2) as a message, header then arguments or results by
@@ -20,8 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ldmd/ldm6_xdr.h"
-#include "ldmd/rpc_msg.h"
+#include "ldmd/proto/ldm6_xdr.h"
+#include "ldmd/proto/rpc_msg.h"
 
 #define MAX_RECORD (1u << 20)
 
@@ -118,24 +119,24 @@ static void roundtrip(ldm6_type type, const uint8_t *buf, size_t len) {
 
 /* A whole message: header, then what the procedure says follows. */
 static void message(const uint8_t *rec, size_t len) {
-  rpcm_msg m, m2;
+  ldm6_rpc_msg m, m2;
   size_t used = 0, n = 0, used2 = 0;
-  uint8_t hdr[RPCM_CALL_HDR_LEN + 2 * RPCM_MAX_AUTH_BYTES];
+  uint8_t hdr[LDM6_RPC_CALL_HDR_LEN + 2 * LDM6_RPC_MAX_AUTH_BYTES];
   int t;
 
-  if (rpcm_decode(rec, len, &m, &used) != 0)
+  if (ldm6_rpc_decode(rec, len, &m, &used) != 0)
     return;
   check(used <= len && used <= sizeof hdr);
-  check(rpcm_encode(&m, hdr, sizeof hdr, &n) == 0 && n == used);
-  check(rpcm_decode(hdr, n, &m2, &used2) == 0 && used2 == n);
-  (void)rpcm_reply_is_awaited(&m, true, m.xid ^ 1u);
-  if (m.type == RPCM_CALL) {
+  check(ldm6_rpc_encode(&m, hdr, sizeof hdr, &n) == 0 && n == used);
+  check(ldm6_rpc_decode(hdr, n, &m2, &used2) == 0 && used2 == n);
+  (void)ldm6_rpc_reply_is_awaited(&m, true, m.xid ^ 1u);
+  if (m.type == LDM6_RPC_CALL) {
     const ldm6_proc_desc *pd = ldm6_proc_lookup(m.u.call.vers, m.u.call.proc);
 
     if (pd != NULL)
       roundtrip(pd->arg, rec + used, len - used);
-  } else if (m.u.reply.reply_stat == RPCM_MSG_ACCEPTED &&
-             m.u.reply.accept_stat == RPCM_SUCCESS) {
+  } else if (m.u.reply.reply_stat == LDM6_RPC_MSG_ACCEPTED &&
+             m.u.reply.accept_stat == LDM6_RPC_SUCCESS) {
     /* A reply's procedure is that of its call: try every result. */
     for (t = LDM6_T_FORNME_REPLY; t < LDM6_T_COUNT; t++)
       roundtrip((ldm6_type)t, rec + used, len - used);
@@ -147,24 +148,24 @@ static void message(const uint8_t *rec, size_t len) {
  * each record and return how many there were, or -error. */
 static long frame(const uint8_t *data, size_t size, const size_t *pieces,
                   size_t npieces, uint64_t *digest, int handle) {
-  rpcm_framer f;
+  ldm6_rpc_framer f;
   size_t off = 0, k = 0;
   long records = 0;
   int rc = 0;
 
   *digest = 1469598103934665603ull;
-  rpcm_framer_init(&f, MAX_RECORD);
+  ldm6_rpc_framer_init(&f, MAX_RECORD);
   while (off < size && rc >= 0) {
     size_t len = pieces[k++ % npieces], used = 0;
 
     if (len > size - off)
       len = size - off;
-    check(rpcm_framer_want(&f) > 0);
+    check(ldm6_rpc_framer_want(&f) > 0);
     while (len > 0) {
       uint8_t *rec;
       size_t rlen, i;
 
-      rc = rpcm_framer_feed(&f, data + off, len, &used);
+      rc = ldm6_rpc_framer_feed(&f, data + off, len, &used);
       if (rc < 0)
         break;
       check(used <= len);
@@ -172,7 +173,7 @@ static long frame(const uint8_t *data, size_t size, const size_t *pieces,
       len -= used;
       if (rc == 0)
         break;
-      check(rpcm_framer_record(&f, &rec, &rlen));
+      check(ldm6_rpc_framer_record(&f, &rec, &rlen));
       check(rlen <= MAX_RECORD);
       records++;
       for (i = 0; i < rlen; i++)
@@ -182,7 +183,7 @@ static long frame(const uint8_t *data, size_t size, const size_t *pieces,
         message(rec, rlen);
     }
   }
-  rpcm_framer_free(&f);
+  ldm6_rpc_framer_free(&f);
   return rc < 0 ? rc : records;
 }
 

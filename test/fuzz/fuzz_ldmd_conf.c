@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ldmd/ldmd_conf.h"
+#include "ldmd/site/ldmd_conf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -34,7 +34,7 @@ static int write_all(int fd, const uint8_t *data, size_t size) {
 }
 
 /* Use the access rules of a parsed configuration. */
-static void exercise(const ldmd_conf *conf) {
+static void exercise(const ldm_conf *conf) {
   static const char *const peers[][2] = {
       {"localhost", "127.0.0.1"},
       {"idd.unidata.ucar.edu", "::ffff:128.117.140.1"},
@@ -42,7 +42,7 @@ static void exercise(const ldmd_conf *conf) {
   };
   pq_class *want = malloc(sizeof *want);
   pq_class *got = malloc(sizeof *got);
-  ldmd_conf_filter filter;
+  ldm_conf_filter filter;
   char err[256], text[1024];
   size_t i;
 
@@ -57,15 +57,15 @@ static void exercise(const ldmd_conf *conf) {
   for (i = 0; i < sizeof peers / sizeof peers[0]; i++) {
     const char *name = peers[i][0], *ip = peers[i][1];
 
-    (void)ldmd_conf_host_allowed(conf, name, ip);
-    if (ldmd_conf_allowed_class(conf, name, ip, want, got, &filter, err,
-                                sizeof err) == LDMD_CONF_OK) {
-      (void)ldmd_conf_class_equal(got, want);
-      (void)ldmd_conf_filter_match(&filter, PQ_FT_WMO, "SAUS01 KWBC");
-      (void)ldmd_conf_filter_format(&filter, text, sizeof text);
+    (void)ldm_conf_host_allowed(conf, name, ip);
+    if (ldm_conf_allowed_class(conf, name, ip, want, got, &filter, err,
+                               sizeof err) == LDM_CONF_OK) {
+      (void)ldm_conf_class_equal(got, want);
+      (void)ldm_conf_filter_match(&filter, PQ_FT_WMO, "SAUS01 KWBC");
+      (void)ldm_conf_filter_format(&filter, text, sizeof text);
     }
     pq_class_free(got);
-    (void)ldmd_conf_accepted_class(conf, name, ip, want, got, err, sizeof err);
+    (void)ldm_conf_accepted_class(conf, name, ip, want, got, err, sizeof err);
     pq_class_free(got);
   }
   pq_class_free(want);
@@ -76,14 +76,14 @@ static void exercise(const ldmd_conf *conf) {
 /* Parse one file and check the result's contract. */
 static void parse_one(const char *path) {
   char err[1024];
-  ldmd_conf *conf = NULL;
-  int rc = ldmd_conf_parse(path, &conf, err, sizeof err);
+  ldm_conf *conf = NULL;
+  int rc = ldm_conf_parse(path, &conf, err, sizeof err);
 
-  if (rc == LDMD_CONF_OK) {
+  if (rc == LDM_CONF_OK) {
     if (conf == NULL || err[0] != '\0')
       abort();
     exercise(conf);
-    ldmd_conf_free(conf);
+    ldm_conf_free(conf);
   } else if (conf != NULL || err[0] == '\0') {
     abort();
   }

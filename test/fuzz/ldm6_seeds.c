@@ -13,8 +13,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "ldmd/ldm6_xdr.h"
-#include "ldmd/rpc_msg.h"
+#include "ldmd/proto/ldm6_xdr.h"
+#include "ldmd/proto/rpc_msg.h"
 #include "test/unit/ldm6_capture.h"
 
 static int put(const char *dir, const char *name, const void *buf, size_t len) {
@@ -51,23 +51,24 @@ static int builtin(const char *dir) {
   strcpy(fp.prod_class.psa[0].pattern, "^SA");
   strcpy(fp.prod_class.psa[1].pattern, "SIG=00112233445566778899aabbccddeeff");
   fp.max_hereis = LDM6_MAX_HEREIS_PRIMARY;
-  if (rpcm_encode_call(1, LDM6_PROG, LDM6_VERSION6, LDM6_FEEDME, rec + 4,
-                       sizeof rec - 4, &n) != 0 ||
+  if (ldm6_rpc_encode_call(1, LDM6_PROG, LDM6_VERSION6, LDM6_FEEDME, rec + 4,
+                           sizeof rec - 4, &n) != 0 ||
       ldm6_encode(LDM6_T_FEEDPAR, &fp, rec + 4 + n, sizeof rec - 4 - n, &n2) !=
           0)
     return -1;
-  rpcm_mark_put(rec, (uint32_t)(n + n2), true);
+  ldm6_rpc_mark_put(rec, (uint32_t)(n + n2), true);
   if (put(dir, "builtin_feedme_rec", rec, 4 + n + n2) != 0)
     return -1;
   memset(&r, 0, sizeof r);
   r.code = LDM6_RECLASS;
   r.u.prod_class = fp.prod_class;
   r.u.prod_class.psa_len = 1;
-  if (rpcm_encode_accepted(1, RPCM_SUCCESS, rec + 4, sizeof rec - 4, &n) != 0 ||
+  if (ldm6_rpc_encode_accepted(1, LDM6_RPC_SUCCESS, rec + 4, sizeof rec - 4,
+                               &n) != 0 ||
       ldm6_encode(LDM6_T_FORNME_REPLY, &r, rec + 4 + n, sizeof rec - 4 - n,
                   &n2) != 0)
     return -1;
-  rpcm_mark_put(rec, (uint32_t)(n + n2), true);
+  ldm6_rpc_mark_put(rec, (uint32_t)(n + n2), true);
   return put(dir, "builtin_reclass_rec", rec, 4 + n + n2);
 }
 
@@ -95,7 +96,7 @@ int main(int argc, char **argv) {
   for (i = 0; i < cap.n; i++) {
     const cap_msg *m = &cap.msgs[i];
     char name[96];
-    rpcm_msg h;
+    ldm6_rpc_msg h;
     size_t hlen = 0;
 
     snprintf(name, sizeof name, "f%03u_%s_%s_rec", m->frame,
@@ -106,7 +107,7 @@ int main(int argc, char **argv) {
     strcat(name, "msg");
     if (put(argv[2], name, m->bytes + 4, m->len - 4) != 0)
       break;
-    if (rpcm_decode(m->bytes + 4, m->len - 4, &h, &hlen) == 0 &&
+    if (ldm6_rpc_decode(m->bytes + 4, m->len - 4, &h, &hlen) == 0 &&
         hlen < m->len - 4) {
       name[strlen(name) - 3] = '\0';
       strcat(name, "val");

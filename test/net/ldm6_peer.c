@@ -25,8 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ldmd/ldm6_xdr.h"
-#include "ldmd/rpc_io.h"
+#include "ldmd/proto/ldm6_xdr.h"
+#include "ldmd/proto/rpc_io.h"
 #include "pq/pq.h"
 
 #define EXIT_RECLASS 3
@@ -146,9 +146,9 @@ static void print_class(const char *what, const ldm6_prod_class *c) {
   fflush(stdout);
 }
 
-static rpcio *connect_peer(const peer_opts *o) {
+static ldm6_io *connect_peer(const peer_opts *o) {
   char err[256];
-  rpcio *io = rpcio_connect(o->host, o->port, 5000, err, sizeof err);
+  ldm6_io *io = ldm6_io_connect(o->host, o->port, 5000, err, sizeof err);
 
   if (io == NULL)
     fprintf(stderr, "ldm6_peer: %s\n", err);
@@ -156,8 +156,8 @@ static rpcio *connect_peer(const peer_opts *o) {
 }
 
 /* A synchronous call with an encoded argument.  Prints refusals. */
-static int call(rpcio *io, uint32_t vers, uint32_t proc, ldm6_type type,
-                const void *arg, rpcio_msg *reply) {
+static int call(ldm6_io *io, uint32_t vers, uint32_t proc, ldm6_type type,
+                const void *arg, ldm6_io_msg *reply) {
   uint8_t buf[16384];
   struct iovec iov = {buf, 0};
   uint32_t xid;
@@ -166,37 +166,37 @@ static int call(rpcio *io, uint32_t vers, uint32_t proc, ldm6_type type,
   if (type != LDM6_T_VOID &&
       ldm6_encode(type, arg, buf, sizeof buf, &iov.iov_len) != 0) {
     fprintf(stderr, "ldm6_peer: cannot encode the argument\n");
-    return RPCIO_EPROTO;
+    return LDM6_IO_EPROTO;
   }
-  /* Like rpcio_call(), but a refusal (MSG_DENIED) counts whatever its
+  /* Like ldm6_io_call(), but a refusal (MSG_DENIED) counts whatever its
    * xid: ldmd, like LDM, refuses a host with xid 0 before reading. */
-  rc = rpcio_send_call(io, vers, proc, &iov, iov.iov_len > 0, &xid);
-  while (rc == RPCIO_OK) {
-    rc = rpcio_recv(io, CALL_MS, reply);
-    if (rc != RPCIO_OK || reply->hdr.type != RPCM_REPLY)
+  rc = ldm6_io_send_call(io, vers, proc, &iov, iov.iov_len > 0, &xid);
+  while (rc == LDM6_IO_OK) {
+    rc = ldm6_io_recv(io, CALL_MS, reply);
+    if (rc != LDM6_IO_OK || reply->hdr.type != LDM6_RPC_REPLY)
       continue;
-    if (reply->hdr.u.reply.reply_stat == RPCM_MSG_DENIED)
-      return RPCIO_EREPLY;
+    if (reply->hdr.u.reply.reply_stat == LDM6_RPC_MSG_DENIED)
+      return LDM6_IO_EREPLY;
     if (reply->hdr.xid != xid)
       continue;
-    if (reply->hdr.u.reply.accept_stat != RPCM_SUCCESS)
-      return RPCIO_EREPLY;
-    return RPCIO_OK;
+    if (reply->hdr.u.reply.accept_stat != LDM6_RPC_SUCCESS)
+      return LDM6_IO_EREPLY;
+    return LDM6_IO_OK;
   }
   return rc;
 }
 
 /* Reply status line for the "call" subcommand and refusals. */
-static int print_reply(int rc, const rpcio_msg *m) {
-  if (rc == RPCIO_OK) {
+static int print_reply(int rc, const ldm6_io_msg *m) {
+  if (rc == LDM6_IO_OK) {
     printf("REPLY SUCCESS %zu\n", m->body_len);
     return 0;
   }
-  if (rc != RPCIO_EREPLY) {
-    printf("FAILED %s\n", rpcio_strerror(rc));
+  if (rc != LDM6_IO_EREPLY) {
+    printf("FAILED %s\n", ldm6_io_strerror(rc));
     return 1;
   }
-  if (m->hdr.u.reply.reply_stat == RPCM_MSG_DENIED) {
+  if (m->hdr.u.reply.reply_stat == LDM6_RPC_MSG_DENIED) {
     printf("DENIED reject=%u auth=%u\n", (unsigned)m->hdr.u.reply.reject_stat,
            (unsigned)m->hdr.u.reply.auth_stat);
     return EXIT_DENIED;
@@ -240,17 +240,17 @@ static void check_product(recv_state *s, const char *how,
 }
 
 /* LDM-5 answers every call: an ldm_replyt OK.  v6 one-way calls: nothing. */
-static int v5_ok(rpcio *io, const rpcio_msg *m) {
+static int v5_ok(ldm6_io *io, const ldm6_io_msg *m) {
   static const uint8_t ok[4] = {0};
   struct iovec iov = {(void *)ok, 4};
 
   if (m->hdr.u.call.vers != LDM6_VERSION5)
-    return RPCIO_OK;
-  return rpcio_reply(io, m->hdr.xid, &iov, 1);
+    return LDM6_IO_OK;
+  return ldm6_io_reply(io, m->hdr.xid, &iov, 1);
 }
 
 /* Answer a call received after the turn-around. */
-static int serve_call(rpcio *io, recv_state *s, const rpcio_msg *m) {
+static int serve_call(ldm6_io *io, recv_state *s, const ldm6_io_msg *m) {
   ldm6_value v;
   size_t used;
   uint32_t proc = m->hdr.u.call.proc;
@@ -259,23 +259,23 @@ static int serve_call(rpcio *io, recv_state *s, const rpcio_msg *m) {
   switch (proc) {
   case LDM6_NULLPROC:
     printf("NULLPROC\n");
-    return rpcio_reply(io, m->hdr.xid, NULL, 0);
+    return ldm6_io_reply(io, m->hdr.xid, NULL, 0);
   case LDM6_NOTIFICATION:
     if (ldm6_decode(LDM6_T_PROD_INFO, m->body, m->body_len, &v.prod_info,
                     &used) != 0)
-      return RPCIO_EPROTO;
+      return LDM6_IO_EPROTO;
     pq_sig_format(v.prod_info.signature, hex);
     printf("NOTIFICATION %s %u %s %s\n", hex, (unsigned)v.prod_info.sz,
            v.prod_info.ident, v.prod_info.origin);
     fflush(stdout);
     s->got++;
     if (s->o->reply_unavail)
-      return rpcio_reply_error(io, m->hdr.xid, RPCM_PROC_UNAVAIL);
-    return RPCIO_OK;
+      return ldm6_io_reply_error(io, m->hdr.xid, LDM6_RPC_PROC_UNAVAIL);
+    return LDM6_IO_OK;
   case LDM6_HEREIS:
     if (ldm6_decode(LDM6_T_PRODUCT, m->body, m->body_len, &v.product, &used) !=
         0)
-      return RPCIO_EPROTO;
+      return LDM6_IO_EPROTO;
     check_product(s, "HEREIS", &v.product.info, v.product.data);
     return v5_ok(io, m);
   case LDM6_COMINGSOON: {
@@ -284,7 +284,7 @@ static int serve_call(rpcio *io, recv_state *s, const rpcio_msg *m) {
 
     if (ldm6_decode(LDM6_T_COMINGSOON_ARGS, m->body, m->body_len,
                     &v.comingsoon_args, &used) != 0)
-      return RPCIO_EPROTO;
+      return LDM6_IO_EPROTO;
     if (s->o->dontsend) {
       printf("COMINGSOON-DECLINED %s\n", v.comingsoon_args.info.ident);
       s->got++;
@@ -295,13 +295,13 @@ static int serve_call(rpcio *io, recv_state *s, const rpcio_msg *m) {
       s->buf = malloc(s->pinfo.sz + 1);
       s->have = 0;
     }
-    return rpcio_reply(io, m->hdr.xid, &iov, 1);
+    return ldm6_io_reply(io, m->hdr.xid, &iov, 1);
   }
   case LDM6_BLKDATA:
     if (ldm6_decode(LDM6_T_DATAPKT, m->body, m->body_len, &v.datapkt, &used) !=
             0 ||
         !s->pending || v.datapkt.data_len > s->pinfo.sz - s->have)
-      return RPCIO_EPROTO;
+      return LDM6_IO_EPROTO;
     memcpy(s->buf + s->have, v.datapkt.data, v.datapkt.data_len);
     s->have += v.datapkt.data_len;
     if (s->have == s->pinfo.sz) {
@@ -311,18 +311,18 @@ static int serve_call(rpcio *io, recv_state *s, const rpcio_msg *m) {
     return v5_ok(io, m);
   default:
     printf("CALL %u\n", (unsigned)proc);
-    return rpcio_reply_error(io, m->hdr.xid, RPCM_PROC_UNAVAIL);
+    return ldm6_io_reply_error(io, m->hdr.xid, LDM6_RPC_PROC_UNAVAIL);
   }
 }
 
 /* Serve the upstream's calls until count products or the timeout. */
-static int receive(rpcio *io, const peer_opts *o) {
+static int receive(ldm6_io *io, const peer_opts *o) {
   recv_state s = {.o = o};
   int64_t end = now_us() + (int64_t)o->timeout * 1000000;
   int rc = 0;
 
   while (o->count < 0 || s.got < o->count) {
-    rpcio_msg m;
+    ldm6_io_msg m;
     int64_t left = (end - now_us()) / 1000;
 
     if (left <= 0) {
@@ -330,18 +330,18 @@ static int receive(rpcio *io, const peer_opts *o) {
       rc = o->count < 0 ? 0 : 1;
       break;
     }
-    rc = rpcio_recv(io, (int)left, &m);
-    if (rc == RPCIO_TIMEDOUT)
+    rc = ldm6_io_recv(io, (int)left, &m);
+    if (rc == LDM6_IO_TIMEDOUT)
       continue;
-    if (rc != RPCIO_OK) {
-      printf("CLOSED %s\n", rpcio_strerror(rc));
+    if (rc != LDM6_IO_OK) {
+      printf("CLOSED %s\n", ldm6_io_strerror(rc));
       rc = 1;
       break;
     }
-    if (m.hdr.type != RPCM_CALL)
+    if (m.hdr.type != LDM6_RPC_CALL)
       continue;
-    if (serve_call(io, &s, &m) != RPCIO_OK) {
-      printf("BROKEN %s\n", rpcio_detail(io));
+    if (serve_call(io, &s, &m) != LDM6_IO_OK) {
+      printf("BROKEN %s\n", ldm6_io_detail(io));
       rc = 1;
       break;
     }
@@ -352,13 +352,14 @@ static int receive(rpcio *io, const peer_opts *o) {
 }
 
 /* LDM-5 FEEDME (as the old `feedme`), then receive. */
-static int feedme5(rpcio *io, const peer_opts *o, const ldm6_prod_class *cls) {
+static int feedme5(ldm6_io *io, const peer_opts *o,
+                   const ldm6_prod_class *cls) {
   ldm6_replyt rep;
-  rpcio_msg m;
+  ldm6_io_msg m;
   size_t used;
   int rc = call(io, 5, LDM6_FEEDME, LDM6_T_PROD_CLASS, cls, &m);
 
-  if (rc != RPCIO_OK) {
+  if (rc != LDM6_IO_OK) {
     rc = print_reply(rc, &m);
   } else if (ldm6_decode(LDM6_T_REPLYT, m.body, m.body_len, &rep, &used) != 0) {
     printf("UNDECODABLE reply\n");
@@ -373,7 +374,7 @@ static int feedme5(rpcio *io, const peer_opts *o, const ldm6_prod_class *cls) {
     printf("OK v5\n");
     rc = receive(io, o);
   }
-  rpcio_free(io);
+  ldm6_io_free(io);
   return rc;
 }
 
@@ -381,9 +382,9 @@ static int feedme5(rpcio *io, const peer_opts *o, const ldm6_prod_class *cls) {
 static int subscribe(const peer_opts *o, bool notify) {
   ldm6_feedpar fp;
   ldm6_fornme_reply rep;
-  rpcio_msg m;
+  ldm6_io_msg m;
   size_t used;
-  rpcio *io;
+  ldm6_io *io;
   int rc;
 
   memset(&fp, 0, sizeof fp);
@@ -399,14 +400,14 @@ static int subscribe(const peer_opts *o, bool notify) {
     return feedme5(io, o, &fp.prod_class);
   else
     rc = call(io, 6, LDM6_FEEDME, LDM6_T_FEEDPAR, &fp, &m);
-  if (rc != RPCIO_OK) {
+  if (rc != LDM6_IO_OK) {
     rc = print_reply(rc, &m);
-    rpcio_free(io);
+    ldm6_io_free(io);
     return rc;
   }
   if (ldm6_decode(LDM6_T_FORNME_REPLY, m.body, m.body_len, &rep, &used) != 0) {
     printf("UNDECODABLE reply\n");
-    rpcio_free(io);
+    ldm6_io_free(io);
     return 1;
   }
   if (rep.code != LDM6_OK) {
@@ -414,13 +415,13 @@ static int subscribe(const peer_opts *o, bool notify) {
       print_class("RECLASS", &rep.u.prod_class);
     else
       printf("BADPATTERN\n");
-    rpcio_free(io);
+    ldm6_io_free(io);
     return rep.code == LDM6_RECLASS ? EXIT_RECLASS : EXIT_BADPATTERN;
   }
   printf("OK %u\n", (unsigned)rep.u.id);
   fflush(stdout);
   rc = receive(io, o);
-  rpcio_free(io);
+  ldm6_io_free(io);
   return rc;
 }
 
@@ -428,13 +429,13 @@ static int subscribe(const peer_opts *o, bool notify) {
 /* HIYA push                                                              */
 /* ---------------------------------------------------------------------- */
 
-static int push_one(rpcio *io, const peer_opts *o, const pq_prod_info *info,
+static int push_one(ldm6_io *io, const peer_opts *o, const pq_prod_info *info,
                     const uint8_t *data, uint32_t max_hereis) {
   ldm6_prod_info w;
   uint8_t head[INFO_BUF];
   static const uint8_t zeros[4] = {0};
   size_t hlen;
-  rpcio_msg m;
+  ldm6_io_msg m;
 
   ldm6_info_from_pq(info, &w);
   if (!o->comingsoon || (o->big >= 0 && w.sz <= (uint32_t)o->big) ||
@@ -444,7 +445,7 @@ static int push_one(rpcio *io, const peer_opts *o, const pq_prod_info *info,
 
     ldm6_encode(LDM6_T_PROD_INFO, &w, head, sizeof head, &iov[0].iov_len);
     printf("SENT-HEREIS %s\n", w.ident);
-    return rpcio_send_call(io, 6, LDM6_HEREIS, iov, 3, NULL);
+    return ldm6_io_send_call(io, 6, LDM6_HEREIS, iov, 3, NULL);
   } else {
     ldm6_comingsoon_args a = {.info = w, .pktsz = w.sz};
     ldm6_comingsoon_reply r;
@@ -454,17 +455,17 @@ static int push_one(rpcio *io, const peer_opts *o, const pq_prod_info *info,
 
     int rc = call(io, 6, LDM6_COMINGSOON, LDM6_T_COMINGSOON_ARGS, &a, &m);
 
-    if (rc != RPCIO_OK || ldm6_decode(LDM6_T_COMINGSOON_REPLY, m.body,
-                                      m.body_len, &r, &hlen) != 0)
-      return rc != RPCIO_OK ? rc : RPCIO_EPROTO;
+    if (rc != LDM6_IO_OK || ldm6_decode(LDM6_T_COMINGSOON_REPLY, m.body,
+                                        m.body_len, &r, &hlen) != 0)
+      return rc != LDM6_IO_OK ? rc : LDM6_IO_EPROTO;
     if (r != LDM6_OK) {
       printf("DONT_SEND %s\n", w.ident);
-      return RPCIO_OK;
+      return LDM6_IO_OK;
     }
     memcpy(pkt.signature, w.signature, 16);
     ldm6_encode_datapkt_head(&pkt, head, sizeof head, &iov[0].iov_len);
     printf("SENT-COMINGSOON %s\n", w.ident);
-    return rpcio_send_call(io, 6, LDM6_BLKDATA, iov, 3, NULL);
+    return ldm6_io_send_call(io, 6, LDM6_BLKDATA, iov, 3, NULL);
   }
 }
 
@@ -518,9 +519,9 @@ static int hiya(const peer_opts *o) {
   ldm6_prod_class offer;
   ldm6_hiya_reply rep;
   uint32_t ft, max_hereis;
-  rpcio_msg m;
+  ldm6_io_msg m;
   size_t used;
-  rpcio *io;
+  ldm6_io *io;
   long n;
   int rc;
 
@@ -530,13 +531,13 @@ static int hiya(const peer_opts *o) {
   if (io == NULL)
     return 1;
   rc = call(io, 6, LDM6_HIYA, LDM6_T_PROD_CLASS, &offer, &m);
-  if (rc != RPCIO_OK) {
+  if (rc != LDM6_IO_OK) {
     rc = print_reply(rc, &m);
-    rpcio_free(io);
+    ldm6_io_free(io);
     return rc;
   }
   if (ldm6_decode(LDM6_T_HIYA_REPLY, m.body, m.body_len, &rep, &used) != 0) {
-    rpcio_free(io);
+    ldm6_io_free(io);
     return 1;
   }
   if (rep.code == LDM6_RECLASS) {
@@ -546,18 +547,18 @@ static int hiya(const peer_opts *o) {
     max_hereis = rep.u.max_hereis;
     printf("OK %u\n", (unsigned)max_hereis);
   }
-  for (n = 0, rc = RPCIO_OK; n < o->count && rc == RPCIO_OK; n++) {
+  for (n = 0, rc = LDM6_IO_OK; n < o->count && rc == LDM6_IO_OK; n++) {
     pq_prod_info info;
     uint8_t *data = make_product(o, ft, n, &info);
 
-    rc = data == NULL ? RPCIO_ESYS : push_one(io, o, &info, data, max_hereis);
+    rc = data == NULL ? LDM6_IO_ESYS : push_one(io, o, &info, data, max_hereis);
     free(data);
   }
-  if (rc == RPCIO_OK)
+  if (rc == LDM6_IO_OK)
     rc = call(io, 6, LDM6_NULLPROC, LDM6_T_VOID, NULL, &m);
-  printf("PUSHED %ld %s\n", n, rpcio_strerror(rc));
-  rpcio_free(io);
-  if (rc != RPCIO_OK)
+  printf("PUSHED %ld %s\n", n, ldm6_io_strerror(rc));
+  ldm6_io_free(io);
+  if (rc != LDM6_IO_OK)
     return 1;
   return o->queue != NULL ? verify(o, ft) : 0;
 }
@@ -567,9 +568,9 @@ static int hiya(const peer_opts *o) {
 /* ---------------------------------------------------------------------- */
 
 static int one_call(const peer_opts *o) {
-  rpcio *io = connect_peer(o);
+  ldm6_io *io = connect_peer(o);
   uint32_t arg = (uint32_t)o->arg;
-  rpcio_msg m;
+  ldm6_io_msg m;
   int rc;
 
   if (io == NULL)
@@ -584,7 +585,7 @@ static int one_call(const peer_opts *o) {
     ldm6_decode(LDM6_T_BOOL, m.body, m.body_len, &alive, &used);
     printf("ALIVE %s\n", alive ? "yes" : "no");
   }
-  rpcio_free(io);
+  ldm6_io_free(io);
   return rc;
 }
 
@@ -596,8 +597,8 @@ static int hostile(const peer_opts *o, const char *kind) {
   uint8_t junk[4096];
   const uint8_t *p = junk;
   size_t n = sizeof junk;
-  rpcio *io = connect_peer(o);
-  rpcio_msg m;
+  ldm6_io *io = connect_peer(o);
+  ldm6_io_msg m;
   int rc;
 
   if (io == NULL)
@@ -614,22 +615,22 @@ static int hostile(const peer_opts *o, const char *kind) {
     static const uint8_t part[20] = {0x80, 0, 0, 200, 0, 0, 0, 5, 0,    0,
                                      0,    0, 0, 0,   0, 2, 0, 4, 0x93, 0xfd};
 
-    rc = (int)write(rpcio_fd(io), part, sizeof part);
-    rpcio_free(io); /* the server sees EOF inside a record */
+    rc = (int)write(ldm6_io_fd(io), part, sizeof part);
+    ldm6_io_free(io); /* the server sees EOF inside a record */
     printf("SENT truncated %d\n", rc);
     return rc == (int)sizeof part ? 0 : 1;
   }
-  if (write(rpcio_fd(io), p, n) != (ssize_t)n) {
-    rpcio_free(io);
+  if (write(ldm6_io_fd(io), p, n) != (ssize_t)n) {
+    ldm6_io_free(io);
     return 1;
   }
   do
-    rc = rpcio_recv(io, (int)o->timeout * 1000, &m);
-  while (rc == RPCIO_OK);
-  printf("%s %s\n", rc == RPCIO_TIMEDOUT ? "STILL-OPEN" : "CLOSED",
-         rpcio_strerror(rc));
-  rpcio_free(io);
-  return rc == RPCIO_TIMEDOUT;
+    rc = ldm6_io_recv(io, (int)o->timeout * 1000, &m);
+  while (rc == LDM6_IO_OK);
+  printf("%s %s\n", rc == LDM6_IO_TIMEDOUT ? "STILL-OPEN" : "CLOSED",
+         ldm6_io_strerror(rc));
+  ldm6_io_free(io);
+  return rc == LDM6_IO_TIMEDOUT;
 }
 
 static int insert(const peer_opts *o) {
@@ -693,7 +694,7 @@ static int mkqueue(const peer_opts *o) {
  *   L <hex>   a HEREIS record: J's product with its data is inserted
  */
 typedef struct replay_state {
-  rpcio *io;
+  ldm6_io *io;
   pq_t *pq;
   uint32_t map_from[64], map_to[64];
   unsigned nmap;
@@ -728,24 +729,25 @@ static void put32(uint8_t *p, uint32_t v) {
 
 /* The captured record rec (mark included) against the one we received. */
 static int replay_expect(replay_state *st, const uint8_t *rec, size_t n) {
-  rpcio_msg m;
-  rpcm_msg want;
+  ldm6_io_msg m;
+  ldm6_rpc_msg want;
   size_t used, i;
-  int rc = rpcio_recv(st->io, 10000, &m);
+  int rc = ldm6_io_recv(st->io, 10000, &m);
 
-  if (rc != RPCIO_OK || n < 8 || rpcm_decode(rec + 4, n - 4, &want, &used)) {
-    printf("MISMATCH line %ld: %s\n", st->line, rpcio_strerror(rc));
+  if (rc != LDM6_IO_OK || n < 8 ||
+      ldm6_rpc_decode(rec + 4, n - 4, &want, &used)) {
+    printf("MISMATCH line %ld: %s\n", st->line, ldm6_io_strerror(rc));
     return 1;
   }
   if (m.hdr.type != want.type || used + m.body_len != n - 4 ||
-      (want.type == RPCM_CALL && m.hdr.u.call.proc != want.u.call.proc) ||
-      (want.type == RPCM_REPLY && m.hdr.xid != want.xid)) {
+      (want.type == LDM6_RPC_CALL && m.hdr.u.call.proc != want.u.call.proc) ||
+      (want.type == LDM6_RPC_REPLY && m.hdr.xid != want.xid)) {
     printf("MISMATCH line %ld: header or length (%zu bytes, want %zu)\n",
            st->line, used + m.body_len, n - 4);
     return 1;
   }
   for (i = 0; i < m.body_len; i++) {
-    bool pid = want.type == RPCM_REPLY && i >= 4 && i < 8 &&
+    bool pid = want.type == LDM6_RPC_REPLY && i >= 4 && i < 8 &&
                rec[4 + used] == 0 && rec[5 + used] == 0 && rec[6 + used] == 0 &&
                rec[7 + used] == 0 &&
                (st->last_proc == LDM6_FEEDME || st->last_proc == LDM6_NOTIFYME);
@@ -756,7 +758,7 @@ static int replay_expect(replay_state *st, const uint8_t *rec, size_t n) {
       return 1;
     }
   }
-  if (want.type == RPCM_CALL && st->nmap < 64) {
+  if (want.type == LDM6_RPC_CALL && st->nmap < 64) {
     st->map_from[st->nmap] = want.xid;
     st->map_to[st->nmap++] = m.hdr.xid;
   }
@@ -768,7 +770,7 @@ static int replay_expect(replay_state *st, const uint8_t *rec, size_t n) {
 static int replay_send(replay_state *st, uint8_t *rec, size_t n) {
   if (n < 16)
     return 1;
-  if (get32(rec + 8) == RPCM_REPLY) {
+  if (get32(rec + 8) == LDM6_RPC_REPLY) {
     unsigned i;
 
     for (i = 0; i < st->nmap; i++)
@@ -779,7 +781,7 @@ static int replay_send(replay_state *st, uint8_t *rec, size_t n) {
   } else {
     st->last_proc = get32(rec + 24);
   }
-  return write(rpcio_fd(st->io), rec, n) != (ssize_t)n;
+  return write(ldm6_io_fd(st->io), rec, n) != (ssize_t)n;
 }
 
 /* I, J, K, L: put the captured products into the queue. */
@@ -842,7 +844,7 @@ static int replay(const peer_opts *o) {
       rc = replay_expect(&st, rec, n);
   }
   fclose(f);
-  rpcio_free(st.io);
+  ldm6_io_free(st.io);
   pq_close(st.pq);
   printf("REPLAY %s\n", rc == 0 ? "done" : "failed");
   return rc;
@@ -964,10 +966,10 @@ static int latency(const peer_opts *o) {
   int64_t *lat = calloc((size_t)o->count, sizeof *lat);
   pq_t *pq = NULL;
   pq_error err;
-  rpcio_msg m;
+  ldm6_io_msg m;
   uint32_t ft;
   size_t used;
-  rpcio *io;
+  ldm6_io *io;
   long n;
   int rc = 1;
 
@@ -976,7 +978,7 @@ static int latency(const peer_opts *o) {
     return 2;
   io = connect_peer(o);
   if (io == NULL ||
-      call(io, 6, LDM6_NOTIFYME, LDM6_T_PROD_CLASS, &cls, &m) != RPCIO_OK ||
+      call(io, 6, LDM6_NOTIFYME, LDM6_T_PROD_CLASS, &cls, &m) != LDM6_IO_OK ||
       ldm6_decode(LDM6_T_FORNME_REPLY, m.body, m.body_len, &rep, &used) != 0 ||
       rep.code != LDM6_OK)
     goto out;
@@ -989,12 +991,12 @@ static int latency(const peer_opts *o) {
     pq_insert(pq, &info, data);
     free(data);
     for (;;) {
-      if (rpcio_recv(io, 5000, &m) != RPCIO_OK)
+      if (ldm6_io_recv(io, 5000, &m) != LDM6_IO_OK)
         goto out;
-      if (m.hdr.type == RPCM_CALL && m.hdr.u.call.proc == LDM6_NOTIFICATION)
+      if (m.hdr.type == LDM6_RPC_CALL && m.hdr.u.call.proc == LDM6_NOTIFICATION)
         break;
-      if (m.hdr.type == RPCM_CALL)
-        rpcio_reply(io, m.hdr.xid, NULL, 0); /* NULLPROC */
+      if (m.hdr.type == LDM6_RPC_CALL)
+        ldm6_io_reply(io, m.hdr.xid, NULL, 0); /* NULLPROC */
     }
     lat[n] = now_us() - t0;
     usleep(o->delay_ms > 0 ? (useconds_t)o->delay_ms * 1000 : 20000);
@@ -1007,7 +1009,7 @@ static int latency(const peer_opts *o) {
 out:
   if (rc != 0)
     printf("LATENCY failed\n");
-  rpcio_free(io);
+  ldm6_io_free(io);
   pq_close(pq);
   free(lat);
   return rc;

@@ -1,6 +1,6 @@
 /*
- * test_resume.c - the requester's resume file (ldmd/resume.h) and its
- * autoshift rule (ldmd/autoshift.h): file names keyed like LDM's .info
+ * test_resume.c - the requester's resume file (ldmd/server/resume.h) and its
+ * autoshift rule (ldmd/server/autoshift.h): file names keyed like LDM's .info
  * files, a new file with no point, points written and read back across
  * reopening, the two slots surviving a torn or corrupt one, the lock that
  * keeps a second writer out, and LDM's primary/alternate switching rule.
@@ -17,8 +17,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ldmd/autoshift.h"
-#include "ldmd/resume.h"
+#include "ldmd/server/autoshift.h"
+#include "ldmd/server/resume.h"
 
 static char dir[4096];
 

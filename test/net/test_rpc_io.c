@@ -1,10 +1,10 @@
 /*
- * test_rpc_io.c - ONC RPC over a real loopback TCP connection (ldmd/rpc_io.h):
- * a synchronous call and its reply, one-way calls whose stray answers the
- * caller discards, a record of several megabytes sent from a caller's
- * buffer, the error replies, the peer's address text, connection refused,
- * timeouts, a peer that closes inside a record, a length word beyond the
- * limit and garbage where a header should be; streamed records (the start
+ * test_rpc_io.c - ONC RPC over a real loopback TCP connection
+ * (ldmd/proto/rpc_io.h): a synchronous call and its reply, one-way calls whose
+ * stray answers the caller discards, a record of several megabytes sent from a
+ * caller's buffer, the error replies, the peer's address text, connection
+ * refused, timeouts, a peer that closes inside a record, a length word beyond
+ * the limit and garbage where a header should be; streamed records (the start
  * gathered, the rest read into the caller's memory across any fragments,
  * an empty last fragment, records that end early or go on too long).
  */
@@ -24,10 +24,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "ldmd/rpc_io.h"
+#include "ldmd/proto/rpc_io.h"
 
-/* A connected pair of loopback TCP sockets wrapped as rpcio objects. */
-static void tcp_pair(const char *host, rpcio **client, rpcio **server) {
+/* A connected pair of loopback TCP sockets wrapped as ldm6_io objects. */
+static void tcp_pair(const char *host, ldm6_io **client, ldm6_io **server) {
   struct sockaddr_storage ss;
   socklen_t sl;
   int fam = strchr(host, ':') != NULL ? AF_INET6 : AF_INET;
@@ -56,22 +56,22 @@ static void tcp_pair(const char *host, rpcio **client, rpcio **server) {
   assert_int_equal(getsockname(lfd, (struct sockaddr *)&ss, &sl), 0);
   port = ntohs(fam == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
                               : ((struct sockaddr_in6 *)&ss)->sin6_port);
-  *client = rpcio_connect(host, port, 2000, err, sizeof err);
+  *client = ldm6_io_connect(host, port, 2000, err, sizeof err);
   assert_non_null(*client);
   cfd = accept(lfd, NULL, NULL);
   assert_true(cfd >= 0);
-  *server = rpcio_new(cfd, 1u << 20);
+  *server = ldm6_io_new(cfd, 1u << 20);
   assert_non_null(*server);
   close(lfd);
 }
 
-static void raw_write(rpcio *io, const void *buf, size_t n) {
-  assert_int_equal(write(rpcio_fd(io), buf, n), (ssize_t)n);
+static void raw_write(ldm6_io *io, const void *buf, size_t n) {
+  assert_int_equal(write(ldm6_io_fd(io), buf, n), (ssize_t)n);
 }
 
 static void test_call_and_reply(void **state) {
-  rpcio *c, *s;
-  rpcio_msg m;
+  ldm6_io *c, *s;
+  ldm6_io_msg m;
   uint8_t arg[4] = {0, 0, 0x30, 0x39}, res[4] = {0, 0, 0, 1};
   struct iovec a = {arg, 4}, r = {res, 4};
   uint32_t xid;
@@ -79,23 +79,24 @@ static void test_call_and_reply(void **state) {
 
   (void)state;
   tcp_pair("127.0.0.1", &c, &s);
-  assert_string_equal(rpcio_peer_addr(s), "127.0.0.1");
-  assert_true(rpcio_peer_port(s) > 0);
+  assert_string_equal(ldm6_io_peer_addr(s), "127.0.0.1");
+  assert_true(ldm6_io_peer_port(s) > 0);
   /* The server answers from a child process: the caller blocks meanwhile. */
   pid = fork();
   assert_true(pid >= 0);
   if (pid == 0) {
-    rpcio_msg in;
-    int ok = rpcio_recv(s, 5000, &in) == RPCIO_OK && in.hdr.type == RPCM_CALL &&
-             in.hdr.u.call.proc == 14 && in.body_len == 4 &&
-             memcmp(in.body, arg, 4) == 0;
+    ldm6_io_msg in;
+    int ok = ldm6_io_recv(s, 5000, &in) == LDM6_IO_OK &&
+             in.hdr.type == LDM6_RPC_CALL && in.hdr.u.call.proc == 14 &&
+             in.body_len == 4 && memcmp(in.body, arg, 4) == 0;
 
     /* A stray answer to an imaginary one-way call comes first. */
-    ok = ok && rpcio_reply_error(s, in.hdr.xid - 1000, RPCM_PROC_UNAVAIL) == 0;
-    ok = ok && rpcio_reply(s, in.hdr.xid, &r, 1) == RPCIO_OK;
+    ok = ok &&
+         ldm6_io_reply_error(s, in.hdr.xid - 1000, LDM6_RPC_PROC_UNAVAIL) == 0;
+    ok = ok && ldm6_io_reply(s, in.hdr.xid, &r, 1) == LDM6_IO_OK;
     _exit(ok ? 0 : 1);
   }
-  assert_int_equal(rpcio_call(c, 6, 14, &a, 1, 5000, &m), RPCIO_OK);
+  assert_int_equal(ldm6_io_call(c, 6, 14, &a, 1, 5000, &m), LDM6_IO_OK);
   assert_int_equal(m.body_len, 4);
   assert_memory_equal(m.body, res, 4);
   {
@@ -105,24 +106,24 @@ static void test_call_and_reply(void **state) {
     assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
   }
   /* One-way: returns at once, the peer sees it. */
-  assert_int_equal(rpcio_send_call(c, 6, 8, &a, 1, &xid), RPCIO_OK);
-  assert_int_equal(rpcio_recv(s, 2000, &m), RPCIO_OK);
+  assert_int_equal(ldm6_io_send_call(c, 6, 8, &a, 1, &xid), LDM6_IO_OK);
+  assert_int_equal(ldm6_io_recv(s, 2000, &m), LDM6_IO_OK);
   assert_int_equal(m.hdr.xid, xid);
   assert_int_equal(m.hdr.u.call.proc, 8);
-  /* Error replies reach a caller as RPCIO_EREPLY with the header. */
-  assert_int_equal(rpcio_send_call(c, 7, 0, NULL, 0, &xid), RPCIO_OK);
-  assert_int_equal(rpcio_recv(s, 2000, &m), RPCIO_OK);
-  assert_int_equal(rpcio_reply_prog_mismatch(s, m.hdr.xid, 4, 6), RPCIO_OK);
-  assert_int_equal(rpcio_recv(c, 2000, &m), RPCIO_OK);
-  assert_int_equal(m.hdr.type, RPCM_REPLY);
-  assert_int_equal(m.hdr.u.reply.accept_stat, RPCM_PROG_MISMATCH);
+  /* Error replies reach a caller as LDM6_IO_EREPLY with the header. */
+  assert_int_equal(ldm6_io_send_call(c, 7, 0, NULL, 0, &xid), LDM6_IO_OK);
+  assert_int_equal(ldm6_io_recv(s, 2000, &m), LDM6_IO_OK);
+  assert_int_equal(ldm6_io_reply_prog_mismatch(s, m.hdr.xid, 4, 6), LDM6_IO_OK);
+  assert_int_equal(ldm6_io_recv(c, 2000, &m), LDM6_IO_OK);
+  assert_int_equal(m.hdr.type, LDM6_RPC_REPLY);
+  assert_int_equal(m.hdr.u.reply.accept_stat, LDM6_RPC_PROG_MISMATCH);
   assert_int_equal(m.hdr.u.reply.low, 4);
   assert_int_equal(m.hdr.u.reply.high, 6);
   /* Nothing more: a timeout. */
-  assert_int_equal(rpcio_recv(s, 50, &m), RPCIO_TIMEDOUT);
-  rpcio_free(c);
-  assert_int_equal(rpcio_recv(s, 2000, &m), RPCIO_CLOSED);
-  rpcio_free(s);
+  assert_int_equal(ldm6_io_recv(s, 50, &m), LDM6_IO_TIMEDOUT);
+  ldm6_io_free(c);
+  assert_int_equal(ldm6_io_recv(s, 2000, &m), LDM6_IO_CLOSED);
+  ldm6_io_free(s);
 }
 
 /* Queued one-way calls: nothing leaves before a flush (or another send),
@@ -130,8 +131,8 @@ static void test_call_and_reply(void **state) {
  * them, a large one going out directly included. */
 static void test_queued_calls(void **state) {
   static uint8_t big[40000];
-  rpcio *c, *s;
-  rpcio_msg m;
+  ldm6_io *c, *s;
+  ldm6_io_msg m;
   uint8_t arg[8] = {0, 0, 0, 3, 'a', 'b', 'c', 0};
   struct iovec a[2] = {{arg, 4}, {arg + 4, 4}}, b = {big, sizeof big};
   unsigned i;
@@ -139,13 +140,13 @@ static void test_queued_calls(void **state) {
   (void)state;
   tcp_pair("127.0.0.1", &c, &s);
   for (i = 0; i < 3; i++)
-    assert_int_equal(rpcio_queue_call(c, 6, 5, a, 2), RPCIO_OK);
-  assert_int_equal(rpcio_queued(c), 3 * (4 + 40 + 8));
-  assert_int_equal(rpcio_recv(s, 50, &m), RPCIO_TIMEDOUT);
-  assert_int_equal(rpcio_flush(c), RPCIO_OK);
-  assert_int_equal(rpcio_queued(c), 0);
+    assert_int_equal(ldm6_io_queue_call(c, 6, 5, a, 2), LDM6_IO_OK);
+  assert_int_equal(ldm6_io_queued(c), 3 * (4 + 40 + 8));
+  assert_int_equal(ldm6_io_recv(s, 50, &m), LDM6_IO_TIMEDOUT);
+  assert_int_equal(ldm6_io_flush(c), LDM6_IO_OK);
+  assert_int_equal(ldm6_io_queued(c), 0);
   for (i = 0; i < 3; i++) {
-    assert_int_equal(rpcio_recv(s, 2000, &m), RPCIO_OK);
+    assert_int_equal(ldm6_io_recv(s, 2000, &m), LDM6_IO_OK);
     assert_int_equal(m.hdr.u.call.proc, 5);
     assert_int_equal(m.body_len, 8);
     assert_memory_equal(m.body, arg, 8);
@@ -153,39 +154,39 @@ static void test_queued_calls(void **state) {
   /* Queued, then a large call (sent directly) and a synchronous-style
    * send: the queued one still comes first. */
   memset(big, 0x5a, sizeof big);
-  assert_int_equal(rpcio_queue_call(c, 6, 5, a, 2), RPCIO_OK);
-  assert_int_equal(rpcio_queue_call(c, 6, 6, &b, 1), RPCIO_OK);
-  assert_int_equal(rpcio_queued(c), 0);
-  assert_int_equal(rpcio_queue_call(c, 6, 7, a, 1), RPCIO_OK);
-  assert_int_equal(rpcio_send_call(c, 6, 0, NULL, 0, NULL), RPCIO_OK);
-  assert_int_equal(rpcio_recv(s, 2000, &m), RPCIO_OK);
+  assert_int_equal(ldm6_io_queue_call(c, 6, 5, a, 2), LDM6_IO_OK);
+  assert_int_equal(ldm6_io_queue_call(c, 6, 6, &b, 1), LDM6_IO_OK);
+  assert_int_equal(ldm6_io_queued(c), 0);
+  assert_int_equal(ldm6_io_queue_call(c, 6, 7, a, 1), LDM6_IO_OK);
+  assert_int_equal(ldm6_io_send_call(c, 6, 0, NULL, 0, NULL), LDM6_IO_OK);
+  assert_int_equal(ldm6_io_recv(s, 2000, &m), LDM6_IO_OK);
   assert_int_equal(m.hdr.u.call.proc, 5);
-  assert_int_equal(rpcio_recv(s, 2000, &m), RPCIO_OK);
+  assert_int_equal(ldm6_io_recv(s, 2000, &m), LDM6_IO_OK);
   assert_int_equal(m.hdr.u.call.proc, 6);
   assert_int_equal(m.body_len, sizeof big);
   assert_memory_equal(m.body, big, sizeof big);
-  assert_int_equal(rpcio_recv(s, 2000, &m), RPCIO_OK);
+  assert_int_equal(ldm6_io_recv(s, 2000, &m), LDM6_IO_OK);
   assert_int_equal(m.hdr.u.call.proc, 7);
   assert_int_equal(m.body_len, 4);
-  assert_int_equal(rpcio_recv(s, 2000, &m), RPCIO_OK);
+  assert_int_equal(ldm6_io_recv(s, 2000, &m), LDM6_IO_OK);
   assert_int_equal(m.hdr.u.call.proc, 0);
   /* Many: written by themselves once the batch is full. */
   for (i = 0; i < 200; i++)
-    assert_int_equal(rpcio_queue_call(c, 6, 5, a, 2), RPCIO_OK);
-  assert_true(rpcio_queued(c) < 64 * (4 + 40 + 8));
+    assert_int_equal(ldm6_io_queue_call(c, 6, 5, a, 2), LDM6_IO_OK);
+  assert_true(ldm6_io_queued(c) < 64 * (4 + 40 + 8));
   for (i = 0; i < 192; i++)
-    assert_int_equal(rpcio_recv(s, 2000, &m), RPCIO_OK);
-  assert_int_equal(rpcio_recv(s, 50, &m), RPCIO_TIMEDOUT);
-  assert_int_equal(rpcio_flush(c), RPCIO_OK);
+    assert_int_equal(ldm6_io_recv(s, 2000, &m), LDM6_IO_OK);
+  assert_int_equal(ldm6_io_recv(s, 50, &m), LDM6_IO_TIMEDOUT);
+  assert_int_equal(ldm6_io_flush(c), LDM6_IO_OK);
   for (i = 192; i < 200; i++)
-    assert_int_equal(rpcio_recv(s, 2000, &m), RPCIO_OK);
-  rpcio_free(c);
-  rpcio_free(s);
+    assert_int_equal(ldm6_io_recv(s, 2000, &m), LDM6_IO_OK);
+  ldm6_io_free(c);
+  ldm6_io_free(s);
 }
 
 static void test_big_record(void **state) {
-  rpcio *c, *s;
-  rpcio_msg m;
+  ldm6_io *c, *s;
+  ldm6_io_msg m;
   size_t n = 900000;
   uint8_t *big = malloc(n);
   struct iovec a[3];
@@ -206,25 +207,25 @@ static void test_big_record(void **state) {
     int ok = 1;
 
     for (int k = 0; k < 3; k++)
-      ok = ok && rpcio_send_call(c, 6, 1, a, 3, NULL) == RPCIO_OK;
+      ok = ok && ldm6_io_send_call(c, 6, 1, a, 3, NULL) == LDM6_IO_OK;
     _exit(ok ? 0 : 1);
   }
   for (int k = 0; k < 3; k++) {
-    assert_int_equal(rpcio_recv(s, 5000, &m), RPCIO_OK);
+    assert_int_equal(ldm6_io_recv(s, 5000, &m), LDM6_IO_OK);
     assert_int_equal(m.body_len, n + 8);
     assert_memory_equal(m.body, head, 8);
     assert_memory_equal(m.body + 8, big, n);
   }
   assert_int_equal(waitpid(pid, &st, 0), pid);
   assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-  rpcio_free(c);
-  rpcio_free(s);
+  ldm6_io_free(c);
+  ldm6_io_free(s);
   free(big);
 }
 
 static void test_bad_records(void **state) {
-  rpcio *c, *s;
-  rpcio_msg m;
+  ldm6_io *c, *s;
+  ldm6_io_msg m;
   /* a mark announcing 2 GiB - 1 */
   uint8_t huge[8] = {0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0};
   /* a whole record of 12 garbage bytes */
@@ -236,27 +237,27 @@ static void test_bad_records(void **state) {
   (void)state;
   tcp_pair("127.0.0.1", &c, &s);
   raw_write(c, huge, sizeof huge);
-  assert_int_equal(rpcio_recv(s, 2000, &m), RPCIO_EPROTO);
-  assert_true(strlen(rpcio_detail(s)) > 0);
-  rpcio_free(c);
-  rpcio_free(s);
+  assert_int_equal(ldm6_io_recv(s, 2000, &m), LDM6_IO_EPROTO);
+  assert_true(strlen(ldm6_io_detail(s)) > 0);
+  ldm6_io_free(c);
+  ldm6_io_free(s);
 
   tcp_pair("127.0.0.1", &c, &s);
   raw_write(c, garbage, sizeof garbage);
-  assert_int_equal(rpcio_recv(s, 2000, &m), RPCIO_EPROTO);
-  rpcio_free(c);
-  rpcio_free(s);
+  assert_int_equal(ldm6_io_recv(s, 2000, &m), LDM6_IO_EPROTO);
+  ldm6_io_free(c);
+  ldm6_io_free(s);
 
   tcp_pair("127.0.0.1", &c, &s);
   raw_write(c, part, sizeof part);
-  rpcio_free(c);
-  assert_int_equal(rpcio_recv(s, 2000, &m), RPCIO_EPROTO);
-  assert_non_null(strstr(rpcio_detail(s), "inside a record"));
-  rpcio_free(s);
+  ldm6_io_free(c);
+  assert_int_equal(ldm6_io_recv(s, 2000, &m), LDM6_IO_EPROTO);
+  assert_non_null(strstr(ldm6_io_detail(s), "inside a record"));
+  ldm6_io_free(s);
 }
 
 static void test_ipv6_and_refused(void **state) {
-  rpcio *c, *s;
+  ldm6_io *c, *s;
   char err[256];
   int fd = socket(AF_INET, SOCK_STREAM, 0);
   struct sockaddr_in sin = {0};
@@ -270,7 +271,7 @@ static void test_ipv6_and_refused(void **state) {
   assert_int_equal(bind(fd, (struct sockaddr *)&sin, sizeof sin), 0);
   assert_int_equal(getsockname(fd, (struct sockaddr *)&sin, &sl), 0);
   port = ntohs(sin.sin_port);
-  assert_null(rpcio_connect("127.0.0.1", port, 2000, err, sizeof err));
+  assert_null(ldm6_io_connect("127.0.0.1", port, 2000, err, sizeof err));
   assert_non_null(strstr(err, "127.0.0.1"));
   close(fd);
 
@@ -281,9 +282,9 @@ static void test_ipv6_and_refused(void **state) {
   }
   close(fd);
   tcp_pair("::1", &c, &s);
-  assert_string_equal(rpcio_peer_addr(s), "::1");
-  rpcio_free(c);
-  rpcio_free(s);
+  assert_string_equal(ldm6_io_peer_addr(s), "::1");
+  ldm6_io_free(c);
+  ldm6_io_free(s);
 }
 
 /* ---- streamed records ---- */
@@ -297,8 +298,8 @@ static void write_frags(int fd, const uint8_t *body, size_t n, size_t frag,
   size_t hlen, total, off = 0;
   uint8_t *rec;
 
-  assert_int_equal(rpcm_encode_call(77, 300029, 6, 1, hdr, sizeof hdr, &hlen),
-                   0);
+  assert_int_equal(
+      ldm6_rpc_encode_call(77, 300029, 6, 1, hdr, sizeof hdr, &hlen), 0);
   total = hlen + n;
   rec = malloc(total);
   memcpy(rec, hdr, hlen);
@@ -307,13 +308,13 @@ static void write_frags(int fd, const uint8_t *body, size_t n, size_t frag,
     size_t k = total - off < frag ? total - off : frag;
     bool last = off + k == total && !empty_last;
 
-    rpcm_mark_put(mark, (uint32_t)k, last);
+    ldm6_rpc_mark_put(mark, (uint32_t)k, last);
     assert_int_equal(write(fd, mark, 4), 4);
     assert_int_equal(write(fd, rec + off, k), (ssize_t)k);
     off += k;
   }
   if (empty_last) {
-    rpcm_mark_put(mark, 0, true);
+    ldm6_rpc_mark_put(mark, 0, true);
     assert_int_equal(write(fd, mark, 4), 4);
   }
   free(rec);
@@ -331,8 +332,8 @@ static void stream_writer(int fd, const uint8_t *body, size_t n) {
 }
 
 static void test_streamed(void **state) {
-  rpcio *c, *s;
-  rpcio_msg m;
+  ldm6_io *c, *s;
+  ldm6_io_msg m;
   size_t n = 300000;
   uint8_t *body = malloc(n), *dst = malloc(n);
   bool more;
@@ -346,59 +347,59 @@ static void test_streamed(void **state) {
   pid = fork();
   assert_true(pid >= 0);
   if (pid == 0)
-    stream_writer(rpcio_fd(c), body, n);
+    stream_writer(ldm6_io_fd(c), body, n);
 
   /* Many fragments: 100 bytes gathered (header + 60), the rest direct. */
-  assert_int_equal(rpcio_recv_head(s, 5000, 100, &m, &more), RPCIO_OK);
+  assert_int_equal(ldm6_io_recv_head(s, 5000, 100, &m, &more), LDM6_IO_OK);
   assert_true(more);
   assert_int_equal(m.hdr.u.call.proc, 1);
   assert_int_equal(m.body_len, 60);
   assert_memory_equal(m.body, body, 60);
-  assert_int_equal(rpcio_recv(s, 100, &m), RPCIO_EPROTO); /* not finished */
-  assert_int_equal(rpcio_recv_body(s, dst, n - 60, 5000), RPCIO_OK);
+  assert_int_equal(ldm6_io_recv(s, 100, &m), LDM6_IO_EPROTO); /* not finished */
+  assert_int_equal(ldm6_io_recv_body(s, dst, n - 60, 5000), LDM6_IO_OK);
   assert_memory_equal(dst, body + 60, n - 60);
-  assert_int_equal(rpcio_recv_end(s, 5000), RPCIO_OK);
+  assert_int_equal(ldm6_io_recv_end(s, 5000), LDM6_IO_OK);
 
   /* A short record comes whole. */
-  assert_int_equal(rpcio_recv_head(s, 5000, 100, &m, &more), RPCIO_OK);
+  assert_int_equal(ldm6_io_recv_head(s, 5000, 100, &m, &more), LDM6_IO_OK);
   assert_false(more);
   assert_int_equal(m.body_len, 8);
 
-  /* An empty last fragment is read by rpcio_recv_end(). */
-  assert_int_equal(rpcio_recv_head(s, 5000, 1000, &m, &more), RPCIO_OK);
+  /* An empty last fragment is read by ldm6_io_recv_end(). */
+  assert_int_equal(ldm6_io_recv_head(s, 5000, 1000, &m, &more), LDM6_IO_OK);
   assert_true(more);
   assert_int_equal(m.body_len, 960);
   memset(dst, 0, n);
-  assert_int_equal(rpcio_recv_body(s, dst, n - 960, 5000), RPCIO_OK);
+  assert_int_equal(ldm6_io_recv_body(s, dst, n - 960, 5000), LDM6_IO_OK);
   assert_memory_equal(dst, body + 960, n - 960);
-  assert_int_equal(rpcio_recv_end(s, 5000), RPCIO_OK);
+  assert_int_equal(ldm6_io_recv_end(s, 5000), LDM6_IO_OK);
 
   /* Dropped data (NULL); then asking for too little: the end says so. */
-  assert_int_equal(rpcio_recv_head(s, 5000, 200, &m, &more), RPCIO_OK);
+  assert_int_equal(ldm6_io_recv_head(s, 5000, 200, &m, &more), LDM6_IO_OK);
   assert_true(more);
-  assert_int_equal(rpcio_recv_body(s, NULL, n - 160 - 4, 5000), RPCIO_OK);
-  assert_int_equal(rpcio_recv_end(s, 5000), RPCIO_EPROTO);
-  assert_non_null(strstr(rpcio_detail(s), "longer"));
-  rpcio_free(s);
+  assert_int_equal(ldm6_io_recv_body(s, NULL, n - 160 - 4, 5000), LDM6_IO_OK);
+  assert_int_equal(ldm6_io_recv_end(s, 5000), LDM6_IO_EPROTO);
+  assert_non_null(strstr(ldm6_io_detail(s), "longer"));
+  ldm6_io_free(s);
   assert_int_equal(waitpid(pid, &st, 0), pid);
   assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-  rpcio_free(c);
+  ldm6_io_free(c);
 
   /* A record that ends before the bytes asked for. */
   tcp_pair("127.0.0.1", &c, &s);
   pid = fork();
   assert_true(pid >= 0);
   if (pid == 0) {
-    write_frags(rpcio_fd(c), body, 5000, 300, false);
+    write_frags(ldm6_io_fd(c), body, 5000, 300, false);
     _exit(0);
   }
-  assert_int_equal(rpcio_recv_head(s, 5000, 100, &m, &more), RPCIO_OK);
+  assert_int_equal(ldm6_io_recv_head(s, 5000, 100, &m, &more), LDM6_IO_OK);
   assert_true(more);
-  assert_int_equal(rpcio_recv_body(s, dst, 6000, 5000), RPCIO_EPROTO);
-  assert_non_null(strstr(rpcio_detail(s), "ends before"));
+  assert_int_equal(ldm6_io_recv_body(s, dst, 6000, 5000), LDM6_IO_EPROTO);
+  assert_non_null(strstr(ldm6_io_detail(s), "ends before"));
   assert_int_equal(waitpid(pid, &st, 0), pid);
-  rpcio_free(c);
-  rpcio_free(s);
+  ldm6_io_free(c);
+  ldm6_io_free(s);
   free(body);
   free(dst);
 }

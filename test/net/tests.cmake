@@ -1,21 +1,21 @@
 # Network tests of the LDM-6 server (ldmd) and its RPC transport: real
 # processes on 127.0.0.1 and ::1, each test with its own queue, registry
 # file and free ports, bounded waits, and everything it starts killed.
-if(TARGET ldm)
+if(TARGET ldmproto)
   add_executable(test_rpc_io ${CMAKE_CURRENT_LIST_DIR}/test_rpc_io.c)
-  target_link_libraries(test_rpc_io PRIVATE ldm ${CMOCKA_LIB})
+  target_link_libraries(test_rpc_io PRIVATE ldmproto ${CMOCKA_LIB})
   add_test(NAME test_rpc_io COMMAND test_rpc_io)
   set_tests_properties(test_rpc_io PROPERTIES TIMEOUT 60 LABELS net)
 
   add_executable(test_resume ${CMAKE_CURRENT_LIST_DIR}/test_resume.c)
-  target_link_libraries(test_resume PRIVATE ldm ${CMOCKA_LIB})
+  target_link_libraries(test_resume PRIVATE ldmserver ${CMOCKA_LIB})
   add_test(NAME test_resume COMMAND test_resume)
   set_tests_properties(test_resume PROPERTIES TIMEOUT 60 LABELS net
     ENVIRONMENT "PQ_TEST_DIR=${CMAKE_BINARY_DIR}/testdata")
 
   # ldm6_peer: the scriptable LDM-6 peer the server tests drive.
   add_executable(ldm6_peer ${CMAKE_CURRENT_LIST_DIR}/ldm6_peer.c)
-  target_link_libraries(ldm6_peer PRIVATE ldm)
+  target_link_libraries(ldm6_peer PRIVATE ldmproto)
 
   # ldmd_net_test(NAME TIMEOUT seconds): runs net/NAME.sh against ldmd.
   if(TARGET ldmd)

@@ -18,8 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ldmd/ldm6_xdr.h"
-#include "ldmd/rpc_msg.h"
+#include "ldmd/proto/ldm6_xdr.h"
+#include "ldmd/proto/rpc_msg.h"
 #include "test/unit/ldm6_capture.h"
 
 /* ---------------------------------------------------------------------- */
@@ -165,7 +165,7 @@ static const capture *need_capture(void **state) {
 /* What a capture message decoded to. */
 typedef struct decoded {
   const cap_msg *cm;
-  rpcm_msg hdr;
+  ldm6_rpc_msg hdr;
   const ldm6_proc_desc *pd; /* the call's, also for its reply */
   ldm6_type type;           /* of val; VOID when nothing follows */
   ldm6_value val;
@@ -284,9 +284,10 @@ static bool class_field(const ldm6_prod_class *cls, const char *f, ourval *v) {
 }
 
 static bool header_field(const decoded *d, const char *name, ourval *v) {
-  const rpcm_call *c = &d->hdr.u.call;
-  const rpcm_reply *r = &d->hdr.u.reply;
-  const rpcm_auth *verf = d->hdr.type == RPCM_CALL ? &c->verf : &r->verf;
+  const ldm6_rpc_call *c = &d->hdr.u.call;
+  const ldm6_rpc_reply *r = &d->hdr.u.reply;
+  const ldm6_rpc_auth *verf =
+      d->hdr.type == LDM6_RPC_CALL ? &c->verf : &r->verf;
 
   if (strcmp(name, "xid") == 0)
     return num(v, d->hdr.xid);
@@ -296,7 +297,7 @@ static bool header_field(const decoded *d, const char *name, ourval *v) {
     return num(v, verf->flavor);
   if (strcmp(name, "verf.body: length") == 0)
     return num(v, verf->len);
-  if (d->hdr.type == RPCM_CALL) {
+  if (d->hdr.type == LDM6_RPC_CALL) {
     if (strcmp(name, "rpcvers") == 0)
       return num(v, c->rpcvers);
     if (strcmp(name, "prog") == 0)
@@ -436,7 +437,7 @@ static void check_field(decoded *d, const cap_field *f) {
                               "fragment length=%u",
                               &last, &flen),
                        2);
-      rpcm_mark_get(m->bytes, &len, &is_last);
+      ldm6_rpc_mark_get(m->bytes, &len, &is_last);
       assert_int_equal(len, flen);
       assert_int_equal(is_last, last);
       assert_int_equal(flen, d->rec_len);
@@ -485,39 +486,40 @@ static void check_field(decoded *d, const cap_field *f) {
 
 /* Reassemble, decode, check and re-encode one message of the capture. */
 static void run_message(const cap_msg *m, call_log *log, decoded *d) {
-  rpcm_framer fr;
+  ldm6_rpc_framer fr;
   uint8_t *rec = NULL, out[1024];
   size_t rec_len = 0, used = 0, i, n = 0, n2 = 0;
   int rc = 0;
 
   memset(d, 0, sizeof *d);
   d->cm = m;
-  assert_true(m->len > RPCM_MARK_LEN && m->len < sizeof out);
+  assert_true(m->len > LDM6_RPC_MARK_LEN && m->len < sizeof out);
 
   /* The framer gives the record whole, fed at once or byte by byte. */
-  rpcm_framer_init(&fr, LDM6_MAX_RPC_BUF);
-  assert_int_equal(rpcm_framer_feed(&fr, m->bytes, m->len, &used), 1);
+  ldm6_rpc_framer_init(&fr, LDM6_MAX_RPC_BUF);
+  assert_int_equal(ldm6_rpc_framer_feed(&fr, m->bytes, m->len, &used), 1);
   assert_int_equal(used, m->len);
-  assert_true(rpcm_framer_record(&fr, &rec, &rec_len));
-  assert_int_equal(rec_len, m->len - RPCM_MARK_LEN);
-  assert_memory_equal(rec, m->bytes + RPCM_MARK_LEN, rec_len);
+  assert_true(ldm6_rpc_framer_record(&fr, &rec, &rec_len));
+  assert_int_equal(rec_len, m->len - LDM6_RPC_MARK_LEN);
+  assert_memory_equal(rec, m->bytes + LDM6_RPC_MARK_LEN, rec_len);
   for (i = 0; i < m->len; i++) {
-    rc = rpcm_framer_feed(&fr, m->bytes + i, 1, &used);
+    rc = ldm6_rpc_framer_feed(&fr, m->bytes + i, 1, &used);
     assert_int_equal(used, 1);
     assert_int_equal(rc, i + 1 == m->len ? 1 : 0);
   }
-  assert_true(rpcm_framer_record(&fr, &rec, &rec_len));
-  assert_memory_equal(rec, m->bytes + RPCM_MARK_LEN, rec_len);
-  rpcm_framer_free(&fr);
+  assert_true(ldm6_rpc_framer_record(&fr, &rec, &rec_len));
+  assert_memory_equal(rec, m->bytes + LDM6_RPC_MARK_LEN, rec_len);
+  ldm6_rpc_framer_free(&fr);
 
   /* The header, then the arguments or results by procedure. */
-  d->rec = m->bytes + RPCM_MARK_LEN;
-  d->rec_len = m->len - RPCM_MARK_LEN;
-  assert_int_equal(rpcm_decode(d->rec, d->rec_len, &d->hdr, &d->hdr_len), 0);
+  d->rec = m->bytes + LDM6_RPC_MARK_LEN;
+  d->rec_len = m->len - LDM6_RPC_MARK_LEN;
+  assert_int_equal(ldm6_rpc_decode(d->rec, d->rec_len, &d->hdr, &d->hdr_len),
+                   0);
   assert_int_equal(d->hdr.xid, m->xid);
   if (m->is_call) {
-    assert_int_equal(d->hdr.type, RPCM_CALL);
-    assert_int_equal(d->hdr.u.call.rpcvers, RPCM_VERSION);
+    assert_int_equal(d->hdr.type, LDM6_RPC_CALL);
+    assert_int_equal(d->hdr.u.call.rpcvers, LDM6_RPC_VERSION);
     assert_int_equal(d->hdr.u.call.prog, m->prog);
     assert_int_equal(d->hdr.u.call.vers, m->vers);
     assert_int_equal(d->hdr.u.call.proc, m->proc);
@@ -530,13 +532,13 @@ static void run_message(const cap_msg *m, call_log *log, decoded *d) {
     log->e[log->n].xid = m->xid;
     log->e[log->n++].pd = d->pd;
   } else {
-    assert_int_equal(d->hdr.type, RPCM_REPLY);
+    assert_int_equal(d->hdr.type, LDM6_RPC_REPLY);
     d->pd = call_of(log, m->conn, m->xid);
     if (d->pd == NULL)
       fail_msg("frame %u: reply xid %#x answers no call", m->frame, m->xid);
     assert_string_equal(d->pd->name, m->proc_name);
-    d->type = d->hdr.u.reply.reply_stat == RPCM_MSG_ACCEPTED &&
-                      d->hdr.u.reply.accept_stat == RPCM_SUCCESS
+    d->type = d->hdr.u.reply.reply_stat == LDM6_RPC_MSG_ACCEPTED &&
+                      d->hdr.u.reply.accept_stat == LDM6_RPC_SUCCESS
                   ? d->pd->res
                   : LDM6_T_VOID;
   }
@@ -551,14 +553,14 @@ static void run_message(const cap_msg *m, call_log *log, decoded *d) {
     check_field(d, &m->fields[i]);
 
   /* Encoded again: the same bytes. */
-  assert_int_equal(
-      rpcm_encode(&d->hdr, out + RPCM_MARK_LEN, sizeof out - RPCM_MARK_LEN, &n),
-      0);
-  assert_int_equal(ldm6_encode(d->type, &d->val, out + RPCM_MARK_LEN + n,
-                               sizeof out - RPCM_MARK_LEN - n, &n2),
+  assert_int_equal(ldm6_rpc_encode(&d->hdr, out + LDM6_RPC_MARK_LEN,
+                                   sizeof out - LDM6_RPC_MARK_LEN, &n),
                    0);
-  rpcm_mark_put(out, (uint32_t)(n + n2), true);
-  assert_int_equal(RPCM_MARK_LEN + n + n2, m->len);
+  assert_int_equal(ldm6_encode(d->type, &d->val, out + LDM6_RPC_MARK_LEN + n,
+                               sizeof out - LDM6_RPC_MARK_LEN - n, &n2),
+                   0);
+  ldm6_rpc_mark_put(out, (uint32_t)(n + n2), true);
+  assert_int_equal(LDM6_RPC_MARK_LEN + n + n2, m->len);
   assert_memory_equal(out, m->bytes, m->len);
 }
 
@@ -643,13 +645,13 @@ static void test_capture_stray_replies(void **state) {
         ep[j].waiting = true;
         ep[j].xid = m->xid;
       }
-    } else if (rpcm_reply_is_awaited(&d->hdr, ep[j].waiting, ep[j].xid)) {
+    } else if (ldm6_rpc_reply_is_awaited(&d->hdr, ep[j].waiting, ep[j].xid)) {
       ep[j].waiting = false;
       matched++;
     } else {
       /* Discarded: it must answer a one-way call. */
       assert_true(d->pd->oneway);
-      assert_int_equal(d->hdr.u.reply.accept_stat, RPCM_PROC_UNAVAIL);
+      assert_int_equal(d->hdr.u.reply.accept_stat, LDM6_RPC_PROC_UNAVAIL);
       stray++;
     }
   }
@@ -703,10 +705,10 @@ static void test_capture_hostile(void **state) {
       }
     /* The header too. */
     for (k = 0; k < d->hdr_len; k++) {
-      rpcm_msg h;
+      ldm6_rpc_msg h;
 
       memcpy(buf, d->rec, k);
-      assert_int_equal(rpcm_decode(buf, k, &h, &used), LDM6_ESHORT);
+      assert_int_equal(ldm6_rpc_decode(buf, k, &h, &used), LDM6_ESHORT);
     }
   }
   print_message("capture: %zu mutated values decoded safely\n", mutants);
@@ -725,18 +727,18 @@ static void test_capture_zero_copy_hereis(void **state) {
   const capture *cap = need_capture(state);
   const cap_msg *m = NULL;
   ldm6_product p;
-  uint8_t head[512], flat[1024], marks[64][RPCM_MARK_LEN];
+  uint8_t head[512], flat[1024], marks[64][LDM6_RPC_MARK_LEN];
   static const uint8_t zeros[4] = {0};
   struct iovec pieces[3], out[200];
   size_t i, n, n2, used, nout, total, max_frag;
-  rpcm_framer fr;
+  ldm6_rpc_framer fr;
 
   for (i = 0; i < cap->n && m == NULL; i++)
     if (cap->msgs[i].is_call && cap->msgs[i].proc == LDM6_HEREIS)
       m = &cap->msgs[i];
   assert_non_null(m);
-  assert_int_equal(rpcm_decode(m->bytes + 4, m->len - 4, &(rpcm_msg){0}, &used),
-                   0);
+  assert_int_equal(
+      ldm6_rpc_decode(m->bytes + 4, m->len - 4, &(ldm6_rpc_msg){0}, &used), 0);
   assert_int_equal(ldm6_decode(LDM6_T_PRODUCT, m->bytes + 4 + used,
                                m->len - 4 - used, &p, &n),
                    0);
@@ -748,8 +750,8 @@ static void test_capture_zero_copy_hereis(void **state) {
     memcpy(data, p.data, p.info.sz);
     p.data = data;
   }
-  assert_int_equal(rpcm_encode_call(m->xid, LDM6_PROG, LDM6_VERSION6,
-                                    LDM6_HEREIS, head, sizeof head, &n),
+  assert_int_equal(ldm6_rpc_encode_call(m->xid, LDM6_PROG, LDM6_VERSION6,
+                                        LDM6_HEREIS, head, sizeof head, &n),
                    0);
   assert_int_equal(
       ldm6_encode(LDM6_T_PROD_INFO, &p.info, head + n, sizeof head - n, &n2),
@@ -759,7 +761,8 @@ static void test_capture_zero_copy_hereis(void **state) {
   pieces[2] = (struct iovec){(void *)zeros, ldm6_xdr_pad(p.info.sz)};
   for (max_frag = 0; max_frag <= 64; max_frag += 4) {
     assert_int_equal(
-        rpcm_record_iov(pieces, 3, max_frag, marks, 64, out, 200, &nout), 0);
+        ldm6_rpc_record_iov(pieces, 3, max_frag, marks, 64, out, 200, &nout),
+        0);
     for (total = 0, i = 0; i < nout; i++) {
       assert_true(total + out[i].iov_len <= sizeof flat);
       memcpy(flat + total, out[i].iov_base, out[i].iov_len);
@@ -773,14 +776,15 @@ static void test_capture_zero_copy_hereis(void **state) {
       size_t rec_len;
 
       assert_int_equal(
-          total, m->len + 4 * (rpcm_record_nfrags(m->len - 4, max_frag) - 1));
-      rpcm_framer_init(&fr, 4096);
-      assert_int_equal(rpcm_framer_feed(&fr, flat, total, &used), 1);
+          total,
+          m->len + 4 * (ldm6_rpc_record_nfrags(m->len - 4, max_frag) - 1));
+      ldm6_rpc_framer_init(&fr, 4096);
+      assert_int_equal(ldm6_rpc_framer_feed(&fr, flat, total, &used), 1);
       assert_int_equal(used, total);
-      assert_true(rpcm_framer_record(&fr, &rec, &rec_len));
+      assert_true(ldm6_rpc_framer_record(&fr, &rec, &rec_len));
       assert_int_equal(rec_len, m->len - 4);
       assert_memory_equal(rec, m->bytes + 4, rec_len);
-      rpcm_framer_free(&fr);
+      ldm6_rpc_framer_free(&fr);
     }
   }
   free((void *)p.data);
@@ -795,10 +799,10 @@ static void test_spec_call_header(void **state) {
   size_t n;
 
   (void)state;
-  assert_int_equal(rpcm_encode_call(0x11223344, LDM6_PROG, 6, LDM6_FEEDME, buf,
-                                    sizeof buf, &n),
+  assert_int_equal(ldm6_rpc_encode_call(0x11223344, LDM6_PROG, 6, LDM6_FEEDME,
+                                        buf, sizeof buf, &n),
                    0);
-  assert_int_equal(n, RPCM_CALL_HDR_LEN);
+  assert_int_equal(n, LDM6_RPC_CALL_HDR_LEN);
   unhex("11223344 00000000 00000002 000493fd 00000006 00000004 00000000 "
         "00000000 00000000 00000000",
         want, sizeof want);
@@ -824,14 +828,14 @@ static void test_spec_feedme(void **state) {
                   "36363737 38383939 61616262 63636464 65656666 "
                   "ffffffff");
   /* The whole record: 80000078, the header, the 80-byte argument. */
-  assert_int_equal(rpcm_encode_call(0x11223344, LDM6_PROG, 6, LDM6_FEEDME,
-                                    rec + 4, sizeof rec - 4, &n),
+  assert_int_equal(ldm6_rpc_encode_call(0x11223344, LDM6_PROG, 6, LDM6_FEEDME,
+                                        rec + 4, sizeof rec - 4, &n),
                    0);
   assert_int_equal(
       ldm6_encode(LDM6_T_FEEDPAR, &fp, rec + 4 + n, sizeof rec - 4 - n, &n2),
       0);
   assert_int_equal(n2, 80);
-  rpcm_mark_put(rec, (uint32_t)(n + n2), true);
+  ldm6_rpc_mark_put(rec, (uint32_t)(n + n2), true);
   nwant = unhex("80000078", want, sizeof want);
   assert_memory_equal(rec, want, nwant);
 }
@@ -918,12 +922,12 @@ static void test_spec_oneway_frame(void **state) {
   size_t n, n2;
 
   (void)state;
-  assert_int_equal(rpcm_encode_call(1, LDM6_PROG, 6, LDM6_NOTIFICATION, rec + 4,
-                                    sizeof rec - 4, &n),
+  assert_int_equal(ldm6_rpc_encode_call(1, LDM6_PROG, 6, LDM6_NOTIFICATION,
+                                        rec + 4, sizeof rec - 4, &n),
                    0);
   assert_int_equal(
       ldm6_encode(LDM6_T_UINT, &arg, rec + 4 + n, sizeof rec - 4 - n, &n2), 0);
-  rpcm_mark_put(rec, (uint32_t)(n + n2), true);
+  ldm6_rpc_mark_put(rec, (uint32_t)(n + n2), true);
   assert_int_equal(rec[0], 0x80);
   assert_int_equal(rec[3], 0x2c);
 }

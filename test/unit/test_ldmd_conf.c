@@ -23,7 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ldmd/ldmd_conf.h"
+#include "ldmd/site/ldmd_conf.h"
 
 #define DIRLEN 1024 /* the scratch directory */
 #define PATHLEN 4096
@@ -107,13 +107,13 @@ static const char *put(scratch *s, const char *name, const char *text) {
 }
 
 /* Parse text as <dir>/ldmd.conf; expect success. */
-static ldmd_conf *parse_ok(scratch *s, const char *text) {
+static ldm_conf *parse_ok(scratch *s, const char *text) {
   const char *path = put(s, "ldmd.conf", text);
   char err[ERRLEN];
-  ldmd_conf *conf = NULL;
-  int rc = ldmd_conf_parse(path, &conf, err, sizeof err);
+  ldm_conf *conf = NULL;
+  int rc = ldm_conf_parse(path, &conf, err, sizeof err);
 
-  if (rc != LDMD_CONF_OK)
+  if (rc != LDM_CONF_OK)
     fail_msg("parse failed (%d): %s", rc, err);
   assert_non_null(conf);
   assert_string_equal(err, "");
@@ -126,8 +126,8 @@ static void parse_bad_in(scratch *s, const char *name, const char *text,
                          int code, unsigned line, const char *want) {
   const char *path = put(s, name, text);
   char err[ERRLEN], prefix[PATHLEN + 32];
-  ldmd_conf *conf = (ldmd_conf *)&conf;
-  int rc = ldmd_conf_parse(path, &conf, err, sizeof err);
+  ldm_conf *conf = (ldm_conf *)&conf;
+  int rc = ldm_conf_parse(path, &conf, err, sizeof err);
 
   if (rc != code)
     fail_msg("expected %d, got %d (%s) for:\n%s", code, rc, err, text);
@@ -141,11 +141,11 @@ static void parse_bad_in(scratch *s, const char *name, const char *text,
 
 static void parse_bad(scratch *s, const char *text, unsigned line,
                       const char *want) {
-  parse_bad_in(s, "ldmd.conf", text, LDMD_CONF_ESYNTAX, line, want);
+  parse_bad_in(s, "ldmd.conf", text, LDM_CONF_ESYNTAX, line, want);
 }
 
 /* Is there a warning containing text? */
-static bool has_warning(const ldmd_conf *conf, const char *text) {
+static bool has_warning(const ldm_conf *conf, const char *text) {
   size_t i;
 
   for (i = 0; i < conf->nwarnings; i++)
@@ -178,22 +178,22 @@ static const pq_timestamp FROM = {1700000000, 0};
 /* ---------------------------------------------------------------------- */
 
 static void test_empty(void **state) {
-  ldmd_conf *conf = parse_ok(*state, "");
+  ldm_conf *conf = parse_ok(*state, "");
 
-  assert_true(ldmd_conf_is_empty(conf));
-  assert_false(ldmd_conf_needs_listener(conf));
+  assert_true(ldm_conf_is_empty(conf));
+  assert_false(ldm_conf_needs_listener(conf));
   assert_int_equal(conf->nfiles, 1);
-  ldmd_conf_free(conf);
+  ldm_conf_free(conf);
 
   conf = parse_ok(*state, "# only a comment\n\n   \t\f\n");
-  assert_true(ldmd_conf_is_empty(conf));
-  ldmd_conf_free(conf);
-  ldmd_conf_free(NULL);
+  assert_true(ldm_conf_is_empty(conf));
+  ldm_conf_free(conf);
+  ldm_conf_free(NULL);
 }
 
 static void test_sample(void **state) {
   scratch *s = *state;
-  ldmd_conf *conf = parse_ok(
+  ldm_conf *conf = parse_ok(
       s, "# A typical ldmd.conf\n"
          "EXEC\t\"pqact\"\n"
          "EXEC\t\"rtstats -h rtstats.unidata.ucar.edu\"\n"
@@ -203,8 +203,8 @@ static void test_sample(void **state) {
          "ALLOW\tWMO\t\\.edu$\t^S\t^SAUS\n"
          "ACCEPT\tANY\t.*\t^((localhost|loopback)|(127\\.0\\.0\\.1\\.?))$\n");
 
-  assert_false(ldmd_conf_is_empty(conf));
-  assert_true(ldmd_conf_needs_listener(conf));
+  assert_false(ldm_conf_is_empty(conf));
+  assert_true(ldm_conf_needs_listener(conf));
   assert_int_equal(conf->nexecs, 2);
   assert_string_equal(conf->execs[0].command, "pqact");
   assert_int_equal(conf->execs[0].argc, 1);
@@ -224,7 +224,7 @@ static void test_sample(void **state) {
   assert_int_equal(conf->requests[0].port, 388);
   assert_false(conf->requests[0].port_given);
   assert_false(conf->requests[0].ipv6);
-  assert_int_equal(conf->requests[0].word, LDMD_CONF_WORD_NONE);
+  assert_int_equal(conf->requests[0].word, LDM_CONF_WORD_NONE);
   assert_true(conf->requests[0].primary);
   assert_int_equal(conf->requests[0].group_size, 1);
   assert_int_equal(conf->requests[0].where.line, 4);
@@ -252,25 +252,25 @@ static void test_sample(void **state) {
   assert_string_equal(conf->accepts[0].pattern, ".*");
   assert_int_equal(conf->accepts[0].where.line, 8);
   assert_int_equal(conf->nwarnings, 0);
-  ldmd_conf_free(conf);
+  ldm_conf_free(conf);
 }
 
 static void test_keyword_case(void **state) {
-  ldmd_conf *conf = parse_ok(*state, "allow ANY ^a$\n"
-                                     "Allow ANY ^b$\n"
-                                     "aLlOw ANY ^c$\n"
-                                     "request ANY .* h1\n"
-                                     "POLL ANY .* h2\n"
-                                     "poll ANY .* h3\n"
-                                     "exec \"x\"\n"
-                                     "accept ANY .* ^d$\n");
+  ldm_conf *conf = parse_ok(*state, "allow ANY ^a$\n"
+                                    "Allow ANY ^b$\n"
+                                    "aLlOw ANY ^c$\n"
+                                    "request ANY .* h1\n"
+                                    "POLL ANY .* h2\n"
+                                    "poll ANY .* h3\n"
+                                    "exec \"x\"\n"
+                                    "accept ANY .* ^d$\n");
 
   assert_int_equal(conf->nallows, 3);
   assert_int_equal(conf->nrequests, 3);
   assert_string_equal(conf->requests[1].host, "h2");
   assert_int_equal(conf->nexecs, 1);
   assert_int_equal(conf->naccepts, 1);
-  ldmd_conf_free(conf);
+  ldm_conf_free(conf);
 
   /* POLL is a keyword only as POLL or poll. */
   parse_bad(*state, "Poll ANY .* h2\n", 1, "expected an entry");
@@ -295,8 +295,8 @@ static void test_keyword_column1(void **state) {
 
 static void test_indented_keyword_warning(void **state) {
   /* Legal (ALLOW takes 4 arguments) but surely a mistake: warned. */
-  ldmd_conf *conf = parse_ok(*state, "ALLOW ANY ^a$\n"
-                                     "   EXEC pqact\n");
+  ldm_conf *conf = parse_ok(*state, "ALLOW ANY ^a$\n"
+                                    "   EXEC pqact\n");
 
   assert_int_equal(conf->nallows, 1);
   assert_int_equal(conf->nexecs, 0);
@@ -304,19 +304,19 @@ static void test_indented_keyword_warning(void **state) {
   assert_string_equal(conf->allows[0].not_ere, "pqact");
   assert_true(has_warning(conf, "ldmd.conf:2: \"EXEC\" is taken as an "
                                 "argument, not a keyword"));
-  ldmd_conf_free(conf);
+  ldm_conf_free(conf);
 }
 
 static void test_continuation(void **state) {
   /* Newlines are white space: arguments may follow on indented lines. */
-  ldmd_conf *conf = parse_ok(*state, "REQUEST\tWMO\n"
-                                     "\t\".*\"\n"
-                                     "\n"
-                                     "        upstream.edu\n"
-                                     "ALLOW\n"
-                                     "  ANY\n"
-                                     "  ^x$\n"
-                                     "EXEC \"pqact\"\n");
+  ldm_conf *conf = parse_ok(*state, "REQUEST\tWMO\n"
+                                    "\t\".*\"\n"
+                                    "\n"
+                                    "        upstream.edu\n"
+                                    "ALLOW\n"
+                                    "  ANY\n"
+                                    "  ^x$\n"
+                                    "EXEC \"pqact\"\n");
 
   assert_int_equal(conf->nrequests, 1);
   assert_string_equal(conf->requests[0].host, "upstream.edu");
@@ -325,30 +325,30 @@ static void test_continuation(void **state) {
   assert_int_equal(conf->allows[0].where.line, 5);
   assert_int_equal(conf->nexecs, 1);
   assert_int_equal(conf->execs[0].where.line, 8);
-  ldmd_conf_free(conf);
+  ldm_conf_free(conf);
 }
 
 static void test_whitespace(void **state) {
   /* Spaces, tabs and form feeds separate arguments, in any mixture. */
-  ldmd_conf *conf = parse_ok(*state, "ALLOW \t\f ANY\f\f^a$ \t  ^b  \t\n"
-                                     "ACCEPT\tWMO\t\t\t.*\t\t^c$\t\n");
+  ldm_conf *conf = parse_ok(*state, "ALLOW \t\f ANY\f\f^a$ \t  ^b  \t\n"
+                                    "ACCEPT\tWMO\t\t\t.*\t\t^c$\t\n");
 
   assert_int_equal(conf->nallows, 1);
   assert_string_equal(conf->allows[0].host_ere, "^a$");
   assert_string_equal(conf->allows[0].ok_ere, "^b");
   assert_int_equal(conf->naccepts, 1);
   assert_string_equal(conf->accepts[0].host_ere, "^c$");
-  ldmd_conf_free(conf);
+  ldm_conf_free(conf);
 }
 
 static void test_comments(void **state) {
-  ldmd_conf *conf = parse_ok(*state, "# comment\n"
-                                     "#ALLOW ANY ^commented$\n"
-                                     "ALLOW ANY ^a$ # trailing comment\n"
-                                     "ALLOW ANY ^b#c$\n"
-                                     "ALLOW ANY \"^d #e\"#comment\n"
-                                     "    # indented comment\n"
-                                     "EXEC \"pqact\"# comment\n");
+  ldm_conf *conf = parse_ok(*state, "# comment\n"
+                                    "#ALLOW ANY ^commented$\n"
+                                    "ALLOW ANY ^a$ # trailing comment\n"
+                                    "ALLOW ANY ^b#c$\n"
+                                    "ALLOW ANY \"^d #e\"#comment\n"
+                                    "    # indented comment\n"
+                                    "EXEC \"pqact\"# comment\n");
 
   assert_int_equal(conf->nallows, 3);
   assert_string_equal(conf->allows[0].host_ere, "^a$");
@@ -358,12 +358,12 @@ static void test_comments(void **state) {
   assert_string_equal(conf->allows[2].host_ere, "^d #e");
   assert_int_equal(conf->nexecs, 1);
   assert_int_equal(conf->execs[0].where.line, 7);
-  ldmd_conf_free(conf);
+  ldm_conf_free(conf);
 }
 
 static void test_quoting(void **state) {
   scratch *s = *state;
-  ldmd_conf *conf =
+  ldm_conf *conf =
       parse_ok(s, "EXEC \"prog -a 'x y'\"\n"
                   "ALLOW ANY \"^a b$\" \"say \\\"hi\\\"\" \"back\\\\slash\"\n"
                   "ALLOW ANY ^q\\\"uote$\n"
@@ -391,7 +391,7 @@ static void test_quoting(void **state) {
   assert_int_equal(conf->allows[3].feedtype, PQ_FT_WMO);
   assert_string_equal(conf->allows[3].host_ere, "^adjacent$");
   assert_int_equal(conf->allows[3].where.line, 7);
-  ldmd_conf_free(conf);
+  ldm_conf_free(conf);
 
   parse_bad(s, "ALLOW ANY ^a$\nEXEC \"pqact\n\n", 2,
             "quoted string never ends");
@@ -415,25 +415,25 @@ static char *repeat(const char *head, char c, size_t n, const char *tail) {
 static void test_token_length(void **state) {
   scratch *s = *state;
   char *text;
-  ldmd_conf *conf;
+  ldm_conf *conf;
 
   /* 1999 characters are fine, quoted or not. */
-  text = repeat("EXEC \"", 'x', LDMD_CONF_MAX_TOKEN, "\"\n");
+  text = repeat("EXEC \"", 'x', LDM_CONF_MAX_TOKEN, "\"\n");
   conf = parse_ok(s, text);
-  assert_int_equal(strlen(conf->execs[0].command), LDMD_CONF_MAX_TOKEN);
-  ldmd_conf_free(conf);
+  assert_int_equal(strlen(conf->execs[0].command), LDM_CONF_MAX_TOKEN);
+  ldm_conf_free(conf);
   free(text);
-  text = repeat("ALLOW ANY ^", 'h', LDMD_CONF_MAX_TOKEN - 1, "\n");
+  text = repeat("ALLOW ANY ^", 'h', LDM_CONF_MAX_TOKEN - 1, "\n");
   conf = parse_ok(s, text);
-  assert_int_equal(strlen(conf->allows[0].host_ere), LDMD_CONF_MAX_TOKEN);
-  ldmd_conf_free(conf);
+  assert_int_equal(strlen(conf->allows[0].host_ere), LDM_CONF_MAX_TOKEN);
+  ldm_conf_free(conf);
   free(text);
 
   /* 2000 are not. */
-  text = repeat("\nEXEC \"", 'x', LDMD_CONF_MAX_TOKEN + 1, "\"\n");
+  text = repeat("\nEXEC \"", 'x', LDM_CONF_MAX_TOKEN + 1, "\"\n");
   parse_bad(s, text, 2, "quoted string longer than 1999 characters");
   free(text);
-  text = repeat("ALLOW ANY\n\n", 'h', LDMD_CONF_MAX_TOKEN + 1, "\n");
+  text = repeat("ALLOW ANY\n\n", 'h', LDM_CONF_MAX_TOKEN + 1, "\n");
   parse_bad(s, text, 3, "string longer than 1999 characters");
   free(text);
 }
@@ -442,7 +442,7 @@ static void test_dos_and_nul(void **state) {
   scratch *s = *state;
   const char *path;
   char err[ERRLEN];
-  ldmd_conf *conf;
+  ldm_conf *conf;
 
   /* A carriage return is not white space (LDM): the message says why. */
   parse_bad(s, "EXEC \"pqact\"\r\nALLOW ANY ^a$\r\n", 1,
@@ -457,31 +457,30 @@ static void test_dos_and_nul(void **state) {
     assert_int_equal(fwrite(text, 1, sizeof text - 1, f), sizeof text - 1);
     fclose(f);
   }
-  assert_int_equal(ldmd_conf_parse(path, &conf, err, sizeof err),
-                   LDMD_CONF_ESYNTAX);
+  assert_int_equal(ldm_conf_parse(path, &conf, err, sizeof err),
+                   LDM_CONF_ESYNTAX);
   assert_non_null(strstr(err, "nul.conf:3: NUL character"));
 }
 
 static void test_missing_file(void **state) {
   scratch *s = *state;
   char path[PATHLEN + 16], err[ERRLEN], want[PATHLEN + 64];
-  ldmd_conf *conf = (ldmd_conf *)&conf;
+  ldm_conf *conf = (ldm_conf *)&conf;
 
   snprintf(path, sizeof path, "%s/nonesuch.conf", s->dir);
-  assert_int_equal(ldmd_conf_parse(path, &conf, err, sizeof err),
-                   LDMD_CONF_EIO);
+  assert_int_equal(ldm_conf_parse(path, &conf, err, sizeof err), LDM_CONF_EIO);
   assert_null(conf);
   snprintf(want, sizeof want, "cannot read %s: %s", path, strerror(ENOENT));
   assert_string_equal(err, want);
   /* A directory is not a configuration file. */
-  assert_int_equal(ldmd_conf_parse(s->dir, &conf, err, sizeof err),
-                   LDMD_CONF_EIO);
+  assert_int_equal(ldm_conf_parse(s->dir, &conf, err, sizeof err),
+                   LDM_CONF_EIO);
   assert_non_null(strstr(err, "not a regular file"));
   /* Bad arguments; a NULL or short error buffer is fine. */
-  assert_int_equal(ldmd_conf_parse(NULL, &conf, NULL, 0), LDMD_CONF_EINVAL);
-  assert_int_equal(ldmd_conf_parse(path, NULL, err, 1), LDMD_CONF_EINVAL);
+  assert_int_equal(ldm_conf_parse(NULL, &conf, NULL, 0), LDM_CONF_EINVAL);
+  assert_int_equal(ldm_conf_parse(path, NULL, err, 1), LDM_CONF_EINVAL);
   assert_string_equal(err, "");
-  assert_int_equal(ldmd_conf_parse(path, &conf, err, 8), LDMD_CONF_EIO);
+  assert_int_equal(ldm_conf_parse(path, &conf, err, 8), LDM_CONF_EIO);
   assert_int_equal(strlen(err), 7);
 }
 
@@ -491,10 +490,10 @@ static void test_missing_file(void **state) {
 
 static void test_allow(void **state) {
   scratch *s = *state;
-  ldmd_conf *conf = parse_ok(s, "ALLOW WMO|NEXRAD3 ^a\\.edu$\n"
-                                "ALLOW ANY-EXP ^b$ ^SA\n"
-                                "ALLOW ~WMO ^c$ .* ^X\n"
-                                "ALLOW conduit+nexrad2 .*\\.edu$ .*SA.* ^\n");
+  ldm_conf *conf = parse_ok(s, "ALLOW WMO|NEXRAD3 ^a\\.edu$\n"
+                               "ALLOW ANY-EXP ^b$ ^SA\n"
+                               "ALLOW ~WMO ^c$ .* ^X\n"
+                               "ALLOW conduit+nexrad2 .*\\.edu$ .*SA.* ^\n");
 
   assert_int_equal(conf->nallows, 4);
   assert_int_equal(conf->allows[0].feedtype, 0x0800000f);
@@ -512,7 +511,7 @@ static void test_allow(void **state) {
   assert_true(has_warning(conf, "ldmd.conf:4: host ERE \".*\\.edu$\" begins "
                                 "with \".*\": using \"\\.edu$\""));
   assert_true(has_warning(conf, "OK ERE \".*SA.*\""));
-  ldmd_conf_free(conf);
+  ldm_conf_free(conf);
 
   parse_bad(s, "ALLOW ANY\n", 1, "ALLOW needs 2 to 4 arguments");
   parse_bad(s, "\nALLOW\n", 2, "not 0");
@@ -535,14 +534,14 @@ static void test_allow(void **state) {
 static void test_ere_complexity(void **state) {
   scratch *s = *state;
   /* Patterns real files use compile. */
-  ldmd_conf *conf =
+  ldm_conf *conf =
       parse_ok(s, "ALLOW ANY ^[A-Z]{4}[0-9]{2}.KWBC .{1,255} (a+|b*)?c+\n"
                   "ALLOW ANY ^[]a[:alpha:][.-.][=e=]]{2,}$ ((((x{9}){9}){9}))\n"
                   "ACCEPT ANY \"^(SA|SP)[A-Z]{2}[0-9]{2}\" [{](a){0}b\\{\n");
 
   assert_int_equal(conf->nallows, 2);
   assert_int_equal(conf->naccepts, 1);
-  ldmd_conf_free(conf);
+  ldm_conf_free(conf);
   /* glibc's regcomp would build an exponential tree for these. */
   parse_bad(s, "ALLOW ANY ^a$ \"a++++++++++++++++++++++++++++++\"\n", 1,
             "too complex");
@@ -555,7 +554,7 @@ static void test_ere_complexity(void **state) {
   parse_bad(s, "ALLOW ANY x{32767}{32767}\n", 1, "bad host ERE");
   /* Not intervals, and brackets with "]", classes and "^". */
   conf = parse_ok(s, "ALLOW ANY a{,5} [^]{}]{2}[[=a=][:digit:]]\n");
-  ldmd_conf_free(conf);
+  ldm_conf_free(conf);
   parse_bad(s, "ALLOW ANY a{x}\n", 1, "bad host ERE \"a{x}\": Invalid");
   parse_bad(s, "ALLOW ANY a{1,2,3}\n", 1, "bad host ERE");
   parse_bad(s, "ALLOW ANY ^a$ [[:alpha\n", 1, "bad OK ERE");
@@ -565,8 +564,8 @@ static void test_ere_complexity(void **state) {
 
 static void test_accept(void **state) {
   scratch *s = *state;
-  ldmd_conf *conf = parse_ok(s, "ACCEPT EXP ^TEST ^(pusher)\\.edu$\n"
-                                "ACCEPT ANY .*FOO .*\n");
+  ldm_conf *conf = parse_ok(s, "ACCEPT EXP ^TEST ^(pusher)\\.edu$\n"
+                               "ACCEPT ANY .*FOO .*\n");
 
   assert_int_equal(conf->naccepts, 2);
   assert_int_equal(conf->accepts[0].feedtype, PQ_FT_EXP);
@@ -575,8 +574,8 @@ static void test_accept(void **state) {
   /* The pattern is kept as written: it goes back in RECLASS. */
   assert_string_equal(conf->accepts[1].pattern, ".*FOO");
   assert_string_equal(conf->accepts[1].host_ere, ".*");
-  assert_true(ldmd_conf_needs_listener(conf));
-  ldmd_conf_free(conf);
+  assert_true(ldm_conf_needs_listener(conf));
+  ldm_conf_free(conf);
 
   parse_bad(s, "ACCEPT ANY .*\n", 1, "ACCEPT needs 3 arguments");
   parse_bad(s, "ACCEPT ANY .* ^a$ ^b\n", 1, "after a complete ACCEPT entry");
@@ -587,12 +586,12 @@ static void test_accept(void **state) {
 
 static void test_exec(void **state) {
   scratch *s = *state;
-  ldmd_conf *conf;
+  ldm_conf *conf;
 
-  setenv("LDMD_CONF_TEST_VAR", "expanded", 1);
+  setenv("LDM_CONF_TEST_VAR", "expanded", 1);
   conf = parse_ok(s, "EXEC \"pqact -f ANY etc/pqact.conf\"\n"
                      "EXEC 'single'\n"
-                     "EXEC \"prog $LDMD_CONF_TEST_VAR 'a b' \\\"c d\\\"\"\n");
+                     "EXEC \"prog $LDM_CONF_TEST_VAR 'a b' \\\"c d\\\"\"\n");
   assert_int_equal(conf->nexecs, 3);
   assert_int_equal(conf->execs[0].argc, 4);
   assert_string_equal(conf->execs[0].argv[3], "etc/pqact.conf");
@@ -603,10 +602,10 @@ static void test_exec(void **state) {
   assert_string_equal(conf->execs[2].argv[1], "expanded");
   assert_string_equal(conf->execs[2].argv[2], "a b");
   assert_string_equal(conf->execs[2].argv[3], "c d");
-  assert_false(ldmd_conf_needs_listener(conf));
-  assert_false(ldmd_conf_is_empty(conf));
-  ldmd_conf_free(conf);
-  unsetenv("LDMD_CONF_TEST_VAR");
+  assert_false(ldm_conf_needs_listener(conf));
+  assert_false(ldm_conf_is_empty(conf));
+  ldm_conf_free(conf);
+  unsetenv("LDM_CONF_TEST_VAR");
 
   parse_bad(s, "EXEC\n", 1, "EXEC needs 1 arguments");
   parse_bad(s, "EXEC pqact -v\n", 1, "unexpected \"-v\"");
@@ -620,16 +619,16 @@ static void test_exec(void **state) {
 
 static void test_request_hosts(void **state) {
   scratch *s = *state;
-  ldmd_conf *conf = parse_ok(s, "REQUEST ANY ^a host.edu\n"
-                                "REQUEST ANY ^b host.edu:38800\n"
-                                "REQUEST ANY ^c 192.168.1.2:0x184\n"
-                                "REQUEST ANY ^d [::1]\n"
-                                "REQUEST ANY ^e [::1]:38801\n"
-                                "REQUEST ANY ^f [2001:db8::10]:0x1000\n"
-                                "REQUEST ANY ^g [fe80::1%eth0]:388\n"
-                                "REQUEST ANY ^h host.edu:\n"
-                                "REQUEST ANY ^i [::ffff:10.0.0.1]\n");
-  const ldmd_conf_request *r = conf->requests;
+  ldm_conf *conf = parse_ok(s, "REQUEST ANY ^a host.edu\n"
+                               "REQUEST ANY ^b host.edu:38800\n"
+                               "REQUEST ANY ^c 192.168.1.2:0x184\n"
+                               "REQUEST ANY ^d [::1]\n"
+                               "REQUEST ANY ^e [::1]:38801\n"
+                               "REQUEST ANY ^f [2001:db8::10]:0x1000\n"
+                               "REQUEST ANY ^g [fe80::1%eth0]:388\n"
+                               "REQUEST ANY ^h host.edu:\n"
+                               "REQUEST ANY ^i [::ffff:10.0.0.1]\n");
+  const ldm_conf_request *r = conf->requests;
 
   assert_int_equal(conf->nrequests, 9);
   assert_string_equal(r[0].host, "host.edu");
@@ -654,7 +653,7 @@ static void test_request_hosts(void **state) {
   assert_int_equal(r[7].port, 388);
   assert_false(r[7].port_given);
   assert_string_equal(r[8].host, "::ffff:10.0.0.1");
-  ldmd_conf_free(conf);
+  ldm_conf_free(conf);
 
   parse_bad(s, "REQUEST ANY .* host:0\n", 1, "bad port \"0\"");
   parse_bad(s, "REQUEST ANY .* host:65536\n", 1, "not 1-65535");
@@ -676,29 +675,29 @@ static void test_request_hosts(void **state) {
 static void test_request_entry(void **state) {
   scratch *s = *state;
   char err[ERRLEN];
-  ldmd_conf_options opts = {.default_port = 3388};
+  ldm_conf_options opts = {.default_port = 3388};
   const char *path;
-  ldmd_conf *conf = parse_ok(s, "REQUEST WMO ^a h1 PRIMARY\n"
-                                "REQUEST WMO ^b h1 alternate\n"
-                                "REQUEST WMO ^c h1 sometimes\n");
+  ldm_conf *conf = parse_ok(s, "REQUEST WMO ^a h1 PRIMARY\n"
+                               "REQUEST WMO ^b h1 alternate\n"
+                               "REQUEST WMO ^c h1 sometimes\n");
 
-  assert_int_equal(conf->requests[0].word, LDMD_CONF_WORD_PRIMARY);
-  assert_int_equal(conf->requests[1].word, LDMD_CONF_WORD_ALTERNATE);
-  assert_int_equal(conf->requests[2].word, LDMD_CONF_WORD_OTHER);
+  assert_int_equal(conf->requests[0].word, LDM_CONF_WORD_PRIMARY);
+  assert_int_equal(conf->requests[1].word, LDM_CONF_WORD_ALTERNATE);
+  assert_int_equal(conf->requests[2].word, LDM_CONF_WORD_OTHER);
   assert_true(has_warning(conf, "ldmd.conf:3: REQUEST field \"sometimes\" "
                                 "ignored"));
   /* The word does not set the mode: each is alone in its group. */
   assert_true(conf->requests[1].primary);
-  ldmd_conf_free(conf);
+  ldm_conf_free(conf);
 
   /* The default port can be the server's -P port. */
   path = put(s, "port.conf", "REQUEST ANY .* h\nREQUEST ANY .* h:5\n");
-  assert_int_equal(ldmd_conf_parse_opts(path, &opts, &conf, err, sizeof err),
-                   LDMD_CONF_OK);
+  assert_int_equal(ldm_conf_parse_opts(path, &opts, &conf, err, sizeof err),
+                   LDM_CONF_OK);
   assert_int_equal(conf->default_port, 3388);
   assert_int_equal(conf->requests[0].port, 3388);
   assert_int_equal(conf->requests[1].port, 5);
-  ldmd_conf_free(conf);
+  ldm_conf_free(conf);
 
   parse_bad(s, "REQUEST ANY .*\n", 1, "REQUEST needs 3 or 4 arguments");
   parse_bad(s, "REQUEST ANY .* h PRIMARY x\n", 1, "unexpected \"x\"");
@@ -718,15 +717,15 @@ static void test_request_entry(void **state) {
 static void test_request_reduction(void **state) {
   /* LDM: a REQUEST to the same host string and port with the same ERE as
    * earlier ones loses their feedtypes (section 6.2). */
-  ldmd_conf *conf = parse_ok(*state, "REQUEST WMO .* up.edu\n"
-                                     "REQUEST WMO|NEXRAD3 .* up.edu:388\n"
-                                     "REQUEST IDS .* up.edu\n"
-                                     "REQUEST WMO ^SA up.edu\n"
-                                     "REQUEST WMO .* up.edu:389\n"
-                                     "REQUEST WMO .* UP.edu\n"
-                                     "REQUEST NONE .* other.edu\n"
-                                     "REQUEST ANY .* up.edu\n");
-  const ldmd_conf_request *r = conf->requests;
+  ldm_conf *conf = parse_ok(*state, "REQUEST WMO .* up.edu\n"
+                                    "REQUEST WMO|NEXRAD3 .* up.edu:388\n"
+                                    "REQUEST IDS .* up.edu\n"
+                                    "REQUEST WMO ^SA up.edu\n"
+                                    "REQUEST WMO .* up.edu:389\n"
+                                    "REQUEST WMO .* UP.edu\n"
+                                    "REQUEST NONE .* other.edu\n"
+                                    "REQUEST ANY .* up.edu\n");
+  const ldm_conf_request *r = conf->requests;
 
   assert_int_equal(conf->nrequest_entries, 8);
   assert_int_equal(conf->nrequests, 6);
@@ -751,25 +750,25 @@ static void test_request_reduction(void **state) {
   /* ANY loses WMO and NEXRAD3. */
   assert_int_equal(r[5].feedtype, PQ_FT_ANY & ~(PQ_FT_WMO | PQ_FT_NEXRAD3));
   assert_int_equal(r[5].where.line, 8);
-  assert_false(ldmd_conf_is_empty(conf));
-  ldmd_conf_free(conf);
+  assert_false(ldm_conf_is_empty(conf));
+  ldm_conf_free(conf);
 
   /* Only dropped REQUESTs: still not "effectively empty" (LDM). */
   conf = parse_ok(*state, "REQUEST NONE .* h\n");
   assert_int_equal(conf->nrequests, 0);
-  assert_false(ldmd_conf_is_empty(conf));
-  ldmd_conf_free(conf);
+  assert_false(ldm_conf_is_empty(conf));
+  ldm_conf_free(conf);
 }
 
 static void test_request_groups(void **state) {
   /* Section 4.7: same (feedtype, ERE), first one primary. */
-  ldmd_conf *conf = parse_ok(*state, "REQUEST NEXRAD2 .* a.edu\n"
-                                     "REQUEST CONDUIT .* a.edu\n"
-                                     "REQUEST NEXRAD2 .* b.edu\n"
-                                     "REQUEST NEXRAD2 ^L2 c.edu\n"
-                                     "REQUEST NEXRAD2 .* [::1]:3\n"
-                                     "REQUEST CONDUIT .* b.edu PRIMARY\n");
-  const ldmd_conf_request *r = conf->requests;
+  ldm_conf *conf = parse_ok(*state, "REQUEST NEXRAD2 .* a.edu\n"
+                                    "REQUEST CONDUIT .* a.edu\n"
+                                    "REQUEST NEXRAD2 .* b.edu\n"
+                                    "REQUEST NEXRAD2 ^L2 c.edu\n"
+                                    "REQUEST NEXRAD2 .* [::1]:3\n"
+                                    "REQUEST CONDUIT .* b.edu PRIMARY\n");
+  const ldm_conf_request *r = conf->requests;
 
   assert_int_equal(conf->nrequests, 6);
   assert_true(r[0].primary);
@@ -790,22 +789,22 @@ static void test_request_groups(void **state) {
   assert_int_equal(r[1].group_size, 2);
   assert_int_equal(r[3].group_size, 1);
   assert_true(has_warning(conf, "ldmd.conf:1: 3 REQUESTs ask for (NEXRAD2"));
-  ldmd_conf_free(conf);
+  ldm_conf_free(conf);
 }
 
 static void test_receive_multicast(void **state) {
   scratch *s = *state;
-  ldmd_conf *conf = parse_ok(s, "RECEIVE NEXRAD2 up.edu\n"
-                                "RECEIVE NEXRAD2 up.edu:388 eth0.1 sw p\n"
-                                "RECEIVE ANY up.edu eth0.1 sw p 12\n"
-                                "MULTICAST ANY 224.0.0.1:38800\n"
-                                "multicast ANY g 1 2 3 4 5 6\n");
+  ldm_conf *conf = parse_ok(s, "RECEIVE NEXRAD2 up.edu\n"
+                               "RECEIVE NEXRAD2 up.edu:388 eth0.1 sw p\n"
+                               "RECEIVE ANY up.edu eth0.1 sw p 12\n"
+                               "MULTICAST ANY 224.0.0.1:38800\n"
+                               "multicast ANY g 1 2 3 4 5 6\n");
 
   assert_int_equal(conf->nignored, 5);
-  assert_true(ldmd_conf_is_empty(conf));
+  assert_true(ldm_conf_is_empty(conf));
   assert_true(has_warning(conf, "ldmd.conf:1: RECEIVE entry ignored"));
   assert_true(has_warning(conf, "ldmd.conf:5: MULTICAST entry ignored"));
-  ldmd_conf_free(conf);
+  ldm_conf_free(conf);
 
   parse_bad(s, "RECEIVE ANY up.edu eth0\n", 1, "RECEIVE needs 2, 5 or 6");
   parse_bad(s, "RECEIVE ANY a b c d e f\n", 1, "unexpected \"f\"");
@@ -842,7 +841,7 @@ static void test_include(void **state) {
   scratch *s = *state;
   char err[ERRLEN], abs[PATHLEN + 64], text[2 * PATHLEN];
   const char *top;
-  ldmd_conf *conf;
+  ldm_conf *conf;
 
   mksub(s, "etc");
   mksub(s, "etc/sub");
@@ -862,7 +861,7 @@ static void test_include(void **state) {
            "INCLUDE sub/leaf.conf\n",
            abs);
   top = put(s, "etc/ldmd.conf", text);
-  assert_int_equal(ldmd_conf_parse(top, &conf, err, sizeof err), LDMD_CONF_OK);
+  assert_int_equal(ldm_conf_parse(top, &conf, err, sizeof err), LDM_CONF_OK);
   /* Entries in order, the included ones where the INCLUDE was. */
   assert_int_equal(conf->nallows, 6);
   assert_string_equal(conf->allows[0].host_ere, "^top1$");
@@ -886,14 +885,14 @@ static void test_include(void **state) {
   /* Every file read, the top one first (the same file may come twice). */
   assert_int_equal(conf->nfiles, 5);
   assert_string_equal(conf->files[0], top);
-  ldmd_conf_free(conf);
+  ldm_conf_free(conf);
 }
 
 static void test_include_errors(void **state) {
   scratch *s = *state;
   char err[ERRLEN], want[3 * PATHLEN];
   const char *top;
-  ldmd_conf *conf;
+  ldm_conf *conf;
 
   mksub(s, "d");
   /* An error in an included file names that file and its line, then the
@@ -901,8 +900,8 @@ static void test_include_errors(void **state) {
   put(s, "d/inner.conf", "ALLOW ANY ^ok$\n\nALLOW BOGUS ^x$\n");
   put(s, "d/middle.conf", "# middle\nINCLUDE inner.conf\n");
   top = put(s, "d/top.conf", "EXEC \"x\"\n\n\nINCLUDE middle.conf\n");
-  assert_int_equal(ldmd_conf_parse(top, &conf, err, sizeof err),
-                   LDMD_CONF_ESYNTAX);
+  assert_int_equal(ldm_conf_parse(top, &conf, err, sizeof err),
+                   LDM_CONF_ESYNTAX);
   snprintf(want, sizeof want,
            "%s/d/inner.conf:3: bad feedset \"BOGUS\": ", s->dir);
   if (strncmp(err, want, strlen(want)) != 0)
@@ -915,14 +914,14 @@ static void test_include_errors(void **state) {
 
   /* A missing file: the error is at the INCLUDE. */
   parse_bad_in(s, "missing.conf", "ALLOW ANY ^a$\nINCLUDE nonesuch.conf\n",
-               LDMD_CONF_EIO, 2, "cannot read included file");
+               LDM_CONF_EIO, 2, "cannot read included file");
   parse_bad(s, "INCLUDE \"\"\n", 1, "empty INCLUDE path");
   /* A directory is refused. */
-  parse_bad_in(s, "dir.conf", "INCLUDE d\n", LDMD_CONF_EIO, 1,
+  parse_bad_in(s, "dir.conf", "INCLUDE d\n", LDM_CONF_EIO, 1,
                "not a regular file");
   /* An entry does not continue into or out of an included file. */
   put(s, "tail.conf", "ANY ^x$\n");
-  parse_bad_in(s, "split.conf", "ALLOW\nINCLUDE tail.conf\n", LDMD_CONF_ESYNTAX,
+  parse_bad_in(s, "split.conf", "ALLOW\nINCLUDE tail.conf\n", LDM_CONF_ESYNTAX,
                1, "ALLOW needs 2 to 4");
 }
 
@@ -931,16 +930,16 @@ static void test_include_cycle(void **state) {
 
   /* Itself. */
   parse_bad_in(s, "self.conf", "ALLOW ANY ^a$\n\nINCLUDE self.conf\n",
-               LDMD_CONF_ESYNTAX, 3, "makes a cycle");
+               LDM_CONF_ESYNTAX, 3, "makes a cycle");
   /* a -> b -> a: reported in b, at its INCLUDE. */
   put(s, "b.conf", "# b\nINCLUDE a.conf\n");
   {
     const char *a = put(s, "a.conf", "INCLUDE b.conf\n");
     char err[ERRLEN], want[PATHLEN + 32];
-    ldmd_conf *conf;
+    ldm_conf *conf;
 
-    assert_int_equal(ldmd_conf_parse(a, &conf, err, sizeof err),
-                     LDMD_CONF_ESYNTAX);
+    assert_int_equal(ldm_conf_parse(a, &conf, err, sizeof err),
+                     LDM_CONF_ESYNTAX);
     snprintf(want, sizeof want, "%s/b.conf:2: INCLUDE \"a.conf\" makes a cycle",
              s->dir);
     if (strncmp(err, want, strlen(want)) != 0)
@@ -949,10 +948,10 @@ static void test_include_cycle(void **state) {
   /* The same file twice, side by side, is not a cycle. */
   put(s, "twice.conf", "ALLOW ANY ^t$\n");
   {
-    ldmd_conf *conf = parse_ok(s, "INCLUDE twice.conf\nINCLUDE twice.conf\n");
+    ldm_conf *conf = parse_ok(s, "INCLUDE twice.conf\nINCLUDE twice.conf\n");
 
     assert_int_equal(conf->nallows, 2);
-    ldmd_conf_free(conf);
+    ldm_conf_free(conf);
   }
 }
 
@@ -962,34 +961,33 @@ static void test_include_depth(void **state) {
   int i;
 
   /* f0 includes f1 ... f(n-1); the last one has an entry. */
-  for (i = 0; i <= LDMD_CONF_MAX_DEPTH + 1; i++) {
+  for (i = 0; i <= LDM_CONF_MAX_DEPTH + 1; i++) {
     snprintf(name, sizeof name, "f%d.conf", i);
     snprintf(text, sizeof text, "INCLUDE f%d.conf\n", i + 1);
-    if (i == LDMD_CONF_MAX_DEPTH)
+    if (i == LDM_CONF_MAX_DEPTH)
       snprintf(text, sizeof text, "ALLOW ANY ^deep$\n");
     put(s, name, text);
   }
   {
     char err[ERRLEN], path[PATHLEN + 16];
-    ldmd_conf *conf;
+    ldm_conf *conf;
 
-    /* Exactly LDMD_CONF_MAX_DEPTH levels below the top: fine. */
+    /* Exactly LDM_CONF_MAX_DEPTH levels below the top: fine. */
     snprintf(path, sizeof path, "%s/f0.conf", s->dir);
-    assert_int_equal(ldmd_conf_parse(path, &conf, err, sizeof err),
-                     LDMD_CONF_OK);
+    assert_int_equal(ldm_conf_parse(path, &conf, err, sizeof err), LDM_CONF_OK);
     assert_int_equal(conf->nallows, 1);
-    assert_int_equal(conf->nfiles, LDMD_CONF_MAX_DEPTH + 1);
-    ldmd_conf_free(conf);
+    assert_int_equal(conf->nfiles, LDM_CONF_MAX_DEPTH + 1);
+    ldm_conf_free(conf);
   }
   /* One more is too deep: a top file that includes f0.  The error is at
    * the INCLUDE that goes too far. */
   {
     const char *path = put(s, "deeper.conf", "INCLUDE f0.conf\n");
     char err[ERRLEN];
-    ldmd_conf *conf;
+    ldm_conf *conf;
 
-    assert_int_equal(ldmd_conf_parse(path, &conf, err, sizeof err),
-                     LDMD_CONF_ESYNTAX);
+    assert_int_equal(ldm_conf_parse(path, &conf, err, sizeof err),
+                     LDM_CONF_ESYNTAX);
     assert_non_null(strstr(err, "f15.conf:1: INCLUDE \"f16.conf\": files "
                                 "nested more than 16 deep"));
   }
@@ -1000,57 +998,57 @@ static void test_include_depth(void **state) {
 /* ---------------------------------------------------------------------- */
 
 static void test_host_allowed(void **state) {
-  ldmd_conf *conf = parse_ok(*state, "ALLOW ANY ^((localhost|loopback)|"
-                                     "(127\\.0\\.0\\.1\\.?))$\n"
-                                     "ALLOW WMO \\.edu$\n"
-                                     "ALLOW ANY ^192\\.168\\.\n"
-                                     "ACCEPT ANY .* ^pusher\\.org$\n");
+  ldm_conf *conf = parse_ok(*state, "ALLOW ANY ^((localhost|loopback)|"
+                                    "(127\\.0\\.0\\.1\\.?))$\n"
+                                    "ALLOW WMO \\.edu$\n"
+                                    "ALLOW ANY ^192\\.168\\.\n"
+                                    "ACCEPT ANY .* ^pusher\\.org$\n");
 
   /* The address alone. */
-  assert_true(ldmd_conf_host_allowed(conf, NULL, "127.0.0.1"));
-  assert_true(ldmd_conf_host_allowed(conf, NULL, "192.168.7.7"));
-  assert_false(ldmd_conf_host_allowed(conf, NULL, "10.1.1.1"));
+  assert_true(ldm_conf_host_allowed(conf, NULL, "127.0.0.1"));
+  assert_true(ldm_conf_host_allowed(conf, NULL, "192.168.7.7"));
+  assert_false(ldm_conf_host_allowed(conf, NULL, "10.1.1.1"));
   /* Then the name, case-insensitively. */
-  assert_true(ldmd_conf_host_allowed(conf, "LOCALHOST", "10.1.1.1"));
-  assert_true(ldmd_conf_host_allowed(conf, "x.Example.EDU", "10.1.1.1"));
-  assert_false(ldmd_conf_host_allowed(conf, "x.edu.com", "10.1.1.1"));
+  assert_true(ldm_conf_host_allowed(conf, "LOCALHOST", "10.1.1.1"));
+  assert_true(ldm_conf_host_allowed(conf, "x.Example.EDU", "10.1.1.1"));
+  assert_false(ldm_conf_host_allowed(conf, "x.edu.com", "10.1.1.1"));
   /* ACCEPT entries let a host connect too. */
-  assert_true(ldmd_conf_host_allowed(conf, "pusher.org", NULL));
+  assert_true(ldm_conf_host_allowed(conf, "pusher.org", NULL));
   /* IPv4-mapped IPv6 is matched as the dotted quad. */
-  assert_true(ldmd_conf_host_allowed(conf, NULL, "::ffff:127.0.0.1"));
-  assert_true(ldmd_conf_host_allowed(conf, NULL, "::FFFF:192.168.0.1"));
-  assert_false(ldmd_conf_host_allowed(conf, NULL, "::1"));
-  assert_false(ldmd_conf_host_allowed(conf, NULL, NULL));
-  assert_false(ldmd_conf_host_allowed(NULL, "localhost", "127.0.0.1"));
-  ldmd_conf_free(conf);
+  assert_true(ldm_conf_host_allowed(conf, NULL, "::ffff:127.0.0.1"));
+  assert_true(ldm_conf_host_allowed(conf, NULL, "::FFFF:192.168.0.1"));
+  assert_false(ldm_conf_host_allowed(conf, NULL, "::1"));
+  assert_false(ldm_conf_host_allowed(conf, NULL, NULL));
+  assert_false(ldm_conf_host_allowed(NULL, "localhost", "127.0.0.1"));
+  ldm_conf_free(conf);
 
   /* IPv6 addresses are matched as their text. */
   conf = parse_ok(*state, "ALLOW ANY ^::1$\n");
-  assert_true(ldmd_conf_host_allowed(conf, NULL, "::1"));
-  ldmd_conf_free(conf);
+  assert_true(ldm_conf_host_allowed(conf, NULL, "::1"));
+  ldm_conf_free(conf);
 }
 
 static void test_allowed_class_reduce(void **state) {
-  ldmd_conf *conf = parse_ok(*state, "ALLOW WMO ^a\\.edu$\n"
-                                     "ALLOW ANY ^a\\.edu$ ^SA ^SAUS\n"
-                                     "ALLOW NEXRAD3 ^b\\.edu$\n");
+  ldm_conf *conf = parse_ok(*state, "ALLOW WMO ^a\\.edu$\n"
+                                    "ALLOW ANY ^a\\.edu$ ^SA ^SAUS\n"
+                                    "ALLOW NEXRAD3 ^b\\.edu$\n");
   pq_class *want = new_class(FROM, PQ_TS_ENDT);
   pq_class *got = new_class(PQ_TS_ZERO, PQ_TS_ZERO);
-  ldmd_conf_filter filter;
+  ldm_conf_filter filter;
   char err[ERRLEN], text[512];
 
   /* ANY from a.edu: the first matching entry, WMO, wins (section 4.1). */
   add_spec(want, PQ_FT_ANY, ".*");
-  assert_int_equal(ldmd_conf_allowed_class(conf, "a.edu", "10.0.0.1", want, got,
-                                           &filter, err, sizeof err),
-                   LDMD_CONF_OK);
+  assert_int_equal(ldm_conf_allowed_class(conf, "a.edu", "10.0.0.1", want, got,
+                                          &filter, err, sizeof err),
+                   LDM_CONF_OK);
   assert_string_equal(err, "");
   assert_int_equal(got->nspecs, 1);
   assert_int_equal(got->specs[0].feedtype, PQ_FT_WMO);
   assert_string_equal(got->specs[0].pattern, ".*");
   assert_int_equal(pq_ts_cmp(got->from, FROM), 0);
   assert_int_equal(pq_ts_cmp(got->to, PQ_TS_ENDT), 0);
-  assert_false(ldmd_conf_class_equal(got, want));
+  assert_false(ldm_conf_class_equal(got, want));
   assert_int_equal(filter.nparts, 1);
   assert_int_equal(filter.parts[0].feedtype, PQ_FT_WMO);
   assert_ptr_equal(filter.parts[0].allow, &conf->allows[0]);
@@ -1062,9 +1060,9 @@ static void test_allowed_class_reduce(void **state) {
   pq_class_init(want, FROM, PQ_TS_ENDT);
   add_spec(want, PQ_FT_WMO | PQ_FT_NEXRAD3, "^S");
   add_spec(want, PQ_FT_EXP, "^T");
-  assert_int_equal(ldmd_conf_allowed_class(conf, "A.EDU", NULL, want, got,
-                                           &filter, err, sizeof err),
-                   LDMD_CONF_OK);
+  assert_int_equal(ldm_conf_allowed_class(conf, "A.EDU", NULL, want, got,
+                                          &filter, err, sizeof err),
+                   LDM_CONF_OK);
   assert_int_equal(got->nspecs, 2);
   assert_int_equal(got->specs[0].feedtype, PQ_FT_WMO);
   assert_string_equal(got->specs[0].pattern, "^S");
@@ -1073,112 +1071,112 @@ static void test_allowed_class_reduce(void **state) {
   assert_int_equal(filter.nparts, 2);
   assert_int_equal(filter.parts[1].feedtype, PQ_FT_EXP);
   assert_ptr_equal(filter.parts[1].allow, &conf->allows[1]);
-  assert_true(ldmd_conf_filter_format(&filter, text, sizeof text) > 0);
+  assert_true(ldm_conf_filter_format(&filter, text, sizeof text) > 0);
   assert_string_equal(text, "{{EXP, (^SA) - (^SAUS)}, {WMO, (.*)}}");
   /* The filter: WMO products pass whatever their ident; EXP ones need
    * ^SA and not ^SAUS; others never pass. */
-  assert_true(ldmd_conf_filter_match(&filter, PQ_FT_IDS, "anything"));
-  assert_true(ldmd_conf_filter_match(&filter, PQ_FT_EXP, "SAXX01"));
-  assert_false(ldmd_conf_filter_match(&filter, PQ_FT_EXP, "SAUS01"));
-  assert_false(ldmd_conf_filter_match(&filter, PQ_FT_EXP, "TEST"));
-  assert_false(ldmd_conf_filter_match(&filter, PQ_FT_NEXRAD3, "SDUS"));
+  assert_true(ldm_conf_filter_match(&filter, PQ_FT_IDS, "anything"));
+  assert_true(ldm_conf_filter_match(&filter, PQ_FT_EXP, "SAXX01"));
+  assert_false(ldm_conf_filter_match(&filter, PQ_FT_EXP, "SAUS01"));
+  assert_false(ldm_conf_filter_match(&filter, PQ_FT_EXP, "TEST"));
+  assert_false(ldm_conf_filter_match(&filter, PQ_FT_NEXRAD3, "SDUS"));
   pq_class_free(got);
 
   /* Unchanged: the server replies OK. */
   pq_class_free(want);
   pq_class_init(want, FROM, PQ_TS_ENDT);
   add_spec(want, PQ_FT_IDS | PQ_FT_DDS, "^SA");
-  assert_int_equal(ldmd_conf_allowed_class(conf, "a.edu", NULL, want, got,
-                                           &filter, err, sizeof err),
-                   LDMD_CONF_OK);
-  assert_true(ldmd_conf_class_equal(got, want));
+  assert_int_equal(ldm_conf_allowed_class(conf, "a.edu", NULL, want, got,
+                                          &filter, err, sizeof err),
+                   LDM_CONF_OK);
+  assert_true(ldm_conf_class_equal(got, want));
   pq_class_free(got);
 
   free_class(got);
   free_class(want);
-  ldmd_conf_free(conf);
+  ldm_conf_free(conf);
 }
 
 static void test_allowed_class_badpattern(void **state) {
   /* A pattern that does not compile at step 4 is LDM's BADPATTERN.  (A
    * server compiles the request first, so this needs a doctored class.) */
-  ldmd_conf *conf = parse_ok(*state, "ALLOW WMO ^x$\n"
-                                     "ALLOW ANY ^h$\n");
+  ldm_conf *conf = parse_ok(*state, "ALLOW WMO ^x$\n"
+                                    "ALLOW ANY ^h$\n");
   pq_class *want = new_class(FROM, PQ_TS_ENDT);
   pq_class *got = new_class(PQ_TS_ZERO, PQ_TS_ZERO);
-  ldmd_conf_filter filter;
+  ldm_conf_filter filter;
   char err[ERRLEN];
 
   add_spec(want, PQ_FT_WMO, "^A");
   strcpy(want->specs[0].pattern, "^A(");
-  assert_int_equal(ldmd_conf_allowed_class(conf, "h", NULL, want, got, &filter,
-                                           err, sizeof err),
-                   LDMD_CONF_EPATTERN);
+  assert_int_equal(ldm_conf_allowed_class(conf, "h", NULL, want, got, &filter,
+                                          err, sizeof err),
+                   LDM_CONF_EPATTERN);
   assert_non_null(strstr(err, "bad pattern \"^A(\""));
   assert_int_equal(got->nspecs, 0);
   assert_int_equal(filter.nparts, 0);
   free_class(got);
   free_class(want);
-  ldmd_conf_free(conf);
+  ldm_conf_free(conf);
 }
 
 static void test_allowed_class_denied(void **state) {
-  ldmd_conf *conf = parse_ok(*state, "ALLOW WMO ^a\\.edu$\n"
-                                     "ALLOW NEXRAD3 ^b\\.edu$\n");
+  ldm_conf *conf = parse_ok(*state, "ALLOW WMO ^a\\.edu$\n"
+                                    "ALLOW NEXRAD3 ^b\\.edu$\n");
   pq_class *want = new_class(FROM, PQ_TS_ENDT);
   pq_class *got = new_class(PQ_TS_ZERO, PQ_TS_ZERO);
-  ldmd_conf_filter filter;
+  ldm_conf_filter filter;
   char err[ERRLEN];
 
   /* Nothing for this host: AUTH_TOOWEAK. */
   add_spec(want, PQ_FT_WMO, ".*");
-  assert_int_equal(ldmd_conf_allowed_class(conf, "c.edu", "10.9.9.9", want, got,
-                                           &filter, err, sizeof err),
-                   LDMD_CONF_EDENIED);
+  assert_int_equal(ldm_conf_allowed_class(conf, "c.edu", "10.9.9.9", want, got,
+                                          &filter, err, sizeof err),
+                   LDM_CONF_EDENIED);
   assert_non_null(strstr(err, "upstream filter prevents data-transfer"));
   assert_non_null(strstr(err, "c.edu [10.9.9.9]"));
   assert_int_equal(got->nspecs, 0);
   assert_int_equal(filter.nparts, 0);
   pq_class_free(got);
   /* The host matches, but not for this feedtype. */
-  assert_int_equal(ldmd_conf_allowed_class(conf, "b.edu", NULL, want, got,
-                                           &filter, err, sizeof err),
-                   LDMD_CONF_EDENIED);
+  assert_int_equal(ldm_conf_allowed_class(conf, "b.edu", NULL, want, got,
+                                          &filter, err, sizeof err),
+                   LDM_CONF_EDENIED);
   pq_class_free(got);
   /* An empty request. */
   pq_class_free(want);
   pq_class_init(want, FROM, PQ_TS_ENDT);
-  assert_int_equal(ldmd_conf_allowed_class(conf, "a.edu", NULL, want, got,
-                                           &filter, err, sizeof err),
-                   LDMD_CONF_EDENIED);
+  assert_int_equal(ldm_conf_allowed_class(conf, "a.edu", NULL, want, got,
+                                          &filter, err, sizeof err),
+                   LDM_CONF_EDENIED);
   pq_class_free(got);
   /* Bad arguments. */
-  assert_int_equal(ldmd_conf_allowed_class(NULL, "a.edu", NULL, want, got,
-                                           &filter, err, sizeof err),
-                   LDMD_CONF_EINVAL);
+  assert_int_equal(ldm_conf_allowed_class(NULL, "a.edu", NULL, want, got,
+                                          &filter, err, sizeof err),
+                   LDM_CONF_EINVAL);
   assert_int_equal(
-      ldmd_conf_allowed_class(conf, "a.edu", NULL, want, got, NULL, NULL, 0),
-      LDMD_CONF_EINVAL);
+      ldm_conf_allowed_class(conf, "a.edu", NULL, want, got, NULL, NULL, 0),
+      LDM_CONF_EINVAL);
   free_class(got);
   free_class(want);
-  ldmd_conf_free(conf);
+  ldm_conf_free(conf);
 }
 
 static void test_allowed_class_overlap(void **state) {
-  ldmd_conf *conf = parse_ok(*state, "ALLOW WMO ^a\\.edu$\n"
-                                     "ALLOW ANY ^a\\.edu$\n");
+  ldm_conf *conf = parse_ok(*state, "ALLOW WMO ^a\\.edu$\n"
+                                    "ALLOW ANY ^a\\.edu$\n");
   pq_class *want = new_class(FROM, PQ_TS_ENDT);
   pq_class *got = new_class(PQ_TS_ZERO, PQ_TS_ZERO);
-  ldmd_conf_filter filter;
+  ldm_conf_filter filter;
   char err[ERRLEN];
 
   /* Two specs meeting the same ALLOW feedtype overlap in the filter:
    * LDM replies SYSTEM_ERR. */
   add_spec(want, PQ_FT_IDS, "^A");
   add_spec(want, PQ_FT_IDS | PQ_FT_HDS, "^B");
-  assert_int_equal(ldmd_conf_allowed_class(conf, "a.edu", NULL, want, got,
-                                           &filter, err, sizeof err),
-                   LDMD_CONF_EOVERLAP);
+  assert_int_equal(ldm_conf_allowed_class(conf, "a.edu", NULL, want, got,
+                                          &filter, err, sizeof err),
+                   LDM_CONF_EOVERLAP);
   assert_string_equal(err, "feedtype IDS|HDS overlaps with feedtype IDS");
   assert_int_equal(got->nspecs, 0);
   assert_int_equal(filter.nparts, 0);
@@ -1190,70 +1188,70 @@ static void test_allowed_class_overlap(void **state) {
   add_spec(want, PQ_FT_IDS, "^A");
   add_spec(want, PQ_FT_HDS, "^B");
   add_spec(want, PQ_FT_EXP, "^C");
-  assert_int_equal(ldmd_conf_allowed_class(conf, "a.edu", NULL, want, got,
-                                           &filter, err, sizeof err),
-                   LDMD_CONF_OK);
+  assert_int_equal(ldm_conf_allowed_class(conf, "a.edu", NULL, want, got,
+                                          &filter, err, sizeof err),
+                   LDM_CONF_OK);
   assert_int_equal(filter.nparts, 3);
   assert_int_equal(got->nspecs, 3);
-  assert_true(ldmd_conf_class_equal(got, want));
+  assert_true(ldm_conf_class_equal(got, want));
   pq_class_free(got);
   free_class(got);
   free_class(want);
-  ldmd_conf_free(conf);
+  ldm_conf_free(conf);
 }
 
 static void test_allowed_class_partial(void **state) {
   /* A spec no gathered ALLOW feedtype meets is dropped from the reduced
    * class (step 4) while the others stay. */
-  ldmd_conf *conf = parse_ok(*state, "ALLOW NEXRAD3 ^b\\.edu$\n"
-                                     "ALLOW WMO ^b\\.edu$ ^SA\n");
+  ldm_conf *conf = parse_ok(*state, "ALLOW NEXRAD3 ^b\\.edu$\n"
+                                    "ALLOW WMO ^b\\.edu$ ^SA\n");
   pq_class *want = new_class(FROM, PQ_TS_ENDT);
   pq_class *got = new_class(PQ_TS_ZERO, PQ_TS_ZERO);
-  ldmd_conf_filter filter;
+  ldm_conf_filter filter;
   char err[ERRLEN], text[256];
 
   add_spec(want, PQ_FT_EXP, "^X");
   add_spec(want, PQ_FT_ANY, ".*");
-  assert_int_equal(ldmd_conf_allowed_class(conf, "b.edu", NULL, want, got,
-                                           &filter, err, sizeof err),
-                   LDMD_CONF_OK);
+  assert_int_equal(ldm_conf_allowed_class(conf, "b.edu", NULL, want, got,
+                                          &filter, err, sizeof err),
+                   LDM_CONF_OK);
   assert_int_equal(got->nspecs, 1);
   assert_int_equal(got->specs[0].feedtype, PQ_FT_NEXRAD3);
   assert_int_equal(filter.nparts, 1);
-  ldmd_conf_filter_format(&filter, text, sizeof text);
+  ldm_conf_filter_format(&filter, text, sizeof text);
   assert_string_equal(text, "{{NEXRAD3, (.*)}}");
   /* The format is cut safely and reports the full length. */
-  assert_int_equal(ldmd_conf_filter_format(&filter, text, 5),
+  assert_int_equal(ldm_conf_filter_format(&filter, text, 5),
                    (int)strlen("{{NEXRAD3, (.*)}}"));
   assert_string_equal(text, "{{NE");
   pq_class_free(got);
   free_class(got);
   free_class(want);
-  ldmd_conf_free(conf);
+  ldm_conf_free(conf);
 }
 
 static void test_allowed_class_maxhits(void **state) {
   /* LDM gathers at most 128 host-matching ALLOW entries for step 4; the
    * filter of step 3 looks at all of them. */
-  size_t size = 64 * (LDMD_CONF_MAX_HITS + 2);
+  size_t size = 64 * (LDM_CONF_MAX_HITS + 2);
   char *text = malloc(size);
   pq_class *want = new_class(FROM, PQ_TS_ENDT);
   pq_class *got = new_class(PQ_TS_ZERO, PQ_TS_ZERO);
-  ldmd_conf_filter filter;
+  ldm_conf_filter filter;
   char err[ERRLEN];
-  ldmd_conf *conf;
+  ldm_conf *conf;
   size_t n = 0;
   int i;
 
   assert_non_null(text);
-  for (i = 0; i < LDMD_CONF_MAX_HITS; i++)
+  for (i = 0; i < LDM_CONF_MAX_HITS; i++)
     n += (size_t)snprintf(text + n, size - n, "ALLOW WMO ^h$ ^x%d\n", i);
   snprintf(text + n, size - n, "ALLOW EXP ^h$\n");
   conf = parse_ok(*state, text);
   add_spec(want, PQ_FT_EXP, ".*");
-  assert_int_equal(ldmd_conf_allowed_class(conf, "h", NULL, want, got, &filter,
-                                           err, sizeof err),
-                   LDMD_CONF_OK);
+  assert_int_equal(ldm_conf_allowed_class(conf, "h", NULL, want, got, &filter,
+                                          err, sizeof err),
+                   LDM_CONF_OK);
   assert_int_equal(filter.nparts, 1);
   assert_int_equal(filter.parts[0].feedtype, PQ_FT_EXP);
   assert_int_equal(got->nspecs, 0);
@@ -1263,39 +1261,39 @@ static void test_allowed_class_maxhits(void **state) {
   pq_class_free(got);
   free_class(got);
   free_class(want);
-  ldmd_conf_free(conf);
+  ldm_conf_free(conf);
   free(text);
 }
 
 static void test_filter_multibit(void **state) {
   /* A product with bits in two parts: the later part decides (LDM walks
    * its filter from the last component added). */
-  ldmd_conf *conf = parse_ok(*state, "ALLOW IDS ^h$ ^A\n"
-                                     "ALLOW HDS ^h$ ^B\n");
+  ldm_conf *conf = parse_ok(*state, "ALLOW IDS ^h$ ^A\n"
+                                    "ALLOW HDS ^h$ ^B\n");
   pq_class *want = new_class(FROM, PQ_TS_ENDT);
   pq_class *got = new_class(PQ_TS_ZERO, PQ_TS_ZERO);
-  ldmd_conf_filter filter;
+  ldm_conf_filter filter;
   char err[ERRLEN];
 
   add_spec(want, PQ_FT_IDS, ".*");
   add_spec(want, PQ_FT_HDS, ".*");
-  assert_int_equal(ldmd_conf_allowed_class(conf, "h", NULL, want, got, &filter,
-                                           err, sizeof err),
-                   LDMD_CONF_OK);
-  assert_true(ldmd_conf_filter_match(&filter, PQ_FT_IDS | PQ_FT_HDS, "B1"));
-  assert_false(ldmd_conf_filter_match(&filter, PQ_FT_IDS | PQ_FT_HDS, "A1"));
-  assert_true(ldmd_conf_filter_match(&filter, PQ_FT_IDS, "A1"));
+  assert_int_equal(ldm_conf_allowed_class(conf, "h", NULL, want, got, &filter,
+                                          err, sizeof err),
+                   LDM_CONF_OK);
+  assert_true(ldm_conf_filter_match(&filter, PQ_FT_IDS | PQ_FT_HDS, "B1"));
+  assert_false(ldm_conf_filter_match(&filter, PQ_FT_IDS | PQ_FT_HDS, "A1"));
+  assert_true(ldm_conf_filter_match(&filter, PQ_FT_IDS, "A1"));
   pq_class_free(got);
   free_class(got);
   free_class(want);
-  ldmd_conf_free(conf);
+  ldm_conf_free(conf);
 }
 
 static void test_accepted_class(void **state) {
-  ldmd_conf *conf = parse_ok(*state, "ACCEPT EXP ^TEST ^p\\.org$\n"
-                                     "ACCEPT WMO ^SA ^p\\.org$\n"
-                                     "ACCEPT NEXRAD3 .* ^other$\n"
-                                     "ACCEPT ANY .* ^10\\.\n");
+  ldm_conf *conf = parse_ok(*state, "ACCEPT EXP ^TEST ^p\\.org$\n"
+                                    "ACCEPT WMO ^SA ^p\\.org$\n"
+                                    "ACCEPT NEXRAD3 .* ^other$\n"
+                                    "ACCEPT ANY .* ^10\\.\n");
   pq_class *offer = new_class(FROM, PQ_TS_ENDT);
   pq_class *got = new_class(PQ_TS_ZERO, PQ_TS_ZERO);
   char err[ERRLEN];
@@ -1304,45 +1302,45 @@ static void test_accepted_class(void **state) {
    * its own pattern (section 4.3). */
   add_spec(offer, PQ_FT_IDS | PQ_FT_EXP, "^X");
   add_spec(offer, PQ_FT_ANY, ".*");
-  assert_int_equal(ldmd_conf_accepted_class(conf, "P.ORG", "192.0.2.1", offer,
-                                            got, err, sizeof err),
-                   LDMD_CONF_OK);
+  assert_int_equal(ldm_conf_accepted_class(conf, "P.ORG", "192.0.2.1", offer,
+                                           got, err, sizeof err),
+                   LDM_CONF_OK);
   assert_int_equal(got->nspecs, 2);
   assert_int_equal(got->specs[0].feedtype, PQ_FT_EXP);
   assert_string_equal(got->specs[0].pattern, "^TEST");
   assert_int_equal(got->specs[1].feedtype, PQ_FT_IDS);
   assert_string_equal(got->specs[1].pattern, "^SA");
   assert_int_equal(pq_ts_cmp(got->from, FROM), 0);
-  assert_false(ldmd_conf_class_equal(got, offer));
+  assert_false(ldm_conf_class_equal(got, offer));
   pq_class_free(got);
 
   /* By address; equal to the offer: the server replies OK. */
   pq_class_free(offer);
   pq_class_init(offer, FROM, PQ_TS_ENDT);
   add_spec(offer, PQ_FT_ANY, ".*");
-  assert_int_equal(ldmd_conf_accepted_class(conf, NULL, "10.1.2.3", offer, got,
-                                            err, sizeof err),
-                   LDMD_CONF_OK);
-  assert_true(ldmd_conf_class_equal(got, offer));
+  assert_int_equal(ldm_conf_accepted_class(conf, NULL, "10.1.2.3", offer, got,
+                                           err, sizeof err),
+                   LDM_CONF_OK);
+  assert_true(ldm_conf_class_equal(got, offer));
   pq_class_free(got);
 
   /* Nothing acceptable: AUTH_TOOWEAK. */
-  assert_int_equal(ldmd_conf_accepted_class(conf, "nobody", "192.0.2.9", offer,
-                                            got, err, sizeof err),
-                   LDMD_CONF_EDENIED);
+  assert_int_equal(ldm_conf_accepted_class(conf, "nobody", "192.0.2.9", offer,
+                                           got, err, sizeof err),
+                   LDM_CONF_EDENIED);
   assert_int_equal(got->nspecs, 0);
   pq_class_free(offer);
   pq_class_init(offer, FROM, PQ_TS_ENDT);
   add_spec(offer, PQ_FT_NEXRAD2, ".*");
-  assert_int_equal(ldmd_conf_accepted_class(conf, "p.org", NULL, offer, got,
-                                            err, sizeof err),
-                   LDMD_CONF_EDENIED);
   assert_int_equal(
-      ldmd_conf_accepted_class(conf, "p.org", NULL, NULL, got, err, sizeof err),
-      LDMD_CONF_EINVAL);
+      ldm_conf_accepted_class(conf, "p.org", NULL, offer, got, err, sizeof err),
+      LDM_CONF_EDENIED);
+  assert_int_equal(
+      ldm_conf_accepted_class(conf, "p.org", NULL, NULL, got, err, sizeof err),
+      LDM_CONF_EINVAL);
   free_class(got);
   free_class(offer);
-  ldmd_conf_free(conf);
+  ldm_conf_free(conf);
 }
 
 static void test_accepted_class_full(void **state) {
@@ -1351,7 +1349,7 @@ static void test_accepted_class_full(void **state) {
   pq_class *offer = new_class(FROM, PQ_TS_ENDT);
   pq_class *got = new_class(PQ_TS_ZERO, PQ_TS_ZERO);
   char err[ERRLEN];
-  ldmd_conf *conf;
+  ldm_conf *conf;
   size_t n = 0;
   int i;
 
@@ -1360,12 +1358,12 @@ static void test_accepted_class_full(void **state) {
   conf = parse_ok(*state, text);
   add_spec(offer, PQ_FT_ANY, ".*");
   assert_int_equal(
-      ldmd_conf_accepted_class(conf, "h", NULL, offer, got, err, sizeof err),
-      LDMD_CONF_EFULL);
+      ldm_conf_accepted_class(conf, "h", NULL, offer, got, err, sizeof err),
+      LDM_CONF_EFULL);
   assert_int_equal(got->nspecs, 0);
   free_class(got);
   free_class(offer);
-  ldmd_conf_free(conf);
+  ldm_conf_free(conf);
 }
 
 static void test_class_equal(void **state) {
@@ -1373,19 +1371,19 @@ static void test_class_equal(void **state) {
   pq_class *b = new_class(FROM, PQ_TS_ENDT);
 
   (void)state;
-  assert_true(ldmd_conf_class_equal(a, b));
+  assert_true(ldm_conf_class_equal(a, b));
   add_spec(a, PQ_FT_WMO, ".*");
-  assert_false(ldmd_conf_class_equal(a, b));
+  assert_false(ldm_conf_class_equal(a, b));
   add_spec(b, PQ_FT_WMO, ".*");
-  assert_true(ldmd_conf_class_equal(a, b));
+  assert_true(ldm_conf_class_equal(a, b));
   b->specs[0].feedtype = PQ_FT_IDS;
-  assert_false(ldmd_conf_class_equal(a, b));
+  assert_false(ldm_conf_class_equal(a, b));
   b->specs[0].feedtype = PQ_FT_WMO;
   b->to.usec = 0;
-  assert_false(ldmd_conf_class_equal(a, b));
+  assert_false(ldm_conf_class_equal(a, b));
   b->to = a->to;
   strcpy(b->specs[0].pattern, ".*.*");
-  assert_false(ldmd_conf_class_equal(a, b));
+  assert_false(ldm_conf_class_equal(a, b));
   free_class(a);
   free_class(b);
 }
@@ -1394,10 +1392,10 @@ static void test_strerror(void **state) {
   int code;
 
   (void)state;
-  for (code = LDMD_CONF_OK; code <= LDMD_CONF_EINVAL; code++)
-    assert_string_not_equal(ldmd_conf_strerror(code), "unknown error");
-  assert_string_equal(ldmd_conf_strerror(-1), "unknown error");
-  assert_string_equal(ldmd_conf_strerror(99), "unknown error");
+  for (code = LDM_CONF_OK; code <= LDM_CONF_EINVAL; code++)
+    assert_string_not_equal(ldm_conf_strerror(code), "unknown error");
+  assert_string_equal(ldm_conf_strerror(-1), "unknown error");
+  assert_string_equal(ldm_conf_strerror(99), "unknown error");
 }
 
 int main(void) {

@@ -1,5 +1,5 @@
 /*
- * test_log.c - the logger (ldmd/log.h): the simple line format column by
+ * test_log.c - the logger (ldmd/site/log.h): the simple line format column by
  * column, levels and their words, rolling the level (directly and from
  * SIGUSR2), reopening after rotation (directly and from SIGUSR1), one line
  * per message line, destinations (file, stderr, syslog, the default with
@@ -26,7 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ldmd/log.h"
+#include "ldmd/site/log.h"
 
 static char scratch[4096];
 

@@ -1,5 +1,5 @@
 /*
- * test_registry.c - the registry (ldmd/registry.h): where the file is
+ * test_registry.c - the registry (ldmd/site/registry.h): where the file is
  * found, the defaults of every built-in key with no file (LDM's and ldmd's
  * own, each of ldmd's also overridden by the file and by a set), value
  * types and parsers, set/get/remove round trips through the file, typed
@@ -24,7 +24,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "ldmd/registry.h"
+#include "ldmd/site/registry.h"
 
 /* Keys with a built-in default: LDM's 19 and ldmd's own 8. */
 #define NBUILTIN 27

@@ -8,20 +8,20 @@ pq_unit_test(test_ring)
 pq_unit_test(test_badfile)
 pq_unit_test(test_bigfile)
 pq_unit_test(test_log)
-target_link_libraries(test_log PRIVATE ldm)
+target_link_libraries(test_log PRIVATE ldmsite)
 pq_unit_test(test_registry)
-target_link_libraries(test_registry PRIVATE ldm)
+target_link_libraries(test_registry PRIVATE ldmsite)
 target_compile_definitions(test_registry PRIVATE
   LDM_SOURCE_DIR="${CMAKE_SOURCE_DIR}" REGUTIL_PATH="$<TARGET_FILE:regutil>")
 add_dependencies(test_registry regutil)
 pq_unit_test(test_ldmd_conf)
-target_link_libraries(test_ldmd_conf PRIVATE ldm)
-# The LDM-6 protocol codec (ldmd/ldm6_xdr.c, ldmd/rpc_msg.c).  The capture
+target_link_libraries(test_ldmd_conf PRIVATE ldmsite)
+# The LDM-6 protocol codec (ldmd/proto/ldm6_xdr.c, ldmd/proto/rpc_msg.c).  The capture
 # of a real LDM session is read at run time from ../shared/vectors/ldm6
 # (or $LDM6_VECTORS); without it the capture tests are skipped.
 pq_unit_test(test_ldm6_xdr)
-target_link_libraries(test_ldm6_xdr PRIVATE ldm)
+target_link_libraries(test_ldm6_xdr PRIVATE ldmproto)
 target_compile_definitions(test_ldm6_xdr PRIVATE
   LDM6_VECTORS_DIR="${CMAKE_SOURCE_DIR}/../shared/vectors/ldm6")
 pq_unit_test(test_rpc_msg)
-target_link_libraries(test_rpc_msg PRIVATE ldm)
+target_link_libraries(test_rpc_msg PRIVATE ldmproto)

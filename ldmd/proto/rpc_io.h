@@ -1,0 +1,234 @@
+/*
+ * rpc_io.h - ONC RPC over one connected TCP socket, as LDM peers use it.
+ *
+ * LDM's connections are symmetric: after FEEDME or NOTIFYME the socket is
+ * "turned around" and the former server makes calls.  So one ldm6_io object
+ * both calls and serves on the same socket: it sends calls (synchronous, or
+ * one-way: HEREIS, NOTIFICATION, BLKDATA are never answered), receives
+ * records (calls or replies), and sends replies.  Records are framed with
+ * ONC RPC record marking (rpc_msg.h); received records are reassembled
+ * from any number of fragments up to a maximum size, and a larger length
+ * word, garbage or a truncated record is a protocol error that ends only
+ * this connection.
+ *
+ * Sending uses writev(2) with the caller's iovecs, so product data goes from
+ * the queue's mapping to the socket without a copy (small one-way calls
+ * can instead be queued, copied, and written in batches:
+ * ldm6_io_queue_call()); receiving can stream
+ * the rest of a long record into the caller's memory (a reservation in
+ * the queue) without gathering it first.  The socket gets
+ * TCP_NODELAY: LDM's flushes wait ~40 ms on Nagle's algorithm, ours do not.
+ * Every wait has a timeout; nothing polls.
+ *
+ * Not thread-safe: one ldm6_io per connection, used by one thread (LDM runs
+ * one process per connection).  Never logs; returns LDM6_IO_* codes.
+ */
+#ifndef LDMD_PROTO_RPC_IO_H
+#define LDMD_PROTO_RPC_IO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "ldmd/proto/rpc_msg.h"
+
+/* Results (0 or negative). */
+#define LDM6_IO_OK 0
+#define LDM6_IO_CLOSED (-1)   /* the peer closed the connection */
+#define LDM6_IO_TIMEDOUT (-2) /* nothing within the timeout */
+#define LDM6_IO_EPROTO (-3)   /* bad record: garbage, too big, bad header */
+#define LDM6_IO_ESYS (-4)     /* a system call failed (errno kept) */
+#define LDM6_IO_EREPLY (-5)   /* the reply was not SUCCESS (see msg) */
+
+/** Largest record accepted by default: LDM's MAX_RPC_BUF_NEEDED for
+ *  calls, but products arrive in HEREIS records as big as the product. */
+#define LDM6_IO_DEFAULT_MAX_RECORD (64u << 20)
+
+typedef struct ldm6_io ldm6_io;
+
+/** A received record: its decoded header, and the bytes after it (the
+ *  arguments of a call or the results of a reply), valid until the next
+ *  ldm6_io_recv() or ldm6_io_call() on the same object. */
+typedef struct ldm6_io_msg {
+  ldm6_rpc_msg hdr;
+  const uint8_t *body;
+  size_t body_len;
+} ldm6_io_msg;
+
+/**
+ * Wrap a connected socket.  Takes ownership of fd (closed by ldm6_io_free).
+ * Sets TCP_NODELAY, close-on-exec and O_NONBLOCK (every wait is a poll(2)
+ * with a timeout inside ldm6_io; do not read or write fd directly).
+ * @param max_record  largest record accepted (0: the default)
+ * @return NULL on allocation failure (fd is then closed).
+ */
+ldm6_io *ldm6_io_new(int fd, size_t max_record);
+void ldm6_io_free(ldm6_io *io);
+int ldm6_io_fd(const ldm6_io *io);
+/** The peer's address as text ("127.0.0.1", "::1"), and its port. */
+const char *ldm6_io_peer_addr(const ldm6_io *io);
+unsigned ldm6_io_peer_port(const ldm6_io *io);
+
+/**
+ * Connect to host:port (a name, an IPv4 or an IPv6 address) trying every
+ * address getaddrinfo() gives, each within timeout_ms.
+ * @return an ldm6_io, or NULL with errno set (and a message in err).
+ */
+ldm6_io *ldm6_io_connect(const char *host, unsigned port, int timeout_ms,
+                         char *err, size_t errlen);
+
+/** ldm6_io_connect() that gives up at once (errno EINTR) when a signal
+ *  interrupts the wait while *cancel is set; the ldm6_io it returns has
+ *  ldm6_io_set_cancel(cancel) already. */
+ldm6_io *ldm6_io_connect_cancel(const char *host, unsigned port, int timeout_ms,
+                                const volatile sig_atomic_t *cancel, char *err,
+                                size_t errlen);
+
+/**
+ * Receive the next whole record (call or reply) within timeout_ms (-1: no
+ * limit).  @return LDM6_IO_OK, LDM6_IO_CLOSED, LDM6_IO_TIMEDOUT,
+ * LDM6_IO_EPROTO, LDM6_IO_ESYS.
+ */
+int ldm6_io_recv(ldm6_io *io, int timeout_ms, ldm6_io_msg *msg);
+
+/*
+ * Streaming a long record.  A receiver of products does not want a 20 MB
+ * HEREIS gathered in a buffer and then copied into the queue: it takes the
+ * start of the record (the header and the product's metadata), reserves
+ * room in the queue, and has the data read from the socket straight into
+ * it.  ldm6_io_recv_head() receives like ldm6_io_recv() but stops after the
+ * first `head` bytes of a longer record; the caller must then take exactly
+ * the rest with ldm6_io_recv_body() and close the record with
+ * ldm6_io_recv_end() before anything else is received or sent.  After any
+ * result other than LDM6_IO_OK in the middle of a record the connection is
+ * out of step: close it.
+ */
+
+/**
+ * Receive the next record, or its first head bytes if it is longer.
+ * @param head  bytes of the record to gather at most (at least
+ *              LDM6_RPC_CALL_HDR_LEN + 512 make sense)
+ * @param more  set true when the record goes on after msg->body: take the
+ *              rest with ldm6_io_recv_body() and ldm6_io_recv_end()
+ * @return as ldm6_io_recv()
+ */
+int ldm6_io_recv_head(ldm6_io *io, int timeout_ms, size_t head,
+                      ldm6_io_msg *msg, bool *more);
+
+/**
+ * The next n bytes of the record begun by ldm6_io_recv_head(), straight into
+ * dst (NULL: read and dropped), fragment marks removed on the way.
+ * timeout_ms bounds each wait for bytes, not the whole transfer.
+ * @return LDM6_IO_OK; LDM6_IO_EPROTO (the record ends first, or a bad mark);
+ *         LDM6_IO_TIMEDOUT; LDM6_IO_ESYS
+ */
+int ldm6_io_recv_body(ldm6_io *io, void *dst, size_t n, int timeout_ms);
+
+/**
+ * The record begun by ldm6_io_recv_head() must end here (an empty last
+ * fragment may still follow; it is read).
+ * @return LDM6_IO_OK; LDM6_IO_EPROTO (bytes remain: the record was longer than
+ *         its contents said); LDM6_IO_TIMEDOUT; LDM6_IO_ESYS
+ */
+int ldm6_io_recv_end(ldm6_io *io, int timeout_ms);
+
+/**
+ * Send a call whose encoded arguments are in args[0..nargs).  One-way
+ * calls return once the record is written.
+ * @param[out] xid  the call's transaction id (may be NULL)
+ */
+int ldm6_io_send_call(ldm6_io *io, uint32_t vers, uint32_t proc,
+                      const struct iovec *args, int nargs, uint32_t *xid);
+
+/**
+ * Queue a one-way call: its record is copied into io's output buffer
+ * (256 KiB), which goes out in one write when it is full, when 64 records
+ * are in it, before any other record is sent (so records keep their
+ * order), or at ldm6_io_flush().  A sender of many small products thus
+ * pays one system call, and one trip through TCP, per batch instead of
+ * per product.  A call with more than 16 KiB of arguments is sent at once
+ * (after the queued ones), from the caller's memory, as
+ * ldm6_io_send_call() would.  A failed write drops what was queued (the
+ * connection is then broken anyway).
+ * @return LDM6_IO_OK (queued or sent), or a send failure
+ */
+int ldm6_io_queue_call(ldm6_io *io, uint32_t vers, uint32_t proc,
+                       const struct iovec *args, int nargs);
+
+/** Write the calls queued by ldm6_io_queue_call(), if any.  Every other
+ *  send, and so ldm6_io_call(), does it first by itself. */
+int ldm6_io_flush(ldm6_io *io);
+
+/** Bytes queued by ldm6_io_queue_call() and not yet written. */
+size_t ldm6_io_queued(const ldm6_io *io);
+
+/**
+ * Synchronous call: send, then wait up to timeout_ms for the reply with the
+ * same xid.  Replies with other xids (answers to one-way calls, which
+ * notifyme sends) are discarded.  A call arriving meanwhile is a protocol
+ * error.
+ * @return LDM6_IO_OK (reply->body holds the results), LDM6_IO_EREPLY (the
+ *         reply was an error; reply->hdr says which), or an I/O result.
+ */
+int ldm6_io_call(ldm6_io *io, uint32_t vers, uint32_t proc,
+                 const struct iovec *args, int nargs, int timeout_ms,
+                 ldm6_io_msg *reply);
+
+/** Reply SUCCESS to call xid with the encoded results res[0..nres). */
+int ldm6_io_reply(ldm6_io *io, uint32_t xid, const struct iovec *res, int nres);
+/** Reply with an accept_stat error (PROC_UNAVAIL, GARBAGE_ARGS,
+ *  SYSTEM_ERR...). */
+int ldm6_io_reply_error(ldm6_io *io, uint32_t xid, uint32_t accept_stat);
+/** Reply PROG_MISMATCH with the versions served. */
+int ldm6_io_reply_prog_mismatch(ldm6_io *io, uint32_t xid, uint32_t low,
+                                uint32_t high);
+/** Reply MSG_DENIED / AUTH_ERROR with auth_stat (LDM's "not allowed" is
+ *  AUTH_TOOWEAK). */
+int ldm6_io_reply_auth_error(ldm6_io *io, uint32_t xid, uint32_t auth_stat);
+
+/** Reply MSG_DENIED / RPC_MISMATCH (2, 2): the answer to a call whose
+ *  rpcvers is not 2. */
+int ldm6_io_reply_rpc_mismatch(ldm6_io *io, uint32_t xid);
+
+/** Text of an LDM6_IO_* result. */
+const char *ldm6_io_strerror(int rc);
+
+/**
+ * What went wrong in the last failed call on io, for a log line ("bad RPC
+ * header in a record of 12 bytes: ...", "connection closed inside a
+ * record", "sendmsg: Broken pipe"); "" when there is no detail.  Valid
+ * until the next call on io.
+ */
+const char *ldm6_io_detail(const ldm6_io *io);
+
+/**
+ * Give up a send when the peer takes no byte for timeout_ms (-1: never).
+ * The default is 60 000 ms, LDM's RPC timeout.  Applies to every send,
+ * calls and replies alike.
+ */
+void ldm6_io_set_send_timeout(ldm6_io *io, int timeout_ms);
+
+/** Change the largest record accepted (0: the default), e.g. raise it to
+ *  the queue's size once a peer is known to push products.  Applies from
+ *  the next record on. */
+void ldm6_io_set_max_record(ldm6_io *io, size_t max_record);
+
+/** True if bytes already read from the socket wait in io's buffer (so
+ *  poll(2) on ldm6_io_fd() alone would miss them). */
+bool ldm6_io_buffered(const ldm6_io *io);
+
+/** Bytes read from the socket so far: progress inside a long record,
+ *  which a caller watching for a silent peer counts as life. */
+uint64_t ldm6_io_rx_bytes(const ldm6_io *io);
+
+/**
+ * Make every wait give up when *flag is non-zero after a signal
+ * interrupts it (a SIGTERM handler sets the flag): the call then returns
+ * LDM6_IO_ESYS with errno EINTR at once instead of waiting out its timeout.
+ * NULL (the default): signals never end a wait.
+ */
+void ldm6_io_set_cancel(ldm6_io *io, const volatile sig_atomic_t *flag);
+
+#endif /* LDMD_PROTO_RPC_IO_H */

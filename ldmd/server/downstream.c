@@ -1,0 +1,342 @@
+/*
+ * downstream.c - products received from an upstream go into the queue: the
+ * vetting (time window, class), the origin rewriting, duplicate detection
+ * by the queue's signature index, and the two ways in (HEREIS in one piece;
+ * COMINGSOON reserving room that BLKDATA segments fill), each also in a
+ * streaming form where the caller fills the reservation itself.  See
+ * downstream.h for the rules; this file owns only their mechanics, the
+ * counters, and which products are settled (a requester's resume point).
+ *
+ * A COMINGSOON's reservation is held across calls, so the object remembers
+ * the one product in flight and discards it if the sender moves on, closes,
+ * or breaks the protocol: the queue never keeps a half-filled product.
+ */
+#include "ldmd/server/downstream.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ldmd/proto/ldm6_xdr.h"
+#include "ldmd/site/log.h"
+
+#define PRODTEXT_LEN 640
+
+struct ldmd_down {
+  pq_t *pq;
+  char upstream[PQ_ORIGIN_MAX + 1];
+  unsigned max_latency;
+  pq_class cls;
+  ldmd_down_stats st;
+  uint64_t nsettled;
+  pq_prod_info settled; /* the last product whose fate is final */
+  /* the product announced by COMINGSOON, while its data arrives */
+  bool pending;
+  pq_resv resv;
+  pq_prod_info pinfo;
+  uint64_t have; /* bytes received so far */
+  /* what ldmd_down_stream_end() completes */
+  enum { STREAM_NONE, STREAM_HEREIS, STREAM_BLKDATA } stream;
+  uint64_t stream_len; /* BLKDATA bytes promised */
+};
+
+ldmd_down *ldmd_down_new(pq_t *pq, const char *upstream, unsigned max_latency,
+                         pq_class *cls) {
+  ldmd_down *d = calloc(1, sizeof *d);
+
+  if (d == NULL) {
+    pq_class_free(cls);
+    return NULL;
+  }
+  d->pq = pq;
+  snprintf(d->upstream, sizeof d->upstream, "%s", upstream);
+  d->max_latency = max_latency;
+  d->cls = *cls; /* the compiled patterns move with the struct */
+  memset(cls, 0, sizeof *cls);
+  return d;
+}
+
+static void discard_pending(ldmd_down *d, const char *why) {
+  char text[PRODTEXT_LEN];
+  int rc;
+
+  if (!d->pending)
+    return;
+  d->pending = false;
+  pq_prod_info_format(&d->pinfo, false, text, sizeof text);
+  if (why != NULL)
+    log_warning("discarding incomplete product (%s): %s", why, text);
+  rc = pq_discard(d->pq, &d->resv);
+  if (rc != PQ_OK)
+    log_error("cannot discard a reservation in %s: %s", pq_path(d->pq),
+              pq_last_error(d->pq)->pe_msg);
+}
+
+void ldmd_down_free(ldmd_down *d) {
+  if (d == NULL)
+    return;
+  discard_pending(d, "connection ended");
+  pq_class_free(&d->cls);
+  free(d);
+}
+
+const ldmd_down_stats *ldmd_down_stats_get(const ldmd_down *d) {
+  return &d->st;
+}
+
+uint64_t ldmd_down_settled(const ldmd_down *d, pq_prod_info *info) {
+  if (info != NULL && d->nsettled > 0)
+    *info = d->settled;
+  return d->nsettled;
+}
+
+/* The fate of a product is final. */
+static void settle(ldmd_down *d, const pq_prod_info *info) {
+  d->settled = *info;
+  d->nsettled++;
+}
+
+/* Append s at out[*len], cut at PQ_ORIGIN_MAX characters. */
+static void append(char *out, size_t *len, const char *s) {
+  size_t n = strlen(s);
+
+  if (n > PQ_ORIGIN_MAX - *len)
+    n = PQ_ORIGIN_MAX - *len;
+  memcpy(out + *len, s, n);
+  *len += n;
+}
+
+void ldmd_down_origin(const char *origin, const char *upstream,
+                      char out[PQ_ORIGIN_MAX + 1]) {
+  const char *v = strstr(origin, "_v_");
+  size_t keep = v != NULL ? (size_t)(v - origin) : strlen(origin);
+
+  if (keep > PQ_ORIGIN_MAX)
+    keep = PQ_ORIGIN_MAX;
+  memcpy(out, origin, keep);
+  append(out, &keep, "_v_");
+  append(out, &keep, upstream);
+  out[keep] = '\0';
+}
+
+/* Vetting outcomes. */
+enum vet { VET_OK, VET_REFUSED };
+
+/*
+ * Convert, vet and rewrite a product's metadata into info.  what names the
+ * call for messages ("hereis", "comingsoon").
+ */
+static enum vet vet(ldmd_down *d, const ldm6_prod_info *w, pq_prod_info *info,
+                    const char *what) {
+  char text[PRODTEXT_LEN];
+  pq_timestamp from;
+
+  d->st.received++;
+  if (ldm6_info_to_pq(w, info) != 0) {
+    d->st.bad++;
+    log_warning("%s: ignoring product with invalid metadata: %s", what,
+                w->ident);
+    return VET_REFUSED;
+  }
+  info->size = w->sz;
+  ldmd_down_origin(w->origin, d->upstream, info->origin);
+  from = pq_ts_now();
+  from.sec -= (int64_t)d->max_latency;
+  if (pq_ts_cmp(info->arrival, from) < 0) {
+    d->st.too_old++;
+    settle(d, info);
+    pq_prod_info_format(info, false, text, sizeof text);
+    log_warning("%s: ignoring too-old product: %s", what, text);
+    return VET_REFUSED;
+  }
+  d->cls.from = from;
+  if (pq_ts_cmp(from, d->cls.to) > 0 || !pq_class_match(&d->cls, info)) {
+    d->st.unwanted++;
+    settle(d, info);
+    pq_prod_info_format(info, false, text, sizeof text);
+    log_warning("%s: ignoring unrequested product: %s", what, text);
+    return VET_REFUSED;
+  }
+  return VET_OK;
+}
+
+static void inserted(ldmd_down *d, const pq_prod_info *info) {
+  settle(d, info);
+  d->st.inserted++;
+  d->st.bytes += info->size;
+  if (ldm_log_enabled(LDM_LOG_INFO)) {
+    char text[PRODTEXT_LEN];
+
+    pq_prod_info_format(info, ldm_log_enabled(LDM_LOG_DEBUG), text,
+                        sizeof text);
+    log_info("%s", text);
+  }
+}
+
+/* An insert or reserve that did not succeed: count it, say so.
+ * @return LDMD_DOWN_OK for outcomes that only drop the product. */
+static int refused(ldmd_down *d, int rc, const pq_prod_info *info,
+                   const char *what) {
+  char text[PRODTEXT_LEN];
+
+  pq_prod_info_format(info, ldm_log_enabled(LDM_LOG_DEBUG), text, sizeof text);
+  if (rc == PQ_DUP || rc == PQ_BIG || rc == PQ_LOCKED || rc == PQ_INVAL)
+    settle(d, info); /* dropped for good */
+  switch (rc) {
+  case PQ_DUP:
+    d->st.duplicates++;
+    log_info("%s: duplicate: %s", what, text);
+    return LDMD_DOWN_OK;
+  case PQ_BIG:
+    d->st.too_big++;
+    log_warning("%s: product too big for %s: %s", what, pq_path(d->pq), text);
+    return LDMD_DOWN_OK;
+  case PQ_LOCKED:
+    d->st.no_room++;
+    log_warning("%s: no room in %s (all products in use), dropped: %s", what,
+                pq_path(d->pq), text);
+    return LDMD_DOWN_OK;
+  case PQ_INVAL:
+    d->st.bad++;
+    log_warning("%s: metadata unfit for the queue, dropped: %s", what, text);
+    return LDMD_DOWN_OK;
+  default:
+    log_error("%s: cannot insert into %s: %s", what, pq_path(d->pq),
+              pq_last_error(d->pq)->pe_msg);
+    return LDMD_DOWN_EQUEUE;
+  }
+}
+
+int ldmd_down_hereis(ldmd_down *d, const ldm6_product *prod) {
+  pq_prod_info info;
+  int rc;
+
+  if (vet(d, &prod->info, &info, "hereis") != VET_OK)
+    return LDMD_DOWN_OK;
+  rc = pq_insert(d->pq, &info, prod->data);
+  if (rc != PQ_OK)
+    return refused(d, rc, &info, "hereis");
+  inserted(d, &info);
+  return LDMD_DOWN_OK;
+}
+
+int ldmd_down_comingsoon(ldmd_down *d, const ldm6_comingsoon_args *args,
+                         ldm6_errt *reply) {
+  pq_prod_info info;
+  int rc;
+
+  *reply = LDM6_DONT_SEND;
+  discard_pending(d, "a new COMINGSOON arrived first");
+  if (vet(d, &args->info, &info, "comingsoon") != VET_OK)
+    return LDMD_DOWN_OK;
+  rc = pq_reserve(d->pq, &info, &d->resv);
+  if (rc != PQ_OK)
+    return refused(d, rc, &info, "comingsoon");
+  d->pending = true;
+  d->pinfo = info;
+  d->have = 0;
+  *reply = LDM6_OK;
+  return LDMD_DOWN_OK;
+}
+
+/* The pending product is complete: commit it. */
+static int commit_pending(ldmd_down *d, const char *what) {
+  int rc;
+
+  d->pending = false;
+  rc = pq_commit(d->pq, &d->resv);
+  if (rc != PQ_OK) {
+    log_error("%s: cannot commit into %s: %s", what, pq_path(d->pq),
+              pq_last_error(d->pq)->pe_msg);
+    (void)pq_discard(d->pq, &d->resv);
+    return LDMD_DOWN_EQUEUE;
+  }
+  inserted(d, &d->pinfo);
+  return LDMD_DOWN_OK;
+}
+
+/* Check a BLKDATA against the pending product.  @return LDMD_DOWN_OK (and
+ * *take: whether a product is pending) or LDMD_DOWN_EPROTO */
+static int blkdata_check(ldmd_down *d, const ldm6_datapkt *pkt, bool *take) {
+  *take = false;
+  if (!d->pending) {
+    log_warning("blkdata: no COMINGSOON pending: packet of %u bytes ignored",
+                (unsigned)pkt->data_len);
+    return LDMD_DOWN_OK;
+  }
+  if (memcmp(pkt->signature, d->pinfo.signature, PQ_SIGLEN) != 0) {
+    discard_pending(d, "BLKDATA of another product");
+    return LDMD_DOWN_EPROTO;
+  }
+  if (pkt->data_len > d->pinfo.size - d->have) {
+    discard_pending(d, "BLKDATA past the announced size");
+    return LDMD_DOWN_EPROTO;
+  }
+  *take = true;
+  return LDMD_DOWN_OK;
+}
+
+int ldmd_down_blkdata(ldmd_down *d, const ldm6_datapkt *pkt) {
+  bool take;
+  int rc = blkdata_check(d, pkt, &take);
+
+  if (rc != LDMD_DOWN_OK || !take)
+    return rc;
+  if (pkt->data_len > 0)
+    memcpy((uint8_t *)d->resv.pr_data + d->have, pkt->data, pkt->data_len);
+  d->have += pkt->data_len;
+  if (d->have < d->pinfo.size)
+    return LDMD_DOWN_OK;
+  return commit_pending(d, "blkdata");
+}
+
+int ldmd_down_hereis_begin(ldmd_down *d, const ldm6_prod_info *w, void **dst) {
+  pq_prod_info info;
+  int rc;
+
+  *dst = NULL;
+  d->stream = STREAM_HEREIS;
+  discard_pending(d, "a HEREIS arrived first");
+  if (vet(d, w, &info, "hereis") != VET_OK)
+    return LDMD_DOWN_OK;
+  rc = pq_reserve(d->pq, &info, &d->resv);
+  if (rc != PQ_OK)
+    return refused(d, rc, &info, "hereis");
+  d->pending = true;
+  d->pinfo = info;
+  d->have = 0;
+  *dst = d->resv.pr_data;
+  return LDMD_DOWN_OK;
+}
+
+int ldmd_down_blkdata_begin(ldmd_down *d, const ldm6_datapkt *pkt, void **dst) {
+  bool take;
+  int rc = blkdata_check(d, pkt, &take);
+
+  *dst = NULL;
+  d->stream = STREAM_BLKDATA;
+  d->stream_len = 0;
+  if (rc != LDMD_DOWN_OK || !take)
+    return rc;
+  d->stream_len = pkt->data_len;
+  *dst = (uint8_t *)d->resv.pr_data + d->have;
+  return LDMD_DOWN_OK;
+}
+
+int ldmd_down_stream_end(ldmd_down *d, bool ok) {
+  int kind = d->stream;
+
+  d->stream = STREAM_NONE;
+  if (!d->pending || kind == STREAM_NONE)
+    return LDMD_DOWN_OK;
+  if (!ok) {
+    discard_pending(d, "its data did not all arrive");
+    return LDMD_DOWN_OK;
+  }
+  if (kind == STREAM_HEREIS)
+    return commit_pending(d, "hereis");
+  d->have += d->stream_len;
+  if (d->have < d->pinfo.size)
+    return LDMD_DOWN_OK;
+  return commit_pending(d, "blkdata");
+}

@@ -1,0 +1,152 @@
+/*
+ * downstream.h - the receiving side of LDM-6 product transfer: taking the
+ * products an upstream sends (HEREIS, or COMINGSOON followed by BLKDATA)
+ * into the local queue, as LDM's down6 does (ldm6-protocol.md sections 4.1
+ * step 6 and 4.9).  Used by ldmd's HIYA receiver and by requesters.
+ *
+ * Every product is vetted first: its creation time must be within the last
+ * max_latency seconds (older products could have been evicted from the
+ * queue already, so a duplicate would not be recognised) and not after the
+ * class's end, and it must match the class.  Its origin is then rewritten
+ * "<origin up to the first _v_>_v_<upstream>" (cut to 64 characters), and
+ * it is inserted: a HEREIS with reserve, copy and commit (pq_insert); a
+ * COMINGSOON reserves its room at once, which claims the signature, so a
+ * duplicate is answered DONT_SEND before any data is sent, and the BLKDATA
+ * segments are copied into the reservation and committed when complete.
+ * For long records the data need not be in memory first: the streaming
+ * calls reserve room and say where the caller is to read the data from the
+ * socket (receive.c), then commit.
+ * Duplicates are dropped silently (an INFO line); too-old and unrequested
+ * products get a WARNING; every outcome is counted.
+ *
+ * Logs through ldmd/site/log.h.  One object per connection; not thread-safe.
+ * The queue handle is borrowed and must belong to this process.
+ */
+#ifndef LDMD_SERVER_DOWNSTREAM_H
+#define LDMD_SERVER_DOWNSTREAM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ldmd/proto/ldm6_types.h"
+#include "pq/pq.h"
+
+/* Results. */
+#define LDMD_DOWN_OK 0
+#define LDMD_DOWN_EPROTO (-1) /**< the upstream broke the protocol: close */
+#define LDMD_DOWN_EQUEUE                                                       \
+  (-2) /**< the queue failed: close, the process ends                          \
+        */
+
+typedef struct ldmd_down ldmd_down;
+
+/** What happened to the products received so far. */
+typedef struct ldmd_down_stats {
+  uint64_t received;   /**< HEREIS and COMINGSOON offers */
+  uint64_t inserted;   /**< products put into the queue */
+  uint64_t bytes;      /**< data bytes inserted */
+  uint64_t duplicates; /**< already in the queue */
+  uint64_t too_old;    /**< created before now - max_latency */
+  uint64_t unwanted;   /**< outside the class */
+  uint64_t too_big;    /**< larger than the queue */
+  uint64_t no_room;    /**< the queue had no room (all in use) */
+  uint64_t bad;        /**< metadata the queue cannot hold */
+} ldmd_down_stats;
+
+/**
+ * @param pq           a read-write handle of this process (borrowed)
+ * @param upstream     the name written after "_v_" in the origin: the
+ *                     REQUEST host, or the pushing peer's name or address
+ * @param max_latency  seconds
+ * @param cls          the wanted class; taken over (the object frees it,
+ *                     also on failure).  Its from is replaced by now -
+ *                     max_latency for each product.
+ * @return NULL when out of memory
+ */
+ldmd_down *ldmd_down_new(pq_t *pq, const char *upstream, unsigned max_latency,
+                         pq_class *cls);
+
+/** Free; a product still waiting for BLKDATA is discarded. */
+void ldmd_down_free(ldmd_down *d);
+
+/** A HEREIS: vet and insert.  @return LDMD_DOWN_OK or LDMD_DOWN_EQUEUE */
+int ldmd_down_hereis(ldmd_down *d, const ldm6_product *prod);
+
+/**
+ * A COMINGSOON: vet and reserve.  A product still waiting for its data is
+ * discarded first (with a warning).
+ * @param reply  LDM6_OK (send the data) or LDM6_DONT_SEND
+ * @return LDMD_DOWN_OK or LDMD_DOWN_EQUEUE
+ */
+int ldmd_down_comingsoon(ldmd_down *d, const ldm6_comingsoon_args *args,
+                         ldm6_errt *reply);
+
+/**
+ * A BLKDATA: append its bytes to the product announced by COMINGSOON and
+ * commit it when complete.  With no product pending the packet is ignored
+ * (a warning; it follows a DONT_SEND).
+ * @return LDMD_DOWN_OK; LDMD_DOWN_EPROTO when the signature is not the
+ *         pending product's or the data overruns it (LDM then replies
+ *         SYSTEM_ERR and closes); LDMD_DOWN_EQUEUE
+ */
+int ldmd_down_blkdata(ldmd_down *d, const ldm6_datapkt *pkt);
+
+/*
+ * Streaming: the data of a long HEREIS or BLKDATA is still on the wire.
+ * The caller gets from *_begin() the place in the queue where the bytes
+ * go, reads them there straight from the socket (ldm6_io_recv_body()), and
+ * then always calls ldmd_down_stream_end().  A product not taken (refused,
+ * duplicate, no COMINGSOON pending) gives a NULL place: the caller reads
+ * the bytes and drops them.
+ */
+
+/**
+ * A HEREIS whose info.sz data bytes follow: vet and reserve room.
+ * @param dst  set to where the data goes, or NULL
+ * @return LDMD_DOWN_OK or LDMD_DOWN_EQUEUE
+ */
+int ldmd_down_hereis_begin(ldmd_down *d, const ldm6_prod_info *info,
+                           void **dst);
+
+/**
+ * A BLKDATA whose pkt->data_len bytes follow (pkt->data is not read).
+ * @param dst  set to where they go in the product announced by
+ *             COMINGSOON, or NULL when none is pending (a warning)
+ * @return LDMD_DOWN_OK; LDMD_DOWN_EPROTO (another product's signature, or
+ *         more bytes than announced: the pending product is discarded)
+ */
+int ldmd_down_blkdata_begin(ldmd_down *d, const ldm6_datapkt *pkt, void **dst);
+
+/**
+ * The bytes promised to the last *_begin() are all there (ok), or did not
+ * come (the connection failed: the product is discarded).  A HEREIS is
+ * committed; a BLKDATA's product is committed once complete.
+ * @return LDMD_DOWN_OK or LDMD_DOWN_EQUEUE
+ */
+int ldmd_down_stream_end(ldmd_down *d, bool ok);
+
+/** The counters. */
+const ldmd_down_stats *ldmd_down_stats_get(const ldmd_down *d);
+
+/**
+ * The products settled so far: those whose fate is final (committed into
+ * the queue, or dropped as a duplicate, too old, unwanted, too big, with no
+ * room or with bad metadata).  A product announced by COMINGSOON settles
+ * only when its last BLKDATA is committed (or when it is refused), never
+ * at the announcement: a requester that persists the last settled
+ * signature as its resume point then never skips a product whose data it
+ * did not get.
+ * @param info  if not NULL and the count is not 0, set to the last settled
+ *              product's metadata (origin rewritten)
+ * @return the number of products settled since ldmd_down_new()
+ */
+uint64_t ldmd_down_settled(const ldmd_down *d, pq_prod_info *info);
+
+/**
+ * LDM's origin rewriting: origin up to its first "_v_", then "_v_" and
+ * upstream, cut to PQ_ORIGIN_MAX characters.
+ */
+void ldmd_down_origin(const char *origin, const char *upstream,
+                      char out[PQ_ORIGIN_MAX + 1]);
+
+#endif /* LDMD_SERVER_DOWNSTREAM_H */

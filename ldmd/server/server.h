@@ -1,0 +1,148 @@
+/*
+ * server.h - what the parts of the ldmd server share: the settings the
+ * top-level process hands to each connection child, the connection context
+ * every handler works on, and the handlers themselves.
+ *
+ * The top-level ldmd (ldmd.c) listens, forks one child per connection and
+ * calls ldmd_conn_serve() in it.  The child (server_conn.c) checks that the
+ * peer may connect, then serves calls; the first FEEDME or NOTIFYME turns
+ * the connection around for good (upstream.c), HIYA makes it a receiver of
+ * pushed products (hiya.c, with downstream.c; long products through
+ * receive.c).  A requester process (requester.c) makes an ldmd_conn for
+ * its own connection and receives products with the same handlers.
+ * Everything a handler needs is in the ldmd_conn it is given: no
+ * file-scope connection state.
+ *
+ * Not thread-safe: one connection per process, as LDM.
+ */
+#ifndef LDMD_SERVER_SERVER_H
+#define LDMD_SERVER_SERVER_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "ldmd/server/downstream.h"
+#include "ldmd/site/ldmd_conf.h"
+#include "ldmd/proto/rpc_io.h"
+#include "pq/pq.h"
+
+#ifndef LDMD_VERSION
+#define LDMD_VERSION "0.1.0"
+#endif
+
+/* Timers (ldm6-protocol.md section 13), in milliseconds. */
+#define LDMD_IDLE_MS (4 * 30000)    /**< silence before the first call */
+#define LDMD_SYNC_TIMEOUT_MS 60000  /**< a synchronous v6 call */
+#define LDMD_V5_KEEPALIVE_MS 300000 /**< NULLPROC of an idle v5 feed */
+#define LDMD_SLICE_MS 1000          /**< longest wait between checks */
+/** Bytes of a record gathered before its data is streamed (receive.c):
+ *  more than any record but HEREIS and BLKDATA (a class of 32 specs with
+ *  255-character patterns and its RPC header take about 8.5 KB). */
+#define LDMD_RECORD_HEAD 16384
+
+/** Settings of the server, read-only in the children. */
+typedef struct ldmd_settings {
+  const ldm_conf *conf;
+  const char *queue_path;
+  unsigned max_latency; /**< seconds (-m) */
+  unsigned time_offset; /**< seconds (-o) */
+  unsigned rpc_timeout; /**< seconds (-t): LDM-5 calls */
+  unsigned port;        /**< the port ldmd listens on (-P) */
+  int interval_ms;      /**< keep-alive NULLPROC of an idle feed */
+  int silence_ms;       /**< a requester's limit on upstream silence */
+  int retry_min_ms;     /**< a requester's first reconnection delay */
+  int retry_max_ms;     /**< ... and its bound */
+  int autoshift_ms;     /**< period of the primary/alternate evaluation */
+  /** Directory of the requesters' resume files ("": beside the queue). */
+  const char *state_dir;
+  /** Set by SIGTERM (and SIGINT): stop at the next check. */
+  volatile sig_atomic_t *stop;
+} ldmd_settings;
+
+/** One connection, in its child process. */
+typedef struct ldmd_conn {
+  const ldmd_settings *set;
+  ldm6_io *io;
+  char ip[64];     /**< the peer's address text */
+  char name[1025]; /**< its reverse-DNS name (NI_MAXHOST), or the address */
+  bool named;      /**< name is a real name */
+  char peer[1100]; /**< "name (address)" or "address", for messages */
+  /** Connection children of the server when this one was forked (for
+   *  IS_ALIVE). */
+  const pid_t *siblings;
+  size_t nsiblings;
+  /* After HIYA: the queue (read-write) and the receiving side. */
+  pq_t *pq;
+  ldmd_down *down;
+} ldmd_conn;
+
+/** What a handler asks the call loop to do next. */
+enum ldmd_next {
+  LDMD_CONTINUE = 0, /**< serve the next call */
+  LDMD_DONE = 1,     /**< close the connection: all went well */
+  LDMD_FAIL = 2      /**< close the connection: something failed */
+};
+
+/* ---- server_conn.c ---- */
+
+/**
+ * Serve one accepted connection in a child process: check the peer against
+ * ALLOW and ACCEPT, then serve calls until the peer leaves, the connection
+ * fails or *set->stop is set.  Takes ownership of fd.
+ * @return the child's exit status (0 when all went well)
+ */
+int ldmd_conn_serve(const ldmd_settings *set, int fd, const pid_t *siblings,
+                    size_t nsiblings);
+
+/** The peer's name for messages ("host (1.2.3.4)" or "1.2.3.4"). */
+const char *ldmd_conn_peer(const ldmd_conn *c);
+
+/** Reply SUCCESS with an encoded value of type (LDM6_T_VOID: none); a
+ *  failure is logged.  @return LDMD_CONTINUE or LDMD_FAIL */
+int ldmd_conn_reply(ldmd_conn *c, uint32_t xid, int type, const void *value);
+
+/** Reply with an accept_stat error (PROC_UNAVAIL, GARBAGE_ARGS,
+ *  SYSTEM_ERR).  @return LDMD_CONTINUE or LDMD_FAIL */
+int ldmd_conn_reply_error(ldmd_conn *c, uint32_t xid, uint32_t accept_stat);
+
+/* ---- upstream.c ---- */
+
+/**
+ * FEEDME (v6 or v5) or NOTIFYME (v6): reduce the class to what ALLOW
+ * permits and answer; after OK, turn the connection around and send
+ * products from the queue until the peer leaves or the server stops.
+ * @return LDMD_CONTINUE after RECLASS, BADPATTERN or an error reply (the
+ *         peer may ask again), else LDMD_DONE or LDMD_FAIL.
+ */
+int ldmd_upstream(ldmd_conn *c, const ldm6_io_msg *call);
+
+/* ---- hiya.c ---- */
+
+/** HIYA: compute the class ACCEPT permits, answer OK or RECLASS (or
+ *  refuse), and get ready to receive products. */
+int ldmd_hiya(ldmd_conn *c, const ldm6_io_msg *call);
+
+/**
+ * HEREIS, COMINGSOON or BLKDATA (v6) on a connection that receives
+ * products: after HIYA, or a requester's connection after FEEDME.  The
+ * arguments are decoded (GARBAGE_ARGS if they cannot be), handed to
+ * c->down, and COMINGSOON answered.
+ */
+int ldmd_product_call(ldmd_conn *c, const ldm6_io_msg *call);
+
+/* ---- receive.c ---- */
+
+/**
+ * The rest of a long HEREIS or BLKDATA record whose start
+ * ldm6_io_recv_head() gave (its "more" was true): the data is read from the
+ * socket straight into the queue (c->down).  Anything else in a long
+ * record is a protocol error.  timeout_ms bounds each wait for bytes.
+ * @return LDMD_CONTINUE, or LDMD_FAIL (logged; close the connection: it is
+ *         out of step)
+ */
+int ldmd_product_stream(ldmd_conn *c, const ldm6_io_msg *head, int timeout_ms);
+
+#endif /* LDMD_SERVER_SERVER_H */

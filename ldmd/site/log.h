@@ -1,0 +1,89 @@
+/*
+ * log.h - logging as LDM users know it, for the server and the utilities.
+ *
+ * Levels DEBUG, INFO, NOTICE (printed NOTE), WARNING (WARN), ERROR, FATAL;
+ * the default is NOTICE, `-v` selects INFO and `-x` DEBUG.  Destinations as
+ * LDM's `-l` option: "" is syslog (facility LOCAL0, LOG_PID|LOG_NDELAY),
+ * "-" is stderr, anything else a file appended to.  Without -l: stderr,
+ * unless stderr is /dev/null or closed (a daemon), then the registry's
+ * /log/file (syslog if that file cannot be opened).  The default is settled
+ * by the first message or ldm_log_get_destination(), so -l can replace it
+ * without a file being opened first.
+ *
+ * File and stderr lines use LDM's "simple" format, one output line per
+ * message line:
+ *   YYYYMMDDThhmmss.uuuuuuZ <ident>[<pid>] (pad to col 52)<file>:<func>:<line>
+ *   (pad to col 88)<LEVEL> (pad to col 94)<message>
+ * Columns count from 0 (the location follows 52 characters); a field that
+ * overruns its column pushes the next one right by one space.  The time is
+ * UTC and <file> the base name of the source file.  Each line is one
+ * write(2) to a descriptor opened O_APPEND.  Syslog gets
+ * "<file>:<line>:<func>() <message>" per line, at the matching priority
+ * (FATAL is LOG_CRIT).
+ *
+ * The logger is process-wide state (one per process, like the process's
+ * stderr), guarded by a mutex so threads may share it.  Logging preserves
+ * errno.  Every function is async-signal-unsafe except
+ * ldm_log_request_refresh() and ldm_log_request_roll(), which only set flags
+ * that the next message acts on: call them from SIGUSR1 / SIGUSR2 handlers.
+ * After fork() the child keeps the parent's destination; call
+ * ldm_log_set_ident() to give it its own name.
+ */
+#ifndef LDMD_SITE_LOG_H
+#define LDMD_SITE_LOG_H
+
+#include <stdbool.h>
+
+enum ldm_log_level {
+  LDM_LOG_DEBUG = 0,
+  LDM_LOG_INFO = 1,
+  LDM_LOG_NOTICE = 2,
+  LDM_LOG_WARNING = 3,
+  LDM_LOG_ERROR = 4,
+  LDM_LOG_FATAL = 5,
+};
+
+/** Set the process ident (program name or peer) and default level. */
+void ldm_log_init(const char *ident);
+void ldm_log_set_ident(const char *ident);
+const char *ldm_log_get_ident(void);
+
+/**
+ * Choose the destination: "" syslog, "-" stderr, else a file path (created
+ * 0644 if missing, appended to).  NULL means the default described above.
+ * @return 0, or -1 with errno set if the file cannot be opened (the
+ *         previous destination stays).
+ */
+int ldm_log_set_destination(const char *dest);
+/** The current destination ("" syslog, "-" stderr, or the path). */
+const char *ldm_log_get_destination(void);
+
+void ldm_log_set_level(enum ldm_log_level level);
+enum ldm_log_level ldm_log_get_level(void);
+/** NOTICE -> INFO -> DEBUG -> NOTICE (WARNING and above -> NOTICE). */
+void ldm_log_roll_level(void);
+bool ldm_log_enabled(enum ldm_log_level level);
+
+/** Async-signal-safe: reopen the file (after rotation) before the next
+ *  message.  For SIGUSR1. */
+void ldm_log_request_refresh(void);
+/** Async-signal-safe: roll the level before the next message.  SIGUSR2. */
+void ldm_log_request_roll(void);
+
+void ldm_log_write(enum ldm_log_level level, const char *file, const char *func,
+                   int line, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+#define ldm_log(level, ...)                                                    \
+  do {                                                                         \
+    if (ldm_log_enabled(level))                                                \
+      ldm_log_write((level), __FILE__, __func__, __LINE__, __VA_ARGS__);       \
+  } while (0)
+#define log_debug(...) ldm_log(LDM_LOG_DEBUG, __VA_ARGS__)
+#define log_info(...) ldm_log(LDM_LOG_INFO, __VA_ARGS__)
+#define log_notice(...) ldm_log(LDM_LOG_NOTICE, __VA_ARGS__)
+#define log_warning(...) ldm_log(LDM_LOG_WARNING, __VA_ARGS__)
+#define log_error(...) ldm_log(LDM_LOG_ERROR, __VA_ARGS__)
+#define log_fatal(...) ldm_log(LDM_LOG_FATAL, __VA_ARGS__)
+
+#endif /* LDMD_SITE_LOG_H */

@@ -1,0 +1,168 @@
+/*
+ * registry.h - the LDM registry: site parameters in an XML file read with
+ * libxml2, with LDM's key paths and defaults (ldm6-protocol.md section 10)
+ * and those of ldmd's own keys.
+ *
+ * A key path /a/b/c is the text of <registry><a><b><c>, without surrounding
+ * white space; an element with elements inside, or with only comments (keys
+ * commented out), is a node, not a key; <c/> is a key whose value is "".  A
+ * key
+ * missing from the file, or a missing or empty file, gives the built-in
+ * default.  A malformed file is an error that names the file and line.  The
+ * file is read under a shared fcntl lock and written (re-read, changed,
+ * written whole to a temporary file renamed into place) under an exclusive
+ * one, so concurrent writers do not lose each other's changes.  A registry
+ * reached through a symbolic link is replaced where the link points.
+ *
+ * Where the registry is: the path given to ldm_reg_open(), else
+ * $LDM_REGISTRY (a file path), else $LDM_REGISTRY_DIR/registry.xml, else
+ * $LDMHOME/etc/registry.xml, with LDMHOME from the environment or
+ * LDM_HOME_DEFAULT.  Tests point LDM_REGISTRY at a scratch file so they never
+ * touch a system path.
+ *
+ * Values: strings; unsigned integers (strtoull base 0); sizes, the same with
+ * a decimal suffix k, M or G in either case (x1e3, x1e6, x1e9, as LDM);
+ * booleans TRUE/YES/AFIRMATIVE/AFFIRMATIVE or FALSE/NO/NEGATIVE
+ * (case-insensitive) or any integer, non-zero being true; times
+ * YYYYMMDDThhmmss[.uuuuuu]; signatures as 32 hex digits.  Defaults that name
+ * files contain $LDMHOME, expanded when read; /hostname defaults to
+ * gethostname() at the time it is read.  The built-in keys (LDM's and
+ * ldmd's own, below) have types that ldm_reg_set_string() enforces (a port
+ * is an integer 1-65535, /queue/size a size, /queue/slots "default" or an
+ * integer, booleans booleans, /reconciliation-mode one of LDM's three modes,
+ * ldmd's timers integers 1-REG_SECONDS_MAX); other keys are strings.
+ *
+ * Not thread-safe per handle; safe across fork() for reading.
+ */
+#ifndef LDMD_SITE_REGISTRY_H
+#define LDMD_SITE_REGISTRY_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define LDM_HOME_DEFAULT "/var/lib/ldm"
+
+/* Key paths (LDM's names). */
+#define REG_HOSTNAME "/hostname"
+#define REG_QUEUE_PATH "/queue/path"   /* default /dev/shm/ldm.pq */
+#define REG_QUEUE_SIZE "/queue/size"   /* default 500M */
+#define REG_QUEUE_SLOTS "/queue/slots" /* default "default" */
+#define REG_LDMD_CONFIG "/server/config-path"
+#define REG_IP_ADDR "/server/ip-addr"
+#define REG_PORT "/server/port"
+#define REG_MAX_CLIENTS "/server/max-clients"
+#define REG_MAX_LATENCY "/server/max-latency"
+#define REG_TIME_OFFSET "/server/time-offset"
+#define REG_ANTI_DOS "/server/enable-anti-DOS"
+#define REG_PQACT_CONFIG "/pqact/config-path"
+#define REG_PQACT_DATADIR "/pqact/datadir-path"
+#define REG_LOG_FILE "/log/file"
+#define REG_LOG_COUNT "/log/count"
+#define REG_LOG_ROTATE "/log/rotate"
+#define REG_INSERTION_CHECK "/insertion-check-interval"
+#define REG_RECONCILIATION "/reconciliation-mode"
+#define REG_DELETE_INFO_FILES "/delete-info-files"
+
+/* Keys of ldmd's own, not LDM's (ldmd.8 says what they do; their defaults
+ * are in the table in registry.c, which regutil lists): timers in whole
+ * seconds from 1 to REG_SECONDS_MAX, and the requesters' state directory
+ * ("" for the queue's directory). */
+#define REG_INTERVAL "/server/interval"
+#define REG_RESTART_MIN "/server/restart-min"
+#define REG_RESTART_MAX "/server/restart-max"
+#define REG_SILENCE_LIMIT "/requester/silence-limit"
+#define REG_RETRY_MIN "/requester/retry-min"
+#define REG_RETRY_MAX "/requester/retry-max"
+#define REG_AUTOSHIFT "/requester/autoshift-interval"
+#define REG_STATE_DIR "/requester/state-dir"
+/** The most seconds a timer key may hold: ldmd counts them in int
+ *  milliseconds. */
+#define REG_SECONDS_MAX (INT_MAX / 1000)
+
+/* Results. */
+#define LDM_REG_OK 0
+#define LDM_REG_NOENT 1  /* no such key and no default */
+#define LDM_REG_EVALUE 2 /* the value is not of the asked type */
+#define LDM_REG_EFILE 3  /* the file is malformed (message names the line) */
+#define LDM_REG_ESYS 4   /* a system call failed (message names it) */
+#define LDM_REG_EINVAL 5 /* bad key path or argument */
+
+typedef struct ldm_registry ldm_registry;
+
+/** Resolve the registry file path (see above) into buf.
+ *  @return buf, or NULL if the path does not fit in len bytes. */
+const char *ldm_reg_default_path(char *buf, size_t len);
+
+/**
+ * Read the registry.  A missing file is not an error (defaults apply).
+ * @param path NULL for the default location
+ * @param err, errlen  message on failure (may be NULL, 0)
+ * @return LDM_REG_OK, LDM_REG_EFILE, LDM_REG_ESYS (LDM_REG_EINVAL if reg
+ *         is NULL); on failure *reg is NULL.
+ */
+int ldm_reg_open(const char *path, ldm_registry **reg, char *err,
+                 size_t errlen);
+void ldm_reg_close(ldm_registry *reg);
+const char *ldm_reg_path(const ldm_registry *reg);
+/** Message of the last failure on this handle. */
+const char *ldm_reg_error(const ldm_registry *reg);
+
+/*
+ * Getters: the value in the file as read by ldm_reg_open() (or as written by
+ * this handle since), else the default.
+ * @return LDM_REG_OK; LDM_REG_NOENT (not in the file, no default);
+ *         LDM_REG_EVALUE (not of the asked type); LDM_REG_EINVAL (bad key,
+ *         or for get_string a value that does not fit in len bytes with its
+ *         NUL); LDM_REG_ESYS.  The handle's message says which.
+ */
+int ldm_reg_get_string(ldm_registry *reg, const char *key, char *buf,
+                       size_t len);
+int ldm_reg_get_uint(ldm_registry *reg, const char *key, uint64_t *value);
+int ldm_reg_get_size(ldm_registry *reg, const char *key, uint64_t *value);
+int ldm_reg_get_bool(ldm_registry *reg, const char *key, bool *value);
+/** Is the key set in the file (not only by default)? */
+bool ldm_reg_is_set(ldm_registry *reg, const char *key);
+
+/**
+ * Set a key (creating elements as needed) and write the file, creating it
+ * if missing (its directory must exist).
+ * @return LDM_REG_OK; LDM_REG_EVALUE (the value is not of the key's type,
+ *         or has control characters or bad UTF-8); LDM_REG_EINVAL (bad key,
+ *         or the key is a node or lies below a value); LDM_REG_EFILE (the
+ *         file as re-read is malformed); LDM_REG_ESYS.
+ */
+int ldm_reg_set_string(ldm_registry *reg, const char *key, const char *value);
+/**
+ * Remove a key from the file (its default applies again).  A node goes with
+ * every key below it, "/" with every key; nodes left empty go too.
+ * @return LDM_REG_OK; LDM_REG_NOENT if nothing at key is in the file;
+ *         LDM_REG_EINVAL, LDM_REG_EFILE, LDM_REG_ESYS as for setting.
+ */
+int ldm_reg_remove(ldm_registry *reg, const char *key);
+
+/**
+ * Write an empty registry (<registry/>) at path (NULL for the default
+ * location): if reset, in place of whatever is there, malformed or not;
+ * else only if there is no file or an empty one.  Under the write lock.
+ * For `regutil -c` and `regutil -R`.
+ * @return LDM_REG_OK or LDM_REG_ESYS, with a message in err.
+ */
+int ldm_reg_create(const char *path, bool reset, char *err, size_t errlen);
+
+/** Call fn for every key under prefix ("/" for all), file keys and
+ *  defaults, in path order (component by component, bytewise, so /a/b
+ *  comes before /a-b); a non-zero return stops the walk and is returned.
+ *  @return 0, fn's non-zero return, or LDM_REG_EINVAL (bad prefix) or
+ *          LDM_REG_ESYS: fn should return values it can tell from these. */
+int ldm_reg_walk(ldm_registry *reg, const char *prefix,
+                 int (*fn)(const char *key, const char *value, bool is_default,
+                           void *arg),
+                 void *arg);
+
+/** Parse a size with LDM's decimal suffixes ("500M" = 500,000,000).
+ *  @return 0, or -1 if malformed or out of range. */
+int ldm_parse_size(const char *s, uint64_t *value);
+
+#endif /* LDMD_SITE_REGISTRY_H */
