@@ -96,7 +96,8 @@ typedef struct ldm_registry ldm_registry;
 const char *ldm_reg_default_path(char *buf, size_t len);
 
 /**
- * Read the registry.  A missing file is not an error (defaults apply).
+ * Read the registry.  A missing file is not an error (defaults apply); an
+ * empty or blank one is (LDM_REG_EFILE): nobody chose its settings.
  * @param path NULL for the default location
  * @param err, errlen  message on failure (may be NULL, 0)
  * @return LDM_REG_OK, LDM_REG_EFILE, LDM_REG_ESYS (LDM_REG_EINVAL if reg

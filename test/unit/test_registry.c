@@ -284,7 +284,7 @@ static void test_defaults_missing_file(void **state) {
                                      REG_RETRY_MAX,
                                      REG_AUTOSHIFT,
                                      REG_STATE_DIR};
-  char path[4096], buf[64];
+  char path[4096], buf[64], err[512];
   struct stat st;
   ldm_registry *reg;
   (void)state;
@@ -306,15 +306,14 @@ static void test_defaults_missing_file(void **state) {
   want_uint(reg, REG_PORT, 388);
   ldm_reg_close(reg);
 
-  /* An empty or blank file is an empty registry. */
+  /* An empty or blank file is refused, never taken as all defaults. */
   write_file(path, "");
-  reg = open_ok(path);
-  check_all_defaults(reg);
-  ldm_reg_close(reg);
+  assert_int_equal(ldm_reg_open(path, &reg, err, sizeof err), LDM_REG_EFILE);
+  assert_non_null(strstr(err, "empty"));
+  assert_non_null(strstr(err, path));
   write_file(path, " \n\t\n");
-  reg = open_ok(path);
-  want_uint(reg, REG_MAX_CLIENTS, 256);
-  ldm_reg_close(reg);
+  assert_int_equal(ldm_reg_open(path, &reg, err, sizeof err), LDM_REG_EFILE);
+  assert_non_null(strstr(err, "empty"));
 }
 
 /* ---- values ---- */

@@ -1,0 +1,180 @@
+/*
+ * registry_keys.c - the registry's built-in keys: LDM's keys and ldmd's own,
+ * each with its default and the type a value set for it must have (the one
+ * place they are written; regutil lists them), and the parsers of values:
+ * unsigned integers, sizes with LDM's suffixes, booleans.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "ldmd/site/registry_internal.h"
+
+/* ---- the built-in keys: defaults and the types a set must respect ---- */
+
+static const char *const reconciliation_modes[] = {
+    "do nothing", "increase queue", "decrease maximum latency", NULL};
+
+const struct reg_default ldm__reg_defaults[] = {
+    {REG_HOSTNAME, NULL, RT_HOSTNAME, 0, 0, NULL},
+    {REG_QUEUE_PATH, "/dev/shm/ldm.pq", RT_STRING, 0, 0, NULL},
+    {REG_QUEUE_SIZE, "500M", RT_SIZE, 0, 0, NULL},
+    {REG_QUEUE_SLOTS, "default", RT_SLOTS, 0, 0, NULL},
+    {REG_LDMD_CONFIG, "$LDMHOME/etc/ldmd.conf", RT_STRING, 0, 0, NULL},
+    {REG_IP_ADDR, "0.0.0.0", RT_STRING, 0, 0, NULL},
+    {REG_PORT, "388", RT_UINT, 1, 65535, NULL},
+    {REG_MAX_CLIENTS, "256", RT_UINT, 0, UINT32_MAX, NULL},
+    {REG_MAX_LATENCY, "3600", RT_UINT, 0, UINT32_MAX, NULL},
+    {REG_TIME_OFFSET, "3600", RT_UINT, 0, UINT32_MAX, NULL},
+    {REG_ANTI_DOS, "TRUE", RT_BOOL, 0, 0, NULL},
+    {REG_PQACT_CONFIG, "$LDMHOME/etc/pqact.conf", RT_STRING, 0, 0, NULL},
+    {REG_PQACT_DATADIR, "$LDMHOME/var/data", RT_STRING, 0, 0, NULL},
+    {REG_LOG_FILE, "$LDMHOME/var/logs/ldmd.log", RT_STRING, 0, 0, NULL},
+    {REG_LOG_COUNT, "7", RT_UINT, 0, UINT32_MAX, NULL},
+    {REG_LOG_ROTATE, "1", RT_BOOL, 0, 0, NULL},
+    {REG_INSERTION_CHECK, "300", RT_UINT, 0, UINT32_MAX, NULL},
+    {REG_RECONCILIATION, "do nothing", RT_CHOICE, 0, 0, reconciliation_modes},
+    {REG_DELETE_INFO_FILES, "0", RT_BOOL, 0, 0, NULL},
+    /* ldmd's own keys (ldmd.8): LDM's values where LDM has one. */
+    {REG_INTERVAL, "30", RT_UINT, 1, REG_SECONDS_MAX, NULL},
+    {REG_RESTART_MIN, "1", RT_UINT, 1, REG_SECONDS_MAX, NULL},
+    {REG_RESTART_MAX, "60", RT_UINT, 1, REG_SECONDS_MAX, NULL},
+    {REG_SILENCE_LIMIT, "300", RT_UINT, 1, REG_SECONDS_MAX, NULL},
+    {REG_RETRY_MIN, "1", RT_UINT, 1, REG_SECONDS_MAX, NULL},
+    {REG_RETRY_MAX, "60", RT_UINT, 1, REG_SECONDS_MAX, NULL},
+    {REG_AUTOSHIFT, "60", RT_UINT, 1, REG_SECONDS_MAX, NULL},
+    {REG_STATE_DIR, "", RT_STRING, 0, 0, NULL}, /* "": the queue's directory */
+};
+const size_t ldm__reg_ndefaults =
+    sizeof ldm__reg_defaults / sizeof ldm__reg_defaults[0];
+
+const struct reg_default *ldm__reg_find_default(const char *key) {
+  for (size_t i = 0; i < ldm__reg_ndefaults; i++)
+    if (strcmp(ldm__reg_defaults[i].key, key) == 0)
+      return &ldm__reg_defaults[i];
+  return NULL;
+}
+
+/* ---- value parsers ---- */
+
+/* Strict strtoull base 0: digits first, nothing after, no overflow. */
+int ldm__reg_parse_uint(const char *s, uint64_t *value) {
+  char *end;
+  unsigned long long v;
+
+  if (s == NULL || !isdigit((unsigned char)*s))
+    return -1;
+  errno = 0;
+  v = strtoull(s, &end, 0);
+  if (errno != 0 || *end != '\0')
+    return -1;
+  *value = v;
+  return 0;
+}
+
+int ldm_parse_size(const char *s, uint64_t *value) {
+  char *end;
+  unsigned long long v;
+  uint64_t mult = 1;
+
+  if (s == NULL || value == NULL || !isdigit((unsigned char)*s))
+    return -1;
+  errno = 0;
+  v = strtoull(s, &end, 0);
+  if (errno != 0)
+    return -1;
+  switch (*end) {
+  case '\0':
+    break;
+  case 'k':
+  case 'K':
+    mult = 1000;
+    end++;
+    break;
+  case 'm':
+  case 'M':
+    mult = 1000 * 1000;
+    end++;
+    break;
+  case 'g':
+  case 'G':
+    mult = 1000 * 1000 * 1000;
+    end++;
+    break;
+  default:
+    return -1;
+  }
+  if (*end != '\0' || v > UINT64_MAX / mult)
+    return -1;
+  *value = (uint64_t)v * mult;
+  return 0;
+}
+
+/* LDM's booleans: words either way, or any integer (non-zero is true). */
+int ldm__reg_parse_bool(const char *s, bool *value) {
+  static const char *const yes[] = {"TRUE", "YES", "AFIRMATIVE", "AFFIRMATIVE",
+                                    NULL};
+  static const char *const no[] = {"FALSE", "NO", "NEGATIVE", NULL};
+  char *end;
+  long long v;
+
+  for (size_t i = 0; yes[i] != NULL; i++)
+    if (strcasecmp(s, yes[i]) == 0) {
+      *value = true;
+      return 0;
+    }
+  for (size_t i = 0; no[i] != NULL; i++)
+    if (strcasecmp(s, no[i]) == 0) {
+      *value = false;
+      return 0;
+    }
+  if (!isdigit((unsigned char)*s) &&
+      !((*s == '-' || *s == '+') && isdigit((unsigned char)s[1])))
+    return -1;
+  errno = 0;
+  v = strtoll(s, &end, 0);
+  if (errno != 0 || *end != '\0')
+    return -1;
+  *value = v != 0;
+  return 0;
+}
+
+/* Does value suit the key's type?  If not, why (for "value ... is %s"). */
+const char *ldm__reg_type_mismatch(const struct reg_default *d,
+                                   const char *value) {
+  uint64_t u;
+  bool b;
+
+  switch (d->type) {
+  case RT_STRING:
+    return NULL;
+  case RT_HOSTNAME:
+    return *value == '\0' ? "empty" : NULL;
+  case RT_UINT:
+    if (ldm__reg_parse_uint(value, &u) != 0)
+      return "not an unsigned integer";
+    return u < d->min || u > d->max ? "out of range" : NULL;
+  case RT_SIZE:
+    return ldm_parse_size(value, &u) != 0
+               ? "not a size (digits with an optional k, M or G)"
+               : NULL;
+  case RT_BOOL:
+    return ldm__reg_parse_bool(value, &b) != 0 ? "not a boolean (TRUE or FALSE)"
+                                               : NULL;
+  case RT_SLOTS:
+    if (strcmp(value, "default") == 0)
+      return NULL;
+    return ldm__reg_parse_uint(value, &u) != 0 || u == 0
+               ? "neither \"default\" nor a positive integer"
+               : NULL;
+  case RT_CHOICE:
+    for (size_t i = 0; d->choices[i] != NULL; i++)
+      if (strcmp(value, d->choices[i]) == 0)
+        return NULL;
+    return "not one of the allowed values";
+  }
+  return NULL;
+}
