@@ -3,7 +3,7 @@
  * options, defaults from the registry), ldmd.conf, the listening sockets,
  * daemonizing (or not), the EXEC programs and the requesters of the
  * REQUEST entries (tasks that children.c keeps running), and the accept
- * loop that forks one process per connection (ldm6-protocol.md section 6).
+ * loop that forks one process per connection (docs/protocol.md §15).
  *
  * The loop sleeps in ppoll(2) on the listening sockets, until the next
  * restart of a task that died is due, with the signals it acts on blocked

@@ -2,7 +2,7 @@
  * feedtype.c - LDM's feedtype names: the table, the expression parser of
  * ldmd.conf, pqact.conf and every -f option, and the printer used in every
  * product log line.  The names, aliases, grammar, error numbers and print
- * order are LDM's (ldm6-protocol.md section 5), because configuration files
+ * order are LDM's (docs/protocol.md §13), because configuration files
  * and log scrapers written for LDM depend on them.
  */
 #include "pq/product.h"

@@ -1,7 +1,7 @@
 /*
  * prodclass.c - product classes: which products a reader, a downstream or a
  * utility wants.  Owns building a class (compiling each spec's ERE), freeing
- * it, and LDM's matching rule (ldm6-protocol.md 3.7): creation time inside
+ * it, and LDM's matching rule (docs/protocol.md §12): creation time inside
  * the window, then any spec sharing a feedtype bit whose ERE is found in the
  * ident.  LDM's quirks are kept on purpose: leading ".*" are stripped before
  * compiling, and the "everything" class ignores the time.

@@ -2,7 +2,7 @@
  * prodtext.c - the text forms of product metadata: times, the one-line
  * product description of every LDM per-product log line (s_prod_info), and
  * signatures as hex.  Operators grep LDM's logs, so the layout is LDM's to
- * the space (ldm6-protocol.md section 9).  Everything formats into the
+ * the space (docs/protocol.md §18).  Everything formats into the
  * caller's buffer and returns what snprintf would.
  */
 #include "pq/product.h"

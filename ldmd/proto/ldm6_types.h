@@ -1,7 +1,7 @@
 /*
  * ldm6_types.h - the LDM-6 protocol as C types: ONC RPC program 300029, its
  * versions and procedures, and one C type for every XDR type of LDM's ldm.x
- * (ldm6-protocol.md sections 2 and 3), in wire order and with the wire's
+ * (docs/protocol.md §2 and §3), in wire order and with the wire's
  * widths: 32-bit seconds, 32-bit sizes, bounded strings.  These are the
  * shapes messages have on the wire; pq/product.h holds the richer in-memory
  * model (64-bit seconds, compiled patterns) and ldmd/proto/ldm6_xdr.h converts
@@ -28,7 +28,7 @@ extern "C" {
 #endif
 
 /* ---------------------------------------------------------------------- */
-/* Program, versions, procedures (section 2)                              */
+/* Program, versions, procedures (docs/protocol.md §2)                    */
 /* ---------------------------------------------------------------------- */
 
 #define LDM6_PROG 300029u /**< LDMPROG, 0x000493fd */
@@ -50,7 +50,7 @@ enum ldm6_proc {
 };
 
 /* ---------------------------------------------------------------------- */
-/* Limits and constants (section 3.2)                                     */
+/* Limits and constants (docs/protocol.md §3.2)                           */
 /* ---------------------------------------------------------------------- */
 
 #define LDM6_SIGLEN 16          /**< signaturet: opaque[16], MD5 */
@@ -78,7 +78,7 @@ typedef enum ldm6_errt {
 } ldm6_errt;
 
 /* ---------------------------------------------------------------------- */
-/* Structures (section 3.3), fields in wire order                         */
+/* Structures (docs/protocol.md §3.6-3.8), fields in wire order           */
 /* ---------------------------------------------------------------------- */
 
 /** timestampt: two XDR ints.  Valid: 0 <= tv_sec, 0 <= tv_usec <= 999999. */
@@ -173,7 +173,7 @@ typedef struct ldm6_rendezvous {
 } ldm6_rendezvous;
 
 /* ---------------------------------------------------------------------- */
-/* Results (section 3.5)                                                  */
+/* Results (docs/protocol.md §3.10)                                       */
 /* ---------------------------------------------------------------------- */
 
 /** fornme_reply_t: FEEDME/NOTIFYME result.  code is OK, BADPATTERN or

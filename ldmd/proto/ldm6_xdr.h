@@ -3,7 +3,7 @@
  * LDM puts them on the wire, and conversion between the wire types of
  * ldmd/proto/ldm6_types.h and the product model of pq/product.h.
  *
- * WIRE RULES (ldm6-protocol.md section 3) the coders keep:
+ * WIRE RULES (docs/protocol.md §3) the coders keep:
  *   - members that ldm.x declares as pointers (feedpar.prod_class,
  *     comingsoon_args.infop, datapkt.signaturep, the pointer arms of the
  *     unions) are encoded inline, with no 4-byte presence word;
@@ -99,9 +99,9 @@ typedef struct ldm6_proc_desc {
 } ldm6_proc_desc;
 
 /**
- * The procedure table of section 2: version 6 (all of 2.1), version 5 (2.2:
- * every call answered with ldm_replyt, FEEDME takes a bare prod_class) and
- * version 4 (NULLPROC only).
+ * The procedure table of docs/protocol.md §2: version 6 (all of §2.1), version
+ * 5 (§2.3: every call answered with ldm_replyt, FEEDME takes a bare prod_class)
+ * and version 4 (NULLPROC only).
  * @return the procedure, or NULL if that version does not serve it (the
  *         caller answers PROC_UNAVAIL, or PROG_MISMATCH for a version
  *         other than 4..6).
@@ -190,7 +190,7 @@ int ldm6_info_from_pq(const pq_prod_info *in, ldm6_prod_info *out);
  * A wire class into a model class, compiling every pattern in order with
  * pq_class_add() (which strips leading ".*" as LDM does).  Specs are kept
  * as sent, including NONE specs and a trailing "SIG=" spec: separating
- * those is the server's business (ldm6-protocol.md 3.6).
+ * those is the server's business (docs/protocol.md §5.2).
  * @param out     initialised here; on failure it is left empty (freed)
  * @param errbuf  on LDM6_EPATTERN: which pattern and regerror()'s text
  *                (may be NULL, 0)

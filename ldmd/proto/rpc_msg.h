@@ -1,7 +1,7 @@
 /*
  * rpc_msg.h - ONC RPC version 2 (RFC 5531) as LDM speaks it over TCP:
  * message headers (CALL, and every REPLY form LDM produces) and record
- * marking (ldm6-protocol.md section 1).
+ * marking (docs/protocol.md §1).
  *
  * HEADERS.  A CALL header is 40 bytes with AUTH_NONE: xid, 0 (CALL), 2,
  * prog, vers, proc, credential and verifier (flavor and length each).  A

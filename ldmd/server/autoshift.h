@@ -1,6 +1,6 @@
 /*
  * autoshift.h - when a requester switches between primary and alternate
- * mode (ldm6-protocol.md 4.7), as LDM's autoshift does.
+ * mode (docs/protocol.md §10), as LDM's autoshift does.
  *
  * Several REQUESTs for the same (feedtype, pattern), usually to different
  * upstreams, share the work: the first in ldmd.conf starts primary (the

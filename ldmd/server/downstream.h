@@ -1,8 +1,8 @@
 /*
  * downstream.h - the receiving side of LDM-6 product transfer: taking the
  * products an upstream sends (HEREIS, or COMINGSOON followed by BLKDATA)
- * into the local queue, as LDM's down6 does (ldm6-protocol.md sections 4.1
- * step 6 and 4.9).  Used by ldmd's HIYA receiver and by requesters.
+ * into the local queue, as LDM's down6 does (docs/protocol.md
+ * §7).  Used by ldmd's HIYA receiver and by requesters.
  *
  * Every product is vetted first: its creation time must be within the last
  * max_latency seconds (older products could have been evicted from the

@@ -1,7 +1,7 @@
 /*
  * hiya.c - the receiving side of a push (ldmsend, pqsend, rtstats): HIYA
  * offers a class; the ACCEPT entries that match the peer decide what is
- * taken (ldm6-protocol.md 4.3); the answer is OK(max_hereis) when that is
+ * taken (docs/protocol.md §8); the answer is OK(max_hereis) when that is
  * the offer, RECLASS(accepted class) when it is less, and AUTH_TOOWEAK
  * (and the connection closes) when it is nothing.  The products that follow
  * (HEREIS, COMINGSOON + BLKDATA) are handed to downstream.c, which vets

@@ -2,7 +2,7 @@
  * requester.h - the downstream side of a feed: one process per REQUEST
  * entry of ldmd.conf, forked and supervised by the top-level ldmd, that
  * asks an upstream LDM for products and puts them into the local queue
- * (ldm6-protocol.md 4.1 downstream side, 4.6, 4.7, 4.8, 4.9).
+ * (docs/protocol.md §7, §10, §11).
  *
  * One connection at a time: connect to host:port, FEEDME with the request
  * class (creation times from now - offset, the REQUEST's feedtype and

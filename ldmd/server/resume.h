@@ -2,7 +2,7 @@
  * resume.h - where a requester resumes: the signature of the last product
  * it received for one REQUEST, kept in a small file so that a reconnection
  * or a restart of ldmd (even after kill -9) neither loses nor repeats
- * products (ldm6-protocol.md 4.8).
+ * products (docs/protocol.md §11.4).
  *
  * WHY A FILE PER REQUEST, WRITTEN AS PRODUCTS SETTLE.  LDM saves the last
  * product's metadata in `.<hash>.info` when the requester exits, so a

@@ -33,7 +33,7 @@
 #define LDMD_VERSION "0.1.0"
 #endif
 
-/* Timers (ldm6-protocol.md section 13), in milliseconds. */
+/* Timers (docs/protocol.md §17), in milliseconds. */
 #define LDMD_IDLE_MS (4 * 30000)    /**< silence before the first call */
 #define LDMD_SYNC_TIMEOUT_MS 60000  /**< a synchronous v6 call */
 #define LDMD_V5_KEEPALIVE_MS 300000 /**< NULLPROC of an idle v5 feed */

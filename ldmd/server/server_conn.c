@@ -123,7 +123,7 @@ static void deny(ldmd_conn *c) {
   }
 }
 
-/* The access check (ldm6-protocol.md 4.1 step 1): the address first, the
+/* The access check (docs/protocol.md §5.1): the address first, the
  * name only if the address is not enough.  The name is looked up in any
  * case, for the log ident and for ALLOW entries written with names. */
 static bool admitted(ldmd_conn *c) {

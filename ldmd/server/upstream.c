@@ -3,7 +3,7 @@
  * answered (OK with this process's pid, RECLASS with what ALLOW permits,
  * an empty RECLASS when it permits nothing, BADPATTERN for a pattern that
  * does not compile), then the connection is turned around and this process
- * sends products from the queue as calls (ldm6-protocol.md 4.1, 4.2, 4.7):
+ * sends products from the queue as calls (docs/protocol.md §5, §6, §10):
  *
  *   primary (max_hereis > 0x7fffffff)   HEREIS, one-way
  *   alternate                           COMINGSOON (synchronous), then one
@@ -99,7 +99,7 @@ static void class_text(const pq_class *cls, char *buf, size_t len) {
 /* ---------------------------------------------------------------------- */
 
 /* Take the resume point, a trailing {NONE, "SIG=<32 hex>"}, out of the
- * class, and every other NONE spec with it (ldm6-protocol.md 3.6). */
+ * class, and every other NONE spec with it (docs/protocol.md §5.2). */
 static bool separate_signature(ldm6_prod_class *cls, uint8_t sig[PQ_SIGLEN],
                                const char *peer) {
   bool have = false;

@@ -1,8 +1,8 @@
 /*
  * ldmd_access.c - the LDM access semantics of a parsed ldmd.conf: who may
- * connect at all (section 4.1 step 1), what a downstream may have and
- * through which upstream filter its products pass (ALLOW, section 4.1
- * steps 3-4), and what an upstream may push (ACCEPT, section 4.3).  These
+ * connect at all (docs/protocol.md §5.1), what a downstream may have and
+ * through which upstream filter its products pass (ALLOW, docs/protocol.md
+ * §5.3), and what an upstream may push (ACCEPT, docs/protocol.md §8).  These
  * are the rules users' files rely on, matched as LDM matches them; they
  * live apart from the parser (ldmd_conf.c) so each can be read and tested
  * on its own, and they only read the configuration it built.
@@ -72,8 +72,8 @@ static unsigned char *allow_hits(const ldm_conf *conf, const char *name,
   return hit;
 }
 
-/* Section 4.1 step 3: one filter part per spec, from the first ALLOW entry
- * that matches the host and shares a feedtype; parts must be disjoint. */
+/* docs/protocol.md §5.3, item 1: one filter part per spec, from the first ALLOW
+ * entry that matches the host and shares a feedtype; parts must be disjoint. */
 static int build_filter(const ldm_conf *conf, const unsigned char *hit,
                         const pq_class *want, ldm_conf_filter *filter,
                         char *err, size_t errlen) {
@@ -103,8 +103,8 @@ static int build_filter(const ldm_conf *conf, const unsigned char *hit,
   return LDM_CONF_OK;
 }
 
-/* Section 4.1 step 4: each spec's feedtype meets the first gathered ALLOW
- * feedtype it intersects; specs with none left are dropped. */
+/* docs/protocol.md §5.3, item 2: each spec's feedtype meets the first gathered
+ * ALLOW feedtype it intersects; specs with none left are dropped. */
 static int reduce_class(const ldm_conf *conf, const unsigned char *hit,
                         const pq_class *want, pq_class *allowed, char *err,
                         size_t errlen) {

@@ -1,7 +1,7 @@
 /*
  * ldmd_conf.h - ldmd.conf: reading an LDM server's configuration file into
  * lists of entries, and the access rules those entries define for the server
- * (ldm6-protocol.md sections 6.1, 6.2, 4.1 and 4.3).
+ * (docs/protocol.md §14, §5 and §8).
  *
  * The file
  * --------
@@ -69,9 +69,9 @@
  * byte-identical are reduced: the later one loses the feedtype bits of the
  * earlier ones, and is dropped when nothing remains.  Remaining REQUESTs are
  * grouped by identical (feedtype, ERE); in each group the first in file
- * order starts in primary mode and the others in alternate mode (section
- * 4.7).  A reduced or dropped REQUEST, and a group of more than two (where
- * LDM's autoshift works badly), give warnings.
+ * order starts in primary mode and the others in alternate mode
+ * (docs/protocol.md §10).  A reduced or dropped REQUEST, and a group of more
+ * than two (where LDM's autoshift works badly), give warnings.
  *
  * Errors and warnings
  * -------------------
@@ -169,7 +169,7 @@ typedef struct ldm_conf_request {
   unsigned port;     /**< 1-65535 */
   bool port_given;   /**< false: port is the default port */
   enum ldm_conf_word word;
-  bool primary;        /**< initial mode: first of its group (section 4.7) */
+  bool primary; /**< initial mode: first of its group (docs/protocol.md §10) */
   unsigned group;      /**< index of its (feedtype, pattern) group, from 0 */
   unsigned group_size; /**< LDM's feedCount (RECEIVE not counted) */
 } ldm_conf_request;
@@ -253,7 +253,7 @@ bool ldm_conf_needs_listener(const ldm_conf *conf);
  */
 
 /**
- * The access check at accept time (section 4.1 step 1): may this peer
+ * The access check at accept time (docs/protocol.md §5.1): may this peer
  * connect at all?  True when the host ERE of some ALLOW or ACCEPT entry
  * matches.  LDM tries the address first and looks the name up only when
  * that fails: call with name NULL first, and again with the name only if
@@ -269,7 +269,7 @@ typedef struct ldm_conf_filter_part {
   const ldm_conf_allow *allow; /**< borrowed from the configuration */
 } ldm_conf_filter_part;
 
-/** An upstream filter (section 4.1 step 3).  Borrows from the ldm_conf it
+/** An upstream filter (docs/protocol.md §5.3).  Borrows from the ldm_conf it
  *  was made from, which must outlive it.  Needs no freeing. */
 typedef struct ldm_conf_filter {
   unsigned nparts;
@@ -277,7 +277,7 @@ typedef struct ldm_conf_filter {
 } ldm_conf_filter;
 
 /**
- * What a downstream may have (FEEDME and NOTIFYME; section 4.1 steps 3-4).
+ * What a downstream may have (FEEDME and NOTIFYME; docs/protocol.md §5.3).
  *
  * Step 3, the filter: for each spec of want, in order, the first ALLOW
  * entry (file order) whose feedtype intersects the spec's and whose host
@@ -290,7 +290,7 @@ typedef struct ldm_conf_filter {
  * is TS_ZERO..TS_ZERO (the empty RECLASS LDM sends).
  *
  * The caller (the server) has already compiled want and removed the
- * signature spec and NONE specs (section 4.1 step 2).  It replies RECLASS
+ * signature spec and NONE specs (docs/protocol.md §5.2).  It replies RECLASS
  * with allowed when !ldm_conf_class_equal(allowed, want), OK otherwise.
  *
  * @param want     the requested class
@@ -332,7 +332,7 @@ int ldm_conf_filter_format(const ldm_conf_filter *filter, char *buf,
                            size_t len);
 
 /**
- * What an upstream may push (HIYA; section 4.3).  For each ACCEPT entry
+ * What an upstream may push (HIYA; docs/protocol.md §8).  For each ACCEPT entry
  * whose host ERE matches, in file order (at most LDM_CONF_MAX_HITS), the
  * first offered spec whose feedtype intersects the entry's gives a spec
  * {offered feedtype & entry feedtype, the entry's pattern}.  The window is

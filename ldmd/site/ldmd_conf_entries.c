@@ -500,9 +500,9 @@ int ldm__conf_add_request(conf_parser *p, const conf_src *s, unsigned line,
 }
 
 /*
- * LDM's initial modes (section 4.7): REQUESTs with the same (feedtype, ERE)
- * form a group; the first in file order starts primary.  More than two in a
- * group is worth a warning: autoshift does not work well then.
+ * LDM's initial modes (docs/protocol.md §10): REQUESTs with the same (feedtype,
+ * ERE) form a group; the first in file order starts primary.  More than two in
+ * a group is worth a warning: autoshift does not work well then.
  */
 int ldm__conf_group_requests(conf_parser *p) {
   ldm_conf *conf = p->conf;

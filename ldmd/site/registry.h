@@ -1,6 +1,6 @@
 /*
  * registry.h - the LDM registry: site parameters in an XML file read with
- * libxml2, with LDM's key paths and defaults (ldm6-protocol.md section 10)
+ * libxml2, with LDM's key paths and defaults (docs/protocol.md §16)
  * and those of ldmd's own keys.
  *
  * A key path /a/b/c is the text of <registry><a><b><c>, without surrounding
