@@ -77,6 +77,21 @@ void *ldm__conf_grow(void *arr, size_t *cap, size_t n, size_t size) {
   return p;
 }
 
+/* Append the element at elem (size bytes) to the array *arr of *n
+ * elements and capacity *cap; on failure the array is unchanged and the
+ * caller still owns what elem holds. */
+int ldm__conf_append(conf_parser *p, void **arr, size_t *cap, size_t *n,
+                     const void *elem, size_t size) {
+  char *list = ldm__conf_grow(*arr, cap, *n, size);
+
+  if (list == NULL)
+    return ldm__conf_nomem(p);
+  *arr = list;
+  memcpy(list + *n * size, elem, size);
+  (*n)++;
+  return LDM_CONF_OK;
+}
+
 int ldm__conf_nomem(conf_parser *p) {
   set_err(p->err, p->errlen, "out of memory reading the configuration");
   return LDM_CONF_ENOMEM;

@@ -154,7 +154,7 @@ static int allow_patterns(conf_parser *p, const conf_src *s,
 int ldm__conf_add_allow(conf_parser *p, const conf_src *s, unsigned line,
                         const conf_tok *args, size_t nargs) {
   ldm_conf *conf = p->conf;
-  ldm_conf_allow a, *list;
+  ldm_conf_allow a;
   int rc;
 
   memset(&a, 0, sizeof a);
@@ -164,19 +164,12 @@ int ldm__conf_add_allow(conf_parser *p, const conf_src *s, unsigned line,
     rc = host_ere(p, s, &args[1], &a.host_re, &a.host_ere);
   if (rc == LDM_CONF_OK)
     rc = allow_patterns(p, s, args, nargs, &a);
-  if (rc == LDM_CONF_OK) {
-    list = ldm__conf_grow(conf->allows, &p->cap_allows, conf->nallows,
-                          sizeof *list);
-    if (list == NULL)
-      rc = ldm__conf_nomem(p);
-  }
-  if (rc != LDM_CONF_OK) {
+  if (rc == LDM_CONF_OK)
+    rc = ldm__conf_append(p, (void **)&conf->allows, &p->cap_allows,
+                          &conf->nallows, &a, sizeof a);
+  if (rc != LDM_CONF_OK)
     ldm__conf_allow_free(&a);
-    return rc;
-  }
-  conf->allows = list;
-  list[conf->nallows++] = a;
-  return LDM_CONF_OK;
+  return rc;
 }
 
 void ldm__conf_accept_free(ldm_conf_accept *a) {
@@ -189,7 +182,7 @@ void ldm__conf_accept_free(ldm_conf_accept *a) {
 int ldm__conf_add_accept(conf_parser *p, const conf_src *s, unsigned line,
                          const conf_tok *args) {
   ldm_conf *conf = p->conf;
-  ldm_conf_accept a, *list;
+  ldm_conf_accept a;
   int rc;
 
   memset(&a, 0, sizeof a);
@@ -203,19 +196,12 @@ int ldm__conf_add_accept(conf_parser *p, const conf_src *s, unsigned line,
   }
   if (rc == LDM_CONF_OK)
     rc = host_ere(p, s, &args[2], &a.host_re, &a.host_ere);
-  if (rc == LDM_CONF_OK) {
-    list = ldm__conf_grow(conf->accepts, &p->cap_accepts, conf->naccepts,
-                          sizeof *list);
-    if (list == NULL)
-      rc = ldm__conf_nomem(p);
-  }
-  if (rc != LDM_CONF_OK) {
+  if (rc == LDM_CONF_OK)
+    rc = ldm__conf_append(p, (void **)&conf->accepts, &p->cap_accepts,
+                          &conf->naccepts, &a, sizeof a);
+  if (rc != LDM_CONF_OK)
     ldm__conf_accept_free(&a);
-    return rc;
-  }
-  conf->accepts = list;
-  list[conf->naccepts++] = a;
-  return LDM_CONF_OK;
+  return rc;
 }
 
 void ldm__conf_exec_free(ldm_conf_exec *e) {
@@ -263,7 +249,7 @@ static int exec_words(ldm_conf_exec *e, const wordexp_t *we) {
 int ldm__conf_add_exec(conf_parser *p, const conf_src *s, unsigned line,
                        const conf_tok *cmd) {
   ldm_conf *conf = p->conf;
-  ldm_conf_exec e, *list;
+  ldm_conf_exec e;
   wordexp_t we;
   int rc;
 
@@ -287,19 +273,12 @@ int ldm__conf_add_exec(conf_parser *p, const conf_src *s, unsigned line,
   rc = e.command == NULL || exec_words(&e, &we) != 0 ? ldm__conf_nomem(p)
                                                      : LDM_CONF_OK;
   wordfree(&we);
-  if (rc == LDM_CONF_OK) {
-    list =
-        ldm__conf_grow(conf->execs, &p->cap_execs, conf->nexecs, sizeof *list);
-    if (list == NULL)
-      rc = ldm__conf_nomem(p);
-  }
-  if (rc != LDM_CONF_OK) {
+  if (rc == LDM_CONF_OK)
+    rc = ldm__conf_append(p, (void **)&conf->execs, &p->cap_execs,
+                          &conf->nexecs, &e, sizeof e);
+  if (rc != LDM_CONF_OK)
     ldm__conf_exec_free(&e);
-    return rc;
-  }
-  conf->execs = list;
-  list[conf->nexecs++] = e;
-  return LDM_CONF_OK;
+  return rc;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -463,7 +442,7 @@ static int reduce_request(conf_parser *p, const conf_src *s,
 int ldm__conf_add_request(conf_parser *p, const conf_src *s, unsigned line,
                           const conf_tok *args, size_t nargs) {
   ldm_conf *conf = p->conf;
-  ldm_conf_request r, *list = NULL;
+  ldm_conf_request r;
   bool keep = false;
   int rc;
 
@@ -484,19 +463,12 @@ int ldm__conf_add_request(conf_parser *p, const conf_src *s, unsigned line,
   r.feedtype = r.written;
   if (rc == LDM_CONF_OK)
     rc = reduce_request(p, s, &r, &keep);
-  if (rc == LDM_CONF_OK && keep) {
-    list = ldm__conf_grow(conf->requests, &p->cap_requests, conf->nrequests,
-                          sizeof *list);
-    if (list == NULL)
-      rc = ldm__conf_nomem(p);
-  }
-  if (rc != LDM_CONF_OK || !keep) {
+  if (rc == LDM_CONF_OK && keep)
+    rc = ldm__conf_append(p, (void **)&conf->requests, &p->cap_requests,
+                          &conf->nrequests, &r, sizeof r);
+  if (rc != LDM_CONF_OK || !keep)
     ldm__conf_request_free(&r);
-    return rc;
-  }
-  conf->requests = list;
-  list[conf->nrequests++] = r;
-  return LDM_CONF_OK;
+  return rc;
 }
 
 /*

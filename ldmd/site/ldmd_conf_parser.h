@@ -82,6 +82,8 @@ const char *ldm__conf_cr_hint(const char *s);
 void ldm__conf_tok_free(conf_tok *t);
 void *ldm__conf_grow(void *arr, size_t *cap, size_t n, size_t size);
 int ldm__conf_nomem(conf_parser *p);
+int ldm__conf_append(conf_parser *p, void **arr, size_t *cap, size_t *n,
+                     const void *elem, size_t size);
 int ldm__conf_fail(conf_parser *p, const conf_src *s, unsigned line,
                    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 int ldm__conf_warn(conf_parser *p, const char *path, unsigned line,
