@@ -63,6 +63,12 @@
  *     until a writer has opened the queue.
  *   - Do not put a queue on a network file system: fcntl locks and shared
  *     mappings are not reliable there.
+ *   - A file system that stores zeros compressed or deduplicated (ZFS or
+ *     btrfs with compression) may allocate fewer bytes to a queue than its
+ *     size even after pq_create(): every open then takes the file for one
+ *     with holes (see pq_open()).  One that cannot allocate ahead at all
+ *     (no fallocate) gets a queue whose blocks pq_create() wrote, and
+ *     cannot protect an older sparse queue from SIGBUS.
  *   - A callback given to pq_next() or pq_find() runs while the product is
  *     read-locked; keep it short, since a held product cannot be evicted and
  *     writers jump over it.  It must not close the handle, and may not read
@@ -193,11 +199,17 @@ uint64_t pq_file_size(uint64_t data_size, uint64_t slots);
 /**
  * Create a queue file and open it for writing.
  *
- * The file is created sparse (ftruncate), so creation takes milliseconds
- * whatever the size; before that, the free space of the file system is checked
- * so that the queue cannot later die of SIGBUS when a tmpfs fills up.  The
- * new file is written to a temporary name in the same directory and renamed
- * into place, so a concurrent opener never sees a half-made queue.
+ * Every block of the file is allocated at creation (fallocate, which
+ * writes nothing: about a quarter of a second per GB on tmpfs, milliseconds
+ * on ext4), so that the queue cannot later die of SIGBUS when its tmpfs
+ * fills up (a shared mapping of a file with holes gets SIGBUS when a page
+ * of a hole is first touched and the file system has no room for it: LDM
+ * issue #79).  The free space of the file system is checked first, so that
+ * a queue too big for it is refused at once.  The new file is made under a
+ * temporary name in the same directory and moved into place, so a
+ * concurrent opener never sees a half-made queue, and a failed creation
+ * leaves no file; with PQ_CLOBBER the file system needs room for the new
+ * file beside the old one until the old one is replaced.
  *
  * @param path   the queue file
  * @param opts   geometry, mode and flags (see pq_create_opts)
@@ -207,7 +219,8 @@ uint64_t pq_file_size(uint64_t data_size, uint64_t slots);
  * @retval PQ_EXISTS   the file exists and PQ_CLOBBER was not given
  * @retval PQ_TOOSMALL data size < PQ_MIN_DATA_SIZE or slots < PQ_MIN_SLOTS
  * @retval PQ_TOOBIG   slots > PQ_MAX_SLOTS, or sizes that overflow 64 bits
- * @retval PQ_NOSPACE  the file system has not enough free space
+ * @retval PQ_NOSPACE  the file system has not room for the whole file
+ *                     (err's errno is ENOSPC or EDQUOT)
  * @retval PQ_SYSTEM   a system call failed (err names it)
  * @retval PQ_NOMEM
  * Thread-safe; the handle is not (see CAVEATS).
@@ -224,12 +237,23 @@ int pq_create(const char *path, const pq_create_opts *opts, pq_t **pqp,
  * mapped blindly.  Opening costs O(1) in the queue size.  A read-write open
  * takes one writer lock byte (see pq_writer_count()).
  *
+ * A queue file with holes (made sparse by an older build, or copied with
+ * holes) would die of SIGBUS once its file system fills up: a handle that
+ * can write the file (any read-write one, and a read-only one when the
+ * process may write the file) allocates the holes before mapping it; one
+ * that cannot is refused with PQ_NOSPACE.  A file is taken to have holes
+ * when fewer bytes are allocated to it than its size.
+ *
  * @param flags 0 for read-write, PQ_READONLY for read only
  * @retval PQ_OK
  * @retval PQ_FORMAT  not a queue file, truncated, or header damaged
  * @retval PQ_VERSION a queue of another format version
+ * @retval PQ_NOSPACE the file has holes and they cannot be allocated: no
+ *                    room (err's errno ENOSPC), or the handle cannot write
+ *                    the file (errno 0)
  * @retval PQ_WRITERS PQ_MAX_WRITERS writer handles are already open
- * @retval PQ_SYSTEM  open, fstat or mmap failed (ENOENT, EACCES...)
+ * @retval PQ_SYSTEM  open, fstat, pread, fallocate or mmap failed (ENOENT,
+ *                    EACCES...)
  * @retval PQ_NOMEM
  */
 int pq_open(const char *path, unsigned flags, pq_t **pqp, pq_error *err);

@@ -99,7 +99,7 @@ static void test_create_refuses(void **state) {
   pq__sys_inject("statvfs", EIO);
   assert_int_equal(pq_create(path, &o, &pq, &err), PQ_SYSTEM);
   assert_int_equal(err.pe_errno, EIO);
-  pq__sys_inject("ftruncate", ENOSPC);
+  pq__sys_inject("fallocate", ENOSPC);
   assert_int_equal(pq_create(path, &o, &pq, &err), PQ_NOSPACE);
   pq__sys_inject("open", EMFILE);
   assert_int_equal(pq_create(path, &o, &pq, &err), PQ_SYSTEM);
