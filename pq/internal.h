@@ -6,6 +6,7 @@
 #ifndef PQ_INTERNAL_H
 #define PQ_INTERNAL_H
 
+#include <errno.h> /* the sys.c wrappers report through errno */
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
