@@ -42,11 +42,9 @@ static int claim(pq_t *pq, const pq_prod_info *info, uint64_t extent,
   uint32_t dup = pq__sx_find(pq, info->signature);
   if (dup != PQ_NIL && pq__reclaim_if_dead(pq, dup) != 1)
     return PQ__FAIL(pq, PQ_DUP, 0, NULL);
-  int rc = pq__ring_need_slot(pq);
   uint64_t off = 0;
   uint32_t prev = PQ_NIL;
-  if (rc == PQ_OK)
-    rc = pq__ring_alloc(pq, extent, &off, &prev);
+  int rc = pq__ring_make_room(pq, extent, &off, &prev);
   if (rc != PQ_OK)
     return PQ__FAIL(pq, rc, 0, NULL);
   uint32_t slot = pq__free_pop(pq);

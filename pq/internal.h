@@ -209,11 +209,12 @@ static inline uint64_t pq__slot_end(const pq_t *pq, uint32_t s) {
 }
 
 /* ---- ring.c: space allocation and eviction ---- */
-/* Find room for extent bytes at the write head, evicting as needed; on
- * success *off is the region's offset and *prev the region before it. */
-int pq__ring_alloc(pq_t *pq, uint64_t extent, uint64_t *off, uint32_t *prev);
-/* Make sure a slot is free, evicting the oldest unheld product if not. */
-int pq__ring_need_slot(pq_t *pq);
+/* Find room for extent bytes at the write head and make sure a slot is
+ * free, evicting as needed; on success *off is the region's offset and
+ * *prev the region before it.  PQ_LOCKED (no room, or no slot, whatever
+ * is evicted) is returned having evicted nothing. */
+int pq__ring_make_room(pq_t *pq, uint64_t extent, uint64_t *off,
+                       uint32_t *prev);
 /* Remove a used slot from every index and free it.  evicted: count it as an
  * eviction for room (MVRT, is_full).  Caller holds the exclusive lock inside
  * a mutation. */

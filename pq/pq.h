@@ -35,7 +35,8 @@
  * live writer is still filling, is never touched: the head jumps over it.
  * When the slots run out before the bytes do, the oldest product that nobody
  * holds is evicted.  A writer never waits for a reader: it fails with
- * PQ_LOCKED only when nothing at all can be evicted.
+ * PQ_LOCKED when no room can be made, because what stands in the way is
+ * held, and then it has evicted nothing.
  *
  * Insertion times are microseconds since the epoch, made strictly increasing
  * by the queue (a clock that steps back cannot reorder the queue), so they
@@ -297,7 +298,7 @@ typedef struct pq_resv {
  * @retval PQ_DUP      a product with that signature is queued or reserved
  * @retval PQ_BIG      the product cannot fit in the data area even if empty
  * @retval PQ_LOCKED   no room: what could make room is held by readers or
- *                     being written by live writers
+ *                     being written by live writers (nothing was evicted)
  * @retval PQ_INVAL    origin or ident too long, or not NUL-terminated
  * @retval PQ_NOWRITE  handle opened read-only
  * @retval PQ_CORRUPT  the index is inconsistent (see pq_check())
