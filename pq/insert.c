@@ -140,7 +140,8 @@ int pq_reserve(pq_t *pq, const pq_prod_info *info, pq_resv *resv) {
   pq__mutate_begin(pq, PQ_OP_NONE, PQ_NIL);
   uint32_t slot = PQ_NIL;
   rc = claim(pq, info, extent, &slot);
-  pq__mutate_end(pq);
+  if (rc != PQ_CORRUPT) /* else left dirty: the next locker rebuilds */
+    pq__mutate_end(pq);
   pq__ctl_unlock(pq);
   if (rc != PQ_OK)
     return rc;
@@ -330,7 +331,8 @@ int pq_insert(pq_t *pq, const pq_prod_info *info, const void *data) {
 
 /* Failures after which a batch cannot go on. */
 static bool fatal(int rc) {
-  return rc == PQ_SYSTEM || rc == PQ_FORKED || rc == PQ_CORRUPT;
+  return rc == PQ_SYSTEM || rc == PQ_FORKED || rc == PQ_CORRUPT ||
+         rc == PQ_NOMEM;
 }
 
 int pq_insert_many(pq_t *pq, size_t n, const pq_prod_info *const infos[],

@@ -750,6 +750,7 @@ static void test_writer_count(void **state) {
   unsigned n;
   assert_int_equal(pq_writer_count(r, &n), PQ_OK);
   assert_int_equal(n, 3);
+  assert_int_equal(pq_writer_count(r, NULL), PQ_INVAL);
   pq_close(b);
   assert_int_equal(pq_writer_count(r, &n), PQ_OK);
   assert_int_equal(n, 2);

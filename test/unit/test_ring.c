@@ -2,14 +2,17 @@
  * test_ring.c - space and slots: eviction of the oldest products when bytes
  * or slots run out, products held by readers left in place (the head jumps
  * over them), PQ_LOCKED when nothing can go, an insert that fails for
- * lack of room evicting nothing, reservations of dead writers reclaimed,
- * and a long random run checked against every invariant.
+ * lack of room evicting nothing, a damaged region list met by an insert
+ * rebuilt by the next, reservations of dead writers reclaimed, and a long
+ * random run checked against every invariant.
  */
 #include "testutil.h"
 
 #include <signal.h>
 #include <time.h>
 #include <sys/wait.h>
+
+#include "pq/internal.h"
 
 static char path[256];
 static uint8_t buf[1 << 20];
@@ -282,6 +285,30 @@ static void test_failed_insert_evicts_nothing(void **state) {
   pq_close(pq);
 }
 
+/* The region list damaged in front of the head: the insert that meets it
+ * fails with PQ_CORRUPT and leaves the queue marked dirty, so the next
+ * locker rebuilds the list and the next insert succeeds.  For a small
+ * product (reserved and committed under one lock) and a large one
+ * (pq_reserve(), then the copy). */
+static void test_damaged_list_rebuilt(void **state) {
+  (void)state;
+  pq_t *pq = tu_create(path, 64 * 1024, 16);
+  insert(pq, 1000, 1, PQ_OK);
+  insert(pq, 1000, 2, PQ_OK);
+  const size_t sizes[] = {100, 10000};
+  for (unsigned i = 0; i < 2; i++) {
+    pq->rl[pq->hdr->hd_head_prev].rl_next = 0xfffffff0u;
+    insert(pq, sizes[i], 10 + i, PQ_CORRUPT);
+    insert(pq, sizes[i], 10 + i, PQ_OK);
+    tu_check(pq);
+  }
+  pq_stats st;
+  assert_int_equal(pq_stats_get(pq, &st), PQ_OK);
+  assert_int_equal(st.ps_repairs, 2);
+  assert_int_equal(st.ps_nprods, 4);
+  pq_close(pq);
+}
+
 static void test_dead_reservation_reclaimed(void **state) {
   (void)state;
   pq_t *pq = tu_create(path, 64 * 1024, 16);
@@ -349,6 +376,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_locked_when_nothing_can_go, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_failed_insert_evicts_nothing, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_damaged_list_rebuilt, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_dead_reservation_reclaimed, setup,
                                       teardown),
