@@ -45,8 +45,15 @@ static int claim(pq_t *pq, const pq_prod_info *info, uint64_t extent,
   uint64_t off = 0;
   uint32_t prev = PQ_NIL;
   int rc = pq__ring_make_room(pq, extent, &off, &prev);
+  if (rc == PQ_LOCKED)
+    return PQ__FAIL(pq, rc, 0,
+                    "%s: no room for %llu bytes: what could make room is in "
+                    "use",
+                    pq->path, (unsigned long long)extent);
+  if (rc == PQ_CORRUPT)
+    return PQ__FAIL(pq, rc, 0, "%s: the region list is damaged", pq->path);
   if (rc != PQ_OK)
-    return PQ__FAIL(pq, rc, 0, NULL);
+    return rc; /* PQ_SYSTEM, recorded with its errno where the call failed */
   uint32_t slot = pq__free_pop(pq);
   if (slot == PQ_NIL)
     return PQ__FAIL(pq, PQ_CORRUPT, 0, "%s: free-slot stack empty", pq->path);

@@ -111,7 +111,8 @@ int pq__sys_lock(int fd, int cmd, short type, uint64_t start, uint64_t len);
 int pq__sys_lock_held(int fd, short type, uint64_t start, uint64_t len);
 /* Make the next call of the wrapper pq__sys_<call> in this thread fail with
  * errnum ("open", "fstat", "fstatfs", "statvfs", "access", "pread",
- * "fallocate", "mmap", "rename", "link", "lock").  For tests. */
+ * "fallocate", "mmap", "rename", "link", "lock", "lock_held").  For
+ * tests. */
 void pq__sys_inject(const char *call, int errnum);
 /* The injection hook each wrapper calls first: -1 with errno set if the
  * next call of `call` was made to fail (the injection is then used up). */

@@ -197,6 +197,8 @@ int pq__sys_lock(int fd, int cmd, short type, uint64_t start, uint64_t len) {
 }
 
 int pq__sys_lock_held(int fd, short type, uint64_t start, uint64_t len) {
+  if (pq__sys_injected("lock_held"))
+    return -1;
   struct flock fl;
   memset(&fl, 0, sizeof fl);
   fl.l_type = type;

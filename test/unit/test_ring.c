@@ -8,6 +8,7 @@
  */
 #include "testutil.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <time.h>
 #include <sys/wait.h>
@@ -309,6 +310,26 @@ static void test_damaged_list_rebuilt(void **state) {
   pq_close(pq);
 }
 
+/* A failed probe of a product's lock while making room: PQ_SYSTEM with
+ * the errno and the path, nothing evicted; the next insert evicts. */
+static void test_probe_failure_reported(void **state) {
+  (void)state;
+  pq_t *pq = tu_create(path, 64 * 1024, 16);
+  for (unsigned i = 0; i < 8; i++)
+    insert(pq, 7000, i, PQ_OK);
+  pq__sys_inject("lock_held", EIO);
+  insert(pq, 20000, 100, PQ_SYSTEM);
+  const pq_error *e = pq_last_error(pq);
+  assert_int_equal(e->pe_errno, EIO);
+  assert_non_null(strstr(e->pe_msg, path));
+  assert_non_null(strstr(e->pe_msg, strerror(EIO)));
+  struct seen s = read_all(pq);
+  assert_int_equal(s.n, 8);
+  insert(pq, 20000, 100, PQ_OK);
+  tu_check(pq);
+  pq_close(pq);
+}
+
 static void test_dead_reservation_reclaimed(void **state) {
   (void)state;
   pq_t *pq = tu_create(path, 64 * 1024, 16);
@@ -378,6 +399,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_failed_insert_evicts_nothing, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_damaged_list_rebuilt, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_probe_failure_reported, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_dead_reservation_reclaimed, setup,
                                       teardown),
