@@ -83,11 +83,12 @@ int pq__reclaim_if_dead(pq_t *pq, uint32_t slot) {
 }
 
 /*
- * The regions a look-ahead (see make_room) found free to go, so that the
- * evictions that follow need not ask the kernel again.  What could go
- * still can: only this process's exclusive control lock is held, and a
- * reader takes a product lock only under the control lock.  A region not
- * in the plan (it was held, or the plan was full) is asked about again.
+ * The regions the look-ahead walk of pq__ring_make_room() found free to
+ * go, so that the evictions that follow need not ask the kernel again.
+ * What could go still can: this handle holds the control lock exclusively,
+ * and a reader takes a product lock only under the control lock.  A region
+ * not in the plan (it was held, or the plan was full) is asked about
+ * again.
  */
 #define PLAN_MAX 32
 struct plan {
