@@ -243,7 +243,7 @@ int pq_check(pq_t *pq, pq_check_report *report) {
   } else {
     /* Cannot repair: look without taking part (no upgrade attempt). */
     rc = pq__sys_lock(pq->fd, F_OFD_SETLKW, F_RDLCK, PQ_LOCK_CONTROL, 1) < 0
-             ? PQ__FAIL(pq, PQ_SYSTEM, 0, "fcntl on %s", pq->path)
+             ? PQ__FAIL(pq, PQ_SYSTEM, errno, "fcntl on %s", pq->path)
              : PQ_OK;
     if (rc == PQ_OK)
       pq->ctl = PQ__SHARED;

@@ -1,3 +1,4 @@
+// clang-format off
 /*
  * format.h - the queue file format, in one place.
  *
@@ -11,8 +12,8 @@
  *
  *   [0, 4096)            header (struct pq_hdr)
  *   [4096, 8192)         writer generations: uint32 per writer lock byte
- *   slot_off             slot table: nslots x struct pq_slot (64 bytes) -- THE
- * TRUTH node_off             time-index nodes: (nslots + 1) x node_stride bytes
+ *   slot_off             slot table: nslots x struct pq_slot (64 B), the truth
+ *   node_off             time-index nodes: (nslots + 1) x node_stride bytes
  *   rlist_off            region list: (nslots + 1) x struct pq_rlink
  *   hash_off             signature hash: hash_size x uint64
  *   data_off             data area: data_size bytes, to the end of the file
@@ -28,6 +29,8 @@
  *       +----discard/------+                     |
  *       |    reclaim (owner dead)                |
  *       +---------- evict / delete --------------+
+ *
+ * and a repair (pq/repair.c) frees any used slot it finds damaged.
  *
  * A slot's state and checksum are one 64-bit word (ps_word), written last
  * with one atomic store after the other fields: a process that dies while
@@ -63,7 +66,11 @@
  *  13. Every committed product's record is well formed: magic, string
  *      lengths within LDM's bounds and NUL-free, data inside the region.
  *  14. The write head lies inside the data area, 8-byte aligned.
+ *
+ * (clang-format is off for this comment: its tables and diagram are laid
+ * out by hand, and a reflow garbled them once.)
  */
+// clang-format on
 #ifndef PQ_FORMAT_H
 #define PQ_FORMAT_H
 
@@ -82,6 +89,7 @@
 #define PQ_HDR_OFF 0u
 #define PQ_WGEN_OFF 4096u /* writer generation table */
 
+// clang-format off
 /*
  * LOCK-BYTE MAP (fcntl open-file-description locks; see pq/lock.c)
  *   byte 0                      control lock: shared to read the indexes,
@@ -95,9 +103,10 @@
  *   [data_off + off, +extent)   a product's region: readers hold it shared
  *                               while they use the product
  */
+// clang-format on
 #define PQ_LOCK_CONTROL 0u
 #define PQ_LOCK_WRITER 1024u /* inside the header page, past the fields */
-#define PQ_LOCK_WAITER 2048u /* one byte per reader handle that sleeps */
+#define PQ_LOCK_WAITER 2048u /* one byte per handle that has slept */
 #define PQ_MAX_WAITERS 1024u
 
 /* Values of ps_state (low half of ps_word). */
@@ -148,13 +157,15 @@ struct pq_hdr {
   /* --- index roots and counters (control lock) --- */
   uint64_t hd_last_key;  /* newest insertion time assigned, microseconds */
   uint64_t hd_head;      /* write head: offset in the data area */
-  uint32_t hd_head_prev; /* region (slot) just before the head, or NIL */
-  uint32_t hd_free_top;  /* free-slot stack */
+  uint32_t hd_head_prev; /* region (slot) just before the head; nslots (the
+                            region list's sentinel) if none */
+  uint32_t hd_free_top;  /* top of the free-slot stack; PQ_NIL if empty */
   uint64_t hd_nfree_slots;
   uint64_t hd_nprods;               /* committed */
   uint64_t hd_nresv;                /* reserved */
   uint64_t hd_nbytes;               /* extents of used slots */
-  uint32_t hd_tails[PQ_MAX_LEVELS]; /* last node of each time-index level */
+  uint32_t hd_tails[PQ_MAX_LEVELS]; /* last node of each time-index level;
+                                       nslots (the head node) if empty */
   uint8_t hd_pad25[128 - 120];
 
   /* --- statistics (control lock) --- */
@@ -167,8 +178,8 @@ struct pq_hdr {
   uint64_t hd_mvrt_bytes;
   uint64_t hd_mvrt_slots;
   uint64_t hd_evicted;
-  uint64_t hd_most_recent;
-  uint64_t hd_nfree_regions;   /* free regions: gaps of the data area */
+  uint64_t hd_most_recent;   /* LDM's most_recent: hd_last_key after a commit */
+  uint64_t hd_nfree_regions; /* free regions: gaps of the data area */
   uint64_t hd_maxfree_regions; /* most there have ever been (LDM's maxfree) */
   uint8_t hd_pad3[128 - 96];
 

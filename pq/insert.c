@@ -42,13 +42,18 @@ static int claim(pq_t *pq, const pq_prod_info *info, uint64_t extent,
   uint32_t dup = pq__sx_find(pq, info->signature);
   if (dup != PQ_NIL && pq__reclaim_if_dead(pq, dup) != 1)
     return PQ__FAIL(pq, PQ_DUP, 0, NULL);
-  int rc = pq__ring_need_slot(pq);
   uint64_t off = 0;
   uint32_t prev = PQ_NIL;
-  if (rc == PQ_OK)
-    rc = pq__ring_alloc(pq, extent, &off, &prev);
+  int rc = pq__ring_make_room(pq, extent, &off, &prev);
+  if (rc == PQ_LOCKED)
+    return PQ__FAIL(pq, rc, 0,
+                    "%s: no room for %llu bytes: what could make room is in "
+                    "use",
+                    pq->path, (unsigned long long)extent);
+  if (rc == PQ_CORRUPT)
+    return PQ__FAIL(pq, rc, 0, "%s: the region list is damaged", pq->path);
   if (rc != PQ_OK)
-    return PQ__FAIL(pq, rc, 0, NULL);
+    return rc; /* PQ_SYSTEM, recorded with its errno where the call failed */
   uint32_t slot = pq__free_pop(pq);
   if (slot == PQ_NIL)
     return PQ__FAIL(pq, PQ_CORRUPT, 0, "%s: free-slot stack empty", pq->path);
@@ -142,7 +147,8 @@ int pq_reserve(pq_t *pq, const pq_prod_info *info, pq_resv *resv) {
   pq__mutate_begin(pq, PQ_OP_NONE, PQ_NIL);
   uint32_t slot = PQ_NIL;
   rc = claim(pq, info, extent, &slot);
-  pq__mutate_end(pq);
+  if (rc != PQ_CORRUPT) /* else left dirty: the next locker rebuilds */
+    pq__mutate_end(pq);
   pq__ctl_unlock(pq);
   if (rc != PQ_OK)
     return rc;
@@ -332,7 +338,8 @@ int pq_insert(pq_t *pq, const pq_prod_info *info, const void *data) {
 
 /* Failures after which a batch cannot go on. */
 static bool fatal(int rc) {
-  return rc == PQ_SYSTEM || rc == PQ_FORKED || rc == PQ_CORRUPT;
+  return rc == PQ_SYSTEM || rc == PQ_FORKED || rc == PQ_CORRUPT ||
+         rc == PQ_NOMEM;
 }
 
 int pq_insert_many(pq_t *pq, size_t n, const pq_prod_info *const infos[],

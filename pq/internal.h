@@ -6,6 +6,7 @@
 #ifndef PQ_INTERNAL_H
 #define PQ_INTERNAL_H
 
+#include <errno.h> /* the sys.c wrappers report through errno */
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -80,15 +81,41 @@ int pq__fail(pq_error *e, int code, int sys_errno, const char *fmt, ...)
   pq__fail(&(pq)->err, (code), (errnum), __VA_ARGS__)
 
 /* ---- sys.c: thin syscall layer with EINTR retry and fault injection ---- */
+struct stat;
+struct statfs;
+struct statvfs;
 int pq__sys_open(const char *path, int flags, unsigned mode);
-int pq__sys_ftruncate(int fd, uint64_t size);
+int pq__sys_close(int fd);
+int pq__sys_fstat(int fd, struct stat *st);
+int pq__sys_fstatfs(int fd, struct statfs *st);
+int pq__sys_statvfs(const char *path, struct statvfs *st);
+int pq__sys_access(const char *path, int mode);
+/* Read exactly len bytes at off: 0, or -1 with errno (EIO for a file that
+ * ends before). */
+int pq__sys_pread(int fd, void *buf, size_t len, uint64_t off);
+/* Allocate the blocks of [off, off + len), extending the file if needed:
+ * 0, or -1 with errno (ENOSPC when the file system has not the room,
+ * EOPNOTSUPP when it cannot allocate ahead).  emulate: where it cannot,
+ * write into each block instead (only for a file nobody else has open). */
+int pq__sys_fallocate(int fd, uint64_t off, uint64_t len, bool emulate);
+/* A shared mapping of the first len bytes of fd, or MAP_FAILED. */
+void *pq__sys_mmap(size_t len, int prot, int fd);
+void pq__sys_munmap(void *addr, size_t len);
+int pq__sys_madvise(void *addr, size_t len, int advice);
+int pq__sys_rename(const char *from, const char *to);
+int pq__sys_link(const char *from, const char *to);
+int pq__sys_unlink(const char *path);
 int pq__sys_lock(int fd, int cmd, short type, uint64_t start, uint64_t len);
 /* F_OFD_GETLK probe: 1 if another description holds a conflicting lock of
  * that type, 0 if not, -1 on error (errno set). */
 int pq__sys_lock_held(int fd, short type, uint64_t start, uint64_t len);
-/* Make the next call of `call` ("open", "ftruncate", "lock", "statvfs",
- * "mmap") in this thread fail with errnum.  For tests. */
+/* Make the next call of the wrapper pq__sys_<call> in this thread fail with
+ * errnum ("open", "fstat", "fstatfs", "statvfs", "access", "pread",
+ * "fallocate", "mmap", "rename", "link", "lock", "lock_held").  For
+ * tests. */
 void pq__sys_inject(const char *call, int errnum);
+/* The injection hook each wrapper calls first: -1 with errno set if the
+ * next call of `call` was made to fail (the injection is then used up). */
 int pq__sys_injected(const char *call);
 int pq__futex_wait(uint32_t *word, uint32_t expected, int timeout_ms);
 /* Wake every sleeper on word: how many were woken, or -1. */
@@ -183,11 +210,12 @@ static inline uint64_t pq__slot_end(const pq_t *pq, uint32_t s) {
 }
 
 /* ---- ring.c: space allocation and eviction ---- */
-/* Find room for extent bytes at the write head, evicting as needed; on
- * success *off is the region's offset and *prev the region before it. */
-int pq__ring_alloc(pq_t *pq, uint64_t extent, uint64_t *off, uint32_t *prev);
-/* Make sure a slot is free, evicting the oldest unheld product if not. */
-int pq__ring_need_slot(pq_t *pq);
+/* Find room for extent bytes at the write head and make sure a slot is
+ * free, evicting as needed; on success *off is the region's offset and
+ * *prev the region before it.  PQ_LOCKED (no room, or no slot, whatever
+ * is evicted) is returned having evicted nothing. */
+int pq__ring_make_room(pq_t *pq, uint64_t extent, uint64_t *off,
+                       uint32_t *prev);
 /* Remove a used slot from every index and free it.  evicted: count it as an
  * eviction for room (MVRT, is_full).  Caller holds the exclusive lock inside
  * a mutation. */

@@ -12,14 +12,25 @@
  *   control byte 0      Shared: read the indexes (find the next product,
  *                       look up a signature, statistics).  Exclusive: change
  *                       them (reserve, commit, discard, evict, delete,
- *                       repair).  Held for bounded work only: never across a
- *                       data copy, a callback or a wait.
+ *                       repair; and at a writer's open, to bump its writer
+ *                       generation).  Held for bounded work only: never
+ *                       across a callback or a wait, and across a data copy
+ *                       only for small products (pq_insert() of at most
+ *                       4 KiB, pq_insert_many() runs of about 64 KiB: see
+ *                       pq/insert.c).
  *   writer bytes        Each read-write handle holds one byte exclusively
  *                       for its whole life.  A reservation records the byte
  *                       and that byte's generation; a reservation whose byte
  *                       is no longer locked, or whose generation moved on,
  *                       belongs to a dead writer and is reclaimed.  Counting
  *                       the locked bytes gives the number of live writers.
+ *   waiter bytes        A handle that sleeps in pq_wait() for the first time
+ *                       takes one byte exclusively and holds it for the rest
+ *                       of its life; bit i of hd_sleepers, set while it
+ *                       sleeps, is waiter byte i.  A writer whose wake-up
+ *                       woke nobody probes the bytes of the bits set and
+ *                       clears the bits of sleepers whose byte is free: they
+ *                       died asleep (see pq/wait.c).
  *   product regions     A reader takes a shared lock on a product's region
  *                       while it holds the control lock (shared), then drops
  *                       the control lock and runs its callback.  A writer that
@@ -30,23 +41,33 @@
  *                       lock, the probe cannot race with a reader.
  *
  * LOCK ORDER.  control byte, then a product region.  A writer byte is taken
- * without waiting (F_OFD_SETLK) at open, before the control byte.  Nothing
- * ever waits for a product lock, so no cycle can form.
+ * without waiting (F_OFD_SETLK) at open, before the control byte; a waiter
+ * byte without waiting in pq_wait(), with no other lock held.  Nothing ever
+ * waits for a product lock (no one locks a product exclusively), so no
+ * cycle can form.
  *
- * WHAT GUARDS WHAT.  The control lock (exclusive) guards every slot, the
- * derived indexes and every header field except the wake-up words
- * hd_commit_seq and hd_sleepers, which are atomics (see pq/wait.c).  The writer
- * generation table is changed under the exclusive control lock.
+ * WHAT GUARDS WHAT.  The control lock (exclusive) guards every change of a
+ * slot, the derived indexes and every header field except the wake-up words
+ * hd_commit_seq and hd_sleepers, which are atomics (see pq/wait.c); hd_head
+ * is also read without it, as a hint of where the next product goes.  The
+ * writer generation table is changed under the exclusive control lock.  A
+ * product's bytes are written only by the writer that reserved them, before
+ * the commit makes them visible, and need no lock: no one else touches a
+ * reserved region.
  *
  * CRASH DETECTION.  Whoever takes the control lock exclusively to change
- * something sets hd_dirty first (pq__mutate_begin) and clears it last
- * (pq__mutate_end), and names the slot it is changing in the intent record.
+ * slots or indexes sets hd_dirty first (pq__mutate_begin) and clears it last
+ * (pq__mutate_end), and names in the intent record the slot whose fields it
+ * is rewriting, if one (a writer's generation and the MVRT statistics are
+ * single words, changed without the flag).
  * The kernel drops the lock of a process that dies in between, so the next
  * process to take the control lock finds hd_dirty set and knows: it rebuilds
  * the derived indexes from the slots (pq__rebuild) before doing anything
  * else.  A reader taking the shared lock that finds the flag set upgrades to
  * exclusive to repair (dropping its shared lock first), then goes back to
- * shared.
+ * shared.  A handle whose mapping is read-only (the process may not write
+ * the file) cannot repair: its lock fails with PQ_CORRUPT until a handle
+ * that can has taken the lock.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -155,6 +176,8 @@ int pq_writer_count(pq_t *pq, unsigned *count) {
   int rc = pq__check_owner(pq);
   if (rc != PQ_OK)
     return rc;
+  if (count == NULL)
+    return PQ__FAIL(pq, PQ_INVAL, 0, "pq_writer_count: NULL argument");
   unsigned n = pq->writer >= 0 ? 1 : 0;
   for (unsigned i = 0; i < PQ_MAX_WRITERS; i++) {
     if (pq->writer >= 0 && i == (unsigned)pq->writer)

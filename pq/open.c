@@ -1,8 +1,11 @@
 /*
- * open.c - the life of a handle: creating a queue file, opening one (and
- * refusing anything that is not a sound queue before mapping it), closing,
+ * open.c - the life of a handle: creating a queue file with all of its
+ * space reserved, opening one (refusing anything that is not a sound queue
+ * before mapping it, and reserving the space of one left sparse), closing,
  * and telling a handle inherited across fork() from one owned by this
- * process.
+ * process.  A shared mapping of a file with holes dies of SIGBUS when a
+ * page of a hole is first touched on a full file system (LDM issue #79):
+ * no queue is mapped with holes a full tmpfs could not fill.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -60,18 +63,23 @@ static int check_room(const char *path, uint64_t need, pq_error *err) {
   if (copy == NULL)
     return pq__fail(err, PQ_NOMEM, 0, "creating %s", path);
   struct statvfs sv;
-  int rc = pq__sys_injected("statvfs") ? -1 : statvfs(dirname(copy), &sv);
+  int rc = pq__sys_statvfs(dirname(copy), &sv);
   int saved = errno;
   free(copy);
   if (rc < 0)
     return pq__fail(err, PQ_SYSTEM, saved, "statvfs for %s", path);
   uint64_t avail = (uint64_t)sv.f_bavail * sv.f_frsize;
   if (need > avail)
-    return pq__fail(err, PQ_NOSPACE, 0,
+    return pq__fail(err, PQ_NOSPACE, ENOSPC,
                     "%s: the queue needs %llu bytes, the file system has "
                     "%llu free",
                     path, (unsigned long long)need, (unsigned long long)avail);
   return PQ_OK;
+}
+
+/* A code for a failure to allocate the file's blocks. */
+static int space_code(int errnum) {
+  return errnum == ENOSPC || errnum == EDQUOT ? PQ_NOSPACE : PQ_SYSTEM;
 }
 
 static void init_file(uint8_t *base, const struct pq__geometry *g) {
@@ -139,7 +147,7 @@ int pq_create(const char *path, const pq_create_opts *opts, pq_t **pqp,
                     "%u slots)",
                     path, (unsigned long long)opts->pc_data_size,
                     (unsigned long long)slots, PQ_MAX_SLOTS);
-  if (!(opts->pc_flags & PQ_CLOBBER) && access(path, F_OK) == 0)
+  if (!(opts->pc_flags & PQ_CLOBBER) && pq__sys_access(path, F_OK) == 0)
     return pq__fail(err, PQ_EXISTS, 0, "%s exists (clobber not asked)", path);
   rc = check_room(path, g.file_size, err);
   if (rc != PQ_OK)
@@ -160,53 +168,85 @@ int pq_create(const char *path, const pq_create_opts *opts, pq_t **pqp,
     free(tmp);
     return rc;
   }
-  uint8_t *base = MAP_FAILED;
-  if (pq__sys_ftruncate(fd, g.file_size) < 0) {
-    rc = pq__fail(err, errno == ENOSPC ? PQ_NOSPACE : PQ_SYSTEM, errno,
-                  "ftruncate %s to %llu bytes", tmp,
-                  (unsigned long long)g.file_size);
+  /* Every block of the file is allocated now, so that no page of the
+   * mapping can be missing later (the file is not written: fast). */
+  if (pq__sys_fallocate(fd, 0, g.file_size, true) < 0) {
+    int saved = errno;
+    rc = pq__fail(err, space_code(saved), saved,
+                  "fallocate of %llu bytes for %s",
+                  (unsigned long long)g.file_size, path);
     goto fail;
   }
-  base = mmap(NULL, g.data_off, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  uint8_t *base = pq__sys_mmap((size_t)g.data_off, PROT_READ | PROT_WRITE, fd);
   if (base == MAP_FAILED) {
     rc = pq__fail(err, PQ_SYSTEM, errno, "mmap %s", tmp);
     goto fail;
   }
   init_file(base, &g);
-  munmap(base, g.data_off);
-  close(fd);
+  pq__sys_munmap(base, (size_t)g.data_off);
+  pq__sys_close(fd);
   fd = -1;
   if (opts->pc_flags & PQ_CLOBBER) {
-    if (rename(tmp, path) < 0) {
+    if (pq__sys_rename(tmp, path) < 0) {
       rc = pq__fail(err, PQ_SYSTEM, errno, "rename %s to %s", tmp, path);
       goto fail;
     }
   } else {
-    if (link(tmp, path) < 0) {
+    if (pq__sys_link(tmp, path) < 0) {
       rc = errno == EEXIST
                ? pq__fail(err, PQ_EXISTS, 0, "%s exists (clobber not asked)",
                           path)
                : pq__fail(err, PQ_SYSTEM, errno, "link %s to %s", tmp, path);
       goto fail;
     }
-    unlink(tmp);
+    pq__sys_unlink(tmp);
   }
   free(tmp);
   return pq_open(path, 0, pqp, err);
 
 fail:
   if (fd >= 0)
-    close(fd);
-  unlink(tmp);
+    pq__sys_close(fd);
+  pq__sys_unlink(tmp);
   free(tmp);
   return rc;
 }
 
 /* ---- opening ---- */
 
+/*
+ * A queue file with holes (made sparse by an older build, or copied with
+ * holes) would die of SIGBUS at the first touch of a hole once its file
+ * system is full: allocate the holes now, or refuse the file if this
+ * handle cannot write it.  A file system that cannot allocate ahead
+ * (EOPNOTSUPP) leaves the file as it is: nothing better can be done there.
+ */
+static int reserve_holes(pq_t *pq, const struct stat *st, pq_error *err) {
+  uint64_t size = (uint64_t)st->st_size;
+  uint64_t allocated = (uint64_t)st->st_blocks * 512u;
+  if (allocated >= size)
+    return PQ_OK;
+  if (!pq->map_writable)
+    return pq__fail(err, PQ_NOSPACE, 0,
+                    "%s has holes (%llu of its %llu bytes allocated) and "
+                    "this process may not write it to fill them: open it "
+                    "first as a user who may write it",
+                    pq->path, (unsigned long long)allocated,
+                    (unsigned long long)size);
+  if (pq__sys_fallocate(pq->fd, 0, size, false) < 0 && errno != EOPNOTSUPP) {
+    int saved = errno;
+    return pq__fail(err, space_code(saved), saved,
+                    "%s has holes (%llu of its %llu bytes allocated): "
+                    "fallocate of the rest",
+                    pq->path, (unsigned long long)allocated,
+                    (unsigned long long)size);
+  }
+  return PQ_OK;
+}
+
 static int map_queue(pq_t *pq, pq_error *err) {
   struct stat st;
-  if (fstat(pq->fd, &st) < 0)
+  if (pq__sys_fstat(pq->fd, &st) < 0)
     return pq__fail(err, PQ_SYSTEM, errno, "fstat %s", pq->path);
   if (!S_ISREG(st.st_mode))
     return pq__fail(err, PQ_FORMAT, 0, "%s is not a regular file", pq->path);
@@ -215,20 +255,19 @@ static int map_queue(pq_t *pq, pq_error *err) {
                     "%s is %lld bytes: too small to be a product queue",
                     pq->path, (long long)st.st_size);
   struct pq_hdr h;
-  ssize_t got = pread(pq->fd, &h, sizeof h, 0);
-  if (got != (ssize_t)sizeof h)
-    return pq__fail(err, PQ_SYSTEM, got < 0 ? errno : EIO, "read header of %s",
-                    pq->path);
+  if (pq__sys_pread(pq->fd, &h, sizeof h, 0) < 0)
+    return pq__fail(err, PQ_SYSTEM, errno, "read header of %s", pq->path);
   pq_error local;
   int rc = pq__hdr_validate(&h, (uint64_t)st.st_size, &local);
   if (rc != PQ_OK)
     return pq__fail(err, rc, 0, "%s: %s", pq->path, local.pe_msg);
   if (h.hd_file_size > SIZE_MAX)
     return pq__fail(err, PQ_FORMAT, 0, "%s: too large to map", pq->path);
+  rc = reserve_holes(pq, &st, err);
+  if (rc != PQ_OK)
+    return rc;
   int prot = PROT_READ | (pq->map_writable ? PROT_WRITE : 0);
-  void *base = pq__sys_injected("mmap") ? MAP_FAILED
-                                        : mmap(NULL, (size_t)h.hd_file_size,
-                                               prot, MAP_SHARED, pq->fd, 0);
+  void *base = pq__sys_mmap((size_t)h.hd_file_size, prot, pq->fd);
   if (base == MAP_FAILED)
     return pq__fail(err, PQ_SYSTEM, errno, "mmap %s", pq->path);
   pq->base = base;
@@ -249,9 +288,9 @@ static int map_queue(pq_t *pq, pq_error *err) {
   /* Huge pages where the file system allows them (tmpfs mounted with
    * huge=advise, or within_size/always): a process then maps the queue 2 MiB
    * per step, which a relay's new connection feels (see populate.c). */
-  (void)madvise(pq->base, (size_t)h.hd_file_size, MADV_HUGEPAGE);
+  (void)pq__sys_madvise(pq->base, (size_t)h.hd_file_size, MADV_HUGEPAGE);
   /* The indexes are touched by every operation: fault them in now. */
-  (void)madvise(pq->base, (size_t)h.hd_data_off, MADV_WILLNEED);
+  (void)pq__sys_madvise(pq->base, (size_t)h.hd_data_off, MADV_WILLNEED);
   pq__populate_init(pq);
   return PQ_OK;
 }
@@ -327,9 +366,9 @@ int pq_close(pq_t *pq) {
   /* In a child, unmapping and closing touch only the child: the parent's
    * open file description and its locks live on. */
   if (pq->base != NULL)
-    munmap(pq->base, (size_t)pq->map_size);
+    pq__sys_munmap(pq->base, (size_t)pq->map_size);
   if (pq->fd >= 0)
-    close(pq->fd);
+    pq__sys_close(pq->fd);
   pq__populate_free(pq);
   free(pq->path);
   free(pq);

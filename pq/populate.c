@@ -43,9 +43,10 @@ void pq__populate_init(pq_t *pq) {
   pq->pop_done = calloc(words ? words : 1, sizeof(uint64_t));
   pq->pop_off = pq->pop_done == NULL;
   struct statfs fs;
-  pq->pop_advice = fstatfs(pq->fd, &fs) == 0 && fs.f_type == TMPFS_MAGIC_
-                       ? MADV_POPULATE_READ
-                       : MADV_POPULATE_WRITE;
+  pq->pop_advice =
+      pq__sys_fstatfs(pq->fd, &fs) == 0 && fs.f_type == TMPFS_MAGIC_
+          ? MADV_POPULATE_READ
+          : MADV_POPULATE_WRITE;
 }
 
 void pq__populate_free(pq_t *pq) {
@@ -64,7 +65,7 @@ void pq__populate(pq_t *pq, uint64_t off, uint64_t len) {
       continue;
     uint64_t start = c * CHUNK;
     uint64_t n = pq->data_size - start < CHUNK ? pq->data_size - start : CHUNK;
-    if (madvise(pq->data + start, (size_t)n, pq->pop_advice) != 0 &&
+    if (pq__sys_madvise(pq->data + start, (size_t)n, pq->pop_advice) != 0 &&
         errno == EINVAL) {
       pq->pop_off = true; /* an older kernel: leave it to page faults */
       return;

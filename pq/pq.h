@@ -12,9 +12,11 @@
  *
  *   - fcntl open-file-description byte-range locks (F_OFD_SETLK...): a control
  *     lock that guards every index change, a shared lock on the byte range of
- *     each product a reader is using, and one lock byte per open writer that
+ *     each product a reader is using, one lock byte per open writer that
  *     doubles as a liveness token (the kernel drops the locks of a dead
- *     process, so the file never needs a list of pids);
+ *     process, so the file never needs a list of pids), and one per reader
+ *     that has slept in pq_wait(), which tells a dead sleeper from a live
+ *     one;
  *   - index structures inside the file, made of offsets and slot numbers, never
  *     pointers: the slot table (the truth), a skip list ordered by insertion
  *     time, a hash table of MD5 signatures that rejects duplicates, and an
@@ -27,7 +29,9 @@
  * nothing.  Writing is two-phase: pq_reserve() takes space (and the
  * signature, so a duplicate is refused from that moment on), the caller fills
  * the space without any queue lock held, and pq_commit() makes the product
- * visible and gives it its insertion time.  pq_insert() does all three.
+ * visible and gives it its insertion time.  pq_insert() does all three (for
+ * a product of at most 4 KiB, under one hold of the control lock: the copy
+ * is shorter than taking the lock twice).
  *
  * Space is used as a ring.  New products are placed at a write head that moves
  * through the data area and wraps; the products in front of the head are
@@ -35,7 +39,8 @@
  * live writer is still filling, is never touched: the head jumps over it.
  * When the slots run out before the bytes do, the oldest product that nobody
  * holds is evicted.  A writer never waits for a reader: it fails with
- * PQ_LOCKED only when nothing at all can be evicted.
+ * PQ_LOCKED when no room can be made, because what stands in the way is
+ * held, and then it has evicted nothing.
  *
  * Insertion times are microseconds since the epoch, made strictly increasing
  * by the queue (a clock that steps back cannot reorder the queue), so they
@@ -60,15 +65,24 @@
  *     not interfere), or serialise calls on a shared handle yourself.
  *   - A read-only handle opened on a file the process may not write cannot
  *     repair a queue left dirty by a crash: such reads fail with PQ_CORRUPT
- *     until a writer has opened the queue.
+ *     until a process that may write it has taken the control lock (opening
+ *     it read-write does).  Nor can it allocate the holes of a sparse queue
+ *     file: pq_open() refuses one (see there).
  *   - Do not put a queue on a network file system: fcntl locks and shared
  *     mappings are not reliable there.
+ *   - A file system that stores zeros compressed or deduplicated (ZFS or
+ *     btrfs with compression) may allocate fewer bytes to a queue than its
+ *     size even after pq_create(): every open then takes the file for one
+ *     with holes (see pq_open()).  One that cannot allocate ahead at all
+ *     (no fallocate) gets a queue whose blocks pq_create() wrote, and
+ *     cannot protect an older sparse queue from SIGBUS.
  *   - A callback given to pq_next() or pq_find() runs while the product is
  *     read-locked; keep it short, since a held product cannot be evicted and
  *     writers jump over it.  It must not close the handle, and may not read
  *     through the same handle (pq_next() and pq_find() then fail with
- *     PQ_INVAL: a handle holds one product at a time); it may insert,
- *     delete, or read through another handle.
+ *     PQ_INVAL: a handle holds one product at a time); it may insert and
+ *     delete, through the same handle or another, and read through another
+ *     handle.
  *   - systemd's RemoveIPC=yes deletes files a user owns in /dev/shm when the
  *     user logs out: run the server as a system user or put the queue
  *     elsewhere.
@@ -76,10 +90,21 @@
  * ERRORS
  * ======
  * Every function that can fail returns 0 (PQ_OK) or one negative code of the
- * table below; pq_strerror() gives the message of any code.  Where a system
- * call failed, pq_last_error() on the handle (or the pq_error a creating or
+ * table below (pq_next() and pq_find() also pass on a callback's non-zero
+ * value); pq_strerror() gives the message of any code.  Where a system call
+ * failed, pq_last_error() on the handle (or the pq_error a creating or
  * opening call fills) names the call and the errno.  The library never logs,
  * never prints and never exits.
+ *
+ * Three failures are common to many calls and listed with each:
+ *   - PQ_FORKED for a handle inherited across fork(), PQ_INVAL for a NULL
+ *     handle: every call given a handle, except pq_close() (NULL: nothing
+ *     to do) and the accessors that cannot fail (pq_path(),
+ *     pq_cursor_set()...), which take a valid handle;
+ *   - PQ_SYSTEM, PQ_NOMEM, PQ_CORRUPT from taking the control lock: the
+ *     lock's fcntl failed; the lock found a queue a crash left dirty and its
+ *     repair ran out of memory; or the handle's mapping is read-only (the
+ *     process may not write the file), so it cannot repair such a queue.
  */
 #ifndef PQ_PQ_H
 #define PQ_PQ_H
@@ -169,7 +194,7 @@ typedef struct pq pq_t;
 #define PQ_CLOBBER 0x01u /**< replace an existing file */
 
 /* Flags of pq_open() */
-#define PQ_READONLY 0x02u /**< read only: pq_insert & co. fail PQ_READONLY */
+#define PQ_READONLY 0x02u /**< read only: pq_insert & co. fail PQ_NOWRITE */
 
 typedef struct pq_create_opts {
   uint64_t pc_data_size; /**< bytes for products (rounded up to 4 KiB) */
@@ -180,36 +205,50 @@ typedef struct pq_create_opts {
 
 /**
  * Slot count pq_create() uses when pc_slots is 0: size / PQ_AVG_PRODUCT_SIZE,
- * but at least PQ_MIN_SLOTS (LDM hangs on fewer than 8; we round up instead).
+ * but at least PQ_MIN_SLOTS (LDM hangs on fewer than 8; we round up instead)
+ * and at most PQ_MAX_SLOTS.  Cannot fail.
  */
 uint64_t pq_default_slots(uint64_t data_size);
 
 /**
- * Bytes the file of a queue of that geometry takes (header, indexes, data).
- * Returns 0 if the geometry is invalid.
+ * Bytes the file of a queue of that geometry takes (header, indexes, data),
+ * which pq_create() allocates; slots 0 stands for pq_default_slots().
+ * Returns 0 if the geometry is invalid (what pq_create() refuses with
+ * PQ_TOOSMALL or PQ_TOOBIG).
  */
 uint64_t pq_file_size(uint64_t data_size, uint64_t slots);
 
 /**
  * Create a queue file and open it for writing.
  *
- * The file is created sparse (ftruncate), so creation takes milliseconds
- * whatever the size; before that, the free space of the file system is checked
- * so that the queue cannot later die of SIGBUS when a tmpfs fills up.  The
- * new file is written to a temporary name in the same directory and renamed
- * into place, so a concurrent opener never sees a half-made queue.
+ * Every block of the file is allocated at creation (fallocate, which
+ * writes nothing: about a quarter of a second per GB on tmpfs, milliseconds
+ * on ext4), so that the queue cannot later die of SIGBUS when its tmpfs
+ * fills up (a shared mapping of a file with holes gets SIGBUS when a page
+ * of a hole is first touched and the file system has no room for it: LDM
+ * issue #79).  The free space of the file system is checked first, so that
+ * a queue too big for it is refused at once.  The new file is made under a
+ * temporary name in the same directory and moved into place, so a
+ * concurrent opener never sees a half-made queue, and a creation that fails
+ * before that leaves no file (and an old queue as it was); with PQ_CLOBBER
+ * the file system needs room for the new file beside the old one until the
+ * old one is replaced.
  *
  * @param path   the queue file
  * @param opts   geometry, mode and flags (see pq_create_opts)
- * @param[out] pqp the new handle, open read-write
+ * @param[out] pqp the new handle, open read-write (NULL on failure)
  * @param[out] err detail of a failure (may be NULL)
  * @retval PQ_OK
+ * @retval PQ_INVAL    path, opts or pqp is NULL
  * @retval PQ_EXISTS   the file exists and PQ_CLOBBER was not given
  * @retval PQ_TOOSMALL data size < PQ_MIN_DATA_SIZE or slots < PQ_MIN_SLOTS
- * @retval PQ_TOOBIG   slots > PQ_MAX_SLOTS, or sizes that overflow 64 bits
- * @retval PQ_NOSPACE  the file system has not enough free space
+ * @retval PQ_TOOBIG   slots > PQ_MAX_SLOTS, or a data size above 2^60 bytes
+ * @retval PQ_NOSPACE  the file system has not room for the whole file
+ *                     (err's errno is ENOSPC or EDQUOT)
  * @retval PQ_SYSTEM   a system call failed (err names it)
  * @retval PQ_NOMEM
+ * @retval any code of pq_open(), which opens the new file once it is in
+ *         place (the queue then exists, whole)
  * Thread-safe; the handle is not (see CAVEATS).
  */
 int pq_create(const char *path, const pq_create_opts *opts, pq_t **pqp,
@@ -221,34 +260,60 @@ int pq_create(const char *path, const pq_create_opts *opts, pq_t **pqp,
  * The header is validated before anything else is trusted: magic number,
  * format version, layout signature, header checksum, and geometry against the
  * file's real size.  A foreign, truncated or damaged file is refused, never
- * mapped blindly.  Opening costs O(1) in the queue size.  A read-write open
- * takes one writer lock byte (see pq_writer_count()).
+ * mapped blindly.  Opening costs O(1) in the queue size, unless it finds a
+ * file with holes to allocate (below) or, read-write, a queue a crash left
+ * dirty to repair.  A read-write open takes one writer lock byte (see
+ * pq_writer_count()) and the control lock, briefly.
+ *
+ * A queue file with holes (made sparse by an older build, or copied with
+ * holes) would die of SIGBUS once its file system fills up: a handle that
+ * can write the file (any read-write one, and a read-only one when the
+ * process may write the file) allocates the holes before mapping it; one
+ * that cannot is refused with PQ_NOSPACE.  A file is taken to have holes
+ * when fewer bytes are allocated to it than its size.
  *
  * @param flags 0 for read-write, PQ_READONLY for read only
+ * @param[out] pqp the handle (NULL on failure)
+ * @param[out] err detail of a failure (may be NULL)
  * @retval PQ_OK
+ * @retval PQ_INVAL   path or pqp NULL, or an unknown flag
  * @retval PQ_FORMAT  not a queue file, truncated, or header damaged
  * @retval PQ_VERSION a queue of another format version
+ * @retval PQ_NOSPACE the file has holes and they cannot be allocated: no
+ *                    room (err's errno ENOSPC), or the handle cannot write
+ *                    the file (errno 0)
  * @retval PQ_WRITERS PQ_MAX_WRITERS writer handles are already open
- * @retval PQ_SYSTEM  open, fstat or mmap failed (ENOENT, EACCES...)
- * @retval PQ_NOMEM
+ * @retval PQ_SYSTEM  open, fstat, pread, fallocate, mmap or a lock failed
+ *                    (ENOENT, EACCES...)
+ * @retval PQ_NOMEM   no memory for the handle, or for repairing a queue a
+ *                    crash left dirty (read-write)
  */
 int pq_open(const char *path, unsigned flags, pq_t **pqp, pq_error *err);
 
 /**
  * Close a handle: ends an outstanding reservation (discarded), releases every
- * lock, unmaps and closes.  Safe with NULL.  Returns PQ_OK, or PQ_FORKED if
- * called in a child on an inherited handle (then only the child's memory is
- * freed; the parent's locks are untouched).
+ * lock, unmaps and closes.  The handle is freed whatever the outcome.
+ * @retval PQ_OK       (also for NULL)
+ * @retval PQ_FORKED   called in a child on an inherited handle: only the
+ *                     child's memory is freed, the parent's locks are
+ *                     untouched
  */
 int pq_close(pq_t *pq);
 
-/** The last failure on this handle (code PQ_OK if none). */
+/**
+ * The last failure recorded on this handle (code PQ_OK if none yet); a
+ * success does not clear it.  Right after a call returned PQ_SYSTEM it
+ * names the system call, the path and the errno.  The outcomes that are no
+ * failure (PQ_END, PQ_NOTFOUND, PQ_TIMEDOUT, a callback's value), PQ_LOCKED
+ * of pq_delete() and PQ_CORRUPT of pq_check() (its report says what failed)
+ * leave it as it was.  Cannot fail; pq must be valid.
+ */
 const pq_error *pq_last_error(const pq_t *pq);
 
-/** Path the queue was opened with. */
+/** Path the queue was opened with.  Cannot fail; pq must be valid. */
 const char *pq_path(const pq_t *pq);
 
-/** Geometry of an open queue. */
+/** Geometry of an open queue.  Cannot fail; pq must be valid. */
 uint64_t pq_data_size(const pq_t *pq);
 uint64_t pq_slot_count(const pq_t *pq);
 
@@ -265,19 +330,28 @@ typedef struct pq_resv {
 } pq_resv;
 
 /**
- * Insert a whole product: reserve, copy the data (with no queue lock held),
- * commit.  The signature in info is taken as given: the queue does not hash.
+ * Insert a whole product: reserve, copy the data, commit.  The data of a
+ * product of more than 4 KiB is copied with no queue lock held; a smaller
+ * one is reserved, copied and committed under one hold of the control lock.
+ * The signature in info is taken as given: the queue does not hash.
  *
  * @param info metadata; info->size bytes are read from data
  * @retval PQ_OK
  * @retval PQ_DUP      a product with that signature is queued or reserved
  * @retval PQ_BIG      the product cannot fit in the data area even if empty
  * @retval PQ_LOCKED   no room: what could make room is held by readers or
- *                     being written by live writers
- * @retval PQ_INVAL    origin or ident too long, or not NUL-terminated
+ *                     being written by live writers, or no slot can be
+ *                     freed (nothing was evicted)
+ * @retval PQ_INVAL    NULL handle, info NULL, data NULL with info->size > 0,
+ *                     origin or ident too long or not NUL-terminated, or the
+ *                     creation time's microseconds outside 0 .. 999999
  * @retval PQ_NOWRITE  handle opened read-only
- * @retval PQ_CORRUPT  the index is inconsistent (see pq_check())
- * @retval PQ_SYSTEM, PQ_FORKED
+ * @retval PQ_BADRESV  a product of more than 4 KiB while the handle has a
+ *                     reservation outstanding (pq_insert() reserves too)
+ * @retval PQ_CORRUPT  the index is inconsistent (see pq_check()); the queue
+ *                     is left for the next locker to rebuild
+ * @retval PQ_SYSTEM, PQ_NOMEM  taking the control lock failed (see ERRORS)
+ * @retval PQ_FORKED
  */
 int pq_insert(pq_t *pq, const pq_prod_info *info, const void *data);
 
@@ -290,10 +364,12 @@ int pq_insert(pq_t *pq, const pq_prod_info *info, const void *data);
  * @param infos, data  the products (data[i] holds infos[i]->size bytes)
  * @param rcs          each product's outcome, as pq_insert() returns it
  * @retval PQ_OK       every product was tried: see rcs
- * @retval PQ_SYSTEM, PQ_FORKED, PQ_CORRUPT  the failure that stopped the
+ * @retval PQ_SYSTEM, PQ_NOMEM, PQ_CORRUPT  the failure that stopped the
  *                     batch; it is also in rcs[] of the product that met it
  *                     and of every product after it (not tried)
- * @retval PQ_INVAL    a NULL array
+ * @retval PQ_INVAL    NULL handle, or a NULL array with n > 0 (rcs[] is not
+ *                     written)
+ * @retval PQ_FORKED   (rcs[] is not written)
  */
 int pq_insert_many(pq_t *pq, size_t n, const pq_prod_info *const infos[],
                    const void *const data[], int rcs[]);
@@ -306,7 +382,8 @@ int pq_insert_many(pq_t *pq, size_t n, const pq_prod_info *const infos[],
  * outstanding reservation.  If the process dies before committing, the
  * reservation is reclaimed by the queue.
  *
- * @retval as pq_insert(), plus PQ_BADRESV if the handle already has one.
+ * @retval as pq_insert(), plus PQ_INVAL for a NULL resv and PQ_BADRESV if
+ *         the handle already has a reservation, whatever the size.
  */
 int pq_reserve(pq_t *pq, const pq_prod_info *info, pq_resv *resv);
 
@@ -314,8 +391,16 @@ int pq_reserve(pq_t *pq, const pq_prod_info *info, pq_resv *resv);
  * Make a reserved product visible to readers and give it its insertion time
  * (strictly greater than every earlier one).  Wakes waiting readers; costs no
  * system call for that when nobody waits.
- * @retval PQ_OK, PQ_BADRESV (not this handle's reservation), PQ_FORKED,
- *         PQ_SYSTEM, PQ_CORRUPT
+ * @retval PQ_OK
+ * @retval PQ_BADRESV  not this handle's outstanding reservation (or NULL)
+ * @retval PQ_CORRUPT  the reservation vanished from its slot (a repair
+ *                     dropped it as damaged), or the time index or the last
+ *                     insertion time is damaged (the queue is left for the
+ *                     next locker to rebuild); either way the handle no
+ *                     longer has the reservation
+ * @retval PQ_SYSTEM, PQ_NOMEM  taking the control lock failed: the
+ *                     reservation is still open
+ * @retval PQ_FORKED, PQ_INVAL (NULL handle)
  */
 int pq_commit(pq_t *pq, pq_resv *resv);
 
@@ -331,8 +416,14 @@ int pq_commit(pq_t *pq, pq_resv *resv);
  */
 int pq_commit_at(pq_t *pq, pq_resv *resv, uint64_t inserted_us);
 
-/** Abandon a reservation: its space and signature are freed.
- *  @retval PQ_OK, PQ_BADRESV, PQ_FORKED, PQ_SYSTEM */
+/**
+ * Abandon a reservation: its space and signature are freed.
+ * @retval PQ_OK       (also when a repair had already dropped it)
+ * @retval PQ_BADRESV  not this handle's outstanding reservation (or NULL)
+ * @retval PQ_SYSTEM, PQ_NOMEM  taking the control lock failed: the
+ *                     reservation is still open
+ * @retval PQ_FORKED, PQ_INVAL (NULL handle)
+ */
 int pq_discard(pq_t *pq, pq_resv *resv);
 
 /* ---------------------------------------------------------------------- */
@@ -358,12 +449,19 @@ typedef int pq_read_fn(const pq_prod_info *info, const void *data,
 
 /* Cursor: each handle has one, in process memory, holding the insertion
  * time of the last product visited.  A new handle's cursor is before the
- * oldest product. */
+ * oldest product.  The functions that only set or read it cannot fail and
+ * take a valid handle. */
 
 /** Put the cursor before the oldest product. */
 void pq_cursor_oldest(pq_t *pq);
-/** Put the cursor after the newest product (a forward read waits for new
- *  products). */
+/**
+ * Put the cursor after the newest product: a forward read gets only what is
+ * committed from now on, and pq_wait() waits for it.
+ * @retval PQ_OK
+ * @retval PQ_SYSTEM, PQ_NOMEM, PQ_CORRUPT  taking the control lock failed
+ *         (see ERRORS); the cursor is unchanged
+ * @retval PQ_FORKED, PQ_INVAL (NULL handle)
+ */
 int pq_cursor_newest(pq_t *pq);
 /** Cursor value that puts a backward read at the newest product. */
 #define PQ_CURSOR_END UINT64_MAX
@@ -375,9 +473,12 @@ void pq_cursor_set(pq_t *pq, uint64_t inserted_us);
 uint64_t pq_cursor_get(const pq_t *pq);
 /**
  * Put the cursor just after the product with that signature (how a
- * downstream resumes a feed).  O(1).
- * @retval PQ_OK, PQ_NOTFOUND (cursor unchanged), PQ_FORKED, PQ_SYSTEM,
- *         PQ_CORRUPT
+ * downstream resumes a feed).  O(1).  sig must not be NULL.
+ * @retval PQ_OK
+ * @retval PQ_NOTFOUND no committed product has it (cursor unchanged)
+ * @retval PQ_SYSTEM, PQ_NOMEM, PQ_CORRUPT  taking the control lock failed
+ *         (see ERRORS)
+ * @retval PQ_FORKED, PQ_INVAL (NULL handle)
  */
 int pq_cursor_after_signature(pq_t *pq, const uint8_t sig[PQ_SIGLEN]);
 
@@ -392,31 +493,56 @@ int pq_cursor_after_signature(pq_t *pq, const uint8_t sig[PQ_SIGLEN]);
  * cursor advanced; call again).
  *
  * @retval PQ_OK      fn was called and returned 0, or products were skipped
- * @retval PQ_END     nothing more in that direction (cursor unchanged)
+ * @retval PQ_END     nothing more in that direction (the cursor is past
+ *                    the products stepped over)
  * @retval fn's value when non-zero (the product is offered again next time)
- * @retval PQ_FORKED, PQ_SYSTEM, PQ_CORRUPT
+ * @retval PQ_INVAL   NULL handle or fn, a direction other than PQ_FORWARD
+ *                    and PQ_BACKWARD, or called from a read callback of the
+ *                    same handle
+ * @retval PQ_CORRUPT a product's record is damaged (see pq_check()), or the
+ *                    control lock could not repair (see ERRORS)
+ * @retval PQ_SYSTEM  the control lock or the product's lock failed
+ * @retval PQ_NOMEM   the control lock's repair ran out of memory
+ * @retval PQ_FORKED
  */
 int pq_next(pq_t *pq, int direction, const pq_class *cls, pq_read_fn *fn,
             void *arg);
 
 /**
  * Wait until a product may have been committed since the last pq_next() that
- * returned PQ_END, or until timeout_ms passes (-1: no limit).  Spins briefly,
- * then sleeps on the queue's futex word; no signals, no polling.
+ * returned PQ_END (or pq_cursor_newest()), or until timeout_ms passes (-1: no
+ * limit).  Spins briefly (see pq_set_spin()), then sleeps on the queue's
+ * futex word, having set its bit in the header's sleeper bitmap so that a
+ * committing writer wakes it; no signals.  A handle that cannot set a bit
+ * (its mapping is read-only because the process may not write the file,
+ * PQ_MAX_WAITERS other handles have taken a waiter lock byte, which each
+ * keeps until closed, or taking one failed) is not woken by writers: it
+ * sleeps in slices of 10 ms and looks at the word after each, so it sees a
+ * commit up to 10 ms late.
  * @retval PQ_OK       something was committed, or a signal interrupted the
  *                     sleep (call pq_next(); check your signal flags)
  * @retval PQ_TIMEDOUT the time passed
- * @retval PQ_FORKED
+ * @retval PQ_FORKED, PQ_INVAL (NULL handle)
  */
 int pq_wait(pq_t *pq, int timeout_ms);
 
-/** Microseconds pq_wait() spins before it sleeps (default 50; 0 disables). */
+/** Microseconds pq_wait() spins before it sleeps (default 50; 0 disables).
+ *  Cannot fail; pq must be valid. */
 void pq_set_spin(pq_t *pq, unsigned spin_us);
 
 /**
- * Hand the product with that signature to fn (read-locked), in O(1).
- * @retval PQ_OK (fn returned 0), fn's non-zero value, PQ_NOTFOUND,
- *         PQ_FORKED, PQ_SYSTEM, PQ_CORRUPT
+ * Hand the product with that signature to fn (read-locked), in O(1).  The
+ * cursor does not move.
+ * @retval PQ_OK       fn returned 0
+ * @retval fn's value when non-zero
+ * @retval PQ_NOTFOUND no committed product has that signature
+ * @retval PQ_INVAL    NULL handle, sig or fn, or called from a read callback
+ *                     of the same handle
+ * @retval PQ_CORRUPT  the product's record is damaged, or the control lock
+ *                     could not repair (see ERRORS)
+ * @retval PQ_SYSTEM   the control lock or the product's lock failed
+ * @retval PQ_NOMEM    the control lock's repair ran out of memory
+ * @retval PQ_FORKED
  */
 int pq_find(pq_t *pq, const uint8_t sig[PQ_SIGLEN], pq_read_fn *fn, void *arg);
 
@@ -425,9 +551,17 @@ int pq_find(pq_t *pq, const uint8_t sig[PQ_SIGLEN], pq_read_fn *fn, void *arg);
 /* ---------------------------------------------------------------------- */
 
 /**
- * Delete the product with that signature.
- * @retval PQ_OK, PQ_NOTFOUND, PQ_LOCKED (a reader holds it), PQ_NOWRITE,
- *         PQ_FORKED, PQ_SYSTEM, PQ_CORRUPT
+ * Delete the committed product with that signature.
+ * @retval PQ_OK
+ * @retval PQ_NOTFOUND no committed product has it (a reservation is not
+ *                     deleted)
+ * @retval PQ_LOCKED   a reader holds it (this handle's callback included)
+ * @retval PQ_NOWRITE  handle opened read-only
+ * @retval PQ_INVAL    NULL handle or sig
+ * @retval PQ_SYSTEM   the control lock or the probe of the product's lock
+ *                     failed
+ * @retval PQ_NOMEM    the control lock's repair ran out of memory
+ * @retval PQ_FORKED
  */
 int pq_delete(pq_t *pq, const uint8_t sig[PQ_SIGLEN]);
 
@@ -435,8 +569,15 @@ int pq_delete(pq_t *pq, const uint8_t sig[PQ_SIGLEN]);
  * Delete every product created before `before` (creation time, not insertion
  * time) that matches cls (NULL: all).  Products held by readers are skipped
  * and counted.  The control lock is released between batches.
- * @param[out] ndeleted, nbytes, nheld  tallies (each may be NULL)
- * @retval PQ_OK, PQ_NOWRITE, PQ_FORKED, PQ_SYSTEM, PQ_CORRUPT
+ * @param[out] ndeleted, nbytes, nheld  tallies (each may be NULL), also of
+ *             the batches done before a failure
+ * @retval PQ_OK
+ * @retval PQ_NOWRITE  handle opened read-only
+ * @retval PQ_CORRUPT  a product's record is damaged (see pq_check())
+ * @retval PQ_SYSTEM   the control lock or the probe of a product's lock
+ *                     failed
+ * @retval PQ_NOMEM    the control lock's repair ran out of memory
+ * @retval PQ_FORKED, PQ_INVAL (NULL handle)
  */
 int pq_expire(pq_t *pq, pq_timestamp before, const pq_class *cls,
               uint64_t *ndeleted, uint64_t *nbytes, uint64_t *nheld);
@@ -477,9 +618,13 @@ typedef struct pq_stats {
 
 /**
  * Fill st under a shared control lock, in constant time, plus
- * O(PQ_MAX_WRITERS) lock probes
- * for ps_writers: for monitoring, not for hot paths.
- * @retval PQ_OK, PQ_FORKED, PQ_SYSTEM, PQ_CORRUPT
+ * O(PQ_MAX_WRITERS) lock probes for ps_writers: for monitoring, not for hot
+ * paths.
+ * @retval PQ_OK
+ * @retval PQ_INVAL    NULL handle or st
+ * @retval PQ_SYSTEM   the control lock or a writer-byte probe failed
+ * @retval PQ_NOMEM, PQ_CORRUPT  taking the control lock failed (see ERRORS)
+ * @retval PQ_FORKED
  */
 int pq_stats_get(pq_t *pq, pq_stats *st);
 
@@ -488,17 +633,32 @@ int pq_stats_get(pq_t *pq, pq_stats *st);
  * the region list under a shared control lock: O(products), about 6 ms for a
  * million here, while writers wait; which is why pq_stats_get() leaves it
  * out.
- * @retval PQ_OK, PQ_FORKED, PQ_SYSTEM, PQ_INVAL
+ * @retval PQ_OK
+ * @retval PQ_INVAL    NULL handle or bytes
+ * @retval PQ_SYSTEM, PQ_NOMEM, PQ_CORRUPT  taking the control lock failed
+ *         (see ERRORS)
+ * @retval PQ_FORKED
  */
 int pq_stats_largest_free(pq_t *pq, uint64_t *bytes);
 
-/** Clear the MVRT metrics (after an operator resized the queue). */
+/**
+ * Clear the MVRT metrics (after an operator resized the queue).
+ * @retval PQ_OK
+ * @retval PQ_NOWRITE  handle opened read-only
+ * @retval PQ_SYSTEM, PQ_NOMEM  taking the control lock failed (see ERRORS)
+ * @retval PQ_FORKED, PQ_INVAL (NULL handle)
+ */
 int pq_stats_clear_mvrt(pq_t *pq);
 
 /**
  * Number of live writer handles, counted from the lock bytes the kernel holds
  * for them (a crashed writer is not counted: its locks died with it).  The
- * caller's own writer handle counts.
+ * caller's own writer handle counts.  PQ_MAX_WRITERS lock probes; no
+ * control lock.
+ * @retval PQ_OK
+ * @retval PQ_INVAL    NULL handle or count
+ * @retval PQ_SYSTEM   a probe failed (*count unchanged)
+ * @retval PQ_FORKED
  */
 int pq_writer_count(pq_t *pq, unsigned *count);
 
@@ -514,7 +674,8 @@ typedef struct pq_check_report {
 
 /**
  * Verify every numbered invariant of the format (see pq/format.h) under the
- * exclusive control lock: slot checksums, region bounds and overlaps, the
+ * control lock (exclusive; shared for a handle whose mapping is read-only,
+ * which cannot repair): slot checksums, region bounds and overlaps, the
  * time index, the signature index, the region list, the free-slot list, the
  * counters and every product's record.  Any handle that can write the
  * mapping (a read-write handle, or a read-only one on a file the process may
@@ -522,8 +683,12 @@ typedef struct pq_check_report {
  * a read-write handle also reclaims the reservations of dead writers.  The
  * report says what was done.  O(slots log slots).
  * @retval PQ_OK      every invariant holds
- * @retval PQ_CORRUPT report->pr_invariant says which failed
- * @retval PQ_FORKED, PQ_SYSTEM
+ * @retval PQ_CORRUPT report->pr_invariant says which failed (2: the queue
+ *                    is dirty and this handle cannot repair it)
+ * @retval PQ_INVAL   NULL handle or report
+ * @retval PQ_SYSTEM  the control lock failed
+ * @retval PQ_NOMEM   no memory for the check, or for the repair
+ * @retval PQ_FORKED
  */
 int pq_check(pq_t *pq, pq_check_report *report);
 
@@ -532,7 +697,13 @@ int pq_check(pq_t *pq, pq_check_report *report);
  * reservations and drop slots that fail their checksum, as the automatic
  * crash repair does.  For an operator whose pq_check() failed.
  * @param[out] ndropped slots dropped as corrupt (may be NULL)
- * @retval PQ_OK, PQ_NOWRITE, PQ_FORKED, PQ_SYSTEM
+ * @retval PQ_OK
+ * @retval PQ_NOWRITE  handle opened read-only, or one whose mapping is
+ *                     read-only
+ * @retval PQ_SYSTEM   the control lock failed
+ * @retval PQ_NOMEM    no memory for the rebuild (the queue stays marked
+ *                     dirty, for the next locker to rebuild)
+ * @retval PQ_FORKED, PQ_INVAL (NULL handle)
  */
 int pq_repair(pq_t *pq, uint64_t *ndropped);
 

@@ -51,28 +51,25 @@ static void drop(pq_t *pq, uint32_t i) {
   pq__slot_publish(&pq->slots[i], PQ_SLOT_FREE);
 }
 
-int pq__rebuild(pq_t *pq, uint64_t *droppedp, uint64_t *reclaimedp) {
-  struct pq_hdr *h = pq->hdr;
-  uint32_t n = pq->nslots;
-  uint32_t *used = malloc((size_t)n * sizeof *used);
-  uint32_t *comm = malloc((size_t)n * sizeof *comm);
-  if (used == NULL || comm == NULL) {
-    free(used);
-    free(comm);
-    return PQ__FAIL(pq, PQ_NOMEM, 0, "repairing %s", pq->path);
-  }
-  uint32_t intent =
-      (h->hd_intent_op == PQ_OP_RESERVE || h->hd_intent_op == PQ_OP_COMMIT)
-          ? h->hd_intent_slot
-          : PQ_NIL;
-  __atomic_store_n(&h->hd_dirty, 1, __ATOMIC_SEQ_CST);
-  uint64_t dropped = 0, reclaimed = 0;
-  uint32_t nused = 0, ncomm = 0;
+/* The work of one rebuild: the slots kept so far and the tallies. */
+struct rebuild {
+  pq_t *pq;
+  uint32_t *used; /* used slots kept, nused of them */
+  uint32_t *comm; /* the committed ones among them, ncomm */
+  uint32_t nused, ncomm, nresv;
+  uint64_t nbytes, maxkey;
+  uint64_t dropped, reclaimed;
+};
 
-  for (uint32_t i = 0; i < n; i++) {
+/* Keep in used[] the slots that are valid, sound and not a dead writer's
+ * reservation; free the others.  intent: the slot the crashed change was
+ * rewriting (its bad checksum is no damage), or PQ_NIL. */
+static void keep_sound_slots(struct rebuild *r, uint32_t intent) {
+  pq_t *pq = r->pq;
+  for (uint32_t i = 0; i < pq->nslots; i++) {
     struct pq_slot *s = &pq->slots[i];
     if (!pq__slot_valid(s)) {
-      dropped += i != intent;
+      r->dropped += i != intent;
       drop(pq, i);
       continue;
     }
@@ -80,109 +77,162 @@ int pq__rebuild(pq_t *pq, uint64_t *droppedp, uint64_t *reclaimedp) {
     if (st == PQ_SLOT_FREE)
       continue;
     if (!slot_sound(pq, i)) {
-      dropped++;
+      r->dropped++;
       drop(pq, i);
     } else if (st == PQ_SLOT_RESERVED &&
                !pq__writer_alive(pq, s->ps_owner, s->ps_owner_gen) &&
                !(pq->has_resv && pq->resv_slot == i)) {
-      reclaimed++;
+      r->reclaimed++;
       drop(pq, i);
     } else {
-      used[nused++] = i;
+      r->used[r->nused++] = i;
     }
   }
+}
 
-  /* Regions must not overlap: keep the first of two that do. */
-  qsort_r(used, nused, sizeof *used, by_offset, pq->slots);
+/* Regions must not overlap: keep the first of two that do.  Leaves used[]
+ * in offset order. */
+static void drop_overlaps(struct rebuild *r) {
+  pq_t *pq = r->pq;
+  qsort_r(r->used, r->nused, sizeof *r->used, by_offset, pq->slots);
   uint32_t kept = 0;
-  for (uint32_t j = 0; j < nused; j++) {
-    uint32_t i = used[j];
-    if (kept > 0 && pq->slots[i].ps_offset < pq__slot_end(pq, used[kept - 1])) {
-      dropped++;
+  for (uint32_t j = 0; j < r->nused; j++) {
+    uint32_t i = r->used[j];
+    if (kept > 0 &&
+        pq->slots[i].ps_offset < pq__slot_end(pq, r->used[kept - 1])) {
+      r->dropped++;
       drop(pq, i);
       continue;
     }
-    used[kept++] = i;
+    r->used[kept++] = i;
   }
-  nused = kept;
+  r->nused = kept;
+}
 
-  /* Signatures must be unique: keep the first seen. */
+/* Signatures must be unique: keep the first seen.  Rebuilds the
+ * signature hash. */
+static void drop_repeated_signatures(struct rebuild *r) {
+  pq_t *pq = r->pq;
   pq__sx_clear(pq);
-  kept = 0;
-  for (uint32_t j = 0; j < nused; j++) {
-    uint32_t i = used[j];
+  uint32_t kept = 0;
+  for (uint32_t j = 0; j < r->nused; j++) {
+    uint32_t i = r->used[j];
     if (pq__sx_find(pq, pq->slots[i].ps_sig) != PQ_NIL) {
-      dropped++;
+      r->dropped++;
       drop(pq, i);
       continue;
     }
     (void)pq__sx_add(pq, i);
-    used[kept++] = i;
+    r->used[kept++] = i;
   }
-  nused = kept;
+  r->nused = kept;
+}
 
-  uint64_t nbytes = 0,
-           maxkey = h->hd_last_key > PQ_KEY_MAX ? 0 : h->hd_last_key;
-  uint32_t nresv = 0;
-  for (uint32_t j = 0; j < nused; j++) {
-    const struct pq_slot *s = &pq->slots[used[j]];
-    nbytes += s->ps_extent;
+/* Tally the bytes and reservations of used[]; the committed slots into
+ * comm[]. */
+static void split_committed(struct rebuild *r) {
+  for (uint32_t j = 0; j < r->nused; j++) {
+    const struct pq_slot *s = &r->pq->slots[r->used[j]];
+    r->nbytes += s->ps_extent;
     if (pq__slot_state(s) == PQ_SLOT_COMMITTED)
-      comm[ncomm++] = used[j];
+      r->comm[r->ncomm++] = r->used[j];
     else
-      nresv++;
+      r->nresv++;
   }
-  /* Insertion times must be unique (they only grow; a repeat is damage). */
-  qsort_r(comm, ncomm, sizeof *comm, by_key, pq->slots);
-  kept = 0;
-  for (uint32_t j = 0; j < ncomm; j++) {
-    uint32_t i = comm[j];
-    if (kept > 0 && pq->slots[i].ps_key == pq->slots[comm[kept - 1]].ps_key) {
-      dropped++;
+}
+
+/* Insertion times must be unique (they only grow; a repeat is damage):
+ * keep the first of a repeat, leave comm[] in key order and find the
+ * newest key.  Leaves used[] in offset order again. */
+static void drop_repeated_keys(struct rebuild *r) {
+  pq_t *pq = r->pq;
+  qsort_r(r->comm, r->ncomm, sizeof *r->comm, by_key, pq->slots);
+  uint32_t kept = 0;
+  for (uint32_t j = 0; j < r->ncomm; j++) {
+    uint32_t i = r->comm[j];
+    if (kept > 0 &&
+        pq->slots[i].ps_key == pq->slots[r->comm[kept - 1]].ps_key) {
+      r->dropped++;
       pq__sx_remove(pq, i);
-      nbytes -= pq->slots[i].ps_extent;
+      r->nbytes -= pq->slots[i].ps_extent;
       drop(pq, i);
-      for (uint32_t u = 0; u < nused; u++)
-        if (used[u] == i)
-          used[u] = used[--nused];
+      for (uint32_t u = 0; u < r->nused; u++)
+        if (r->used[u] == i)
+          r->used[u] = r->used[--r->nused];
       continue;
     }
-    comm[kept++] = i;
-    if (pq->slots[i].ps_key > maxkey)
-      maxkey = pq->slots[i].ps_key;
+    r->comm[kept++] = i;
+    if (pq->slots[i].ps_key > r->maxkey)
+      r->maxkey = pq->slots[i].ps_key;
   }
-  ncomm = kept;
-  qsort_r(used, nused, sizeof *used, by_offset, pq->slots);
+  r->ncomm = kept;
+  qsort_r(r->used, r->nused, sizeof *r->used, by_offset, pq->slots);
+}
 
-  pq__ti_build(pq, comm, ncomm);
-  pq__rl_build(pq, used, nused);
+/* The time index, the region list, the free-slot stack and the counters,
+ * from the slots kept. */
+static void relink(struct rebuild *r) {
+  pq_t *pq = r->pq;
+  struct pq_hdr *h = pq->hdr;
+  pq__ti_build(pq, r->comm, r->ncomm);
+  pq__rl_build(pq, r->used, r->nused);
   h->hd_free_top = PQ_NIL;
   h->hd_nfree_slots = 0;
-  for (uint32_t i = n; i-- > 0;)
+  for (uint32_t i = pq->nslots; i-- > 0;)
     if (pq__slot_state(&pq->slots[i]) == PQ_SLOT_FREE)
       pq__free_push(pq, i);
-  h->hd_nprods = ncomm;
-  h->hd_nresv = nresv;
-  h->hd_nbytes = nbytes;
-  h->hd_last_key = maxkey;
+  h->hd_nprods = r->ncomm;
+  h->hd_nresv = r->nresv;
+  h->hd_nbytes = r->nbytes;
+  h->hd_last_key = r->maxkey;
+}
 
-  /* The head stays where it was, after the region that precedes it. */
+/* The head stays where it was, after the region that precedes it. */
+static void place_head(struct rebuild *r) {
+  pq_t *pq = r->pq;
+  struct pq_hdr *h = pq->hdr;
   if (h->hd_head > pq->data_size || h->hd_head % PQ_ALIGN != 0)
     h->hd_head = 0;
-  uint32_t prev = n;
-  for (uint32_t j = 0; j < nused && pq->slots[used[j]].ps_offset < h->hd_head;
-       j++)
-    prev = used[j];
-  if (prev < n && pq__slot_end(pq, prev) > h->hd_head)
+  uint32_t prev = pq->nslots;
+  for (uint32_t j = 0;
+       j < r->nused && pq->slots[r->used[j]].ps_offset < h->hd_head; j++)
+    prev = r->used[j];
+  if (prev < pq->nslots && pq__slot_end(pq, prev) > h->hd_head)
     h->hd_head = pq__slot_end(pq, prev);
   h->hd_head_prev = prev;
+}
 
-  free(used);
-  free(comm);
+int pq__rebuild(pq_t *pq, uint64_t *droppedp, uint64_t *reclaimedp) {
+  struct pq_hdr *h = pq->hdr;
+  struct rebuild r = {.pq = pq};
+  r.used = malloc((size_t)pq->nslots * sizeof *r.used);
+  r.comm = malloc((size_t)pq->nslots * sizeof *r.comm);
+  if (r.used == NULL || r.comm == NULL) {
+    free(r.used);
+    free(r.comm);
+    return PQ__FAIL(pq, PQ_NOMEM, 0, "repairing %s", pq->path);
+  }
+  uint32_t intent =
+      (h->hd_intent_op == PQ_OP_RESERVE || h->hd_intent_op == PQ_OP_COMMIT)
+          ? h->hd_intent_slot
+          : PQ_NIL;
+  __atomic_store_n(&h->hd_dirty, 1, __ATOMIC_SEQ_CST);
+  r.maxkey = h->hd_last_key > PQ_KEY_MAX ? 0 : h->hd_last_key;
+
+  keep_sound_slots(&r, intent);
+  drop_overlaps(&r);
+  drop_repeated_signatures(&r);
+  split_committed(&r);
+  drop_repeated_keys(&r);
+  relink(&r);
+  place_head(&r);
+
+  free(r.used);
+  free(r.comm);
   pq__mutate_end(pq);
   if (droppedp)
-    *droppedp = dropped;
+    *droppedp = r.dropped;
   if (reclaimedp)
-    *reclaimedp = reclaimed;
+    *reclaimedp = r.reclaimed;
   return PQ_OK;
 }

@@ -10,7 +10,10 @@
  * through the address-ordered region list.  When slots run out before bytes
  * do, the oldest product by insertion time that nobody holds is evicted.
  * A writer never waits for a reader: after one lap of the ring without
- * room, it fails with PQ_LOCKED.
+ * room, it fails with PQ_LOCKED.  It looks before it evicts (a walk that
+ * changes nothing, then the walk that evicts), so an insert that fails for
+ * lack of room or of a slot has evicted nothing for it: it costs a lap of
+ * lock probes instead.
  */
 #include "pq/internal.h"
 
@@ -64,31 +67,70 @@ void pq__slot_release(pq_t *pq, uint32_t slot, bool evicted) {
   pq__free_push(pq, slot);
 }
 
+/* A reservation whose writer is dead (never this handle's own)? */
+static bool dead_reservation(pq_t *pq, uint32_t slot) {
+  const struct pq_slot *s = &pq->slots[slot];
+  return pq__slot_state(s) == PQ_SLOT_RESERVED &&
+         !(pq->has_resv && pq->resv_slot == slot) &&
+         !pq__writer_alive(pq, s->ps_owner, s->ps_owner_gen);
+}
+
 int pq__reclaim_if_dead(pq_t *pq, uint32_t slot) {
-  struct pq_slot *s = &pq->slots[slot];
-  if (pq__slot_state(s) != PQ_SLOT_RESERVED)
-    return 0;
-  if (pq->has_resv && pq->resv_slot == slot)
-    return 0;
-  if (pq__writer_alive(pq, s->ps_owner, s->ps_owner_gen))
+  if (!dead_reservation(pq, slot))
     return 0;
   pq__slot_release(pq, slot, false);
   return 1;
 }
 
-/* 1: the slot was released to make room; 0: it must stay; <0: error. */
-static int try_evict(pq_t *pq, uint32_t slot) {
-  struct pq_slot *s = &pq->slots[slot];
+/*
+ * The regions the look-ahead walk of pq__ring_make_room() found free to
+ * go, so that the evictions that follow need not ask the kernel again.
+ * What could go still can: this handle holds the control lock exclusively,
+ * and a reader takes a product lock only under the control lock.  A region
+ * not in the plan (it was held, or the plan was full) is asked about
+ * again.
+ */
+#define PLAN_MAX 32
+struct plan {
+  unsigned n;
+  uint32_t slot[PLAN_MAX];
+};
+
+static bool in_plan(const struct plan *p, uint32_t slot) {
+  for (unsigned i = 0; i < p->n; i++)
+    if (p->slot[i] == slot)
+      return true;
+  return false;
+}
+
+/* 1: the region may go (a product no reader holds, a reservation of a dead
+ * writer), 0: it must stay, <0: error.  Changes nothing; notes a region
+ * that may go in the plan. */
+static int may_go(pq_t *pq, uint32_t slot, struct plan *p) {
+  if (in_plan(p, slot))
+    return 1;
+  const struct pq_slot *s = &pq->slots[slot];
   uint32_t st = pq__slot_state(s);
-  if (st == PQ_SLOT_RESERVED)
-    return pq__reclaim_if_dead(pq, slot);
-  if (st != PQ_SLOT_COMMITTED)
+  int go;
+  if (st == PQ_SLOT_RESERVED) {
+    go = dead_reservation(pq, slot);
+  } else if (st == PQ_SLOT_COMMITTED) {
+    int held = pq__prod_held(pq, s->ps_offset, s->ps_extent);
+    if (held < 0)
+      return held;
+    go = !held;
+  } else {
     return PQ_CORRUPT;
-  int held = pq__prod_held(pq, s->ps_offset, s->ps_extent);
-  if (held != 0)
-    return held < 0 ? held : 0;
-  pq__slot_release(pq, slot, true);
-  return 1;
+  }
+  if (go && p->n < PLAN_MAX)
+    p->slot[p->n++] = slot;
+  return go;
+}
+
+/* Release a region that may go: evict a product, reclaim a reservation. */
+static void let_go(pq_t *pq, uint32_t slot) {
+  pq__slot_release(pq, slot,
+                   pq__slot_state(&pq->slots[slot]) == PQ_SLOT_COMMITTED);
 }
 
 /* The region just before pos, found by walking the list (only after a
@@ -102,7 +144,8 @@ static uint32_t region_before(pq_t *pq, uint64_t pos) {
   return prev;
 }
 
-int pq__ring_alloc(pq_t *pq, uint64_t extent, uint64_t *off, uint32_t *prevp) {
+/* Where the walk starts: the head, and the region just before it. */
+static void walk_start(pq_t *pq, uint64_t *posp, uint32_t *prevp) {
   struct pq_hdr *h = pq->hdr;
   uint64_t pos = h->hd_head;
   if (pos > pq->data_size || pos % PQ_ALIGN != 0)
@@ -118,13 +161,29 @@ int pq__ring_alloc(pq_t *pq, uint64_t extent, uint64_t *off, uint32_t *prevp) {
     prev = region_before(pq, pos);
   if (prev < SENT(pq) && pq__slot_end(pq, prev) > pos)
     pos = pq__slot_end(pq, prev);
+  *posp = pos;
+  *prevp = prev;
+}
 
-  /* At most two passes: from the head to the end of the area, then from
-   * the start of the area to its end (what remains in front of the head on
-   * the second pass is held, or it would have been evicted on the first). */
+/*
+ * Walk the ring from the head for extent bytes: the regions in front of
+ * the head that may go are passed (evict: released), those that must stay
+ * are jumped over.  At most two passes: from the head to the end of the
+ * area, then from the start of the area to its end.  Without evict the
+ * walk changes nothing and says whether, and where, the evicting walk
+ * would find room; an evicting walk after it finds room at the same place
+ * or before (what could go still can), releasing only what lies before
+ * that place.
+ */
+static int walk(pq_t *pq, uint64_t extent, bool evict, struct plan *plan,
+                uint64_t *off, uint32_t *prevp) {
+  uint64_t pos;
+  uint32_t prev;
+  walk_start(pq, &pos, &prev);
   bool wrapped = false;
-  for (;;) {
-    uint32_t next = pq->rl[prev].rl_next;
+  uint32_t next = pq->rl[prev].rl_next;
+  /* Each pass visits every region at most once, plus the wrap. */
+  for (uint64_t steps = 0; steps <= 2 * (uint64_t)pq->nslots + 2; steps++) {
     if (next > SENT(pq))
       return PQ_CORRUPT;
     uint64_t limit =
@@ -140,32 +199,59 @@ int pq__ring_alloc(pq_t *pq, uint64_t extent, uint64_t *off, uint32_t *prevp) {
       wrapped = true;
       pos = 0;
       prev = SENT(pq);
+      next = pq->rl[prev].rl_next;
       continue;
     }
-    int rc = try_evict(pq, next);
-    if (rc < 0)
-      return rc;
-    if (rc == 0) { /* held: jump over it */
+    int go = may_go(pq, next, plan);
+    if (go < 0)
+      return go;
+    uint32_t after = pq->rl[next].rl_next; /* release reuses the link */
+    if (go) {
+      if (evict)
+        let_go(pq, next);
+    } else {
       if (pq__slot_end(pq, next) <= pos)
         return PQ_CORRUPT; /* the list is not in address order */
       pos = pq__slot_end(pq, next);
       prev = next;
     }
+    next = after;
   }
+  return PQ_CORRUPT; /* a cycle in the list */
 }
 
-int pq__ring_need_slot(pq_t *pq) {
+/* Make sure a slot is free, evicting the oldest product that may go (or
+ * reclaiming a dead writer's reservation) if not.  Fails having released
+ * nothing. */
+static int need_slot(pq_t *pq, struct plan *plan) {
   if (pq->hdr->hd_nfree_slots > 0 && pq->hdr->hd_free_top < pq->nslots)
     return PQ_OK;
   uint64_t n = 0;
   for (uint32_t s = pq__ti_first(pq); s != PQ_NIL && n <= pq->nslots;
        s = pq__ti_next(pq, s), n++) {
-    int rc = try_evict(pq, s);
-    if (rc != 0)
-      return rc < 0 ? rc : PQ_OK;
+    int go = may_go(pq, s, plan);
+    if (go < 0)
+      return go;
+    if (go) {
+      let_go(pq, s);
+      return PQ_OK;
+    }
   }
   for (uint32_t s = 0; s < pq->nslots; s++)
     if (pq__reclaim_if_dead(pq, s) == 1)
       return PQ_OK;
   return PQ_LOCKED;
+}
+
+int pq__ring_make_room(pq_t *pq, uint64_t extent, uint64_t *off,
+                       uint32_t *prev) {
+  /* Look first: an insert that fails for lack of room or of a slot must
+   * not have evicted anything for it. */
+  struct plan plan = {.n = 0};
+  int rc = walk(pq, extent, false, &plan, off, prev);
+  if (rc == PQ_OK)
+    rc = need_slot(pq, &plan);
+  if (rc == PQ_OK)
+    rc = walk(pq, extent, true, &plan, off, prev);
+  return rc;
 }

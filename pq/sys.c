@@ -1,15 +1,23 @@
 /*
  * sys.c - the thin layer through which the library makes its system calls.
  * Each wrapper retries EINTR, opens with O_CLOEXEC, and can be made to fail
- * once by a test (pq__sys_inject) so that error paths are exercised without
- * a full disk or a kernel out of locks.
+ * once by a test (pq__sys_inject, by the wrapper's name without pq__sys_)
+ * so that error paths are exercised without a full disk or a kernel out of
+ * locks.  The calls that release something (close, munmap, unlink) and the
+ * advice to the kernel (madvise) cannot usefully fail and take no
+ * injection.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
+#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -52,18 +60,124 @@ int pq__sys_open(const char *path, int flags, unsigned mode) {
   return fd;
 }
 
-int pq__sys_ftruncate(int fd, uint64_t size) {
-  if (pq__sys_injected("ftruncate"))
+int pq__sys_close(int fd) {
+  /* Not retried on EINTR: Linux releases the descriptor even then. */
+  return close(fd);
+}
+
+int pq__sys_fstat(int fd, struct stat *st) {
+  if (pq__sys_injected("fstat"))
     return -1;
-  if (size > (uint64_t)INT64_MAX) {
+  return fstat(fd, st);
+}
+
+int pq__sys_fstatfs(int fd, struct statfs *st) {
+  if (pq__sys_injected("fstatfs"))
+    return -1;
+  int rc;
+  do
+    rc = fstatfs(fd, st);
+  while (rc < 0 && errno == EINTR);
+  return rc;
+}
+
+int pq__sys_statvfs(const char *path, struct statvfs *st) {
+  if (pq__sys_injected("statvfs"))
+    return -1;
+  int rc;
+  do
+    rc = statvfs(path, st);
+  while (rc < 0 && errno == EINTR);
+  return rc;
+}
+
+int pq__sys_access(const char *path, int mode) {
+  if (pq__sys_injected("access"))
+    return -1;
+  return access(path, mode);
+}
+
+int pq__sys_pread(int fd, void *buf, size_t len, uint64_t off) {
+  if (pq__sys_injected("pread"))
+    return -1;
+  if (off > (uint64_t)INT64_MAX || len > (size_t)INT64_MAX - off) {
+    errno = EINVAL;
+    return -1;
+  }
+  uint8_t *p = buf;
+  size_t done = 0;
+  while (done < len) {
+    ssize_t n = pread(fd, p + done, len - done, (off_t)(off + done));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return -1;
+    if (n == 0)
+      break; /* end of file */
+    done += (size_t)n;
+  }
+  if (done < len) {
+    errno = EIO; /* the file is shorter than asked */
+    return -1;
+  }
+  return 0;
+}
+
+int pq__sys_fallocate(int fd, uint64_t off, uint64_t len, bool emulate) {
+  if (pq__sys_injected("fallocate"))
+    return -1;
+  if (off > (uint64_t)INT64_MAX || len > (uint64_t)INT64_MAX - off) {
     errno = EFBIG;
     return -1;
   }
   int rc;
   do
-    rc = ftruncate(fd, (off_t)size);
+    rc = fallocate(fd, 0, (off_t)off, (off_t)len);
   while (rc < 0 && errno == EINTR);
-  return rc;
+  if (rc == 0 || errno != EOPNOTSUPP || !emulate)
+    return rc;
+  /* glibc's emulation reads a byte of each block and writes it back if it
+   * is zero: sound only while nobody else writes the file.  It returns the
+   * error instead of setting errno. */
+  do
+    rc = posix_fallocate(fd, (off_t)off, (off_t)len);
+  while (rc == EINTR);
+  if (rc != 0) {
+    errno = rc;
+    return -1;
+  }
+  return 0;
+}
+
+void *pq__sys_mmap(size_t len, int prot, int fd) {
+  if (pq__sys_injected("mmap"))
+    return MAP_FAILED;
+  return mmap(NULL, len, prot, MAP_SHARED, fd, 0);
+}
+
+void pq__sys_munmap(void *addr, size_t len) {
+  /* Fails only for a range that is not a mapping: a bug, not a state. */
+  (void)munmap(addr, len);
+}
+
+int pq__sys_madvise(void *addr, size_t len, int advice) {
+  return madvise(addr, len, advice);
+}
+
+int pq__sys_rename(const char *from, const char *to) {
+  if (pq__sys_injected("rename"))
+    return -1;
+  return rename(from, to);
+}
+
+int pq__sys_link(const char *from, const char *to) {
+  if (pq__sys_injected("link"))
+    return -1;
+  return link(from, to);
+}
+
+int pq__sys_unlink(const char *path) {
+  return unlink(path);
 }
 
 int pq__sys_lock(int fd, int cmd, short type, uint64_t start, uint64_t len) {
@@ -83,6 +197,8 @@ int pq__sys_lock(int fd, int cmd, short type, uint64_t start, uint64_t len) {
 }
 
 int pq__sys_lock_held(int fd, short type, uint64_t start, uint64_t len) {
+  if (pq__sys_injected("lock_held"))
+    return -1;
   struct flock fl;
   memset(&fl, 0, sizeof fl);
   fl.l_type = type;

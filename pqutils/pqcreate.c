@@ -4,7 +4,8 @@
  * `pqcreate size path`.  Sizes take LDM's decimal suffixes.  Everything that
  * can go wrong (a size or slot count the queue cannot hold, a file system
  * without room, an existing file) is refused by the library with a message
- * that we pass on; LDM hung on fewer than 8 slots and zero-filled the file.
+ * that we pass on; LDM hung on fewer than 8 slots and zero-filled the file,
+ * where the library allocates the file's blocks without writing them.
  */
 #include <stdio.h>
 #include <string.h>
@@ -22,7 +23,8 @@ static const char usage_text[] =
     "  -S slots    number of product slots (default: size / 140000, at\n"
     "              least 8, or the registry's /queue/slots)\n"
     "  -c          replace an existing queue (clobber)\n"
-    "  -f          accepted for LDM; creation is always fast (sparse)\n"
+    "  -f          accepted for LDM; the space is always reserved\n"
+    "              without writing it (fast)\n"
     "  -q path     queue file (default: the registry's /queue/path)\n"
     "  -l dest     log to dest: \"\" syslog, \"-\" stderr, or a file\n"
     "  -v          verbose: print what is being created\n"
@@ -55,7 +57,7 @@ static int parse_args(struct cli *c, int argc, char **argv, struct opts *o) {
     case 'c':
       o->clobber = true;
       break;
-    case 'f': /* creation is always sparse and fast */
+    case 'f': /* creation always allocates without writing: fast */
       break;
     case 's':
       o->size_arg = optarg;

@@ -68,7 +68,7 @@ expect_in "$SCRATCH/log" "too small"
 expect_error pqcreate -l "$SCRATCH/no/dir/log" -s 1M -q "$SCRATCH/x.pq"
 ok "logging to a file"
 
-# A 1 GB queue is created in well under a second (sparse).
+# A 1 GB queue is created in well under a second (allocated, not written).
 start=$(date +%s%N)
 expect_rc 0 pqcreate -c -s 1G -q "$SCRATCH/big.pq"
 ms=$((($(date +%s%N) - start) / 1000000))

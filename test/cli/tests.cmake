@@ -28,4 +28,7 @@ if(TARGET pqcreate)
   pq_cli_test(snapshot TIMEOUT 120)
   pq_cli_test(badinput TIMEOUT 60)
   pq_cli_test(signals TIMEOUT 90)
+  # Mounts small tmpfs file systems: root only, skipped (77) otherwise.
+  pq_cli_test(space TIMEOUT 120)
+  set_tests_properties(cli_space PROPERTIES SKIP_RETURN_CODE 77)
 endif()

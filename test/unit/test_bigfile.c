@@ -1,8 +1,10 @@
 /*
- * test_bigfile.c - 64-bit sizes: a queue with a 5 GiB data area, created
- * sparse, with products placed past the 4 GiB mark.  Four 1 GiB products
- * are reserved and committed without writing their data (the file stays
- * sparse), so the test touches only a few pages.
+ * test_bigfile.c - 64-bit sizes: a queue with a 5 GiB data area, with
+ * products placed past the 4 GiB mark.  Its 5 GiB are reserved at creation
+ * (fallocate allocates without writing) and four 1 GiB products are
+ * reserved and committed without writing their data, so the test touches
+ * only a few pages.  Without 5 GiB free in the test directory it is
+ * skipped (exit 77).
  */
 #include "testutil.h"
 
@@ -30,14 +32,15 @@ static void test_queue_past_4gib(void **state) {
   pq_error err;
   int rc = pq_create(path, &o, &pq, &err);
   if (rc == PQ_NOSPACE) {
-    print_message("not enough room for a sparse 5 GiB file: %s\n", err.pe_msg);
-    skip();
+    /* cmocka's skip() would pass in ctest: exit with its skip code. */
+    print_message("skipped: no room for a 5 GiB queue: %s\n", err.pe_msg);
+    exit(77);
   }
   assert_int_equal(rc, PQ_OK);
   struct stat st;
   assert_int_equal(stat(path, &st), 0);
   assert_true((uint64_t)st.st_size > 5 * gib);
-  assert_true((uint64_t)st.st_blocks * 512 < 256u << 20); /* sparse */
+  assert_true((uint64_t)st.st_blocks * 512 >= (uint64_t)st.st_size);
   for (unsigned i = 0; i < 4; i++) {
     pq_prod_info info;
     memset(&info, 0, sizeof info);

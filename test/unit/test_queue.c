@@ -99,7 +99,7 @@ static void test_create_refuses(void **state) {
   pq__sys_inject("statvfs", EIO);
   assert_int_equal(pq_create(path, &o, &pq, &err), PQ_SYSTEM);
   assert_int_equal(err.pe_errno, EIO);
-  pq__sys_inject("ftruncate", ENOSPC);
+  pq__sys_inject("fallocate", ENOSPC);
   assert_int_equal(pq_create(path, &o, &pq, &err), PQ_NOSPACE);
   pq__sys_inject("open", EMFILE);
   assert_int_equal(pq_create(path, &o, &pq, &err), PQ_SYSTEM);
@@ -750,6 +750,7 @@ static void test_writer_count(void **state) {
   unsigned n;
   assert_int_equal(pq_writer_count(r, &n), PQ_OK);
   assert_int_equal(n, 3);
+  assert_int_equal(pq_writer_count(r, NULL), PQ_INVAL);
   pq_close(b);
   assert_int_equal(pq_writer_count(r, &n), PQ_OK);
   assert_int_equal(n, 2);
@@ -802,6 +803,18 @@ static void test_injected_failures(void **state) {
   pq_stats st;
   assert_int_equal(pq_stats_get(pq, &st), PQ_OK);
   assert_int_equal(st.ps_nprods, 3);
+  /* pq_check() through a mapping it cannot write (the read-write open
+   * refused, as for a file the process may not write) keeps the errno. */
+  pq_t *ro;
+  pq__sys_inject("open", EACCES);
+  assert_int_equal(pq_open(path, PQ_READONLY, &ro, NULL), PQ_OK);
+  pq_check_report rep;
+  pq__sys_inject("lock", ENOLCK);
+  assert_int_equal(pq_check(ro, &rep), PQ_SYSTEM);
+  assert_int_equal(pq_last_error(ro)->pe_errno, ENOLCK);
+  assert_non_null(strstr(pq_last_error(ro)->pe_msg, strerror(ENOLCK)));
+  assert_int_equal(pq_check(ro, &rep), PQ_OK);
+  pq_close(ro);
   pq_close(pq);
 }
 

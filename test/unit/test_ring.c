@@ -1,14 +1,19 @@
 /*
  * test_ring.c - space and slots: eviction of the oldest products when bytes
  * or slots run out, products held by readers left in place (the head jumps
- * over them), PQ_LOCKED when nothing can go, reservations of dead writers
- * reclaimed, and a long random run checked against every invariant.
+ * over them), PQ_LOCKED when nothing can go, an insert that fails for
+ * lack of room evicting nothing, a damaged region list met by an insert
+ * rebuilt by the next, reservations of dead writers reclaimed, and a long
+ * random run checked against every invariant.
  */
 #include "testutil.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <time.h>
 #include <sys/wait.h>
+
+#include "pq/internal.h"
 
 static char path[256];
 static uint8_t buf[1 << 20];
@@ -193,6 +198,138 @@ static void test_locked_when_nothing_can_go(void **state) {
   pq_close(pq);
 }
 
+/* Inside a read of the held product: another handle's insert of a
+ * product that cannot fit beside it, and the queue as it saw it after. */
+struct blocked {
+  pq_t *writer;
+  size_t size;
+  int insert_rc;
+  pq_stats after;
+};
+
+static int insert_while_held(const pq_prod_info *info, const void *data,
+                             const pq_place *place, void *arg) {
+  struct blocked *b = arg;
+  (void)info;
+  (void)data;
+  (void)place;
+  static uint8_t big[48 * 1024];
+  pq_prod_info pi;
+  tu_product(&pi, big, b->size, 999);
+  b->insert_rc = pq_insert(b->writer, &pi, big);
+  (void)pq_stats_get(b->writer, &b->after);
+  return 0;
+}
+
+static void test_failed_insert_evicts_nothing(void **state) {
+  (void)state;
+  /* 8 products of 7000 bytes in 64 KiB and 8 slots: every slot used, the
+   * head near the end.  While the 4th is held, the largest gap is what
+   * lies after it (about 36 KiB): a 40,000-byte product fits nowhere. */
+  pq_t *pq = tu_create(path, 64 * 1024, 8);
+  for (unsigned i = 0; i < 8; i++)
+    insert(pq, 7000, i, PQ_OK);
+  pq_stats before;
+  assert_int_equal(pq_stats_get(pq, &before), PQ_OK);
+  assert_int_equal(before.ps_nempty, 0);
+  pq_t *w;
+  assert_int_equal(pq_open(path, 0, &w, NULL), PQ_OK);
+  struct blocked b = {.writer = w, .size = 40000};
+  pq_prod_info held;
+  tu_product(&held, buf, 7000, 3);
+  assert_int_equal(pq_find(pq, held.signature, insert_while_held, &b), PQ_OK);
+  assert_int_equal(b.insert_rc, PQ_LOCKED);
+  /* Nothing was evicted for it: not for a slot, not for bytes. */
+  assert_int_equal(b.after.ps_nprods, 8);
+  assert_int_equal(b.after.ps_evicted, before.ps_evicted);
+  assert_int_equal(b.after.ps_nbytes, before.ps_nbytes);
+  struct seen s = read_all(pq);
+  assert_int_equal(s.n, 8);
+  assert_int_equal(s.first, 0);
+  assert_false(s.gap);
+  tu_check(pq);
+
+  pq_close(w);
+  pq_close(pq);
+
+  /* Held by a live reservation in the middle of the area instead: the
+   * same.  4 products, the reservation, 3 products: every slot used. */
+  pq = tu_create(path, 64 * 1024, 8);
+  assert_int_equal(pq_open(path, 0, &w, NULL), PQ_OK);
+  for (unsigned i = 0; i < 4; i++)
+    insert(pq, 7000, i, PQ_OK);
+  pq_prod_info info;
+  tu_product(&info, buf, 7000, 50);
+  pq_resv r;
+  assert_int_equal(pq_reserve(w, &info, &r), PQ_OK);
+  for (unsigned i = 4; i < 7; i++)
+    insert(pq, 7000, i, PQ_OK);
+  assert_int_equal(pq_stats_get(pq, &before), PQ_OK);
+  assert_int_equal(before.ps_nempty, 0);
+  insert(pq, 40000, 51, PQ_LOCKED);
+  pq_stats after;
+  assert_int_equal(pq_stats_get(pq, &after), PQ_OK);
+  assert_int_equal(after.ps_nprods, 7);
+  assert_int_equal(after.ps_evicted, before.ps_evicted);
+  s = read_all(pq);
+  assert_int_equal(s.n, 7);
+  assert_int_equal(s.first, 0);
+  tu_check(pq);
+
+  /* Once nothing is held, the product goes in, evicting what it needs. */
+  assert_int_equal(pq_discard(w, &r), PQ_OK);
+  insert(pq, 40000, 51, PQ_OK);
+  assert_int_equal(pq_stats_get(pq, &after), PQ_OK);
+  assert_true(after.ps_evicted > before.ps_evicted);
+  tu_check(pq);
+  pq_close(w);
+  pq_close(pq);
+}
+
+/* The region list damaged in front of the head: the insert that meets it
+ * fails with PQ_CORRUPT and leaves the queue marked dirty, so the next
+ * locker rebuilds the list and the next insert succeeds.  For a small
+ * product (reserved and committed under one lock) and a large one
+ * (pq_reserve(), then the copy). */
+static void test_damaged_list_rebuilt(void **state) {
+  (void)state;
+  pq_t *pq = tu_create(path, 64 * 1024, 16);
+  insert(pq, 1000, 1, PQ_OK);
+  insert(pq, 1000, 2, PQ_OK);
+  const size_t sizes[] = {100, 10000};
+  for (unsigned i = 0; i < 2; i++) {
+    pq->rl[pq->hdr->hd_head_prev].rl_next = 0xfffffff0u;
+    insert(pq, sizes[i], 10 + i, PQ_CORRUPT);
+    insert(pq, sizes[i], 10 + i, PQ_OK);
+    tu_check(pq);
+  }
+  pq_stats st;
+  assert_int_equal(pq_stats_get(pq, &st), PQ_OK);
+  assert_int_equal(st.ps_repairs, 2);
+  assert_int_equal(st.ps_nprods, 4);
+  pq_close(pq);
+}
+
+/* A failed probe of a product's lock while making room: PQ_SYSTEM with
+ * the errno and the path, nothing evicted; the next insert evicts. */
+static void test_probe_failure_reported(void **state) {
+  (void)state;
+  pq_t *pq = tu_create(path, 64 * 1024, 16);
+  for (unsigned i = 0; i < 8; i++)
+    insert(pq, 7000, i, PQ_OK);
+  pq__sys_inject("lock_held", EIO);
+  insert(pq, 20000, 100, PQ_SYSTEM);
+  const pq_error *e = pq_last_error(pq);
+  assert_int_equal(e->pe_errno, EIO);
+  assert_non_null(strstr(e->pe_msg, path));
+  assert_non_null(strstr(e->pe_msg, strerror(EIO)));
+  struct seen s = read_all(pq);
+  assert_int_equal(s.n, 8);
+  insert(pq, 20000, 100, PQ_OK);
+  tu_check(pq);
+  pq_close(pq);
+}
+
 static void test_dead_reservation_reclaimed(void **state) {
   (void)state;
   pq_t *pq = tu_create(path, 64 * 1024, 16);
@@ -258,6 +395,12 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_held_product_survives, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_locked_when_nothing_can_go, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_failed_insert_evicts_nothing, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_damaged_list_rebuilt, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_probe_failure_reported, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_dead_reservation_reclaimed, setup,
                                       teardown),
