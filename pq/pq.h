@@ -519,6 +519,17 @@ int pq_stats_get(pq_t *pq, pq_stats *st);
  */
 int pq_stats_largest_free(pq_t *pq, uint64_t *bytes);
 
+/**
+ * How many products readers hold now: read-locked by a pq_next() or
+ * pq_find() callback of any process (this handle's included), so that
+ * writers cannot evict them and jump over them.  Probes the kernel's locks
+ * (F_OFD_GETLK) under a shared control lock: one probe for the whole data
+ * area when nothing is held, about 2 h log2(n / h) for h held products of
+ * n; the region list is walked once (O(products)).  For monitoring (pqmon).
+ * @retval PQ_OK, PQ_FORKED, PQ_SYSTEM, PQ_NOMEM, PQ_INVAL
+ */
+int pq_stats_held(pq_t *pq, uint64_t *nheld);
+
 /** Clear the MVRT metrics (after an operator resized the queue). */
 int pq_stats_clear_mvrt(pq_t *pq);
 
