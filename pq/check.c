@@ -1,11 +1,14 @@
 /*
  * check.c - the full consistency check behind `pqcheck`: every numbered
- * invariant of pq/format.h, verified one by one under the exclusive control
- * lock, reporting the first that fails and where.  A read-write handle first
- * lets the lock repair a queue left dirty by a crash, and reclaims the
- * reservations of dead writers, so that what remains to be reported is real
- * damage, not the traces of a crash the queue already knows how to undo.
+ * invariant of pq/format.h, verified one by one, reporting the first that
+ * fails and where.  The traces of a crash that the queue knows how to undo
+ * (a change left half done, the reservation of a dead writer) are not
+ * damage: a read-write handle undoes them first (the lock repairs, the
+ * check reclaims), under the exclusive lock; a read-only handle changes
+ * nothing, works under the shared lock, and reports them as what the next
+ * writer will repair, checking what that repair keeps.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +20,8 @@
 struct ck {
   pq_t *pq;
   pq_check_report *r;
+  bool look_only;        /* read-only: report crash traces, mend nothing */
+  uint32_t intent;       /* slot a crashed change was rewriting, or NIL */
   uint32_t *used, nused; /* by offset */
   uint32_t *comm, ncomm; /* by key */
   uint8_t *mark;         /* per slot, for list walks */
@@ -51,6 +56,8 @@ static int check_slots(struct ck *c) {
   pq_t *pq = c->pq;
   for (uint32_t i = 0; i < pq->nslots; i++) {
     const struct pq_slot *s = &pq->slots[i];
+    if (!pq__slot_valid(s) && i == c->intent)
+      continue; /* half rewritten when its writer died: the repair frees it */
     if (!pq__slot_valid(s))
       return fail(c, 3, "slot %u: bad state or checksum", i);
     uint32_t st = pq__slot_state(s);
@@ -64,11 +71,14 @@ static int check_slots(struct ck *c) {
                   (unsigned long long)s->ps_extent);
     c->used[c->nused++] = i;
     if (st == PQ_SLOT_RESERVED) {
-      if (!(pq->has_resv && pq->resv_slot == i) &&
-          !pq__writer_alive(pq, s->ps_owner, s->ps_owner_gen))
+      if ((pq->has_resv && pq->resv_slot == i) ||
+          pq__writer_alive(pq, s->ps_owner, s->ps_owner_gen))
+        c->r->pr_reserved++;
+      else if (c->look_only)
+        c->r->pr_dead_resv++; /* the next writer reclaims it */
+      else
         return fail(c, 12, "slot %u: reservation of dead writer %u", i,
                     s->ps_owner);
-      c->r->pr_reserved++;
       continue;
     }
     pq_prod_info info;
@@ -83,13 +93,19 @@ static int check_slots(struct ck *c) {
   return PQ_OK;
 }
 
-/* Invariants 5 and 6: regions in address order, without overlap. */
-static int check_regions(struct ck *c) {
+/* Invariant 5: regions without overlap (sorts c->used by offset). */
+static int check_overlap(struct ck *c) {
   pq_t *pq = c->pq;
   qsort_r(c->used, c->nused, sizeof *c->used, by_offset, pq->slots);
   for (uint32_t j = 1; j < c->nused; j++)
     if (pq->slots[c->used[j]].ps_offset < pq__slot_end(pq, c->used[j - 1]))
       return fail(c, 5, "slots %u and %u overlap", c->used[j - 1], c->used[j]);
+  return PQ_OK;
+}
+
+/* Invariant 6: the region list, in address order. */
+static int check_rlist(struct ck *c) {
+  pq_t *pq = c->pq;
   uint32_t sent = pq->nslots, prev = sent, r = pq->rl[sent].rl_next;
   for (uint32_t j = 0; j < c->nused; j++) {
     if (r != c->used[j])
@@ -194,7 +210,7 @@ static int check_rest(struct ck *c) {
                 (unsigned long long)nfree,
                 (unsigned long long)(pq->nslots - c->nused));
   uint64_t bytes = 0, gaps = 0, pos = 0;
-  for (uint32_t j = 0; j < c->nused; j++) { /* sorted by check_regions() */
+  for (uint32_t j = 0; j < c->nused; j++) { /* sorted by check_overlap() */
     bytes += pq->slots[c->used[j]].ps_extent;
     gaps += pq->slots[c->used[j]].ps_offset > pos;
     pos = pq__slot_end(pq, c->used[j]);
@@ -220,6 +236,29 @@ static int check_rest(struct ck *c) {
   return PQ_OK;
 }
 
+/* Invariant 15: every committed product's bytes match their CRC32C. */
+static int check_sums(struct ck *c) {
+  pq_t *pq = c->pq;
+  for (uint32_t j = 0; j < c->ncomm; j++) {
+    uint32_t i = c->comm[j];
+    const struct pq_slot *s = &pq->slots[i];
+    pq_prod_info info;
+    const uint8_t *data;
+    if (pq__rec_decode(pq, i, &info, &data) != PQ_OK) /* checked before */
+      return fail(c, 13, "slot %u: malformed product record", i);
+    uint32_t crc = pq__prod_crc(pq, i, &info, data);
+    if (crc != s->ps_crc) {
+      char when[32];
+      pq_ts_format(pq_ts_from_us(s->ps_key), when, sizeof when);
+      return fail(c, 15,
+                  "slot %u: product inserted %s is damaged (crc32c %08x, "
+                  "its slot says %08x): %s",
+                  i, when, crc, s->ps_crc, info.ident);
+    }
+  }
+  return PQ_OK;
+}
+
 static uint64_t reclaim_dead(pq_t *pq) {
   uint64_t n = 0;
   pq__mutate_begin(pq, PQ_OP_NONE, PQ_NIL);
@@ -236,33 +275,43 @@ int pq_check(pq_t *pq, pq_check_report *report) {
   if (report == NULL)
     return PQ__FAIL(pq, PQ_INVAL, 0, "pq_check: NULL report");
   memset(report, 0, sizeof *report);
-  struct ck c = {.pq = pq, .r = report};
+  struct ck c = {.pq = pq,
+                 .r = report,
+                 .look_only = pq->readonly || !pq->map_writable,
+                 .intent = PQ_NIL};
   uint64_t repairs = pq->hdr->hd_repairs;
-  if (pq->map_writable) {
+  if (!c.look_only) {
     rc = pq__ctl_lock(pq, true);
   } else {
-    /* Cannot repair: look without taking part (no upgrade attempt). */
+    /* Look without taking part: no repair, no upgrade attempt. */
     rc = pq__sys_lock(pq->fd, F_OFD_SETLKW, F_RDLCK, PQ_LOCK_CONTROL, 1) < 0
-             ? PQ__FAIL(pq, PQ_SYSTEM, errno, "fcntl on %s", pq->path)
+             ? PQ__FAIL(pq, PQ_SYSTEM, errno, "fcntl(F_OFD_SETLKW) on %s",
+                        pq->path)
              : PQ_OK;
     if (rc == PQ_OK)
       pq->ctl = PQ__SHARED;
   }
   if (rc != PQ_OK)
     return rc;
-  report->pr_repaired = pq->hdr->hd_repairs != repairs;
+  const struct pq_hdr *h = pq->hdr;
+  report->pr_repaired = h->hd_repairs != repairs;
   pq_error e;
   if (pq__hdr_validate(pq->hdr, pq->map_size, &e) != PQ_OK) {
     rc = fail(&c, 1, "%s", e.pe_msg);
     goto out;
   }
-  if (pq->hdr->hd_dirty) {
-    rc = fail(&c, 2,
-              "left dirty by a crashed process; open it read-write "
-              "to repair");
+  /* Outside a critical section, a dirty flag is a crash's trace (invariant
+   * 2 holds for whoever holds the lock): only a look-only check sees it,
+   * since the lock repairs it for the others. */
+  report->pr_interrupted = h->hd_dirty != 0;
+  if (report->pr_interrupted && !c.look_only) {
+    rc = fail(&c, 2, "still dirty after the lock's repair");
     goto out;
   }
-  if (pq->map_writable && !pq->readonly)
+  if (report->pr_interrupted &&
+      (h->hd_intent_op == PQ_OP_RESERVE || h->hd_intent_op == PQ_OP_COMMIT))
+    c.intent = h->hd_intent_slot;
+  if (!c.look_only)
     report->pr_reclaimed = reclaim_dead(pq);
   c.used = malloc((size_t)pq->nslots * sizeof *c.used);
   c.comm = malloc((size_t)pq->nslots * sizeof *c.comm);
@@ -273,13 +322,19 @@ int pq_check(pq_t *pq, pq_check_report *report) {
   }
   rc = check_slots(&c);
   if (rc == PQ_OK)
-    rc = check_regions(&c);
-  if (rc == PQ_OK)
+    rc = check_overlap(&c);
+  /* After a crash, the repair rebuilds the derived indexes: only what it
+   * keeps (the slots, their regions, the products) is worth checking. */
+  if (rc == PQ_OK && !report->pr_interrupted)
+    rc = check_rlist(&c);
+  if (rc == PQ_OK && !report->pr_interrupted)
     rc = check_time(&c);
-  if (rc == PQ_OK)
+  if (rc == PQ_OK && !report->pr_interrupted)
     rc = check_hash(&c);
-  if (rc == PQ_OK)
+  if (rc == PQ_OK && !report->pr_interrupted)
     rc = check_rest(&c);
+  if (rc == PQ_OK)
+    rc = check_sums(&c);
 out:
   pq__ctl_unlock(pq);
   free(c.used);
@@ -298,7 +353,26 @@ int pq_repair(pq_t *pq, uint64_t *ndropped) {
   if (rc != PQ_OK)
     return rc;
   pq__mutate_begin(pq, PQ_OP_NONE, PQ_NIL);
-  rc = pq__rebuild(pq, ndropped, NULL);
+  uint64_t dropped = 0;
+  rc = pq__rebuild(pq, &dropped, NULL);
+  if (rc == PQ_OK) {
+    /* The rebuild keeps every product whose record is sound; those whose
+     * bytes fail their CRC (invariant 15) cannot be read either. */
+    pq__mutate_begin(pq, PQ_OP_NONE, PQ_NIL);
+    for (uint32_t i = 0; i < pq->nslots; i++) {
+      pq_prod_info info;
+      const uint8_t *data;
+      if (pq__slot_state(&pq->slots[i]) == PQ_SLOT_COMMITTED &&
+          pq__rec_decode(pq, i, &info, &data) == PQ_OK &&
+          pq__prod_crc(pq, i, &info, data) != pq->slots[i].ps_crc) {
+        pq__slot_release(pq, i, false);
+        dropped++;
+      }
+    }
+    pq__mutate_end(pq);
+  }
   pq__ctl_unlock(pq);
+  if (ndropped != NULL)
+    *ndropped = dropped;
   return rc;
 }

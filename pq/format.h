@@ -66,6 +66,8 @@
  *  13. Every committed product's record is well formed: magic, string
  *      lengths within LDM's bounds and NUL-free, data inside the region.
  *  14. The write head lies inside the data area, 8-byte aligned.
+ *  15. Every committed product's bytes (record, strings, padding and data)
+ *      match the CRC32C its slot keeps (ps_crc, set at commit).
  *
  * (clang-format is off for this comment: its tables and diagram are laid
  * out by hand, and a reflow garbled them once.)
@@ -200,7 +202,7 @@ struct pq_slot {
   uint32_t ps_owner; /* writer lock byte index (reserved) */
   uint32_t ps_owner_gen;
   uint32_t ps_feedtype;
-  uint32_t ps_pad;
+  uint32_t ps_crc; /* CRC32C of the record and data (committed) */
 };
 
 /* Region-list links of a slot (node nslots is the sentinel). */

@@ -14,6 +14,13 @@
  * most numerous products of the IDD).  pq_insert_many() goes one step
  * further for a program that has many small products at hand (pqinsert of
  * many files): one hold of the lock for up to PQ__BATCH_BYTES of them.
+ *
+ * Every product gets the CRC32C of its bytes (record and data) at commit,
+ * kept in its slot for pq_check() and for readers that verify.  It is
+ * computed with no lock held: at pq_commit() over the region the caller
+ * filled, in pq_insert() of a small product over the caller's buffers
+ * before the lock is taken; only pq_insert_many() computes it under the
+ * lock, for the second and later products of a run (a few KiB each).
  */
 #include <string.h>
 
@@ -22,6 +29,15 @@
 #define RND8(x) (((x) + PQ_ALIGN - 1) / PQ_ALIGN * PQ_ALIGN)
 #define PQ__SMALL_COPY 4096u
 #define PQ__BATCH_BYTES ((uint64_t)64 << 10) /* copied per lock hold */
+/* Room for a record header and its strings, padded to PQ_ALIGN. */
+#define REC_MAX RND8(sizeof(struct pq_rec) + PQ_ORIGIN_MAX + PQ_IDENT_MAX)
+
+/* A product's record as it will be stored, and the CRC of record + data. */
+struct prep {
+  uint8_t rec[REC_MAX];
+  size_t len; /* record header, strings and padding */
+  uint32_t crc;
+};
 
 static void note_usage(struct pq_hdr *h) {
   uint64_t used = h->hd_nprods + h->hd_nresv;
@@ -67,7 +83,7 @@ static int claim(pq_t *pq, const pq_prod_info *info, uint64_t extent,
   s->ps_owner = (uint32_t)pq->writer;
   s->ps_owner_gen = pq->writer_gen;
   s->ps_feedtype = info->feedtype;
-  s->ps_pad = 0;
+  s->ps_crc = 0; /* set at commit */
   pq__slot_publish(s, PQ_SLOT_RESERVED);
   pq__rl_insert_after(pq, prev, slot);
   (void)pq__sx_add(pq, slot); /* cannot fail: buckets >= 2 * slots */
@@ -80,11 +96,10 @@ static int claim(pq_t *pq, const pq_prod_info *info, uint64_t extent,
   return PQ_OK;
 }
 
-/* Write the record header and strings at the start of a reserved region;
- * returns where the data goes. */
-static uint8_t *write_record(pq_t *pq, uint32_t slot, const pq_prod_info *info,
-                             size_t olen, size_t ilen) {
-  uint8_t *p = pq->data + pq->slots[slot].ps_offset;
+/* The bytes a product's region starts with: record header, origin, ident
+ * and zero padding to PQ_ALIGN, into p->rec and p->len. */
+static void encode_record(const pq_prod_info *info, size_t olen, size_t ilen,
+                          struct prep *p) {
   struct pq_rec rec;
   memset(&rec, 0, sizeof rec);
   rec.rc_magic = PQ_REC_MAGIC;
@@ -96,12 +111,28 @@ static uint8_t *write_record(pq_t *pq, uint32_t slot, const pq_prod_info *info,
   rec.rc_seqno = info->seqno;
   rec.rc_size = info->size;
   memcpy(rec.rc_sig, info->signature, PQ_SIGLEN);
-  memcpy(p, &rec, sizeof rec);
-  memcpy(p + sizeof rec, info->origin, olen);
-  memcpy(p + sizeof rec + olen, info->ident, ilen);
-  size_t hdr = RND8(sizeof rec + olen + ilen);
-  memset(p + sizeof rec + olen + ilen, 0, hdr - (sizeof rec + olen + ilen));
-  return p + hdr;
+  p->len = RND8(sizeof rec + olen + ilen);
+  memset(p->rec, 0, p->len);
+  memcpy(p->rec, &rec, sizeof rec);
+  memcpy(p->rec + sizeof rec, info->origin, olen);
+  memcpy(p->rec + sizeof rec + olen, info->ident, ilen);
+}
+
+/* The record, and the CRC of the product it starts (data from the caller). */
+static void prepare(const pq_prod_info *info, const void *data, size_t olen,
+                    size_t ilen, struct prep *p) {
+  encode_record(info, olen, ilen, p);
+  p->crc = pq__crc32c(0, p->rec, p->len);
+  if (info->size > 0)
+    p->crc = pq__crc32c(p->crc, data, info->size);
+}
+
+/* Write the record at the start of a reserved region; returns where the
+ * data goes. */
+static uint8_t *write_record(pq_t *pq, uint32_t slot, const struct prep *p) {
+  uint8_t *dst = pq->data + pq->slots[slot].ps_offset;
+  memcpy(dst, p->rec, p->len);
+  return dst + p->len;
 }
 
 /* Check a product's metadata and size; its region's extent into *extent. */
@@ -161,7 +192,11 @@ int pq_reserve(pq_t *pq, const pq_prod_info *info, pq_resv *resv) {
   resv->pr_slot = slot;
   resv->pr_key = pq->resv_key;
   resv->pr_size = info->size;
-  resv->pr_data = write_record(pq, slot, info, olen, ilen);
+  struct prep p;
+  encode_record(info, olen, ilen, &p);
+  resv->pr_data = write_record(pq, slot, &p);
+  pq->resv_off = pq->slots[slot].ps_offset;
+  pq->resv_len = p.len + info->size;
   return PQ_OK;
 }
 
@@ -178,12 +213,13 @@ static bool resv_ok(pq_t *pq, const pq_resv *resv) {
 
 /*
  * Make reserved slot a committed product at insertion time `at` (0: now,
- * made strictly increasing).  Exclusive lock held, inside a mutation.
+ * made strictly increasing), whose bytes have that CRC.  Exclusive lock
+ * held, inside a mutation.
  * PQ_DUP (time taken) leaves the reservation as it was; PQ_CORRUPT means
  * the index or last_key is damaged: the caller leaves the queue dirty so
  * that the next locker rebuilds it.
  */
-static int link_committed(pq_t *pq, uint32_t slot, uint64_t at) {
+static int link_committed(pq_t *pq, uint32_t slot, uint64_t at, uint32_t crc) {
   struct pq_hdr *h = pq->hdr;
   struct pq_slot *s = &pq->slots[slot];
   h->hd_intent_op = PQ_OP_COMMIT;
@@ -204,6 +240,7 @@ static int link_committed(pq_t *pq, uint32_t slot, uint64_t at) {
     return PQ__FAIL(pq, PQ_DUP, 0, "%s: insertion time %llu is taken", pq->path,
                     (unsigned long long)key);
   }
+  s->ps_crc = crc;
   pq__slot_publish(s, PQ_SLOT_COMMITTED);
   if (key > h->hd_last_key)
     h->hd_last_key = key;
@@ -222,6 +259,8 @@ static int commit(pq_t *pq, pq_resv *resv, uint64_t at) {
   if (resv == NULL || !pq->has_resv || resv->pr_slot != pq->resv_slot ||
       resv->pr_key != pq->resv_key)
     return PQ__FAIL(pq, PQ_BADRESV, 0, NULL);
+  /* The caller has filled the region: its CRC, before the lock. */
+  uint32_t crc = pq__crc32c(0, pq->data + pq->resv_off, pq->resv_len);
   rc = pq__ctl_lock(pq, true);
   if (rc != PQ_OK)
     return rc;
@@ -233,7 +272,7 @@ static int commit(pq_t *pq, pq_resv *resv, uint64_t at) {
                     pq->path, slot);
   }
   pq__mutate_begin(pq, PQ_OP_COMMIT, slot);
-  rc = link_committed(pq, slot, at);
+  rc = link_committed(pq, slot, at, crc);
   if (rc != PQ_CORRUPT)
     pq__mutate_end(pq);
   pq__ctl_unlock(pq);
@@ -277,18 +316,19 @@ int pq_discard(pq_t *pq, pq_resv *resv) {
   return PQ_OK;
 }
 
-/* Reserve, copy and commit a small product; exclusive lock held.  After
- * PQ_CORRUPT the queue is left dirty for the next locker to rebuild. */
+/* Reserve, copy and commit a small product whose record p prepared;
+ * exclusive lock held.  After PQ_CORRUPT the queue is left dirty for the
+ * next locker to rebuild. */
 static int insert_locked(pq_t *pq, const pq_prod_info *info, const void *data,
-                         size_t olen, size_t ilen, uint64_t extent) {
+                         uint64_t extent, const struct prep *p) {
   pq__mutate_begin(pq, PQ_OP_NONE, PQ_NIL);
   uint32_t slot = PQ_NIL;
   int rc = claim(pq, info, extent, &slot);
   if (rc == PQ_OK) {
-    uint8_t *p = write_record(pq, slot, info, olen, ilen);
+    uint8_t *dst = write_record(pq, slot, p);
     if (info->size > 0)
-      memcpy(p, data, info->size);
-    rc = link_committed(pq, slot, 0);
+      memcpy(dst, data, info->size);
+    rc = link_committed(pq, slot, 0, p->crc);
   }
   if (rc != PQ_CORRUPT)
     pq__mutate_end(pq);
@@ -308,10 +348,12 @@ static void populate_at_head(pq_t *pq, uint64_t extent) {
 static int insert_small(pq_t *pq, const pq_prod_info *info, const void *data,
                         size_t olen, size_t ilen, uint64_t extent) {
   populate_at_head(pq, extent);
+  struct prep p;
+  prepare(info, data, olen, ilen, &p);
   int rc = pq__ctl_lock(pq, true);
   if (rc != PQ_OK)
     return rc;
-  rc = insert_locked(pq, info, data, olen, ilen, extent);
+  rc = insert_locked(pq, info, data, extent, &p);
   pq__ctl_unlock(pq);
   if (rc == PQ_OK)
     pq__notify_commit(pq);
@@ -366,6 +408,8 @@ int pq_insert_many(pq_t *pq, size_t n, const pq_prod_info *const infos[],
     /* A run of small products under one hold, bounded in bytes so that
      * readers and other writers wait no longer than for a few copies. */
     populate_at_head(pq, PQ__BATCH_BYTES);
+    struct prep p;
+    prepare(infos[i], data[i], olen, ilen, &p);
     rc = pq__ctl_lock(pq, true);
     if (rc != PQ_OK) {
       rcs[i] = rc;
@@ -374,7 +418,7 @@ int pq_insert_many(pq_t *pq, size_t n, const pq_prod_info *const infos[],
     uint64_t bytes = 0;
     bool committed = false;
     for (;;) {
-      rcs[i] = insert_locked(pq, infos[i], data[i], olen, ilen, extent);
+      rcs[i] = insert_locked(pq, infos[i], data[i], extent, &p);
       committed |= rcs[i] == PQ_OK;
       bytes += extent;
       i++;
@@ -384,6 +428,7 @@ int pq_insert_many(pq_t *pq, size_t n, const pq_prod_info *const infos[],
           infos[i]->size > PQ__SMALL_COPY ||
           (infos[i]->size > 0 && data[i] == NULL))
         break; /* dealt with outside the lock */
+      prepare(infos[i], data[i], olen, ilen, &p);
     }
     pq__ctl_unlock(pq);
     if (committed)

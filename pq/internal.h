@@ -55,12 +55,14 @@ struct pq {
   unsigned spin_us;
   bool holding; /* a product lock is held (during a callback) */
   uint64_t held_off, held_len;
+  bool verify; /* pq_set_verify(): check each product's CRC before use */
 
   /* writer state */
   bool has_resv;
   uint32_t resv_slot;
   uint64_t resv_key;
   uint64_t resv_seq; /* per-handle counter making reservation ids unique */
+  uint64_t resv_off, resv_len; /* region offset; record + data bytes */
 
   /* populate.c: a bit per 2 MiB chunk of the data area this handle has
    * mapped for writing; the madvise() advice used; pop_off for a handle
@@ -190,6 +192,14 @@ uint32_t pq__ti_before(pq_t *pq, uint64_t k);
 void pq__ti_build(pq_t *pq, const uint32_t *sorted, uint32_t n);
 uint32_t *pq__ti_next_ptr(pq_t *pq, uint32_t node, unsigned level);
 uint32_t *pq__ti_prev_ptr(pq_t *pq, uint32_t node);
+/* Checked walks of readers: every node followed must be a sound committed
+ * slot in key order with consistent links.  *out gets the next (or
+ * previous: direction < 0) committed slot after node `from` (the head,
+ * nslots, for the first), or the first after / last before insertion time
+ * k, or PQ_NIL at the end; PQ_OK.  PQ_CORRUPT on damage, with *out the
+ * node where the walk broke. */
+int pq__ti_step_checked(pq_t *pq, uint32_t from, int direction, uint32_t *out);
+int pq__ti_seek_checked(pq_t *pq, uint64_t k, int direction, uint32_t *out);
 
 /* ---- sigindex.c: signature hash, linear probing ---- */
 uint32_t pq__sx_find(pq_t *pq, const uint8_t sig[16]);
@@ -230,11 +240,18 @@ uint64_t pq__rec_extent(size_t origin_len, size_t ident_len, uint64_t size);
  * freed because their checksum failed outside the intent record. */
 int pq__rebuild(pq_t *pq, uint64_t *dropped, uint64_t *reclaimed);
 
+/* ---- crc32c.c ---- */
+/* CRC32C of n bytes, chained: start with 0, pass the last result on. */
+uint32_t pq__crc32c(uint32_t crc, const void *p, uint64_t n);
+
 /* ---- read.c ---- */
 /* Decode the record of a used slot into info; data gets the data pointer.
  * PQ_CORRUPT if the record is malformed. */
 int pq__rec_decode(const pq_t *pq, uint32_t slot, pq_prod_info *info,
                    const uint8_t **data);
+/* CRC32C of a decoded product's bytes: record, strings, padding, data. */
+uint32_t pq__prod_crc(const pq_t *pq, uint32_t slot, const pq_prod_info *info,
+                      const uint8_t *data);
 
 /* ---- wait.c ---- */
 void pq__notify_commit(pq_t *pq);

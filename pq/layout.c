@@ -96,6 +96,7 @@ uint64_t pq__layout_signature(void) {
       sizeof(struct pq_slot),
       offsetof(struct pq_slot, ps_sig),
       offsetof(struct pq_slot, ps_owner),
+      offsetof(struct pq_slot, ps_crc),
       sizeof(struct pq_rlink),
       sizeof(struct pq_rec),
       offsetof(struct pq_rec, rc_size),

@@ -145,13 +145,15 @@ extern "C" {
   X(PQ_NOMEM, -17, "PQ_NOMEM: out of memory")                                  \
   X(PQ_FORKED, -18, "PQ_FORKED: queue handle used across fork()")              \
   X(PQ_WRITERS, -19, "PQ_WRITERS: too many writers have the queue open")       \
-  X(PQ_BADRESV, -20, "PQ_BADRESV: not a reservation of this handle")
+  X(PQ_BADRESV, -20, "PQ_BADRESV: not a reservation of this handle")           \
+  X(PQ_DAMAGED, -21,                                                           \
+    "PQ_DAMAGED: a product's bytes do not match their checksum")
 
 enum pq_status {
 #define PQ__ENUM(name, value, msg) name = (value),
   PQ_ERROR_MAP(PQ__ENUM)
 #undef PQ__ENUM
-      PQ_ERROR_MIN = -20
+      PQ_ERROR_MIN = -21
 };
 
 /**
@@ -492,6 +494,12 @@ int pq_cursor_after_signature(pq_t *pq, const uint8_t sig[PQ_SIGLEN]);
  * lock is held briefly: then PQ_OK is returned without calling fn, with the
  * cursor advanced; call again).
  *
+ * Each node of the time index the walk follows is checked against the slot
+ * table (a committed slot whose checksum holds, in order, linked both ways),
+ * so a damaged index fails the call instead of ending it early.  A
+ * read-write handle then rebuilds the indexes from the slots, as
+ * pq_repair() does, and tries once more; a read-only handle fails.
+ *
  * @retval PQ_OK      fn was called and returned 0, or products were skipped
  * @retval PQ_END     nothing more in that direction (the cursor is past
  *                    the products stepped over)
@@ -499,8 +507,12 @@ int pq_cursor_after_signature(pq_t *pq, const uint8_t sig[PQ_SIGLEN]);
  * @retval PQ_INVAL   NULL handle or fn, a direction other than PQ_FORWARD
  *                    and PQ_BACKWARD, or called from a read callback of the
  *                    same handle
- * @retval PQ_CORRUPT a product's record is damaged (see pq_check()), or the
- *                    control lock could not repair (see ERRORS)
+ * @retval PQ_DAMAGED verification is on (pq_set_verify) and the product's
+ *                    bytes fail their checksum: fn was not called, the cursor
+ *                    is past the product
+ * @retval PQ_CORRUPT the time index, a slot or a record is damaged (and a
+ *                    read-write handle could not mend it), or the control
+ *                    lock could not repair (see ERRORS)
  * @retval PQ_SYSTEM  the control lock or the product's lock failed
  * @retval PQ_NOMEM   the control lock's repair ran out of memory
  * @retval PQ_FORKED
@@ -531,6 +543,18 @@ int pq_wait(pq_t *pq, int timeout_ms);
 void pq_set_spin(pq_t *pq, unsigned spin_us);
 
 /**
+ * Verify products before reading them (default off): pq_next() and pq_find()
+ * then compute the CRC32C of each product they are about to hand to the
+ * callback (its metadata record and data, as stored) and compare it with the
+ * one its commit recorded.  A product that differs is not handed over: the
+ * call fails with PQ_DAMAGED, pq_last_error() names the product (identifier,
+ * insertion time), and pq_next()'s cursor is past it, so that the next call
+ * goes on with the products after it.  Costs one pass over each product's
+ * bytes (several GB/s), outside the control lock.
+ */
+void pq_set_verify(pq_t *pq, bool verify);
+
+/**
  * Hand the product with that signature to fn (read-locked), in O(1).  The
  * cursor does not move.
  * @retval PQ_OK       fn returned 0
@@ -538,8 +562,10 @@ void pq_set_spin(pq_t *pq, unsigned spin_us);
  * @retval PQ_NOTFOUND no committed product has that signature
  * @retval PQ_INVAL    NULL handle, sig or fn, or called from a read callback
  *                     of the same handle
- * @retval PQ_CORRUPT  the product's record is damaged, or the control lock
- *                     could not repair (see ERRORS)
+ * @retval PQ_DAMAGED  verification is on and the product fails it (fn not
+ *                     called)
+ * @retval PQ_CORRUPT  the product's slot or record is damaged, or the
+ *                     control lock could not repair (see ERRORS)
  * @retval PQ_SYSTEM   the control lock or the product's lock failed
  * @retval PQ_NOMEM    the control lock's repair ran out of memory
  * @retval PQ_FORKED
@@ -642,6 +668,19 @@ int pq_stats_get(pq_t *pq, pq_stats *st);
 int pq_stats_largest_free(pq_t *pq, uint64_t *bytes);
 
 /**
+ * How many products readers hold now: read-locked by a pq_next() or
+ * pq_find() callback of any process (this handle's included), so that
+ * writers cannot evict them and jump over them.  Probes the kernel's locks
+ * (F_OFD_GETLK) under a shared control lock: one probe for the whole data
+ * area when nothing is held, about 2 h log2(n / h) for h held products of
+ * n; the region list is walked once (O(products)).  For monitoring (pqmon).
+ * @retval PQ_OK
+ * @retval PQ_SYSTEM, PQ_NOMEM  taking the control lock failed (see ERRORS)
+ * @retval PQ_FORKED, PQ_INVAL (NULL handle)
+ */
+int pq_stats_held(pq_t *pq, uint64_t *nheld);
+
+/**
  * Clear the MVRT metrics (after an operator resized the queue).
  * @retval PQ_OK
  * @retval PQ_NOWRITE  handle opened read-only
@@ -670,21 +709,31 @@ typedef struct pq_check_report {
   uint64_t pr_reserved;  /**< live reservations seen */
   uint64_t pr_reclaimed; /**< dead reservations reclaimed by this check */
   bool pr_repaired;      /**< the queue was dirty and was repaired first */
+  /* What a crash left that the next writer repairs (read-only checks,
+   * which repair nothing, report it here instead of as a failure): */
+  uint64_t pr_dead_resv; /**< reservations of dead writers */
+  bool pr_interrupted;   /**< a change left half done (dirty flag set) */
 } pq_check_report;
 
 /**
- * Verify every numbered invariant of the format (see pq/format.h) under the
- * control lock (exclusive; shared for a handle whose mapping is read-only,
- * which cannot repair): slot checksums, region bounds and overlaps, the
- * time index, the signature index, the region list, the free-slot list, the
- * counters and every product's record.  Any handle that can write the
- * mapping (a read-write handle, or a read-only one on a file the process may
- * write) first repairs a queue left dirty by a crash, as every locker does;
- * a read-write handle also reclaims the reservations of dead writers.  The
- * report says what was done.  O(slots log slots).
- * @retval PQ_OK      every invariant holds
- * @retval PQ_CORRUPT report->pr_invariant says which failed (2: the queue
- *                    is dirty and this handle cannot repair it)
+ * Verify every numbered invariant of the format (see pq/format.h), one by
+ * one: slot checksums, region bounds and overlaps, the time index, the
+ * signature index, the region list, the free-slot list, the counters, every
+ * product's record and every product's CRC32C.
+ *
+ * A read-write handle works under the exclusive control lock: it first
+ * repairs a queue left dirty by a crash, as every locker does, and reclaims
+ * the reservations of dead writers; pr_repaired and pr_reclaimed say so.
+ *
+ * A read-only handle (PQ_READONLY) writes nothing, not even a repair: under
+ * the shared lock it reports what a crash left for the next writer to
+ * repair, which is no damage: reservations of dead writers (pr_dead_resv,
+ * instead of failing invariant 12) and a change left half done
+ * (pr_interrupted; the derived indexes are then not checked, since the
+ * repair rebuilds them, but the slots and products it keeps are).
+ * O(slots log slots + bytes queued).
+ * @retval PQ_OK      every invariant holds (see pr_dead_resv, pr_interrupted)
+ * @retval PQ_CORRUPT report->pr_invariant says which failed
  * @retval PQ_INVAL   NULL handle or report
  * @retval PQ_SYSTEM  the control lock failed
  * @retval PQ_NOMEM   no memory for the check, or for the repair
@@ -695,8 +744,10 @@ int pq_check(pq_t *pq, pq_check_report *report);
 /**
  * Rebuild every derived index from the slot table, reclaim dead
  * reservations and drop slots that fail their checksum, as the automatic
- * crash repair does.  For an operator whose pq_check() failed.
- * @param[out] ndropped slots dropped as corrupt (may be NULL)
+ * crash repair does; then drop the products whose bytes fail their CRC32C
+ * (invariant 15), which the automatic repair does not look at.  For an
+ * operator whose pq_check() failed.
+ * @param[out] ndropped slots and products dropped as corrupt (may be NULL)
  * @retval PQ_OK
  * @retval PQ_NOWRITE  handle opened read-only, or one whose mapping is
  *                     read-only

@@ -5,7 +5,16 @@
  * signature.  A product is handed to the caller's callback in place, in the
  * shared mapping, while a shared lock on its region keeps writers from
  * evicting it; the control lock is dropped before the callback runs.
+ *
+ * Readers trust nothing they follow: the time-index walk is checked node by
+ * node (pq/timeindex.c) and a slot found by signature must pass its
+ * checksum, so damage makes a read fail with PQ_CORRUPT rather than end
+ * early as if the queue were shorter.  A handle that may write repairs such
+ * damage (the rebuild of pq/repair.c) and reads on; a read-only one cannot.
+ * With pq_set_verify() a product's bytes are checked against the CRC32C of
+ * its slot before the callback sees them (PQ_DAMAGED if they differ).
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "pq/internal.h"
@@ -49,6 +58,16 @@ int pq__rec_decode(const pq_t *pq, uint32_t slot, pq_prod_info *info,
   return PQ_OK;
 }
 
+uint32_t pq__prod_crc(const pq_t *pq, uint32_t slot, const pq_prod_info *info,
+                      const uint8_t *data) {
+  const uint8_t *start = pq->data + pq->slots[slot].ps_offset;
+  return pq__crc32c(0, start, (uint64_t)(data - start) + info->size);
+}
+
+void pq_set_verify(pq_t *pq, bool verify) {
+  pq->verify = verify;
+}
+
 void pq_cursor_oldest(pq_t *pq) {
   pq->cursor = 0;
   pq->cursor_slot = PQ_NIL;
@@ -76,12 +95,48 @@ int pq_cursor_newest(pq_t *pq) {
   return PQ_OK;
 }
 
-/* The committed slot with that signature, or PQ_NIL.  Shared lock held. */
-static uint32_t find_committed(pq_t *pq, const uint8_t sig[PQ_SIGLEN]) {
+/* Damage met by a reader: drop the control lock and say where. */
+static int damaged_index(pq_t *pq, const char *what, uint32_t slot) {
+  pq__ctl_unlock(pq);
+  if (slot >= pq->nslots)
+    return PQ__FAIL(pq, PQ_CORRUPT, 0,
+                    "%s: %s damaged at its head (pqcheck -C names the "
+                    "invariant)",
+                    pq->path, what);
+  return PQ__FAIL(pq, PQ_CORRUPT, 0,
+                  "%s: %s damaged at slot %u (pqcheck -C names the "
+                  "invariant)",
+                  pq->path, what, slot);
+}
+
+/* A checked walk broke at node `at`: blame the slot table if that node or
+ * the one its level-0 link names fails its checksum, else the index. */
+static int damaged_walk(pq_t *pq, uint32_t at, int direction) {
+  uint32_t n = PQ_NIL;
+  if (at <= pq->nslots)
+    n = direction > 0 || at == pq->nslots ? *pq__ti_next_ptr(pq, at, 0)
+                                          : *pq__ti_prev_ptr(pq, at);
+  if (at < pq->nslots && !pq__slot_valid(&pq->slots[at]))
+    return damaged_index(pq, "slot table", at);
+  if (n < pq->nslots && !pq__slot_valid(&pq->slots[n]))
+    return damaged_index(pq, "slot table", n);
+  return damaged_index(pq, "time index", at);
+}
+
+/* The committed slot with that signature in *out (PQ_NIL if none), PQ_OK;
+ * PQ_CORRUPT (control lock dropped) if the slot found fails its checksum.
+ * Shared lock held. */
+static int find_committed(pq_t *pq, const uint8_t sig[PQ_SIGLEN],
+                          uint32_t *out) {
   uint32_t s = pq__sx_find(pq, sig);
-  if (s == PQ_NIL || pq__slot_state(&pq->slots[s]) != PQ_SLOT_COMMITTED)
-    return PQ_NIL;
-  return s;
+  *out = PQ_NIL;
+  if (s == PQ_NIL)
+    return PQ_OK;
+  if (!pq__slot_valid(&pq->slots[s]))
+    return damaged_index(pq, "slot table", s);
+  if (pq__slot_state(&pq->slots[s]) == PQ_SLOT_COMMITTED)
+    *out = s;
+  return PQ_OK;
 }
 
 int pq_cursor_after_signature(pq_t *pq, const uint8_t sig[PQ_SIGLEN]) {
@@ -90,7 +145,10 @@ int pq_cursor_after_signature(pq_t *pq, const uint8_t sig[PQ_SIGLEN]) {
     rc = pq__ctl_lock(pq, false);
   if (rc != PQ_OK)
     return rc;
-  uint32_t s = find_committed(pq, sig);
+  uint32_t s;
+  rc = find_committed(pq, sig, &s);
+  if (rc != PQ_OK)
+    return rc;
   if (s != PQ_NIL) {
     pq->cursor = pq->slots[s].ps_key;
     pq->cursor_slot = s;
@@ -99,19 +157,55 @@ int pq_cursor_after_signature(pq_t *pq, const uint8_t sig[PQ_SIGLEN]) {
   return s == PQ_NIL ? PQ_NOTFOUND : PQ_OK;
 }
 
-/* Lock the product, drop the control lock, run the callback, unlock. */
+/* A product whose bytes do not match their CRC: say which. */
+static int damaged_product(pq_t *pq, const pq_prod_info *info,
+                           uint64_t inserted, uint32_t got, uint32_t want) {
+  char when[32];
+  pq_ts_format(pq_ts_from_us(inserted), when, sizeof when);
+  return PQ__FAIL(pq, PQ_DAMAGED, 0,
+                  "%s: damaged product inserted %s (crc32c %08x, its slot "
+                  "says %08x): %s",
+                  pq->path, when, got, want, info->ident);
+}
+
+/* Lock the product, drop the control lock, verify it if asked (*bad: it
+ * failed), run the callback, unlock. */
 static int deliver(pq_t *pq, uint32_t s, const pq_prod_info *info,
-                   const uint8_t *data, pq_read_fn *fn, void *arg) {
+                   const uint8_t *data, pq_read_fn *fn, void *arg, bool *bad) {
   const struct pq_slot *slot = &pq->slots[s];
   pq_place place = {.pp_inserted = slot->ps_key,
                     .pp_offset = pq->data_off + slot->ps_offset,
                     .pp_oldest = pq__ti_first(pq) == s};
+  uint32_t want = slot->ps_crc;
   int rc = pq__prod_lock(pq, slot->ps_offset, slot->ps_extent);
   pq__ctl_unlock(pq);
   if (rc != PQ_OK)
     return rc;
-  rc = fn(info, data, &place, arg);
+  /* Outside the control lock: the product lock keeps the bytes in place. */
+  uint32_t got = pq->verify ? pq__prod_crc(pq, s, info, data) : want;
+  *bad = got != want;
+  if (*bad)
+    rc = damaged_product(pq, info, place.pp_inserted, got, want);
+  else
+    rc = fn(info, data, &place, arg);
   pq__prod_unlock(pq);
+  return rc;
+}
+
+/* A handle that may write rebuilds the indexes after a reader found them
+ * damaged, as pq_repair() does. */
+static bool can_rebuild(const pq_t *pq) {
+  return !pq->readonly && pq->map_writable;
+}
+
+static int rebuild(pq_t *pq) {
+  int rc = pq__ctl_lock(pq, true);
+  if (rc != PQ_OK)
+    return rc;
+  pq__mutate_begin(pq, PQ_OP_NONE, PQ_NIL);
+  rc = pq__rebuild(pq, NULL, NULL);
+  pq__ctl_unlock(pq);
+  pq->cursor_slot = PQ_NIL;
   return rc;
 }
 
@@ -122,18 +216,11 @@ static uint32_t class_feedtypes(const pq_class *cls) {
   return ft;
 }
 
-int pq_next(pq_t *pq, int direction, const pq_class *cls, pq_read_fn *fn,
-            void *arg) {
-  int rc = pq__check_owner(pq);
-  if (rc != PQ_OK)
-    return rc;
-  if ((direction != PQ_FORWARD && direction != PQ_BACKWARD) || fn == NULL)
-    return PQ__FAIL(pq, PQ_INVAL, 0, "pq_next: bad direction or callback");
-  if (pq->holding)
-    return PQ__FAIL(pq, PQ_INVAL, 0,
-                    "pq_next inside a read callback of the "
-                    "same handle");
-  rc = pq__ctl_lock(pq, false);
+/* One try of pq_next(); *damage says that a PQ_CORRUPT came from the
+ * index or a record (what a rebuild mends), not from the callback. */
+static int next_once(pq_t *pq, int direction, const pq_class *cls,
+                     pq_read_fn *fn, void *arg, bool *damage) {
+  int rc = pq__ctl_lock(pq, false);
   if (rc != PQ_OK)
     return rc;
   uint32_t seq = __atomic_load_n(&pq->hdr->hd_commit_seq, __ATOMIC_SEQ_CST);
@@ -142,10 +229,12 @@ int pq_next(pq_t *pq, int direction, const pq_class *cls, pq_read_fn *fn,
   bool cached = cs < pq->nslots &&
                 pq__slot_state(&pq->slots[cs]) == PQ_SLOT_COMMITTED &&
                 pq->slots[cs].ps_key == pq->cursor;
-  if (direction == PQ_FORWARD)
-    s = cached ? pq__ti_next(pq, cs) : pq__ti_after(pq, pq->cursor);
-  else
-    s = cached ? pq__ti_prev(pq, cs) : pq__ti_before(pq, pq->cursor);
+  rc = cached ? pq__ti_step_checked(pq, cs, direction, &s)
+              : pq__ti_seek_checked(pq, pq->cursor, direction, &s);
+  if (rc != PQ_OK) {
+    *damage = true;
+    return damaged_walk(pq, s, direction);
+  }
   /* A class can only match products that share a feedtype bit with it: the
    * slot's copy of the feedtype skips the others without reading them. */
   uint32_t want = cls ? class_feedtypes(cls) : PQ_FT_ANY;
@@ -161,15 +250,15 @@ int pq_next(pq_t *pq, int direction, const pq_class *cls, pq_read_fn *fn,
       pq_prod_info info;
       const uint8_t *data;
       if (pq__rec_decode(pq, s, &info, &data) != PQ_OK) {
-        pq__ctl_unlock(pq);
-        return PQ__FAIL(pq, PQ_CORRUPT, 0, "%s: bad record in slot %u",
-                        pq->path, s);
+        *damage = true;
+        return damaged_index(pq, "product record", s);
       }
       if (cls == NULL || pq_class_match(cls, &info)) {
         pq->cursor = key;
         pq->cursor_slot = s;
-        rc = deliver(pq, s, &info, data, fn, arg);
-        if (rc != PQ_OK) { /* offer it again next time */
+        bool bad = false;
+        rc = deliver(pq, s, &info, data, fn, arg, &bad);
+        if (rc != PQ_OK && !bad) { /* offer it again next time */
           pq->cursor = direction == PQ_FORWARD ? key - 1 : key + 1;
           pq->cursor_slot = PQ_NIL;
         }
@@ -178,11 +267,35 @@ int pq_next(pq_t *pq, int direction, const pq_class *cls, pq_read_fn *fn,
     }
     pq->cursor = key;
     pq->cursor_slot = s;
-    s = direction == PQ_FORWARD ? pq__ti_next(pq, s) : pq__ti_prev(pq, s);
+    if (pq__ti_step_checked(pq, s, direction, &s) != PQ_OK) {
+      *damage = true;
+      return damaged_walk(pq, s, direction);
+    }
   }
   pq->seen_seq = seq;
   pq__ctl_unlock(pq);
   return PQ_END;
+}
+
+int pq_next(pq_t *pq, int direction, const pq_class *cls, pq_read_fn *fn,
+            void *arg) {
+  int rc = pq__check_owner(pq);
+  if (rc != PQ_OK)
+    return rc;
+  if ((direction != PQ_FORWARD && direction != PQ_BACKWARD) || fn == NULL)
+    return PQ__FAIL(pq, PQ_INVAL, 0, "pq_next: bad direction or callback");
+  if (pq->holding)
+    return PQ__FAIL(pq, PQ_INVAL, 0,
+                    "pq_next inside a read callback of the "
+                    "same handle");
+  bool damage = false;
+  rc = next_once(pq, direction, cls, fn, arg, &damage);
+  if (damage && can_rebuild(pq)) {
+    int r = rebuild(pq);
+    damage = false;
+    rc = r != PQ_OK ? r : next_once(pq, direction, cls, fn, arg, &damage);
+  }
+  return rc;
 }
 
 int pq_find(pq_t *pq, const uint8_t sig[PQ_SIGLEN], pq_read_fn *fn, void *arg) {
@@ -198,17 +311,18 @@ int pq_find(pq_t *pq, const uint8_t sig[PQ_SIGLEN], pq_read_fn *fn, void *arg) {
   rc = pq__ctl_lock(pq, false);
   if (rc != PQ_OK)
     return rc;
-  uint32_t s = find_committed(pq, sig);
+  uint32_t s;
+  rc = find_committed(pq, sig, &s);
+  if (rc != PQ_OK)
+    return rc;
   if (s == PQ_NIL) {
     pq__ctl_unlock(pq);
     return PQ_NOTFOUND;
   }
   pq_prod_info info;
   const uint8_t *data;
-  if (pq__rec_decode(pq, s, &info, &data) != PQ_OK) {
-    pq__ctl_unlock(pq);
-    return PQ__FAIL(pq, PQ_CORRUPT, 0, "%s: bad record in slot %u", pq->path,
-                    s);
-  }
-  return deliver(pq, s, &info, data, fn, arg);
+  if (pq__rec_decode(pq, s, &info, &data) != PQ_OK)
+    return damaged_index(pq, "product record", s);
+  bool bad = false;
+  return deliver(pq, s, &info, data, fn, arg, &bad);
 }

@@ -2,8 +2,10 @@
  * stats.c - what monitoring reads: everything `pqmon -S` prints, the
  * high-water marks, the minimum virtual residence time (how long the
  * shortest-lived evicted product stayed, which bounds duplicate rejection),
- * and the live writer count.
+ * the live writer count, and how many products readers hold now.
  */
+#include <stdlib.h>
+
 #include "pq/internal.h"
 
 int pq_stats_get(pq_t *pq, pq_stats *st) {
@@ -88,4 +90,55 @@ int pq_stats_clear_mvrt(pq_t *pq) {
   pq->hdr->hd_mvrt_slots = 0;
   pq__ctl_unlock(pq);
   return PQ_OK;
+}
+
+/* Held products among the regions r[0..n) (in address order): one lock probe
+ * over the span of all of them, then halves of a span that is held, so that
+ * the probes number about 2 h log(n / h) for h held products. */
+static int count_held(pq_t *pq, const uint32_t *r, uint32_t n,
+                      uint64_t *count) {
+  if (n == 0)
+    return PQ_OK;
+  uint64_t off = pq->slots[r[0]].ps_offset;
+  int held = pq__prod_held(pq, off, pq__slot_end(pq, r[n - 1]) - off);
+  if (held <= 0)
+    return held;
+  if (n == 1) {
+    *count += pq__slot_state(&pq->slots[r[0]]) == PQ_SLOT_COMMITTED;
+    return PQ_OK;
+  }
+  int rc = count_held(pq, r, n / 2, count);
+  return rc != PQ_OK ? rc : count_held(pq, r + n / 2, n - n / 2, count);
+}
+
+int pq_stats_held(pq_t *pq, uint64_t *nheld) {
+  int rc = pq__check_owner(pq);
+  if (rc != PQ_OK)
+    return rc;
+  if (nheld == NULL)
+    return PQ__FAIL(pq, PQ_INVAL, 0, "pq_stats_held: NULL argument");
+  uint32_t *r = malloc((size_t)pq->nslots * sizeof *r);
+  if (r == NULL)
+    return PQ__FAIL(pq, PQ_NOMEM, 0, "counting held products of %s", pq->path);
+  rc = pq__ctl_lock(pq, false);
+  if (rc != PQ_OK) {
+    free(r);
+    return rc;
+  }
+  /* Readers lock products only under the control lock, so the regions stay
+   * put meanwhile; which of them are held is a snapshot. */
+  uint32_t n = 0;
+  for (uint32_t s = pq->rl[pq->nslots].rl_next;
+       s < pq->nslots && n < pq->nslots; s = pq->rl[s].rl_next)
+    if (pq__slot_used(&pq->slots[s]) && pq->slots[s].ps_extent > 0 &&
+        pq__slot_end(pq, s) <= pq->data_size &&
+        (n == 0 || pq->slots[s].ps_offset >= pq__slot_end(pq, r[n - 1])))
+      r[n++] = s;
+  uint64_t count = 0;
+  rc = count_held(pq, r, n, &count);
+  pq__ctl_unlock(pq);
+  free(r);
+  if (rc == PQ_OK)
+    *nheld = count;
+  return rc;
 }

@@ -11,6 +11,12 @@
  * deletion) searches for the predecessors: O(log n), O(1) at the oldest end.
  * Every walk checks that keys strictly increase and links stay in range, so a
  * damaged index ends a walk with PQ_NIL instead of looping.
+ *
+ * Readers walk with the checked functions at the end of the file: every node
+ * they follow must be a committed slot whose checksum holds, with a greater
+ * key and, at level 0, a back link to where the walk came from, and a level
+ * may end only at its tail.  A damaged index then makes a read fail with
+ * PQ_CORRUPT instead of ending early as if the queue held fewer products.
  */
 #include "pq/internal.h"
 
@@ -165,4 +171,92 @@ void pq__ti_build(pq_t *pq, const uint32_t *sorted, uint32_t n) {
   pq__ti_clear(pq);
   for (uint32_t i = 0; i < n; i++)
     (void)pq__ti_append(pq, sorted[i]); /* tails are fresh: cannot fail */
+}
+
+/* ---- checked walks (readers) ---- */
+
+static bool node_sound(pq_t *pq, uint32_t n) {
+  return n < pq->nslots && pq__slot_valid(&pq->slots[n]) &&
+         pq__slot_state(&pq->slots[n]) == PQ_SLOT_COMMITTED;
+}
+
+/* Level-0 successor of node x (the head or a committed slot), checked. */
+static int succ_checked(pq_t *pq, uint32_t x, uint32_t *out) {
+  uint32_t n = *pq__ti_next_ptr(pq, x, 0);
+  *out = x;
+  if (n == PQ_NIL) {
+    if (pq->hdr->hd_tails[0] != x)
+      return PQ_CORRUPT; /* the list ends before its tail */
+    *out = PQ_NIL;
+    return PQ_OK;
+  }
+  if (!node_sound(pq, n) || key_of(pq, n) <= key_of(pq, x) ||
+      *pq__ti_prev_ptr(pq, n) != x)
+    return PQ_CORRUPT;
+  *out = n;
+  return PQ_OK;
+}
+
+/* Level-0 predecessor of committed slot x, checked; PQ_NIL at the head. */
+static int pred_checked(pq_t *pq, uint32_t x, uint32_t *out) {
+  uint32_t p = *pq__ti_prev_ptr(pq, x);
+  *out = x;
+  if (p == HEAD(pq)) {
+    if (*pq__ti_next_ptr(pq, HEAD(pq), 0) != x)
+      return PQ_CORRUPT;
+    *out = PQ_NIL;
+    return PQ_OK;
+  }
+  if (!node_sound(pq, p) || key_of(pq, p) >= key_of(pq, x) ||
+      *pq__ti_next_ptr(pq, p, 0) != x)
+    return PQ_CORRUPT;
+  *out = p;
+  return PQ_OK;
+}
+
+int pq__ti_step_checked(pq_t *pq, uint32_t from, int direction, uint32_t *out) {
+  if (from != HEAD(pq) && !node_sound(pq, from)) {
+    *out = from;
+    return PQ_CORRUPT;
+  }
+  if (direction > 0)
+    return succ_checked(pq, from, out);
+  if (from == HEAD(pq)) {
+    *out = PQ_NIL;
+    return PQ_OK;
+  }
+  return pred_checked(pq, from, out);
+}
+
+int pq__ti_seek_checked(pq_t *pq, uint64_t k, int direction, uint32_t *out) {
+  /* Forward: the last node with key <= k, then its successor.  Backward:
+   * the last node with key < k. */
+  uint64_t bound = direction > 0 ? k : k - 1;
+  uint32_t x = HEAD(pq);
+  if (direction < 0 && k == 0) {
+    *out = PQ_NIL;
+    return PQ_OK;
+  }
+  for (unsigned l = pq->levels; l-- > 0;) {
+    for (;;) {
+      uint32_t n = *pq__ti_next_ptr(pq, x, l);
+      if (n == PQ_NIL)
+        break;
+      if (!node_sound(pq, n) || key_of(pq, n) <= key_of(pq, x)) {
+        *out = x;
+        return PQ_CORRUPT;
+      }
+      if (key_of(pq, n) > bound)
+        break;
+      x = n;
+    }
+  }
+  uint32_t n;
+  int rc = succ_checked(pq, x, &n); /* the link that ends the search */
+  if (rc != PQ_OK || direction > 0) {
+    *out = n;
+    return rc;
+  }
+  *out = x == HEAD(pq) ? PQ_NIL : x;
+  return PQ_OK;
 }

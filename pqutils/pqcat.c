@@ -5,6 +5,9 @@
  * count and compare with the queue's own count with -s, and follow the
  * queue with -i: at the end of the queue it sleeps on the queue's wake-up
  * word, so a new product is written at once rather than at the next poll.
+ * New: -C checks each product against the CRC32C the queue computed when
+ * it was inserted (pq_set_verify()); a damaged product is reported (its
+ * identifier and insertion time), not written, and makes the exit status 1.
  *
  * Data is copied out of the queue into an output buffer while the product is
  * read-locked and written after, so a slow consumer does not hold products;
@@ -33,6 +36,8 @@ static const char usage_text[] =
     "  -i interval  at the end of the queue, wait for new products, polling\n"
     "               at least every interval seconds; 0 exits (default 0)\n"
     "  -c           verify each product's MD5 signature\n"
+    "  -C           check each product against the CRC32C taken when it was\n"
+    "               inserted; report and skip a damaged one (exit 1)\n"
     "  -s           count the products and compare with the queue's count\n"
     "               (exit 0 if equal, 1 if not); writes no data\n"
     "  -O           add the origin to the -v lines\n"
@@ -49,7 +54,7 @@ struct opts {
   bool have_offset;
   uint64_t offset;
   uint64_t interval;
-  bool check_sig, tally_only, show_origin;
+  bool check_sig, check_crc, tally_only, show_origin;
   const char *output;
 };
 
@@ -59,6 +64,7 @@ struct cat {
   uint8_t *buf;
   size_t len;
   uint64_t nprods;
+  uint64_t ndamaged; /* -C: products that failed their CRC */
   int write_errno;
 };
 
@@ -154,6 +160,11 @@ static int cat_queue(pq_t *pq, const pq_class *cls, struct cat *k) {
     int rc = pq_next(pq, PQ_FORWARD, cls, on_product, k);
     if (rc == PQ_OK)
       continue;
+    if (rc == PQ_DAMAGED) { /* skipped: the cursor is past it */
+      log_error("%s", pq_last_error(pq)->pe_msg);
+      k->ndamaged++;
+      continue;
+    }
     if (rc == WRITE_FAILED) {
       log_error("data write failed: %s", strerror(k->write_errno));
       return 1;
@@ -203,11 +214,14 @@ static int sanity_check(pq_t *pq, uint64_t tallied) {
 
 static int parse_args(struct cli *c, int argc, char **argv, struct opts *o) {
   int ch, rc;
-  while ((rc = cli_next_option(c, argc, argv, ":hcvxOsl:p:f:q:o:i:", usage_text,
-                               &ch)) == CLI_OPT_OWN) {
+  while ((rc = cli_next_option(c, argc, argv, ":hcCvxOsl:p:f:q:o:i:",
+                               usage_text, &ch)) == CLI_OPT_OWN) {
     switch (ch) {
     case 'c':
       o->check_sig = true;
+      break;
+    case 'C':
+      o->check_crc = true;
       break;
     case 'O':
       o->show_origin = true;
@@ -270,7 +284,13 @@ int main(int argc, char **argv) {
   } else if (path != NULL) {
     if (o.have_offset)
       pq_cursor_set(pq, pq_ts_to_us(from));
+    pq_set_verify(pq, o.check_crc);
     status = cat_queue(pq, &cls, &k);
+    if (k.ndamaged > 0) {
+      log_error("damaged products not written: %llu",
+                (unsigned long long)k.ndamaged);
+      status = 1;
+    }
     if (status == 0 && o.tally_only)
       status = sanity_check(pq, k.nprods);
   }

@@ -6,10 +6,15 @@
  * stuck; pqcheck opens the queue read-only so that it does not count itself.
  *
  * New: -C runs the full check of every numbered invariant of the file format
- * (pq_check()) and names the first that fails (exit 4).  -F opens the queue
- * read-write, which lets the queue repair a crash left behind and reclaim
- * the reservations of dead writers; if damage remains, it rebuilds the
- * indexes and drops what cannot be saved (pq_repair()), then checks again.
+ * (pq_check()) and names the first that fails (exit 4).  It is read-only:
+ * what a crash left (a change half done, a dead writer's reservation) is no
+ * damage, since the next writer repairs it; -C says so and exits 3, LDM's
+ * "a writer is open, or one crashed" (after which ldmadmin repairs with
+ * pqcheck -F rather than delete the queue, as it does on 4).  -F opens the
+ * queue read-write, which lets the queue repair a crash left behind and
+ * reclaim the reservations of dead writers; if damage remains, it rebuilds
+ * the indexes and drops what cannot be saved (pq_repair()), then checks
+ * again.
  */
 #include <stdio.h>
 #include <unistd.h>
@@ -20,14 +25,15 @@
 enum {
   EXIT_CLEAN = 0,   /* no writer */
   EXIT_SYSTEM = 1,  /* system error */
-  EXIT_WRITERS = 3, /* writers have the queue open */
+  EXIT_WRITERS = 3, /* writers have the queue open, or a crash left traces */
   EXIT_CORRUPT = 4, /* the queue is inconsistent */
 };
 
 static const char usage_text[] =
     "usage: pqcheck [options]\n"
     "options:\n"
-    "  -C         check every invariant of the queue (exit 4 if one fails)\n"
+    "  -C         check every invariant of the queue, read-only (exit 4 if\n"
+    "             one fails, 3 if a crash left what the next writer repairs)\n"
     "  -F         open read-write and repair: undo a crash, reclaim the\n"
     "             reservations of dead writers, rebuild a damaged index\n"
     "  -q queue   queue (default: the registry's /queue/path)\n"
@@ -35,8 +41,9 @@ static const char usage_text[] =
     "  -v         report the writer count\n"
     "  -x         debug\n"
     "  -h         print this text\n"
-    "exit: 0 no writer has the queue open, 1 system error,\n"
-    "      3 writers have it open, 4 the queue is inconsistent\n";
+    "exit: 0 no writer has the queue open (and it is sound), 1 error,\n"
+    "      3 writers have it open, or one crashed and left what the next\n"
+    "      writer repairs, 4 the queue is inconsistent\n";
 
 struct opts {
   bool full;   /* -C */
@@ -50,6 +57,22 @@ static void report_repairs(const char *path, const pq_check_report *r) {
   if (r->pr_reclaimed > 0)
     log_notice("reclaimed %llu reservations of dead writers in %s",
                (unsigned long long)r->pr_reclaimed, path);
+}
+
+/* What a read-only check found that a crash left and a writer repairs;
+ * true if anything. */
+static bool report_leftovers(const char *path, const pq_check_report *r) {
+  if (r->pr_interrupted)
+    log_notice("%s was left mid-change by a crashed process; the next "
+               "process that locks it and may write it repairs it",
+               path);
+  if (r->pr_dead_resv > 0)
+    log_notice("%s: %llu reservation%s left by a dead writer; writers "
+               "reclaim %s when they need the room (pqcheck -F: now)",
+               path, (unsigned long long)r->pr_dead_resv,
+               r->pr_dead_resv == 1 ? "" : "s",
+               r->pr_dead_resv == 1 ? "it" : "them");
+  return r->pr_interrupted || r->pr_dead_resv > 0;
 }
 
 /* Full check (and repair with -F); returns an exit status. */
@@ -82,10 +105,11 @@ static int full_check(pq_t *pq, const char *path, const struct opts *o) {
     log_error("pq_check failed: %s", pq_last_error(pq)->pe_msg);
     return EXIT_SYSTEM;
   }
-  log_info("every invariant holds: %llu products, %llu reservations",
-           (unsigned long long)r.pr_products,
-           (unsigned long long)r.pr_reserved);
-  return EXIT_CLEAN;
+  bool leftovers = report_leftovers(path, &r);
+  log_info("every invariant holds: %llu products, %llu reservations%s",
+           (unsigned long long)r.pr_products, (unsigned long long)r.pr_reserved,
+           leftovers ? ", and what a crash left (see above)" : "");
+  return leftovers ? EXIT_WRITERS : EXIT_CLEAN;
 }
 
 static int parse_args(struct cli *c, int argc, char **argv, struct opts *o) {
@@ -134,7 +158,7 @@ int main(int argc, char **argv) {
   if (o.full || o.repair)
     status = full_check(pq, path, &o);
   unsigned writers = 0;
-  if (status == EXIT_CLEAN || status == EXIT_CORRUPT) {
+  if (status != EXIT_SYSTEM) {
     if (pq_writer_count(pq, &writers) != PQ_OK) {
       log_error("cannot count the writers of %s: %s", path,
                 pq_last_error(pq)->pe_msg);

@@ -8,7 +8,9 @@
  * Our statistics map onto LDM's as follows (see the man page): nprods counts
  * reservations too, as LDM's did; "nfree" is the number of free gaps in the
  * data area and "maxfree" the most there have ever been; "maxext" is the
- * largest gap.
+ * largest gap.  New, after LDM's columns: "held", the products readers hold
+ * now (which writers cannot evict).  -S keeps LDM's twelve fields: scripts
+ * parse that line.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -67,24 +69,27 @@ static int print_size_par(const pq_stats *st) {
   return n < 0 || fflush(stdout) != 0 ? -1 : 0;
 }
 
-static void log_table(const pq_stats *st, uint64_t maxext, bool extended) {
+static void log_table(const pq_stats *st, uint64_t maxext, uint64_t held,
+                      bool extended) {
   double age = st->ps_nprods == 0 ? 0 : whole_seconds(st->ps_age_oldest);
   unsigned long long nprods = st->ps_nprods + st->ps_nreserved;
   if (extended)
     log_notice(
-        "%6llu %5llu %7llu %11llu %9llu %8llu %9llu %9llu %.0f %11llu", nprods,
+        "%6llu %5llu %7llu %11llu %9llu %8llu %9llu %9llu %.0f %11llu %6llu",
+        nprods, (unsigned long long)st->ps_nfree,
+        (unsigned long long)st->ps_nempty, (unsigned long long)st->ps_nbytes,
+        (unsigned long long)st->ps_maxprods,
+        (unsigned long long)st->ps_maxnfree,
+        (unsigned long long)st->ps_minempty, (unsigned long long)maxext, age,
+        (unsigned long long)st->ps_maxbytes, (unsigned long long)held);
+  else
+    log_notice(
+        "%6llu %5llu %7llu %11llu %9llu %8llu %9llu %9llu %.0f %6llu", nprods,
         (unsigned long long)st->ps_nfree, (unsigned long long)st->ps_nempty,
         (unsigned long long)st->ps_nbytes, (unsigned long long)st->ps_maxprods,
         (unsigned long long)st->ps_maxnfree,
         (unsigned long long)st->ps_minempty, (unsigned long long)maxext, age,
-        (unsigned long long)st->ps_maxbytes);
-  else
-    log_notice(
-        "%6llu %5llu %7llu %11llu %9llu %8llu %9llu %9llu %.0f", nprods,
-        (unsigned long long)st->ps_nfree, (unsigned long long)st->ps_nempty,
-        (unsigned long long)st->ps_nbytes, (unsigned long long)st->ps_maxprods,
-        (unsigned long long)st->ps_maxnfree,
-        (unsigned long long)st->ps_minempty, (unsigned long long)maxext, age);
+        (unsigned long long)held);
 }
 
 static int parse_args(struct cli *c, int argc, char **argv, struct opts *o) {
@@ -118,8 +123,9 @@ static int monitor(pq_t *pq, const struct opts *o) {
   if (!o->size_par)
     log_notice(o->extended ? "nprods nfree  nempty      nbytes  maxprods  "
                              "maxfree  minempty    maxext    age    maxbytes"
+                             "   held"
                            : "nprods nfree  nempty      nbytes  maxprods  "
-                             "maxfree  minempty    maxext  age");
+                             "maxfree  minempty    maxext  age   held");
   for (;;) {
     pq_stats st;
     if (pq_stats_get(pq, &st) != PQ_OK) {
@@ -132,13 +138,17 @@ static int monitor(pq_t *pq, const struct opts *o) {
         return 1;
       }
     } else {
-      uint64_t maxext = 0; /* -S does not print it: no walk there */
+      uint64_t maxext = 0, held = 0; /* -S prints neither: no walk there */
       if (pq_stats_largest_free(pq, &maxext) != PQ_OK) {
         log_error("pq_stats_largest_free failed: %s",
                   pq_last_error(pq)->pe_msg);
         return 1;
       }
-      log_table(&st, maxext, o->extended);
+      if (pq_stats_held(pq, &held) != PQ_OK) {
+        log_error("pq_stats_held failed: %s", pq_last_error(pq)->pe_msg);
+        return 1;
+      }
+      log_table(&st, maxext, held, o->extended);
     }
     if (o->interval == 0)
       return 0;

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # pqcheck: the writer count is of live writers (3 while one is open, 0 once
-# it is killed: never stuck); -C finds what a killed writer left (its
-# reservation) and damage (a broken record), naming the invariant, exit 4;
-# -F repairs and the queue checks clean after; writers and readers killed
-# mid-run leave a queue that repairs to clean with every product intact.
+# it is killed: never stuck); -C, read-only (the file is unchanged), reports
+# what a killed writer left (its reservation, a change half done) as what
+# the next writer repairs, exit 3, and damage (a broken record) by its
+# invariant, exit 4; -F repairs and the queue checks clean after; writers
+# and readers killed mid-run leave a queue that repairs to clean with every
+# product intact.
 source "$(dirname "$0")/lib.sh" "$@"
 cd "$SCRATCH" || fail "cd"
 
@@ -25,10 +27,13 @@ kill -KILL "$BG"
 wait "$BG" 2>/dev/null
 expect_rc 0 pqcheck
 ok "writer count: 3 while open, 0 once killed"
-expect_rc 4 pqcheck -C
-expect_in "$ERR" "invariant 12 failed"
-expect_in "$ERR" "reservation of dead writer"
-expect_in "$ERR" "pqcheck -F"
+cp "$Q" before.pq
+expect_rc 3 pqcheck -C -v
+expect_in "$ERR" "1 reservation left by a dead writer; writers reclaim it"
+expect_in "$ERR" "every invariant holds: 20 products, 0 reservations"
+expect_not_in "$ERR" "repaired"
+expect_not_in "$ERR" "reclaimed"
+cmp -s "$Q" before.pq || fail "pqcheck -C changed the queue file"
 expect_rc 0 pqcheck -F -v
 expect_in "$ERR" "reclaimed 1 reservations of dead writers"
 expect_in "$ERR" "The writer-counter of the product-queue is 0"
@@ -36,7 +41,25 @@ expect_rc 0 pqcheck -C
 expect_rc 0 pqcat
 cat f/f* >expected
 cmp -s "$OUT" expected || fail "products changed by the repair"
-ok "killed writer's reservation found (-C, 4) and reclaimed (-F)"
+ok "killed writer's reservation reported (-C, 3, read-only), reclaimed (-F)"
+
+# A writer killed in the middle of a change, holding a reservation.
+run "$HELPER" crash "$Q"
+((rc == 128 + 9)) || fail "the crashing helper exited $rc, not by SIGKILL"
+cp "$Q" before.pq
+expect_rc 3 pqcheck -C
+expect_in "$ERR" "left mid-change by a crashed process; the next process"
+expect_in "$ERR" "1 reservation left by a dead writer"
+expect_not_in "$ERR" "invariant"
+cmp -s "$Q" before.pq || fail "pqcheck -C changed the queue file"
+expect_rc 0 pqcheck
+ok "writer killed mid-change: -C says the next writer repairs it (3)"
+make_files g 1 1000
+expect_rc 0 pqinsert g/f00000
+expect_rc 0 pqcheck -C -v
+expect_in "$ERR" "every invariant holds: 21 products, 0 reservations"
+expect_not_in "$ERR" "crash left"
+ok "the next writer repaired it: -C clean (0)"
 
 # A reader killed while following the queue leaves nothing behind.
 background pqcat -i 30 -q "$Q" >/dev/null 2>&1
@@ -59,7 +82,7 @@ for i in 1 2 3 4 5; do
   (($? == 137)) && killed=$((killed + 1))
   expect_rc 0 pqcheck
   run pqcheck -C
-  ((rc == 0 || rc == 4)) || fail "pqcheck -C exited $rc"
+  ((rc == 0 || rc == 3)) || fail "pqcheck -C exited $rc, not 0 or 3"
   expect_rc 0 pqcheck -F
   expect_rc 0 pqcheck -C
   expect_rc 0 pqcat -c

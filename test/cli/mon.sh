@@ -2,7 +2,8 @@
 # pqmon: the 12 fields of -S and LDM's table agree with what was inserted,
 # on an empty, a partly filled and a full queue; ages count seconds; -i
 # repeats, -e adds maxbytes, an output file is appended to; pqmon is a
-# reader (pqcheck does not count it).
+# reader (pqcheck does not count it); the table's last column counts the
+# products a reader process holds.
 source "$(dirname "$0")/lib.sh" "$@"
 cd "$SCRATCH" || fail "cd"
 
@@ -36,9 +37,32 @@ read -r -a T <<<"$row"
   fail "table row '$row' disagrees with ${S[*]}"
 [[ ${T[6]} == 40 ]] || fail "minempty in '$row'"
 expect_in "$ERR" "Starting Up"
+[[ ${T[9]} == 0 && ${#T[@]} == 10 ]] || fail "held in '$row'"
 expect_rc 0 pqmon -e
-expect_in "$ERR" "age    maxbytes"
+expect_in "$ERR" "age    maxbytes   held"
 ok "table: $row"
+
+# A reader process holding a product: held 1 (-e: after maxbytes); -S
+# keeps LDM's twelve fields; 0 again once the reader is killed.
+background "$HELPER" read-hold "$Q" >hold.out
+wait_until 10 grep -q holding hold.out || fail "the reader did not start"
+expect_rc 0 pqmon
+row=$(grep -A1 'nprods nfree' "$ERR" | tail -1 | sed 's/.*NOTE *//')
+read -r -a T <<<"$row"
+[[ ${T[9]} == 1 ]] || fail "a held product, but held is ${T[9]}: '$row'"
+expect_rc 0 pqmon -e
+row=$(grep -A1 'nprods nfree' "$ERR" | tail -1 | sed 's/.*NOTE *//')
+read -r -a T <<<"$row"
+[[ ${T[10]} == 1 && ${#T[@]} == 11 ]] || fail "-e with a held product: '$row'"
+read -r -a S < <(pqmon -S)
+((${#S[@]} == 12)) || fail "-S has ${#S[@]} fields: ${S[*]}"
+kill -KILL "$BG"
+wait "$BG" 2>/dev/null
+expect_rc 0 pqmon
+row=$(grep -A1 'nprods nfree' "$ERR" | tail -1 | sed 's/.*NOTE *//')
+read -r -a T <<<"$row"
+[[ ${T[9]} == 0 ]] || fail "the reader is gone, but held is ${T[9]}: '$row'"
+ok "held: 1 while a reader holds a product, 0 once it is killed"
 
 # Ages are whole seconds since insertion.
 sleep 2.2

@@ -4,6 +4,13 @@
  *
  *   pqclihelper hold QUEUE            reserve a product and never commit it
  *                                     (prints "reserved"; for SIGKILL tests)
+ *   pqclihelper crash QUEUE           reserve a product, start a change of
+ *                                     the indexes under the control lock,
+ *                                     and die of SIGKILL in the middle: a
+ *                                     writer that crashed mid-change
+ *   pqclihelper layout QUEUE          where the sections of the file lie:
+ *                                     "slots OFF nodes OFF rlist OFF hash OFF
+ *                                     data OFF nslots N" (from its header)
  *   pqclihelper read-hold QUEUE       read-lock the oldest product and sleep
  *                                     (prints "holding")
  *   pqclihelper insert-old QUEUE N AGE [PREFIX]
@@ -12,18 +19,22 @@
  *   pqclihelper insert-at QUEUE TIME IDENT
  *                                     insert a 10-byte product at insertion
  *                                     time TIME (microseconds)
+ *   pqclihelper where QUEUE IDENT     "OFFSET SIZE": where in the file the
+ *                                     data of the product IDENT lies
  *   pqclihelper dump QUEUE            one line per product, oldest first:
  *                                     insertion time (µs), then LDM's product
  *                                     line with the signature
  *
  * Exit status 0 on success, 1 with a message on stderr otherwise.
  */
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "pq/pq.h"
+#include "pq/internal.h"
 
 static pq_t *open_queue(const char *path, unsigned flags) {
   pq_t *pq = NULL;
@@ -53,6 +64,42 @@ static int hold(const char *path) {
   fflush(stdout);
   for (;;)
     pause();
+}
+
+static int crash(const char *path) {
+  pq_t *pq = open_queue(path, 0);
+  pq_prod_info info = {
+      .arrival = pq_ts_now(), .feedtype = PQ_FT_EXP, .size = 1000};
+  snprintf(info.ident, sizeof info.ident, "crashed.%ld", (long)getpid());
+  snprintf(info.origin, sizeof info.origin, "helper");
+  pq_md5(info.ident, strlen(info.ident), info.signature);
+  pq_resv r;
+  int rc = pq_reserve(pq, &info, &r);
+  if (rc == PQ_OK)
+    rc = pq__ctl_lock(pq, true);
+  if (rc != PQ_OK) {
+    fprintf(stderr, "pqclihelper: crash: %s\n", pq_strerror(rc));
+    return 1;
+  }
+  /* As pq_commit() does, up to the point where the process dies. */
+  pq__mutate_begin(pq, PQ_OP_COMMIT, r.pr_slot);
+  raise(SIGKILL);
+  return 1;
+}
+
+static int layout(const char *path) {
+  struct pq_hdr h;
+  int fd = open(path, O_RDONLY);
+  if (fd < 0 || pread(fd, &h, sizeof h, 0) != (ssize_t)sizeof h) {
+    perror(path);
+    return 1;
+  }
+  close(fd);
+  printf("slots %llu nodes %llu rlist %llu hash %llu data %llu nslots %llu\n",
+         (unsigned long long)h.hd_slot_off, (unsigned long long)h.hd_node_off,
+         (unsigned long long)h.hd_rlist_off, (unsigned long long)h.hd_hash_off,
+         (unsigned long long)h.hd_data_off, (unsigned long long)h.hd_nslots);
+  return 0;
 }
 
 static int sleep_forever(const pq_prod_info *info, const void *data,
@@ -131,6 +178,42 @@ static int print_one(const pq_prod_info *info, const void *data,
   return 0;
 }
 
+struct where {
+  const char *ident;
+  int found;
+};
+
+static int print_where(const pq_prod_info *info, const void *data,
+                       const pq_place *place, void *arg) {
+  struct where *w = arg;
+  (void)data;
+  if (strcmp(info->ident, w->ident) != 0)
+    return 0;
+  /* The data follows the record and its strings, padded to PQ_ALIGN. */
+  uint64_t rec =
+      sizeof(struct pq_rec) + strlen(info->origin) + strlen(info->ident);
+  rec = (rec + PQ_ALIGN - 1) / PQ_ALIGN * PQ_ALIGN;
+  printf("%llu %llu\n", (unsigned long long)(place->pp_offset + rec),
+         (unsigned long long)info->size);
+  w->found = 1;
+  return 0;
+}
+
+static int where(const char *path, const char *ident) {
+  pq_t *pq = open_queue(path, PQ_READONLY);
+  struct where w = {ident, 0};
+  int rc;
+  while ((rc = pq_next(pq, PQ_FORWARD, NULL, print_where, &w)) == PQ_OK)
+    ;
+  pq_close(pq);
+  if (rc != PQ_END || !w.found) {
+    fprintf(stderr, "pqclihelper: where %s: %s\n", ident,
+            w.found ? pq_strerror(rc) : "no such product");
+    return 1;
+  }
+  return fflush(stdout) == 0 ? 0 : 1;
+}
+
 static int dump(const char *path) {
   pq_t *pq = open_queue(path, PQ_READONLY);
   int rc;
@@ -149,6 +232,10 @@ int main(int argc, char **argv) {
     return hold(argv[2]);
   if (argc == 3 && strcmp(argv[1], "read-hold") == 0)
     return read_hold(argv[2]);
+  if (argc == 3 && strcmp(argv[1], "crash") == 0)
+    return crash(argv[2]);
+  if (argc == 3 && strcmp(argv[1], "layout") == 0)
+    return layout(argv[2]);
   if ((argc == 5 || argc == 6) && strcmp(argv[1], "insert-old") == 0)
     return insert_old(argv[2], atol(argv[3]), atof(argv[4]),
                       argc == 6 ? argv[5] : "old");
@@ -156,8 +243,11 @@ int main(int argc, char **argv) {
     return insert_at(argv[2], strtoull(argv[3], NULL, 10), argv[4]);
   if (argc == 3 && strcmp(argv[1], "dump") == 0)
     return dump(argv[2]);
-  fprintf(stderr, "usage: pqclihelper hold|read-hold|dump QUEUE\n"
+  if (argc == 4 && strcmp(argv[1], "where") == 0)
+    return where(argv[2], argv[3]);
+  fprintf(stderr, "usage: pqclihelper hold|crash|read-hold|layout|dump QUEUE\n"
                   "       pqclihelper insert-old QUEUE N AGE [PREFIX]\n"
-                  "       pqclihelper insert-at QUEUE TIME IDENT\n");
+                  "       pqclihelper insert-at QUEUE TIME IDENT\n"
+                  "       pqclihelper where QUEUE IDENT\n");
   return 1;
 }

@@ -83,7 +83,7 @@ function(pq_fuzz_target name)
   set(_bin ${CMAKE_CURRENT_BINARY_DIR}/${name})
   add_custom_command(OUTPUT ${_bin}
     COMMAND ${PQ_FUZZ_CC} ${PQ_FUZZ_FLAGS} ${ARGN} -o ${_bin} -lcrypto
-            -lpthread
+            ${ISAL_LDFLAGS} -lpthread # ISAL_*: cached by pq/CMakeLists.txt
     DEPENDS ${ARGN}
     COMMENT "Building ${name} with ${PQ_FUZZ_CC} (libFuzzer, ASan, UBSan)"
     VERBATIM)

@@ -1,13 +1,21 @@
 /*
  * fuzz_pq.c - libFuzzer target for the queue file as a trust boundary.  A
  * queue is only as safe as what pq_open, pq_check, the automatic repair and
- * the readers do with a file whose indexes were damaged.  The input is laid
- * over a small valid queue from the end of its immutable header onwards (so
- * the header checksum still passes and the damage reaches the slots, the
- * indexes and the records), the dirty flag is set when the input's first
- * byte is odd (forcing the crash repair), and then the queue is opened,
- * checked, read, written to, repaired and checked again.  After the repair,
- * every invariant must hold.
+ * the readers do with a file whose header or indexes were damaged.  The
+ * input's first byte chooses how its other bytes are laid over a small
+ * valid queue:
+ *   bit 0  set the dirty flag afterwards (forcing the crash repair);
+ *   bit 1  start at offset 0, over the immutable header too (magic,
+ *          version, layout signature, geometry, checksum): pq_open must
+ *          refuse a damaged header cleanly, never crash;
+ *   bit 2  then recompute the header checksum, so that damaged geometry,
+ *          version or layout reach the checks behind the checksum;
+ *   bit 3  read with verification on (pq_set_verify);
+ * otherwise the input starts at the end of the immutable header (which
+ * then passes its checksum) and reaches the slots, the indexes and the
+ * records.  The queue is opened, checked (read-only, then read-write),
+ * read, written to, repaired and checked again.
+ * After the repair, every invariant must hold.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -76,11 +84,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (img == NULL)
     return 0;
   memcpy(img, pristine, pristine_len);
-  const size_t skip = offsetof(struct pq_hdr, hd_dirty);
+  unsigned mode = size > 0 ? data[0] : 0;
+  if (size > 0) {
+    data++;
+    size--;
+  }
+  const size_t skip = (mode & 2) ? 0 : offsetof(struct pq_hdr, hd_dirty);
   size_t n = size < pristine_len - skip ? size : pristine_len - skip;
   memcpy(img + skip, data, n);
-  if (size > 0 && (data[0] & 1))
-    ((struct pq_hdr *)img)->hd_dirty = 1;
+  struct pq_hdr *h = (struct pq_hdr *)img;
+  if (mode & 1)
+    h->hd_dirty = 1;
+  if (mode & 4)
+    h->hd_csum = pq__hdr_checksum(h);
   FILE *f = fopen(path, "wb");
   if (f == NULL || fwrite(img, 1, pristine_len, f) != pristine_len)
     abort();
@@ -88,10 +104,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   free(img);
 
   pq_t *pq;
+  pq_error err;
+  if (pq_open(path, PQ_READONLY, &pq, &err) == PQ_OK) {
+    pq_check_report ro;
+    (void)pq_check(pq, &ro); /* look only: a crash's traces are reported */
+    pq_close(pq);
+  } else if (err.pe_msg[0] == '\0') {
+    fprintf(stderr, "pq_open refused the file without a reason\n");
+    abort();
+  }
   if (pq_open(path, 0, &pq, NULL) != PQ_OK)
     return 0;
   pq_check_report r;
   (void)pq_check(pq, &r);
+  pq_set_verify(pq, (mode & 8) != 0);
   uint8_t sum = 0;
   for (int i = 0;
        i < 20 && pq_next(pq, PQ_FORWARD, NULL, reader, &sum) == PQ_OK; i++)

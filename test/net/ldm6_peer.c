@@ -862,11 +862,14 @@ static int check(const peer_opts *o) {
     return 1;
   }
   rc = pq_check(pq, &rep);
+  /* Read-only, pq_check() repairs nothing: a crash's traces are reported
+   * as pr_interrupted and pr_dead_resv instead. */
+  bool traces = rep.pr_repaired || rep.pr_interrupted || rep.pr_dead_resv;
   printf("CHECK %s products %llu reserved %llu repaired %d %s\n",
          pq_errname(rc), (unsigned long long)rep.pr_products,
-         (unsigned long long)rep.pr_reserved, (int)rep.pr_repaired, rep.pr_msg);
+         (unsigned long long)rep.pr_reserved, (int)traces, rep.pr_msg);
   pq_close(pq);
-  return rc != PQ_OK || rep.pr_repaired;
+  return rc != PQ_OK || traces;
 }
 
 /* One line per product of the queue, in insertion order: signature,

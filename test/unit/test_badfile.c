@@ -1,9 +1,11 @@
 /*
  * test_badfile.c - what the queue does with files it must not trust: a
  * truncated queue, zeros, random bytes, another format version, a damaged
- * header, an empty file, a directory; and with a queue whose indexes were
- * damaged or left mid-change by a crash: pq_check() names the invariant,
- * and the repair brings back every sound product.
+ * header, an empty file, a directory; and with a queue whose indexes or
+ * products were damaged or left mid-change by a crash: pq_check() names the
+ * invariant (each numbered invariant is broken alone at least once), the
+ * repair brings back every sound product, readers report damage instead of
+ * stopping short, and a read-only check changes nothing.
  */
 #include "testutil.h"
 
@@ -201,14 +203,293 @@ static void bad_record(uint8_t *p, struct pq_hdr *h) {
   p[h->hd_data_off + s->ps_offset] ^= 0xff; /* its magic */
 }
 
+/* Slot 3's region moved off the 8-byte grid, its checksum made to match. */
+static void misaligned_region(uint8_t *p, struct pq_hdr *h) {
+  struct pq_slot *s = &slot0(p, h)[3];
+  s->ps_offset += 4;
+  pq__slot_publish(s, PQ_SLOT_COMMITTED);
+}
+
+/* Slot 5's region grown over slot 6's (the products lie end to end). */
+static void overlapping_regions(uint8_t *p, struct pq_hdr *h) {
+  struct pq_slot *s = slot0(p, h);
+  assert_int_equal(s[5].ps_offset + s[5].ps_extent, s[6].ps_offset);
+  s[5].ps_extent += 8;
+  pq__slot_publish(&s[5], PQ_SLOT_COMMITTED);
+}
+
+/* The newest insertion time assigned, behind the last ten products. */
+static void last_key_behind(uint8_t *p, struct pq_hdr *h) {
+  h->hd_last_key = slot0(p, h)[9].ps_key;
+}
+
+/* The free-slot stack starts at a slot in use. */
+static void free_stack_on_used(uint8_t *p, struct pq_hdr *h) {
+  (void)p;
+  h->hd_free_top = 0;
+}
+
+/* The write head off the 8-byte grid. */
+static void misaligned_head(uint8_t *p, struct pq_hdr *h) {
+  (void)p;
+  h->hd_head += 4;
+}
+
+/* 64 bytes changed inside the data of product 7. */
+static void changed_data(uint8_t *p, struct pq_hdr *h) {
+  struct pq_slot *s = &slot0(p, h)[7];
+  for (unsigned i = 0; i < 64; i++)
+    p[h->hd_data_off + s->ps_offset + 200 + i] ^= 0x5a;
+}
+
 static void test_damage_detected_and_repaired(void **state) {
   (void)state;
   damage_and_repair(flip_slot, 3, 19);
-  damage_and_repair(break_time_link, 7, 20);
-  damage_and_repair(clear_hash, 9, 20);
+  damage_and_repair(misaligned_region, 4, 19);
+  damage_and_repair(overlapping_regions, 5, 19);
   damage_and_repair(break_region_list, 6, 20);
+  damage_and_repair(break_time_link, 7, 20);
+  damage_and_repair(last_key_behind, 8, 20);
+  damage_and_repair(clear_hash, 9, 20);
+  damage_and_repair(free_stack_on_used, 10, 20);
   damage_and_repair(bad_counter, 11, 20);
   damage_and_repair(bad_record, 13, 19);
+  damage_and_repair(misaligned_head, 14, 20);
+  damage_and_repair(changed_data, 15, 19);
+}
+
+static void test_crc32c(void **state) {
+  (void)state;
+  /* The check value of CRC32C (Castagnoli), and chaining. */
+  assert_int_equal(pq__crc32c(0, "123456789", 9), 0xe3069283u);
+  assert_int_equal(pq__crc32c(pq__crc32c(0, "1234", 4), "56789", 5),
+                   0xe3069283u);
+  assert_int_equal(pq__crc32c(0, "", 0), 0);
+}
+
+struct seen {
+  unsigned n;
+  char last[PQ_IDENT_MAX + 1];
+};
+
+static int note_ident(const pq_prod_info *info, const void *data,
+                      const pq_place *place, void *arg) {
+  struct seen *s = arg;
+  (void)data;
+  (void)place;
+  snprintf(s->last, sizeof s->last, "%s", info->ident);
+  s->n++;
+  return 0;
+}
+
+/* Readers that verify are told of a damaged product (by identifier and
+ * insertion time) and go on past it; readers that do not are not. */
+static void test_verify_reads(void **state) {
+  (void)state;
+  make_queue(20);
+  size_t len;
+  uint8_t *p = map_file(&len);
+  struct pq_hdr *h = (struct pq_hdr *)p;
+  changed_data(p, h);
+  char when[32];
+  pq_ts_format(pq_ts_from_us(slot0(p, h)[7].ps_key), when, sizeof when);
+  pq_t *pq;
+  assert_int_equal(pq_open(path, PQ_READONLY, &pq, NULL), PQ_OK);
+  struct seen s = {0, ""};
+  while (pq_next(pq, PQ_FORWARD, NULL, note_ident, &s) == PQ_OK)
+    ;
+  assert_int_equal(s.n, 20); /* not asked to verify */
+  pq_set_verify(pq, true);
+  pq_cursor_oldest(pq);
+  s.n = 0;
+  int rc, ndamaged = 0;
+  while ((rc = pq_next(pq, PQ_FORWARD, NULL, note_ident, &s)) != PQ_END) {
+    if (rc == PQ_DAMAGED) {
+      ndamaged++;
+      assert_string_equal(s.last, "test/6"); /* not handed over */
+      const char *msg = pq_last_error(pq)->pe_msg;
+      assert_non_null(strstr(msg, "test/7"));
+      assert_non_null(strstr(msg, when));
+      continue;
+    }
+    assert_int_equal(rc, PQ_OK);
+  }
+  assert_int_equal(ndamaged, 1);
+  assert_int_equal(s.n, 19);
+  /* Backwards too, and by signature. */
+  pq_cursor_set(pq, PQ_CURSOR_END);
+  s.n = 0;
+  ndamaged = 0;
+  while ((rc = pq_next(pq, PQ_BACKWARD, NULL, note_ident, &s)) != PQ_END)
+    ndamaged += rc == PQ_DAMAGED;
+  assert_int_equal(ndamaged, 1);
+  assert_int_equal(s.n, 19);
+  pq_prod_info info;
+  tu_product(&info, buf, 1000 + 7, 7);
+  s.n = 0;
+  assert_int_equal(pq_find(pq, info.signature, note_ident, &s), PQ_DAMAGED);
+  assert_int_equal(s.n, 0);
+  tu_product(&info, buf, 1000 + 8, 8);
+  assert_int_equal(pq_find(pq, info.signature, note_ident, &s), PQ_OK);
+  assert_int_equal(s.n, 1);
+  pq_close(pq);
+  munmap(p, len);
+}
+
+/* Index damage makes a read fail, never end early: a read-only handle
+ * reports it, a read-write one rebuilds and reads every product. */
+static void damaged_walk(void (*damage)(uint8_t *, struct pq_hdr *),
+                         const char *what, unsigned readable) {
+  make_queue(20);
+  size_t len;
+  uint8_t *p = map_file(&len);
+  damage(p, (struct pq_hdr *)p);
+  pq_t *pq;
+  assert_int_equal(pq_open(path, PQ_READONLY, &pq, NULL), PQ_OK);
+  struct seen s = {0, ""};
+  int rc;
+  while ((rc = pq_next(pq, PQ_FORWARD, NULL, note_ident, &s)) == PQ_OK)
+    ;
+  assert_int_equal(rc, PQ_CORRUPT);
+  assert_true(s.n < readable);
+  assert_non_null(strstr(pq_last_error(pq)->pe_msg, what));
+  pq_cursor_set(pq, PQ_CURSOR_END);
+  while ((rc = pq_next(pq, PQ_BACKWARD, NULL, note_ident, &s)) == PQ_OK)
+    ;
+  assert_int_equal(rc, PQ_CORRUPT);
+  pq_close(pq);
+  assert_int_equal(pq_open(path, 0, &pq, NULL), PQ_OK);
+  s.n = 0;
+  while ((rc = pq_next(pq, PQ_FORWARD, NULL, note_ident, &s)) == PQ_OK)
+    ;
+  assert_int_equal(rc, PQ_END);
+  assert_int_equal(s.n, readable);
+  tu_check(pq);
+  pq_close(pq);
+  munmap(p, len);
+}
+
+static void break_back_link(uint8_t *p, struct pq_hdr *h) {
+  uint32_t *n = (uint32_t *)(p + h->hd_node_off + 9 * h->hd_node_stride);
+  n[h->hd_levels] = 3; /* level-0 back link of slot 9 */
+}
+
+static void cut_time_index(uint8_t *p, struct pq_hdr *h) {
+  uint32_t *n = (uint32_t *)(p + h->hd_node_off + 12 * h->hd_node_stride);
+  n[0] = PQ_NIL; /* the list ends at slot 12, not at its tail */
+}
+
+static void test_readers_find_damage(void **state) {
+  (void)state;
+  damaged_walk(break_time_link, "time index damaged", 20);
+  damaged_walk(break_back_link, "time index damaged", 20);
+  damaged_walk(cut_time_index, "time index damaged", 20);
+  damaged_walk(flip_slot, "slot table damaged at slot 3", 19);
+  /* A slot found by signature must pass its checksum too. */
+  make_queue(20);
+  size_t len;
+  uint8_t *p = map_file(&len);
+  flip_slot(p, (struct pq_hdr *)p);
+  pq_t *pq;
+  assert_int_equal(pq_open(path, PQ_READONLY, &pq, NULL), PQ_OK);
+  pq_prod_info info;
+  tu_product(&info, buf, 1000 + 3, 3);
+  struct seen s = {0, ""};
+  assert_int_equal(pq_find(pq, info.signature, note_ident, &s), PQ_CORRUPT);
+  assert_int_equal(s.n, 0);
+  pq_close(pq);
+  munmap(p, len);
+}
+
+/* The whole file, to tell whether anything wrote it. */
+static uint8_t *file_copy(size_t *len) {
+  uint8_t *p = map_file(len);
+  uint8_t *copy = malloc(*len);
+  assert_non_null(copy);
+  memcpy(copy, p, *len);
+  munmap(p, *len);
+  return copy;
+}
+
+static void assert_file_is(const uint8_t *copy, size_t len) {
+  size_t now;
+  uint8_t *p = map_file(&now);
+  assert_int_equal(now, len);
+  assert_memory_equal(p, copy, len);
+  munmap(p, now);
+}
+
+/* A read-only pq_check() writes nothing: what a crash left is reported as
+ * what the next writer repairs, and real damage still fails. */
+static void test_readonly_check_changes_nothing(void **state) {
+  (void)state;
+  make_queue(5);
+  pid_t pid = fork(); /* a writer that dies holding a reservation */
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    pq_t *w;
+    pq_prod_info info;
+    pq_resv r;
+    tu_product(&info, buf, 500, 99);
+    if (pq_open(path, 0, &w, NULL) != PQ_OK || pq_reserve(w, &info, &r) != 0)
+      _exit(1);
+    _exit(0); /* no pq_close: the reservation stays, its writer is gone */
+  }
+  int status;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  size_t len;
+  uint8_t *before = file_copy(&len);
+  pq_t *pq;
+  assert_int_equal(pq_open(path, PQ_READONLY, &pq, NULL), PQ_OK);
+  pq_check_report r;
+  assert_int_equal(pq_check(pq, &r), PQ_OK);
+  assert_int_equal(r.pr_dead_resv, 1);
+  assert_int_equal(r.pr_reserved, 0);
+  assert_int_equal(r.pr_reclaimed, 0);
+  assert_false(r.pr_interrupted);
+  assert_int_equal(r.pr_products, 5);
+  pq_close(pq);
+  assert_file_is(before, len);
+
+  /* Left mid-change as well, with the slot being rewritten stale. */
+  uint8_t *p = map_file(&len);
+  struct pq_hdr *h = (struct pq_hdr *)p;
+  h->hd_dirty = 1;
+  h->hd_intent_op = PQ_OP_COMMIT;
+  h->hd_intent_slot = 4;
+  slot0(p, h)[4].ps_key += 1;
+  clear_hash(p, h);
+  free(before);
+  before = file_copy(&len);
+  assert_int_equal(pq_open(path, PQ_READONLY, &pq, NULL), PQ_OK);
+  assert_int_equal(pq_check(pq, &r), PQ_OK);
+  assert_true(r.pr_interrupted);
+  assert_false(r.pr_repaired);
+  assert_int_equal(r.pr_dead_resv, 1);
+  assert_int_equal(r.pr_products, 4);
+  assert_file_is(before, len);
+  /* Damage to what the repair keeps is still damage. */
+  uint8_t *byte = p + h->hd_data_off + slot0(p, h)[2].ps_offset + 300;
+  *byte ^= 1;
+  assert_int_equal(pq_check(pq, &r), PQ_CORRUPT);
+  assert_int_equal(r.pr_invariant, 15);
+  pq_close(pq);
+  free(before);
+
+  /* The next writer repairs (its open takes the lock) and reclaims. */
+  *byte ^= 1;
+  uint64_t repairs = h->hd_repairs;
+  assert_int_equal(pq_open(path, 0, &pq, NULL), PQ_OK);
+  assert_int_equal(h->hd_dirty, 0);
+  assert_int_equal(h->hd_repairs, repairs + 1);
+  assert_int_equal(pq_check(pq, &r), PQ_OK);
+  assert_false(r.pr_interrupted);
+  assert_int_equal(r.pr_dead_resv, 0);
+  assert_int_equal(r.pr_reserved, 0);
+  assert_int_equal(r.pr_products, 4);
+  pq_close(pq);
+  munmap(p, len);
 }
 
 static void test_crash_mid_change_repaired(void **state) {
@@ -295,6 +576,12 @@ int main(void) {
                                       teardown),
       cmocka_unit_test_setup_teardown(test_damage_detected_and_repaired, setup,
                                       teardown),
+      cmocka_unit_test(test_crc32c),
+      cmocka_unit_test_setup_teardown(test_verify_reads, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_readers_find_damage, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_readonly_check_changes_nothing,
+                                      setup, teardown),
       cmocka_unit_test_setup_teardown(test_crash_mid_change_repaired, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_readonly_file_cannot_repair, setup,

@@ -583,6 +583,70 @@ static void test_stats(void **state) {
 
 /* Free regions, and their high-water mark (LDM's maxfree), follow deletes
  * that leave holes and inserts that fill the data area. */
+/* Products held by readers: a callback of handle a holds one, and inside
+ * it a callback of handle b holds another (or the same one). */
+struct held_probe {
+  pq_t *b, *c;
+  uint64_t b_at; /* cursor for b */
+  uint64_t inner, outer;
+};
+
+static int count_in_b(const pq_prod_info *info, const void *data,
+                      const pq_place *place, void *arg) {
+  struct held_probe *h = arg;
+  (void)info, (void)data, (void)place;
+  assert_int_equal(pq_stats_held(h->c, &h->inner), PQ_OK);
+  return 0;
+}
+
+static int hold_in_a(const pq_prod_info *info, const void *data,
+                     const pq_place *place, void *arg) {
+  struct held_probe *h = arg;
+  (void)info, (void)data, (void)place;
+  assert_int_equal(pq_stats_held(h->c, &h->outer), PQ_OK);
+  pq_cursor_set(h->b, h->b_at);
+  assert_int_equal(pq_next(h->b, PQ_FORWARD, NULL, count_in_b, h), PQ_OK);
+  return 0;
+}
+
+static void test_stats_held(void **state) {
+  (void)state;
+  pq_t *a = tu_create(path, 256 * 1024, 64);
+  insert_n(a, 40, 0, 1000);
+  pq_t *b, *c;
+  assert_int_equal(pq_open(path, PQ_READONLY, &b, NULL), PQ_OK);
+  assert_int_equal(pq_open(path, PQ_READONLY, &c, NULL), PQ_OK);
+  struct held_probe h = {.b = b, .c = c, .inner = 99, .outer = 99};
+  assert_int_equal(pq_stats_held(c, &h.outer), PQ_OK);
+  assert_int_equal(h.outer, 0);
+  /* b holds the 31st product while a holds the oldest. */
+  pq_stats st;
+  assert_int_equal(pq_stats_get(c, &st), PQ_OK);
+  pq_cursor_set(b, PQ_CURSOR_END);
+  for (int i = 0; i < 10; i++)
+    assert_int_equal(pq_next(b, PQ_BACKWARD, NULL, count_in_b, &h), PQ_OK);
+  h.b_at = pq_cursor_get(b) - 1; /* forward from here: that product */
+  assert_int_equal(pq_next(a, PQ_FORWARD, NULL, hold_in_a, &h), PQ_OK);
+  assert_int_equal(h.outer, 1);
+  assert_int_equal(h.inner, 2);
+  /* Both on the oldest: one product held. */
+  pq_cursor_oldest(a);
+  h.b_at = 0;
+  assert_int_equal(pq_next(a, PQ_FORWARD, NULL, hold_in_a, &h), PQ_OK);
+  assert_int_equal(h.inner, 1);
+  /* The newest, held by a, counts from a's own handle too. */
+  pq_cursor_set(a, PQ_CURSOR_END);
+  assert_int_equal(pq_next(a, PQ_BACKWARD, NULL, hold_in_a, &h), PQ_OK);
+  assert_int_equal(h.outer, 1);
+  assert_int_equal(pq_stats_held(c, &h.outer), PQ_OK);
+  assert_int_equal(h.outer, 0);
+  assert_int_equal(pq_stats_held(a, &h.outer), PQ_OK);
+  assert_int_equal(h.outer, 0);
+  pq_close(c);
+  pq_close(b);
+  pq_close(a);
+}
+
 static void test_free_regions(void **state) {
   (void)state;
   pq_t *pq = tu_create(path, 256 * 1024, 64);
@@ -936,6 +1000,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_class_filter, setup, teardown),
       cmocka_unit_test_setup_teardown(test_delete_expire, setup, teardown),
       cmocka_unit_test_setup_teardown(test_stats, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_stats_held, setup, teardown),
       cmocka_unit_test_setup_teardown(test_free_regions, setup, teardown),
       cmocka_unit_test_setup_teardown(test_wait, setup, teardown),
       cmocka_unit_test_setup_teardown(test_wait_interrupted, setup, teardown),
