@@ -518,7 +518,9 @@ static int insert_files(pq_t *pq, const struct opts *o, struct tally *t) {
   for (int k = 0; k < RING; k++)
     pl->jobs[k].fd = pl->jobs[k].spent_fd = -1;
 
-  /* Signals go to this thread, which acts on them between products. */
+  /* Signals go to this thread, which acts on them between products; a
+   * stop also wakes the reader's waits (stopio's pipe), and the reader
+   * then closes the ring, which wakes this thread if it waits for it. */
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, &old);
