@@ -1,9 +1,10 @@
 /*
  * layout.c - where each section of a queue file lies, and how a header is
  * told apart from anything else: the geometry computed from a size and a
- * slot count, the layout signature that changes whenever a structure of
- * format.h changes, the header checksum, and the validation pq_open() runs
- * before it trusts a single offset of a file.
+ * slot count (and the largest product it leaves room for), the layout
+ * signature that changes whenever a structure of format.h changes, the
+ * header checksum, and the validation pq_open() runs before it trusts a
+ * single offset of a file.
  */
 #include <stddef.h>
 #include <string.h>
@@ -78,6 +79,17 @@ uint64_t pq_file_size(uint64_t data_size, uint64_t slots) {
                    &g) != PQ_OK)
     return 0;
   return g.file_size;
+}
+
+uint64_t pq_max_product_size(const pq_t *pq, size_t origin_len,
+                             size_t ident_len) {
+  /* The inverse of the PQ_BIG test of pq_reserve(): the record header takes
+   * its rounded extent and the data the rest (data_size is a multiple of
+   * PQ_PAGE, so the rest needs no rounding). */
+  uint64_t head =
+      pq__rec_extent(origin_len < PQ_ORIGIN_MAX ? origin_len : PQ_ORIGIN_MAX,
+                     ident_len < PQ_IDENT_MAX ? ident_len : PQ_IDENT_MAX, 0);
+  return pq->data_size > head ? pq->data_size - head : 0;
 }
 
 uint64_t pq__layout_signature(void) {

@@ -319,6 +319,19 @@ const char *pq_path(const pq_t *pq);
 uint64_t pq_data_size(const pq_t *pq);
 uint64_t pq_slot_count(const pq_t *pq);
 
+/**
+ * The largest product, in data bytes, that pq_insert() and pq_reserve()
+ * accept when its origin and identifier are origin_len and ident_len
+ * characters long: one byte more fails with PQ_BIG.  Such a product fills
+ * the whole data area (its record shares the area with its data), so it
+ * goes in only when everything queued can be evicted, else PQ_LOCKED.
+ * For a program that must bound what it reads before it inserts (pqinsert
+ * reading a pipe).  Lengths above PQ_ORIGIN_MAX and PQ_IDENT_MAX count as
+ * those.  O(1), takes no lock, makes no system call.
+ */
+uint64_t pq_max_product_size(const pq_t *pq, size_t origin_len,
+                             size_t ident_len);
+
 /* ---------------------------------------------------------------------- */
 /* Writing                                                                */
 /* ---------------------------------------------------------------------- */

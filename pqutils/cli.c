@@ -2,7 +2,8 @@
  * cli.c - the setup every queue utility shares: the common LDM options
  * (-l, -v, -x, -q), defaults read from the registry only when they are
  * needed, LDM's signal conventions (SIGTERM: stop cleanly, SIGUSR1: reopen
- * the log and report, SIGUSR2: cycle the log level), and strict parsers for
+ * the log and report, SIGUSR2: cycle the log level; a stop or a report
+ * request wakes the waits of stopio.h), and strict parsers for
  * the values users type, so that "-s 10X" or "-i soon" is refused with a
  * message instead of being read as 0 the way atoi() would.
  */
@@ -23,6 +24,7 @@
 #include <unistd.h>
 
 #include "ldmd/site/log.h"
+#include "pqutils/stopio.h"
 
 void cli_init(struct cli *c, const char *argv0) {
   memset(c, 0, sizeof *c);
@@ -163,21 +165,23 @@ void cli_hostname(struct cli *c, char buf[PQ_ORIGIN_MAX + 1]) {
 
 /* ---- signals ---- */
 
-static atomic_int stop_flag;
+static atomic_int interrupts; /* SIGINTs received */
 static atomic_int stats_flag;
 
 static void on_signal(int sig) {
   switch (sig) {
   case SIGINT:
-    if (atomic_exchange(&stop_flag, 2) == 2)
+    if (atomic_fetch_add(&interrupts, 1) > 0)
       _exit(1); /* a second interrupt: the user means it */
+    stopio_request_stop();
     break;
   case SIGTERM:
-    atomic_store(&stop_flag, 1);
+    stopio_request_stop();
     break;
   case SIGUSR1:
     ldm_log_request_refresh();
     atomic_store(&stats_flag, 1);
+    stopio_notice();
     break;
   case SIGUSR2:
     ldm_log_request_roll();
@@ -188,13 +192,19 @@ static void on_signal(int sig) {
 }
 
 void cli_signals(void) {
+  /* Without the pipes a stop that comes just before a wait is missed, but
+   * the program still works: say so and go on. */
+  if (stopio_init() != 0)
+    log_warning("cannot make the pipes that signals wake waits with: %s; "
+                "a stop may then be noticed late",
+                strerror(errno));
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sigemptyset(&sa.sa_mask);
   sa.sa_handler = SIG_IGN;
   (void)sigaction(SIGHUP, &sa, NULL);
   (void)sigaction(SIGPIPE, &sa, NULL);
-  sa.sa_handler = on_signal; /* no SA_RESTART: sleeps end early */
+  sa.sa_handler = on_signal; /* no SA_RESTART: blocking calls end early */
   (void)sigaction(SIGTERM, &sa, NULL);
   (void)sigaction(SIGINT, &sa, NULL);
   (void)sigaction(SIGUSR1, &sa, NULL);
@@ -202,10 +212,13 @@ void cli_signals(void) {
 }
 
 bool cli_stopping(void) {
-  return atomic_load(&stop_flag) != 0;
+  return stopio_stopping();
 }
 
 bool cli_stats_requested(void) {
+  /* The pipe first: a request that comes after it is drained is still in
+   * the flag, which every sleep looks at before it waits. */
+  stopio_notice_clear();
   return atomic_exchange(&stats_flag, 0) != 0;
 }
 
@@ -225,12 +238,12 @@ void cli_sleep(double seconds) {
     if (cli_stopping() || cli_stats_pending())
       return;
     double left = end - cli_monotonic();
-    if (left <= 0)
+    if (left <= 0 || stopio_sleep(left) == 0)
       return;
-    struct timespec ts = {.tv_sec = (time_t)left,
-                          .tv_nsec =
-                              (long)((left - (double)(time_t)left) * 1e9)};
-    (void)nanosleep(&ts, NULL); /* EINTR: look at the flags again */
+    /* Woken early: by a stop or a request (the flags above tell), by a
+     * notice already handled (drop it), or by another signal. */
+    if (!cli_stats_pending())
+      stopio_notice_clear();
   }
 }
 
@@ -338,18 +351,7 @@ int cli_make_class(struct cli *c, pq_class *cls, pq_timestamp from,
 /* ---- output ---- */
 
 int cli_write_all(int fd, const void *buf, size_t len) {
-  const char *p = buf;
-  while (len > 0) {
-    ssize_t n = write(fd, p, len);
-    if (n < 0) {
-      if (errno == EINTR)
-        continue;
-      return -1;
-    }
-    p += n;
-    len -= (size_t)n;
-  }
-  return 0;
+  return stopio_write_all(fd, buf, len);
 }
 
 int cli_open_append(const char *path) {

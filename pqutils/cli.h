@@ -93,17 +93,21 @@ void cli_hostname(struct cli *c, char buf[PQ_ORIGIN_MAX + 1]);
  * Install the handlers LDM users expect: SIGTERM and SIGINT ask for a
  * clean stop (a second SIGINT exits at once), SIGUSR1 reopens the log file
  * and asks for statistics, SIGUSR2 cycles the log level; SIGHUP and SIGPIPE
- * are ignored.  System calls are not restarted, so a blocking read or sleep
- * returns early with EINTR.
+ * are ignored.  A stop ends every wait of stopio.h at once, whenever it
+ * comes (stopio_request_stop()); other system calls are not restarted, so
+ * a blocking call under way returns early with EINTR.
  */
 void cli_signals(void);
 /** Has a stop been asked for?  Async-signal-safe, thread-safe. */
 bool cli_stopping(void);
-/** Was SIGUSR1 received since the last call?  Clears the request. */
+/** Was SIGUSR1 received since the last call?  Clears the request.  A
+ *  program that does not report statistics calls it after cli_sleep(),
+ *  which otherwise ends at once while a request waits. */
 bool cli_stats_requested(void);
 /** Is a statistics request waiting?  Does not clear it. */
 bool cli_stats_pending(void);
-/** Sleep up to `seconds`, returning early on a stop or statistics request. */
+/** Sleep up to `seconds`, returning early on a stop or a statistics
+ *  request, even one that comes just before the sleep begins. */
 void cli_sleep(double seconds);
 /** Seconds on the monotonic clock. */
 double cli_monotonic(void);
@@ -147,7 +151,9 @@ int cli_output_operand(struct cli *c, int argc, char **argv, const char *usage,
 
 /* ---- output ---- */
 
-/** write() all of buf, retrying short writes and EINTR.  0 or -1 (errno). */
+/** Write all of buf, retrying short writes, waiting for a slow reader but
+ *  not past a stop (stopio_write_all(): after a stop, only what fits
+ *  without waiting).  0, or -1 with errno (EINTR: stopped). */
 int cli_write_all(int fd, const void *buf, size_t len);
 
 /** Open an output file for appending, as LDM's "a+b"; -1 on failure. */

@@ -1,24 +1,33 @@
 /*
  * ldmclient.c - the shared part of the LDM protocol clients: naming a
  * server (host, host:port, IPv6 in brackets, the registry's port),
- * connecting through rpc_io, one synchronous call that tells LDM's refusal
- * (AUTH_TOOWEAK, often with xid 0) apart from a closed connection, the
- * text of a product class, and the command-line options they have in
- * common.  Kept apart from the three programs so that they parse hosts and
- * options and report failures the same way.
+ * connecting (on a socket handed to rpc_io), one synchronous call that
+ * tells LDM's refusal (AUTH_TOOWEAK, often with xid 0) apart from a closed
+ * connection, the text of a product class, and the command-line options
+ * they have in common.  Kept apart from the three programs so that they
+ * parse hosts and options and report failures the same way.
+ *
+ * Connecting is done here rather than by ldm6_io_connect(), whose wait for
+ * the connection cannot be ended by a stop that comes just before it: the
+ * wait here is stopio_wait(), and once connected the socket is handed to
+ * rpc_io, whose waits a stop ends by shutting the watched socket down
+ * (ldmc_watch()).
  */
 #include "pqutils/ldmclient.h"
 
 #include <errno.h>
 #include <netdb.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "ldmd/site/log.h"
 #include "ldmd/site/registry.h"
+#include "pqutils/stopio.h"
 
 /* Largest encoded argument: a class of 32 specs with 255-byte patterns is
  * about 8.5 KiB; a prod_info about 370 bytes. */
@@ -141,39 +150,103 @@ unsigned ldmc_registry_port(char *err, size_t errlen) {
   return port;
 }
 
-/* Does the name resolve (as ldm6_io_connect() resolves it)? */
-static bool resolves(const char *host) {
-  struct addrinfo hints, *res = NULL;
+static int64_t now_ms(void) {
+  struct timespec ts;
 
-  memset(&hints, 0, sizeof hints);
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_ADDRCONFIG;
-  if (getaddrinfo(host, NULL, &hints, &res) != 0)
-    return false;
-  freeaddrinfo(res);
-  return true;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-ldm6_io *ldmc_connect(const struct ldmc_peer *p, int timeout_ms,
-                      bool *unresolved, char *err, size_t errlen) {
-  char why[512] = "";
+/* Connect to one address by deadline_ms.  @return fd, or -1 with errno
+ * (EINTR: a stop). */
+static int connect_one(const struct addrinfo *ai, int64_t deadline_ms) {
+  int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
+                  ai->ai_protocol);
+  int err = 0, saved;
+  socklen_t el = sizeof err;
+  int64_t left;
+
+  if (fd < 0)
+    return -1;
+  if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
+    return fd;
+  if (errno != EINPROGRESS && errno != EINTR)
+    goto fail;
+  left = deadline_ms - now_ms();
+  switch (stopio_wait(fd, POLLOUT, left > 0 ? (int)left : 0)) {
+  case 1:
+    break;
+  case 0:
+    errno = ETIMEDOUT;
+    goto fail;
+  default:
+    goto fail;
+  }
+  if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) != 0)
+    goto fail;
+  if (err != 0) {
+    errno = err;
+    goto fail;
+  }
+  return fd;
+fail:
+  saved = errno;
+  close(fd);
+  errno = saved;
+  return -1;
+}
+
+ldm6_io *ldmc_connect(const struct ldmc_peer *p, int timeout_ms, bool *unresolved,
+                    char *err, size_t errlen) {
+  struct addrinfo hints, *res = NULL, *ai;
+  char service[16];
+  int rc, fd = -1, saved = ECONNREFUSED;
   ldm6_io *io;
-  int saved;
 
   if (unresolved != NULL)
     *unresolved = false;
-  io = ldm6_io_connect(p->host, p->port, timeout_ms, why, sizeof why);
-  if (io != NULL)
-    return io;
-  saved = errno;
-  if (why[0] == '\0')
-    snprintf(why, sizeof why, "%s", strerror(saved));
-  snprintf(err, errlen, "%s", why); /* rpc_io names the host and port */
-  if (unresolved != NULL)
-    *unresolved = !resolves(p->host);
-  errno = saved;
-  return NULL;
+  memset(&hints, 0, sizeof hints);
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  /* No AI_ADDRCONFIG (as rpc_io): it hides ::1 on hosts whose only IPv6
+   * address is the loopback one; an unusable family just fails. */
+  snprintf(service, sizeof service, "%u", p->port);
+  rc = getaddrinfo(p->host, service, &hints, &res);
+  if (rc != 0) {
+    snprintf(err, errlen, "cannot resolve %s: %s", p->host, gai_strerror(rc));
+    if (unresolved != NULL)
+      *unresolved = true;
+    errno = rc == EAI_SYSTEM ? errno : EHOSTUNREACH;
+    return NULL;
+  }
+  for (ai = res; ai != NULL && fd < 0; ai = ai->ai_next) {
+    fd = connect_one(ai, now_ms() + timeout_ms);
+    if (fd < 0)
+      saved = errno;
+    if (fd < 0 && saved == EINTR && stopio_stopping())
+      break;
+  }
+  freeaddrinfo(res);
+  if (fd < 0) {
+    if (saved == EINTR && stopio_stopping())
+      snprintf(err, errlen, "stopped while connecting to %s", p->name);
+    else
+      snprintf(err, errlen, "cannot connect to %s port %u: %s", p->host,
+               p->port, strerror(saved));
+    errno = saved;
+    return NULL;
+  }
+  io = ldm6_io_new(fd, 0); /* closes fd if it fails */
+  if (io == NULL) {
+    snprintf(err, errlen, "cannot connect to %s port %u: %s", p->host, p->port,
+             strerror(ENOMEM));
+    errno = ENOMEM;
+  }
+  return io;
+}
+
+void ldmc_watch(const ldm6_io *io) {
+  stopio_watch_socket(io != NULL ? ldm6_io_fd(io) : -1);
 }
 
 const char *ldmc_io_text(const ldm6_io *io, int rc, char *buf, size_t len) {
@@ -188,8 +261,7 @@ void ldmc_reply_error_text(const ldm6_rpc_msg *hdr, char *buf, size_t len) {
   const ldm6_rpc_reply *r = &hdr->u.reply;
 
   if (r->reply_stat == LDM6_RPC_MSG_DENIED) {
-    if (r->reject_stat == LDM6_RPC_AUTH_ERROR &&
-        r->auth_stat == LDM6_RPC_AUTH_TOOWEAK)
+    if (r->reject_stat == LDM6_RPC_AUTH_ERROR && r->auth_stat == LDM6_RPC_AUTH_TOOWEAK)
       snprintf(buf, len, "not allowed (AUTH_TOOWEAK)");
     else if (r->reject_stat == LDM6_RPC_AUTH_ERROR)
       snprintf(buf, len, "not allowed (authentication error %u)",
@@ -226,17 +298,18 @@ void ldmc_reply_error_text(const ldm6_rpc_msg *hdr, char *buf, size_t len) {
   }
 }
 
-static int64_t now_ms(void) {
-  struct timespec ts;
-
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+/* A call ended by a stop (the watched socket was shut down). */
+static int stopped(const struct ldmc_peer *p, const char *what, char *err,
+                   size_t errlen) {
+  snprintf(err, errlen, "stopped while waiting for %s to answer %s", p->name,
+           what);
+  return LDMC_STOPPED;
 }
 
 int ldmc_call(ldm6_io *io, const struct ldmc_peer *p, const char *what,
               uint32_t vers, uint32_t proc, ldm6_type arg_type, const void *arg,
-              ldm6_type res_type, void *res, int timeout_ms,
-              ldm6_rpc_msg *reply, char *err, size_t errlen) {
+              ldm6_type res_type, void *res, int timeout_ms, ldm6_rpc_msg *reply,
+              char *err, size_t errlen) {
   uint8_t buf[ARG_MAX];
   size_t len = 0;
   struct iovec iov;
@@ -255,7 +328,9 @@ int ldmc_call(ldm6_io *io, const struct ldmc_peer *p, const char *what,
   iov.iov_base = buf;
   iov.iov_len = len;
   rc = ldm6_io_send_call(io, vers, proc, len > 0 ? &iov : NULL, len > 0 ? 1 : 0,
-                         &xid);
+                       &xid);
+  if (rc != LDM6_IO_OK && stopio_stopping())
+    return stopped(p, what, err, errlen);
   if (rc != LDM6_IO_OK) {
     char why[256];
 
@@ -269,6 +344,8 @@ int ldmc_call(ldm6_io *io, const struct ldmc_peer *p, const char *what,
     int64_t left = deadline - now_ms();
 
     rc = ldm6_io_recv(io, left > 0 ? (int)left : 0, &m);
+    if (rc != LDM6_IO_OK && stopio_stopping())
+      return stopped(p, what, err, errlen);
     if (rc == LDM6_IO_TIMEDOUT) {
       snprintf(err, errlen, "no answer to %s from %s within %d s", what,
                p->name, (timeout_ms + 999) / 1000);

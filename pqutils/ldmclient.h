@@ -1,7 +1,7 @@
 /*
  * ldmclient.h - what the LDM protocol clients (notifyme, ldmsend, ldmping)
  * share: where the server is, connecting to it, and making one synchronous
- * LDM call.
+ * LDM call, each of which a stop (SIGTERM, SIGINT) ends at once.
  *
  * WHERE.  A server is named as LDM users name it, "host", plus what LDM's
  * own clients cannot do (they only ever use port 388): "host:port",
@@ -46,6 +46,7 @@
 /* ldmc_call() results beyond rpc_io.h's LDM6_IO_*. */
 #define LDMC_DENIED (-20)  /* MSG_DENIED: the server does not allow us */
 #define LDMC_EDECODE (-21) /* the results do not decode as expected */
+#define LDMC_STOPPED (-22) /* a stop (SIGTERM, SIGINT) ended the call */
 
 /** A server: its host and port, and how messages name it. */
 struct ldmc_peer {
@@ -79,14 +80,25 @@ int ldmc_parse_port(const char *s, unsigned *port);
 unsigned ldmc_registry_port(char *err, size_t errlen);
 
 /**
- * Connect to the peer within timeout_ms per address.
- * @return an ldm6_io, or NULL with errno set (ETIMEDOUT, ECONNREFUSED...),
- *         a message naming the peer and the failure in err, and
- *         *unresolved set if the name did not resolve (unresolved may be
- *         NULL).
+ * Connect to the peer within timeout_ms per address, trying every address
+ * the name has; a stop (stopio.h) ends the wait at once.  The name is
+ * resolved first, and that, for a name a slow DNS server must give, a stop
+ * does not end.
+ * @return an ldm6_io, or NULL with errno set (ETIMEDOUT, ECONNREFUSED...;
+ *         EINTR after a stop), a message naming the peer and the failure
+ *         in err, and *unresolved set if the name did not resolve
+ *         (unresolved may be NULL).
  */
-ldm6_io *ldmc_connect(const struct ldmc_peer *p, int timeout_ms,
-                      bool *unresolved, char *err, size_t errlen);
+ldm6_io *ldmc_connect(const struct ldmc_peer *p, int timeout_ms, bool *unresolved,
+                    char *err, size_t errlen);
+
+/**
+ * Let a stop shut io's socket down, which ends any wait of rpc_io on it at
+ * once (the call waiting then fails, and ldmc_call() says LDMC_STOPPED);
+ * NULL forgets it.  One connection at a time: watch the one being used,
+ * and forget it before ldm6_io_free().
+ */
+void ldmc_watch(const ldm6_io *io);
 
 /**
  * Make a synchronous call of program 300029 and decode its results.
@@ -97,12 +109,13 @@ ldm6_io *ldmc_connect(const struct ldmc_peer *p, int timeout_ms,
  *                 error, and the versions of a PROG_MISMATCH)
  * @return LDM6_IO_OK; LDMC_DENIED; LDM6_IO_EREPLY (another error reply);
  *         LDMC_EDECODE; LDM6_IO_CLOSED, LDM6_IO_TIMEDOUT, LDM6_IO_EPROTO,
- *         LDM6_IO_ESYS; every failure with a message in err.
+ *         LDM6_IO_ESYS; LDMC_STOPPED (a stop came: see ldmc_watch()); every
+ *         failure with a message in err.
  */
 int ldmc_call(ldm6_io *io, const struct ldmc_peer *p, const char *what,
               uint32_t vers, uint32_t proc, ldm6_type arg_type, const void *arg,
-              ldm6_type res_type, void *res, int timeout_ms,
-              ldm6_rpc_msg *reply, char *err, size_t errlen);
+              ldm6_type res_type, void *res, int timeout_ms, ldm6_rpc_msg *reply,
+              char *err, size_t errlen);
 
 /** Text of an ldm6_io result with rpc_io's detail, into buf ("protocol
  *  error: connection closed inside a record").  @return buf. */

@@ -55,7 +55,7 @@ static const char usage_text[] =
 struct target {
   const char *spec; /* as given */
   struct ldmc_peer peer;
-  ldm6_io *io;       /* kept between passes */
+  ldm6_io *io;         /* kept between passes */
   uint32_t vers;     /* 5, or 6 for a server without version 5 */
   const char *state; /* NAMED, ADDRESSED, H_CLNTED or RESPONDING */
   uint64_t elapsed_us;
@@ -96,6 +96,7 @@ static void ping(struct target *t, int timeout_ms) {
     }
   }
   t->state = "H_CLNTED";
+  ldmc_watch(t->io); /* a stop ends the wait for the answer */
   memset(&hdr, 0, sizeof hdr);
   rc = ldmc_call(t->io, &t->peer, "NULLPROC", t->vers, LDM6_NULLPROC,
                  LDM6_T_VOID, NULL, LDM6_T_VOID, NULL, timeout_ms, &hdr,
@@ -109,6 +110,7 @@ static void ping(struct target *t, int timeout_ms) {
                    LDM6_T_VOID, NULL, LDM6_T_VOID, NULL, timeout_ms, NULL,
                    t->stat, sizeof t->stat);
   }
+  ldmc_watch(NULL);
   if (rc == LDM6_IO_OK) {
     t->state = "RESPONDING";
     t->stat[0] = '\0';
@@ -225,6 +227,8 @@ int main(int argc, char **argv) {
       struct target *t = &p.targets[i];
 
       ping(t, p.timeout_ms);
+      if (cli_stopping())
+        break; /* an attempt a stop cut short tells nothing */
       if (p.verbose || t->elapsed_us > SLOW_SECONDS * 1000000u ||
           strcmp(t->state, "RESPONDING") != 0)
         report(t);
@@ -235,7 +239,11 @@ int main(int argc, char **argv) {
     }
     if (p.interval == 0)
       break;
-    cli_sleep(p.interval);
+    double end = cli_monotonic() + p.interval;
+    while (!cli_stopping() && cli_monotonic() < end) {
+      cli_sleep(end - cli_monotonic());
+      (void)cli_stats_requested(); /* SIGUSR1 only reopens the log */
+    }
   }
   for (i = 0; i < p.ntargets; i++)
     ldm6_io_free(p.targets[i].io);

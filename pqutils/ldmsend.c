@@ -85,9 +85,20 @@ struct ldmsend {
 
 static const uint8_t zeros[4];
 
-/* Status of a failed call. */
+/* Status of a failed call (or send): a stop ends them by shutting the
+ * socket down (ldmc_watch()), which is an interruption, not a failure. */
 static int call_status(int rc) {
+  if (rc == LDMC_STOPPED || cli_stopping())
+    return EXIT_INTERRUPTED;
   return rc == LDM6_IO_TIMEDOUT ? EXIT_SESS_TIMEO : EXIT_CONN_ABORT;
+}
+
+/* Log a failed call's message, unless a stop ended it. */
+static void log_call_error(const char *err) {
+  if (cli_stopping())
+    log_notice("interrupted: %s", err);
+  else
+    log_error("%s", err);
 }
 
 /* The first failure of the connection decides; a file's failure (3) only
@@ -123,7 +134,7 @@ static int hiya(struct ldmsend *s) {
                  LDM6_T_PROD_CLASS, &offer, LDM6_T_HIYA_REPLY, &rep,
                  CALL_TIMEOUT_MS, NULL, err, sizeof err);
   if (rc != LDM6_IO_OK) {
-    log_error("%s", err);
+    log_call_error(err);
     set_status(s, call_status(rc));
     return -1;
   }
@@ -216,8 +227,11 @@ static int send_product(struct ldmsend *s, const pq_prod_info *info) {
       iov[2] = (struct iovec){(void *)zeros, ldm6_xdr_pad(sz)};
       rc = ldm6_io_send_call(s->io, LDM6_VERSION6, LDM6_HEREIS, iov, 3, NULL);
       if (rc != LDM6_IO_OK) {
-        log_error("cannot send %s to %s: %s", info->ident, s->peer.name,
-                  ldmc_io_text(s->io, rc, err, sizeof err));
+        char msg[1000];
+
+        snprintf(msg, sizeof msg, "cannot send %s to %s: %s", info->ident,
+                 s->peer.name, ldmc_io_text(s->io, rc, err, sizeof err));
+        log_call_error(msg);
         set_status(s, call_status(rc));
         return -1;
       }
@@ -235,7 +249,7 @@ static int send_product(struct ldmsend *s, const pq_prod_info *info) {
                   LDM6_T_COMINGSOON_ARGS, &cs, LDM6_T_COMINGSOON_REPLY, &answer,
                   CALL_TIMEOUT_MS, NULL, err, sizeof err);
     if (rc != LDM6_IO_OK) {
-      log_error("%s", err);
+      log_call_error(err);
       set_status(s, call_status(rc));
       return -1;
     }
@@ -264,8 +278,12 @@ static int send_product(struct ldmsend *s, const pq_prod_info *info) {
       iov[2] = (struct iovec){(void *)zeros, ldm6_xdr_pad(sz)};
       rc = ldm6_io_send_call(s->io, LDM6_VERSION6, LDM6_BLKDATA, iov, 3, NULL);
       if (rc != LDM6_IO_OK) {
-        log_error("cannot send the data of %s to %s: %s", info->ident,
-                  s->peer.name, ldmc_io_text(s->io, rc, err, sizeof err));
+        char msg[1000];
+
+        snprintf(msg, sizeof msg, "cannot send the data of %s to %s: %s",
+                 info->ident, s->peer.name,
+                 ldmc_io_text(s->io, rc, err, sizeof err));
+        log_call_error(msg);
         set_status(s, call_status(rc));
         return -1;
       }
@@ -411,9 +429,14 @@ int main(int argc, char **argv) {
   if (s.io == NULL) {
     int timedout = errno == ETIMEDOUT;
 
+    if (cli_stopping()) {
+      log_notice("interrupted: %s; no file sent", err);
+      return EXIT_INTERRUPTED;
+    }
     log_error("%s", err);
     return timedout ? EXIT_CONN_TIMEO : EXIT_CONN_ABORT;
   }
+  ldmc_watch(s.io); /* a stop ends every wait on it */
   if (hiya(&s) == 0) {
     bool broken = false;
 
@@ -433,11 +456,12 @@ int main(int argc, char **argv) {
                          CALL_TIMEOUT_MS, NULL, err, sizeof err);
 
       if (rc != LDM6_IO_OK) {
-        log_error("%s", err);
+        log_call_error(err);
         set_status(&s, call_status(rc));
       }
     }
   }
+  ldmc_watch(NULL);
   ldm6_io_free(s.io);
   pq_class_free(&s.want); /* empty unless RECLASS */
   free(s.buf);

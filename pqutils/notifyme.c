@@ -43,7 +43,6 @@ enum {
 #define DEFAULT_TOTAL 300 /* -T: LDM's default total timeout */
 #define RETRY_SECONDS 30  /* pause before reconnecting */
 #define MAX_RECLASS 8     /* RECLASS answers accepted in a row */
-#define RECV_SLICE_MS 500 /* how often a waiting session checks signals */
 
 static const char usage_text[] =
     "usage: notifyme [options]\n"
@@ -135,7 +134,7 @@ static int dispatch(struct notifyme *n, ldm6_io *io, const ldm6_io_msg *m) {
                 "served",
                 (unsigned)c->vers, n->peer.name);
     return ldm6_io_reply_prog_mismatch(io, m->hdr.xid, LDM6_VERSION6,
-                                       LDM6_VERSION6);
+                                     LDM6_VERSION6);
   }
   switch (c->proc) {
   case LDM6_NULLPROC:
@@ -167,24 +166,28 @@ static void log_io_error(const struct notifyme *n, const ldm6_io *io,
   log_error("%s %s: %s", what, n->peer.name, why);
 }
 
-/* Serve the turned-around connection until it ends. */
+/* Serve the turned-around connection until it ends.  A stop shuts the
+ * socket down (ldmc_watch()), which ends any wait here at once. */
 static enum session_rc serve(struct notifyme *n, ldm6_io *io) {
   double last = cli_monotonic();
 
   for (;;) {
     ldm6_io_msg m;
+    double quiet;
     int rc;
 
     if (cli_stopping())
       return SESS_STOP;
-    rc = ldm6_io_recv(io, RECV_SLICE_MS, &m);
-    if (rc == LDM6_IO_TIMEDOUT) {
-      if (cli_monotonic() - last >= n->total_s) {
-        log_notice("nothing from %s for %d s", n->peer.name, n->total_s);
-        return SESS_RETRY;
-      }
-      continue;
+    quiet = cli_monotonic() - last;
+    if (quiet >= n->total_s) {
+      log_notice("nothing from %s for %d s", n->peer.name, n->total_s);
+      return SESS_RETRY;
     }
+    rc = ldm6_io_recv(io, (int)((n->total_s - quiet) * 1000) + 1, &m);
+    if (rc != LDM6_IO_OK && cli_stopping())
+      return SESS_STOP;
+    if (rc == LDM6_IO_TIMEDOUT)
+      continue;
     if (rc == LDM6_IO_CLOSED) {
       log_notice("%s closed the connection", n->peer.name);
       return SESS_RETRY;
@@ -200,6 +203,8 @@ static enum session_rc serve(struct notifyme *n, ldm6_io *io) {
       continue;
     }
     rc = dispatch(n, io, &m);
+    if (rc != LDM6_IO_OK && cli_stopping())
+      return SESS_STOP;
     if (rc != LDM6_IO_OK) {
       log_io_error(n, io, "cannot answer", rc);
       return SESS_RETRY;
@@ -221,6 +226,8 @@ static enum session_rc request(struct notifyme *n, ldm6_io *io) {
                        LDM6_T_PROD_CLASS, &cls, LDM6_T_FORNME_REPLY, &rep,
                        n->timeo_s * 1000, NULL, err, sizeof err);
 
+    if (rc == LDMC_STOPPED)
+      return SESS_STOP;
     if (rc == LDMC_DENIED) {
       log_error("%s", err);
       return SESS_REFUSED;
@@ -265,19 +272,22 @@ static enum session_rc request(struct notifyme *n, ldm6_io *io) {
 
 static enum session_rc session(struct notifyme *n) {
   char err[700];
-  ldm6_io *io =
-      ldmc_connect(&n->peer, n->timeo_s * 1000, NULL, err, sizeof err);
+  ldm6_io *io = ldmc_connect(&n->peer, n->timeo_s * 1000, NULL, err, sizeof err);
   enum session_rc rc;
 
+  if (io == NULL && cli_stopping())
+    return SESS_STOP;
   if (io == NULL) {
     log_error("%s", err);
     return SESS_FAILED;
   }
+  ldmc_watch(io);
   rc = request(n, io);
   if (rc == SESS_OK) {
     n->had_session = true;
     rc = serve(n, io);
   }
+  ldmc_watch(NULL);
   ldm6_io_free(io);
   return rc;
 }
@@ -405,7 +415,11 @@ int main(int argc, char **argv) {
       break;
     }
     log_notice("reconnecting to %s in %d s", n.peer.name, RETRY_SECONDS);
-    cli_sleep(RETRY_SECONDS);
+    double end = cli_monotonic() + RETRY_SECONDS;
+    while (!cli_stopping() && cli_monotonic() < end) {
+      cli_sleep(end - cli_monotonic());
+      (void)cli_stats_requested(); /* SIGUSR1 only reopens the log */
+    }
     if (cli_stopping())
       break;
   }

@@ -11,7 +11,9 @@
  *
  * Data is copied out of the queue into an output buffer while the product is
  * read-locked and written after, so a slow consumer does not hold products;
- * the buffer is flushed whenever the end of the queue is reached.
+ * the buffer is flushed whenever the end of the queue is reached.  A stop
+ * (SIGTERM, SIGINT) ends a wait for the consumer too (stopio.h): what does
+ * not fit in its pipe then is not written.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -21,6 +23,7 @@
 
 #include "ldmd/site/log.h"
 #include "pqutils/cli.h"
+#include "pqutils/stopio.h"
 
 #define OUTBUF (256u * 1024u)
 #define WAIT_SLICE_MS 100 /* how often a follower looks at signals */
@@ -150,6 +153,17 @@ static int wait_for_products(pq_t *pq, uint64_t seconds) {
   return PQ_OK;
 }
 
+/* A failed write: an error (1), or the end of a stop that came while the
+ * consumer was not reading (0, as any stop). */
+static int write_failed(const struct cat *k) {
+  if (k->write_errno == EINTR && cli_stopping()) {
+    log_notice("stopped with output the reader had not taken: not written");
+    return 0;
+  }
+  log_error("data write failed: %s", strerror(k->write_errno));
+  return 1;
+}
+
 /* The reading loop; returns the exit status. */
 static int cat_queue(pq_t *pq, const pq_class *cls, struct cat *k) {
   for (;;) {
@@ -165,19 +179,15 @@ static int cat_queue(pq_t *pq, const pq_class *cls, struct cat *k) {
       k->ndamaged++;
       continue;
     }
-    if (rc == WRITE_FAILED) {
-      log_error("data write failed: %s", strerror(k->write_errno));
-      return 1;
-    }
+    if (rc == WRITE_FAILED)
+      return write_failed(k);
     if (rc != PQ_END) {
       log_error("pq_next failed: %s", pq_last_error(pq)->pe_msg);
       return 1;
     }
     log_debug("End of Queue");
-    if (flush_out(k) != 0) {
-      log_error("data write failed: %s", strerror(k->write_errno));
-      return 1;
-    }
+    if (flush_out(k) != 0)
+      return write_failed(k);
     if (k->o->interval == 0)
       break;
     rc = wait_for_products(pq, k->o->interval);
@@ -186,11 +196,7 @@ static int cat_queue(pq_t *pq, const pq_class *cls, struct cat *k) {
       return 1;
     }
   }
-  if (flush_out(k) != 0) {
-    log_error("data write failed: %s", strerror(k->write_errno));
-    return 1;
-  }
-  return 0;
+  return flush_out(k) != 0 ? write_failed(k) : 0;
 }
 
 /* -s: compare the tally with the queue's own count. */
@@ -270,6 +276,7 @@ int main(int argc, char **argv) {
     pq_class_free(&cls);
     return 1;
   }
+  stopio_prepare_output(k.out); /* a pipe: its writes must not block */
   cli_signals();
   log_notice("Starting Up (%d)", (int)getpgrp());
   const char *path = cli_queue_path(&c);

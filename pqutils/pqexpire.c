@@ -133,6 +133,10 @@ static int expire_pass(pq_t *pq, const struct opts *o, struct stats *s) {
   while (rc == PQ_OK && !cli_stopping());
   if (rc != PQ_OK && rc != PQ_END)
     log_warning("pq_next failed: %s", pq_last_error(pq)->pe_msg);
+  if (cli_stopping()) { /* stopped in the walk: delete nothing */
+    pq_class_free(&cls);
+    return 0;
+  }
   uint64_t n = 0, bytes = 0, held = 0;
   rc = pq_expire(pq, before, &cls, &n, &bytes, &held);
   pq_class_free(&cls);

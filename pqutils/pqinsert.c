@@ -17,6 +17,13 @@
  * leaves the MD5 of small files to the inserting thread, which also closes
  * the files.  Products go in in command-line order.  Per file: open, fstat,
  * read, close.
+ *
+ * No input is read past the largest product the queue accepts
+ * (pq_max_product_size()): a regular file larger than that is refused
+ * from its size, anything else (a pipe, /dev/zero) once it has given one
+ * byte more, and the other files still go in.  A stop (SIGTERM, SIGINT)
+ * ends any wait at once, for a FIFO's writer or its next bytes included
+ * (stopio.h): the file being read is then not inserted.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -33,6 +40,7 @@
 #include "ldmd/site/log.h"
 #include "pqutils/cli.h"
 #include "pqutils/handoff.h"
+#include "pqutils/stopio.h"
 
 /* LDM's exit codes. */
 enum {
@@ -43,11 +51,14 @@ enum {
   EXIT_DUP = 4,    /* a product was already in the queue */
   EXIT_MD5 = 6,    /* MD5 could not be set up */
 };
+/* A job given up because a stop was asked for: not an exit code. */
+#define JOB_STOPPED (-1)
 
 #define RING 64                         /* jobs in flight */
 #define RING_BYTES (64u << 20)          /* buffered bytes in flight */
 #define DIRECT_MIN ((uint64_t)16 << 20) /* read larger files in place */
 #define CHUNK (1u << 20)                /* read/hash unit of large files */
+#define DIRECT_CHUNK ((size_t)64 << 20) /* pread unit into a reservation */
 #define KEEP_MAX (1u << 20)             /* larger job buffers are freed */
 #define STDIN_DEFAULT 1000000u          /* LDM's -n default */
 
@@ -71,6 +82,7 @@ static const char usage_text[] =
     "      3 input file problem or product too big, 4 duplicate\n";
 
 struct opts {
+  const pq_t *pq; /* for pq_max_product_size() only: either thread */
   uint32_t feedtype;
   const char *ident;
   uint32_t seqno;
@@ -83,7 +95,7 @@ struct opts {
 
 /* A file on its way into the queue. */
 struct job {
-  int status;    /* EXIT_OK, or EXIT_INFILE/EXIT_SYSTEM with msg */
+  int status;    /* EXIT_OK, EXIT_INFILE/EXIT_SYSTEM with msg, JOB_STOPPED */
   char msg[600]; /* what went wrong */
   pq_prod_info info;
   uint8_t *buf; /* buffered data (info.size bytes), or NULL: direct */
@@ -142,12 +154,15 @@ job_fail(struct job *j, int status, const char *fmt, ...) {
   return status;
 }
 
-static int grow(struct job *j, size_t need) {
+/* Room for `need` bytes: double, but not past `most` (>= need). */
+static int grow(struct job *j, size_t need, size_t most) {
   if (need <= j->cap && j->buf != NULL)
     return 0;
   size_t cap = j->cap ? j->cap : 4096;
   while (cap < need)
     cap *= 2;
+  if (cap > most)
+    cap = most;
   uint8_t *p = realloc(j->buf, cap);
   if (p == NULL)
     return -1;
@@ -156,21 +171,36 @@ static int grow(struct job *j, size_t need) {
   return 0;
 }
 
+static int too_big(struct job *j, uint64_t limit) {
+  return job_fail(j, EXIT_INFILE,
+                  "%s: larger than the largest product the queue holds "
+                  "(%llu bytes)",
+                  j->path, (unsigned long long)limit);
+}
+
 /* Read a whole descriptor into the job's buffer: `size` bytes of a regular
- * file (fewer if it shrank), or everything up to end of file. */
-static int read_all(struct job *j, int fd, uint64_t size, bool regular) {
+ * file (fewer if it shrank; the caller has checked size against limit),
+ * or everything up to end of file of anything else, but not more than
+ * limit + 1 bytes: that many is already too big.  A pipe is waited for
+ * until its writer closes it or a stop comes (JOB_STOPPED). */
+static int read_all(struct job *j, int fd, uint64_t size, bool regular,
+                    uint64_t limit) {
+  size_t most = (size_t)(regular ? size : limit + 1); /* to read at most */
   size_t have = 0;
-  if (grow(j, regular ? (size > 0 ? (size_t)size : 1) : 65536) != 0)
-    return job_fail(j, EXIT_SYSTEM, "cannot allocate %llu bytes for %s",
-                    (unsigned long long)size, j->path);
-  for (;;) {
-    if (regular && have == size)
-      break;
-    if (have == j->cap && grow(j, j->cap * 2) != 0)
+  size_t first =
+      regular ? (most > 0 ? most : 1) : (most < 65536 ? most : 65536);
+  if (grow(j, first, first) != 0)
+    return job_fail(j, EXIT_SYSTEM, "cannot allocate %zu bytes for %s", first,
+                    j->path);
+  while (have < most) {
+    if (have == j->cap && grow(j, j->cap + 1, most) != 0)
       return job_fail(j, EXIT_SYSTEM, "cannot allocate %zu bytes for %s",
-                      j->cap * 2, j->path);
-    size_t want = regular ? (size_t)size - have : j->cap - have;
-    ssize_t n = read(fd, j->buf + have, want);
+                      j->cap * 2 < most ? j->cap * 2 : most, j->path);
+    size_t want = (j->cap < most ? j->cap : most) - have;
+    ssize_t n = regular ? read(fd, j->buf + have, want)
+                        : stopio_read(fd, j->buf + have, want);
+    if (n < 0 && errno == EINTR && cli_stopping())
+      return j->status = JOB_STOPPED;
     if (n < 0 && errno == EINTR)
       continue;
     if (n < 0)
@@ -181,7 +211,7 @@ static int read_all(struct job *j, int fd, uint64_t size, bool regular) {
     have += (size_t)n;
   }
   j->info.size = have;
-  return EXIT_OK;
+  return !regular && have > limit ? too_big(j, limit) : EXIT_OK;
 }
 
 /* MD5 of a large regular file, read in chunks. */
@@ -190,6 +220,8 @@ static int hash_file(struct job *j, struct md5 *m, uint8_t *chunk, int fd) {
     return job_fail(j, EXIT_SYSTEM, "MD5 of %s failed", j->path);
   uint64_t off = 0;
   while (off < j->info.size) {
+    if (cli_stopping())
+      return j->status = JOB_STOPPED;
     size_t want =
         j->info.size - off < CHUNK ? (size_t)(j->info.size - off) : CHUNK;
     ssize_t n = pread(fd, chunk, want, (off_t)off);
@@ -236,7 +268,7 @@ static int prepare(struct job *j, const struct opts *o, int i, struct md5 *m,
                     "cannot use %s: identifier longer than %d characters",
                     j->path, PQ_IDENT_MAX);
 
-  int fd = open(j->path, O_RDONLY | O_CLOEXEC);
+  int fd = stopio_open_read(j->path); /* a FIFO's open does not wait */
   if (fd < 0)
     return job_fail(j, EXIT_INFILE, "cannot open %s: %s", j->path,
                     strerror(errno));
@@ -249,6 +281,12 @@ static int prepare(struct job *j, const struct opts *o, int i, struct md5 *m,
   info->arrival = pq_ts_now();
   bool regular = S_ISREG(st.st_mode);
   info->size = regular ? (uint64_t)st.st_size : 0;
+  uint64_t limit =
+      pq_max_product_size(o->pq, strlen(info->origin), strlen(info->ident));
+  if (regular && info->size > limit) {
+    close(fd);
+    return too_big(j, limit);
+  }
   if (regular && (o->sig_from_ident || info->size > DIRECT_MIN)) {
     /* Read straight into the reservation, on the inserting side. */
     int rc =
@@ -264,7 +302,7 @@ static int prepare(struct job *j, const struct opts *o, int i, struct md5 *m,
     j->fd = fd;
     return EXIT_OK;
   }
-  int rc = read_all(j, fd, info->size, regular);
+  int rc = read_all(j, fd, info->size, regular, limit);
   if (rc != EXIT_OK) {
     close(fd);
     return rc;
@@ -305,10 +343,12 @@ static void note(struct tally *t, int code) {
 static int read_into(struct job *j, void *dst) {
   uint64_t off = 0;
   while (off < j->info.size) {
+    if (cli_stopping())
+      return j->status = JOB_STOPPED;
     uint64_t left = j->info.size - off;
-    ssize_t n = pread(j->fd, (uint8_t *)dst + off,
-                      left < ((size_t)1 << 30) ? (size_t)left : (size_t)1 << 30,
-                      (off_t)off);
+    ssize_t n =
+        pread(j->fd, (uint8_t *)dst + off,
+              left < DIRECT_CHUNK ? (size_t)left : DIRECT_CHUNK, (off_t)off);
     if (n < 0 && errno == EINTR)
       continue;
     if (n <= 0)
@@ -322,6 +362,10 @@ static int read_into(struct job *j, void *dst) {
 static int put(pq_t *pq, struct job *j) {
   if (j->fd < 0)
     return pq_insert(pq, &j->info, j->buf);
+  if (cli_stopping()) { /* not begun: leave it */
+    j->status = JOB_STOPPED;
+    return PQ_OK;
+  }
   pq_resv r;
   int rc = pq_reserve(pq, &j->info, &r);
   if (rc != PQ_OK)
@@ -350,6 +394,8 @@ static void finish(struct job *j, struct md5 *m) {
 /* Log the outcome of putting a job in the queue; returns its exit code. */
 static int outcome(pq_t *pq, struct job *j, int rc) {
   char line[600];
+  if (j->status == JOB_STOPPED)
+    return JOB_STOPPED; /* said once, by the caller */
   if (j->status != EXIT_OK) {
     log_error("%s", j->msg);
     return j->status;
@@ -449,7 +495,9 @@ static void *reader(void *arg) {
       break;
     struct job *j = &pl->jobs[slot];
     /* Hash here only if the inserting side has work queued. */
-    prepare(j, o, i, &m, chunk, handoff_pending(&pl->ho) >= RING / 2);
+    if (prepare(j, o, i, &m, chunk, handoff_pending(&pl->ho) >= RING / 2) ==
+        JOB_STOPPED)
+      break; /* not published (prepare() closed its file) */
     j->held = j->fd < 0 ? j->info.size : 0;
     handoff_publish(&pl->ho, j->held);
   }
@@ -470,7 +518,9 @@ static int insert_files(pq_t *pq, const struct opts *o, struct tally *t) {
   for (int k = 0; k < RING; k++)
     pl->jobs[k].fd = pl->jobs[k].spent_fd = -1;
 
-  /* Signals go to this thread, which acts on them between products. */
+  /* Signals go to this thread, which acts on them between products; a
+   * stop also wakes the reader's waits (stopio's pipe), and the reader
+   * then closes the ring, which wakes this thread if it waits for it. */
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, &old);
@@ -498,7 +548,9 @@ static int insert_files(pq_t *pq, const struct opts *o, struct tally *t) {
     while (n < BATCH && handoff_peek(&pl->ho, n, &slot));
     insert_batch(pq, js, n, &m, codes);
     for (size_t k = 0; k < n; k++) {
-      note(t, codes[k]);
+      bool stopped = codes[k] == JOB_STOPPED;
+      if (!stopped)
+        note(t, codes[k]);
       uint64_t held = js[k]->held;
       if (js[k]->cap > KEEP_MAX) { /* do not hoard big buffers */
         free(js[k]->buf);
@@ -506,8 +558,8 @@ static int insert_files(pq_t *pq, const struct opts *o, struct tally *t) {
         js[k]->cap = 0;
       }
       handoff_release(&pl->ho, held);
-      done++;
-      stop |= codes[k] == EXIT_SYSTEM;
+      done += !stopped;
+      stop |= stopped || codes[k] == EXIT_SYSTEM;
     }
     if (stop || cli_stopping()) {
       stop = true;
@@ -540,7 +592,8 @@ static int insert_files(pq_t *pq, const struct opts *o, struct tally *t) {
   return t->code;
 }
 
-/* One product from standard input. */
+/* One product from standard input, read to its end (or one byte past the
+ * largest product). */
 static int insert_stdin(pq_t *pq, const struct opts *o, struct tally *t) {
   struct job j = {
       .fd = -1, .spent_fd = -1, .hashed = true, .path = "standard input"};
@@ -555,10 +608,19 @@ static int insert_stdin(pq_t *pq, const struct opts *o, struct tally *t) {
   memcpy(j.info.origin, o->origin, sizeof j.info.origin);
   snprintf(j.info.ident, sizeof j.info.ident, "%s",
            o->ident ? o->ident : "STDIN");
-  int code = grow(&j, (size_t)o->stdin_size) != 0
-                 ? job_fail(&j, EXIT_SYSTEM, "cannot allocate %llu bytes",
-                            (unsigned long long)o->stdin_size)
-                 : read_all(&j, STDIN_FILENO, 0, false);
+  uint64_t limit =
+      pq_max_product_size(pq, strlen(j.info.origin), strlen(j.info.ident));
+  size_t first =
+      (size_t)(o->stdin_size < limit + 1 ? o->stdin_size : limit + 1);
+  int code = grow(&j, first, first) != 0
+                 ? job_fail(&j, EXIT_SYSTEM, "cannot allocate %zu bytes", first)
+                 : read_all(&j, STDIN_FILENO, 0, false, limit);
+  if (code == JOB_STOPPED) {
+    log_notice("interrupted: standard input not inserted");
+    free(j.buf);
+    md5_fini(&m);
+    return EXIT_SYSTEM;
+  }
   if (code == EXIT_OK) {
     j.info.arrival = pq_ts_now();
     const void *p = o->sig_from_ident ? (const void *)j.info.ident : j.buf;
@@ -638,6 +700,7 @@ int main(int argc, char **argv) {
     log_error("pq_open failed: %s", err.pe_msg);
     return EXIT_PQ_OPEN;
   }
+  o.pq = pq;
   struct tally t = {0};
   int code =
       o.nfiles == 0 ? insert_stdin(pq, &o, &t) : insert_files(pq, &o, &t);

@@ -19,6 +19,7 @@
 
 #include "ldmd/site/log.h"
 #include "pqutils/cli.h"
+#include "pqutils/stopio.h"
 
 static const char usage_text[] =
     "usage: pqmon [options] [outputfile]\n"
@@ -57,7 +58,9 @@ static int print_size_par(const pq_stats *st) {
     mvrt_bytes = (long)st->ps_mvrt_bytes;
     mvrt_slots = st->ps_mvrt_slots;
   }
-  int n = printf(
+  char line[512];
+  int n = snprintf(
+      line, sizeof line,
       "%d %llu %llu %llu %llu %llu %llu %.0f %.0f %ld %ld %llu\n",
       st->ps_is_full ? 1 : 0, (unsigned long long)st->ps_data_size,
       (unsigned long long)st->ps_maxbytes, (unsigned long long)st->ps_nbytes,
@@ -66,7 +69,11 @@ static int print_size_par(const pq_stats *st) {
       empty ? 0.0 : whole_seconds(st->ps_age_oldest),
       empty ? -1.0 : whole_seconds(st->ps_age_youngest), mvrt, mvrt_bytes,
       mvrt_slots);
-  return n < 0 || fflush(stdout) != 0 ? -1 : 0;
+  /* One write, which a stop ends if the reader does not take it. */
+  return n < 0 || (size_t)n >= sizeof line ||
+                 cli_write_all(STDOUT_FILENO, line, (size_t)n) != 0
+             ? -1
+             : 0;
 }
 
 static void log_table(const pq_stats *st, uint64_t maxext, uint64_t held,
@@ -134,6 +141,8 @@ static int monitor(pq_t *pq, const struct opts *o) {
     }
     if (o->size_par) {
       if (print_size_par(&st) != 0) {
+        if (cli_stopping())
+          return 0; /* the reader took nothing: stopping anyway */
         log_error("cannot write the statistics: %s", strerror(errno));
         return 1;
       }
@@ -178,6 +187,7 @@ int main(int argc, char **argv) {
     }
     close(fd);
   }
+  stopio_prepare_output(STDOUT_FILENO); /* a pipe: its writes must not block */
   cli_signals();
   if (!o.size_par)
     log_notice("Starting Up (%d)", (int)getpgrp());

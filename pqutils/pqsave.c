@@ -97,7 +97,10 @@ static int save(pq_t *pq, const char *qpath, const char *file) {
                            .newest_us = st.ps_last_key};
   struct save s = {.end = st.ps_last_key};
   if (snap_create(file, &meta, &s.w, s.err, sizeof s.err) != 0) {
-    log_error("%s", s.err);
+    if (cli_stopping())
+      log_error("interrupted: no snapshot written to %s", file);
+    else
+      log_error("%s", s.err);
     return 1;
   }
   pq_cursor_oldest(pq);
@@ -120,7 +123,10 @@ static int save(pq_t *pq, const char *qpath, const char *file) {
   }
   uint64_t n = snap_written_count(s.w), bytes = snap_written_bytes(s.w);
   if (snap_commit(s.w, s.err, sizeof s.err) != 0) {
-    log_error("%s", s.err);
+    if (cli_stopping())
+      log_error("interrupted: no snapshot written to %s", file);
+    else
+      log_error("%s", s.err);
     return 1;
   }
   log_notice("saved %llu products (%llu bytes of data) of %s to %s",

@@ -6,10 +6,11 @@
  * refused as a whole before anything is restored from it.
  *
  * Writing goes through a buffer, with large data written straight from the
- * queue's mapping; the file is built under a temporary name and renamed
- * into place after fsync.  Reading is a buffered stream with an exact byte
- * offset for every message.  The CRC uses the SSE4.2 instruction where the
- * processor has it and a table otherwise.
+ * queue's mapping, and stops waiting for a slow standard output when a
+ * stop is asked for (stopio.h); the file is built under a temporary name
+ * and renamed into place after fsync.  Reading is a buffered stream with an
+ * exact byte offset for every message.  The CRC uses the SSE4.2 instruction
+ * where the processor has it and a table otherwise.
  */
 #include "pqutils/snapshot.h"
 
@@ -22,6 +23,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "pqutils/stopio.h"
 
 #define BUF_SIZE (1u << 20)
 #define MAGIC_HEADER "LDMPQSNP"
@@ -162,17 +165,19 @@ struct snap_writer {
   uint64_t count, bytes;
 };
 
+/* Write n bytes; a reader of standard output that stops reading holds us
+ * only until a stop is asked for (stopio.h: EINTR). */
+static int w_write(snap_writer *w, const void *p, size_t n, char *err,
+                   size_t errlen) {
+  if (stopio_write_all(w->fd, p, n) != 0)
+    return fail(err, errlen, "cannot write %s: %s", w->tmp ? w->tmp : "-",
+                strerror(errno));
+  return 0;
+}
+
 static int w_flush(snap_writer *w, char *err, size_t errlen) {
-  size_t done = 0;
-  while (done < w->len) {
-    ssize_t n = write(w->fd, w->buf + done, w->len - done);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0)
-      return fail(err, errlen, "cannot write %s: %s", w->tmp ? w->tmp : "-",
-                  strerror(errno));
-    done += (size_t)n;
-  }
+  if (w->len > 0 && w_write(w, w->buf, w->len, err, errlen) != 0)
+    return -1;
   w->len = 0;
   return 0;
 }
@@ -181,20 +186,8 @@ static int w_put(snap_writer *w, const void *p, size_t n, char *err,
                  size_t errlen) {
   if (w->len + n > BUF_SIZE && w_flush(w, err, errlen) != 0)
     return -1;
-  if (n >= BUF_SIZE / 2) { /* large data: straight from the caller */
-    const uint8_t *q = p;
-    while (n > 0) {
-      ssize_t k = write(w->fd, q, n > (1u << 30) ? (1u << 30) : n);
-      if (k < 0 && errno == EINTR)
-        continue;
-      if (k < 0)
-        return fail(err, errlen, "cannot write %s: %s", w->tmp ? w->tmp : "-",
-                    strerror(errno));
-      q += k;
-      n -= (size_t)k;
-    }
-    return 0;
-  }
+  if (n >= BUF_SIZE / 2) /* large data: straight from the caller */
+    return w_write(w, p, n, err, errlen);
   memcpy(w->buf + w->len, p, n);
   w->len += n;
   return 0;
@@ -220,6 +213,7 @@ int snap_create(const char *path, const struct snap_meta *meta,
   if (strcmp(path, "-") == 0) {
     w->fd = STDOUT_FILENO;
     w->to_stdout = true;
+    stopio_prepare_output(w->fd);
   } else {
     size_t n = strlen(path) + 16;
     w->tmp = malloc(n);

@@ -32,7 +32,8 @@
 
 /* ---- small helpers ---- */
 
-static int failv(char *buf, size_t len, int code, const char *fmt, va_list ap) {
+__attribute__((format(printf, 4, 0))) static int
+failv(char *buf, size_t len, int code, const char *fmt, va_list ap) {
   if (buf != NULL && len > 0)
     (void)vsnprintf(buf, len, fmt, ap);
   return code;

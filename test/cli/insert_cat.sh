@@ -110,11 +110,12 @@ expect_in "$ERR" "consistent with value in queue"
 [[ ! -s $OUT ]] || fail "pqcat -s wrote data"
 ok "pqcat -s"
 
-# A product larger than the queue: PQ_BIG, exit 3.
+# A product larger than the queue: refused by its size, exit 3 (the exact
+# limit and inputs without a size are in cli_insert_limit).
 expect_rc 0 pqcreate -s 100k -q small.pq
 head -c 200000 /dev/urandom >toobig
 expect_rc 3 pqinsert -q small.pq toobig
-expect_in "$ERR" "Product too big for queue"
+expect_in "$ERR" "toobig: larger than the largest product the queue holds"
 ok "product too big (3)"
 
 # A queue that cannot be opened: exit 2.

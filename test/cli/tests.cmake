@@ -32,4 +32,6 @@ if(TARGET pqcreate)
   # Mounts small tmpfs file systems: root only, skipped (77) otherwise.
   pq_cli_test(space TIMEOUT 120)
   set_tests_properties(cli_space PROPERTIES SKIP_RETURN_CODE 77)
+  pq_cli_test(insert_limit TIMEOUT 120)
+  pq_cli_test(sigterm TIMEOUT 180)
 endif()

@@ -8,7 +8,7 @@
  * per event.  Anything a client must not do (answer a one-way call, make a
  * call it should not) is reported as "stray".
  *
- * usage: fakeldm -m notify|hiya|ping -a addr -p portfile -o report
+ * usage: fakeldm -m notify|hiya|ping|full -a addr -p portfile -o report
  *                [-r answer] [-n count] [-H max_hereis] [-R pattern]
  *                [-D substring] [-c connections] [-K] [-T seconds] [-d dir]
  *
@@ -20,8 +20,15 @@
  *   hiya:   answers HIYA (-r ok with -H max_hereis, reclass to -R
  *           pattern, dontsend, tooweak, tooweak0), then records HEREIS,
  *           COMINGSOON (DONT_SEND for idents containing -D) and BLKDATA,
- *           checking each product's MD5, writing its data to -d dir.
- *   ping:   answers NULLPROC (-r ok, v6only, slow, mute, tooweak0).
+ *           checking each product's MD5, writing its data to -d dir;
+ *           -r stall answers HIYA OK, reports "stalled" and reads nothing
+ *           more, so that the client's sends fill the socket and wait.
+ *   ping:   answers NULLPROC (-r ok, v6only, slow, mute, tooweak0); mute
+ *           reports every call and answers none, whatever its procedure.
+ *   full:   accepts no connection: it listens with a backlog of 0 that a
+ *           connection of its own fills, reports "full", and waits to be
+ *           killed; a client's connection attempt then stays in SYN_SENT
+ *           (its SYNs are dropped) until the client gives up.
  *
  * The port chosen by the kernel is written to the port file (atomically);
  * the process serves -c connections one after another, and dies after -T
@@ -408,6 +415,14 @@ static void hiya_session(ldm6_io *io, const struct opts *o) {
         say("denied\txid=%u", (unsigned)m.hdr.xid);
         return;
       }
+      if (strcmp(o->answer, "stall") == 0) {
+        rep.code = LDM6_OK;
+        rep.u.max_hereis = o->max_hereis;
+        reply_value(io, m.hdr.xid, LDM6_T_HIYA_REPLY, &rep);
+        say("stalled");
+        for (;;)
+          pause(); /* until killed, or the -T alarm */
+      }
       if (strcmp(o->answer, "reclass") == 0) {
         rep.code = LDM6_RECLASS;
         rep.u.feedpar.prod_class = v.prod_class;
@@ -520,7 +535,7 @@ static void ping_session(ldm6_io *io, const struct opts *o) {
 
 /* ---------------------------------------------------------------------- */
 
-static int listen_on(const char *addr, unsigned *port) {
+static int listen_on(const char *addr, int backlog, unsigned *port) {
   struct addrinfo hints, *res = NULL;
   struct sockaddr_storage ss;
   socklen_t sl = sizeof ss;
@@ -536,7 +551,7 @@ static int listen_on(const char *addr, unsigned *port) {
   if (fd < 0)
     die("socket: %s", strerror(errno));
   setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  if (bind(fd, res->ai_addr, res->ai_addrlen) != 0 || listen(fd, 8) != 0)
+  if (bind(fd, res->ai_addr, res->ai_addrlen) != 0 || listen(fd, backlog) != 0)
     die("cannot listen on %s: %s", addr, strerror(errno));
   freeaddrinfo(res);
   getsockname(fd, (struct sockaddr *)&ss, &sl);
@@ -555,6 +570,32 @@ static void write_port(const char *path, unsigned port) {
   if (f == NULL || fprintf(f, "%u\n", port) < 0 || fclose(f) != 0 ||
       rename(tmp, path) != 0)
     die("cannot write %s", path);
+}
+
+/* Fill the accept queue of lfd (backlog 0: one connection fills it) with a
+ * connection of our own, write the port file, and wait, never accepting. */
+static void stay_full(int lfd, const char *addr, unsigned port,
+                      const char *portfile) {
+  struct addrinfo hints, *res = NULL;
+  char service[16];
+  int fd;
+
+  memset(&hints, 0, sizeof hints);
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICHOST;
+  snprintf(service, sizeof service, "%u", port);
+  if (getaddrinfo(addr, service, &hints, &res) != 0)
+    die("bad address %s", addr);
+  fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0 || connect(fd, res->ai_addr, res->ai_addrlen) != 0)
+    die("cannot fill the backlog of port %u: %s", port, strerror(errno));
+  freeaddrinfo(res);
+  say("full");
+  write_port(portfile, port); /* once full: the test may connect now */
+  (void)lfd;                  /* kept open, never accepted from */
+  for (;;)
+    pause(); /* until killed, or the -T alarm */
 }
 
 int main(int argc, char **argv) {
@@ -620,7 +661,9 @@ int main(int argc, char **argv) {
     die("cannot open %s: %s", o.report, strerror(errno));
   signal(SIGPIPE, SIG_IGN);
   alarm(o.lifetime);
-  lfd = listen_on(o.addr, &port);
+  lfd = listen_on(o.addr, strcmp(o.mode, "full") == 0 ? 0 : 8, &port);
+  if (strcmp(o.mode, "full") == 0)
+    stay_full(lfd, o.addr, port, o.portfile);
   write_port(o.portfile, port);
   for (c = 0; c < o.connections; c++) {
     int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);

@@ -22,6 +22,7 @@ if(TARGET notifyme AND TARGET ldmsend AND TARGET ldmping)
   ldm_client_test(ldmsend TIMEOUT 180)
   ldm_client_test(ldmping TIMEOUT 120)
   ldm_client_test(badinput TIMEOUT 120)
+  ldm_client_test(sigterm TIMEOUT 180)
   if(TARGET ldmd AND TARGET pqcreate AND TARGET pqinsert)
     ldm_client_test(ldmd TIMEOUT 300 $<TARGET_FILE_DIR:ldmd>
                     $<TARGET_FILE_DIR:pqcreate>)

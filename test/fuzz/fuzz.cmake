@@ -77,28 +77,58 @@ set_tests_properties(fuzz_ldm6_brief PROPERTIES
 
 # fuzz_ldmd_conf: the ldmd.conf parser and the access rules on what it read.
 # fuzz_pq: a queue file whose slots, indexes and records were damaged, opened,
-# checked, read, written and repaired.  Each runs briefly in the test command.
+# checked, read, written and repaired.
+# fuzz_registry: the registry reader (and writer) on any file.
+# fuzz_snapshot: pqrestore's reading of a snapshot file.
+# Each runs briefly in the test command.  pq_fuzz_target(NAME SOURCES...
+# [FLAGS compile flags...] [LIBS link flags...] [SEEDS]): with SEEDS, the
+# test NAME_seeds first runs the target with FUZZ_SEEDS_DIR set, and the
+# target writes its seeds there (small valid inputs made by its own code);
+# the brief run then starts from them, new inputs going to new/.
 file(GLOB _pq_sources ${_src}/pq/*.c)
 function(pq_fuzz_target name)
+  cmake_parse_arguments(F "SEEDS" "" "FLAGS;LIBS" ${ARGN})
   set(_bin ${CMAKE_CURRENT_BINARY_DIR}/${name})
   add_custom_command(OUTPUT ${_bin}
-    COMMAND ${PQ_FUZZ_CC} ${PQ_FUZZ_FLAGS} ${ARGN} -o ${_bin} -lcrypto
-            ${ISAL_LDFLAGS} -lpthread # ISAL_*: cached by pq/CMakeLists.txt
-    DEPENDS ${ARGN}
+    COMMAND ${PQ_FUZZ_CC} ${PQ_FUZZ_FLAGS} ${F_FLAGS} ${F_UNPARSED_ARGUMENTS}
+            -o ${_bin} -lcrypto ${ISAL_LDFLAGS} -lpthread ${F_LIBS}
+    DEPENDS ${F_UNPARSED_ARGUMENTS} # ISAL_*: cached by pq/CMakeLists.txt
     COMMENT "Building ${name} with ${PQ_FUZZ_CC} (libFuzzer, ASan, UBSan)"
     VERBATIM)
   add_custom_target(${name} ALL DEPENDS ${_bin})
-  file(MAKE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/${name}_corpus)
+  set(_corpus ${CMAKE_CURRENT_BINARY_DIR}/${name}_corpus)
+  file(MAKE_DIRECTORY ${_corpus})
+  set(_dirs ${_corpus})
+  if(F_SEEDS)
+    file(MAKE_DIRECTORY ${_corpus}/new)
+    set(_dirs ${_corpus}/new ${_corpus}/seeds)
+    add_test(NAME ${name}_seeds
+      COMMAND ${CMAKE_COMMAND} -E env FUZZ_SEEDS_DIR=${_corpus}/seeds ${_bin})
+    set_tests_properties(${name}_seeds PROPERTIES
+      FIXTURES_SETUP ${name}_corpus LABELS "fuzz;nosan" TIMEOUT 60)
+  endif()
   add_test(NAME ${name}_brief
     COMMAND ${_bin} -max_total_time=10 -timeout=10 -rss_limit_mb=2048
             -print_final_stats=1
             -artifact_prefix=${CMAKE_CURRENT_BINARY_DIR}/${name}-
-            ${CMAKE_CURRENT_BINARY_DIR}/${name}_corpus)
+            ${_dirs})
   set_tests_properties(${name}_brief PROPERTIES LABELS "fuzz;nosan"
     TIMEOUT 120)
+  if(F_SEEDS)
+    set_tests_properties(${name}_brief PROPERTIES
+      FIXTURES_REQUIRED ${name}_corpus)
+  endif()
 endfunction()
 pq_fuzz_target(fuzz_ldmd_conf ${CMAKE_CURRENT_LIST_DIR}/fuzz_ldmd_conf.c
   ${_src}/ldmd/site/ldmd_conf.c ${_src}/ldmd/site/ldmd_conf_lex.c
   ${_src}/ldmd/site/ldmd_conf_entries.c ${_src}/ldmd/site/ldmd_access.c ${_src}/pq/feedtype.c
   ${_src}/pq/prodclass.c ${_src}/pq/ere.c ${_src}/pq/timestamp.c)
 pq_fuzz_target(fuzz_pq ${CMAKE_CURRENT_LIST_DIR}/fuzz_pq.c ${_pq_sources})
+pkg_check_modules(FUZZ_XML REQUIRED libxml-2.0)
+pq_fuzz_target(fuzz_registry ${CMAKE_CURRENT_LIST_DIR}/fuzz_registry.c
+  ${_src}/ldmd/site/registry.c ${_src}/ldmd/site/registry_keys.c
+  ${_src}/ldmd/site/registry_write.c
+  FLAGS ${FUZZ_XML_CFLAGS} LIBS ${FUZZ_XML_LDFLAGS}
+  SEEDS)
+pq_fuzz_target(fuzz_snapshot ${CMAKE_CURRENT_LIST_DIR}/fuzz_snapshot.c
+  ${_src}/pqutils/snapshot.c ${_src}/pqutils/stopio.c SEEDS)

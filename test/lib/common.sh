@@ -12,7 +12,9 @@
 #   - the helpers that stop the test at the first failure with what was run
 #     and what it printed: fail, ok, sanitizer_check, run ($OUT, $ERR, $rc),
 #     expect_rc, expect_in, expect_not_in;
-#   - the bounded wait (wait_until) and background ($BG, $BG_PIDS).
+#   - the bounded wait (wait_until) and background ($BG, $BG_PIDS);
+#   - what the stop tests look at: asleep_in (a process waiting in the
+#     kernel) and stop_within (a signal, then a bounded wait for the exit).
 #
 # A suite's lib.sh calls, in this order:
 #   scratch_init PREFIX [DIR]    $SCRATCH, the trap, the environment, $OUT
@@ -156,4 +158,31 @@ background() {
   "$@" &
   BG=$!
   BG_PIDS+=("$BG")
+}
+
+# asleep_in PID ERE: is a thread of PID asleep (state S) in a kernel
+# function whose name matches ERE (/proc/PID/task/*/wchan): poll_schedule
+# for poll(2), futex for a futex or a condition variable, pipe_write...
+asleep_in() {
+  local t st
+  for t in /proc/"$1"/task/*; do
+    st=$(cat "$t/stat" 2>/dev/null) || continue
+    st=${st##*) } # after "pid (comm) "
+    [[ ${st:0:1} == S ]] && grep -qE -- "$2" "$t/wchan" 2>/dev/null && return 0
+  done
+  return 1
+}
+
+# stop_within PID SIGNAL SECONDS: send SIGNAL (TERM, INT) to the background
+# process PID and require it to exit within SECONDS; its status in rc, the
+# milliseconds it took in ms.
+stop_within() {
+  local t0
+  t0=$(date +%s%N)
+  kill -"$2" "$1" || fail "cannot send SIG$2 to $1"
+  wait_until "$3" eval "! kill -0 $1 2>/dev/null" ||
+    fail "process $1 still runs $3 s after SIG$2"
+  wait "$1"
+  rc=$?
+  ms=$((($(date +%s%N) - t0) / 1000000))
 }
