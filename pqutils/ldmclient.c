@@ -196,8 +196,8 @@ fail:
   return -1;
 }
 
-ldm6_io *ldmc_connect(const struct ldmc_peer *p, int timeout_ms, bool *unresolved,
-                    char *err, size_t errlen) {
+ldm6_io *ldmc_connect(const struct ldmc_peer *p, int timeout_ms,
+                      bool *unresolved, char *err, size_t errlen) {
   struct addrinfo hints, *res = NULL, *ai;
   char service[16];
   int rc, fd = -1, saved = ECONNREFUSED;
@@ -261,7 +261,8 @@ void ldmc_reply_error_text(const ldm6_rpc_msg *hdr, char *buf, size_t len) {
   const ldm6_rpc_reply *r = &hdr->u.reply;
 
   if (r->reply_stat == LDM6_RPC_MSG_DENIED) {
-    if (r->reject_stat == LDM6_RPC_AUTH_ERROR && r->auth_stat == LDM6_RPC_AUTH_TOOWEAK)
+    if (r->reject_stat == LDM6_RPC_AUTH_ERROR &&
+        r->auth_stat == LDM6_RPC_AUTH_TOOWEAK)
       snprintf(buf, len, "not allowed (AUTH_TOOWEAK)");
     else if (r->reject_stat == LDM6_RPC_AUTH_ERROR)
       snprintf(buf, len, "not allowed (authentication error %u)",
@@ -308,8 +309,8 @@ static int stopped(const struct ldmc_peer *p, const char *what, char *err,
 
 int ldmc_call(ldm6_io *io, const struct ldmc_peer *p, const char *what,
               uint32_t vers, uint32_t proc, ldm6_type arg_type, const void *arg,
-              ldm6_type res_type, void *res, int timeout_ms, ldm6_rpc_msg *reply,
-              char *err, size_t errlen) {
+              ldm6_type res_type, void *res, int timeout_ms,
+              ldm6_rpc_msg *reply, char *err, size_t errlen) {
   uint8_t buf[ARG_MAX];
   size_t len = 0;
   struct iovec iov;
@@ -328,7 +329,7 @@ int ldmc_call(ldm6_io *io, const struct ldmc_peer *p, const char *what,
   iov.iov_base = buf;
   iov.iov_len = len;
   rc = ldm6_io_send_call(io, vers, proc, len > 0 ? &iov : NULL, len > 0 ? 1 : 0,
-                       &xid);
+                         &xid);
   if (rc != LDM6_IO_OK && stopio_stopping())
     return stopped(p, what, err, errlen);
   if (rc != LDM6_IO_OK) {

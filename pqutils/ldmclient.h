@@ -89,8 +89,8 @@ unsigned ldmc_registry_port(char *err, size_t errlen);
  *         in err, and *unresolved set if the name did not resolve
  *         (unresolved may be NULL).
  */
-ldm6_io *ldmc_connect(const struct ldmc_peer *p, int timeout_ms, bool *unresolved,
-                    char *err, size_t errlen);
+ldm6_io *ldmc_connect(const struct ldmc_peer *p, int timeout_ms,
+                      bool *unresolved, char *err, size_t errlen);
 
 /**
  * Let a stop shut io's socket down, which ends any wait of rpc_io on it at
@@ -114,8 +114,8 @@ void ldmc_watch(const ldm6_io *io);
  */
 int ldmc_call(ldm6_io *io, const struct ldmc_peer *p, const char *what,
               uint32_t vers, uint32_t proc, ldm6_type arg_type, const void *arg,
-              ldm6_type res_type, void *res, int timeout_ms, ldm6_rpc_msg *reply,
-              char *err, size_t errlen);
+              ldm6_type res_type, void *res, int timeout_ms,
+              ldm6_rpc_msg *reply, char *err, size_t errlen);
 
 /** Text of an ldm6_io result with rpc_io's detail, into buf ("protocol
  *  error: connection closed inside a record").  @return buf. */

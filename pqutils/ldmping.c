@@ -55,7 +55,7 @@ static const char usage_text[] =
 struct target {
   const char *spec; /* as given */
   struct ldmc_peer peer;
-  ldm6_io *io;         /* kept between passes */
+  ldm6_io *io;       /* kept between passes */
   uint32_t vers;     /* 5, or 6 for a server without version 5 */
   const char *state; /* NAMED, ADDRESSED, H_CLNTED or RESPONDING */
   uint64_t elapsed_us;

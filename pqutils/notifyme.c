@@ -134,7 +134,7 @@ static int dispatch(struct notifyme *n, ldm6_io *io, const ldm6_io_msg *m) {
                 "served",
                 (unsigned)c->vers, n->peer.name);
     return ldm6_io_reply_prog_mismatch(io, m->hdr.xid, LDM6_VERSION6,
-                                     LDM6_VERSION6);
+                                       LDM6_VERSION6);
   }
   switch (c->proc) {
   case LDM6_NULLPROC:
@@ -272,7 +272,8 @@ static enum session_rc request(struct notifyme *n, ldm6_io *io) {
 
 static enum session_rc session(struct notifyme *n) {
   char err[700];
-  ldm6_io *io = ldmc_connect(&n->peer, n->timeo_s * 1000, NULL, err, sizeof err);
+  ldm6_io *io =
+      ldmc_connect(&n->peer, n->timeo_s * 1000, NULL, err, sizeof err);
   enum session_rc rc;
 
   if (io == NULL && cli_stopping())

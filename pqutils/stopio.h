@@ -18,8 +18,8 @@
  * non-blocking open file description of its own, so that a write larger
  * than the room left returns short instead of waiting.
  *
- * A wait inside code that cannot poll the pipe (ldmd/proto/rpc_io.c's waits on a
- * socket) is ended instead by shutting the socket down when the stop comes
+ * A wait inside code that cannot poll the pipe (ldmd/proto/rpc_io.c's waits on
+ * a socket) is ended instead by shutting the socket down when the stop comes
  * (stopio_watch_socket()): every poll on it, under way or to come, then
  * returns.
  *
