@@ -73,7 +73,7 @@ if [[ $HAVE_V6 == 1 ]]; then
   (($(count "$OUT" NOTIFICATION) == 6)) || fail "::1: $(cat "$OUT")"
   ok "IPv6: notifyme over ::1"
 else
-  ok "IPv6: skipped, no ::1 here"
+  skip_part "IPv6 (notifyme over ::1): no ::1 on this host"
 fi
 
 # Latency from insert (another process) to notification.

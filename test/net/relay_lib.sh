@@ -133,14 +133,19 @@ srv_fail() {
   fail "$2"
 }
 
+# relay_cleanup: the EXIT trap.  SIGTERM to every server still running, up
+# to 5 s for them to go, then SIGKILL to them and their children.
 relay_cleanup() {
-  local n pid
+  local st=$? n pid
   for n in "${!SRV_PID[@]}"; do
     pid=${SRV_PID[$n]}
     [[ -n $pid ]] || continue
     kill -TERM "$pid" 2>/dev/null
   done
-  sleep 0.3
+  for n in "${!SRV_PID[@]}"; do
+    pid=${SRV_PID[$n]}
+    [[ -z $pid ]] || wait_until 5 gone "$pid"
+  done
   for n in "${!SRV_PID[@]}"; do
     pid=${SRV_PID[$n]}
     [[ -n $pid ]] || continue
@@ -148,7 +153,7 @@ relay_cleanup() {
     kill -KILL "$pid" $(children_of "$pid") 2>/dev/null
     wait "$pid" 2>/dev/null
   done
-  cleanup
+  cleanup "$st"
 }
 trap relay_cleanup EXIT
 

@@ -30,8 +30,7 @@ static void test_queue_past_4gib(void **state) {
   pq_error err;
   int rc = pq_create(path, &o, &pq, &err);
   if (rc == PQ_NOSPACE) {
-    print_message("not enough room for a sparse 5 GiB file: %s\n", err.pe_msg);
-    skip();
+    tu_skip("not enough room for a sparse 5 GiB file: %s", err.pe_msg);
   }
   assert_int_equal(rc, PQ_OK);
   struct stat st;
@@ -81,5 +80,5 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_queue_past_4gib),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return tu_exit_code(cmocka_run_group_tests(tests, NULL, NULL));
 }

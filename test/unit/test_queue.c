@@ -810,7 +810,8 @@ static void test_too_many_writers(void **state) {
   struct rlimit rl;
   assert_int_equal(getrlimit(RLIMIT_NOFILE, &rl), 0);
   if (rl.rlim_max < PQ_MAX_WRITERS + 64)
-    skip();
+    tu_skip("the open-file hard limit is %llu; this test needs %u",
+            (unsigned long long)rl.rlim_max, PQ_MAX_WRITERS + 64);
   struct rlimit more = {PQ_MAX_WRITERS + 64, rl.rlim_max};
   assert_int_equal(setrlimit(RLIMIT_NOFILE, &more), 0);
   static pq_t *w[PQ_MAX_WRITERS];
@@ -907,7 +908,9 @@ static void test_threads(void **state) {
   pq_close(pq);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+  if (tu_select(argc, argv) != 0)
+    return 2;
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_strerror_all),
       cmocka_unit_test_setup_teardown(test_create_open_close, setup, teardown),
@@ -933,5 +936,5 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_too_many_writers, setup, teardown),
       cmocka_unit_test_setup_teardown(test_threads, setup, teardown),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return tu_exit_code(cmocka_run_group_tests(tests, NULL, NULL));
 }
