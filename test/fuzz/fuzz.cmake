@@ -74,7 +74,7 @@ target_link_libraries(ldm6_seeds PRIVATE ldm)
 
 set(_corpus ${CMAKE_CURRENT_BINARY_DIR}/fuzz_ldm6_corpus)
 add_test(NAME fuzz_ldm6_seeds
-  COMMAND ldm6_seeds ${CMAKE_SOURCE_DIR}/../shared/vectors/ldm6
+  COMMAND ldm6_seeds ${CMAKE_CURRENT_SOURCE_DIR}/vectors/ldm6
           ${_corpus}/seeds)
 set_tests_properties(fuzz_ldm6_seeds PROPERTIES
   FIXTURES_SETUP fuzz_ldm6_corpus LABELS "fuzz;nosan" TIMEOUT 60

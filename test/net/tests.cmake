@@ -29,7 +29,7 @@ if(TARGET ldm)
                 $<TARGET_FILE:ldmd> $<TARGET_FILE:ldm6_peer>)
       set_tests_properties(net_${name} PROPERTIES TIMEOUT ${T_TIMEOUT}
         LABELS net SKIP_RETURN_CODE 77
-        ENVIRONMENT "PQ_TEST_DIR=${CMAKE_BINARY_DIR}/testdata;LDM6_VECTORS=${CMAKE_SOURCE_DIR}/../shared/vectors/ldm6")
+        ENVIRONMENT "PQ_TEST_DIR=${CMAKE_BINARY_DIR}/testdata")
     endfunction()
 
     ldmd_net_test(feed TIMEOUT 120)
@@ -44,7 +44,7 @@ if(TARGET ldm)
     ldmd_net_test(alternate TIMEOUT 120)
     ldmd_net_test(supervise TIMEOUT 120)
     ldmd_net_test(chain TIMEOUT 240)
-    # Replays a capture of real LDM 6.15 peers; skipped without it.
+    # Replays the capture of real LDM 6.15 peers in test/vectors/ldm6.
     ldmd_net_test(capture TIMEOUT 60)
   endif()
 endif()

@@ -19,11 +19,11 @@ add_dependencies(test_registry regutil)
 pq_unit_test(test_ldmd_conf)
 target_link_libraries(test_ldmd_conf PRIVATE ldm)
 # The LDM-6 protocol codec (ldmd/ldm6_xdr.c, ldmd/rpc_msg.c).  The capture
-# of a real LDM session is read at run time from ../shared/vectors/ldm6
-# (or $LDM6_VECTORS); without it the capture tests are skipped.
+# of a real LDM session is read at run time from test/vectors/ldm6 (or
+# $LDM6_VECTORS); without it the capture tests fail.
 pq_unit_test(test_ldm6_xdr)
 target_link_libraries(test_ldm6_xdr PRIVATE ldm)
 target_compile_definitions(test_ldm6_xdr PRIVATE
-  LDM6_VECTORS_DIR="${CMAKE_SOURCE_DIR}/../shared/vectors/ldm6")
+  LDM6_VECTORS_DIR="${CMAKE_CURRENT_SOURCE_DIR}/vectors/ldm6")
 pq_unit_test(test_rpc_msg)
 target_link_libraries(test_rpc_msg PRIVATE ldm)
