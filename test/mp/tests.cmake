@@ -44,7 +44,10 @@ pq_mp_test(mp_crash mp_crash TIMEOUT 300 ARGS -n ${PQ_CRASH_KILLS})
 pq_mp_test(mp_twohandles mp_twohandles TIMEOUT 60)
 
 # Reproductions of library bugs these tests found, kept as regression
-# tests: each program exits 1 while its bug is present (see each file).
+# tests: each program exits 1 while its bug is present, 2 if it cannot set
+# the reproduction up (see each file).  They wait for events (a lock
+# request in /proc/locks, a sleeper bit, a child's exit), never for a
+# time: test/mp/repro/repro_util.h.
 foreach(repro repro_upgrade_deadlock repro_nested_read repro_waiters_leak)
   add_executable(${repro} ${CMAKE_CURRENT_LIST_DIR}/repro/${repro}.c)
   target_link_libraries(${repro} PRIVATE ldmpq)
