@@ -38,25 +38,31 @@ cat f/f* >expected
 cmp -s "$OUT" expected || fail "products changed by the repair"
 ok "killed writer's reservation found (-C, 4) and reclaimed (-F)"
 
-# A reader killed while following the queue leaves nothing behind.
+# A reader killed while following the queue (asleep in pq_wait(), its bit
+# set in hd_sleepers) leaves nothing behind.
 background pqcat -i 30 -q "$Q" >/dev/null 2>&1
-sleep 0.3
+wait_until 10 asleep || fail "pqcat -i 30 did not go to sleep on the queue"
 kill -KILL "$BG"
 wait "$BG" 2>/dev/null
 expect_rc 0 pqcheck
 expect_rc 0 pqcheck -C
 ok "killed reader"
 
-# Writers killed at random points of a long run.
+# Writers killed at random points of a long run: 10 to 90 ms (the random
+# part is the point) after each has the queue open, well before it is
+# done; each must die of the SIGKILL, not have finished.
 make_files m 3000 50000
 expect_rc 0 pqcreate -c -s 4M -S 500
 killed=0
 for i in 1 2 3 4 5; do
   background pqinsert -q "$Q" m/f*
+  wait_until 10 has_open "$BG" "$Q" || fail "pqinsert did not open the queue"
   sleep "0.0$((RANDOM % 9 + 1))"
   kill -KILL "$BG" 2>/dev/null
   wait "$BG" 2>/dev/null
-  (($? == 137)) && killed=$((killed + 1))
+  st=$?
+  ((st == 137)) || fail "writer $i ended with status $st before the SIGKILL"
+  killed=$((killed + 1))
   expect_rc 0 pqcheck
   run pqcheck -C
   ((rc == 0 || rc == 4)) || fail "pqcheck -C exited $rc"
