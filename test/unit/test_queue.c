@@ -644,8 +644,22 @@ static void test_wait(void **state) {
   pid_t pid = fork();
   assert_true(pid >= 0);
   if (pid == 0) {
+    /* Insert once the parent sleeps in pq_wait(): its bit is set. */
+    uint64_t bits[PQ_MAX_WAITERS / 64];
+    int fd = open(path, O_RDONLY);
+    bool asleep = false;
     pq_t *w;
-    usleep(100000);
+    for (int t = 0; fd >= 0 && !asleep && t < 10000; t++) {
+      if (pread(fd, bits, sizeof bits, offsetof(struct pq_hdr, hd_sleepers)) !=
+          (ssize_t)sizeof bits)
+        break;
+      for (unsigned i = 0; i < PQ_MAX_WAITERS / 64; i++)
+        asleep |= bits[i] != 0;
+      if (!asleep)
+        usleep(1000); /* 10 s at most */
+    }
+    if (!asleep)
+      _exit(3);
     if (pq_open(path, 0, &w, NULL) != PQ_OK)
       _exit(1);
     pq_prod_info info;
