@@ -49,19 +49,22 @@ expect_rc 0 pqcheck -C
 ok "killed reader"
 
 # Writers killed at random points of a long run: 10 to 90 ms (the random
-# part is the point) after each has the queue open, well before it is
-# done; each must die of the SIGKILL, not have finished.
+# part is the point) after each has the queue open.  Its last file is a
+# FIFO that never ends (this shell holds it open for writing), so no writer
+# can finish first: each must die of the SIGKILL.
 make_files m 3000 50000
+mkfifo never
+exec 4<>never
 expect_rc 0 pqcreate -c -s 4M -S 500
 killed=0
 for i in 1 2 3 4 5; do
-  background pqinsert -q "$Q" m/f*
+  background pqinsert -q "$Q" m/f* never 4>&-
   wait_until 10 has_open "$BG" "$Q" || fail "pqinsert did not open the queue"
   sleep "0.0$((RANDOM % 9 + 1))"
   kill -KILL "$BG" 2>/dev/null
   wait "$BG" 2>/dev/null
   st=$?
-  ((st == 137)) || fail "writer $i ended with status $st before the SIGKILL"
+  ((st == 137)) || fail "writer $i ended with status $st, not by the SIGKILL"
   killed=$((killed + 1))
   expect_rc 0 pqcheck
   run pqcheck -C
@@ -71,6 +74,7 @@ for i in 1 2 3 4 5; do
   expect_rc 0 pqcat -c
   expect_not_in "$ERR" "signature mismatch"
 done
+exec 4>&-
 ok "$killed writers killed mid-run: repaired to clean, products intact"
 
 # A damaged product record: -C names invariant 13; -F drops the product.
