@@ -92,7 +92,7 @@ gaps=$(srv_log B | grep -F "cannot connect to 127.0.0.1 port $PA" | head -3 |
          p = t }')
 gaps=${gaps% }
 read -r g1 g2 <<<"$gaps"
-awk -v a="$g1" -v b="$g2" 'BEGIN { exit !(a > 1.5 && a < 3 && b > 1.5 && b < 3) }' ||
+awk -v a="$g1" -v b="$g2" 'BEGIN { exit !(a > 1.5 && a < 3.5 && b > 1.5 && b < 3.5) }' ||
   srv_fail B "the attempts to reach A were $gaps s apart, not 2 and 2 (the bound)"
 srv_start A "$PA"
 expect_rc 0 "$PEER" insert -q "$QA" -n 10 -s 1000 -f IDS -i three -z 3
