@@ -18,7 +18,8 @@
 #     test is registered with SKIP_RETURN_CODE 77), once everything else
 #     passed; under CI=true a skip is a failure instead;
 #   - what a test needs to wait for an event in another process rather
-#     than for a time: signal_taken (a signal has reached its handler).
+#     than for a time: signal_taken (a signal is no longer pending: the
+#     process has taken it) and gone (a process has exited).
 #
 # A suite's lib.sh calls, in this order:
 #   scratch_init PREFIX [DIR]    $SCRATCH, the trap, the environment, $OUT
@@ -176,9 +177,8 @@ wait_until() {
 
 # signal_taken PID SIGNAL: has PID taken SIGNAL (a name such as TERM, or a
 # number), i.e. is it no longer pending for the process or any of its
-# threads?  Once it is not, the kernel has run the handler's entry: the
-# process acts on the signal before anything else it does.  False if PID
-# is gone.
+# threads?  Once it is not, the kernel has delivered it: the thread that
+# took it runs the handler before anything else.  False if PID is gone.
 signal_taken() {
   local num=$2 f key mask
   [[ $num =~ ^[0-9]+$ ]] || num=$(kill -l "$2") || fail "no signal $2"
