@@ -1,8 +1,7 @@
 /*
- * iddmix.h - an IDD-like product stream: the 2024 feed mix of the field
- * notes (../shared/spec/field-notes.md, "LDM's relay latency under an
- * IDD-like load"), as a reproducible sequence of products with the sizes,
- * rates, feedtypes and identifiers of the real feeds.
+ * iddmix.h - an IDD-like product stream: the 2024 feed mix of the IDD
+ * (the table below), as a reproducible sequence of products with the
+ * sizes, rates, feedtypes and identifiers of the real feeds.
  *
  *   feed        feedtype       products/s  mean size  lognormal sigma
  *   NEXRAD2     NEXRAD2          30.0        96 kB      0.6
@@ -18,7 +17,7 @@
  * IDDMIX_PEAK times them.  A stream of scale
  * s has every rate multiplied by s.  Products arrive as one Poisson process
  * whose feed is drawn by rate; sizes are lognormal around each feed's mean
- * (kB and MB are decimal, as in the notes), at least 64 bytes and at most
+ * (kB and MB are decimal), at least 64 bytes and at most
  * 20 MB.  Identifiers follow the real feeds' forms ("SDUS54 KLZK 181602
  * /pN0QLZK", "L2-BZIP2/KFTG/20240418160213/42/7/I/V06/0"...), with times
  * that advance with the stream from 2024-04-18 16:00 UTC.

@@ -16,7 +16,11 @@
  *     2 ms between products so that the reader really sleeps;
  *   - aggregate inserts/s of 1, 2 and 4 writer processes (1 KiB, given
  *     signature).
- * Not a test: it prints, it does not judge (beyond "met" / "MISSED").
+ * Not a test: it prints, it does not judge (beyond "met" / "MISSED").  It
+ * prints only what it measured in this run; each target is labelled
+ * "target:".  A figure it could not measure (a wake-up sample that never
+ * came, a writer round that inserted nothing, a reader or writer process
+ * that failed) is an error: a message, and exit status 1.
  *
  * usage: pq_bench [-q] [-s shm_dir] [-d disk_dir]
  *   -q  quick run (a few seconds); the full run takes about a minute.
@@ -151,13 +155,15 @@ static void *shared(size_t n) {
 
 /* Busy and total CPU time of the machine (/proc/stat, seconds), to tell
  * how much of it other processes took during the run: their work skews the
- * figures. */
-static void machine_cpu(double *busy, double *total) {
+ * figures.  @return false if /proc/stat cannot be read */
+static bool machine_cpu(double *busy, double *total) {
   struct procstat p;
   double hz = (double)sysconf(_SC_CLK_TCK);
-  (void)procstat_read(&p); /* all zero if it cannot be read */
+  if (procstat_read(&p) != 0)
+    return false;
   *total = (double)procstat_total(&p) / hz;
   *busy = *total - (double)(p.idle + p.iowait) / hz;
+  return true;
 }
 
 static double own_cpu(void) {
@@ -169,6 +175,34 @@ static double own_cpu(void) {
          (double)(a.ru_utime.tv_usec + a.ru_stime.tv_usec + b.ru_utime.tv_usec +
                   b.ru_stime.tv_usec) /
              1e6;
+}
+
+/* Wait until *v reaches want, the children kids[0..n) counting their
+ * progress in it; a child that fails (a child that has done its part may
+ * exit 0), or 120 s without it, is an error (what says what was awaited).
+ * Children are not reaped here. */
+static void wait_children(atomic_uint *v, unsigned want, const pid_t *kids,
+                          unsigned n, const char *what) {
+  double end = now_s() + 120;
+  while (atomic_load(v) < want) {
+    for (unsigned i = 0; i < n; i++) {
+      siginfo_t si;
+      memset(&si, 0, sizeof si);
+      if (waitid(P_PID, (id_t)kids[i], &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+          si.si_pid == kids[i] &&
+          (si.si_code != CLD_EXITED || si.si_status != 0)) {
+        fprintf(stderr, "pq_bench: a child process ended (%s %d) before %s\n",
+                si.si_code == CLD_EXITED ? "status" : "signal", si.si_status,
+                what);
+        exit(1);
+      }
+    }
+    if (now_s() > end) {
+      fprintf(stderr, "pq_bench: no %s within 120 s\n", what);
+      exit(1);
+    }
+    sleep_us(1000);
+  }
 }
 
 static void fs_name(const char *dir, char *buf, size_t len) {
@@ -424,7 +458,7 @@ static void bench_size(const struct params *p, struct where *w,
 /* ---------------------------------------------------------------------- */
 
 struct lat_shared {
-  atomic_int ready;
+  atomic_uint ready;
   atomic_uint n;
   int64_t lat_ns[MAX_LAT];
 };
@@ -505,8 +539,7 @@ static void bench_latency(const struct params *p, struct where *w,
     fprintf(stderr, "pq_bench: open %s: %s\n", path, err.pe_msg);
     exit(1);
   }
-  while (atomic_load(&sh->ready) == 0)
-    sleep_us(1000);
+  wait_children(&sh->ready, 1, &kid, 1, "the reader was ready");
   uint64_t s = 0x5eed;
   pq_prod_info info;
   memset(&info, 0, sizeof info);
@@ -530,24 +563,37 @@ static void bench_latency(const struct params *p, struct where *w,
     if (rc != PQ_OK)
       die("pq_commit", rc, pq);
   }
-  int status;
-  for (int k = 0; k < 2000 && waitpid(kid, &status, WNOHANG) == 0; k++)
+  /* The reader stops once it has every sample: up to 10 s for it. */
+  int status = 0;
+  pid_t got = 0;
+  for (int k = 0; k < 2000 && (got = waitpid(kid, &status, WNOHANG)) == 0; k++)
     sleep_us(5000);
-  if (waitpid(kid, &status, WNOHANG) == 0) {
+  bool killed = got == 0;
+  if (killed) {
     kill(kid, 9);
     waitpid(kid, &status, 0);
   }
   pq_close(pq);
-  unsigned n = atomic_load(&sh->n);
-  w->r.lat_n = n;
-  if (n > 0) {
-    qsort(sh->lat_ns, n, sizeof sh->lat_ns[0], cmp_i64);
-    w->r.lat_p50 = (double)sh->lat_ns[n / 2] / 1e3;
-    w->r.lat_p99 = (double)sh->lat_ns[(size_t)n * 99 / 100] / 1e3;
-    w->r.lat_max = (double)sh->lat_ns[n - 1] / 1e3;
-  }
-  munmap(sh, sizeof *sh);
   unlink(path);
+  unsigned n = atomic_load(&sh->n);
+  if (killed || !WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
+      n < p->lat_samples) {
+    fprintf(stderr,
+            "pq_bench: wake-up latency in %s: %u of %u samples; the reader "
+            "%s\n",
+            w->dir, n, p->lat_samples,
+            killed ? "was still waiting 10 s after the last commit"
+            : WIFEXITED(status) && WEXITSTATUS(status) == 0
+                ? "exited without them"
+                : "failed");
+    exit(1);
+  }
+  w->r.lat_n = n;
+  qsort(sh->lat_ns, n, sizeof sh->lat_ns[0], cmp_i64);
+  w->r.lat_p50 = (double)sh->lat_ns[n / 2] / 1e3;
+  w->r.lat_p99 = (double)sh->lat_ns[(size_t)n * 99 / 100] / 1e3;
+  w->r.lat_max = (double)sh->lat_ns[n - 1] / 1e3;
+  munmap(sh, sizeof *sh);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -613,18 +659,25 @@ static double conc_rate(const struct params *p, const char *path, unsigned nw,
     if (kids[i] == 0)
       _exit(conc_child(p, path, sh, i, salt));
   }
-  while (atomic_load(&sh->ready) < nw)
-    sleep_us(1000);
+  wait_children(&sh->ready, nw, kids, nw, "every writer was warmed up");
   double rate[ROUNDS];
   for (int r = 0; r < ROUNDS; r++) {
     int64_t start = now_ns();
     sh->stop_ns = start + (int64_t)(p->conc_s / ROUNDS * 1e9);
     atomic_store(&sh->go, r + 1);
-    while (atomic_load(&sh->done) < nw * (unsigned)(r + 1))
-      sleep_us(1000);
+    wait_children(&sh->done, nw * (unsigned)(r + 1), kids, nw,
+                  "every writer finished its round");
     uint64_t total = 0;
-    for (unsigned i = 0; i < nw; i++)
+    for (unsigned i = 0; i < nw; i++) {
+      if (sh->count[r][i] == 0) {
+        fprintf(stderr,
+                "pq_bench: %u writers on %s: writer %u inserted nothing in "
+                "round %d\n",
+                nw, path, i, r + 1);
+        exit(1);
+      }
       total += sh->count[r][i];
+    }
     rate[r] = (double)total / ((double)(sh->stop_ns - start) / 1e9);
   }
   for (unsigned i = 0; i < nw; i++) {
@@ -682,13 +735,13 @@ static void report(const struct params *p, const struct where *shm,
                md ? "MD5 computed" : "given sig");
       t[0] = '\0';
       if (si == 0 && md == 0)
-        snprintf(t, sizeof t, ">= 250000/s: %s",
+        snprintf(t, sizeof t, "target: >= 250000/s: %s",
                  a->ins[0][0] >= 250000 ? "met" : "MISSED");
       if (si == NSIZES - 1 && md == 0) {
         double ra = a->ins_mbs[si][0] / 1e3 / copy;
         double rb = b->ins_mbs[si][0] / 1e3 / copy;
-        snprintf(t, sizeof t, ">= 0.5 memcpy: %.2f %s, disk %.2f %s", ra,
-                 ra >= 0.5 ? "met" : "MISSED", rb,
+        snprintf(t, sizeof t, "target: >= 0.5 memcpy: %.2f %s, disk %.2f %s",
+                 ra, ra >= 0.5 ? "met" : "MISSED", rb,
                  rb >= 0.5 ? "met" : "MISSED");
       }
       row(name, a->ins[si][md], a->ins_mbs[si][md], b->ins[si][md],
@@ -701,21 +754,21 @@ static void report(const struct params *p, const struct where *shm,
   }
   for (int ci = 0; ci < NCONC; ci++) {
     char name[64];
-    snprintf(name, sizeof name, "%u writer process%s, 1 KiB", conc_writers[ci],
-             conc_writers[ci] > 1 ? "es" : "");
-    row(name, a->conc[ci], -1, b->conc[ci], -1,
-        ci == 0 ? "aggregate inserts/s" : "");
+    snprintf(name, sizeof name, "%u writer%s, 1 KiB, all", conc_writers[ci],
+             conc_writers[ci] > 1 ? "s" : "");
+    row(name, a->conc[ci], -1, b->conc[ci], -1, "");
   }
   char x[48], y[48];
   snprintf(x, sizeof x, "%.0f / %.0f / %.0f us", a->lat_p50, a->lat_p99,
            a->lat_max);
   snprintf(y, sizeof y, "%.0f / %.0f / %.0f us", b->lat_p50, b->lat_p99,
            b->lat_max);
-  snprintf(t, sizeof t, "p99 < 1000 us: %s, disk %s (%u, %u samples)",
+  snprintf(t, sizeof t, "target: p99 < 1000 us: %s, disk %s (%u, %u samples)",
            a->lat_p99 < 1000 ? "met" : "MISSED",
            b->lat_p99 < 1000 ? "met" : "MISSED", a->lat_n, b->lat_n);
   printf("%-30s %-26s %-26s %5.2f%-2s %s\n", "wake-up p50 / p99 / max", x, y,
          b->lat_p99 / a->lat_p99, "", t);
+  printf("(N writers, all: the inserts/s of N writer processes together)\n");
   int off = 0;
   for (int si = 0; si < NSIZES; si++)
     for (int md = 0; md < 2; md++)
@@ -724,8 +777,8 @@ static void report(const struct params *p, const struct where *shm,
     off += *within(a->rd[si], b->rd[si]) != '\0';
   for (int ci = 0; ci < NCONC; ci++)
     off += *within(a->conc[ci], b->conc[ci]) != '\0';
-  printf("\nshm vs disk within 10%% (rates): %s (%d of %d figures off, "
-         "marked *)\n",
+  printf("\ntarget: shm and disk rates within 10%% of each other: %s (%d of "
+         "%d figures off, marked *)\n",
          off == 0 ? "met" : "MISSED", off, 2 * NSIZES + NSIZES + NCONC);
 }
 
@@ -772,8 +825,8 @@ int main(int argc, char **argv) {
          " MiB on %s (%s) and %s (%s)\n",
          p.quick ? "quick" : "full", ncpu, u.release, p.queue_bytes / MIB,
          shm.dir, shm.fs, disk.dir, disk.fs);
-  double busy0, total0, own0 = own_cpu();
-  machine_cpu(&busy0, &total0);
+  double busy0 = 0, total0 = 0, own0 = own_cpu();
+  bool have_cpu = machine_cpu(&busy0, &total0);
   fflush(stdout);
   double t0 = now_s();
   double copy = memcpy_gbs(&p, shm.dir), md5 = md5_gbs(&p);
@@ -800,11 +853,15 @@ int main(int argc, char **argv) {
   for (int i = 0; i < 2; i++)
     bench_latency(&p, places[i], paths[i]);
   report(&p, &shm, &disk, copy, md5);
-  double busy1, total1, own1 = own_cpu();
-  machine_cpu(&busy1, &total1);
-  double others = total1 > total0 ? ((busy1 - busy0) - (own1 - own0)) /
-                                        (total1 - total0) * 100
-                                  : 0;
+  double busy1 = 0, total1 = 0, own1 = own_cpu();
+  have_cpu = machine_cpu(&busy1, &total1) && have_cpu && total1 > total0;
+  if (!have_cpu) {
+    printf("(%.0f s; the CPU time other processes used meanwhile was not "
+           "measured: cannot read /proc/stat)\n",
+           now_s() - t0);
+    return 0;
+  }
+  double others = ((busy1 - busy0) - (own1 - own0)) / (total1 - total0) * 100;
   if (others < 0)
     others = 0;
   printf("(%.0f s; other processes used %.0f%% of the machine's CPU time "

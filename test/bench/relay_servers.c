@@ -113,8 +113,9 @@ static int write_file(const char *path, const char *text) {
 
 /* The processes of the tree rooted at root (root first, at most max)
  * into pids, and the seconds of CPU (user + system, with that of their
- * reaped children) they used into *cpu.  ldmd forks a process per
- * connection, so a server is its whole tree.  @return how many */
+ * reaped children) they used into *cpu, -1 if root is not in /proc.  ldmd
+ * forks a process per connection, so a server is its whole tree.
+ * @return how many */
 static size_t tree_scan(pid_t root, pid_t *pids, size_t max, double *cpu) {
   enum { MAXP = 4096 };
   static pid_t all[MAXP], ppids[MAXP];
@@ -124,10 +125,10 @@ static size_t tree_scan(pid_t root, pid_t *pids, size_t max, double *cpu) {
   struct dirent *e;
   size_t n = 0, i, k = 0;
   double hz = (double)sysconf(_SC_CLK_TCK), total = 0;
-  bool grew = true;
+  bool grew = true, found = false;
 
   if (cpu != NULL)
-    *cpu = 0;
+    *cpu = -1;
   if (d == NULL)
     return 0;
   while ((e = readdir(d)) != NULL && n < MAXP) {
@@ -177,13 +178,14 @@ static size_t tree_scan(pid_t root, pid_t *pids, size_t max, double *cpu) {
   }
   for (i = 0; i < n; i++)
     if (in[i]) {
+      found |= all[i] == root;
       total += used[i];
       if (pids != NULL && k < max && all[i] != root)
         pids[1 + k++] = all[i];
     }
   if (pids != NULL && max > 0)
     pids[0] = root;
-  if (cpu != NULL)
+  if (cpu != NULL && found)
     *cpu = total / hz;
   return pids != NULL && max > 0 ? k + 1 : 0;
 }

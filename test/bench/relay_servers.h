@@ -41,7 +41,7 @@ void rb_sleep_until(double t);
 void rb_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /** CPU seconds (user + system, with reaped children's) of the process
- *  tree rooted at root; 0 if root <= 0. */
+ *  tree rooted at root; -1 if root is not running (or is <= 0). */
 double rb_tree_cpu(pid_t root);
 /** Send sig (SIGSTOP, SIGCONT) to every process of the tree. */
 void rb_tree_signal(pid_t root, int sig);

@@ -61,25 +61,34 @@ expect_in "$ERR" "every invariant holds: 21 products, 0 reservations"
 expect_not_in "$ERR" "crash left"
 ok "the next writer repaired it: -C clean (0)"
 
-# A reader killed while following the queue leaves nothing behind.
+# A reader killed while following the queue (asleep in pq_wait(), its bit
+# set in hd_sleepers) leaves nothing behind.
 background pqcat -i 30 -q "$Q" >/dev/null 2>&1
-sleep 0.3
+wait_until 10 asleep || fail "pqcat -i 30 did not go to sleep on the queue"
 kill -KILL "$BG"
 wait "$BG" 2>/dev/null
 expect_rc 0 pqcheck
 expect_rc 0 pqcheck -C
 ok "killed reader"
 
-# Writers killed at random points of a long run.
+# Writers killed at random points of a long run: 10 to 90 ms (the random
+# part is the point) after each has the queue open.  Its last file is a
+# FIFO that never ends (this shell holds it open for writing), so no writer
+# can finish first: each must die of the SIGKILL.
 make_files m 3000 50000
+mkfifo never
+exec 4<>never
 expect_rc 0 pqcreate -c -s 4M -S 500
 killed=0
 for i in 1 2 3 4 5; do
-  background pqinsert -q "$Q" m/f*
+  background pqinsert -q "$Q" m/f* never 4>&-
+  wait_until 10 has_open "$BG" "$Q" || fail "pqinsert did not open the queue"
   sleep "0.0$((RANDOM % 9 + 1))"
   kill -KILL "$BG" 2>/dev/null
   wait "$BG" 2>/dev/null
-  (($? == 137)) && killed=$((killed + 1))
+  st=$?
+  ((st == 137)) || fail "writer $i ended with status $st, not by the SIGKILL"
+  killed=$((killed + 1))
   expect_rc 0 pqcheck
   run pqcheck -C
   ((rc == 0 || rc == 3)) || fail "pqcheck -C exited $rc, not 0 or 3"
@@ -88,6 +97,7 @@ for i in 1 2 3 4 5; do
   expect_rc 0 pqcat -c
   expect_not_in "$ERR" "signature mismatch"
 done
+exec 4>&-
 ok "$killed writers killed mid-run: repaired to clean, products intact"
 
 # A damaged product record: -C names invariant 13; -F drops the product.

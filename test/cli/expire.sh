@@ -40,7 +40,8 @@ cat new/f* >expected
 cmp -s "$OUT" expected || fail "fresh products were expired"
 ok "default age keeps fresh products; held products stay"
 
-# Fractional hours: 0.0003 h = 1.08 s.
+# Fractional hours: 0.0003 h = 1.08 s; the products age 1.3 s (the time
+# itself is what is tested).
 sleep 1.3
 expect_rc 0 pqexpire -i 0 -a 0.0003 -w
 [[ $(mon_field 7) == 0 ]] || fail "$(mon_field 7) products older than 1.08 s left"
@@ -50,7 +51,9 @@ ok "-a in fractional hours"
 # SIGTERM stops it cleanly.
 background pqexpire -v -i 1 -a 0.0002 -l "$SCRATCH/loop.log"
 pid=$BG
-sleep 0.3
+# -v: each pass ends with the queue usage; the product comes after one.
+wait_until 10 grep -q "> Queue usage (bytes):" loop.log ||
+  fail "the loop did not finish a first pass"
 echo one >late
 expect_rc 0 pqinsert late
 wait_until 10 prods_are 0 || fail "the loop never expired it"

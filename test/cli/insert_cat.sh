@@ -96,7 +96,7 @@ ok "standard input"
 # Filters of pqcat: -o (creation time), output file appends.
 expect_rc 0 pqcat -o 3600 -p '^one$'
 [[ $(cat "$OUT") == x ]] || fail "pqcat -o 3600 lost a recent product"
-sleep 1.1
+sleep 1.1 # the products' age is what is tested: a second older than now
 expect_rc 0 pqcat -o 0
 [[ ! -s $OUT ]] || fail "pqcat -o 0 wrote products created before now"
 expect_rc 0 pqcat -p '^one$' outfile

@@ -52,3 +52,33 @@ mon_field() {
 prods_are() {
   [[ $(mon_field 7) == "$1" ]]
 }
+
+# What lets a test wait for another process to be inside a blocking call,
+# instead of for a time:
+
+# asleep [QUEUE [N]]: are at least N (default 1) readers asleep in
+# pq_wait() on QUEUE (default $Q), their bits set in hd_sleepers?
+asleep() {
+  local n
+  n=$("$HELPER" sleepers "${1:-$Q}") && ((n >= ${2:-1}))
+}
+
+# waiting_for_lock FILE: is some process blocked in fcntl(F_OFD_SETLKW) for
+# a lock on FILE (a "->" line of /proc/locks for its device and inode)?
+# Used with `pqclihelper lock`, which holds the queue's control lock.
+waiting_for_lock() {
+  local dev ino
+  read -r dev ino < <(stat -c '%d %i' "$1") || return 1
+  awk -v id="$(printf '%02x:%02x:%d' $((dev >> 8)) $((dev & 0xff)) "$ino")" \
+    '$2 == "->" && $0 ~ (" " id " ") { n++ } END { exit n == 0 }' /proc/locks
+}
+
+# has_open PID FILE: has PID FILE open (a link of /proc/PID/fd)?
+has_open() {
+  local f want
+  want=$(readlink -f "$2")
+  for f in /proc/"$1"/fd/*; do
+    [[ $(readlink "$f" 2>/dev/null) == "$want" ]] && return 0
+  done
+  return 1
+}

@@ -24,11 +24,20 @@
  *   pqclihelper dump QUEUE            one line per product, oldest first:
  *                                     insertion time (µs), then LDM's product
  *                                     line with the signature
+ *   pqclihelper lock QUEUE            take the control lock exclusively (as a
+ *                                     writer changing the indexes does), print
+ *                                     "locked" and keep it until killed: a
+ *                                     program that needs it then waits inside
+ *                                     fcntl(F_OFD_SETLKW), for a test to find
+ *                                     in /proc/locks
+ *   pqclihelper sleepers QUEUE        how many readers are asleep in pq_wait()
+ *                                     (bits set in hd_sleepers)
  *
  * Exit status 0 on success, 1 with a message on stderr otherwise.
  */
 #include <fcntl.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -227,6 +236,38 @@ static int dump(const char *path) {
   return fflush(stdout) == 0 ? 0 : 1;
 }
 
+static int lock_control(const char *path) {
+  struct flock fl = {.l_type = F_WRLCK,
+                     .l_whence = SEEK_SET,
+                     .l_start = PQ_LOCK_CONTROL,
+                     .l_len = 1};
+  int fd = open(path, O_RDWR | O_CLOEXEC);
+  if (fd < 0 || fcntl(fd, F_OFD_SETLKW, &fl) != 0) {
+    perror(path);
+    return 1;
+  }
+  printf("locked\n");
+  fflush(stdout);
+  for (;;)
+    pause();
+}
+
+static int sleepers(const char *path) {
+  uint64_t bits[PQ_MAX_WAITERS / 64];
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  unsigned n = 0;
+  if (fd < 0 || pread(fd, bits, sizeof bits,
+                      offsetof(struct pq_hdr, hd_sleepers)) != sizeof bits) {
+    perror(path);
+    return 1;
+  }
+  close(fd);
+  for (size_t i = 0; i < PQ_MAX_WAITERS / 64; i++)
+    n += (unsigned)__builtin_popcountll(bits[i]);
+  printf("%u\n", n);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc == 3 && strcmp(argv[1], "hold") == 0)
     return hold(argv[2]);
@@ -245,7 +286,12 @@ int main(int argc, char **argv) {
     return dump(argv[2]);
   if (argc == 4 && strcmp(argv[1], "where") == 0)
     return where(argv[2], argv[3]);
-  fprintf(stderr, "usage: pqclihelper hold|crash|read-hold|layout|dump QUEUE\n"
+  if (argc == 3 && strcmp(argv[1], "lock") == 0)
+    return lock_control(argv[2]);
+  if (argc == 3 && strcmp(argv[1], "sleepers") == 0)
+    return sleepers(argv[2]);
+  fprintf(stderr, "usage: pqclihelper hold|crash|read-hold|layout|dump|lock|"
+                  "sleepers QUEUE\n"
                   "       pqclihelper insert-old QUEUE N AGE [PREFIX]\n"
                   "       pqclihelper insert-at QUEUE TIME IDENT\n"
                   "       pqclihelper where QUEUE IDENT\n");

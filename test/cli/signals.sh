@@ -2,17 +2,26 @@
 # Signals as LDM users know them: a following pqcat writes a new product at
 # once (woken by the queue, not a poll) and stops cleanly on SIGTERM or
 # SIGINT; SIGUSR1 logs statistics, SIGUSR2 cycles the log level; SIGTERM
-# stops pqinsert, pqcopy and pqrestore between products, leaving a queue
-# that checks clean without repair.
+# stops pqinsert, pqcopy and pqrestore, leaving a queue that checks clean
+# without repair.
+#
+# Each signal goes to a program known to be inside the call the signal
+# must get it out of, so every check runs on every run: pqcat asleep in
+# pq_wait() (its bit in hd_sleepers), pqinsert waiting for a FIFO's data
+# among its files, pqcopy and pqrestore blocked on the destination queue's
+# control lock, which `pqclihelper lock` holds (their request shows in
+# /proc/locks).  The test then waits until the signal is taken (no longer
+# pending) before it drops the lock.
 source "$(dirname "$0")/lib.sh" "$@"
 cd "$SCRATCH" || fail "cd"
 
 expect_rc 0 pqcreate -s 200M -S 5000
 
-# Follow mode: a product appears in pqcat's output well before the 30 s poll.
+# Follow mode: pqcat asleep in pq_wait() writes a new product well before
+# its 30 s poll.
 background pqcat -i 30 -l cat.log cat.out
 pid=$BG
-sleep 0.5
+wait_until 10 asleep || fail "pqcat -i 30 did not go to sleep on the queue"
 echo first >p1
 start=$(date +%s%N)
 expect_rc 0 pqinsert p1
@@ -22,10 +31,11 @@ lat=$((($(date +%s%N) - start) / 1000000))
 kill -USR1 "$pid"
 wait_until 5 grep -q "Number of products 1" cat.log || fail "no statistics on SIGUSR1"
 kill -USR2 "$pid" # NOTE -> INFO: products are now logged
-sleep 0.2
+wait_until 5 signal_taken "$pid" USR2 || fail "pqcat did not take SIGUSR2"
 echo second >p2
 expect_rc 0 pqinsert p2
 wait_until 5 grep -q ' p2$' cat.log || fail "SIGUSR2 did not raise the log level"
+wait_until 10 asleep || fail "pqcat did not go back to sleep after p2"
 start=$(date +%s%N)
 kill -TERM "$pid"
 wait "$pid"
@@ -39,41 +49,91 @@ expect_in cat.log "Number of products 2"
 ok "follow: product out $lat ms after pqinsert began; stopped $ms ms after SIGTERM"
 
 background pqcat -i 30 -l cat2.log cat2.out
-sleep 0.3
+wait_until 10 asleep || fail "the second pqcat did not go to sleep on the queue"
 kill -INT "$BG"
 wait "$BG"
 [[ $? == 0 ]] || fail "pqcat exited non-zero on SIGINT"
 expect_in cat2.log "Number of products 2"
 ok "SIGINT"
 
-# SIGTERM in the middle of long runs: stop between products, close cleanly.
-make_files m 1500 100000
-background pqinsert -l ins.log m/f*
-sleep 0.15
-kill -TERM "$BG"
-wait "$BG"
+# SIGTERM in the middle of a long run: pqinsert of 20 files, a FIFO, then
+# 200 more.  It is stopped while it waits for the FIFO's data, which never
+# comes: the stop ends that wait (cli_sigterm tests each such wait), so it
+# must keep everything before the FIFO, put in nothing after it, say so,
+# and exit 1.
+make_files m 20 100000
+make_files n 200 100000
+mkfifo fifo
+exec 3<>fifo # a writer that never writes: pqinsert waits for data
+background pqinsert -l ins.log m/f* fifo n/f* 3>&- # no writer of its own
+ins=$BG
+wait_until 10 has_open "$ins" fifo || fail "pqinsert never opened the FIFO"
+kill -TERM "$ins"
+wait_until 5 gone "$ins" || fail "pqinsert did not stop on SIGTERM"
+exec 3>&-
+wait "$ins"
 st=$?
-if grep -q interrupted ins.log; then
-  [[ $st == 1 ]] || fail "an interrupted pqinsert exited $st"
-  ok "pqinsert stopped by SIGTERM (exit 1)"
-fi
+[[ $st == 1 ]] || fail "pqinsert stopped by SIGTERM exited $st, not 1"
+done=$(sed -n 's/.*interrupted: \([0-9]*\) of 221 files done.*/\1/p' ins.log)
+[[ -n $done ]] || fail "pqinsert did not say it was interrupted: $(cat ins.log)"
+((done >= 20 && done < 221)) || fail "pqinsert did $done of 221 files"
 expect_rc 0 pqcheck -C
 expect_rc 0 pqcat -c
 expect_not_in "$ERR" "signature mismatch"
 n=$(mon_field 7)
+((n == 22)) || fail "the queue holds $n products: not the 20 files + p1 and p2"
+ok "pqinsert stopped by SIGTERM after $done of 221 files (exit 1)"
 
+# pqcopy and pqrestore, each held on the destination's control lock.
+# hold_lock QUEUE: `pqclihelper lock` on it; its pid in $locker.
+hold_lock() {
+  background "$HELPER" lock "$1" >lock.out
+  locker=$BG
+  wait_until 10 grep -q locked lock.out || fail "cannot lock $1"
+}
+# release_lock: the locker killed, its lock gone with it.
+release_lock() {
+  kill "$locker"
+  wait "$locker" 2>/dev/null
+}
 expect_rc 0 pqsave "$Q" all.snap
 expect_rc 0 pqcreate -s 200M -S 5000 -q copy.pq
+hold_lock copy.pq
 background pqcopy -l copy.log "$Q" copy.pq
-sleep 0.05
-kill -TERM "$BG"
-wait "$BG"
+copier=$BG
+wait_until 10 waiting_for_lock copy.pq ||
+  fail "pqcopy did not wait for the lock of copy.pq"
+kill -TERM "$copier"
+wait_until 5 signal_taken "$copier" TERM || fail "pqcopy did not take SIGTERM"
+release_lock
+wait "$copier"
+st=$?
+[[ $st == 0 ]] || fail "pqcopy stopped by SIGTERM exited $st"
+copied=$(sed -n 's/.*Number of products copied: \([0-9]*\).*/\1/p' copy.log)
+[[ -n $copied ]] || fail "pqcopy did not count: $(cat copy.log)"
+((copied < n)) || fail "pqcopy copied all $n products despite SIGTERM"
 expect_rc 0 pqcheck -C -q copy.pq
+(($(pqmon -S -q copy.pq | awk '{print $7}') == copied)) ||
+  fail "copy.pq does not hold the $copied products pqcopy counted"
+ok "pqcopy stopped by SIGTERM: $copied of $n products copied"
+
+expect_rc 0 pqcreate -s 200M -S 5000 -q restored.pq
+hold_lock restored.pq
 background pqrestore -l restore.log all.snap restored.pq
-sleep 0.1
-kill -TERM "$BG"
-wait "$BG"
-if [[ -e restored.pq ]]; then
-  expect_rc 0 pqcheck -C -q restored.pq
-fi
-ok "SIGTERM mid-run leaves clean queues ($n products)"
+restorer=$BG
+wait_until 10 waiting_for_lock restored.pq ||
+  fail "pqrestore did not wait for the lock of restored.pq"
+kill -TERM "$restorer"
+wait_until 5 signal_taken "$restorer" TERM || fail "pqrestore did not take SIGTERM"
+release_lock
+wait "$restorer"
+st=$?
+[[ $st == 1 ]] || fail "pqrestore stopped by SIGTERM exited $st, not 1"
+restored=$(sed -n "s/.*interrupted after \([0-9]*\) of $n products.*/\1/p" restore.log)
+[[ -n $restored ]] || fail "pqrestore did not say it was interrupted: $(cat restore.log)"
+((restored < n)) || fail "pqrestore restored all $n products despite SIGTERM"
+expect_rc 0 pqcheck -C -q restored.pq
+(($(pqmon -S -q restored.pq | awk '{print $7}') == restored)) ||
+  fail "restored.pq does not hold the $restored products pqrestore counted"
+ok "pqrestore stopped by SIGTERM after $restored of $n products (exit 1)"
+ok "SIGTERM mid-run leaves clean queues"

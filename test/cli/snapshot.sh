@@ -15,7 +15,9 @@ expect_rc 0 pqinsert f/f00*
 background bash -c "while [[ ! -e stop ]]; do for d in 0 1 2 3; do
   pqinsert -q '$Q' f/f0\${d}* 2>/dev/null; done; done"
 load=$BG
-sleep 0.3
+# It runs once it puts in files the first pqinsert did not: f/f01*.
+wait_until 10 eval '"$HELPER" dump "$Q" | grep -q " f/f01"' ||
+  fail "the load did not start"
 
 for round in 1 2 3; do
   expect_rc 0 pqsave "$Q" snap$round
@@ -35,10 +37,12 @@ for round in 1 2 3; do
   expect_rc 0 pqcheck -C -q r$round.pq
   ok "round $round: $n products saved under load, restored identical"
 done
-# The writer really was running: the queue was full and kept evicting.
+# The writer really was running: the queue was full and kept evicting, so
+# the snapshots of the first and last rounds hold different products.
 touch stop
 wait "$load"
 [[ $(mon_field 1) == 1 ]] || fail "the load never filled the queue"
+cmp -s dump1 dump3 && fail "the queue did not change between rounds 1 and 3"
 
 # Quiet now: the restored queue holds exactly what the queue held, with the
 # same insertion times, metadata and signatures.

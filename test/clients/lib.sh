@@ -50,13 +50,30 @@ start_fake() {
   PORT=$(cat "$SCRATCH/port")
 }
 
-# stop_fake: wait for fakeldm to finish its connections (or kill it).
+# stop_fake: wait up to 25 s for fakeldm to serve its connections and exit
+# 0; fail if it does not.
 stop_fake() {
-  if ! wait_until 25 eval "! kill -0 $FAKE_PID 2>/dev/null"; then
+  local st
+  if ! wait_until 25 gone "$FAKE_PID"; then
     kill -KILL "$FAKE_PID" 2>/dev/null
+    wait "$FAKE_PID" 2>/dev/null
+    fail "fakeldm did not finish its connections within 25 s"
   fi
-  wait "$FAKE_PID" 2>/dev/null
+  wait "$FAKE_PID"
+  st=$?
   sanitizer_check "$SCRATCH/fake.err"
+  ((st == 0)) || fail "fakeldm exited $st: $(head -c 500 "$SCRATCH/fake.err")"
+}
+
+# kill_fake: stop a fakeldm still waiting for a connection the test does
+# not make; it must die of the SIGTERM.
+kill_fake() {
+  local st
+  kill -TERM "$FAKE_PID"
+  wait "$FAKE_PID"
+  st=$?
+  sanitizer_check "$SCRATCH/fake.err"
+  ((st == 128 + 15)) || fail "fakeldm ended with status $st, not by SIGTERM"
 }
 
 # in_report TEXT: does the report have a line containing TEXT?

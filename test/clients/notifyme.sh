@@ -138,7 +138,7 @@ if have_ipv6; then
   expect_in nm.log "starting up: [::1]:$PORT:"
   ok "IPv6 as [::1]:port and -h ::1 -P port"
 else
-  ok "IPv6 skipped: cannot listen on ::1"
+  skip_part "IPv6 (notifyme over ::1): cannot listen on ::1"
 fi
 
 # 9. The port from the registry when none is given.

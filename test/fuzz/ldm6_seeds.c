@@ -3,9 +3,11 @@
  * message of the captured LDM session (test/unit/ldm6_capture.h) three ways,
  * as a framed record (mark included), as a bare message (header and
  * arguments) and as the arguments or results alone, plus a few messages
- * built with the codec so that a missing capture still leaves seeds.
+ * built with the codec (a RECLASS, which the capture lacks).  The capture
+ * is part of the tree (test/vectors/ldm6): without it this fails.
  *
- * Usage: ldm6_seeds CAPTURE_DIR OUT_DIR.  Exit 0, or 1 on a write error.
+ * Usage: ldm6_seeds CAPTURE_DIR OUT_DIR.  Exit 0, or 1 if the capture
+ * cannot be read or a seed cannot be written.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -88,10 +90,17 @@ int main(int argc, char **argv) {
   }
   if (builtin(argv[2]) != 0)
     return 1;
-  if (cap_load(argv[1], &cap, &bad) != 0) {
-    fprintf(stderr, "ldm6_seeds: no capture in %s: built-in seeds only\n",
-            argv[1]);
-    return 0;
+  rc = cap_load(argv[1], &cap, &bad);
+  if (rc != 0) {
+    if (rc == -1)
+      fprintf(stderr, "ldm6_seeds: cannot read %s/session_decoded.txt: %s\n",
+              argv[1], strerror(errno));
+    else
+      fprintf(stderr,
+              "ldm6_seeds: %s/session_decoded.txt: line %u not "
+              "understood\n",
+              argv[1], bad);
+    return 1;
   }
   for (i = 0; i < cap.n; i++) {
     const cap_msg *m = &cap.msgs[i];

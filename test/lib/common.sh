@@ -14,7 +14,14 @@
 #     expect_rc, expect_in, expect_not_in;
 #   - the bounded wait (wait_until) and background ($BG, $BG_PIDS);
 #   - what the stop tests look at: asleep_in (a process waiting in the
-#     kernel) and stop_within (a signal, then a bounded wait for the exit).
+#     kernel) and stop_within (a signal, then a bounded wait for the exit);
+#   - skips that show (skip_part): a test that could not run a part of
+#     itself here exits 77, which ctest reports as skipped (every shell
+#     test is registered with SKIP_RETURN_CODE 77), once everything else
+#     passed; under CI=true a skip is a failure instead;
+#   - what a test needs to wait for an event in another process rather
+#     than for a time: signal_taken (a signal is no longer pending: the
+#     process has taken it) and gone (a process has exited).
 #
 # A suite's lib.sh calls, in this order:
 #   scratch_init PREFIX [DIR]    $SCRATCH, the trap, the environment, $OUT
@@ -39,6 +46,7 @@ FAIL_SHOW='head'
 FAIL_BYTES=4000
 KILL_AT_EXIT=()
 RUN_SANITIZER_NAMES='command'
+SKIPPED=()
 
 # scratch_init PREFIX [DIR]: make $SCRATCH, PREFIX-$NAME.XXXXXX in DIR when
 # DIR is a writable directory, else in $TMPDIR (or /tmp); remove it and kill
@@ -56,9 +64,11 @@ scratch_init() {
   ERR=$SCRATCH/err
 }
 
-# cleanup: the EXIT trap (also called by test/net/relay_lib.sh's).
+# cleanup [STATUS]: the EXIT trap (also called by the traps of
+# test/net/relay_lib.sh and test/clients/ldmd.sh, which pass the status the
+# test exited with).  A test that passed but skipped a part exits 77.
 cleanup() {
-  local p v pids=("${BG_PIDS[@]}")
+  local st=${1:-$?} p v pids=("${BG_PIDS[@]}")
   for v in "${KILL_AT_EXIT[@]}"; do
     [[ -z ${!v:-} ]] || pids+=("${!v}")
   done
@@ -67,6 +77,10 @@ cleanup() {
     wait "$p" 2>/dev/null
   done
   rm -rf "$SCRATCH"
+  if ((st == 0 && ${#SKIPPED[@]} > 0)); then
+    echo "SKIPPED ($NAME): $(printf '%s; ' "${SKIPPED[@]}")"
+    exit 77
+  fi
 }
 
 # write_registry HOST [XML]: the registry file, with hostname HOST and then
@@ -102,6 +116,16 @@ fail() {
 
 ok() {
   echo "ok: $*"
+}
+
+# skip_part TEXT: a part of the test cannot run on this host (TEXT says
+# which and why).  The rest goes on; the test then exits 77 (skipped)
+# instead of 0.  Under CI=true, where the host is known to have what the
+# tests need (IPv6 loopback, ...), it is a failure.
+skip_part() {
+  [[ ${CI:-} != true ]] || fail "$1 (a skip is a failure under CI=true)"
+  echo "skipped: $1"
+  SKIPPED+=("$1")
 }
 
 # sanitizer_check FILE [MESSAGE]: fail if FILE holds a sanitizer report,
@@ -151,6 +175,32 @@ wait_until() {
     ((SECONDS < end)) || return 1
     sleep 0.05
   done
+}
+
+# signal_taken PID SIGNAL: has PID taken SIGNAL (a name such as TERM, or a
+# number), i.e. is it no longer pending for the process or any of its
+# threads?  Once it is not, the kernel has delivered it: the thread that
+# took it runs the handler before anything else.  False if PID is gone.
+signal_taken() {
+  local num=$2 f key mask
+  [[ $num =~ ^[0-9]+$ ]] || num=$(kill -l "$2") || fail "no signal $2"
+  [[ -r /proc/$1/status ]] || return 1
+  for f in "/proc/$1/status" "/proc/$1"/task/*/status; do
+    while read -r key mask; do
+      [[ $key == SigPnd: || $key == ShdPnd: ]] || continue
+      (((16#$mask >> (num - 1)) & 1)) && return 1
+    done <"$f" 2>/dev/null
+  done
+  return 0
+}
+
+# gone PID: has PID exited (no such process, or a zombie its parent has
+# not reaped: kill -0 succeeds on those)?
+gone() {
+  local state
+  [[ -r /proc/$1/stat ]] || return 0
+  state=$(sed 's/.*) \(.\).*/\1/' "/proc/$1/stat" 2>/dev/null) || return 0
+  [[ -z $state || $state == Z || $state == X ]]
 }
 
 # background CMD...: start CMD, remember its pid in $BG (killed at exit).

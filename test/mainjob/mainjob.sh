@@ -40,7 +40,9 @@ down=$(sed -n 's/^==> downstream queue: *\([0-9]*\) products.*/\1/p' "$out")
 ((up > 0)) || fail "nothing was inserted upstream"
 ((down > 0)) || fail "nothing reached the downstream queue"
 ((down == up)) || fail "the downstream has $down products, the upstream $up"
-shown=$(grep -cE 'INFO +[0-9]+ [0-9]{14}\.[0-9]{6} ' "$out" || true)
+# grep -c prints 0 and exits 1 when no line matches; 2 is an error.
+shown=$(grep -cE 'INFO +[0-9]+ [0-9]{14}\.[0-9]{6} ' "$out") ||
+  [[ $shown == 0 ]] || fail "cannot read the main job's output"
 ((shown > 0)) || fail "notifyme showed no product"
 echo "ok: $up products inserted, $down relayed downstream, $shown shown"
 

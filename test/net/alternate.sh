@@ -50,23 +50,39 @@ wait_until 5 bash -c "(( \$(\"$PEER\" dump -q '$QB' | wc -l) >= 30 ))" ||
 ok "primary A1 and alternate A2: B got 30 distinct products"
 
 # Now the products come to A2 first: it should become the primary, A1 the
-# alternate.
-for i in 1 2 3; do
+# alternate.  A round puts 10 products into A2, waits until B has them
+# (from A2), then puts the same into A1, whose feed brings B only
+# duplicates; rounds go on until both requesters have switched modes.
+switched() {
+  srv_log_has B "switching data-product transfer-mode to primary" &&
+    srv_log_has B "switching data-product transfer-mode to alternate"
+}
+want=30
+for ((i = 1; i <= 8; i++)); do
   expect_rc 0 "$PEER" insert -q "$Q2" -n 10 -s 20000 -f NEXRAD2 -i radar-x$i -z $((10 + i))
-  sleep 0.3
+  want=$((want + 10))
+  wait_until 5 bash -c "(( \$(\"$PEER\" count -q '$QB') >= $want ))" ||
+    srv_fail B "B did not get round $i from A2"
   expect_rc 0 "$PEER" insert -q "$Q1" -n 10 -s 20000 -f NEXRAD2 -i radar-x$i -z $((10 + i))
-  sleep 1.2
+  ! wait_until 3 switched || break
 done
-wait_until 5 srv_log_has B "switching data-product transfer-mode to primary" ||
-  srv_fail B "the alternate did not become primary"
-wait_until 5 srv_log_has B "switching data-product transfer-mode to alternate" ||
-  srv_fail B "the primary did not become alternate"
-ok "autoshift: A2 (bringing products first) became primary, A1 alternate"
+srv_log_has B "switching data-product transfer-mode to primary" ||
+  srv_fail B "the alternate did not become primary in $((i - 1)) rounds"
+srv_log_has B "switching data-product transfer-mode to alternate" ||
+  srv_fail B "the primary did not become alternate in $((i - 1)) rounds"
+ok "autoshift after $i rounds: A2 (bringing products first) became primary, A1 alternate"
 
-sleep 0.5
+# One last product only A1 has and one only A2 has: once both are in B,
+# each feed has brought B everything it had before them.
+expect_rc 0 "$PEER" insert -q "$Q1" -n 1 -s 20000 -f NEXRAD2 -i radar-end1 -z 31
+expect_rc 0 "$PEER" insert -q "$Q2" -n 1 -s 20000 -f NEXRAD2 -i radar-end2 -z 32
+want=$((want + 2))
+wait_until 10 bash -c "\"$PEER\" dump -q '$QB' | grep -q ' radar-end1/0 ' &&
+  \"$PEER\" dump -q '$QB' | grep -q ' radar-end2/0 '" ||
+  srv_fail B "B did not get the last product of each upstream"
 srv_dump B b.dump
 n=$(wc -l <b.dump)
-((n == 60)) || fail "B has $n products, not 60"
+((n == want)) || fail "B has $n products, not $want"
 ((n == $(awk '{print $1}' b.dump | sort -u | wc -l))) || fail "duplicates in B"
 grep -q CORRUPT b.dump && fail "corrupt products in B"
 srv_stop B
@@ -78,4 +94,4 @@ srv_log A2 | grep -qE 'products sent .* [1-9][0-9]* declined' ||
   srv_fail A2 "A2 never had a product declined (DONT_SEND)"
 srv_log B | grep -qE "port ${SRV_PORT[A2]}: [0-9]+ products received, [0-9]+ inserted \([0-9]+ bytes\), [1-9][0-9]* duplicates" ||
   srv_fail B "B's alternate requester counted no duplicate"
-ok "B has 60 products, each once; A2 saw DONT_SEND for the duplicates"
+ok "B has $n products, each once; A2 saw DONT_SEND for the duplicates"

@@ -3,7 +3,9 @@
 # A, C from B).  A is filled continuously from two processes; B, all of its
 # processes, is killed with SIGKILL twice in the middle of transfers and
 # started again on the same port.  C gets every product inserted into A,
-# exactly once, in A's order, byte-identical; so does B.  Products
+# exactly once, in A's order, byte-identical; so does B.  Each restarted B
+# resumes from its resume file, and C, reconnecting, asks B to resume after
+# the last product it has: no product is sent to C twice.  Products
 # inserted into A when the chain is idle reach C at once (the median of the
 # time between their insertion into A and into C is reported, and must be
 # under 50 ms even in a sanitizer build).
@@ -53,19 +55,25 @@ for round in 1 2; do
   wait_until 20 bash -c "(( \$(\"$PEER\" dump -q '$QC' 2>/dev/null | wc -l) >= $want ))" ||
     srv_fail C "C did not reach $want products (round $round)"
   srv_kill9 B
-  sleep 0.5
   srv_start B "${SRV_PORT[B]}"
-  ok "round $round: B killed with SIGKILL and restarted on port ${SRV_PORT[B]}"
+  srv_log_has B "resuming after product" ||
+    srv_fail B "B did not resume from its resume file (round $round)"
+  # B's feeder of C logs the resume point C sent: C's last product.
+  wait_until 10 eval "srv_log B | grep -qE 'SIG=[0-9a-f]{32}, primary'" ||
+    srv_fail B "C did not come back to B with its resume point (round $round)"
+  ok "round $round: B killed with SIGKILL, restarted on port ${SRV_PORT[B]}, resumed; C resumed"
 done
 
 wait "$ins1" || fail "inserter 1 failed"
 wait "$ins2" || fail "inserter 2 failed"
 BG_PIDS=()
+# A last product: once it is in C, everything A had before it went through
+# (each server relays in insertion order), and any extra product would too.
+expect_rc 0 "$PEER" insert -q "$QA" -n 1 -s 100 -f IDS -i last -z 23
 total=$("$PEER" dump -q "$QA" | wc -l)
-((total == 3170)) || fail "A has $total products, not 3170"
-wait_until 40 bash -c "(( \$(\"$PEER\" dump -q '$QC' | wc -l) >= $total ))" ||
-  srv_fail C "C has $(srv_count C) of $total products"
-sleep 0.5
+((total == 3171)) || fail "A has $total products, not 3171"
+wait_until 40 bash -c "\"$PEER\" dump -q '$QC' | grep -q ' last/0 '" ||
+  srv_fail C "C has $(srv_count C) of $total products, not the last one"
 srv_dump A a.dump
 srv_dump B b.dump
 srv_dump C c.dump
@@ -74,11 +82,15 @@ for s in b c; do
   awk '{print $1, $2, $3}' $s.dump >$s.got
   diff a.want $s.got >diff.out || fail "$s differs from A: $(head -20 diff.out)"
 done
-srv_log_has C "resuming after product" || true
 ok "C (and B) hold A's $total products, each once, in A's order, byte-identical"
 
 for s in C B A; do
   srv_stop $s
 done
+# C's requester wrote a summary for each connection: over all of them it
+# inserted every product, and was sent none it had already.
+read -r inserted dups < <(srv_totals C)
+((inserted == total && dups == 0)) ||
+  srv_fail C "C's connections inserted $inserted products ($dups duplicates), not $total (0)"
 expect_rc 0 "$PEER" check -q "$QC"
-ok "stopped; C's queue is consistent"
+ok "stopped; C's queue is consistent; its connections got $inserted products, none twice"

@@ -73,18 +73,24 @@ if [[ $HAVE_V6 == 1 ]]; then
   (($(count "$OUT" NOTIFICATION) == 6)) || fail "::1: $(cat "$OUT")"
   ok "IPv6: notifyme over ::1"
 else
-  ok "IPv6: skipped, no ::1 here"
+  skip_part "IPv6 (notifyme over ::1): no ::1 on this host"
 fi
 
 # Latency from insert (another process) to notification.
 expect_rc 0 peer latency -q "$Q" -n 50 -d 5 -L 5000
 ok "$(grep LATENCY "$OUT")"
 
-# The server keeps serving a quiet subscriber (NULLPROC only when due).
-background peer feedme -f EXP -P '^nothing$' -o 1 -t 3 -n 1 >quiet.out
-sleep 1
+# A quiet subscriber's feed, idle (nothing it asks for comes), is closed
+# by the server's SIGTERM, and the server stops cleanly.
+background peer feedme -f EXP -P '^nothing$' -o 1 -t 30 -n 1 >quiet.out
+quiet=$BG
+wait_until 10 grep -q '^OK' quiet.out ||
+  fail "the quiet subscriber's FEEDME was not answered: $(cat quiet.out)"
 stop_ldmd
-wait "$BG"
+wait "$quiet"
+st=$?
+expect_in quiet.out "CLOSED"
+((st == 1)) || fail "the quiet subscriber exited $st: $(cat quiet.out)"
 expect_in "$LOG" "connection"
 expect_not_in "$LOG" ERROR
-ok "clean stop while a feed was idle"
+ok "clean stop while a feed was idle: its connection closed by the server"

@@ -962,11 +962,43 @@ static int cmp_i64(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* NOTIFYME, then insert products one by one; each must be notified. */
+/* Insert product n and wait up to 5 s for its NOTIFICATION, answering the
+ * NULLPROCs before it; its latency in *us.  @return 0 or -1 */
+static int notified(const peer_opts *o, pq_t *pq, ldm6_io *io, uint32_t ft,
+                    long n, int64_t *us) {
+  pq_prod_info info;
+  uint8_t *data = make_product(o, ft, n, &info);
+  int64_t t0 = now_us();
+  ldm6_io_msg m;
+  int rc;
+
+  if (data == NULL)
+    return -1;
+  rc = pq_insert(pq, &info, data);
+  free(data);
+  if (rc != PQ_OK) {
+    printf("INSERT %s\n", pq_errname(rc));
+    return -1;
+  }
+  for (;;) {
+    if (ldm6_io_recv(io, 5000, &m) != LDM6_IO_OK)
+      return -1;
+    if (m.hdr.type == LDM6_RPC_CALL && m.hdr.u.call.proc == LDM6_NOTIFICATION)
+      break;
+    if (m.hdr.type == LDM6_RPC_CALL)
+      ldm6_io_reply(io, m.hdr.xid, NULL, 0); /* NULLPROC */
+  }
+  *us = now_us() - t0;
+  return 0;
+}
+
+/* NOTIFYME, then insert products one by one; each must be notified.  A
+ * first product, not counted, is notified before the clock starts: the
+ * upstream has then reached the end of the queue. */
 static int latency(const peer_opts *o) {
   ldm6_prod_class cls;
   ldm6_fornme_reply rep;
-  int64_t *lat = calloc((size_t)o->count, sizeof *lat);
+  int64_t *lat = calloc((size_t)o->count, sizeof *lat), first;
   pq_t *pq = NULL;
   pq_error err;
   ldm6_io_msg m;
@@ -983,26 +1015,12 @@ static int latency(const peer_opts *o) {
   if (io == NULL ||
       call(io, 6, LDM6_NOTIFYME, LDM6_T_PROD_CLASS, &cls, &m) != LDM6_IO_OK ||
       ldm6_decode(LDM6_T_FORNME_REPLY, m.body, m.body_len, &rep, &used) != 0 ||
-      rep.code != LDM6_OK)
+      rep.code != LDM6_OK || notified(o, pq, io, ft, o->count, &first) != 0)
     goto out;
-  usleep(200000); /* let the upstream reach the end of the queue */
   for (n = 0; n < o->count; n++) {
-    pq_prod_info info;
-    uint8_t *data = make_product(o, ft, n, &info);
-    int64_t t0 = now_us();
-
-    pq_insert(pq, &info, data);
-    free(data);
-    for (;;) {
-      if (ldm6_io_recv(io, 5000, &m) != LDM6_IO_OK)
-        goto out;
-      if (m.hdr.type == LDM6_RPC_CALL && m.hdr.u.call.proc == LDM6_NOTIFICATION)
-        break;
-      if (m.hdr.type == LDM6_RPC_CALL)
-        ldm6_io_reply(io, m.hdr.xid, NULL, 0); /* NULLPROC */
-    }
-    lat[n] = now_us() - t0;
     usleep(o->delay_ms > 0 ? (useconds_t)o->delay_ms * 1000 : 20000);
+    if (notified(o, pq, io, ft, n, &lat[n]) != 0)
+      goto out;
   }
   qsort(lat, (size_t)o->count, sizeof *lat, cmp_i64);
   printf("LATENCY us p50 %lld p90 %lld max %lld\n",

@@ -46,7 +46,7 @@ ok "the connection limit (-M 3) refuses the 4th connection, with a log line"
 # Log rotation: SIGUSR1 makes ldmd and its children reopen the file.
 mv "$LOG" "$LOG.1"
 kill -USR1 "$LDMD_PID"
-sleep 0.3
+wait_until 5 signal_taken "$LDMD_PID" USR1 || fail "ldmd did not take SIGUSR1"
 expect_rc 1 peer call -V 6 -R 0 # refused again: logged by the top level
 wait_until 5 grep -q "too many clients" "$LOG" ||
   fail "SIGUSR1 did not reopen the log"
@@ -59,7 +59,8 @@ wait_until 10 bash -c "(( \$(grep -c 'products sent' '$LOG') >= 1 ))" ||
   fail "the third subscriber's upstream did not end"
 background peer hiya -f IDS -n 100000000 -s 2000 -i flood >flood.out
 wait_until 10 grep -q "^OK" flood.out || fail "the push did not start"
-sleep 1
+wait_until 10 bash -c "(( \$(\"$PEER\" count -q '$Q') >= 200 ))" ||
+  fail "the push did not bring 200 products into the queue"
 start=$(date +%s%N)
 stop_ldmd
 ms=$((($(date +%s%N) - start) / 1000000))

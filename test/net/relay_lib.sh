@@ -7,10 +7,15 @@
 #   srv_init NAME [QUEUE_BYTES [SLOTS]]  make the directory and the queue
 #   srv_conf NAME <<EOF ... EOF   its ldmd.conf ("@A@" becomes A's port)
 #   srv_start NAME [PORT]         start it; SRV_PORT[NAME] is its port
-#   srv_kill9 NAME                SIGKILL to it and every process it started
+#   srv_kill9 NAME                SIGKILL to it and every process it started;
+#                                 returns once they are gone and its port
+#                                 is free (so it can start there again)
 #   srv_stop NAME                 SIGTERM; it must exit 0 within 15 s
 #   srv_dump NAME FILE            its products, insertion order, MD5 checked
 #   srv_count NAME                how many products its queue holds
+#   srv_totals NAME               what its requesters' connections got, the
+#                                 summary lines of its whole log summed:
+#                                 "inserted duplicates"
 #
 # Registry keys of ldmd's own for every server of the test go in
 # RELAY_SERVER_KEYS and RELAY_REQUESTER_KEYS (XML elements under <server>
@@ -87,13 +92,27 @@ children_of() {
   fi
 }
 
+# port_free PORT: does no IPv4 socket listen at PORT (/proc/net/tcp:
+# no line in state 0A with that local port)?
+port_free() {
+  local hex
+  hex=$(printf '%04X' "$1")
+  awk -v p=":$hex" '$4 == "0A" && substr($2, length($2) - 4) == p { f = 1 }
+    END { exit f }' /proc/net/tcp
+}
+
 srv_kill9() {
-  local pid=${SRV_PID[$1]} kids
+  local pid=${SRV_PID[$1]} port=${SRV_PORT[$1]} kids k
   kids=$(children_of "$pid")
   # shellcheck disable=SC2086
   kill -KILL "$pid" $kids 2>/dev/null
   wait "$pid" 2>/dev/null
   SRV_PID[$1]=
+  for k in $kids; do
+    wait_until 10 gone "$k" || srv_fail "$1" "process $k of $1 outlived SIGKILL"
+  done
+  wait_until 10 port_free "$port" ||
+    srv_fail "$1" "port $port of $1 still listened on after SIGKILL"
 }
 
 srv_stop() {
@@ -120,6 +139,12 @@ srv_count() {
   "$PEER" count -q "$(srv_dir "$1")/ldm.pq"
 }
 
+srv_totals() {
+  sed -n 's/.*: [0-9]* products received, \([0-9]*\) inserted ([0-9]* bytes), \([0-9]*\) duplicates.*/\1 \2/p' \
+    "$(srv_dir "$1")/ldmd.log" |
+    awk '{ i += $1; d += $2 } END { print i + 0, d + 0 }'
+}
+
 # srv_fail NAME TEXT: fail, with NAME's log and error output.
 srv_fail() {
   local d
@@ -133,14 +158,19 @@ srv_fail() {
   fail "$2"
 }
 
+# relay_cleanup: the EXIT trap.  SIGTERM to every server still running, up
+# to 5 s for them to go, then SIGKILL to them and their children.
 relay_cleanup() {
-  local n pid
+  local st=$? n pid
   for n in "${!SRV_PID[@]}"; do
     pid=${SRV_PID[$n]}
     [[ -n $pid ]] || continue
     kill -TERM "$pid" 2>/dev/null
   done
-  sleep 0.3
+  for n in "${!SRV_PID[@]}"; do
+    pid=${SRV_PID[$n]}
+    [[ -z $pid ]] || wait_until 5 gone "$pid"
+  done
   for n in "${!SRV_PID[@]}"; do
     pid=${SRV_PID[$n]}
     [[ -n $pid ]] || continue
@@ -148,7 +178,7 @@ relay_cleanup() {
     kill -KILL "$pid" $(children_of "$pid") 2>/dev/null
     wait "$pid" 2>/dev/null
   done
-  cleanup
+  cleanup "$st"
 }
 trap relay_cleanup EXIT
 

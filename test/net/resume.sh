@@ -56,11 +56,13 @@ done
 wait "$ins1" || fail "inserter 1 failed"
 wait "$ins2" || fail "inserter 2 failed"
 BG_PIDS=()
+# A last product: once it is in B, everything before it in A went through,
+# and any extra product would have too.
+expect_rc 0 "$PEER" insert -q "$QA" -n 1 -s 100 -f IDS -i last -z 13
 total=$("$PEER" dump -q "$QA" | wc -l)
-((total == 3150)) || fail "A has $total products, not 3150"
-wait_until 30 bash -c "(( \$(\"$PEER\" dump -q '$QB' | wc -l) >= $total ))" ||
-  srv_fail B "B has $(srv_count B) of $total products"
-sleep 0.5
+((total == 3151)) || fail "A has $total products, not 3151"
+wait_until 30 bash -c "\"$PEER\" dump -q '$QB' | grep -q ' last/0 '" ||
+  srv_fail B "B has $(srv_count B) of $total products, not the last one"
 srv_dump A a.dump
 srv_dump B b.dump
 awk '{print $1, $2, $3}' a.dump >a.want

@@ -54,8 +54,14 @@ srv_log_has S "restarting EXEC'd process (sleep 300) in 1000 ms" ||
   srv_fail S "the restart delay was not restart-min"
 ok "a killed EXEC program and a killed requester were started again after 1 s"
 
-# The program that keeps dying: delays 1 s, 2 s, 2 s... (never more).
-sleep 5
+# The program that keeps dying: delays 1 s, 2 s, 2 s... (never more).  Its
+# third restart comes after the point where the program that exited 0
+# would have been started again (restart-min, 1 s).
+restarts() {
+  srv_log S | grep -c "restarting EXEC'd process (sh -c 'exit 3') in"
+}
+wait_until 15 eval '(($(restarts) >= 3))' ||
+  srv_fail S "the program that keeps dying was not restarted 3 times"
 delays=$(srv_log S | sed -n "s/.*restarting EXEC'd process (sh -c 'exit 3') in \([0-9]*\) ms/\1/p" | tr '\n' ' ')
 starts=$(srv_log S | grep -c "started EXEC'd process [0-9]*: sh -c 'exit 3'")
 [[ $delays == "1000 2000 2000"* ]] || srv_fail S "delays: $delays"

@@ -4,14 +4,17 @@
 if(TARGET ldmproto)
   add_executable(test_rpc_io ${CMAKE_CURRENT_LIST_DIR}/test_rpc_io.c)
   target_link_libraries(test_rpc_io PRIVATE ldmproto ${CMOCKA_LIB})
-  add_test(NAME test_rpc_io COMMAND test_rpc_io)
-  set_tests_properties(test_rpc_io PROPERTIES TIMEOUT 60 LABELS net)
+  # test_ipv6 alone: it skips on a host without ::1 (fails under CI=true).
+  add_test(NAME test_rpc_io COMMAND test_rpc_io --skip test_ipv6)
+  add_test(NAME test_rpc_io_ipv6 COMMAND test_rpc_io --only test_ipv6)
+  set_tests_properties(test_rpc_io test_rpc_io_ipv6 PROPERTIES TIMEOUT 60
+    LABELS net SKIP_RETURN_CODE 77)
 
   add_executable(test_resume ${CMAKE_CURRENT_LIST_DIR}/test_resume.c)
   target_link_libraries(test_resume PRIVATE ldmserver ${CMOCKA_LIB})
   add_test(NAME test_resume COMMAND test_resume)
   set_tests_properties(test_resume PROPERTIES TIMEOUT 60 LABELS net
-    ENVIRONMENT "PQ_TEST_DIR=${CMAKE_BINARY_DIR}/testdata")
+    SKIP_RETURN_CODE 77 ENVIRONMENT "PQ_TEST_DIR=${CMAKE_BINARY_DIR}/testdata")
 
   # ldm6_peer: the scriptable LDM-6 peer the server tests drive.
   add_executable(ldm6_peer ${CMAKE_CURRENT_LIST_DIR}/ldm6_peer.c)
@@ -25,8 +28,8 @@ if(TARGET ldmproto)
         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/${name}.sh
                 $<TARGET_FILE:ldmd> $<TARGET_FILE:ldm6_peer>)
       set_tests_properties(net_${name} PROPERTIES TIMEOUT ${T_TIMEOUT}
-        LABELS net
-        ENVIRONMENT "PQ_TEST_DIR=${CMAKE_BINARY_DIR}/testdata;LDM6_VECTORS=${CMAKE_SOURCE_DIR}/../shared/vectors/ldm6")
+        LABELS net SKIP_RETURN_CODE 77
+        ENVIRONMENT "PQ_TEST_DIR=${CMAKE_BINARY_DIR}/testdata")
     endfunction()
 
     ldmd_net_test(feed TIMEOUT 120)
@@ -41,7 +44,7 @@ if(TARGET ldmproto)
     ldmd_net_test(alternate TIMEOUT 120)
     ldmd_net_test(supervise TIMEOUT 120)
     ldmd_net_test(chain TIMEOUT 240)
-    # Replays a capture of real LDM 6.15 peers; skipped without it.
+    # Replays the capture of real LDM 6.15 peers in test/vectors/ldm6.
     ldmd_net_test(capture TIMEOUT 60)
   endif()
 endif()

@@ -1,6 +1,6 @@
 /*
- * ldm6_capture.h - reads ../shared/vectors/ldm6/session_decoded.txt, the
- * hex dump of every RPC message of a real LDM 6.15 session, into memory:
+ * ldm6_capture.h - reads test/vectors/ldm6/session_decoded.txt, the hex
+ * dump of every RPC message of a real LDM 6.15 session, into memory:
  * per message its connection, direction, title (CALL or REPLY, procedure,
  * xid), its bytes (record mark included) and its named fields.  Shared by
  * the codec unit tests and the fuzz seed generator; header-only, so every
@@ -54,7 +54,8 @@ typedef struct capture {
   size_t titles; /* "t=+" lines seen: must equal n */
 } capture;
 
-/** The vectors directory, or NULL if none is configured. */
+/** The vectors directory ($LDM6_VECTORS, else the build's test/vectors/ldm6),
+ *  or NULL if none is configured. */
 static inline const char *cap_dir(void) {
   const char *dir = getenv("LDM6_VECTORS");
 

@@ -564,11 +564,13 @@ static void test_readonly_file_cannot_repair(void **state) {
   assert_int_equal(waitpid(pid, &status, 0), pid);
   assert_true(WIFEXITED(status));
   if (WEXITSTATUS(status) == 10)
-    skip(); /* nobody cannot reach the test directory */
+    tu_skip("user nobody cannot reach the test directory (PQ_TEST_DIR)");
   assert_int_equal(WEXITSTATUS(status), 0);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+  if (tu_select(argc, argv) != 0)
+    return 2;
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_refuses_foreign_files, setup,
                                       teardown),
@@ -587,5 +589,5 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_readonly_file_cannot_repair, setup,
                                       teardown),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return tu_exit_code(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -1,7 +1,8 @@
 /*
  * test_feedtype.c - LDM's feedtype names, expression parser and printer,
- * checked against the table, grammar, error numbers and examples of
- * ldm6-protocol.md section 5, typed in here independently of feedtype.c.
+ * checked against LDM's table, grammar, error numbers and examples
+ * (docs/protocol.md, "Feedtypes"), typed in here independently of
+ * feedtype.c.
  */
 #include <stdarg.h>
 #include <stddef.h>

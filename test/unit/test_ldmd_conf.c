@@ -1,12 +1,13 @@
 /*
- * test_ldmd_conf.c - ldmd.conf (ldm6-protocol.md sections 6.1 and 6.2):
+ * test_ldmd_conf.c - ldmd.conf (docs/protocol.md, "ldmd.conf"):
  * every entry and its argument counts, keywords only in column 1 and in any
  * case, quoting, comments, arguments continued over lines, bad lines with
  * their exact "<file>:<line>: ", INCLUDE (nested, relative to the including
  * file, cycles, depth), REQUEST hosts (name, name:port, IPv6 in brackets),
  * LDM's REQUEST reduction and primary/alternate groups; then the access
- * rules: the connect check, the ALLOW reduction and upstream filter of
- * section 4.1 steps 3-4, and the ACCEPT class of section 4.3.
+ * rules: the connect check, the ALLOW reduction and upstream filter
+ * (docs/protocol.md, "What ALLOW permits"), and the ACCEPT class of a
+ * HIYA ("HIYA: products pushed to us").
  *
  * Each test writes its files into a fresh directory under $PQ_TEST_DIR.
  */

@@ -1,9 +1,9 @@
 /*
  * test_prodclass.c - product classes: building them (limits, bad and long
  * patterns, LDM's ".*" stripping), freeing them, and LDM's matching rule
- * (ldm6-protocol.md 3.7): inclusive and reversed time windows, the
- * "everything" class, feedtype intersection and unanchored, case-sensitive
- * EREs.
+ * (docs/protocol.md, "Product classes"): inclusive and reversed time
+ * windows, the "everything" class, feedtype intersection and unanchored,
+ * case-sensitive EREs.
  */
 #include <stdarg.h>
 #include <stddef.h>

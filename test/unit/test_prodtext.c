@@ -1,8 +1,8 @@
 /*
  * test_prodtext.c - times (clock, order, microsecond conversion) and the
  * text forms of product metadata: LDM's time text, the s_prod_info line of
- * every per-product log message (ldm6-protocol.md 7.1 and 9), and
- * signatures as hex.
+ * every per-product log message (docs/protocol.md, "Text formats in logs
+ * and output"), and signatures as hex.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -176,7 +176,8 @@ static void test_prod_info_spec_example(void **state) {
   pq_prod_info info = nexrad_info();
 
   (void)state;
-  /* ldm6-protocol.md 7.1, byte for byte; the origin is not shown. */
+  /* LDM's notifyme line for this product, byte for byte; the origin is
+   * not shown. */
   check_line(&info, false,
              "     21474 20231114221320.123456 NEXRAD3 042  "
              "SDUS54 KLZK 142213 /pN0QLZK");

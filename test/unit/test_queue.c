@@ -708,8 +708,22 @@ static void test_wait(void **state) {
   pid_t pid = fork();
   assert_true(pid >= 0);
   if (pid == 0) {
+    /* Insert once the parent sleeps in pq_wait(): its bit is set. */
+    uint64_t bits[PQ_MAX_WAITERS / 64];
+    int fd = open(path, O_RDONLY);
+    bool asleep = false;
     pq_t *w;
-    usleep(100000);
+    for (int t = 0; fd >= 0 && !asleep && t < 10000; t++) {
+      if (pread(fd, bits, sizeof bits, offsetof(struct pq_hdr, hd_sleepers)) !=
+          (ssize_t)sizeof bits)
+        break;
+      for (unsigned i = 0; i < PQ_MAX_WAITERS / 64; i++)
+        asleep |= bits[i] != 0;
+      if (!asleep)
+        usleep(1000); /* 10 s at most */
+    }
+    if (!asleep)
+      _exit(3);
     if (pq_open(path, 0, &w, NULL) != PQ_OK)
       _exit(1);
     pq_prod_info info;
@@ -887,7 +901,8 @@ static void test_too_many_writers(void **state) {
   struct rlimit rl;
   assert_int_equal(getrlimit(RLIMIT_NOFILE, &rl), 0);
   if (rl.rlim_max < PQ_MAX_WRITERS + 64)
-    skip();
+    tu_skip("the open-file hard limit is %llu; this test needs %u",
+            (unsigned long long)rl.rlim_max, PQ_MAX_WRITERS + 64);
   struct rlimit more = {PQ_MAX_WRITERS + 64, rl.rlim_max};
   assert_int_equal(setrlimit(RLIMIT_NOFILE, &more), 0);
   static pq_t *w[PQ_MAX_WRITERS];
@@ -984,7 +999,9 @@ static void test_threads(void **state) {
   pq_close(pq);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+  if (tu_select(argc, argv) != 0)
+    return 2;
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_strerror_all),
       cmocka_unit_test_setup_teardown(test_create_open_close, setup, teardown),
@@ -1011,5 +1028,5 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_too_many_writers, setup, teardown),
       cmocka_unit_test_setup_teardown(test_threads, setup, teardown),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return tu_exit_code(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -3,10 +3,12 @@ pq_unit_test(test_feedtype)
 pq_unit_test(test_prodclass)
 pq_unit_test(test_prodtext)
 pq_unit_test(test_md5)
-pq_unit_test(test_queue)
+pq_unit_test(test_queue ALONE test_too_many_writers
+  ALONE_NAME test_queue_writers)
 pq_unit_test(test_ring)
 pq_unit_test(test_space)
-pq_unit_test(test_badfile)
+pq_unit_test(test_badfile ALONE test_readonly_file_cannot_repair
+  ALONE_NAME test_badfile_readonly)
 pq_unit_test(test_bigfile)
 set_tests_properties(test_bigfile PROPERTIES SKIP_RETURN_CODE 77)
 pq_unit_test(test_log)
@@ -18,12 +20,12 @@ target_compile_definitions(test_registry PRIVATE
 add_dependencies(test_registry regutil)
 pq_unit_test(test_ldmd_conf)
 target_link_libraries(test_ldmd_conf PRIVATE ldmsite)
-# The LDM-6 protocol codec (ldmd/proto/ldm6_xdr.c, ldmd/proto/rpc_msg.c).  The capture
-# of a real LDM session is read at run time from ../shared/vectors/ldm6
-# (or $LDM6_VECTORS); without it the capture tests are skipped.
+# The LDM-6 protocol codec (ldmd/proto/ldm6_xdr.c, ldmd/proto/rpc_msg.c).
+# The capture of a real LDM session is read at run time from
+# test/vectors/ldm6 (or $LDM6_VECTORS); without it the capture tests fail.
 pq_unit_test(test_ldm6_xdr)
 target_link_libraries(test_ldm6_xdr PRIVATE ldmproto)
 target_compile_definitions(test_ldm6_xdr PRIVATE
-  LDM6_VECTORS_DIR="${CMAKE_SOURCE_DIR}/../shared/vectors/ldm6")
+  LDM6_VECTORS_DIR="${CMAKE_CURRENT_SOURCE_DIR}/vectors/ldm6")
 pq_unit_test(test_rpc_msg)
 target_link_libraries(test_rpc_msg PRIVATE ldmproto)

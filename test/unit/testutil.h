@@ -1,7 +1,8 @@
 /*
  * testutil.h - helpers shared by the queue unit tests: a unique queue path
  * per test under $PQ_TEST_DIR (or /dev/shm), and products with random
- * contents whose signature is their MD5.
+ * contents whose signature is their MD5.  Skips that show are in
+ * test/lib/tu_skip.h, included here.
  */
 #ifndef PQ_TESTUTIL_H
 #define PQ_TESTUTIL_H
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #include "pq/pq.h"
+#include "test/lib/tu_skip.h"
 
 static inline void tu_path(char *buf, size_t len, const char *name) {
   const char *dir = getenv("PQ_TEST_DIR");

@@ -13,21 +13,24 @@
  *
  * Deterministic here: the crash is the dirty flag set in the file (what a
  * writer killed just after pq__mutate_begin() leaves), and a third
- * description holds the control byte shared for a moment so that both
- * readers are inside the shared lock before either upgrades.
+ * description holds the control byte shared until both readers are
+ * blocked on it (two requests waiting in /proc/locks): with the bug each
+ * then holds the byte shared and wants it exclusive.  Once it is released,
+ * each reader must finish its pq_next() with PQ_OK within 5 s.
  *
- * Exit status 1 while the bug is present, 0 once the readers finish.
+ * Exit status 1 while the bug is present (or a reader fails), 0 once both
+ * readers finish, 2 if the reproduction cannot be set up.
  */
 #include <fcntl.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "pq/format.h"
 #include "pq/pq.h"
+#include "test/mp/repro/repro_util.h"
 
 static int noop(const pq_prod_info *i, const void *d, const pq_place *p,
                 void *a) {
@@ -54,20 +57,28 @@ int main(void) {
   strcpy(info.ident, "x");
   info.size = 3;
   pq_md5("abc", 3, info.signature);
-  pq_insert(pq, &info, "abc");
-  pq_close(pq);
+  int rc = pq_insert(pq, &info, "abc");
+  if (rc != PQ_OK || pq_close(pq) != PQ_OK) {
+    printf("insert: %s\n", pq_strerror(rc));
+    unlink(path);
+    return 2;
+  }
 
   int fd = open(path, O_RDWR);
   uint32_t one = 1; /* a writer died inside a change */
-  if (fd < 0 || pwrite(fd, &one, sizeof one,
-                       offsetof(struct pq_hdr, hd_dirty)) != sizeof one) {
+  struct flock fl = {.l_type = F_RDLCK, .l_whence = SEEK_SET, .l_len = 1};
+  if (fd < 0 ||
+      pwrite(fd, &one, sizeof one, offsetof(struct pq_hdr, hd_dirty)) !=
+          sizeof one ||
+      fcntl(fd, F_OFD_SETLK, &fl) != 0) {
     perror(path);
+    unlink(path);
     return 2;
   }
-  struct flock fl = {.l_type = F_RDLCK, .l_whence = SEEK_SET, .l_len = 1};
-  fcntl(fd, F_OFD_SETLK, &fl);
 
+  repro_block_sigchld();
   pid_t kid[2];
+  int status[2] = {0, 0};
   for (int k = 0; k < 2; k++)
     if ((kid[k] = fork()) == 0) {
       pq_t *r;
@@ -75,33 +86,37 @@ int main(void) {
         _exit(2);
       _exit(pq_next(r, PQ_FORWARD, NULL, noop, NULL) == PQ_OK ? 0 : 3);
     }
-  usleep(300000); /* both readers now hold the byte shared and upgrade */
+  /* Both readers are inside pq_next(), blocked on our shared lock. */
+  int setup = 0;
+  if (!repro_wait_lock_waiters(path, 2, 10000)) {
+    printf("SETUP: the two readers did not both block on the control byte "
+           "within 10 s (%d waiting)\n",
+           repro_lock_waiters(path));
+    setup = 1;
+  }
   fl.l_type = F_UNLCK;
   fcntl(fd, F_OFD_SETLK, &fl);
 
-  int done = 0;
-  for (int t = 0; t < 50 && done < 2; t++) {
-    usleep(100000);
-    for (int k = 0; k < 2; k++)
-      if (kid[k] > 0 && waitpid(kid[k], NULL, WNOHANG) == kid[k]) {
-        kid[k] = 0;
-        done++;
-      }
+  int left = repro_reap(kid, status, 2, 5000);
+  int failed = 0;
+  for (int k = 0; k < 2; k++) {
+    char txt[32];
+    if (kid[k] > 0) {
+      kill(kid[k], SIGKILL);
+      waitpid(kid[k], NULL, 0);
+    } else if (!WIFEXITED(status[k]) || WEXITSTATUS(status[k]) != 0) {
+      printf("FAIL: reader %d: %s (2: pq_open failed, 3: pq_next failed)\n", k,
+             repro_status_text(status[k], txt, sizeof txt));
+      failed++;
+    }
   }
-  int bug = done < 2;
-  if (bug) {
+  if (left > 0)
     printf("BUG: %d of 2 readers still blocked upgrading the control lock "
-           "after 5 s (pq/lock.c pq__ctl_lock)\n",
-           2 - done);
-    for (int k = 0; k < 2; k++)
-      if (kid[k] > 0) {
-        kill(kid[k], SIGKILL);
-        waitpid(kid[k], NULL, 0);
-      }
-  } else {
+           "5 s after it was free (pq/lock.c pq__ctl_lock)\n",
+           left);
+  else if (failed == 0 && setup == 0)
     printf("OK: both readers repaired the queue and read on\n");
-  }
   close(fd);
   unlink(path);
-  return bug;
+  return left > 0 || failed > 0 ? 1 : setup ? 2 : 0;
 }

@@ -13,19 +13,23 @@
  * probes as the writer bytes are), or let pq_wait() sleep in bounded slices
  * and have the waker tolerate a stale count only for a bounded time.
  *
- * Exit status 1 while the bug is present, 0 once fixed.
+ * The reader is killed once its bit is set in hd_sleepers (it is inside
+ * pq_wait(), registered as asleep), never after a guessed time.
+ *
+ * Exit status 1 while the bug is present, 0 once fixed, 2 if the
+ * reproduction cannot be set up.
  */
 #include <fcntl.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "pq/format.h"
 #include "pq/pq.h"
+#include "test/mp/repro/repro_util.h"
 
 /* Number of sleeper bits set in the header. */
 static uint32_t waiters(int fd) {
@@ -39,6 +43,7 @@ static uint32_t waiters(int fd) {
   return n;
 }
 
+/* Insert n products; their rate, or -1 (said) if an insert fails. */
 static double insert_rate(pq_t *pq, unsigned base, unsigned n) {
   static char data[1024];
   struct timespec a, b;
@@ -49,7 +54,11 @@ static double insert_rate(pq_t *pq, unsigned base, unsigned n) {
     snprintf(info.ident, sizeof info.ident, "p%u", base + i);
     info.size = sizeof data;
     memcpy(info.signature, &(unsigned){base + i}, sizeof(unsigned));
-    pq_insert(pq, &info, data);
+    int rc = pq_insert(pq, &info, data);
+    if (rc != PQ_OK) {
+      printf("insert %u: %s\n", base + i, pq_strerror(rc));
+      return -1;
+    }
   }
   clock_gettime(CLOCK_MONOTONIC, &b);
   return n / ((double)(b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9);
@@ -67,6 +76,12 @@ int main(void) {
     return 2;
   }
   pq_close(pq);
+  int fd = open(path, O_RDONLY);
+  if (fd < 0) {
+    perror(path);
+    return 2;
+  }
+  repro_block_sigchld();
   pid_t kid = fork();
   if (kid == 0) {
     pq_t *r;
@@ -75,11 +90,37 @@ int main(void) {
     pq_cursor_newest(r);
     pq_set_spin(r, 0);
     pq_wait(r, -1); /* sleeps, its bit set in hd_sleepers */
-    _exit(0);
+    _exit(3);       /* woken: nobody commits, so it must not be */
   }
-  usleep(200000);
+  /* Kill it once it sleeps: its bit is set (or once it has exited). */
+  long long end = repro_now_ms() + 10000;
+  int status = 0;
+  pid_t k = kid;
+  while (waiters(fd) == 0 && repro_now_ms() < end &&
+         repro_reap(&k, &status, 1, 0) == 1)
+    repro_pause();
+  if (k == 0 || waiters(fd) != 1) {
+    char txt[32];
+    printf("SETUP: the reader did not go to sleep in pq_wait() within 10 s "
+           "(%s; %u sleeper bits)\n",
+           k == 0 ? repro_status_text(status, txt, sizeof txt) : "running",
+           waiters(fd));
+    if (k > 0) {
+      kill(kid, SIGKILL);
+      waitpid(kid, NULL, 0);
+    }
+    unlink(path);
+    return 2;
+  }
   kill(kid, SIGKILL);
-  waitpid(kid, NULL, 0);
+  waitpid(kid, &status, 0);
+  if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL) {
+    char txt[32];
+    printf("SETUP: the reader ended by itself (%s), not by SIGKILL\n",
+           repro_status_text(status, txt, sizeof txt));
+    unlink(path);
+    return 2;
+  }
 
   if (pq_open(path, 0, &pq, &e) != PQ_OK) {
     printf("open: %s\n", e.pe_msg);
@@ -89,13 +130,19 @@ int main(void) {
   uint64_t dropped;
   int crc = pq_check(pq, &rep);
   int rrc = pq_repair(pq, &dropped);
-  int fd = open(path, O_RDONLY);
   uint32_t before = waiters(fd);
   /* The first commit finds the dead sleeper's bit, wakes nobody, and must
    * clear it; later commits then make no futex call. */
-  (void)insert_rate(pq, 0, 50000); /* warm: fault the pages in */
+  if (insert_rate(pq, 0, 50000) < 0) { /* warm: fault the pages in */
+    unlink(path);
+    return 2;
+  }
   uint32_t w = waiters(fd);
   double rate = insert_rate(pq, 50000, 50000);
+  if (rate < 0) {
+    unlink(path);
+    return 2;
+  }
   int bug = before != 1 || w != 0;
   printf("%s: no reader alive, pq_check %s, pq_repair %s, sleeper bits %u "
          "after the kill, %u after a commit; 1 KiB inserts: %.0f/s\n",
