@@ -198,6 +198,7 @@ void cli_signals(void) {
     log_warning("cannot make the pipes that signals wake waits with: %s; "
                 "a stop may then be noticed late",
                 strerror(errno));
+  ldm_log_set_stop(stopio_stopping); /* a stop never waits on the log */
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sigemptyset(&sa.sa_mask);

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -47,8 +48,9 @@ static struct {
   char ident[256];
   enum ldm_log_level level;
   enum dest_kind kind;
-  char path[PATH_MAX]; /* DEST_FILE */
-  int fd;              /* DEST_FILE */
+  char path[PATH_MAX];    /* DEST_FILE */
+  int fd;                 /* DEST_FILE */
+  bool (*stopping)(void); /* ldm_log_set_stop() */
 } lg = {.level = LDM_LOG_NOTICE, .kind = DEST_UNSET, .fd = -1};
 
 static pthread_mutex_t lg_mutex = PTHREAD_MUTEX_INITIALIZER;
@@ -245,6 +247,10 @@ void ldm_log_set_ident(const char *ident) {
   unlock();
 }
 
+void ldm_log_set_stop(bool (*stopping)(void)) {
+  lg.stopping = stopping;
+}
+
 const char *ldm_log_get_ident(void) {
   const char *ident;
 
@@ -367,11 +373,24 @@ static size_t format_head(char *head, enum ldm_log_level level,
   return pad_to(head, pos, COL_MESSAGE);
 }
 
+/* Once the program is stopping, a line that the destination cannot take
+ * now (a pipe nobody reads) is dropped rather than waited for: a stop must
+ * not hang on its own log. */
+static bool give_up(int fd) {
+  struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+
+  if (lg.stopping == NULL || !lg.stopping())
+    return false;
+  return poll(&pfd, 1, 0) != 1 || (pfd.revents & POLLOUT) == 0;
+}
+
 static void write_all(int fd, const char *p, size_t n) {
   while (n > 0) {
+    if (give_up(fd))
+      return;
     ssize_t w = write(fd, p, n);
     if (w < 0 && errno == EINTR)
-      continue;
+      continue; /* give_up() decides whether to go on */
     if (w <= 0)
       return; /* nowhere left to say so */
     p += w;

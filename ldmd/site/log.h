@@ -47,6 +47,13 @@ enum ldm_log_level {
 void ldm_log_init(const char *ident);
 void ldm_log_set_ident(const char *ident);
 const char *ldm_log_get_ident(void);
+/**
+ * Tell the logger how to know that the program is stopping (NULL: never).
+ * From then on a line the destination cannot take at once (a pipe nobody
+ * reads) is dropped instead of waited for, so that a stop cannot hang on
+ * its own log.  stopping must be safe to call from any thread.
+ */
+void ldm_log_set_stop(bool (*stopping)(void));
 
 /**
  * Choose the destination: "" syslog, "-" stderr, else a file path (created
