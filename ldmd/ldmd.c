@@ -16,7 +16,9 @@
  *
  * Foreground: with `-l -` (LDM's rule) or `-f` (ours: for systemd and
  * containers, with any log destination).  Otherwise ldmd daemonizes as LDM
- * does and the intermediate process prints the daemon's pid on stdout.
+ * does and the intermediate process prints the daemon's pid on stdout;
+ * the starting process exits 0 once the daemon listens, 1 if it failed to
+ * get that far.
  *
  * The signal flags are the only file-scope state: they belong to the
  * process, not to a connection.
@@ -83,6 +85,7 @@ typedef struct server {
   ldmd_children kids;
   ldmd_supervision sup;
   sigset_t waitmask; /* the mask while sleeping: our signals let through */
+  int ready_fd;      /* daemonizing: tells the starting process (or -1) */
 } server;
 
 static void usage(const char *prog) {
@@ -420,23 +423,50 @@ static void setup_signals(server *s) {
   sigdelset(&s->waitmask, SIGUSR2);
 }
 
-/* LDM's daemonizing: fork, setsid, fork; the intermediate process prints
- * the daemon's pid; stdio goes to /dev/null.  Returns in the daemon. */
-static int daemonize(void) {
+/*
+ * LDM's daemonizing: fork, setsid, fork; the intermediate process prints
+ * the daemon's pid; stdio goes to /dev/null.  Returns in the daemon, with
+ * *ready_fd the end of a pipe to hand to daemon_ready() once it serves.
+ *
+ * The process that started ldmd exits when the daemon says it is ready
+ * (0) or when the pipe closes without a word because the daemon, or the
+ * intermediate process before it, ended (1).  It never reads an exit
+ * status: with SIGCHLD ignored (a disposition inherited across exec, e.g.
+ * from env --ignore-signal=CHLD) the kernel reaps the intermediate
+ * process by itself and waitpid() fails with ECHILD, leaving nothing to
+ * read.
+ */
+static int daemonize(int *ready_fd) {
+  int p[2], fd;
   pid_t pid;
-  int fd, status;
 
+  if (pipe2(p, O_CLOEXEC) != 0) {
+    log_error("cannot become a daemon: pipe: %s", strerror(errno));
+    return -1;
+  }
   fflush(NULL);
   pid = fork();
   if (pid < 0) {
     log_error("cannot become a daemon: fork: %s", strerror(errno));
+    close(p[0]);
+    close(p[1]);
     return -1;
   }
-  if (pid > 0) { /* the caller's process: done when the middle one is */
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+  if (pid > 0) { /* the caller's process: done when the daemon is */
+    char b = 0;
+    ssize_t n;
+
+    close(p[1]);
+    do
+      n = read(p[0], &b, 1);
+    while (n < 0 && errno == EINTR);
+    /* Reap the intermediate process if it is ours to reap; its status
+     * says nothing the pipe did not. */
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
       ;
-    _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 1);
+    _exit(n == 1 && b == 'r' ? 0 : 1);
   }
+  close(p[0]);
   (void)setsid();
   (void)signal(SIGHUP, SIG_IGN);
   pid = fork();
@@ -455,7 +485,18 @@ static int daemonize(void) {
     if (fd > STDERR_FILENO)
       close(fd);
   }
+  *ready_fd = p[1];
   return 0;
+}
+
+/* The daemon serves: let the process that started it exit 0. */
+static void daemon_ready(int *ready_fd) {
+  if (*ready_fd < 0)
+    return;
+  while (write(*ready_fd, "r", 1) < 0 && errno == EINTR)
+    ;
+  close(*ready_fd);
+  *ready_fd = -1;
 }
 
 static int write_pidfile(const char *path) {
@@ -659,7 +700,7 @@ static int start(server *s) {
     log_warning("%s has no ALLOW or ACCEPT entry: not listening", s->conf_path);
   }
   if (!s->opt.foreground) {
-    if (daemonize() != 0)
+    if (daemonize(&s->ready_fd) != 0)
       return -1;
     if (s->opt.log == NULL)
       (void)ldm_log_set_destination(NULL); /* stderr is /dev/null now */
@@ -671,6 +712,8 @@ static int start(server *s) {
              s->queue, s->conf_path);
   for (i = 0; i < s->lis.n; i++)
     log_notice("listening on %s", s->lis.names[i]);
+  /* Before the tasks: a requester's process must not hold the pipe. */
+  daemon_ready(&s->ready_fd);
   start_tasks(s);
   return 0;
 }
@@ -680,6 +723,7 @@ int main(int argc, char **argv) {
   int rc = 1;
 
   memset(&s, 0, sizeof s);
+  s.ready_fd = -1;
   ldm_log_init("ldmd");
   if (parse_options(argc, argv, &s.opt) != 0) {
     usage(argv[0]);
