@@ -73,8 +73,11 @@ unsigned ldm6_io_peer_port(const ldm6_io *io);
 
 /**
  * Connect to host:port (a name, an IPv4 or an IPv6 address) trying every
- * address getaddrinfo() gives, each within timeout_ms.
- * @return an ldm6_io, or NULL with errno set (and a message in err).
+ * address getaddrinfo() gives, within timeout_ms in all: the attempts
+ * overlap, a new one every 250 ms or as soon as one fails, and the first
+ * to connect wins (RFC 8305's way, without its sorting of the addresses).
+ * @return an ldm6_io, or NULL with errno set (ETIMEDOUT when the time ran
+ *         out) and a message in err.
  */
 ldm6_io *ldm6_io_connect(const char *host, unsigned port, int timeout_ms,
                          char *err, size_t errlen);
