@@ -8,7 +8,10 @@
  * The loop sleeps in ppoll(2) on the listening sockets, until the next
  * restart of a task that died is due, with the signals it acts on blocked
  * everywhere else, so a signal is never lost between a check and the
- * sleep: SIGTERM and SIGINT stop the server (every child gets SIGTERM,
+ * sleep; since ppoll() lets them in only when no listener is ready, they
+ * are also let in for a moment after each wake-up and each connection
+ * (signal_window()).  When descriptors run out the listeners rest
+ * (accept.c).  SIGTERM and SIGINT stop the server (every child gets SIGTERM,
  * stragglers SIGKILL after a grace period), SIGCHLD reaps (and schedules
  * restarts), SIGUSR1 reopens the log (and is passed on to the children),
  * SIGUSR2 rolls the log level (likewise).  SIGHUP and SIGPIPE are
@@ -37,6 +40,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ldmd/server/accept.h"
 #include "ldmd/server/children.h"
 #include "ldmd/server/listen.h"
 #include "ldmd/site/log.h"
@@ -82,6 +86,7 @@ typedef struct server {
   ldm_conf *conf;
   ldmd_settings set;
   ldmd_listeners lis;
+  ldmd_acceptor acc;
   ldmd_children kids;
   ldmd_supervision sup;
   sigset_t waitmask; /* the mask while sleeping: our signals let through */
@@ -523,6 +528,7 @@ static void become_child(server *s) {
   dfl.sa_handler = SIG_DFL;
   (void)sigaction(SIGCHLD, &dfl, NULL);
   ldmd_listen_close(&s->lis);
+  ldmd_acceptor_free(&s->acc);
   sigemptyset(&none);
   (void)sigprocmask(SIG_SETMASK, &none, NULL);
 }
@@ -554,7 +560,9 @@ static void run_requester(void *arg, const ldmd_task *task) {
   exit(status);
 }
 
-static void new_connection(server *s, int fd) {
+/* Hand a new connection to a process of its own.  @return 0, or -1 when
+ * fork() failed (errno) */
+static int new_connection(server *s, int fd) {
   struct sockaddr_storage ss;
   socklen_t sl = sizeof ss;
   char ip[64] = "unknown";
@@ -567,14 +575,16 @@ static void new_connection(server *s, int fd) {
     log_notice("denying connection from %s because too many clients (%u)", ip,
                s->max_clients);
     close(fd);
-    return;
+    return 0;
   }
   fflush(NULL);
   pid = fork();
   if (pid < 0) {
-    log_error("cannot serve %s: fork: %s", ip, strerror(errno));
+    int err = errno;
+
     close(fd);
-    return;
+    errno = err;
+    return -1;
   }
   if (pid == 0) {
     ldmd_child_follow_parent(parent);
@@ -584,25 +594,7 @@ static void new_connection(server *s, int fd) {
   if (ldmd_children_add(&s->kids, pid, ip) != 0)
     log_error("cannot record connection process %ld: out of memory", (long)pid);
   log_debug("connection from %s: process %ld", ip, (long)pid);
-}
-
-/* Take every pending connection on a listening socket. */
-static void accept_all(server *s, int lfd) {
-  for (;;) {
-    int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-
-    if (fd >= 0) {
-      new_connection(s, fd);
-      if (stop_flag)
-        return;
-      continue;
-    }
-    if (errno == EINTR || errno == ECONNABORTED)
-      continue;
-    if (errno != EAGAIN && errno != EWOULDBLOCK)
-      log_error("cannot accept a connection: accept: %s", strerror(errno));
-    return;
-  }
+  return 0;
 }
 
 /* Act on the signals that arrived. */
@@ -621,21 +613,64 @@ static void signals_arrived(server *s) {
   }
 }
 
+/*
+ * Run the handlers of the signals that came while they were blocked, and
+ * act on them.  ppoll(2) lets them in only when it returns EINTR: when a
+ * listener is ready it returns that instead and leaves them pending, so a
+ * server that always had a connection waiting never saw SIGTERM.
+ * Unblocking them for a moment delivers them.
+ */
+static void signal_window(server *s) {
+  sigset_t blocked;
+
+  (void)sigprocmask(SIG_SETMASK, &s->waitmask, &blocked);
+  (void)sigprocmask(SIG_SETMASK, &blocked, NULL);
+  signals_arrived(s);
+}
+
+/* Take the pending connections of listener i, until none is left, a
+ * shortage rests the listeners, or the server stops. */
+static void accept_all(server *s, size_t i) {
+  while (!stop_flag) {
+    int fd = ldmd_accept(&s->acc, s->lis.fds[i], s->lis.names[i]);
+
+    if (fd < 0)
+      return;
+    if (new_connection(s, fd) != 0)
+      ldmd_acceptor_shortage(&s->acc, "fork", errno);
+    else
+      ldmd_acceptor_served(&s->acc);
+    signal_window(s);
+    if (ldmd_acceptor_pause_ms(&s->acc) > 0)
+      return;
+  }
+}
+
+/* The accept loop: asleep in ppoll() until a connection, a signal, the
+ * next restart of a task, or the end of a pause of the listeners (which
+ * are left out of the poll while they rest). */
 static void serve(server *s) {
   struct pollfd pfd[LDMD_MAX_LISTEN];
   size_t i;
 
-  for (i = 0; i < s->lis.n; i++) {
-    pfd[i].fd = s->lis.fds[i];
-    pfd[i].events = POLLIN;
-  }
   while (!stop_flag) {
     int due = ldmd_children_restart_due(&s->kids);
-    struct timespec ts = {due / 1000, (long)(due % 1000) * 1000000L};
-    int n = ppoll(pfd, s->lis.n, due < 0 ? NULL : &ts, &s->waitmask);
-    int err = errno;
+    int rest = ldmd_acceptor_pause_ms(&s->acc);
+    int wait = rest > 0 && (due < 0 || rest < due) ? rest : due; /* -1: none */
+    struct timespec ts = {wait / 1000, (long)(wait % 1000) * 1000000L};
+    int n, err;
 
-    signals_arrived(s);
+    for (i = 0; i < s->lis.n; i++) {
+      pfd[i].fd = rest > 0 ? -1 : s->lis.fds[i]; /* -1: not polled */
+      pfd[i].events = POLLIN;
+      pfd[i].revents = 0;
+    }
+    n = ppoll(pfd, s->lis.n, wait < 0 ? NULL : &ts, &s->waitmask);
+    err = errno;
+    if (n > 0)
+      signal_window(s);
+    else
+      signals_arrived(s);
     if (n < 0) {
       if (err != EINTR) {
         log_error("cannot wait for connections: ppoll: %s", strerror(err));
@@ -644,8 +679,8 @@ static void serve(server *s) {
       continue;
     }
     for (i = 0; i < s->lis.n && !stop_flag; i++)
-      if (pfd[i].revents & POLLIN)
-        accept_all(s, pfd[i].fd);
+      if ((pfd[i].revents & POLLIN) && ldmd_acceptor_pause_ms(&s->acc) == 0)
+        accept_all(s, i);
   }
 }
 
@@ -706,6 +741,7 @@ static int start(server *s) {
       (void)ldm_log_set_destination(NULL); /* stderr is /dev/null now */
   }
   setup_signals(s);
+  ldmd_acceptor_init(&s->acc);
   if (s->opt.pidfile != NULL && write_pidfile(s->opt.pidfile) != 0)
     return -1;
   log_notice("starting up (ldmd %s): queue %s, configuration %s", LDMD_VERSION,
@@ -724,6 +760,7 @@ int main(int argc, char **argv) {
 
   memset(&s, 0, sizeof s);
   s.ready_fd = -1;
+  s.acc.spare = -1;
   ldm_log_init("ldmd");
   if (parse_options(argc, argv, &s.opt) != 0) {
     usage(argv[0]);
@@ -745,6 +782,7 @@ int main(int argc, char **argv) {
   if (check_queue(&s) != 0 || start(&s) != 0)
     goto out;
   serve(&s);
+  ldmd_acceptor_free(&s.acc);
   log_notice("stopping: %zu processes to stop", s.kids.n);
   ldmd_listen_close(&s.lis);
   ldmd_children_stop(&s.kids, STOP_GRACE_MS, &s.waitmask);
@@ -754,6 +792,7 @@ int main(int argc, char **argv) {
   rc = 0;
 out:
   ldmd_listen_close(&s.lis);
+  ldmd_acceptor_free(&s.acc);
   ldmd_children_free(&s.kids);
   ldm_conf_free(s.conf);
   return rc;

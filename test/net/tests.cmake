@@ -46,6 +46,8 @@ if(TARGET ldmproto)
     # The server's faults (issue 9); 77 means skipped.
     ldmd_net_test(daemon TIMEOUT 60)
     set_tests_properties(net_daemon PROPERTIES SKIP_RETURN_CODE 77)
+    ldmd_net_test(emfile TIMEOUT 90)
+    set_tests_properties(net_emfile PROPERTIES SKIP_RETURN_CODE 77)
   endif()
   # The connect timeout bounds the whole connect (issue 9).
   add_executable(test_connect ${CMAKE_CURRENT_LIST_DIR}/test_connect.c)
