@@ -125,6 +125,18 @@ int ldmd_down_blkdata_begin(ldmd_down *d, const ldm6_datapkt *pkt, void **dst);
  */
 int ldmd_down_stream_end(ldmd_down *d, bool ok);
 
+/** The product announced by COMINGSOON whose data is still coming (its
+ *  origin rewritten), or NULL. */
+const pq_prod_info *ldmd_down_pending(const ldmd_down *d);
+
+/**
+ * Give up the product announced by COMINGSOON, if its data is still
+ * incomplete: its reservation is discarded with a warning that names it,
+ * why, and how many of its bytes came.
+ * @return true if a product was pending
+ */
+bool ldmd_down_discard(ldmd_down *d, const char *why);
+
 /** The counters. */
 const ldmd_down_stats *ldmd_down_stats_get(const ldmd_down *d);
 

@@ -164,6 +164,8 @@ static int is_alive(ldmd_conn *c, const ldm6_io_msg *m) {
 static int serve_v6(ldmd_conn *c, const ldm6_io_msg *m) {
   switch (m->hdr.u.call.proc) {
   case LDM6_NULLPROC:
+    if (c->down != NULL) /* after HIYA: the flush of a push */
+      return ldmd_product_flush(c, m);
     return ldmd_conn_reply(c, m->hdr.xid, LDM6_T_VOID, NULL);
   case LDM6_FEEDME:
   case LDM6_NOTIFYME:

@@ -3,7 +3,8 @@
  * plays the downstream of a FEEDME (primary or alternate) or NOTIFYME, the
  * sender of a HIYA push, a client of single calls (NULLPROC of every
  * version, IS_ALIVE, unknown versions and procedures), and a hostile peer
- * (garbage, truncated records, huge length words).  It also makes and fills
+ * (garbage, truncated records, huge length words, pushes whose records
+ * hold more or fewer bytes than they declare).  It also makes and fills
  * queues, dumps them (insertion order, MD5 checked) and measures the delay
  * from an insert to its notification.
  *
@@ -56,6 +57,8 @@ typedef struct peer_opts {
   bool reply_unavail;  /* answer NOTIFICATIONs with PROC_UNAVAIL */
   bool comingsoon;     /* push large products with COMINGSOON */
   bool dontsend;       /* answer COMINGSOON with DONT_SEND */
+  long declared;       /* push: the size the metadata declares, -1: true */
+  long dbuf;           /* push: BLKDATA's length word, -1: true */
   unsigned vers, proc; /* call */
   long arg;            /* call: a u_int argument, -1 none */
   long threshold_us;   /* latency: fail if p50 exceeds */
@@ -429,6 +432,8 @@ static int subscribe(const peer_opts *o, bool notify) {
 /* HIYA push                                                              */
 /* ---------------------------------------------------------------------- */
 
+/* Push one product: HEREIS, or COMINGSOON and BLKDATA.  A crafted one
+ * (-Z, -Y) declares another size than the bytes it carries. */
 static int push_one(ldm6_io *io, const peer_opts *o, const pq_prod_info *info,
                     const uint8_t *data, uint32_t max_hereis) {
   ldm6_prod_info w;
@@ -436,22 +441,29 @@ static int push_one(ldm6_io *io, const peer_opts *o, const pq_prod_info *info,
   static const uint8_t zeros[4] = {0};
   size_t hlen;
   ldm6_io_msg m;
+  uint32_t sz; /* the bytes sent */
+  char hex[33];
 
   ldm6_info_from_pq(info, &w);
-  if (!o->comingsoon || (o->big >= 0 && w.sz <= (uint32_t)o->big) ||
-      (o->big < 0 && w.sz <= max_hereis)) {
+  sz = w.sz;
+  if (o->declared >= 0)
+    w.sz = (uint32_t)o->declared;
+  pq_sig_format(w.signature, hex);
+  if (!o->comingsoon || (o->big >= 0 && sz <= (uint32_t)o->big) ||
+      (o->big < 0 && sz <= max_hereis)) {
     struct iovec iov[3] = {
-        {head, 0}, {(void *)data, w.sz}, {(void *)zeros, ldm6_xdr_pad(w.sz)}};
+        {head, 0}, {(void *)data, sz}, {(void *)zeros, ldm6_xdr_pad(sz)}};
 
     ldm6_encode(LDM6_T_PROD_INFO, &w, head, sizeof head, &iov[0].iov_len);
-    printf("SENT-HEREIS %s\n", w.ident);
+    printf("SENT-HEREIS %s %s\n", w.ident, hex);
     return ldm6_io_send_call(io, 6, LDM6_HEREIS, iov, 3, NULL);
   } else {
     ldm6_comingsoon_args a = {.info = w, .pktsz = w.sz};
     ldm6_comingsoon_reply r;
-    ldm6_datapkt pkt = {.pktnum = 0, .data_len = w.sz};
+    ldm6_datapkt pkt = {.pktnum = 0,
+                        .data_len = o->dbuf >= 0 ? (uint32_t)o->dbuf : sz};
     struct iovec iov[3] = {
-        {head, 0}, {(void *)data, w.sz}, {(void *)zeros, ldm6_xdr_pad(w.sz)}};
+        {head, 0}, {(void *)data, sz}, {(void *)zeros, ldm6_xdr_pad(sz)}};
 
     int rc = call(io, 6, LDM6_COMINGSOON, LDM6_T_COMINGSOON_ARGS, &a, &m);
 
@@ -464,7 +476,7 @@ static int push_one(ldm6_io *io, const peer_opts *o, const pq_prod_info *info,
     }
     memcpy(pkt.signature, w.signature, 16);
     ldm6_encode_datapkt_head(&pkt, head, sizeof head, &iov[0].iov_len);
-    printf("SENT-COMINGSOON %s\n", w.ident);
+    printf("SENT-COMINGSOON %s %s\n", w.ident, hex);
     return ldm6_io_send_call(io, 6, LDM6_BLKDATA, iov, 3, NULL);
   }
 }
@@ -1026,6 +1038,7 @@ static void usage(void) {
           "  -t timeout -a age -d delay_ms -q queue -S sig -i ident -A\n"
           "  -k huge|garbage|badheader|truncated (hostile)\n"
           "  -U (reply PROC_UNAVAIL) -c (COMINGSOON) -b big -D (DONT_SEND)\n"
+          "  -Z declared size -Y BLKDATA length word (crafted pushes)\n"
           "  -V vers -R proc -x arg -L p50_us -z seed\n");
 }
 
@@ -1040,7 +1053,8 @@ static int parse(int argc, char **argv, peer_opts *po) {
 
   optind = 2;
   while ((ch = getopt(argc, argv,
-                      "h:p:f:P:o:n:s:t:a:d:q:S:i:k:AUcb:DV:R:x:L:z:")) != -1) {
+                      "h:p:f:P:o:n:s:t:a:d:q:S:i:k:AUcb:DV:R:x:L:z:Z:Y:")) !=
+         -1) {
     switch (ch) {
     case 'h':
       o.host = optarg;
@@ -1114,6 +1128,12 @@ static int parse(int argc, char **argv, peer_opts *po) {
     case 'z':
       o.seed = (unsigned)num(optarg);
       break;
+    case 'Z':
+      o.declared = num(optarg);
+      break;
+    case 'Y':
+      o.dbuf = num(optarg);
+      break;
     default:
       usage();
       return -1;
@@ -1135,6 +1155,8 @@ int main(int argc, char **argv) {
                  .vers = 6,
                  .arg = -1,
                  .big = -1,
+                 .declared = -1,
+                 .dbuf = -1,
                  .threshold_us = 5000,
                  .seed = 1};
   const char *cmd = argc > 1 ? argv[1] : "";

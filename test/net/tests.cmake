@@ -48,6 +48,7 @@ if(TARGET ldmproto)
     set_tests_properties(net_daemon PROPERTIES SKIP_RETURN_CODE 77)
     ldmd_net_test(emfile TIMEOUT 90)
     set_tests_properties(net_emfile PROPERTIES SKIP_RETURN_CODE 77)
+    ldmd_net_test(lengths TIMEOUT 90)
   endif()
   # The connect timeout bounds the whole connect (issue 9).
   add_executable(test_connect ${CMAKE_CURRENT_LIST_DIR}/test_connect.c)
