@@ -63,6 +63,7 @@ static void discard_pending(ldmd_down *d, const char *why) {
   if (!d->pending)
     return;
   d->pending = false;
+  d->st.incomplete++;
   pq_prod_info_format(&d->pinfo, false, text, sizeof text);
   if (why != NULL)
     log_warning("discarding incomplete product (%s; %llu of its %llu bytes "
@@ -96,6 +97,10 @@ void ldmd_down_free(ldmd_down *d) {
 
 const ldmd_down_stats *ldmd_down_stats_get(const ldmd_down *d) {
   return &d->st;
+}
+
+uint64_t ldmd_down_lost(const ldmd_down_stats *st) {
+  return st->no_room + st->too_big + st->bad + st->incomplete;
 }
 
 uint64_t ldmd_down_settled(const ldmd_down *d, pq_prod_info *info) {

@@ -51,7 +51,13 @@ typedef struct ldmd_down_stats {
   uint64_t too_big;    /**< larger than the queue */
   uint64_t no_room;    /**< the queue had no room (all in use) */
   uint64_t bad;        /**< metadata the queue cannot hold */
+  uint64_t incomplete; /**< announced, discarded before its data was all in */
 } ldmd_down_stats;
+
+/** Products received that could not be stored for want of the queue or
+ *  of their data (no room, too big, unfit metadata, incomplete): not
+ *  those refused on purpose (duplicates, too old, unwanted). */
+uint64_t ldmd_down_lost(const ldmd_down_stats *st);
 
 /**
  * @param pq           a read-write handle of this process (borrowed)

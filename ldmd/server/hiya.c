@@ -151,6 +151,8 @@ int ldmd_hiya(ldmd_conn *c, const ldm6_io_msg *m) {
     log_error("cannot receive from %s: out of memory", c->peer);
     return LDMD_FAIL;
   }
+  c->push = true;
+  c->lost_told = 0;
   if (next == LDMD_CONTINUE)
     log_info("receiving products from %s", c->peer);
   return next;
@@ -249,8 +251,20 @@ static int blkdata(ldmd_conn *c, const ldm6_io_msg *m) {
 }
 
 int ldmd_product_flush(ldmd_conn *c, const ldm6_io_msg *m) {
-  if (c->down != NULL)
-    (void)ldmd_down_discard(c->down, "NULLPROC came before the rest");
+  uint64_t lost;
+
+  if (c->down == NULL)
+    return ldmd_conn_reply(c, m->hdr.xid, LDM6_T_VOID, NULL);
+  (void)ldmd_down_discard(c->down, "NULLPROC came before the rest");
+  lost = ldmd_down_lost(ldmd_down_stats_get(c->down));
+  if (c->push && lost > c->lost_told) {
+    log_error("%llu products from %s since its last NULLPROC were not "
+              "stored: answering SYSTEM_ERR, not confirming them",
+              (unsigned long long)(lost - c->lost_told), c->peer);
+    c->lost_told = lost;
+    return ldmd_conn_reply_error(c, m->hdr.xid, LDM6_RPC_SYSTEM_ERR);
+  }
+  c->lost_told = lost;
   return ldmd_conn_reply(c, m->hdr.xid, LDM6_T_VOID, NULL);
 }
 

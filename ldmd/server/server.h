@@ -77,6 +77,10 @@ typedef struct ldmd_conn {
   /* After HIYA: the queue (read-write) and the receiving side. */
   pq_t *pq;
   ldmd_down *down;
+  /** A push (HIYA): a NULLPROC is answered SUCCESS only if every product
+   *  since the one before was stored or refused on purpose. */
+  bool push;
+  uint64_t lost_told; /**< ldmd_down_lost() at the last NULLPROC */
 } ldmd_conn;
 
 /** What a handler asks the call loop to do next. */
@@ -139,7 +143,11 @@ int ldmd_product_call(ldmd_conn *c, const ldm6_io_msg *call);
  * NULLPROC on a connection that receives products: the sender has sent
  * everything before it, so a product announced by COMINGSOON whose data
  * has not all come never will: it is discarded, with a warning.  Then the
- * NULLPROC is answered.
+ * NULLPROC is answered: SUCCESS, or, on a push (c->push), SYSTEM_ERR if a
+ * product received since the last NULLPROC could not be stored (no room,
+ * too big, unfit, incomplete; see ldmd_down_lost()), so that the sender,
+ * for whom that answer confirms what it sent, does not take it as
+ * stored.  A requester's upstream always gets SUCCESS, as from LDM.
  */
 int ldmd_product_flush(ldmd_conn *c, const ldm6_io_msg *call);
 

@@ -302,11 +302,12 @@ static void log_push_summary(const ldmd_conn *c) {
     return;
   st = ldmd_down_stats_get(c->down);
   log_notice("from %s: %llu products received, %llu inserted (%llu bytes), "
-             "%llu duplicates, %llu too old, %llu unwanted",
+             "%llu duplicates, %llu too old, %llu unwanted, %llu not stored",
              c->peer, (unsigned long long)st->received,
              (unsigned long long)st->inserted, (unsigned long long)st->bytes,
              (unsigned long long)st->duplicates,
-             (unsigned long long)st->too_old, (unsigned long long)st->unwanted);
+             (unsigned long long)st->too_old, (unsigned long long)st->unwanted,
+             (unsigned long long)ldmd_down_lost(st));
 }
 
 int ldmd_conn_serve(const ldmd_settings *set, int fd, const pid_t *siblings,

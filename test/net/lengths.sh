@@ -8,7 +8,8 @@
 # Each is refused: nothing of it is stored, an error names the product
 # (identifier and signature) and the peer, and the connection closes, so
 # the sender's NULLPROC is never answered; a short BLKDATA followed by
-# NULLPROC leaves an incomplete product that is discarded.  Honest pushes
+# NULLPROC leaves an incomplete product that is discarded, and that
+# NULLPROC gets SYSTEM_ERR.  Honest pushes
 # after them are stored.  (ldmd used to store the first 10 bytes of a
 # HEREIS that declared 10 and carried 1,000, without a word.)
 source "$(dirname "$0")/lib.sh" "$@"
@@ -60,13 +61,17 @@ refused blkdata-over-long "100000 bytes declared, not the data COMINGSOON announ
 refused blkdata-word-long2 "50000 bytes declared, record longer than its contents" \
   -c -b 0 -s 100000 -Y 50000
 
-# Short of COMINGSOON's size, then NULLPROC: nothing more will come.
+# Short of COMINGSOON's size, then NULLPROC: nothing more will come, and
+# the NULLPROC does not confirm the product (SYSTEM_ERR).
 seed=$((seed + 1))
 run peer hiya -f EXP -n 1 -i blkdata-under -z "$seed" -c -b 0 -s 500 -Z 1000
+[[ $rc != 0 ]] || fail "blkdata-under: the push was confirmed: $(cat "$OUT")"
+expect_in "$OUT" "PUSHED 1 call not accepted"
 wait_until 5 grep -qF "discarding incomplete product (NULLPROC came before the rest; 500 of its 1000 bytes came)" "$LOG" ||
   fail "the incomplete product was not discarded at NULLPROC"
+expect_in "$LOG" "since its last NULLPROC were not stored: answering SYSTEM_ERR"
 (($("$PEER" count -q "$Q") == 0)) || fail "blkdata-under: something was stored"
-ok "a BLKDATA short of COMINGSOON's size: discarded at NULLPROC"
+ok "a BLKDATA short of COMINGSOON's size: discarded at NULLPROC, not confirmed"
 
 # Honest pushes still work, on new connections.
 expect_rc 0 peer hiya -f EXP -n 3 -i honest -z 7 -s 1000 -q "$Q"
