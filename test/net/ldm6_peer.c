@@ -1,8 +1,8 @@
 /*
  * ldm6_peer.c - a scriptable LDM-6 peer for the network tests of ldmd: it
  * plays the downstream of a FEEDME (primary or alternate) or NOTIFYME, the
- * sender of a HIYA push, a client of single calls (NULLPROC of every
- * version, IS_ALIVE, unknown versions and procedures), and a hostile peer
+ * sender of a HIYA push or its receiver, a client of single calls (NULLPROC of
+ * every version, IS_ALIVE, unknown versions and procedures), and a hostile peer
  * (garbage, truncated records, huge length words, pushes whose records
  * hold more or fewer bytes than they declare).  It also makes and fills
  * queues, dumps them (insertion order, MD5 checked) and measures the delay
@@ -17,7 +17,9 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -575,6 +577,108 @@ static int hiya(const peer_opts *o) {
   return o->queue != NULL ? verify(o, ft) : 0;
 }
 
+/* The receiving side of a push, for testing a sender (ldmsend): listen on
+ * 127.0.0.1 (a line "PORT n"), take one connection, answer HIYA with OK
+ * (max_hereis -b, else 0xFFFFFFFF) and COMINGSOON with OK, and print a
+ * line per product.  After -n products, -k close closes the connection at
+ * once, as a server whose process dies; -k systemerr answers the NULLPROC
+ * with SYSTEM_ERR, as a server that could not store them; otherwise the
+ * NULLPROC gets SUCCESS.  Ends when the sender closes. */
+static int hiya_server(const peer_opts *o) {
+  struct sockaddr_in sa = {.sin_family = AF_INET};
+  socklen_t sl = sizeof sa;
+  int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), fd;
+  const char *kind = o->kind != NULL ? o->kind : "";
+  struct pollfd p;
+  ldm6_io *io;
+  long got = 0;
+
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof sa) != 0 ||
+      listen(lfd, 4) != 0 ||
+      getsockname(lfd, (struct sockaddr *)&sa, &sl) != 0) {
+    perror("ldm6_peer: listen");
+    return 1;
+  }
+  printf("PORT %u\n", (unsigned)ntohs(sa.sin_port));
+  fflush(stdout);
+  p.fd = lfd;
+  p.events = POLLIN;
+  if (poll(&p, 1, (int)o->timeout * 1000) != 1 ||
+      (fd = accept(lfd, NULL, NULL)) < 0) {
+    printf("NO-CONNECTION\n");
+    return 1;
+  }
+  close(lfd);
+  io = ldm6_io_new(fd, 64u << 20);
+  for (;;) {
+    ldm6_value v;
+    ldm6_io_msg m;
+    size_t used;
+    int rc = ldm6_io_recv(io, (int)o->timeout * 1000, &m);
+
+    if (rc != LDM6_IO_OK) {
+      printf("END %s\n", ldm6_io_strerror(rc));
+      break;
+    }
+    if (m.hdr.type != LDM6_RPC_CALL)
+      continue;
+    switch (m.hdr.u.call.proc) {
+    case LDM6_HIYA: {
+      ldm6_hiya_reply r = {.code = LDM6_OK};
+      uint8_t buf[16];
+      struct iovec iov = {buf, 0};
+
+      r.u.max_hereis = o->big >= 0 ? (uint32_t)o->big : LDM6_MAX_HEREIS_PRIMARY;
+      ldm6_encode(LDM6_T_HIYA_REPLY, &r, buf, sizeof buf, &iov.iov_len);
+      rc = ldm6_io_reply(io, m.hdr.xid, &iov, 1);
+      break;
+    }
+    case LDM6_COMINGSOON: {
+      static const uint8_t ok[4] = {0};
+      struct iovec iov = {(void *)ok, 4};
+
+      rc = ldm6_io_reply(io, m.hdr.xid, &iov, 1);
+      break;
+    }
+    case LDM6_HEREIS:
+    case LDM6_BLKDATA:
+      got++;
+      if (m.hdr.u.call.proc == LDM6_HEREIS &&
+          ldm6_decode(LDM6_T_PRODUCT, m.body, m.body_len, &v.product, &used) ==
+              0)
+        printf("GOT %s\n", v.product.info.ident);
+      else
+        printf("GOT blkdata\n");
+      if (got == o->count && strcmp(kind, "close") == 0) {
+        printf("CLOSING\n");
+        ldm6_io_free(io);
+        return 0;
+      }
+      break;
+    case LDM6_NULLPROC:
+      if (got >= o->count && strcmp(kind, "systemerr") == 0) {
+        printf("NULLPROC SYSTEM_ERR\n");
+        rc = ldm6_io_reply_error(io, m.hdr.xid, LDM6_RPC_SYSTEM_ERR);
+      } else {
+        printf("NULLPROC\n");
+        rc = ldm6_io_reply(io, m.hdr.xid, NULL, 0);
+      }
+      break;
+    default:
+      rc = ldm6_io_reply_error(io, m.hdr.xid, LDM6_RPC_PROC_UNAVAIL);
+      break;
+    }
+    fflush(stdout);
+    if (rc != LDM6_IO_OK) {
+      printf("END %s\n", ldm6_io_strerror(rc));
+      break;
+    }
+  }
+  ldm6_io_free(io);
+  return 0;
+}
+
 /* ---------------------------------------------------------------------- */
 /* Single calls, hostile bytes, queues, latency                           */
 /* ---------------------------------------------------------------------- */
@@ -1033,6 +1137,7 @@ static void usage(void) {
   fprintf(stderr,
           "usage: ldm6_peer CMD [options]\n"
           "  notifyme|feedme|hiya|call|hostile|insert|mkqueue|latency|check\n"
+          "  hiya-server (-n count -k close|systemerr -b max_hereis)\n"
           "  replay (-k script -q queue)|dump|count (-q queue)|have-ipv6\n"
           "  -h host -p port -f feed -P pattern -o offset -n count -s size\n"
           "  -t timeout -a age -d delay_ms -q queue -S sig -i ident -A\n"
@@ -1173,6 +1278,8 @@ int main(int argc, char **argv) {
     return subscribe(&o, false);
   if (strcmp(cmd, "hiya") == 0)
     return hiya(&o);
+  if (strcmp(cmd, "hiya-server") == 0)
+    return hiya_server(&o);
   if (strcmp(cmd, "call") == 0)
     return one_call(&o);
   if (strcmp(cmd, "hostile") == 0 && o.kind != NULL)

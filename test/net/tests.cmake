@@ -49,6 +49,14 @@ if(TARGET ldmproto)
     ldmd_net_test(emfile TIMEOUT 90)
     set_tests_properties(net_emfile PROPERTIES SKIP_RETURN_CODE 77)
     ldmd_net_test(lengths TIMEOUT 90)
+    if(TARGET ldmsend)
+      add_test(NAME net_undelivered
+        COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/undelivered.sh
+                $<TARGET_FILE:ldmd> $<TARGET_FILE:ldm6_peer>
+                $<TARGET_FILE:ldmsend>)
+      set_tests_properties(net_undelivered PROPERTIES TIMEOUT 90 LABELS net
+        ENVIRONMENT "PQ_TEST_DIR=${CMAKE_BINARY_DIR}/testdata")
+    endif()
   endif()
   # The connect timeout bounds the whole connect (issue 9).
   add_executable(test_connect ${CMAKE_CURRENT_LIST_DIR}/test_connect.c)
