@@ -37,8 +37,7 @@
 #define MAX_MARKS 8    /* fragments of LDM6_RPC_FRAG_MAX bytes */
 #define IOV_CHUNK 1024 /* iovecs per sendmsg (IOV_MAX on Linux) */
 #define DEFAULT_SEND_MS (60 * 1000)
-#define OBUF_SIZE (256u * 1024u)      /* one-way calls gathered for one write */
-#define OBUF_RECORD_MAX (16u * 1024u) /* longer records go out directly */
+#define OBUF_SIZE (256u * 1024u) /* one-way calls gathered for one write */
 #define OBUF_RECORDS 64          /* records gathered at most before a write */
 #define LOWAT_MIN (64u * 1024u)  /* bulk reads wait for this much at least */
 #define LOWAT_MAX (512u * 1024u) /* and at most */
@@ -56,7 +55,8 @@ struct ldm6_io {
   ldm6_rpc_framer fr;
   size_t rpos, rlen; /* unread bytes are rbuf[rpos..rlen) */
   uint8_t *obuf;     /* queued one-way calls (ldm6_io_queue_call), or NULL */
-  size_t olen;       /* bytes of them */
+  size_t ostart;     /* obuf[ostart..olen) is still to be written */
+  size_t olen;       /* end of them */
   unsigned orecords; /* records among them */
   char peer[INET6_ADDRSTRLEN];
   unsigned port;
@@ -752,17 +752,75 @@ static int send_all(ldm6_io *io, struct iovec *iov, size_t n) {
 int ldm6_io_flush(ldm6_io *io) {
   struct iovec iov;
 
-  if (io->olen == 0)
+  if (io->olen == io->ostart)
     return LDM6_IO_OK;
-  iov.iov_base = io->obuf;
-  iov.iov_len = io->olen;
-  io->olen = 0; /* sent or not, these bytes are done with */
+  iov.iov_base = io->obuf + io->ostart;
+  iov.iov_len = io->olen - io->ostart;
+  io->olen = io->ostart = 0; /* sent or not, these bytes are done with */
   io->orecords = 0;
   return send_all(io, &iov, 1);
 }
 
 size_t ldm6_io_queued(const ldm6_io *io) {
-  return io->olen;
+  return io->olen - io->ostart;
+}
+
+/* Write what iov[0..n) holds, as far as the socket takes it now.
+ * @return bytes written (>= 0), or an LDM6_IO_* failure (< 0) */
+static long write_nowait(ldm6_io *io, const struct iovec *iov, size_t n) {
+  long total = 0;
+
+  while (n > 0) {
+    struct msghdr mh = {0};
+    ssize_t w;
+
+    mh.msg_iov = (struct iovec *)iov;
+    mh.msg_iovlen = n < IOV_CHUNK ? n : IOV_CHUNK;
+    w = sendmsg(io->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (w < 0) {
+      if (errno == EINTR)
+        continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK)
+        return total;
+      if (errno == EPIPE || errno == ECONNRESET)
+        return LDM6_IO_CLOSED;
+      snprintf(io->detail, sizeof io->detail, "sendmsg: %s", strerror(errno));
+      return LDM6_IO_ESYS;
+    }
+    total += (long)w;
+    while (n > 0 && (size_t)w >= iov->iov_len) {
+      w -= (ssize_t)iov->iov_len;
+      iov++;
+      n--;
+    }
+    if (n > 0 && w > 0)
+      return total; /* a short write: the socket is full */
+  }
+  return total;
+}
+
+/* The queued calls, as far as the socket takes them now.
+ * @return LDM6_IO_OK (all written), LDM6_IO_AGAIN, or a failure */
+static int flush_nowait(ldm6_io *io) {
+  struct iovec iov;
+  long w;
+
+  if (io->olen == io->ostart)
+    return LDM6_IO_OK;
+  iov.iov_base = io->obuf + io->ostart;
+  iov.iov_len = io->olen - io->ostart;
+  w = write_nowait(io, &iov, 1);
+  if (w < 0) {
+    io->olen = io->ostart = 0;
+    io->orecords = 0;
+    return (int)w;
+  }
+  io->ostart += (size_t)w;
+  if (io->ostart < io->olen)
+    return LDM6_IO_AGAIN;
+  io->olen = io->ostart = 0;
+  io->orecords = 0;
+  return LDM6_IO_OK;
 }
 
 /* Send one record: the header in io->hdr (hlen bytes) then the pieces,
@@ -818,7 +876,7 @@ int ldm6_io_queue_call(ldm6_io *io, uint32_t vers, uint32_t proc,
     return LDM6_IO_EPROTO;
   for (i = 0; i < nargs; i++)
     total += args[i].iov_len;
-  if (total > OBUF_RECORD_MAX)
+  if (total > LDM6_IO_COPY_MAX)
     return ldm6_io_send_call(io, vers, proc, args, nargs, NULL);
   if (io->obuf == NULL) {
     io->obuf = malloc(OBUF_SIZE);
@@ -847,6 +905,112 @@ int ldm6_io_queue_call(ldm6_io *io, uint32_t vers, uint32_t proc,
   if (++io->orecords >= OBUF_RECORDS)
     return ldm6_io_flush(io);
   return LDM6_IO_OK;
+}
+
+int ldm6_io_queue_copy(ldm6_io *io, uint32_t vers, uint32_t proc,
+                       const struct iovec *args, int nargs) {
+  size_t total = 0, hlen, at;
+  int i;
+
+  if (nargs < 0 || nargs > MAX_PIECES - 1 || (nargs > 0 && args == NULL))
+    return LDM6_IO_EPROTO;
+  for (i = 0; i < nargs; i++)
+    total += args[i].iov_len;
+  if (total > LDM6_IO_COPY_MAX)
+    return LDM6_IO_EPROTO;
+  if (io->obuf == NULL) {
+    io->obuf = malloc(OBUF_SIZE);
+    if (io->obuf == NULL) {
+      snprintf(io->detail, sizeof io->detail, "no memory for a batch");
+      return LDM6_IO_ESYS;
+    }
+  }
+  if (io->orecords >= OBUF_RECORDS ||
+      io->olen + LDM6_RPC_MARK_LEN + HDR_MAX + total > OBUF_SIZE)
+    return LDM6_IO_FULL;
+  io->detail[0] = '\0';
+  at = io->olen + LDM6_RPC_MARK_LEN;
+  if (ldm6_rpc_encode_call(io->next_xid++, LDM6_PROG, vers, proc, io->obuf + at,
+                           HDR_MAX, &hlen) != 0)
+    return LDM6_IO_EPROTO;
+  at += hlen;
+  for (i = 0; i < nargs; i++) {
+    if (args[i].iov_len > 0)
+      memcpy(io->obuf + at, args[i].iov_base, args[i].iov_len);
+    at += args[i].iov_len;
+  }
+  ldm6_rpc_mark_put(io->obuf + io->olen, (uint32_t)(hlen + total), true);
+  io->olen = at;
+  io->orecords++;
+  return LDM6_IO_OK;
+}
+
+int ldm6_io_send_nowait(ldm6_io *io, uint32_t vers, uint32_t proc,
+                        const struct iovec *args, int nargs,
+                        ldm6_io_partial *st) {
+  struct iovec pieces[MAX_PIECES];
+  uint8_t marks[MAX_MARKS][LDM6_RPC_MARK_LEN];
+  struct iovec out[2 * MAX_MARKS + MAX_PIECES];
+  size_t np = 0, nout = 0, k = 0, hlen;
+  uint64_t skip;
+  long w;
+  int i, rc;
+
+  io->detail[0] = '\0';
+  rc = flush_nowait(io); /* the queued calls go first */
+  if (rc != LDM6_IO_OK)
+    return rc;
+  if (nargs < 0 || nargs > MAX_PIECES - 1 || (nargs > 0 && args == NULL))
+    return LDM6_IO_EPROTO;
+  if (!st->started) {
+    st->xid = io->next_xid++;
+    st->sent = 0;
+    st->started = true;
+  }
+  if (ldm6_rpc_encode_call(st->xid, LDM6_PROG, vers, proc, io->hdr,
+                           sizeof io->hdr, &hlen) != 0)
+    return LDM6_IO_EPROTO;
+  pieces[np].iov_base = io->hdr;
+  pieces[np++].iov_len = hlen;
+  for (i = 0; i < nargs; i++)
+    pieces[np++] = args[i];
+  rc = ldm6_rpc_record_iov(pieces, np, 0, marks, MAX_MARKS, out,
+                           sizeof out / sizeof out[0], &nout);
+  if (rc != 0) {
+    snprintf(io->detail, sizeof io->detail, "cannot lay out record: %s",
+             ldm6_strerror(rc));
+    return LDM6_IO_EPROTO;
+  }
+  /* The same layout as before: skip what went then. */
+  for (skip = st->sent; k < nout && skip >= out[k].iov_len; k++)
+    skip -= out[k].iov_len;
+  if (k < nout) {
+    out[k].iov_base = (uint8_t *)out[k].iov_base + skip;
+    out[k].iov_len -= (size_t)skip;
+  }
+  w = write_nowait(io, out + k, nout - k);
+  if (w < 0)
+    return (int)w;
+  st->sent += (uint64_t)w;
+  for (; k < nout; k++) {
+    if ((size_t)w < out[k].iov_len)
+      return LDM6_IO_AGAIN;
+    w -= (long)out[k].iov_len;
+  }
+  st->started = false; /* done: st may start the next record */
+  return LDM6_IO_OK;
+}
+
+int ldm6_io_wait_writable(ldm6_io *io, int timeout_ms) {
+  switch (wait_fd(io->fd, POLLOUT, deadline_of(timeout_ms), io->cancel)) {
+  case 1:
+    return LDM6_IO_OK;
+  case 0:
+    return LDM6_IO_TIMEDOUT;
+  default:
+    snprintf(io->detail, sizeof io->detail, "poll: %s", strerror(errno));
+    return LDM6_IO_ESYS;
+  }
 }
 
 int ldm6_io_call(ldm6_io *io, uint32_t vers, uint32_t proc,
@@ -941,6 +1105,10 @@ const char *ldm6_io_strerror(int rc) {
     return "system error";
   case LDM6_IO_EREPLY:
     return "call not accepted";
+  case LDM6_IO_AGAIN:
+    return "the socket takes no more for now";
+  case LDM6_IO_FULL:
+    return "the batch of queued calls is full";
   default:
     return "unknown ldm6_io result";
   }
