@@ -10,9 +10,10 @@
  * the connection is turned around or during a push.  Undecodable arguments
  * get GARBAGE_ARGS, unknown procedures PROC_UNAVAIL, versions other than
  * 4-6 PROG_MISMATCH, and the connection goes on, as LDM's RPC library does.
- * Waits are cut into slices of at most a second so that SIGTERM is seen
- * promptly.  After HIYA, long product records are streamed into the queue
- * (receive.c) instead of being gathered whole.
+ * Waits are cut into slices of at most a second, and SIGTERM cuts any
+ * wait short (ldm6_io_set_cancel()), so that it is seen promptly.  After
+ * HIYA, long product records are streamed into the queue (receive.c)
+ * instead of being gathered whole.
  */
 #include <errno.h>
 #include <netdb.h>
@@ -325,6 +326,8 @@ int ldmd_conn_serve(const ldmd_settings *set, int fd, const pid_t *siblings,
     log_error("cannot serve a connection: %s", strerror(ENOMEM));
     return 1;
   }
+  /* SIGTERM ends any wait at once: a synchronous call may wait 60 s. */
+  ldm6_io_set_cancel(c.io, set->stop);
   snprintf(c.ip, sizeof c.ip, "%s", ldm6_io_peer_addr(c.io));
   snprintf(c.name, sizeof c.name, "%s", c.ip);
   snprintf(c.peer, sizeof c.peer, "%s", c.ip);

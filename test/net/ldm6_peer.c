@@ -4,9 +4,10 @@
  * sender of a HIYA push or its receiver, a client of single calls (NULLPROC of
  * every version, IS_ALIVE, unknown versions and procedures), and a hostile peer
  * (garbage, truncated records, huge length words, pushes whose records
- * hold more or fewer bytes than they declare).  It also makes and fills
- * queues, dumps them (insertion order, MD5 checked) and measures the delay
- * from an insert to its notification.
+ * hold more or fewer bytes than they declare), or a slow downstream (one
+ * that never answers COMINGSOON, one that stops reading).  It also makes and
+ * fills queues, dumps them (insertion order, MD5 checked) and measures the
+ * delay from an insert to its notification.
  *
  * Products it makes have random data whose MD5 is their signature, so a
  * receiver verifies every byte by hashing: "ok" lines mean the data matched.
@@ -59,6 +60,8 @@ typedef struct peer_opts {
   bool reply_unavail;  /* answer NOTIFICATIONs with PROC_UNAVAIL */
   bool comingsoon;     /* push large products with COMINGSOON */
   bool dontsend;       /* answer COMINGSOON with DONT_SEND */
+  bool hold;           /* never answer COMINGSOON */
+  long stall;          /* stop reading after this many products, -1 never */
   long declared;       /* push: the size the metadata declares, -1: true */
   long dbuf;           /* push: BLKDATA's length word, -1: true */
   unsigned vers, proc; /* call */
@@ -151,10 +154,31 @@ static void print_class(const char *what, const ldm6_prod_class *c) {
   fflush(stdout);
 }
 
+/* A connection whose receive buffer is as small as the kernel allows
+ * (-X): the upstream's writes block after a few kilobytes. */
+static ldm6_io *connect_small(const peer_opts *o) {
+  struct sockaddr_in sa = {.sin_family = AF_INET,
+                           .sin_port = htons((uint16_t)o->port)};
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), small = 1;
+
+  if (fd < 0 || inet_pton(AF_INET, o->host, &sa.sin_addr) != 1 ||
+      setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small) != 0 ||
+      connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+    perror("ldm6_peer: connect (small receive buffer, IPv4 address only)");
+    if (fd >= 0)
+      close(fd);
+    return NULL;
+  }
+  return ldm6_io_new(fd, 0);
+}
+
 static ldm6_io *connect_peer(const peer_opts *o) {
   char err[256];
-  ldm6_io *io = ldm6_io_connect(o->host, o->port, 5000, err, sizeof err);
+  ldm6_io *io;
 
+  if (o->stall >= 0)
+    return connect_small(o);
+  io = ldm6_io_connect(o->host, o->port, 5000, err, sizeof err);
   if (io == NULL)
     fprintf(stderr, "ldm6_peer: %s\n", err);
   return io;
@@ -290,6 +314,12 @@ static int serve_call(ldm6_io *io, recv_state *s, const ldm6_io_msg *m) {
     if (ldm6_decode(LDM6_T_COMINGSOON_ARGS, m->body, m->body_len,
                     &v.comingsoon_args, &used) != 0)
       return LDM6_IO_EPROTO;
+    if (s->o->hold) { /* a downstream that never answers */
+      pq_sig_format(v.comingsoon_args.info.signature, hex);
+      printf("COMINGSOON-HELD %s %s\n", v.comingsoon_args.info.ident, hex);
+      fflush(stdout);
+      return LDM6_IO_OK;
+    }
     if (s->o->dontsend) {
       printf("COMINGSOON-DECLINED %s\n", v.comingsoon_args.info.ident);
       s->got++;
@@ -324,12 +354,30 @@ static int serve_call(ldm6_io *io, recv_state *s, const ldm6_io_msg *m) {
 static int receive(ldm6_io *io, const peer_opts *o) {
   recv_state s = {.o = o};
   int64_t end = now_us() + (int64_t)o->timeout * 1000000;
+  bool stall_done = false;
   int rc = 0;
 
   while (o->count < 0 || s.got < o->count) {
     ldm6_io_msg m;
     int64_t left = (end - now_us()) / 1000;
 
+    if (o->stall >= 0 && s.got >= o->stall && !stall_done) {
+      /* A downstream that takes nothing more: the upstream's socket fills
+       * up.  For -d ms (then it reads again), or until the timeout. */
+      printf("STALLED after %ld products\n", s.got);
+      fflush(stdout);
+      if (o->delay_ms > 0 && o->delay_ms < left) {
+        (void)poll(NULL, 0, (int)o->delay_ms);
+        printf("READING again\n");
+        fflush(stdout);
+        stall_done = true;
+      } else {
+        if (left > 0)
+          (void)poll(NULL, 0, (int)left);
+        printf("TIMEOUT after %ld products\n", s.got);
+        break;
+      }
+    }
     if (left <= 0) {
       printf("TIMEOUT after %ld products\n", s.got);
       rc = o->count < 0 ? 0 : 1;
@@ -1144,6 +1192,8 @@ static void usage(void) {
           "  -k huge|garbage|badheader|truncated (hostile)\n"
           "  -U (reply PROC_UNAVAIL) -c (COMINGSOON) -b big -D (DONT_SEND)\n"
           "  -Z declared size -Y BLKDATA length word (crafted pushes)\n"
+          "  -W (never answer COMINGSOON) -X n (stop reading after n\n"
+          "     products, for -d ms if given)\n"
           "  -V vers -R proc -x arg -L p50_us -z seed\n");
 }
 
@@ -1158,7 +1208,7 @@ static int parse(int argc, char **argv, peer_opts *po) {
 
   optind = 2;
   while ((ch = getopt(argc, argv,
-                      "h:p:f:P:o:n:s:t:a:d:q:S:i:k:AUcb:DV:R:x:L:z:Z:Y:")) !=
+                      "h:p:f:P:o:n:s:t:a:d:q:S:i:k:AUcb:DV:R:x:L:z:Z:Y:WX:")) !=
          -1) {
     switch (ch) {
     case 'h':
@@ -1239,6 +1289,12 @@ static int parse(int argc, char **argv, peer_opts *po) {
     case 'Y':
       o.dbuf = num(optarg);
       break;
+    case 'W':
+      o.hold = true;
+      break;
+    case 'X':
+      o.stall = num(optarg);
+      break;
     default:
       usage();
       return -1;
@@ -1261,6 +1317,7 @@ int main(int argc, char **argv) {
                  .arg = -1,
                  .big = -1,
                  .declared = -1,
+                 .stall = -1,
                  .dbuf = -1,
                  .threshold_us = 5000,
                  .seed = 1};
