@@ -8,7 +8,10 @@
  * The loop sleeps in ppoll(2) on the listening sockets, until the next
  * restart of a task that died is due, with the signals it acts on blocked
  * everywhere else, so a signal is never lost between a check and the
- * sleep: SIGTERM and SIGINT stop the server (every child gets SIGTERM,
+ * sleep; since ppoll() lets them in only when no listener is ready, they
+ * are also let in for a moment after each wake-up and each connection
+ * (signal_window()).  When descriptors run out the listeners rest
+ * (accept.c).  SIGTERM and SIGINT stop the server (every child gets SIGTERM,
  * stragglers SIGKILL after a grace period), SIGCHLD reaps (and schedules
  * restarts), SIGUSR1 reopens the log (and is passed on to the children),
  * SIGUSR2 rolls the log level (likewise).  SIGHUP and SIGPIPE are
@@ -16,7 +19,9 @@
  *
  * Foreground: with `-l -` (LDM's rule) or `-f` (ours: for systemd and
  * containers, with any log destination).  Otherwise ldmd daemonizes as LDM
- * does and the intermediate process prints the daemon's pid on stdout.
+ * does and the intermediate process prints the daemon's pid on stdout;
+ * the starting process exits 0 once the daemon listens, 1 if it failed to
+ * get that far.
  *
  * The signal flags are the only file-scope state: they belong to the
  * process, not to a connection.
@@ -35,6 +40,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ldmd/server/accept.h"
 #include "ldmd/server/children.h"
 #include "ldmd/server/listen.h"
 #include "ldmd/site/log.h"
@@ -80,9 +86,11 @@ typedef struct server {
   ldm_conf *conf;
   ldmd_settings set;
   ldmd_listeners lis;
+  ldmd_acceptor acc;
   ldmd_children kids;
   ldmd_supervision sup;
   sigset_t waitmask; /* the mask while sleeping: our signals let through */
+  int ready_fd;      /* daemonizing: tells the starting process (or -1) */
 } server;
 
 static void usage(const char *prog) {
@@ -420,23 +428,50 @@ static void setup_signals(server *s) {
   sigdelset(&s->waitmask, SIGUSR2);
 }
 
-/* LDM's daemonizing: fork, setsid, fork; the intermediate process prints
- * the daemon's pid; stdio goes to /dev/null.  Returns in the daemon. */
-static int daemonize(void) {
+/*
+ * LDM's daemonizing: fork, setsid, fork; the intermediate process prints
+ * the daemon's pid; stdio goes to /dev/null.  Returns in the daemon, with
+ * *ready_fd the end of a pipe to hand to daemon_ready() once it serves.
+ *
+ * The process that started ldmd exits when the daemon says it is ready
+ * (0) or when the pipe closes without a word because the daemon, or the
+ * intermediate process before it, ended (1).  It never reads an exit
+ * status: with SIGCHLD ignored (a disposition inherited across exec, e.g.
+ * from env --ignore-signal=CHLD) the kernel reaps the intermediate
+ * process by itself and waitpid() fails with ECHILD, leaving nothing to
+ * read.
+ */
+static int daemonize(int *ready_fd) {
+  int p[2], fd;
   pid_t pid;
-  int fd, status;
 
+  if (pipe2(p, O_CLOEXEC) != 0) {
+    log_error("cannot become a daemon: pipe: %s", strerror(errno));
+    return -1;
+  }
   fflush(NULL);
   pid = fork();
   if (pid < 0) {
     log_error("cannot become a daemon: fork: %s", strerror(errno));
+    close(p[0]);
+    close(p[1]);
     return -1;
   }
-  if (pid > 0) { /* the caller's process: done when the middle one is */
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+  if (pid > 0) { /* the caller's process: done when the daemon is */
+    char b = 0;
+    ssize_t n;
+
+    close(p[1]);
+    do
+      n = read(p[0], &b, 1);
+    while (n < 0 && errno == EINTR);
+    /* Reap the intermediate process if it is ours to reap; its status
+     * says nothing the pipe did not. */
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
       ;
-    _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 1);
+    _exit(n == 1 && b == 'r' ? 0 : 1);
   }
+  close(p[0]);
   (void)setsid();
   (void)signal(SIGHUP, SIG_IGN);
   pid = fork();
@@ -455,7 +490,18 @@ static int daemonize(void) {
     if (fd > STDERR_FILENO)
       close(fd);
   }
+  *ready_fd = p[1];
   return 0;
+}
+
+/* The daemon serves: let the process that started it exit 0. */
+static void daemon_ready(int *ready_fd) {
+  if (*ready_fd < 0)
+    return;
+  while (write(*ready_fd, "r", 1) < 0 && errno == EINTR)
+    ;
+  close(*ready_fd);
+  *ready_fd = -1;
 }
 
 static int write_pidfile(const char *path) {
@@ -482,6 +528,7 @@ static void become_child(server *s) {
   dfl.sa_handler = SIG_DFL;
   (void)sigaction(SIGCHLD, &dfl, NULL);
   ldmd_listen_close(&s->lis);
+  ldmd_acceptor_free(&s->acc);
   sigemptyset(&none);
   (void)sigprocmask(SIG_SETMASK, &none, NULL);
 }
@@ -513,7 +560,9 @@ static void run_requester(void *arg, const ldmd_task *task) {
   exit(status);
 }
 
-static void new_connection(server *s, int fd) {
+/* Hand a new connection to a process of its own.  @return 0, or -1 when
+ * fork() failed (errno) */
+static int new_connection(server *s, int fd) {
   struct sockaddr_storage ss;
   socklen_t sl = sizeof ss;
   char ip[64] = "unknown";
@@ -526,14 +575,16 @@ static void new_connection(server *s, int fd) {
     log_notice("denying connection from %s because too many clients (%u)", ip,
                s->max_clients);
     close(fd);
-    return;
+    return 0;
   }
   fflush(NULL);
   pid = fork();
   if (pid < 0) {
-    log_error("cannot serve %s: fork: %s", ip, strerror(errno));
+    int err = errno;
+
     close(fd);
-    return;
+    errno = err;
+    return -1;
   }
   if (pid == 0) {
     ldmd_child_follow_parent(parent);
@@ -543,25 +594,7 @@ static void new_connection(server *s, int fd) {
   if (ldmd_children_add(&s->kids, pid, ip) != 0)
     log_error("cannot record connection process %ld: out of memory", (long)pid);
   log_debug("connection from %s: process %ld", ip, (long)pid);
-}
-
-/* Take every pending connection on a listening socket. */
-static void accept_all(server *s, int lfd) {
-  for (;;) {
-    int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-
-    if (fd >= 0) {
-      new_connection(s, fd);
-      if (stop_flag)
-        return;
-      continue;
-    }
-    if (errno == EINTR || errno == ECONNABORTED)
-      continue;
-    if (errno != EAGAIN && errno != EWOULDBLOCK)
-      log_error("cannot accept a connection: accept: %s", strerror(errno));
-    return;
-  }
+  return 0;
 }
 
 /* Act on the signals that arrived. */
@@ -580,21 +613,64 @@ static void signals_arrived(server *s) {
   }
 }
 
+/*
+ * Run the handlers of the signals that came while they were blocked, and
+ * act on them.  ppoll(2) lets them in only when it returns EINTR: when a
+ * listener is ready it returns that instead and leaves them pending, so a
+ * server that always had a connection waiting never saw SIGTERM.
+ * Unblocking them for a moment delivers them.
+ */
+static void signal_window(server *s) {
+  sigset_t blocked;
+
+  (void)sigprocmask(SIG_SETMASK, &s->waitmask, &blocked);
+  (void)sigprocmask(SIG_SETMASK, &blocked, NULL);
+  signals_arrived(s);
+}
+
+/* Take the pending connections of listener i, until none is left, a
+ * shortage rests the listeners, or the server stops. */
+static void accept_all(server *s, size_t i) {
+  while (!stop_flag) {
+    int fd = ldmd_accept(&s->acc, s->lis.fds[i], s->lis.names[i]);
+
+    if (fd < 0)
+      return;
+    if (new_connection(s, fd) != 0)
+      ldmd_acceptor_shortage(&s->acc, "fork", errno);
+    else
+      ldmd_acceptor_served(&s->acc);
+    signal_window(s);
+    if (ldmd_acceptor_pause_ms(&s->acc) > 0)
+      return;
+  }
+}
+
+/* The accept loop: asleep in ppoll() until a connection, a signal, the
+ * next restart of a task, or the end of a pause of the listeners (which
+ * are left out of the poll while they rest). */
 static void serve(server *s) {
   struct pollfd pfd[LDMD_MAX_LISTEN];
   size_t i;
 
-  for (i = 0; i < s->lis.n; i++) {
-    pfd[i].fd = s->lis.fds[i];
-    pfd[i].events = POLLIN;
-  }
   while (!stop_flag) {
     int due = ldmd_children_restart_due(&s->kids);
-    struct timespec ts = {due / 1000, (long)(due % 1000) * 1000000L};
-    int n = ppoll(pfd, s->lis.n, due < 0 ? NULL : &ts, &s->waitmask);
-    int err = errno;
+    int rest = ldmd_acceptor_pause_ms(&s->acc);
+    int wait = rest > 0 && (due < 0 || rest < due) ? rest : due; /* -1: none */
+    struct timespec ts = {wait / 1000, (long)(wait % 1000) * 1000000L};
+    int n, err;
 
-    signals_arrived(s);
+    for (i = 0; i < s->lis.n; i++) {
+      pfd[i].fd = rest > 0 ? -1 : s->lis.fds[i]; /* -1: not polled */
+      pfd[i].events = POLLIN;
+      pfd[i].revents = 0;
+    }
+    n = ppoll(pfd, s->lis.n, wait < 0 ? NULL : &ts, &s->waitmask);
+    err = errno;
+    if (n > 0)
+      signal_window(s);
+    else
+      signals_arrived(s);
     if (n < 0) {
       if (err != EINTR) {
         log_error("cannot wait for connections: ppoll: %s", strerror(err));
@@ -603,8 +679,8 @@ static void serve(server *s) {
       continue;
     }
     for (i = 0; i < s->lis.n && !stop_flag; i++)
-      if (pfd[i].revents & POLLIN)
-        accept_all(s, pfd[i].fd);
+      if ((pfd[i].revents & POLLIN) && ldmd_acceptor_pause_ms(&s->acc) == 0)
+        accept_all(s, i);
   }
 }
 
@@ -659,18 +735,21 @@ static int start(server *s) {
     log_warning("%s has no ALLOW or ACCEPT entry: not listening", s->conf_path);
   }
   if (!s->opt.foreground) {
-    if (daemonize() != 0)
+    if (daemonize(&s->ready_fd) != 0)
       return -1;
     if (s->opt.log == NULL)
       (void)ldm_log_set_destination(NULL); /* stderr is /dev/null now */
   }
   setup_signals(s);
+  ldmd_acceptor_init(&s->acc);
   if (s->opt.pidfile != NULL && write_pidfile(s->opt.pidfile) != 0)
     return -1;
   log_notice("starting up (ldmd %s): queue %s, configuration %s", LDMD_VERSION,
              s->queue, s->conf_path);
   for (i = 0; i < s->lis.n; i++)
     log_notice("listening on %s", s->lis.names[i]);
+  /* Before the tasks: a requester's process must not hold the pipe. */
+  daemon_ready(&s->ready_fd);
   start_tasks(s);
   return 0;
 }
@@ -680,6 +759,8 @@ int main(int argc, char **argv) {
   int rc = 1;
 
   memset(&s, 0, sizeof s);
+  s.ready_fd = -1;
+  s.acc.spare = -1;
   ldm_log_init("ldmd");
   if (parse_options(argc, argv, &s.opt) != 0) {
     usage(argv[0]);
@@ -701,6 +782,7 @@ int main(int argc, char **argv) {
   if (check_queue(&s) != 0 || start(&s) != 0)
     goto out;
   serve(&s);
+  ldmd_acceptor_free(&s.acc);
   log_notice("stopping: %zu processes to stop", s.kids.n);
   ldmd_listen_close(&s.lis);
   ldmd_children_stop(&s.kids, STOP_GRACE_MS, &s.waitmask);
@@ -710,6 +792,7 @@ int main(int argc, char **argv) {
   rc = 0;
 out:
   ldmd_listen_close(&s.lis);
+  ldmd_acceptor_free(&s.acc);
   ldmd_children_free(&s.kids);
   ldm_conf_free(s.conf);
   return rc;

@@ -20,7 +20,13 @@
  * (host:port, [v6]:port, -P; LDM's ldmsend always uses 388); a file that
  * cannot be sent (unreadable, not a regular file, over 4 GiB - 1, ident
  * over 255 bytes) is reported, the others are still sent, and the exit
- * status is then 3 rather than 0.
+ * status is then 3 rather than 0.  And nothing is lost without a word:
+ * only the answer to the final NULLPROC says that the server took the
+ * products, so when it does not come (the connection broke, the server's
+ * process died, or the server answered SYSTEM_ERR because it could not
+ * store one of them) every product offered is named on standard error,
+ * identifier and signature, as not delivered, and every file not yet sent
+ * as not sent (LDM's ldmsend says only that the call failed).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -41,7 +47,8 @@ enum {
   EXIT_CONN_TIMEO = 1,  /* the connection could not be made in time */
   EXIT_SYSTEM = 3,      /* a file could not be read, or memory ran out */
   EXIT_SESS_TIMEO = 4,  /* the server did not answer in time */
-  EXIT_CONN_ABORT = 5,  /* refused, closed, or a protocol failure */
+  EXIT_CONN_ABORT = 5,  /* refused, closed, a protocol failure, or the
+                           products not confirmed */
   EXIT_INTERRUPTED = 7, /* stopped by SIGINT or SIGTERM */
 };
 
@@ -62,7 +69,14 @@ static const char usage_text[] =
     "  -x             debug: also log each product with its signature\n"
     "exit: 0 sent, 1 bad usage or connection timed out, 3 a file could not\n"
     "      be sent, 4 the server did not answer in time, 5 connection\n"
-    "      refused or lost, 7 interrupted\n";
+    "      refused or lost, or the products not confirmed, 7 interrupted\n";
+
+/* A product offered in this session: the file it came from (its name is
+ * the identifier) and its signature. */
+struct offered {
+  int file;
+  uint8_t sig[PQ_SIGLEN];
+};
 
 struct ldmsend {
   struct cli cli;
@@ -81,6 +95,9 @@ struct ldmsend {
   uint8_t *buf;   /* the file being sent */
   size_t cap;
   int status; /* the exit status so far */
+  /* offered and not confirmed yet (one per file at most) */
+  struct offered *offered;
+  size_t noffered;
 };
 
 static const uint8_t zeros[4];
@@ -202,7 +219,9 @@ static int64_t read_file(struct ldmsend *s, const char *path, int fd,
   return (int64_t)got;
 }
 
-/* Send one product whose data is s->buf.  @return 0, or -1 (status set). */
+/* Send one product whose data is s->buf.  @return 0 offered; 1 not
+ * offered (it could not be encoded: status set); -1 the connection failed
+ * (status set). */
 static int send_product(struct ldmsend *s, const pq_prod_info *info) {
   ldm6_prod_info wire;
   uint8_t head[512];
@@ -216,7 +235,7 @@ static int send_product(struct ldmsend *s, const pq_prod_info *info) {
   if (rc != 0) {
     log_error("cannot describe %s for LDM: %s", info->ident, ldm6_strerror(rc));
     set_status(s, EXIT_SYSTEM);
-    return 0; /* the next file may do */
+    return 1; /* the next file may do */
   }
   sz = wire.sz;
   if (sz <= s->max_hereis) {
@@ -292,12 +311,14 @@ static int send_product(struct ldmsend *s, const pq_prod_info *info) {
   }
   log_error("cannot encode %s: %s", info->ident, ldm6_strerror(rc));
   set_status(s, EXIT_SYSTEM);
-  return 0;
+  return 1;
 }
 
-/* Send one file.  @return 0 (sent, skipped or failed alone) or -1 (the
- * connection is unusable). */
-static int send_file(struct ldmsend *s, const char *path, uint32_t seqno) {
+/* Send file i.  @return 0 (sent, skipped or failed alone) or -1 (the
+ * connection is unusable).  A product offered is added to s->offered. */
+static int send_file(struct ldmsend *s, int i) {
+  const char *path = s->files[i];
+  uint32_t seqno = s->seqno + (uint32_t)i;
   pq_prod_info info;
   struct stat st;
   int64_t got;
@@ -360,6 +381,11 @@ static int send_file(struct ldmsend *s, const char *path, uint32_t seqno) {
     return 0;
   }
   rc = send_product(s, &info);
+  if (rc == 1)
+    return 0; /* not offered */
+  s->offered[s->noffered].file = i;
+  memcpy(s->offered[s->noffered].sig, info.signature, PQ_SIGLEN);
+  s->noffered++;
   if (rc == 0 && ldm_log_enabled(LDM_LOG_DEBUG)) {
     char line[700];
 
@@ -367,6 +393,32 @@ static int send_file(struct ldmsend *s, const char *path, uint32_t seqno) {
     log_debug("sent %s", line);
   }
   return rc;
+}
+
+/* Name, on standard error whatever the log, each product offered that the
+ * server did not confirm, and each file from `next` on that was not sent. */
+static void report_undelivered(const struct ldmsend *s, int next) {
+  size_t i;
+  int k;
+
+  for (i = 0; i < s->noffered; i++) {
+    char hex[33];
+
+    pq_sig_format(s->offered[i].sig, hex);
+    fprintf(stderr, "%s: not delivered to %s: %s %s\n", s->cli.progname,
+            s->peer.name, hex, s->files[s->offered[i].file]);
+  }
+  for (k = next; k < s->nfiles; k++)
+    fprintf(stderr, "%s: not sent to %s: %s\n", s->cli.progname, s->peer.name,
+            s->files[k]);
+  if ((s->noffered > 0 || next < s->nfiles) && cli_stopping())
+    log_notice("%zu products not confirmed by %s, %d files not sent: "
+               "stopped",
+               s->noffered, s->peer.name, s->nfiles - next);
+  else if (s->noffered > 0 || next < s->nfiles)
+    log_error("%zu products not delivered to %s (not confirmed by it), %d "
+              "files not sent",
+              s->noffered, s->peer.name, s->nfiles - next);
 }
 
 static int parse_args(struct ldmsend *s, int argc, char **argv) {
@@ -418,12 +470,18 @@ static int parse_args(struct ldmsend *s, int argc, char **argv) {
 int main(int argc, char **argv) {
   static struct ldmsend s;
   char err[700];
+  int next = 0; /* the first file not tried */
 
   cli_init(&s.cli, argv[0]);
   if (parse_args(&s, argc, argv) != 0)
     return EXIT_USAGE;
   cli_signals();
   cli_hostname(&s.cli, s.origin);
+  s.offered = calloc((size_t)s.nfiles, sizeof *s.offered);
+  if (s.offered == NULL) {
+    log_error("cannot send %d files: %s", s.nfiles, strerror(ENOMEM));
+    return EXIT_SYSTEM;
+  }
 
   s.io = ldmc_connect(&s.peer, CONNECT_TIMEOUT_MS, NULL, err, sizeof err);
   if (s.io == NULL) {
@@ -431,13 +489,15 @@ int main(int argc, char **argv) {
 
     if (cli_stopping()) {
       log_notice("interrupted: %s; no file sent", err);
-      return EXIT_INTERRUPTED;
+      s.status = EXIT_INTERRUPTED;
+    } else {
+      log_error("%s", err);
+      s.status = timedout ? EXIT_CONN_TIMEO : EXIT_CONN_ABORT;
     }
-    log_error("%s", err);
-    return timedout ? EXIT_CONN_TIMEO : EXIT_CONN_ABORT;
+  } else {
+    ldmc_watch(s.io); /* a stop ends every wait on it */
   }
-  ldmc_watch(s.io); /* a stop ends every wait on it */
-  if (hiya(&s) == 0) {
+  if (s.io != NULL && hiya(&s) == 0) {
     bool broken = false;
 
     for (int i = 0; i < s.nfiles && !broken; i++) {
@@ -447,7 +507,8 @@ int main(int argc, char **argv) {
         set_status(&s, EXIT_INTERRUPTED);
         break;
       }
-      broken = send_file(&s, s.files[i], s.seqno + (uint32_t)i) != 0;
+      next = i + 1;
+      broken = send_file(&s, i) != 0;
     }
     if (!broken) {
       /* Flush the one-way calls; the answer confirms their arrival. */
@@ -458,12 +519,16 @@ int main(int argc, char **argv) {
       if (rc != LDM6_IO_OK) {
         log_call_error(err);
         set_status(&s, call_status(rc));
+      } else {
+        s.noffered = 0; /* all confirmed */
       }
     }
   }
   ldmc_watch(NULL);
+  report_undelivered(&s, next);
   ldm6_io_free(s.io);
   pq_class_free(&s.want); /* empty unless RECLASS */
   free(s.buf);
+  free(s.offered);
   return s.status;
 }

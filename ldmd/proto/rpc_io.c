@@ -13,6 +13,7 @@
  * beyond the current record stay in the read buffer for the next one.
  */
 #include "ldmd/proto/rpc_io.h"
+#include "ldmd/proto/rpc_io_internal.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -36,8 +37,7 @@
 #define MAX_MARKS 8    /* fragments of LDM6_RPC_FRAG_MAX bytes */
 #define IOV_CHUNK 1024 /* iovecs per sendmsg (IOV_MAX on Linux) */
 #define DEFAULT_SEND_MS (60 * 1000)
-#define OBUF_SIZE (256u * 1024u)      /* one-way calls gathered for one write */
-#define OBUF_RECORD_MAX (16u * 1024u) /* longer records go out directly */
+#define OBUF_SIZE (256u * 1024u) /* one-way calls gathered for one write */
 #define OBUF_RECORDS 64          /* records gathered at most before a write */
 #define LOWAT_MIN (64u * 1024u)  /* bulk reads wait for this much at least */
 #define LOWAT_MAX (512u * 1024u) /* and at most */
@@ -55,7 +55,8 @@ struct ldm6_io {
   ldm6_rpc_framer fr;
   size_t rpos, rlen; /* unread bytes are rbuf[rpos..rlen) */
   uint8_t *obuf;     /* queued one-way calls (ldm6_io_queue_call), or NULL */
-  size_t olen;       /* bytes of them */
+  size_t ostart;     /* obuf[ostart..olen) is still to be written */
+  size_t olen;       /* end of them */
   unsigned orecords; /* records among them */
   char peer[INET6_ADDRSTRLEN];
   unsigned port;
@@ -217,41 +218,126 @@ void ldm6_io_set_cancel(ldm6_io *io, const volatile sig_atomic_t *flag) {
   io->cancel = flag;
 }
 
-/* Connect one address within the deadline.  @return fd or -1 (errno). */
-static int connect_one(const struct addrinfo *ai, int64_t deadline,
-                       const volatile sig_atomic_t *cancel) {
+/*
+ * Connecting.  timeout_ms bounds the whole connect, however many addresses
+ * the name has (it used to bound each address in turn, so a host with
+ * three dead addresses took three timeouts).  The attempts overlap as in
+ * RFC 8305 ("Happy Eyeballs"), without its sorting of the addresses: the
+ * first starts at once, the next one ATTEMPT_DELAY_MS later or as soon as
+ * an attempt fails, the earlier ones stay in flight, and the first to
+ * connect wins; all of them share the one deadline.  So a dead first
+ * address costs a quarter of a second, not the timeout, and a slow one
+ * can still win.
+ */
+
+#define ATTEMPT_DELAY_MS 250 /* RFC 8305's connection attempt delay */
+#define MAX_ATTEMPTS 16      /* connects in flight at once */
+
+/* Start connecting to ai.  @return a descriptor, with *done true if it is
+ * connected already, or -1 (errno). */
+static int start_attempt(const struct addrinfo *ai, bool *done) {
   int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
                   ai->ai_protocol);
-  int err = 0;
-  socklen_t el = sizeof err;
+  int err;
 
+  *done = false;
   if (fd < 0)
     return -1;
-  if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
+  if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) {
+    *done = true;
     return fd;
-  if (errno != EINPROGRESS && errno != EINTR)
-    goto fail;
-  switch (wait_fd(fd, POLLOUT, deadline, cancel)) {
-  case 1:
-    break;
-  case 0:
-    errno = ETIMEDOUT;
-    goto fail;
-  default:
-    goto fail;
   }
-  if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) != 0)
-    goto fail;
-  if (err != 0) {
-    errno = err;
-    goto fail;
-  }
-  return fd;
-fail:
+  if (errno == EINPROGRESS || errno == EINTR)
+    return fd;
   err = errno;
   close(fd);
   errno = err;
   return -1;
+}
+
+static void close_attempts(struct pollfd *p, size_t n) {
+  size_t i;
+
+  for (i = 0; i < n; i++)
+    close(p[i].fd);
+}
+
+int ldm6_io__connect_list(const struct addrinfo *list, int timeout_ms,
+                          const volatile sig_atomic_t *cancel) {
+  int64_t deadline = deadline_of(timeout_ms), next = now_ms();
+  const struct addrinfo *ai = list;
+  struct pollfd p[MAX_ATTEMPTS];
+  size_t n = 0, i;
+  int saved = ECONNREFUSED;
+
+  for (;;) {
+    int64_t now = now_ms(), wait;
+    int r;
+
+    if (ai != NULL && n < MAX_ATTEMPTS && (n == 0 || now >= next)) {
+      bool done;
+      int fd = start_attempt(ai, &done);
+
+      ai = ai->ai_next;
+      if (fd >= 0 && done) {
+        close_attempts(p, n);
+        return fd;
+      }
+      if (fd < 0) {
+        saved = errno; /* refused at once, say: the next one now */
+        continue;
+      }
+      p[n].fd = fd;
+      p[n].events = POLLOUT;
+      p[n].revents = 0;
+      n++;
+      next = now + ATTEMPT_DELAY_MS;
+      continue;
+    }
+    if (n == 0) { /* every address failed */
+      errno = saved;
+      return -1;
+    }
+    if (deadline >= 0 && now >= deadline) {
+      close_attempts(p, n);
+      errno = ETIMEDOUT;
+      return -1;
+    }
+    wait = deadline < 0 ? -1 : deadline - now;
+    if (ai != NULL && n < MAX_ATTEMPTS && (wait < 0 || next - now < wait))
+      wait = next - now;
+    r = poll(p, (nfds_t)n, wait > INT_MAX ? INT_MAX : (int)wait);
+    if (r < 0) {
+      if (errno == EINTR && (cancel == NULL || !*cancel))
+        continue;
+      saved = errno;
+      close_attempts(p, n);
+      errno = saved;
+      return -1;
+    }
+    for (i = 0; i < n;) {
+      int err = 0;
+      socklen_t el = sizeof err;
+
+      if (p[i].revents == 0) {
+        i++;
+        continue;
+      }
+      if (getsockopt(p[i].fd, SOL_SOCKET, SO_ERROR, &err, &el) != 0)
+        err = errno;
+      if (err == 0) {
+        int fd = p[i].fd;
+
+        p[i] = p[--n];
+        close_attempts(p, n);
+        return fd;
+      }
+      saved = err;
+      close(p[i].fd);
+      p[i] = p[--n];
+      next = now; /* it failed: the next address at once */
+    }
+  }
 }
 
 ldm6_io *ldm6_io_connect(const char *host, unsigned port, int timeout_ms,
@@ -262,9 +348,9 @@ ldm6_io *ldm6_io_connect(const char *host, unsigned port, int timeout_ms,
 ldm6_io *ldm6_io_connect_cancel(const char *host, unsigned port, int timeout_ms,
                                 const volatile sig_atomic_t *cancel, char *err,
                                 size_t errlen) {
-  struct addrinfo hints = {0}, *res = NULL, *ai;
+  struct addrinfo hints = {0}, *res = NULL;
   char service[16];
-  int rc, fd = -1, saved = ECONNREFUSED;
+  int rc, fd, saved;
   ldm6_io *io;
 
   hints.ai_family = AF_UNSPEC;
@@ -279,13 +365,8 @@ ldm6_io *ldm6_io_connect_cancel(const char *host, unsigned port, int timeout_ms,
     errno = rc == EAI_SYSTEM ? errno : EHOSTUNREACH;
     return NULL;
   }
-  for (ai = res; ai != NULL && fd < 0; ai = ai->ai_next) {
-    fd = connect_one(ai, deadline_of(timeout_ms), cancel);
-    if (fd < 0)
-      saved = errno;
-    if (fd < 0 && saved == EINTR)
-      break;
-  }
+  fd = ldm6_io__connect_list(res, timeout_ms, cancel);
+  saved = errno;
   freeaddrinfo(res);
   if (fd < 0) {
     if (err != NULL)
@@ -671,17 +752,75 @@ static int send_all(ldm6_io *io, struct iovec *iov, size_t n) {
 int ldm6_io_flush(ldm6_io *io) {
   struct iovec iov;
 
-  if (io->olen == 0)
+  if (io->olen == io->ostart)
     return LDM6_IO_OK;
-  iov.iov_base = io->obuf;
-  iov.iov_len = io->olen;
-  io->olen = 0; /* sent or not, these bytes are done with */
+  iov.iov_base = io->obuf + io->ostart;
+  iov.iov_len = io->olen - io->ostart;
+  io->olen = io->ostart = 0; /* sent or not, these bytes are done with */
   io->orecords = 0;
   return send_all(io, &iov, 1);
 }
 
 size_t ldm6_io_queued(const ldm6_io *io) {
-  return io->olen;
+  return io->olen - io->ostart;
+}
+
+/* Write what iov[0..n) holds, as far as the socket takes it now.
+ * @return bytes written (>= 0), or an LDM6_IO_* failure (< 0) */
+static long write_nowait(ldm6_io *io, const struct iovec *iov, size_t n) {
+  long total = 0;
+
+  while (n > 0) {
+    struct msghdr mh = {0};
+    ssize_t w;
+
+    mh.msg_iov = (struct iovec *)iov;
+    mh.msg_iovlen = n < IOV_CHUNK ? n : IOV_CHUNK;
+    w = sendmsg(io->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (w < 0) {
+      if (errno == EINTR)
+        continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK)
+        return total;
+      if (errno == EPIPE || errno == ECONNRESET)
+        return LDM6_IO_CLOSED;
+      snprintf(io->detail, sizeof io->detail, "sendmsg: %s", strerror(errno));
+      return LDM6_IO_ESYS;
+    }
+    total += (long)w;
+    while (n > 0 && (size_t)w >= iov->iov_len) {
+      w -= (ssize_t)iov->iov_len;
+      iov++;
+      n--;
+    }
+    if (n > 0 && w > 0)
+      return total; /* a short write: the socket is full */
+  }
+  return total;
+}
+
+/* The queued calls, as far as the socket takes them now.
+ * @return LDM6_IO_OK (all written), LDM6_IO_AGAIN, or a failure */
+static int flush_nowait(ldm6_io *io) {
+  struct iovec iov;
+  long w;
+
+  if (io->olen == io->ostart)
+    return LDM6_IO_OK;
+  iov.iov_base = io->obuf + io->ostart;
+  iov.iov_len = io->olen - io->ostart;
+  w = write_nowait(io, &iov, 1);
+  if (w < 0) {
+    io->olen = io->ostart = 0;
+    io->orecords = 0;
+    return (int)w;
+  }
+  io->ostart += (size_t)w;
+  if (io->ostart < io->olen)
+    return LDM6_IO_AGAIN;
+  io->olen = io->ostart = 0;
+  io->orecords = 0;
+  return LDM6_IO_OK;
 }
 
 /* Send one record: the header in io->hdr (hlen bytes) then the pieces,
@@ -737,7 +876,7 @@ int ldm6_io_queue_call(ldm6_io *io, uint32_t vers, uint32_t proc,
     return LDM6_IO_EPROTO;
   for (i = 0; i < nargs; i++)
     total += args[i].iov_len;
-  if (total > OBUF_RECORD_MAX)
+  if (total > LDM6_IO_COPY_MAX)
     return ldm6_io_send_call(io, vers, proc, args, nargs, NULL);
   if (io->obuf == NULL) {
     io->obuf = malloc(OBUF_SIZE);
@@ -766,6 +905,112 @@ int ldm6_io_queue_call(ldm6_io *io, uint32_t vers, uint32_t proc,
   if (++io->orecords >= OBUF_RECORDS)
     return ldm6_io_flush(io);
   return LDM6_IO_OK;
+}
+
+int ldm6_io_queue_copy(ldm6_io *io, uint32_t vers, uint32_t proc,
+                       const struct iovec *args, int nargs) {
+  size_t total = 0, hlen, at;
+  int i;
+
+  if (nargs < 0 || nargs > MAX_PIECES - 1 || (nargs > 0 && args == NULL))
+    return LDM6_IO_EPROTO;
+  for (i = 0; i < nargs; i++)
+    total += args[i].iov_len;
+  if (total > LDM6_IO_COPY_MAX)
+    return LDM6_IO_EPROTO;
+  if (io->obuf == NULL) {
+    io->obuf = malloc(OBUF_SIZE);
+    if (io->obuf == NULL) {
+      snprintf(io->detail, sizeof io->detail, "no memory for a batch");
+      return LDM6_IO_ESYS;
+    }
+  }
+  if (io->orecords >= OBUF_RECORDS ||
+      io->olen + LDM6_RPC_MARK_LEN + HDR_MAX + total > OBUF_SIZE)
+    return LDM6_IO_FULL;
+  io->detail[0] = '\0';
+  at = io->olen + LDM6_RPC_MARK_LEN;
+  if (ldm6_rpc_encode_call(io->next_xid++, LDM6_PROG, vers, proc, io->obuf + at,
+                           HDR_MAX, &hlen) != 0)
+    return LDM6_IO_EPROTO;
+  at += hlen;
+  for (i = 0; i < nargs; i++) {
+    if (args[i].iov_len > 0)
+      memcpy(io->obuf + at, args[i].iov_base, args[i].iov_len);
+    at += args[i].iov_len;
+  }
+  ldm6_rpc_mark_put(io->obuf + io->olen, (uint32_t)(hlen + total), true);
+  io->olen = at;
+  io->orecords++;
+  return LDM6_IO_OK;
+}
+
+int ldm6_io_send_nowait(ldm6_io *io, uint32_t vers, uint32_t proc,
+                        const struct iovec *args, int nargs,
+                        ldm6_io_partial *st) {
+  struct iovec pieces[MAX_PIECES];
+  uint8_t marks[MAX_MARKS][LDM6_RPC_MARK_LEN];
+  struct iovec out[2 * MAX_MARKS + MAX_PIECES];
+  size_t np = 0, nout = 0, k = 0, hlen;
+  uint64_t skip;
+  long w;
+  int i, rc;
+
+  io->detail[0] = '\0';
+  rc = flush_nowait(io); /* the queued calls go first */
+  if (rc != LDM6_IO_OK)
+    return rc;
+  if (nargs < 0 || nargs > MAX_PIECES - 1 || (nargs > 0 && args == NULL))
+    return LDM6_IO_EPROTO;
+  if (!st->started) {
+    st->xid = io->next_xid++;
+    st->sent = 0;
+    st->started = true;
+  }
+  if (ldm6_rpc_encode_call(st->xid, LDM6_PROG, vers, proc, io->hdr,
+                           sizeof io->hdr, &hlen) != 0)
+    return LDM6_IO_EPROTO;
+  pieces[np].iov_base = io->hdr;
+  pieces[np++].iov_len = hlen;
+  for (i = 0; i < nargs; i++)
+    pieces[np++] = args[i];
+  rc = ldm6_rpc_record_iov(pieces, np, 0, marks, MAX_MARKS, out,
+                           sizeof out / sizeof out[0], &nout);
+  if (rc != 0) {
+    snprintf(io->detail, sizeof io->detail, "cannot lay out record: %s",
+             ldm6_strerror(rc));
+    return LDM6_IO_EPROTO;
+  }
+  /* The same layout as before: skip what went then. */
+  for (skip = st->sent; k < nout && skip >= out[k].iov_len; k++)
+    skip -= out[k].iov_len;
+  if (k < nout) {
+    out[k].iov_base = (uint8_t *)out[k].iov_base + skip;
+    out[k].iov_len -= (size_t)skip;
+  }
+  w = write_nowait(io, out + k, nout - k);
+  if (w < 0)
+    return (int)w;
+  st->sent += (uint64_t)w;
+  for (; k < nout; k++) {
+    if ((size_t)w < out[k].iov_len)
+      return LDM6_IO_AGAIN;
+    w -= (long)out[k].iov_len;
+  }
+  st->started = false; /* done: st may start the next record */
+  return LDM6_IO_OK;
+}
+
+int ldm6_io_wait_writable(ldm6_io *io, int timeout_ms) {
+  switch (wait_fd(io->fd, POLLOUT, deadline_of(timeout_ms), io->cancel)) {
+  case 1:
+    return LDM6_IO_OK;
+  case 0:
+    return LDM6_IO_TIMEDOUT;
+  default:
+    snprintf(io->detail, sizeof io->detail, "poll: %s", strerror(errno));
+    return LDM6_IO_ESYS;
+  }
 }
 
 int ldm6_io_call(ldm6_io *io, uint32_t vers, uint32_t proc,
@@ -860,6 +1105,10 @@ const char *ldm6_io_strerror(int rc) {
     return "system error";
   case LDM6_IO_EREPLY:
     return "call not accepted";
+  case LDM6_IO_AGAIN:
+    return "the socket takes no more for now";
+  case LDM6_IO_FULL:
+    return "the batch of queued calls is full";
   default:
     return "unknown ldm6_io result";
   }

@@ -14,7 +14,8 @@
  * Sending uses writev(2) with the caller's iovecs, so product data goes from
  * the queue's mapping to the socket without a copy (small one-way calls
  * can instead be queued, copied, and written in batches:
- * ldm6_io_queue_call()); receiving can stream
+ * ldm6_io_queue_call(); and a sender that must not wait can write a
+ * record by pieces, ldm6_io_send_nowait()); receiving can stream
  * the rest of a long record into the caller's memory (a reservation in
  * the queue) without gathering it first.  The socket gets
  * TCP_NODELAY: LDM's flushes wait ~40 ms on Nagle's algorithm, ours do not.
@@ -41,6 +42,12 @@
 #define LDM6_IO_EPROTO (-3)   /* bad record: garbage, too big, bad header */
 #define LDM6_IO_ESYS (-4)     /* a system call failed (errno kept) */
 #define LDM6_IO_EREPLY (-5)   /* the reply was not SUCCESS (see msg) */
+#define LDM6_IO_AGAIN (-6)    /* ldm6_io_send_nowait(): the socket is full */
+#define LDM6_IO_FULL (-7)     /* ldm6_io_queue_copy(): flush first */
+
+/** Records of at most this many argument bytes are worth copying into a
+ *  batch (ldm6_io_queue_call(), ldm6_io_queue_copy()). */
+#define LDM6_IO_COPY_MAX (16u * 1024u)
 
 /** Largest record accepted by default: LDM's MAX_RPC_BUF_NEEDED for
  *  calls, but products arrive in HEREIS records as big as the product. */
@@ -73,8 +80,11 @@ unsigned ldm6_io_peer_port(const ldm6_io *io);
 
 /**
  * Connect to host:port (a name, an IPv4 or an IPv6 address) trying every
- * address getaddrinfo() gives, each within timeout_ms.
- * @return an ldm6_io, or NULL with errno set (and a message in err).
+ * address getaddrinfo() gives, within timeout_ms in all: the attempts
+ * overlap, a new one every 250 ms or as soon as one fails, and the first
+ * to connect wins (RFC 8305's way, without its sorting of the addresses).
+ * @return an ldm6_io, or NULL with errno set (ETIMEDOUT when the time ran
+ *         out) and a message in err.
  */
 ldm6_io *ldm6_io_connect(const char *host, unsigned port, int timeout_ms,
                          char *err, size_t errlen);
@@ -157,9 +167,58 @@ int ldm6_io_send_call(ldm6_io *io, uint32_t vers, uint32_t proc,
 int ldm6_io_queue_call(ldm6_io *io, uint32_t vers, uint32_t proc,
                        const struct iovec *args, int nargs);
 
-/** Write the calls queued by ldm6_io_queue_call(), if any.  Every other
- *  send, and so ldm6_io_call(), does it first by itself. */
+/** Write the calls queued by ldm6_io_queue_call() or ldm6_io_queue_copy(),
+ *  if any (it may wait).  Every other send, and so ldm6_io_call(), does it
+ *  first by itself. */
 int ldm6_io_flush(ldm6_io *io);
+
+/*
+ * Sending without waiting.  A sender that holds a lock (an upstream holds
+ * the product it reads from the queue, and a held product cannot be
+ * evicted) must not wait for a slow peer: it copies small records into the
+ * batch, which it writes once the lock is released, and writes a large one
+ * as far as the socket takes it at once, then finishes it later from the
+ * same bytes found again.
+ */
+
+/**
+ * Copy a one-way call into io's batch; never writes, never waits.
+ * @param args  at most LDM6_IO_COPY_MAX bytes in all
+ * @return LDM6_IO_OK; LDM6_IO_FULL (no room, or 64 records queued:
+ *         ldm6_io_flush() first); LDM6_IO_EPROTO (bad arguments, too long);
+ *         LDM6_IO_ESYS (no memory for the batch)
+ */
+int ldm6_io_queue_copy(ldm6_io *io, uint32_t vers, uint32_t proc,
+                       const struct iovec *args, int nargs);
+
+/** Where a record sent by pieces stands (ldm6_io_send_nowait()); zero it
+ *  before the first call. */
+typedef struct ldm6_io_partial {
+  uint32_t xid;  /**< the call's transaction id, chosen at the start */
+  uint64_t sent; /**< bytes of the record written (its marks included) */
+  bool started;  /**< some of it may have been written */
+} ldm6_io_partial;
+
+/**
+ * Write a call's record (after the batch, which goes first) as far as the
+ * socket takes it now, without waiting.  Call again with the same *st and
+ * arguments of the same lengths and bytes (they may be at another address:
+ * the product found again) until it returns LDM6_IO_OK; wait between
+ * calls with ldm6_io_wait_writable().  Until then nothing else may be sent
+ * on io, and a record abandoned after st->started leaves the connection
+ * out of step: close it.
+ * @return LDM6_IO_OK (all of it written); LDM6_IO_AGAIN (the socket is
+ *         full); LDM6_IO_CLOSED, LDM6_IO_ESYS, LDM6_IO_EPROTO
+ */
+int ldm6_io_send_nowait(ldm6_io *io, uint32_t vers, uint32_t proc,
+                        const struct iovec *args, int nargs,
+                        ldm6_io_partial *st);
+
+/** Wait until the socket takes bytes (or has failed: the next write
+ *  says how), within timeout_ms (-1: no limit).
+ *  @return LDM6_IO_OK, LDM6_IO_TIMEDOUT, LDM6_IO_ESYS (cancelled: errno
+ *  EINTR) */
+int ldm6_io_wait_writable(ldm6_io *io, int timeout_ms);
 
 /** Bytes queued by ldm6_io_queue_call() and not yet written. */
 size_t ldm6_io_queued(const ldm6_io *io);

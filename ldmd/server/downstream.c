@@ -63,13 +63,28 @@ static void discard_pending(ldmd_down *d, const char *why) {
   if (!d->pending)
     return;
   d->pending = false;
+  d->st.incomplete++;
   pq_prod_info_format(&d->pinfo, false, text, sizeof text);
   if (why != NULL)
-    log_warning("discarding incomplete product (%s): %s", why, text);
+    log_warning("discarding incomplete product (%s; %llu of its %llu bytes "
+                "came): %s",
+                why, (unsigned long long)d->have,
+                (unsigned long long)d->pinfo.size, text);
   rc = pq_discard(d->pq, &d->resv);
   if (rc != PQ_OK)
     log_error("cannot discard a reservation in %s: %s", pq_path(d->pq),
               pq_last_error(d->pq)->pe_msg);
+}
+
+const pq_prod_info *ldmd_down_pending(const ldmd_down *d) {
+  return d->pending ? &d->pinfo : NULL;
+}
+
+bool ldmd_down_discard(ldmd_down *d, const char *why) {
+  bool was = d->pending;
+
+  discard_pending(d, why);
+  return was;
 }
 
 void ldmd_down_free(ldmd_down *d) {
@@ -82,6 +97,10 @@ void ldmd_down_free(ldmd_down *d) {
 
 const ldmd_down_stats *ldmd_down_stats_get(const ldmd_down *d) {
   return &d->st;
+}
+
+uint64_t ldmd_down_lost(const ldmd_down_stats *st) {
+  return st->no_room + st->too_big + st->bad + st->incomplete;
 }
 
 uint64_t ldmd_down_settled(const ldmd_down *d, pq_prod_info *info) {
@@ -269,7 +288,12 @@ static int blkdata_check(ldmd_down *d, const ldm6_datapkt *pkt, bool *take) {
     return LDMD_DOWN_EPROTO;
   }
   if (pkt->data_len > d->pinfo.size - d->have) {
-    discard_pending(d, "BLKDATA past the announced size");
+    char why[128];
+
+    snprintf(why, sizeof why,
+             "a BLKDATA of %u bytes, past the size COMINGSOON announced",
+             (unsigned)pkt->data_len);
+    discard_pending(d, why);
     return LDMD_DOWN_EPROTO;
   }
   *take = true;

@@ -51,7 +51,13 @@ typedef struct ldmd_down_stats {
   uint64_t too_big;    /**< larger than the queue */
   uint64_t no_room;    /**< the queue had no room (all in use) */
   uint64_t bad;        /**< metadata the queue cannot hold */
+  uint64_t incomplete; /**< announced, discarded before its data was all in */
 } ldmd_down_stats;
+
+/** Products received that could not be stored for want of the queue or
+ *  of their data (no room, too big, unfit metadata, incomplete): not
+ *  those refused on purpose (duplicates, too old, unwanted). */
+uint64_t ldmd_down_lost(const ldmd_down_stats *st);
 
 /**
  * @param pq           a read-write handle of this process (borrowed)
@@ -124,6 +130,18 @@ int ldmd_down_blkdata_begin(ldmd_down *d, const ldm6_datapkt *pkt, void **dst);
  * @return LDMD_DOWN_OK or LDMD_DOWN_EQUEUE
  */
 int ldmd_down_stream_end(ldmd_down *d, bool ok);
+
+/** The product announced by COMINGSOON whose data is still coming (its
+ *  origin rewritten), or NULL. */
+const pq_prod_info *ldmd_down_pending(const ldmd_down *d);
+
+/**
+ * Give up the product announced by COMINGSOON, if its data is still
+ * incomplete: its reservation is discarded with a warning that names it,
+ * why, and how many of its bytes came.
+ * @return true if a product was pending
+ */
+bool ldmd_down_discard(ldmd_down *d, const char *why);
 
 /** The counters. */
 const ldmd_down_stats *ldmd_down_stats_get(const ldmd_down *d);

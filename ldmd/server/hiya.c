@@ -6,10 +6,14 @@
  * (and the connection closes) when it is nothing.  The products that follow
  * (HEREIS, COMINGSOON + BLKDATA) are handed to downstream.c, which vets
  * and inserts them; requesters use the same handlers for the products of
- * their feeds.  A HIYA receiver always asks for primary mode
- * (max_hereis 0xFFFFFFFF), as LDM's does; the sender still uses
- * COMINGSOON + BLKDATA for products larger than its own threshold.
+ * their feeds.  A HEREIS or BLKDATA record that holds more or fewer data
+ * bytes than it declares is refused whole (SYSTEM_ERR, and the connection
+ * closes), and a NULLPROC ends a product whose data is still incomplete.
+ * A HIYA receiver always asks for primary mode (max_hereis 0xFFFFFFFF), as
+ * LDM's does; the sender still uses COMINGSOON + BLKDATA for products
+ * larger than its own threshold.
  */
+#include <arpa/inet.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -19,12 +23,11 @@
 
 #define RECORD_SLACK (1u << 20) /* record bytes beyond a product's data */
 
-/* Decode the arguments of a call, or answer GARBAGE_ARGS.
- * @return 0, or the ldmd_next to return */
-static int decode_args(ldmd_conn *c, const ldm6_io_msg *m, ldm6_type type,
-                       void *value, int *next) {
-  size_t used;
-  int rc = ldm6_decode(type, m->body, m->body_len, value, &used);
+/* Decode the arguments of a call (the first *used bytes of its body), or
+ * answer GARBAGE_ARGS.  @return 0, or the ldmd_next to return */
+static int decode_used(ldmd_conn *c, const ldm6_io_msg *m, ldm6_type type,
+                       void *value, size_t *used, int *next) {
+  int rc = ldm6_decode(type, m->body, m->body_len, value, used);
 
   if (rc == 0)
     return 0;
@@ -32,6 +35,29 @@ static int decode_args(ldmd_conn *c, const ldm6_io_msg *m, ldm6_type type,
               ldm6_strerror(rc));
   *next = ldmd_conn_reply_error(c, m->hdr.xid, LDM6_RPC_GARBAGE_ARGS);
   return -1;
+}
+
+static int decode_args(ldmd_conn *c, const ldm6_io_msg *m, ldm6_type type,
+                       void *value, int *next) {
+  size_t used;
+
+  return decode_used(c, m, type, value, &used, next);
+}
+
+int ldmd_refuse_product(ldmd_conn *c, uint32_t xid, const char *call,
+                        const char *ident, const uint8_t *sig,
+                        uint64_t declared, const char *why) {
+  char hex[33];
+
+  pq_sig_format(sig, hex);
+  if (c->down != NULL)
+    (void)ldmd_down_discard(c->down, "its record was refused");
+  log_error("refusing %s of %s%s(%s) from %s: %llu bytes declared, %s: "
+            "nothing stored, closing",
+            call, ident != NULL ? ident : "", ident != NULL ? " " : "", hex,
+            c->peer, (unsigned long long)declared, why);
+  (void)ldm6_io_reply_error(c->io, xid, LDM6_RPC_SYSTEM_ERR);
+  return LDMD_FAIL;
 }
 
 /* The queue, opened for writing on the first push. */
@@ -125,17 +151,34 @@ int ldmd_hiya(ldmd_conn *c, const ldm6_io_msg *m) {
     log_error("cannot receive from %s: out of memory", c->peer);
     return LDMD_FAIL;
   }
+  c->push = true;
+  c->lost_told = 0;
   if (next == LDMD_CONTINUE)
     log_info("receiving products from %s", c->peer);
   return next;
 }
 
+/* A product's data has no length word of its own: info.sz says how long
+ * it is, so what follows the metadata must be exactly that many bytes and
+ * their padding.  A record with more or fewer is refused whole (LDM stored
+ * the first info.sz bytes of a longer one, or answered GARBAGE_ARGS to a
+ * shorter one, and went on). */
 static int hereis(ldmd_conn *c, const ldm6_io_msg *m) {
   ldm6_product prod;
+  size_t used, have;
   int next = LDMD_CONTINUE;
 
-  if (decode_args(c, m, LDM6_T_PRODUCT, &prod, &next) != 0)
+  if (decode_used(c, m, LDM6_T_PROD_INFO, &prod.info, &used, &next) != 0)
     return next;
+  have = m->body_len - used;
+  if (have != (size_t)prod.info.sz + ldm6_xdr_pad(prod.info.sz)) {
+    char why[96];
+
+    snprintf(why, sizeof why, "the record holds %zu", have);
+    return ldmd_refuse_product(c, m->hdr.xid, "HEREIS", prod.info.ident,
+                               prod.info.signature, prod.info.sz, why);
+  }
+  prod.data = m->body + used;
   return ldmd_down_hereis(c->down, &prod) == LDMD_DOWN_OK ? LDMD_CONTINUE
                                                           : LDMD_FAIL;
 }
@@ -154,22 +197,75 @@ static int comingsoon(ldmd_conn *c, const ldm6_io_msg *m) {
   return ldmd_conn_reply(c, m->hdr.xid, LDM6_T_COMINGSOON_REPLY, &reply);
 }
 
+/* The identifier of the pending product into ident if sig is its
+ * signature.  @return ident, or NULL */
+static const char *pending_ident(const ldmd_conn *c, const uint8_t *sig,
+                                 char ident[PQ_IDENT_MAX + 1]) {
+  const pq_prod_info *p = ldmd_down_pending(c->down);
+
+  if (p == NULL || memcmp(p->signature, sig, PQ_SIGLEN) != 0)
+    return NULL;
+  snprintf(ident, PQ_IDENT_MAX + 1, "%s", p->ident);
+  return ident;
+}
+
+/* A BLKDATA's data has its own length word: the record must end with
+ * those bytes and their padding, and they must fit in what COMINGSOON
+ * announced. */
 static int blkdata(ldmd_conn *c, const ldm6_io_msg *m) {
   ldm6_datapkt pkt;
+  char ident[PQ_IDENT_MAX + 1];
+  const char *name;
+  size_t used;
   int next = LDMD_CONTINUE;
 
-  if (decode_args(c, m, LDM6_T_DATAPKT, &pkt, &next) != 0)
+  if (m->body_len >= LDMD_DATAPKT_HEAD) {
+    uint32_t len;
+    size_t have = m->body_len - LDMD_DATAPKT_HEAD;
+
+    memcpy(&len, m->body + LDMD_DATAPKT_HEAD - 4, 4);
+    len = ntohl(len);
+    if (have != (size_t)len + ldm6_xdr_pad(len)) {
+      char why[96];
+
+      snprintf(why, sizeof why, "the record holds %zu", have);
+      return ldmd_refuse_product(c, m->hdr.xid, "BLKDATA",
+                                 pending_ident(c, m->body, ident), m->body, len,
+                                 why);
+    }
+  }
+  if (decode_used(c, m, LDM6_T_DATAPKT, &pkt, &used, &next) != 0)
     return next;
+  name = pending_ident(c, pkt.signature, ident); /* before it is dropped */
   switch (ldmd_down_blkdata(c->down, &pkt)) {
   case LDMD_DOWN_OK:
     return LDMD_CONTINUE;
   case LDMD_DOWN_EPROTO:
-    log_error("invalid BLKDATA from %s: closing", c->peer);
-    (void)ldmd_conn_reply_error(c, m->hdr.xid, LDM6_RPC_SYSTEM_ERR);
-    return LDMD_FAIL;
+    /* downstream.c said why */
+    return ldmd_refuse_product(c, m->hdr.xid, "BLKDATA", name, pkt.signature,
+                               pkt.data_len,
+                               "not the data COMINGSOON announced");
   default:
     return LDMD_FAIL;
   }
+}
+
+int ldmd_product_flush(ldmd_conn *c, const ldm6_io_msg *m) {
+  uint64_t lost;
+
+  if (c->down == NULL)
+    return ldmd_conn_reply(c, m->hdr.xid, LDM6_T_VOID, NULL);
+  (void)ldmd_down_discard(c->down, "NULLPROC came before the rest");
+  lost = ldmd_down_lost(ldmd_down_stats_get(c->down));
+  if (c->push && lost > c->lost_told) {
+    log_error("%llu products from %s since its last NULLPROC were not "
+              "stored: answering SYSTEM_ERR, not confirming them",
+              (unsigned long long)(lost - c->lost_told), c->peer);
+    c->lost_told = lost;
+    return ldmd_conn_reply_error(c, m->hdr.xid, LDM6_RPC_SYSTEM_ERR);
+  }
+  c->lost_told = lost;
+  return ldmd_conn_reply(c, m->hdr.xid, LDM6_T_VOID, NULL);
 }
 
 int ldmd_product_call(ldmd_conn *c, const ldm6_io_msg *m) {

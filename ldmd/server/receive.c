@@ -7,14 +7,17 @@
  * straight into that room (ldm6_io_recv_body()) and committed.  A 20 MB
  * product is thus copied once, by the kernel, and no buffer grows to its
  * size and is faulted in for every product, as a gathered record would
- * be.  Shorter records, and every other call, are gathered whole and go
- * through ldmd_product_call() (hiya.c).
+ * be.  A record that ends before or after the data it declares is
+ * refused (ldmd_refuse_product()) and what came of it discarded.  Shorter
+ * records, and every other call, are gathered whole and go through
+ * ldmd_product_call() (hiya.c).
  *
  * Used by requesters and by HIYA receivers alike; the connection's
  * ldmd_conn carries the receiving side (c->down).
  */
 #include <arpa/inet.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -23,7 +26,7 @@
 #include "ldmd/site/log.h"
 #include "ldmd/server/server.h"
 
-#define DATAPKT_HEAD 24            /* signature, pktnum, dbuf length */
+#define DATAPKT_HEAD LDMD_DATAPKT_HEAD
 #define POPULATE_MIN (64u * 1024u) /* smaller products: let them fault */
 
 /* Map the pages of dst[0..n) into this process in one call before the
@@ -63,30 +66,49 @@ static int take_rest(ldmd_conn *c, uint8_t *dst, size_t data_rest,
 /*
  * The data of a product or packet: sz bytes (then padding) of which the
  * first have bytes are already in pre.  Copies them to dst (if not NULL),
- * reads the rest there, and ends the record.
+ * reads the rest there, and ends the record.  The record must end right
+ * after the padding: one longer or shorter than what it declares is a
+ * protocol error (LDM6_IO_EPROTO, *why says how).
  * @return an LDM6_IO_* result
  */
 static int stream_data(ldmd_conn *c, uint8_t *dst, uint32_t sz,
-                       const uint8_t *pre, size_t have, int timeout_ms) {
+                       const uint8_t *pre, size_t have, int timeout_ms,
+                       const char **why) {
   size_t total = (size_t)sz + ldm6_xdr_pad(sz);
   size_t in_pre = have < sz ? have : sz;
+  int rc;
 
-  if (have > total)
-    return LDM6_IO_EPROTO; /* more record than the data it announced */
+  if (have > total) {
+    *why = "the record holds more";
+    return LDM6_IO_EPROTO;
+  }
   if (dst != NULL)
     populate(dst, sz);
   if (dst != NULL && in_pre > 0)
     memcpy(dst, pre, in_pre);
-  return take_rest(c, dst != NULL ? dst + in_pre : NULL, sz - in_pre,
-                   total - have - (sz - in_pre), timeout_ms);
+  rc = take_rest(c, dst != NULL ? dst + in_pre : NULL, sz - in_pre,
+                 total - have - (sz - in_pre), timeout_ms);
+  *why = ldm6_io_detail(c->io); /* "record longer than its contents"... */
+  return rc;
 }
 
-static int failed(ldmd_conn *c, int rc, const char *what) {
-  if (*c->set->stop)
+/* A streamed record of the product ident (NULL: unknown), sig, declared
+ * bytes, did not end as it should: nothing of it is stored. */
+static int failed(ldmd_conn *c, const ldm6_io_msg *m, int rc, const char *what,
+                  const char *ident, const uint8_t *sig, uint64_t declared,
+                  const char *why) {
+  char hex[33];
+
+  if (*c->set->stop) {
     log_info("stopping in the middle of a %s from %s", what, c->peer);
-  else
-    log_error("%s from %s failed: %s %s: closing", what, c->peer,
-              ldm6_io_strerror(rc), ldm6_io_detail(c->io));
+    return LDMD_FAIL;
+  }
+  if (rc == LDM6_IO_EPROTO) /* the record is not what it declares */
+    return ldmd_refuse_product(c, m->hdr.xid, what, ident, sig, declared, why);
+  pq_sig_format(sig, hex);
+  log_error("%s of %s%s(%s) from %s failed: %s %s: nothing stored, closing",
+            what, ident != NULL ? ident : "", ident != NULL ? " " : "", hex,
+            c->peer, ldm6_io_strerror(rc), ldm6_io_detail(c->io));
   return LDMD_FAIL;
 }
 
@@ -94,6 +116,7 @@ static int hereis(ldmd_conn *c, const ldm6_io_msg *m, int timeout_ms) {
   ldm6_prod_info info;
   size_t used;
   void *dst = NULL;
+  const char *why = "";
   int rc, down;
 
   rc = ldm6_decode(LDM6_T_PROD_INFO, m->body, m->body_len, &info, &used);
@@ -107,10 +130,10 @@ static int hereis(ldmd_conn *c, const ldm6_io_msg *m, int timeout_ms) {
     return LDMD_FAIL;
   }
   rc = stream_data(c, dst, info.sz, m->body + used, m->body_len - used,
-                   timeout_ms);
+                   timeout_ms, &why);
   down = ldmd_down_stream_end(c->down, rc == LDM6_IO_OK);
   if (rc != LDM6_IO_OK)
-    return failed(c, rc, "HEREIS");
+    return failed(c, m, rc, "HEREIS", info.ident, info.signature, info.sz, why);
   return down == LDMD_DOWN_OK ? LDMD_CONTINUE : LDMD_FAIL;
 }
 
@@ -123,7 +146,10 @@ static uint32_t get32(const uint8_t *p) {
 
 static int blkdata(ldmd_conn *c, const ldm6_io_msg *m, int timeout_ms) {
   ldm6_datapkt pkt;
+  const pq_prod_info *pending;
+  char ident[PQ_IDENT_MAX + 1] = "";
   void *dst = NULL;
+  const char *why = "";
   int rc, down;
 
   if (m->body_len < DATAPKT_HEAD) {
@@ -134,16 +160,23 @@ static int blkdata(ldmd_conn *c, const ldm6_io_msg *m, int timeout_ms) {
   memcpy(pkt.signature, m->body, LDM6_SIGLEN);
   pkt.pktnum = get32(m->body + 16);
   pkt.data_len = get32(m->body + 20);
+  pending = ldmd_down_pending(c->down);
+  if (pending != NULL &&
+      memcmp(pending->signature, pkt.signature, PQ_SIGLEN) == 0)
+    snprintf(ident, sizeof ident, "%s", pending->ident);
   if (ldmd_down_blkdata_begin(c->down, &pkt, &dst) != LDMD_DOWN_OK) {
     (void)ldmd_down_stream_end(c->down, false);
-    log_error("invalid BLKDATA from %s: closing", c->peer);
-    return LDMD_FAIL;
+    /* downstream.c said why */
+    return ldmd_refuse_product(
+        c, m->hdr.xid, "BLKDATA", ident[0] != '\0' ? ident : NULL,
+        pkt.signature, pkt.data_len, "not the data COMINGSOON announced");
   }
   rc = stream_data(c, dst, pkt.data_len, m->body + DATAPKT_HEAD,
-                   m->body_len - DATAPKT_HEAD, timeout_ms);
+                   m->body_len - DATAPKT_HEAD, timeout_ms, &why);
   down = ldmd_down_stream_end(c->down, rc == LDM6_IO_OK);
   if (rc != LDM6_IO_OK)
-    return failed(c, rc, "BLKDATA");
+    return failed(c, m, rc, "BLKDATA", ident[0] != '\0' ? ident : NULL,
+                  pkt.signature, pkt.data_len, why);
   return down == LDMD_DOWN_OK ? LDMD_CONTINUE : LDMD_FAIL;
 }
 

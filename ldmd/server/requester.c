@@ -422,7 +422,7 @@ static int dispatch(ldmd_conn *c, const ldm6_io_msg *m) {
                : LDMD_FAIL;
   switch (call->proc) {
   case LDM6_NULLPROC:
-    return ldmd_conn_reply(c, m->hdr.xid, LDM6_T_VOID, NULL);
+    return ldmd_product_flush(c, m);
   case LDM6_HEREIS:
   case LDM6_COMINGSOON:
   case LDM6_BLKDATA:

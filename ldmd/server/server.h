@@ -77,6 +77,10 @@ typedef struct ldmd_conn {
   /* After HIYA: the queue (read-write) and the receiving side. */
   pq_t *pq;
   ldmd_down *down;
+  /** A push (HIYA): a NULLPROC is answered SUCCESS only if every product
+   *  since the one before was stored or refused on purpose. */
+  bool push;
+  uint64_t lost_told; /**< ldmd_down_lost() at the last NULLPROC */
 } ldmd_conn;
 
 /** What a handler asks the call loop to do next. */
@@ -129,9 +133,38 @@ int ldmd_hiya(ldmd_conn *c, const ldm6_io_msg *call);
  * HEREIS, COMINGSOON or BLKDATA (v6) on a connection that receives
  * products: after HIYA, or a requester's connection after FEEDME.  The
  * arguments are decoded (GARBAGE_ARGS if they cannot be), handed to
- * c->down, and COMINGSOON answered.
+ * c->down, and COMINGSOON answered.  A HEREIS or BLKDATA whose record
+ * holds more or fewer data bytes than it declares is refused
+ * (ldmd_refuse_product()).
  */
 int ldmd_product_call(ldmd_conn *c, const ldm6_io_msg *call);
+
+/**
+ * NULLPROC on a connection that receives products: the sender has sent
+ * everything before it, so a product announced by COMINGSOON whose data
+ * has not all come never will: it is discarded, with a warning.  Then the
+ * NULLPROC is answered: SUCCESS, or, on a push (c->push), SYSTEM_ERR if a
+ * product received since the last NULLPROC could not be stored (no room,
+ * too big, unfit, incomplete; see ldmd_down_lost()), so that the sender,
+ * for whom that answer confirms what it sent, does not take it as
+ * stored.  A requester's upstream always gets SUCCESS, as from LDM.
+ */
+int ldmd_product_flush(ldmd_conn *c, const ldm6_io_msg *call);
+
+/** Bytes of a datapkt before its data: signature, pktnum, dbuf length. */
+#define LDMD_DATAPKT_HEAD 24
+
+/**
+ * Refuse a product's record whose data does not match what it declares
+ * (call: "HEREIS", "BLKDATA"; ident may be NULL): the pending product, if
+ * any, is discarded, an error names the product, the peer, the size
+ * declared and why (what the record holds), and the call is answered
+ * SYSTEM_ERR, as LDM answers a BLKDATA it cannot take.
+ * @return LDMD_FAIL: close the connection
+ */
+int ldmd_refuse_product(ldmd_conn *c, uint32_t xid, const char *call,
+                        const char *ident, const uint8_t *sig,
+                        uint64_t declared, const char *why);
 
 /* ---- receive.c ---- */
 

@@ -10,9 +10,10 @@
  * the connection is turned around or during a push.  Undecodable arguments
  * get GARBAGE_ARGS, unknown procedures PROC_UNAVAIL, versions other than
  * 4-6 PROG_MISMATCH, and the connection goes on, as LDM's RPC library does.
- * Waits are cut into slices of at most a second so that SIGTERM is seen
- * promptly.  After HIYA, long product records are streamed into the queue
- * (receive.c) instead of being gathered whole.
+ * Waits are cut into slices of at most a second, and SIGTERM cuts any
+ * wait short (ldm6_io_set_cancel()), so that it is seen promptly.  After
+ * HIYA, long product records are streamed into the queue (receive.c)
+ * instead of being gathered whole.
  */
 #include <errno.h>
 #include <netdb.h>
@@ -164,6 +165,8 @@ static int is_alive(ldmd_conn *c, const ldm6_io_msg *m) {
 static int serve_v6(ldmd_conn *c, const ldm6_io_msg *m) {
   switch (m->hdr.u.call.proc) {
   case LDM6_NULLPROC:
+    if (c->down != NULL) /* after HIYA: the flush of a push */
+      return ldmd_product_flush(c, m);
     return ldmd_conn_reply(c, m->hdr.xid, LDM6_T_VOID, NULL);
   case LDM6_FEEDME:
   case LDM6_NOTIFYME:
@@ -300,11 +303,12 @@ static void log_push_summary(const ldmd_conn *c) {
     return;
   st = ldmd_down_stats_get(c->down);
   log_notice("from %s: %llu products received, %llu inserted (%llu bytes), "
-             "%llu duplicates, %llu too old, %llu unwanted",
+             "%llu duplicates, %llu too old, %llu unwanted, %llu not stored",
              c->peer, (unsigned long long)st->received,
              (unsigned long long)st->inserted, (unsigned long long)st->bytes,
              (unsigned long long)st->duplicates,
-             (unsigned long long)st->too_old, (unsigned long long)st->unwanted);
+             (unsigned long long)st->too_old, (unsigned long long)st->unwanted,
+             (unsigned long long)ldmd_down_lost(st));
 }
 
 int ldmd_conn_serve(const ldmd_settings *set, int fd, const pid_t *siblings,
@@ -322,6 +326,8 @@ int ldmd_conn_serve(const ldmd_settings *set, int fd, const pid_t *siblings,
     log_error("cannot serve a connection: %s", strerror(ENOMEM));
     return 1;
   }
+  /* SIGTERM ends any wait at once: a synchronous call may wait 60 s. */
+  ldm6_io_set_cancel(c.io, set->stop);
   snprintf(c.ip, sizeof c.ip, "%s", ldm6_io_peer_addr(c.io));
   snprintf(c.name, sizeof c.name, "%s", c.ip);
   snprintf(c.peer, sizeof c.peer, "%s", c.ip);

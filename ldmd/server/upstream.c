@@ -14,13 +14,17 @@
  *                                       to 16 KiB, else COMINGSOON and
  *                                       16 KiB BLKDATA packets
  *
- * A large product's data goes to the socket straight from the queue's
- * mapping while the product is read-locked (writev of header, data and
- * padding); small ones (up to 16 KiB) are copied into the connection's
+ * No queue lock is held while the network may make the process wait (see
+ * "Sending" below): a product read from the queue is held, and a held
+ * product cannot be evicted.  A large product's data goes to the socket
+ * straight from the queue's mapping, as far as the socket takes it at
+ * once, the rest piece by piece from the product found again by its
+ * signature; small ones (up to 16 KiB) are copied into the connection's
  * output buffer and go out in batches of up to 64 records or 256 KiB
- * (ldm6_io_queue_call()): one system call and one trip through TCP per
- * batch, not per product, while the feed is behind the queue.  At the
- * end of the queue the batch is written and a NULLPROC flushes the
+ * (ldm6_io_queue_copy()): one system call and one trip through TCP per
+ * batch, not per product, while the feed is behind the queue.
+ * COMINGSOON and LDM-5's calls are made after the product is released.
+ * At the end of the queue the batch is written and a NULLPROC flushes the
  * one-way calls, if any were sent
  * since the last synchronous call, and confirms their delivery; the
  * process then sleeps on the queue's wake-up word, so a product committed
@@ -48,6 +52,8 @@
 #define INFO_BUF 512     /* an encoded prod_info (at most 372 bytes) */
 #define DRAIN_EVERY 32   /* products sent between looks at the socket */
 #define UP_ESEND 1       /* callback result: a send failed */
+#define UP_FLUSH 2       /* callback result: write the batch, then again */
+#define UP_GONE 3        /* callback result: not the product looked for */
 #define CLASS_TEXT 10240 /* LDM's text of a class */
 
 enum up_mode { UP_PRIMARY, UP_ALTERNATE, UP_NOTIFY, UP_V5 };
@@ -61,7 +67,24 @@ typedef struct upstream {
   bool oneway_pending; /* one-way calls since the last synchronous one */
   int64_t last_call;   /* when the last synchronous call was sent (ms) */
   unsigned since_drain;
-  uint64_t nsent, nbytes, ndeclined;
+  uint64_t nsent, nbytes, ndeclined, nskipped;
+  /* A large one-way record the socket has not taken whole yet. */
+  struct {
+    bool on;
+    uint32_t proc;
+    uint8_t head[INFO_BUF];
+    size_t hlen;
+    uint32_t dlen;
+    uint8_t sig[PQ_SIGLEN];
+    char ident[PQ_IDENT_MAX + 1];
+    ldm6_io_partial st;
+  } part;
+  /* Alternate and LDM-5 modes: the product taken by the read callback. */
+  bool offering;
+  ldm6_prod_info offer;
+  pq_prod_info offer_info;
+  uint8_t v5buf[LDM6_DBUFMAX]; /* a small product, or one packet */
+  uint32_t v5off, v5len;       /* the packet copy_packet() takes */
 } upstream;
 
 static const uint8_t zeros[4];
@@ -180,6 +203,28 @@ static pq_t *open_queue(const ldmd_conn *c) {
 /* Sending                                                                */
 /* ---------------------------------------------------------------------- */
 
+/*
+ * No queue lock is held across the network.  pq_next() hands a product to
+ * send_product() read-locked, and a held product cannot be evicted, so
+ * the callback never waits for the downstream:
+ *
+ *   - a small record (HEREIS, NOTIFICATION, BLKDATA up to 16 KiB) is
+ *     copied into the connection's batch; when the batch is full the
+ *     callback returns UP_FLUSH, feed() writes the batch with no lock held
+ *     and pq_next() offers the product again;
+ *   - a large one goes from the mapping to the socket as far as the
+ *     socket takes it at once (ldm6_io_send_nowait()); the rest is sent
+ *     after the callback, each piece from the product found again by its
+ *     signature (pq_find(), held only while the piece is written).  If it
+ *     left the queue meanwhile, the downstream was too slow to get it: a
+ *     record not begun is skipped, one begun cannot be finished and the
+ *     connection closes (the downstream resumes after what it got);
+ *   - COMINGSOON (alternate mode) and every LDM-5 call are synchronous:
+ *     the callback only takes a copy of the metadata (and of a small
+ *     LDM-5 product's data); the call is made after it, and the data of
+ *     the BLKDATA found again by signature once the answer is OK.
+ */
+
 static void send_failed(const upstream *u, int rc, const char *what) {
   if (rc == LDM6_IO_CLOSED)
     log_notice("connection closed by %s", u->c->peer);
@@ -190,26 +235,192 @@ static void send_failed(const upstream *u, int rc, const char *what) {
               ldm6_io_detail(u->c->io));
 }
 
-/* A one-way call whose arguments are head, data and padding: queued in
- * the connection's output buffer (copied, when small) until a batch is
- * full or the feed catches up with the queue (see idle()). */
-static int send_oneway(upstream *u, uint32_t proc, const uint8_t *head,
-                       size_t hlen, const void *data, uint32_t dlen,
-                       const char *what) {
-  struct iovec iov[3] = {{(void *)head, hlen},
-                         {(void *)data, dlen},
-                         {(void *)zeros, ldm6_xdr_pad(dlen)}};
-  int rc = ldm6_io_queue_call(u->c->io, LDM6_VERSION6, proc, iov, 3);
+/* Write the batch, with no lock held. */
+static int flush(upstream *u) {
+  int rc = ldm6_io_flush(u->c->io);
 
-  if (rc != LDM6_IO_OK) {
-    send_failed(u, rc, what);
-    return rc;
+  if (rc != LDM6_IO_OK)
+    send_failed(u, rc, "sending");
+  return rc;
+}
+
+/* The arguments of a one-way record: head, data and padding. */
+static void record_iov(struct iovec iov[3], const uint8_t *head, size_t hlen,
+                       const void *data, uint32_t dlen) {
+  iov[0] = (struct iovec){(void *)head, hlen};
+  iov[1] = (struct iovec){(void *)data, dlen};
+  iov[2] = (struct iovec){(void *)zeros, ldm6_xdr_pad(dlen)};
+}
+
+/* The next piece of the large record in u->part, its data at data, as
+ * far as the socket takes it now.  @return 0 or UP_ESEND */
+static int put_piece(upstream *u, const void *data) {
+  struct iovec iov[3];
+  int rc;
+
+  record_iov(iov, u->part.head, u->part.hlen, data, u->part.dlen);
+  rc = ldm6_io_send_nowait(u->c->io, LDM6_VERSION6, u->part.proc, iov, 3,
+                           &u->part.st);
+  u->part.on = rc == LDM6_IO_AGAIN; /* finish_part() sends the rest */
+  if (rc != LDM6_IO_OK && rc != LDM6_IO_AGAIN) {
+    send_failed(u, rc, u->part.proc == LDM6_BLKDATA ? "blkdata" : "hereis");
+    return UP_ESEND;
   }
   u->oneway_pending = true; /* idle()'s NULLPROC follows, and dates it */
+  return 0;
+}
+
+/* A small one-way record into the batch.  @return 0, UP_FLUSH (the batch
+ * is full: write it, then again), UP_ESEND */
+static int put_copy(upstream *u, uint32_t proc, const uint8_t *head,
+                    size_t hlen, const void *data, uint32_t dlen) {
+  struct iovec iov[3];
+  int rc;
+
+  record_iov(iov, head, hlen, data, dlen);
+  rc = ldm6_io_queue_copy(u->c->io, LDM6_VERSION6, proc, iov, 3);
+  if (rc == LDM6_IO_FULL)
+    return UP_FLUSH;
+  if (rc != LDM6_IO_OK) {
+    send_failed(u, rc, "sending");
+    return UP_ESEND;
+  }
+  u->oneway_pending = true;
+  return 0;
+}
+
+static bool small_record(size_t hlen, uint32_t dlen) {
+  return hlen + dlen + ldm6_xdr_pad(dlen) <= LDM6_IO_COPY_MAX;
+}
+
+/* Describe in u->part a record to send by pieces.  @return 0, or -1 for a
+ * head longer than any (not made here) */
+static int part_set(upstream *u, uint32_t proc, const uint8_t *head,
+                    size_t hlen, uint32_t dlen, const uint8_t *sig,
+                    const char *ident) {
+  if (hlen > sizeof u->part.head)
+    return -1;
+  u->part.proc = proc;
+  memcpy(u->part.head, head, hlen);
+  u->part.hlen = hlen;
+  u->part.dlen = dlen;
+  memcpy(u->part.sig, sig, PQ_SIGLEN);
+  snprintf(u->part.ident, sizeof u->part.ident, "%s", ident);
+  memset(&u->part.st, 0, sizeof u->part.st);
+  return 0;
+}
+
+/*
+ * A one-way record, from a read callback: copied into the batch when
+ * small, else written as far as the socket takes it, the rest left in
+ * u->part for finish_part().  Never waits.
+ * @return 0, UP_FLUSH, UP_ESEND
+ */
+static int put_oneway(upstream *u, uint32_t proc, const uint8_t *head,
+                      size_t hlen, const void *data, uint32_t dlen,
+                      const uint8_t *sig, const char *ident) {
+  if (small_record(hlen, dlen))
+    return put_copy(u, proc, head, hlen, data, dlen);
+  if (part_set(u, proc, head, hlen, dlen, sig, ident) != 0)
+    return UP_ESEND;
+  return put_piece(u, data);
+}
+
+/* pq_find() callback: the record in u->part (a BLKDATA not begun: whole,
+ * into the batch if small), or its next piece. */
+static int put_part(const pq_prod_info *info, const void *data,
+                    const pq_place *place, void *arg) {
+  upstream *u = arg;
+
+  (void)place;
+  if (info->size != u->part.dlen)
+    return UP_GONE; /* cannot be: the signature is the data's */
+  if (!u->part.st.started && small_record(u->part.hlen, u->part.dlen)) {
+    int rc = put_copy(u, u->part.proc, u->part.head, u->part.hlen, data,
+                      u->part.dlen);
+    if (rc == 0)
+      u->part.on = false;
+    return rc;
+  }
+  return put_piece(u, data);
+}
+
+/*
+ * Finish the record in u->part: wait (no lock held) until the socket takes
+ * more, then write the next piece from the product found again; or, for a
+ * BLKDATA not begun, put the whole record (u->part.on, st not started).
+ * wait_first: the socket was full a moment ago (else try at once).
+ * @return LDM6_IO_OK (sent, or skipped: the product left the queue before
+ *         any of it was sent), or a failure that ends the feed (logged)
+ */
+static int finish_part(upstream *u, bool wait_first) {
+  int64_t last = mono_ms();
+  uint64_t moved = u->part.st.sent;
+  bool first = !wait_first;
+
+  while (u->part.on) {
+    int rc;
+
+    if (*u->c->set->stop)
+      return LDM6_IO_CLOSED; /* the downstream resumes before this one */
+    if (!first) {            /* the socket was full */
+      rc = ldm6_io_wait_writable(u->c->io, LDMD_SLICE_MS);
+      if (rc == LDM6_IO_TIMEDOUT) {
+        if (mono_ms() - last < LDMD_SYNC_TIMEOUT_MS)
+          continue;
+        log_error("%s took nothing of %s for %d s: closing", u->c->peer,
+                  u->part.ident, LDMD_SYNC_TIMEOUT_MS / 1000);
+        return LDM6_IO_TIMEDOUT;
+      }
+      if (rc != LDM6_IO_OK) {
+        send_failed(u, rc, "sending");
+        return rc;
+      }
+    }
+    first = false;
+    rc = pq_find(u->pq, u->part.sig, put_part, u);
+    if (rc == UP_FLUSH) {
+      rc = flush(u);
+      if (rc != LDM6_IO_OK)
+        return rc;
+      continue;
+    }
+    if (rc == UP_ESEND)
+      return LDM6_IO_ESYS;
+    if (rc == PQ_NOTFOUND || rc == UP_GONE) {
+      char hex[33];
+
+      pq_sig_format(u->part.sig, hex);
+      u->part.on = false;
+      if (!u->part.st.started) {
+        u->nskipped++;
+        log_notice("%s (%s) left the queue before it could be sent to %s: "
+                   "skipped (the downstream is slow)",
+                   u->part.ident, hex, u->c->peer);
+        return LDM6_IO_OK;
+      }
+      log_error("%s (%s) left the queue while it was being sent to %s "
+                "(%llu bytes of the record sent): closing, the downstream "
+                "resumes after what it got",
+                u->part.ident, hex, u->c->peer,
+                (unsigned long long)u->part.st.sent);
+      return LDM6_IO_EPROTO;
+    }
+    if (rc != PQ_OK) {
+      log_error("cannot read the queue %s: %s", pq_path(u->pq),
+                pq_last_error(u->pq)->pe_msg);
+      return LDM6_IO_ESYS;
+    }
+    if (u->part.st.sent != moved) {
+      moved = u->part.st.sent;
+      last = mono_ms();
+    }
+  }
   return LDM6_IO_OK;
 }
 
-/* A synchronous call; the results are decoded as type into value. */
+/* A synchronous call, with no lock held; the results are decoded as type
+ * into value. */
 static int send_sync(upstream *u, uint32_t vers, uint32_t proc,
                      const struct iovec *iov, int niov, int timeout_ms,
                      ldm6_type type, void *value, const char *what) {
@@ -231,27 +442,31 @@ static int send_sync(upstream *u, uint32_t vers, uint32_t proc,
   return LDM6_IO_OK;
 }
 
+/* Primary mode, from the read callback. */
 static int send_hereis(upstream *u, const ldm6_prod_info *w, const void *data) {
   uint8_t head[INFO_BUF];
   size_t hlen;
 
   if (ldm6_encode(LDM6_T_PROD_INFO, w, head, sizeof head, &hlen) != 0)
-    return LDM6_IO_EPROTO;
-  return send_oneway(u, LDM6_HEREIS, head, hlen, data, w->sz, "hereis");
+    return UP_ESEND;
+  return put_oneway(u, LDM6_HEREIS, head, hlen, data, w->sz, w->signature,
+                    w->ident);
 }
 
+/* NOTIFYME, from the read callback. */
 static int send_notification(upstream *u, const ldm6_prod_info *w) {
   uint8_t head[INFO_BUF];
   size_t hlen;
 
   if (ldm6_encode(LDM6_T_PROD_INFO, w, head, sizeof head, &hlen) != 0)
-    return LDM6_IO_EPROTO;
-  return send_oneway(u, LDM6_NOTIFICATION, head, hlen, NULL, 0, "notification");
+    return UP_ESEND;
+  return put_oneway(u, LDM6_NOTIFICATION, head, hlen, NULL, 0, w->signature,
+                    w->ident);
 }
 
-/* Alternate mode: COMINGSOON, then the data in one BLKDATA. */
-static int send_comingsoon(upstream *u, const ldm6_prod_info *w,
-                           const void *data) {
+/* Alternate mode, after the read callback: COMINGSOON, then the data in
+ * one BLKDATA from the product found again.  @return LDM6_IO_* */
+static int send_comingsoon(upstream *u, const ldm6_prod_info *w) {
   ldm6_comingsoon_args args = {.info = *w, .pktsz = w->sz};
   ldm6_datapkt pkt = {.pktnum = 0, .data_len = w->sz};
   ldm6_comingsoon_reply reply = LDM6_DONT_SEND;
@@ -275,30 +490,45 @@ static int send_comingsoon(upstream *u, const ldm6_prod_info *w,
   memcpy(pkt.signature, w->signature, PQ_SIGLEN);
   if (ldm6_encode_datapkt_head(&pkt, head, sizeof head, &iov.iov_len) != 0)
     return LDM6_IO_EPROTO;
-  return send_oneway(u, LDM6_BLKDATA, head, iov.iov_len, data, w->sz,
-                     "blkdata");
+  if (part_set(u, LDM6_BLKDATA, head, iov.iov_len, w->sz, w->signature,
+               w->ident) != 0)
+    return LDM6_IO_EPROTO;
+  u->part.on = true;
+  return finish_part(u, false);
 }
 
 /* An LDM-5 call with an ldm_replyt answer; *code gets the answer. */
 static int v5_call(upstream *u, uint32_t proc, const uint8_t *head, size_t hlen,
                    const void *data, uint32_t dlen, ldm6_errt *code,
                    const char *what) {
-  struct iovec iov[3] = {{(void *)head, hlen},
-                         {(void *)data, dlen},
-                         {(void *)zeros, ldm6_xdr_pad(dlen)}};
+  struct iovec iov[3];
   ldm6_replyt r;
-  int rc =
-      send_sync(u, LDM6_VERSION5, proc, iov, 3,
-                (int)u->c->set->rpc_timeout * 1000, LDM6_T_REPLYT, &r, what);
+  int rc;
 
+  record_iov(iov, head, hlen, data, dlen);
+  r.code = LDM6_OK;
+  rc = send_sync(u, LDM6_VERSION5, proc, iov, 3,
+                 (int)u->c->set->rpc_timeout * 1000, LDM6_T_REPLYT, &r, what);
   *code = r.code;
   return rc;
 }
 
+/* pq_find() callback: copy a packet of the product's data into u->v5buf. */
+static int copy_packet(const pq_prod_info *info, const void *data,
+                       const pq_place *place, void *arg) {
+  upstream *u = arg;
+
+  (void)place;
+  if (info->size < (uint64_t)u->v5off + u->v5len)
+    return UP_GONE;
+  memcpy(u->v5buf, (const uint8_t *)data + u->v5off, u->v5len);
+  return 0;
+}
+
 /* LDM-5: the data of a large product in packets of LDM6_DBUFMAX bytes,
- * each answered; stops at the first answer other than OK. */
-static int v5_packets(upstream *u, const ldm6_prod_info *w, const void *data,
-                      ldm6_errt *code) {
+ * each copied from the product found again and then sent, each answered;
+ * stops at the first answer other than OK. */
+static int v5_packets(upstream *u, const ldm6_prod_info *w, ldm6_errt *code) {
   uint8_t head[INFO_BUF];
   uint32_t off = 0, pktnum = 0;
   int rc = LDM6_IO_OK;
@@ -307,21 +537,32 @@ static int v5_packets(upstream *u, const ldm6_prod_info *w, const void *data,
     uint32_t n = w->sz - off < LDM6_DBUFMAX ? w->sz - off : LDM6_DBUFMAX;
     ldm6_datapkt pkt = {.pktnum = pktnum, .data_len = n};
     size_t hlen;
+    int found;
 
+    u->v5off = off;
+    u->v5len = n;
+    found = pq_find(u->pq, w->signature, copy_packet, u);
+    if (found != PQ_OK) {
+      log_notice("%s left the queue while it was being sent to %s: "
+                 "%u of its %u bytes sent",
+                 w->ident, u->c->peer, (unsigned)off, (unsigned)w->sz);
+      u->nskipped++;
+      return LDM6_IO_OK;
+    }
     pktnum++;
     memcpy(pkt.signature, w->signature, PQ_SIGLEN);
     if (ldm6_encode_datapkt_head(&pkt, head, sizeof head, &hlen) != 0)
       return LDM6_IO_EPROTO;
-    rc = v5_call(u, LDM6_BLKDATA, head, hlen, (const uint8_t *)data + off, n,
-                 code, "blkdata");
+    rc = v5_call(u, LDM6_BLKDATA, head, hlen, u->v5buf, n, code, "blkdata");
     off += n;
   }
   return rc;
 }
 
-/* LDM-5: HEREIS for small products, else COMINGSOON and BLKDATA packets,
- * every call answered. */
-static int send_v5(upstream *u, const ldm6_prod_info *w, const void *data) {
+/* LDM-5, after the read callback: HEREIS for small products (their data
+ * copied by the callback), else COMINGSOON and BLKDATA packets, every call
+ * answered. */
+static int send_v5(upstream *u, const ldm6_prod_info *w) {
   uint8_t head[INFO_BUF];
   size_t hlen;
   ldm6_errt code = LDM6_OK;
@@ -330,7 +571,7 @@ static int send_v5(upstream *u, const ldm6_prod_info *w, const void *data) {
   if (w->sz <= LDM6_DBUFMAX) {
     if (ldm6_encode(LDM6_T_PROD_INFO, w, head, sizeof head, &hlen) != 0)
       return LDM6_IO_EPROTO;
-    rc = v5_call(u, LDM6_HEREIS, head, hlen, data, w->sz, &code, "hereis");
+    rc = v5_call(u, LDM6_HEREIS, head, hlen, u->v5buf, w->sz, &code, "hereis");
   } else {
     ldm6_comingsoon_args args = {.info = *w, .pktsz = LDM6_DBUFMAX};
 
@@ -339,7 +580,7 @@ static int send_v5(upstream *u, const ldm6_prod_info *w, const void *data) {
       return LDM6_IO_EPROTO;
     rc = v5_call(u, LDM6_COMINGSOON, head, hlen, NULL, 0, &code, "comingsoon");
     if (rc == LDM6_IO_OK && code == LDM6_OK)
-      rc = v5_packets(u, w, data, &code);
+      rc = v5_packets(u, w, &code);
   }
   if (rc == LDM6_IO_OK && code == LDM6_SHUTTING_DOWN) {
     log_notice("%s is shutting down", u->c->peer);
@@ -350,7 +591,20 @@ static int send_v5(upstream *u, const ldm6_prod_info *w, const void *data) {
   return rc;
 }
 
-/* pq_next() callback: send one product that passed the class. */
+static void sent(upstream *u, const pq_prod_info *info) {
+  u->nsent++;
+  u->nbytes += info->size;
+  if (ldm_log_enabled(LDM_LOG_DEBUG)) {
+    char text[640];
+
+    pq_prod_info_format(info, true, text, sizeof text);
+    log_debug("sent %s", text);
+  }
+}
+
+/* pq_next() callback: one product that passed the class, read-locked.
+ * Primary and notify records are put at once (never waiting); alternate
+ * and LDM-5 products are taken for offer() to send after the lock. */
 static int send_product(const pq_prod_info *info, const void *data,
                         const pq_place *place, void *arg) {
   upstream *u = arg;
@@ -368,27 +622,32 @@ static int send_product(const pq_prod_info *info, const void *data,
   case UP_PRIMARY:
     rc = send_hereis(u, &w, data);
     break;
-  case UP_ALTERNATE:
-    rc = send_comingsoon(u, &w, data);
-    break;
   case UP_NOTIFY:
     rc = send_notification(u, &w);
     break;
-  default:
-    rc = send_v5(u, &w, data);
-    break;
+  default: /* UP_ALTERNATE, UP_V5 */
+    u->offer = w;
+    u->offer_info = *info;
+    if (u->mode == UP_V5 && w.sz <= LDM6_DBUFMAX)
+      memcpy(u->v5buf, data, w.sz);
+    u->offering = true;
+    return 0;
   }
-  if (rc != LDM6_IO_OK)
-    return UP_ESEND;
-  u->nsent++;
-  u->nbytes += info->size;
-  if (ldm_log_enabled(LDM_LOG_DEBUG)) {
-    char text[640];
+  if (rc == 0)
+    sent(u, info);
+  return rc;
+}
 
-    pq_prod_info_format(info, true, text, sizeof text);
-    log_debug("sent %s", text);
-  }
-  return 0;
+/* After pq_next(): the product taken for alternate or LDM-5 mode.
+ * @return LDM6_IO_* */
+static int offer(upstream *u) {
+  int rc;
+
+  u->offering = false;
+  rc = u->mode == UP_V5 ? send_v5(u, &u->offer) : send_comingsoon(u, &u->offer);
+  if (rc == LDM6_IO_OK)
+    sent(u, &u->offer_info);
+  return rc;
 }
 
 /* Read what the downstream sent us: stray replies are dropped, an EOF or
@@ -464,7 +723,17 @@ static int feed(upstream *u) {
     }
     rc = pq_next(u->pq, PQ_FORWARD, &u->cls, send_product, u);
     if (rc == PQ_OK) {
+      /* What the callback left for after the lock. */
+      if (u->part.on && finish_part(u, true) != LDM6_IO_OK)
+        return LDMD_DONE;
+      if (u->offering && offer(u) != LDM6_IO_OK)
+        return LDMD_DONE;
       if (++u->since_drain >= DRAIN_EVERY && drain(u) != LDM6_IO_OK)
+        return LDMD_DONE;
+      continue;
+    }
+    if (rc == UP_FLUSH) { /* the product is offered again after this */
+      if (flush(u) != LDM6_IO_OK)
         return LDMD_DONE;
       continue;
     }
@@ -506,7 +775,7 @@ static int start_feed(upstream *u, const ldm6_io_msg *m, bool have_sig,
                       const uint8_t *sig) {
   static const char *const modes[] = {"primary", "alternate", "notify",
                                       "LDM-5"};
-  char ident[1100], text[CLASS_TEXT], hex[33] = "NONE";
+  char ident[1100], text[CLASS_TEXT], hex[33] = "NONE", skipped[96] = "";
   int rc;
 
   u->pq = open_queue(u->c);
@@ -530,9 +799,13 @@ static int start_feed(upstream *u, const ldm6_io_msg *m, bool have_sig,
     log_info("topo: %s %s", u->c->name, text);
   u->last_call = mono_ms();
   rc = feed(u);
-  log_notice("%llu products sent (%llu bytes), %llu declined",
+  if (u->nskipped > 0)
+    snprintf(skipped, sizeof skipped,
+             ", %llu left the queue before they could be sent",
+             (unsigned long long)u->nskipped);
+  log_notice("%llu products sent (%llu bytes), %llu declined%s",
              (unsigned long long)u->nsent, (unsigned long long)u->nbytes,
-             (unsigned long long)u->ndeclined);
+             (unsigned long long)u->ndeclined, skipped);
   pq_close(u->pq);
   return rc;
 }

@@ -1,11 +1,13 @@
 /*
  * ldm6_peer.c - a scriptable LDM-6 peer for the network tests of ldmd: it
  * plays the downstream of a FEEDME (primary or alternate) or NOTIFYME, the
- * sender of a HIYA push, a client of single calls (NULLPROC of every
- * version, IS_ALIVE, unknown versions and procedures), and a hostile peer
- * (garbage, truncated records, huge length words).  It also makes and fills
- * queues, dumps them (insertion order, MD5 checked) and measures the delay
- * from an insert to its notification.
+ * sender of a HIYA push or its receiver, a client of single calls (NULLPROC of
+ * every version, IS_ALIVE, unknown versions and procedures), and a hostile peer
+ * (garbage, truncated records, huge length words, pushes whose records
+ * hold more or fewer bytes than they declare), or a slow downstream (one
+ * that never answers COMINGSOON, one that stops reading).  It also makes and
+ * fills queues, dumps them (insertion order, MD5 checked) and measures the
+ * delay from an insert to its notification.
  *
  * Products it makes have random data whose MD5 is their signature, so a
  * receiver verifies every byte by hashing: "ok" lines mean the data matched.
@@ -16,7 +18,9 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,6 +60,10 @@ typedef struct peer_opts {
   bool reply_unavail;  /* answer NOTIFICATIONs with PROC_UNAVAIL */
   bool comingsoon;     /* push large products with COMINGSOON */
   bool dontsend;       /* answer COMINGSOON with DONT_SEND */
+  bool hold;           /* never answer COMINGSOON */
+  long stall;          /* stop reading after this many products, -1 never */
+  long declared;       /* push: the size the metadata declares, -1: true */
+  long dbuf;           /* push: BLKDATA's length word, -1: true */
   unsigned vers, proc; /* call */
   long arg;            /* call: a u_int argument, -1 none */
   long threshold_us;   /* latency: fail if p50 exceeds */
@@ -146,10 +154,31 @@ static void print_class(const char *what, const ldm6_prod_class *c) {
   fflush(stdout);
 }
 
+/* A connection whose receive buffer is as small as the kernel allows
+ * (-X): the upstream's writes block after a few kilobytes. */
+static ldm6_io *connect_small(const peer_opts *o) {
+  struct sockaddr_in sa = {.sin_family = AF_INET,
+                           .sin_port = htons((uint16_t)o->port)};
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), small = 1;
+
+  if (fd < 0 || inet_pton(AF_INET, o->host, &sa.sin_addr) != 1 ||
+      setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small) != 0 ||
+      connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+    perror("ldm6_peer: connect (small receive buffer, IPv4 address only)");
+    if (fd >= 0)
+      close(fd);
+    return NULL;
+  }
+  return ldm6_io_new(fd, 0);
+}
+
 static ldm6_io *connect_peer(const peer_opts *o) {
   char err[256];
-  ldm6_io *io = ldm6_io_connect(o->host, o->port, 5000, err, sizeof err);
+  ldm6_io *io;
 
+  if (o->stall >= 0)
+    return connect_small(o);
+  io = ldm6_io_connect(o->host, o->port, 5000, err, sizeof err);
   if (io == NULL)
     fprintf(stderr, "ldm6_peer: %s\n", err);
   return io;
@@ -285,6 +314,12 @@ static int serve_call(ldm6_io *io, recv_state *s, const ldm6_io_msg *m) {
     if (ldm6_decode(LDM6_T_COMINGSOON_ARGS, m->body, m->body_len,
                     &v.comingsoon_args, &used) != 0)
       return LDM6_IO_EPROTO;
+    if (s->o->hold) { /* a downstream that never answers */
+      pq_sig_format(v.comingsoon_args.info.signature, hex);
+      printf("COMINGSOON-HELD %s %s\n", v.comingsoon_args.info.ident, hex);
+      fflush(stdout);
+      return LDM6_IO_OK;
+    }
     if (s->o->dontsend) {
       printf("COMINGSOON-DECLINED %s\n", v.comingsoon_args.info.ident);
       s->got++;
@@ -319,12 +354,30 @@ static int serve_call(ldm6_io *io, recv_state *s, const ldm6_io_msg *m) {
 static int receive(ldm6_io *io, const peer_opts *o) {
   recv_state s = {.o = o};
   int64_t end = now_us() + (int64_t)o->timeout * 1000000;
+  bool stall_done = false;
   int rc = 0;
 
   while (o->count < 0 || s.got < o->count) {
     ldm6_io_msg m;
     int64_t left = (end - now_us()) / 1000;
 
+    if (o->stall >= 0 && s.got >= o->stall && !stall_done) {
+      /* A downstream that takes nothing more: the upstream's socket fills
+       * up.  For -d ms (then it reads again), or until the timeout. */
+      printf("STALLED after %ld products\n", s.got);
+      fflush(stdout);
+      if (o->delay_ms > 0 && o->delay_ms < left) {
+        (void)poll(NULL, 0, (int)o->delay_ms);
+        printf("READING again\n");
+        fflush(stdout);
+        stall_done = true;
+      } else {
+        if (left > 0)
+          (void)poll(NULL, 0, (int)left);
+        printf("TIMEOUT after %ld products\n", s.got);
+        break;
+      }
+    }
     if (left <= 0) {
       printf("TIMEOUT after %ld products\n", s.got);
       rc = o->count < 0 ? 0 : 1;
@@ -429,6 +482,8 @@ static int subscribe(const peer_opts *o, bool notify) {
 /* HIYA push                                                              */
 /* ---------------------------------------------------------------------- */
 
+/* Push one product: HEREIS, or COMINGSOON and BLKDATA.  A crafted one
+ * (-Z, -Y) declares another size than the bytes it carries. */
 static int push_one(ldm6_io *io, const peer_opts *o, const pq_prod_info *info,
                     const uint8_t *data, uint32_t max_hereis) {
   ldm6_prod_info w;
@@ -436,22 +491,29 @@ static int push_one(ldm6_io *io, const peer_opts *o, const pq_prod_info *info,
   static const uint8_t zeros[4] = {0};
   size_t hlen;
   ldm6_io_msg m;
+  uint32_t sz; /* the bytes sent */
+  char hex[33];
 
   ldm6_info_from_pq(info, &w);
-  if (!o->comingsoon || (o->big >= 0 && w.sz <= (uint32_t)o->big) ||
-      (o->big < 0 && w.sz <= max_hereis)) {
+  sz = w.sz;
+  if (o->declared >= 0)
+    w.sz = (uint32_t)o->declared;
+  pq_sig_format(w.signature, hex);
+  if (!o->comingsoon || (o->big >= 0 && sz <= (uint32_t)o->big) ||
+      (o->big < 0 && sz <= max_hereis)) {
     struct iovec iov[3] = {
-        {head, 0}, {(void *)data, w.sz}, {(void *)zeros, ldm6_xdr_pad(w.sz)}};
+        {head, 0}, {(void *)data, sz}, {(void *)zeros, ldm6_xdr_pad(sz)}};
 
     ldm6_encode(LDM6_T_PROD_INFO, &w, head, sizeof head, &iov[0].iov_len);
-    printf("SENT-HEREIS %s\n", w.ident);
+    printf("SENT-HEREIS %s %s\n", w.ident, hex);
     return ldm6_io_send_call(io, 6, LDM6_HEREIS, iov, 3, NULL);
   } else {
     ldm6_comingsoon_args a = {.info = w, .pktsz = w.sz};
     ldm6_comingsoon_reply r;
-    ldm6_datapkt pkt = {.pktnum = 0, .data_len = w.sz};
+    ldm6_datapkt pkt = {.pktnum = 0,
+                        .data_len = o->dbuf >= 0 ? (uint32_t)o->dbuf : sz};
     struct iovec iov[3] = {
-        {head, 0}, {(void *)data, w.sz}, {(void *)zeros, ldm6_xdr_pad(w.sz)}};
+        {head, 0}, {(void *)data, sz}, {(void *)zeros, ldm6_xdr_pad(sz)}};
 
     int rc = call(io, 6, LDM6_COMINGSOON, LDM6_T_COMINGSOON_ARGS, &a, &m);
 
@@ -464,7 +526,7 @@ static int push_one(ldm6_io *io, const peer_opts *o, const pq_prod_info *info,
     }
     memcpy(pkt.signature, w.signature, 16);
     ldm6_encode_datapkt_head(&pkt, head, sizeof head, &iov[0].iov_len);
-    printf("SENT-COMINGSOON %s\n", w.ident);
+    printf("SENT-COMINGSOON %s %s\n", w.ident, hex);
     return ldm6_io_send_call(io, 6, LDM6_BLKDATA, iov, 3, NULL);
   }
 }
@@ -561,6 +623,108 @@ static int hiya(const peer_opts *o) {
   if (rc != LDM6_IO_OK)
     return 1;
   return o->queue != NULL ? verify(o, ft) : 0;
+}
+
+/* The receiving side of a push, for testing a sender (ldmsend): listen on
+ * 127.0.0.1 (a line "PORT n"), take one connection, answer HIYA with OK
+ * (max_hereis -b, else 0xFFFFFFFF) and COMINGSOON with OK, and print a
+ * line per product.  After -n products, -k close closes the connection at
+ * once, as a server whose process dies; -k systemerr answers the NULLPROC
+ * with SYSTEM_ERR, as a server that could not store them; otherwise the
+ * NULLPROC gets SUCCESS.  Ends when the sender closes. */
+static int hiya_server(const peer_opts *o) {
+  struct sockaddr_in sa = {.sin_family = AF_INET};
+  socklen_t sl = sizeof sa;
+  int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), fd;
+  const char *kind = o->kind != NULL ? o->kind : "";
+  struct pollfd p;
+  ldm6_io *io;
+  long got = 0;
+
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof sa) != 0 ||
+      listen(lfd, 4) != 0 ||
+      getsockname(lfd, (struct sockaddr *)&sa, &sl) != 0) {
+    perror("ldm6_peer: listen");
+    return 1;
+  }
+  printf("PORT %u\n", (unsigned)ntohs(sa.sin_port));
+  fflush(stdout);
+  p.fd = lfd;
+  p.events = POLLIN;
+  if (poll(&p, 1, (int)o->timeout * 1000) != 1 ||
+      (fd = accept(lfd, NULL, NULL)) < 0) {
+    printf("NO-CONNECTION\n");
+    return 1;
+  }
+  close(lfd);
+  io = ldm6_io_new(fd, 64u << 20);
+  for (;;) {
+    ldm6_value v;
+    ldm6_io_msg m;
+    size_t used;
+    int rc = ldm6_io_recv(io, (int)o->timeout * 1000, &m);
+
+    if (rc != LDM6_IO_OK) {
+      printf("END %s\n", ldm6_io_strerror(rc));
+      break;
+    }
+    if (m.hdr.type != LDM6_RPC_CALL)
+      continue;
+    switch (m.hdr.u.call.proc) {
+    case LDM6_HIYA: {
+      ldm6_hiya_reply r = {.code = LDM6_OK};
+      uint8_t buf[16];
+      struct iovec iov = {buf, 0};
+
+      r.u.max_hereis = o->big >= 0 ? (uint32_t)o->big : LDM6_MAX_HEREIS_PRIMARY;
+      ldm6_encode(LDM6_T_HIYA_REPLY, &r, buf, sizeof buf, &iov.iov_len);
+      rc = ldm6_io_reply(io, m.hdr.xid, &iov, 1);
+      break;
+    }
+    case LDM6_COMINGSOON: {
+      static const uint8_t ok[4] = {0};
+      struct iovec iov = {(void *)ok, 4};
+
+      rc = ldm6_io_reply(io, m.hdr.xid, &iov, 1);
+      break;
+    }
+    case LDM6_HEREIS:
+    case LDM6_BLKDATA:
+      got++;
+      if (m.hdr.u.call.proc == LDM6_HEREIS &&
+          ldm6_decode(LDM6_T_PRODUCT, m.body, m.body_len, &v.product, &used) ==
+              0)
+        printf("GOT %s\n", v.product.info.ident);
+      else
+        printf("GOT blkdata\n");
+      if (got == o->count && strcmp(kind, "close") == 0) {
+        printf("CLOSING\n");
+        ldm6_io_free(io);
+        return 0;
+      }
+      break;
+    case LDM6_NULLPROC:
+      if (got >= o->count && strcmp(kind, "systemerr") == 0) {
+        printf("NULLPROC SYSTEM_ERR\n");
+        rc = ldm6_io_reply_error(io, m.hdr.xid, LDM6_RPC_SYSTEM_ERR);
+      } else {
+        printf("NULLPROC\n");
+        rc = ldm6_io_reply(io, m.hdr.xid, NULL, 0);
+      }
+      break;
+    default:
+      rc = ldm6_io_reply_error(io, m.hdr.xid, LDM6_RPC_PROC_UNAVAIL);
+      break;
+    }
+    fflush(stdout);
+    if (rc != LDM6_IO_OK) {
+      printf("END %s\n", ldm6_io_strerror(rc));
+      break;
+    }
+  }
+  ldm6_io_free(io);
+  return 0;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -1042,11 +1206,15 @@ static void usage(void) {
   fprintf(stderr,
           "usage: ldm6_peer CMD [options]\n"
           "  notifyme|feedme|hiya|call|hostile|insert|mkqueue|latency|check\n"
+          "  hiya-server (-n count -k close|systemerr -b max_hereis)\n"
           "  replay (-k script -q queue)|dump|count (-q queue)|have-ipv6\n"
           "  -h host -p port -f feed -P pattern -o offset -n count -s size\n"
           "  -t timeout -a age -d delay_ms -q queue -S sig -i ident -A\n"
           "  -k huge|garbage|badheader|truncated (hostile)\n"
           "  -U (reply PROC_UNAVAIL) -c (COMINGSOON) -b big -D (DONT_SEND)\n"
+          "  -Z declared size -Y BLKDATA length word (crafted pushes)\n"
+          "  -W (never answer COMINGSOON) -X n (stop reading after n\n"
+          "     products, for -d ms if given)\n"
           "  -V vers -R proc -x arg -L p50_us -z seed\n");
 }
 
@@ -1061,7 +1229,8 @@ static int parse(int argc, char **argv, peer_opts *po) {
 
   optind = 2;
   while ((ch = getopt(argc, argv,
-                      "h:p:f:P:o:n:s:t:a:d:q:S:i:k:AUcb:DV:R:x:L:z:")) != -1) {
+                      "h:p:f:P:o:n:s:t:a:d:q:S:i:k:AUcb:DV:R:x:L:z:Z:Y:WX:")) !=
+         -1) {
     switch (ch) {
     case 'h':
       o.host = optarg;
@@ -1135,6 +1304,18 @@ static int parse(int argc, char **argv, peer_opts *po) {
     case 'z':
       o.seed = (unsigned)num(optarg);
       break;
+    case 'Z':
+      o.declared = num(optarg);
+      break;
+    case 'Y':
+      o.dbuf = num(optarg);
+      break;
+    case 'W':
+      o.hold = true;
+      break;
+    case 'X':
+      o.stall = num(optarg);
+      break;
     default:
       usage();
       return -1;
@@ -1156,6 +1337,9 @@ int main(int argc, char **argv) {
                  .vers = 6,
                  .arg = -1,
                  .big = -1,
+                 .declared = -1,
+                 .stall = -1,
+                 .dbuf = -1,
                  .threshold_us = 5000,
                  .seed = 1};
   const char *cmd = argc > 1 ? argv[1] : "";
@@ -1172,6 +1356,8 @@ int main(int argc, char **argv) {
     return subscribe(&o, false);
   if (strcmp(cmd, "hiya") == 0)
     return hiya(&o);
+  if (strcmp(cmd, "hiya-server") == 0)
+    return hiya_server(&o);
   if (strcmp(cmd, "call") == 0)
     return one_call(&o);
   if (strcmp(cmd, "hostile") == 0 && o.kind != NULL)

@@ -46,5 +46,30 @@ if(TARGET ldmproto)
     ldmd_net_test(chain TIMEOUT 240)
     # Replays the capture of real LDM 6.15 peers in test/vectors/ldm6.
     ldmd_net_test(capture TIMEOUT 60)
+    # The server's faults (issue 9); 77 means skipped.
+    ldmd_net_test(daemon TIMEOUT 60)
+    set_tests_properties(net_daemon PROPERTIES SKIP_RETURN_CODE 77)
+    ldmd_net_test(emfile TIMEOUT 90)
+    set_tests_properties(net_emfile PROPERTIES SKIP_RETURN_CODE 77)
+    ldmd_net_test(lengths TIMEOUT 90)
+    ldmd_net_test(held TIMEOUT 120)
+    if(TARGET ldmsend)
+      add_test(NAME net_undelivered
+        COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/undelivered.sh
+                $<TARGET_FILE:ldmd> $<TARGET_FILE:ldm6_peer>
+                $<TARGET_FILE:ldmsend>)
+      set_tests_properties(net_undelivered PROPERTIES TIMEOUT 90 LABELS net
+        ENVIRONMENT "PQ_TEST_DIR=${CMAKE_BINARY_DIR}/testdata")
+    endif()
   endif()
+  # The connect timeout bounds the whole connect (issue 9).
+  add_executable(test_connect ${CMAKE_CURRENT_LIST_DIR}/test_connect.c)
+  target_link_libraries(test_connect PRIVATE ldmproto ${CMOCKA_LIB})
+  add_test(NAME test_connect COMMAND test_connect)
+  set_tests_properties(test_connect PROPERTIES TIMEOUT 60 LABELS net)
+  # Sending without waiting, while a queue lock is held (issue 9).
+  add_executable(test_send_nowait ${CMAKE_CURRENT_LIST_DIR}/test_send_nowait.c)
+  target_link_libraries(test_send_nowait PRIVATE ldmproto ${CMOCKA_LIB})
+  add_test(NAME test_send_nowait COMMAND test_send_nowait)
+  set_tests_properties(test_send_nowait PROPERTIES TIMEOUT 60 LABELS net)
 endif()

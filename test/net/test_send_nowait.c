@@ -1,0 +1,192 @@
+/*
+ * test_send_nowait.c - sending without waiting (ldmd/proto/rpc_io.h), what
+ * an upstream does while it holds a product of the queue: small one-way
+ * calls copied into the batch (ldm6_io_queue_copy(), which never writes
+ * and says when the batch is full), and a large record written by pieces
+ * (ldm6_io_send_nowait()) to a peer that does not read, each call
+ * returning at once, the pieces taken from another copy of the same bytes
+ * each time, and the record arriving whole after the batch queued before
+ * it.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ldmd/proto/rpc_io.h"
+
+#define BIG (8u << 20)
+
+static int64_t now_ms(void) {
+  struct timespec ts;
+
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A connected loopback pair: the client's ldm6_io, the server's socket. */
+static void tcp_pair(ldm6_io **client, int *server_fd) {
+  struct sockaddr_in sa = {.sin_family = AF_INET};
+  socklen_t sl = sizeof sa;
+  int lfd = socket(AF_INET, SOCK_STREAM, 0);
+  char err[256];
+
+  assert_true(lfd >= 0);
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof sa), 0);
+  assert_int_equal(listen(lfd, 4), 0);
+  assert_int_equal(getsockname(lfd, (struct sockaddr *)&sa, &sl), 0);
+  *client =
+      ldm6_io_connect("127.0.0.1", ntohs(sa.sin_port), 2000, err, sizeof err);
+  assert_non_null(*client);
+  *server_fd = accept(lfd, NULL, NULL);
+  assert_true(*server_fd >= 0);
+  close(lfd);
+}
+
+static void fill(uint8_t *p, size_t n, unsigned seed) {
+  uint32_t x = seed * 2654435761u + 1;
+
+  for (size_t i = 0; i < n; i++) {
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    p[i] = (uint8_t)x;
+  }
+}
+
+/* The batch: copies, nothing written before a flush, full at 64 records
+ * or when the bytes would not fit, arguments over 16 KiB refused. */
+static void test_queue_copy(void **state) {
+  static uint8_t chunk[LDM6_IO_COPY_MAX + 4];
+  uint8_t arg[8] = {0, 0, 0, 3, 'a', 'b', 'c', 0};
+  struct iovec a = {arg, 8}, c = {chunk, 16000};
+  ldm6_io *io, *srv;
+  ldm6_io_msg m;
+  int sfd;
+  unsigned i;
+
+  (void)state;
+  tcp_pair(&io, &sfd);
+  srv = ldm6_io_new(sfd, 1u << 20);
+  assert_non_null(srv);
+  for (i = 0; i < 64; i++)
+    assert_int_equal(ldm6_io_queue_copy(io, 6, 5, &a, 1), LDM6_IO_OK);
+  assert_int_equal(ldm6_io_queue_copy(io, 6, 5, &a, 1), LDM6_IO_FULL);
+  assert_int_equal(ldm6_io_queued(io), 64 * (4 + 40 + 8));
+  assert_int_equal(ldm6_io_recv(srv, 50, &m), LDM6_IO_TIMEDOUT);
+  assert_int_equal(ldm6_io_flush(io), LDM6_IO_OK);
+  for (i = 0; i < 64; i++) {
+    assert_int_equal(ldm6_io_recv(srv, 2000, &m), LDM6_IO_OK);
+    assert_int_equal(m.body_len, 8);
+    assert_memory_equal(m.body, arg, 8);
+  }
+  /* 16 records of 16000 bytes fill 256 KiB: the next does not fit. */
+  for (i = 0; i < 16; i++)
+    assert_int_equal(ldm6_io_queue_copy(io, 6, 1, &c, 1), LDM6_IO_OK);
+  assert_int_equal(ldm6_io_queue_copy(io, 6, 1, &c, 1), LDM6_IO_FULL);
+  c.iov_len = sizeof chunk;
+  assert_int_equal(ldm6_io_queue_copy(io, 6, 1, &c, 1), LDM6_IO_EPROTO);
+  assert_int_equal(ldm6_io_flush(io), LDM6_IO_OK);
+  for (i = 0; i < 16; i++) {
+    assert_int_equal(ldm6_io_recv(srv, 2000, &m), LDM6_IO_OK);
+    assert_int_equal(m.body_len, 16000);
+  }
+  ldm6_io_free(io);
+  ldm6_io_free(srv);
+}
+
+/* In a child: receive two records, the small one queued first, then the
+ * big one, and check their bytes.  @return the exit status */
+static int receive_two(int fd, const uint8_t *arg, const uint8_t *want) {
+  ldm6_io *srv = ldm6_io_new(fd, 16u << 20);
+  ldm6_io_msg m;
+
+  if (srv == NULL || ldm6_io_recv(srv, 10000, &m) != LDM6_IO_OK ||
+      m.hdr.u.call.proc != 5 || m.body_len != 8 || memcmp(m.body, arg, 8))
+    return 1;
+  if (ldm6_io_recv(srv, 10000, &m) != LDM6_IO_OK || m.hdr.u.call.proc != 1 ||
+      m.body_len != BIG || memcmp(m.body, want, BIG) != 0)
+    return 2;
+  ldm6_io_free(srv);
+  return 0;
+}
+
+/* A large record to a peer that reads nothing yet: each call returns at
+ * once, with part of it written; then, the peer reading, it is finished
+ * from another copy of the bytes, and arrives whole. */
+static void test_send_nowait(void **state) {
+  uint8_t arg[8] = {0, 0, 0, 3, 'x', 'y', 'z', 0};
+  struct iovec a = {arg, 8}, b;
+  uint8_t *data = malloc(BIG), *copy = malloc(BIG);
+  ldm6_io_partial st;
+  ldm6_io *io;
+  int64_t t0;
+  int sfd, rc, status, calls = 0;
+  uint64_t first;
+  pid_t pid;
+
+  (void)state;
+  assert_non_null(data);
+  assert_non_null(copy);
+  fill(data, BIG, 7);
+  memcpy(copy, data, BIG);
+  tcp_pair(&io, &sfd);
+  assert_int_equal(ldm6_io_queue_copy(io, 6, 5, &a, 1), LDM6_IO_OK);
+  memset(&st, 0, sizeof st);
+  b.iov_base = data;
+  b.iov_len = BIG;
+  t0 = now_ms();
+  rc = ldm6_io_send_nowait(io, 6, 1, &b, 1, &st);
+  assert_int_equal(rc, LDM6_IO_AGAIN); /* nobody reads: more than fits */
+  assert_true(now_ms() - t0 < 500);
+  assert_true(st.started);
+  assert_true(st.sent > 0 && st.sent < BIG);
+  assert_int_equal(ldm6_io_queued(io), 0); /* the batch went first */
+  first = st.sent;
+  /* Nothing more goes while nobody reads, and nothing waits. */
+  assert_int_equal(ldm6_io_send_nowait(io, 6, 1, &b, 1, &st), LDM6_IO_AGAIN);
+  assert_true(st.sent - first < 1u << 20);
+  assert_int_equal(ldm6_io_wait_writable(io, 100), LDM6_IO_TIMEDOUT);
+  memset(data, 0, BIG); /* the bytes are taken from elsewhere now */
+  pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0)
+    _exit(receive_two(sfd, arg, copy));
+  close(sfd);
+  b.iov_base = copy;
+  do {
+    assert_int_equal(ldm6_io_wait_writable(io, 10000), LDM6_IO_OK);
+    rc = ldm6_io_send_nowait(io, 6, 1, &b, 1, &st);
+    calls++;
+  } while (rc == LDM6_IO_AGAIN);
+  assert_int_equal(rc, LDM6_IO_OK);
+  assert_false(st.started);
+  printf("an 8 MiB record in %d more pieces\n", calls);
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  assert_true(WIFEXITED(status));
+  assert_int_equal(WEXITSTATUS(status), 0);
+  ldm6_io_free(io);
+  free(data);
+  free(copy);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_queue_copy),
+      cmocka_unit_test(test_send_nowait),
+  };
+
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
