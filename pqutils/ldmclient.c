@@ -219,8 +219,18 @@ ldm6_io *ldmc_connect(const struct ldmc_peer *p, int timeout_ms,
     errno = rc == EAI_SYSTEM ? errno : EHOSTUNREACH;
     return NULL;
   }
-  for (ai = res; ai != NULL && fd < 0; ai = ai->ai_next) {
-    fd = connect_one(ai, now_ms() + timeout_ms);
+  /* timeout_ms bounds the whole connect: each address gets an even share
+   * of what is left, so an address that fails at once leaves its time to
+   * the next, and the last one gets all that remains. */
+  int64_t deadline = now_ms() + timeout_ms;
+  int nleft = 0;
+
+  for (ai = res; ai != NULL; ai = ai->ai_next)
+    nleft++;
+  for (ai = res; ai != NULL && fd < 0; ai = ai->ai_next, nleft--) {
+    int64_t now = now_ms();
+
+    fd = connect_one(ai, now + (deadline - now) / nleft);
     if (fd < 0)
       saved = errno;
     if (fd < 0 && saved == EINTR && stopio_stopping())

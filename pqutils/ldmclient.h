@@ -80,8 +80,9 @@ int ldmc_parse_port(const char *s, unsigned *port);
 unsigned ldmc_registry_port(char *err, size_t errlen);
 
 /**
- * Connect to the peer within timeout_ms per address, trying every address
- * the name has; a stop (stopio.h) ends the wait at once.  The name is
+ * Connect to the peer within timeout_ms in all, trying every address the
+ * name has in turn, each with an even share of the time left; a stop
+ * (stopio.h) ends the wait at once.  The name is
  * resolved first, and that, for a name a slow DNS server must give, a stop
  * does not end.
  * @return an ldm6_io, or NULL with errno set (ETIMEDOUT, ECONNREFUSED...;
