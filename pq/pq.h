@@ -734,13 +734,16 @@ typedef struct pq_check_report {
  * signature index, the region list, the free-slot list, the counters, every
  * product's record and every product's CRC32C.
  *
- * A read-write handle works under the exclusive control lock: it first
- * repairs a queue left dirty by a crash, as every locker does, and reclaims
- * the reservations of dead writers; pr_repaired and pr_reclaimed say so.
+ * A read-write handle holds the exclusive control lock for the whole check
+ * (every other reader and writer waits): taking it repairs a queue left
+ * dirty by a crash, as every locker does, and the check reclaims the
+ * reservations of dead writers; pr_repaired and pr_reclaimed say so.
  *
- * A read-only handle (PQ_READONLY) writes nothing, not even a repair: under
- * the shared lock it reports what a crash left for the next writer to
- * repair, which is no damage: reservations of dead writers (pr_dead_resv,
+ * A read-only handle (PQ_READONLY) writes nothing, not even a repair, even
+ * when the process may write the file: it takes the shared lock without
+ * the repair other lockers make, holds it for the whole check (writers
+ * wait), and reports what a crash left for the next writer to repair,
+ * which is no damage: reservations of dead writers (pr_dead_resv,
  * instead of failing invariant 12) and a change left half done
  * (pr_interrupted; the derived indexes are then not checked, since the
  * repair rebuilds them, but the slots and products it keeps are).

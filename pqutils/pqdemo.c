@@ -2,8 +2,8 @@
  * pqdemo - a short demonstration of the product queue for a newcomer:
  * create a queue, insert products of several sizes, read them back in
  * order and check their MD5 signatures, then print the statistics that
- * `pqmon -S` will print.  Run by the README's first command until the
- * server exists.
+ * `pqmon -S` will print.  No script or test runs it: `pqdemo [queue]`
+ * (default /dev/shm/pqdemo.pq).
  */
 #include <stdio.h>
 #include <stdlib.h>

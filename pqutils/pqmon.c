@@ -3,7 +3,9 @@
  * line with LDM's table (nprods nfree nempty nbytes maxprods maxfree
  * minempty maxext age, and maxbytes with -e), or with -S the one stdout line
  * of twelve numbers that `ldmadmin check` and `vetqueuesize` parse.  Opens
- * the queue read-only and never changes it; repeats every -i seconds.
+ * the queue read-only and changes none of its products or statistics (the
+ * lock still repairs what a crash left, if the process may write the file);
+ * repeats every -i seconds.
  *
  * Our statistics map onto LDM's as follows (see the man page): nprods counts
  * reservations too, as LDM's did; "nfree" is the number of free gaps in the

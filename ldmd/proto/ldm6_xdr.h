@@ -30,8 +30,8 @@
  * ZERO-COPY ENCODING.  A HEREIS argument is the encoded prod_info, then
  * info.sz data bytes, then ldm6_xdr_pad(info.sz) zero bytes; a BLKDATA
  * argument is ldm6_encode_datapkt_head(), then the data, then the padding.
- * With ldm6_rpc_record_iov() (ldmd/proto/rpc_msg.h) the data goes to writev()
- * straight from the queue's mapping.
+ * With ldm6_rpc_record_iov() (ldmd/proto/rpc_msg.h) the data goes to the
+ * socket (sendmsg(2)) straight from the queue's mapping.
  *
  * Everything here is thread-safe and fork-safe: no state, no logging, and
  * no allocation except the compiled patterns of ldm6_class_to_pq().

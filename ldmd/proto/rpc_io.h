@@ -11,7 +11,7 @@
  * word, garbage or a truncated record is a protocol error that ends only
  * this connection.
  *
- * Sending uses writev(2) with the caller's iovecs, so product data goes from
+ * Sending uses sendmsg(2) with the caller's iovecs, so product data goes from
  * the queue's mapping to the socket without a copy (small one-way calls
  * can instead be queued, copied, and written in batches:
  * ldm6_io_queue_call(); and a sender that must not wait can write a

@@ -8,9 +8,10 @@
  * the waiting connections are never served nor closed.  Here a shortage
  * is an episode:
  *
- *   - the connections waiting are shed (accepted and closed at once, so
- *     their peers learn it and retry later): a spare descriptor, opened on
- *     /dev/null in advance, is given up for the moment of each accept;
+ *   - when descriptors ran out (EMFILE, ENFILE), the connections waiting
+ *     are shed (accepted and closed at once, so their peers learn it and
+ *     retry later): a spare descriptor, opened on /dev/null in advance, is
+ *     given up for the moment of each accept;
  *   - the listeners are not polled for a pause that doubles with each
  *     failure in a row, from 100 ms up to 5 s, and the next connection
  *     after a pause is tried again;

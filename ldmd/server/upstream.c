@@ -49,7 +49,7 @@
 #include "ldmd/site/log.h"
 #include "ldmd/server/server.h"
 
-#define INFO_BUF 512     /* an encoded prod_info (at most 372 bytes) */
+#define INFO_BUF 512     /* prod_info (364 B at most), COMINGSOON args (368) */
 #define DRAIN_EVERY 32   /* products sent between looks at the socket */
 #define UP_ESEND 1       /* callback result: a send failed */
 #define UP_FLUSH 2       /* callback result: write the batch, then again */
@@ -185,8 +185,10 @@ static int answer(ldmd_conn *c, const ldm6_io_msg *m, ldm6_errt code,
   }
 }
 
-/* Open the queue.  Read-write when possible: only a writable mapping lets
- * pq_wait() register for an immediate wake-up. */
+/* Open the queue: read-write, else read-only (a file this process may
+ * only read).  Either way pq_wait() registers for an immediate wake-up when
+ * the process may write the file, since a read-only handle then maps it
+ * writable too; only a read-only mapping sleeps in 10 ms slices. */
 static pq_t *open_queue(const ldmd_conn *c) {
   pq_t *pq = NULL;
   pq_error err;

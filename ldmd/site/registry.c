@@ -179,8 +179,9 @@ static int slurp(int fd, const char *path, char **bufp, size_t *lenp, char *err,
   return LDM_REG_OK;
 }
 
-/* Parse the text of a registry file.  Empty or blank text is an empty
- * registry (*doc NULL): a writer creating the file leaves it so briefly. */
+/* Parse the text of a registry file.  Empty or blank text is an error,
+ * except for a writer holding the lock (empty_ok), to which it is an empty
+ * registry (*doc NULL). */
 static int parse(const char *path, const char *buf, size_t len, bool empty_ok,
                  xmlDocPtr *docp, char *err, size_t errlen) {
   xmlParserCtxtPtr ctxt;

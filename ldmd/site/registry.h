@@ -6,9 +6,9 @@
  * A key path /a/b/c is the text of <registry><a><b><c>, without surrounding
  * white space; an element with elements inside, or with only comments (keys
  * commented out), is a node, not a key; <c/> is a key whose value is "".  A
- * key
- * missing from the file, or a missing or empty file, gives the built-in
- * default.  A malformed file is an error that names the file and line.  The
+ * key missing from the file, or a missing file, gives the built-in default;
+ * an empty (or blank) file is an error, and a malformed one an error that
+ * names the file and line.  The
  * file is read under a shared fcntl lock and written (re-read, changed,
  * written whole to a temporary file renamed into place) under an exclusive
  * one, so concurrent writers do not lose each other's changes.  A registry
