@@ -11,11 +11,9 @@ if(TARGET pqcreate)
   # pq_cli_test(NAME TIMEOUT seconds): runs cli/NAME.sh.
   function(pq_cli_test name)
     cmake_parse_arguments(T "" "TIMEOUT" "" ${ARGN})
-    add_test(NAME cli_${name}
-      COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/${name}.sh
-              $<TARGET_FILE_DIR:pqcreate> $<TARGET_FILE:pqclihelper>)
-    set_tests_properties(cli_${name} PROPERTIES TIMEOUT ${T_TIMEOUT}
-      LABELS cli SKIP_RETURN_CODE 77)
+    pq_script_test(cli_${name} ${CMAKE_CURRENT_LIST_DIR}/${name}.sh
+      TIMEOUT ${T_TIMEOUT} LABELS cli
+      ARGS $<TARGET_FILE_DIR:pqcreate> $<TARGET_FILE:pqclihelper>)
   endfunction()
 
   pq_cli_test(create TIMEOUT 60)
@@ -31,7 +29,6 @@ if(TARGET pqcreate)
   pq_cli_test(signals TIMEOUT 90)
   # Mounts small tmpfs file systems: root only, skipped (77) otherwise.
   pq_cli_test(space TIMEOUT 120)
-  set_tests_properties(cli_space PROPERTIES SKIP_RETURN_CODE 77)
   pq_cli_test(insert_limit TIMEOUT 120)
   pq_cli_test(sigterm TIMEOUT 180)
 endif()

@@ -7,14 +7,13 @@ if(TARGET notifyme AND TARGET ldmsend AND TARGET ldmping)
   add_executable(fakeldm ${CMAKE_CURRENT_LIST_DIR}/fakeldm.c)
   target_link_libraries(fakeldm PRIVATE ldmproto)
 
-  # ldm_client_test(NAME TIMEOUT seconds): runs clients/NAME.sh.
+  # ldm_client_test(NAME TIMEOUT seconds [args...]): runs clients/NAME.sh.
   function(ldm_client_test name)
     cmake_parse_arguments(T "" "TIMEOUT" "" ${ARGN})
-    add_test(NAME clients_${name}
-      COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/${name}.sh
-              $<TARGET_FILE_DIR:notifyme> $<TARGET_FILE:fakeldm> ${T_UNPARSED_ARGUMENTS})
-    set_tests_properties(clients_${name} PROPERTIES TIMEOUT ${T_TIMEOUT}
-      LABELS clients SKIP_RETURN_CODE 77)
+    pq_script_test(clients_${name} ${CMAKE_CURRENT_LIST_DIR}/${name}.sh
+      TIMEOUT ${T_TIMEOUT} LABELS clients
+      ARGS $<TARGET_FILE_DIR:notifyme> $<TARGET_FILE:fakeldm>
+           ${T_UNPARSED_ARGUMENTS})
   endfunction()
 
   ldm_client_test(notifyme TIMEOUT 180)
