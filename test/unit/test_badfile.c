@@ -17,20 +17,9 @@
 
 #include "pq/internal.h"
 
-static char path[256];
+TU_QUEUE_FIXTURE("test_badfile")
+
 static uint8_t buf[1 << 16];
-
-static int setup(void **state) {
-  (void)state;
-  tu_path(path, sizeof path, "test_badfile");
-  return 0;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  unlink(path);
-  return 0;
-}
 
 static void write_file(const void *data, size_t n) {
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);

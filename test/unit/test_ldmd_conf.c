@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "ldmd/site/ldmd_conf.h"
+#include "test/unit/testutil.h"
 
 #define DIRLEN 1024 /* the scratch directory */
 #define PATHLEN 4096
@@ -44,15 +45,11 @@ typedef struct scratch {
 } scratch;
 
 static int setup(void **state) {
-  const char *base = getenv("PQ_TEST_DIR");
   scratch *s = calloc(1, sizeof *s);
 
   if (s == NULL)
     return -1;
-  if (base == NULL || *base == '\0')
-    base = "/tmp";
-  snprintf(s->dir, sizeof s->dir, "%s/ldmd_conf.XXXXXX", base);
-  if (mkdtemp(s->dir) == NULL) {
+  if (tu_scratch_make(s->dir, sizeof s->dir, "ldmd_conf") != 0) {
     free(s);
     return -1;
   }

@@ -16,7 +16,6 @@
 #include <cmocka.h>
 
 #include <errno.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +24,7 @@
 #include <unistd.h>
 
 #include "ldmd/site/registry.h"
+#include "test/unit/testutil.h"
 
 /* Keys with a built-in default: LDM's 19 and ldmd's own 8. */
 #define NBUILTIN 27
@@ -108,15 +108,6 @@ static void want_set(ldm_registry *reg, const char *key, const char *value,
              value != NULL ? value : "(null)", rc, want, ldm_reg_error(reg));
 }
 
-static int rm_one(const char *path, const struct stat *st, int flag,
-                  struct FTW *ftw) {
-  (void)st;
-  (void)flag;
-  (void)ftw;
-  (void)remove(path);
-  return 0;
-}
-
 /* A fresh registry path for one test, and LDM_REGISTRY naming it. */
 static void fresh(char *buf, size_t len, const char *name) {
   scratch_path(buf, len, name);
@@ -125,11 +116,8 @@ static void fresh(char *buf, size_t len, const char *name) {
 }
 
 static int setup(void **state) {
-  const char *dir = getenv("PQ_TEST_DIR");
   (void)state;
-  snprintf(scratch, sizeof scratch, "%s/test_registry.XXXXXX",
-           dir != NULL && *dir != '\0' ? dir : "/tmp");
-  if (mkdtemp(scratch) == NULL)
+  if (tu_scratch_make(scratch, sizeof scratch, "test_registry") != 0)
     return -1;
   snprintf(home, sizeof home, "%s/home", scratch);
   if (mkdir(home, 0755) != 0)
@@ -141,7 +129,7 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
   (void)state;
-  return nftw(scratch, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+  return tu_scratch_remove(scratch);
 }
 
 /* ---- where the file is ---- */

@@ -22,32 +22,13 @@
 
 #include "ldmd/proto/ldm6_types.h"
 #include "ldmd/proto/rpc_msg.h"
-
-static size_t unhex(const char *hex, uint8_t *out, size_t cap) {
-  size_t n = 0;
-
-  while (*hex != '\0') {
-    char h[3];
-
-    if (*hex == ' ') {
-      hex++;
-      continue;
-    }
-    h[0] = hex[0];
-    h[1] = hex[1];
-    h[2] = '\0';
-    assert_true(n < cap);
-    out[n++] = (uint8_t)strtoul(h, NULL, 16);
-    hex += 2;
-  }
-  return n;
-}
+#include "test/unit/testutil.h"
 
 /* buf[0..n) must be the hex; it must decode and encode back the same. */
 static void expect_header(const uint8_t *buf, size_t n, const char *hex,
                           ldm6_rpc_msg *msg) {
   uint8_t want[128], again[128];
-  size_t nwant = unhex(hex, want, sizeof want), used, n2;
+  size_t nwant = tu_unhex(hex, want, sizeof want), used, n2;
 
   assert_int_equal(n, nwant);
   assert_memory_equal(buf, want, n);
@@ -154,7 +135,7 @@ static void test_auth_bodies(void **state) {
       "00000001 00000005 41424344 45000000 " /* AUTH_SYS-ish, 5 bytes */
       "00000000 00000000";
   uint8_t buf[128], again[128];
-  size_t n = unhex(hex, buf, sizeof buf), used, n2;
+  size_t n = tu_unhex(hex, buf, sizeof buf), used, n2;
   ldm6_rpc_msg m;
 
   (void)state;
@@ -168,9 +149,9 @@ static void test_auth_bodies(void **state) {
   assert_memory_equal(again, buf, n);
 
   /* 400 bytes is the limit; 401 is refused. */
-  unhex("00000190", buf + 28, 4);
+  tu_unhex("00000190", buf + 28, 4);
   assert_int_equal(ldm6_rpc_decode(buf, n, &m, &used), LDM6_ESHORT);
-  unhex("00000191", buf + 28, 4);
+  tu_unhex("00000191", buf + 28, 4);
   assert_int_equal(ldm6_rpc_decode(buf, n, &m, &used), LDM6_EBOUND);
   m.u.call.cred.len = 401;
   assert_int_equal(ldm6_rpc_encode(&m, again, sizeof again, &n2), LDM6_EBOUND);
@@ -186,11 +167,11 @@ static void test_malformed_headers(void **state) {
 
   (void)state;
   /* msg_type, reply_stat, reject_stat outside their unions. */
-  n = unhex("00000001 00000002", buf, sizeof buf);
+  n = tu_unhex("00000001 00000002", buf, sizeof buf);
   assert_int_equal(ldm6_rpc_decode(buf, n, &m, &used), LDM6_EMSG);
-  n = unhex("00000001 00000001 00000002", buf, sizeof buf);
+  n = tu_unhex("00000001 00000001 00000002", buf, sizeof buf);
   assert_int_equal(ldm6_rpc_decode(buf, n, &m, &used), LDM6_EMSG);
-  n = unhex("00000001 00000001 00000001 00000002", buf, sizeof buf);
+  n = tu_unhex("00000001 00000001 00000001 00000002", buf, sizeof buf);
   assert_int_equal(ldm6_rpc_decode(buf, n, &m, &used), LDM6_EMSG);
   memset(&m, 0, sizeof m);
   m.type = 2;
@@ -226,9 +207,9 @@ static void test_malformed_headers(void **state) {
  * RPC_MISMATCH. */
 static void test_other_rpc_version(void **state) {
   uint8_t buf[64];
-  size_t n = unhex("00000001 00000000 00000003 000493fd 00000006 00000000 "
-                   "00000000 00000000 00000000 00000000",
-                   buf, sizeof buf),
+  size_t n = tu_unhex("00000001 00000000 00000003 000493fd 00000006 00000000 "
+                      "00000000 00000000 00000000 00000000",
+                      buf, sizeof buf),
          used;
   ldm6_rpc_msg m;
 
