@@ -5,7 +5,8 @@
  * (TU_QUEUE_FIXTURE); products with random contents whose signature is
  * their MD5.  For the others: a scratch directory made by a setup and
  * removed with everything in it by a teardown, and hex text turned into
- * bytes.  Skips that show are in test/lib/tu_skip.h, included here.
+ * bytes.  Included here: skips that show (test/lib/tu_skip.h), monotonic
+ * time (test/lib/tu_clock.h) and seeded bytes (test/lib/tu_fill.h).
  */
 #ifndef PQ_TESTUTIL_H
 #define PQ_TESTUTIL_H
@@ -23,6 +24,8 @@
 #include <unistd.h>
 
 #include "pq/pq.h"
+#include "test/lib/tu_clock.h"
+#include "test/lib/tu_fill.h"
 #include "test/lib/tu_skip.h"
 
 static inline void tu_path(char *buf, size_t len, const char *name) {
@@ -101,18 +104,6 @@ static inline size_t tu_unhex(const char *hex, uint8_t *out, size_t cap) {
     hex += 2;
   }
   return n;
-}
-
-/* Fill buf with bytes from a cheap generator seeded by seed. */
-static inline void tu_fill(void *buf, size_t n, uint64_t seed) {
-  uint8_t *p = buf;
-  uint64_t x = seed * 0x9e3779b97f4a7c15ULL + 1;
-  for (size_t i = 0; i < n; i++) {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    p[i] = (uint8_t)x;
-  }
 }
 
 /* A product of size bytes, contents from seed, ident "test/<seed>". */

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "pq/pq.h"
+#include "test/mp/repro/repro_util.h"
 
 struct ctx {
   pq_t *self, *other;
@@ -32,23 +33,14 @@ struct ctx {
   int del_rc;
 };
 
-static int noop(const pq_prod_info *i, const void *d, const pq_place *p,
-                void *a) {
-  (void)i;
-  (void)d;
-  (void)p;
-  (void)a;
-  return 0;
-}
-
 static int outer(const pq_prod_info *info, const void *data,
                  const pq_place *place, void *arg) {
   struct ctx *c = arg;
   (void)info;
   (void)data;
   (void)place;
-  pq_find(c->self, c->nested, noop, NULL);    /* the nested read */
-  c->del_rc = pq_delete(c->deleter, c->held); /* must be PQ_LOCKED */
+  pq_find(c->self, c->nested, repro_noop, NULL); /* the nested read */
+  c->del_rc = pq_delete(c->deleter, c->held);    /* must be PQ_LOCKED */
   return 0;
 }
 

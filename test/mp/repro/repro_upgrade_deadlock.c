@@ -32,15 +32,6 @@
 #include "pq/pq.h"
 #include "test/mp/repro/repro_util.h"
 
-static int noop(const pq_prod_info *i, const void *d, const pq_place *p,
-                void *a) {
-  (void)i;
-  (void)d;
-  (void)p;
-  (void)a;
-  return 0;
-}
-
 int main(void) {
   char path[256];
   snprintf(path, sizeof path, "/dev/shm/repro_upgrade.%ld.pq", (long)getpid());
@@ -84,7 +75,7 @@ int main(void) {
       pq_t *r;
       if (pq_open(path, PQ_READONLY, &r, &e) != PQ_OK)
         _exit(2);
-      _exit(pq_next(r, PQ_FORWARD, NULL, noop, NULL) == PQ_OK ? 0 : 3);
+      _exit(pq_next(r, PQ_FORWARD, NULL, repro_noop, NULL) == PQ_OK ? 0 : 3);
     }
   /* Both readers are inside pq_next(), blocked on our shared lock. */
   int setup = 0;

@@ -1,11 +1,12 @@
 /*
- * repro_util.h - what the bug reproductions of test/mp/repro/ share, so
+ * repro_util.h - what the bug reproductions of test/mp/repro/ share.  So
  * that they wait for events, never for a time: how many lock requests are
  * blocked on a file (the "->" lines of /proc/locks for its device and
  * inode: a process is inside fcntl(F_OFD_SETLKW)), polled until a count is
- * reached or a deadline passes; and reaping children, each with its exit
- * status, until a deadline (sigtimedwait on SIGCHLD, which the program
- * blocks before it forks).  Header-only; exit statuses of the programs:
+ * reached or a deadline passes (test/lib/tu_clock.h); and reaping
+ * children, each with its exit status, until a deadline (sigtimedwait on
+ * SIGCHLD, which the program blocks before it forks).  And a read callback
+ * that does nothing.  Header-only; exit statuses of the programs:
  * 0 fixed, 1 the bug is present, 2 the reproduction could not be set up.
  */
 #ifndef TEST_MP_REPRO_UTIL_H
@@ -22,12 +23,8 @@
 #include <sys/wait.h>
 #include <time.h>
 
-static inline long long repro_now_ms(void) {
-  struct timespec ts;
-
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
+#include "pq/pq.h"
+#include "test/lib/tu_clock.h"
 
 /* A short pause between two looks at something that sends no event. */
 static inline void repro_pause(void) {
@@ -66,14 +63,14 @@ static inline int repro_lock_waiters(const char *path) {
  * @return true once they are, false at the deadline */
 static inline bool repro_wait_lock_waiters(const char *path, int want,
                                            int timeout_ms) {
-  long long end = repro_now_ms() + timeout_ms;
+  int64_t end = tu_now_ms() + timeout_ms;
 
   for (;;) {
     int n = repro_lock_waiters(path);
 
     if (n >= want)
       return true;
-    if (n < 0 || repro_now_ms() >= end)
+    if (n < 0 || tu_now_ms() >= end)
       return false;
     repro_pause();
   }
@@ -94,7 +91,7 @@ static inline void repro_block_sigchld(void) {
  * 0.  @return how many are left running
  */
 static inline int repro_reap(pid_t *kid, int *status, int n, int timeout_ms) {
-  long long end = repro_now_ms() + timeout_ms;
+  int64_t end = tu_now_ms() + timeout_ms;
   sigset_t s;
 
   sigemptyset(&s);
@@ -109,7 +106,7 @@ static inline int repro_reap(pid_t *kid, int *status, int n, int timeout_ms) {
         else
           left++;
       }
-    long long now = repro_now_ms();
+    int64_t now = tu_now_ms();
     if (left == 0 || now >= end)
       return left;
     struct timespec ts = {(time_t)((end - now) / 1000),
@@ -117,6 +114,17 @@ static inline int repro_reap(pid_t *kid, int *status, int n, int timeout_ms) {
     if (sigtimedwait(&s, NULL, &ts) < 0 && errno != EAGAIN && errno != EINTR)
       return left;
   }
+}
+
+/* A pq_next() or pq_find() callback that does nothing: the read is only
+ * there to hold its product, or to walk. */
+static inline int repro_noop(const pq_prod_info *info, const void *data,
+                             const pq_place *place, void *arg) {
+  (void)info;
+  (void)data;
+  (void)place;
+  (void)arg;
+  return 0;
 }
 
 /* A child's status, said plainly ("exit 3", "signal 9"). */

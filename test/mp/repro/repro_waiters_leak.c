@@ -93,10 +93,10 @@ int main(void) {
     _exit(3);       /* woken: nobody commits, so it must not be */
   }
   /* Kill it once it sleeps: its bit is set (or once it has exited). */
-  long long end = repro_now_ms() + 10000;
+  int64_t end = tu_now_ms() + 10000;
   int status = 0;
   pid_t k = kid;
-  while (waiters(fd) == 0 && repro_now_ms() < end &&
+  while (waiters(fd) == 0 && tu_now_ms() < end &&
          repro_reap(&k, &status, 1, 0) == 1)
     repro_pause();
   if (k == 0 || waiters(fd) != 1) {
