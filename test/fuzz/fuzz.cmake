@@ -101,7 +101,9 @@ function(pq_fuzz_target name)
   add_custom_command(OUTPUT ${_bin}
     COMMAND ${PQ_FUZZ_CC} ${PQ_FUZZ_FLAGS} ${F_FLAGS} ${F_UNPARSED_ARGUMENTS}
             -o ${_bin} -lcrypto ${ISAL_LDFLAGS} -lpthread ${F_LIBS}
-    DEPENDS ${F_UNPARSED_ARGUMENTS} # ISAL_*: cached by pq/CMakeLists.txt
+    DEPENDS ${F_UNPARSED_ARGUMENTS} ${CMAKE_CURRENT_LIST_DIR}/fuzz_util.h
+            ${CMAKE_CURRENT_SOURCE_DIR}/lib/tu_reg_keys.h
+            # ISAL_*: cached by pq/CMakeLists.txt
     COMMENT "Building ${name} with ${PQ_FUZZ_CC} (libFuzzer, ASan, UBSan)"
     VERBATIM)
   add_custom_target(${name} ALL DEPENDS ${_bin})

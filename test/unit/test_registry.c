@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "ldmd/site/registry.h"
+#include "test/lib/tu_reg_keys.h"
 #include "test/unit/testutil.h"
 
 /* Keys with a built-in default: LDM's 19 and ldmd's own 8. */
@@ -245,33 +246,7 @@ static void check_all_defaults(ldm_registry *reg) {
 }
 
 static void test_defaults_missing_file(void **state) {
-  static const char *const keys[] = {REG_HOSTNAME,
-                                     REG_QUEUE_PATH,
-                                     REG_QUEUE_SIZE,
-                                     REG_QUEUE_SLOTS,
-                                     REG_LDMD_CONFIG,
-                                     REG_IP_ADDR,
-                                     REG_PORT,
-                                     REG_MAX_CLIENTS,
-                                     REG_MAX_LATENCY,
-                                     REG_TIME_OFFSET,
-                                     REG_ANTI_DOS,
-                                     REG_PQACT_CONFIG,
-                                     REG_PQACT_DATADIR,
-                                     REG_LOG_FILE,
-                                     REG_LOG_COUNT,
-                                     REG_LOG_ROTATE,
-                                     REG_INSERTION_CHECK,
-                                     REG_RECONCILIATION,
-                                     REG_DELETE_INFO_FILES,
-                                     REG_INTERVAL,
-                                     REG_RESTART_MIN,
-                                     REG_RESTART_MAX,
-                                     REG_SILENCE_LIMIT,
-                                     REG_RETRY_MIN,
-                                     REG_RETRY_MAX,
-                                     REG_AUTOSHIFT,
-                                     REG_STATE_DIR};
+  static const char *const keys[] = {TU_REG_BUILTIN_KEYS};
   char path[4096], buf[64], err[512];
   struct stat st;
   ldm_registry *reg;
