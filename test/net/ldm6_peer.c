@@ -532,15 +532,38 @@ static int verify_cb(const pq_prod_info *info, const void *data,
   return 0;
 }
 
-static int verify(const peer_opts *o, uint32_t ft) {
+/* o->queue opened read-only, or NULL (said on stderr). */
+static pq_t *open_readonly(const peer_opts *o) {
   pq_t *pq = NULL;
   pq_error err;
-  long n, bad = 0;
 
   if (pq_open(o->queue, PQ_READONLY, &pq, &err) != PQ_OK) {
     fprintf(stderr, "ldm6_peer: %s\n", err.pe_msg);
-    return 1;
+    return NULL;
   }
+  return pq;
+}
+
+/* fn(arg) on every product of pq, oldest first.  @return 0 once all are
+ * read, 1 if reading failed first (said on stderr) */
+static int read_all(const peer_opts *o, pq_t *pq, pq_read_fn *fn, void *arg) {
+  int rc;
+
+  pq_cursor_oldest(pq);
+  do
+    rc = pq_next(pq, PQ_FORWARD, NULL, fn, arg);
+  while (rc == PQ_OK);
+  if (rc != PQ_END)
+    fprintf(stderr, "ldm6_peer: reading %s: %s\n", o->queue, pq_strerror(rc));
+  return rc != PQ_END;
+}
+
+static int verify(const peer_opts *o, uint32_t ft) {
+  pq_t *pq = open_readonly(o);
+  long n, bad = 0;
+
+  if (pq == NULL)
+    return 1;
   for (n = 0; n < o->count; n++) {
     pq_prod_info info;
     uint8_t *data = make_product(o, ft, n, &info);
@@ -999,15 +1022,12 @@ static int replay(const peer_opts *o) {
 
 /* The queue must pass every invariant without repair. */
 static int check(const peer_opts *o) {
-  pq_t *pq = NULL;
-  pq_error err;
+  pq_t *pq = open_readonly(o);
   pq_check_report rep;
   int rc;
 
-  if (pq_open(o->queue, PQ_READONLY, &pq, &err) != PQ_OK) {
-    fprintf(stderr, "ldm6_peer: %s\n", err.pe_msg);
+  if (pq == NULL)
     return 1;
-  }
   rc = pq_check(pq, &rep);
   /* Read-only, pq_check() repairs nothing: a crash's traces are reported
    * as pr_interrupted and pr_dead_resv instead. */
@@ -1040,23 +1060,15 @@ static int dump_one(const pq_prod_info *info, const void *data,
 }
 
 static int dump(const peer_opts *o) {
-  pq_t *pq = NULL;
-  pq_error err;
+  pq_t *pq = open_readonly(o);
   long bad = 0;
   int rc;
 
-  if (pq_open(o->queue, PQ_READONLY, &pq, &err) != PQ_OK) {
-    fprintf(stderr, "ldm6_peer: %s\n", err.pe_msg);
+  if (pq == NULL)
     return 1;
-  }
-  pq_cursor_oldest(pq);
-  do
-    rc = pq_next(pq, PQ_FORWARD, NULL, dump_one, &bad);
-  while (rc == PQ_OK);
+  rc = read_all(o, pq, dump_one, &bad);
   pq_close(pq);
-  if (rc != PQ_END)
-    fprintf(stderr, "ldm6_peer: reading %s: %s\n", o->queue, pq_strerror(rc));
-  return rc != PQ_END || bad > 0;
+  return rc != 0 || bad > 0;
 }
 
 /* The number of products in the queue (no data read). */
@@ -1070,22 +1082,16 @@ static int count_one(const pq_prod_info *info, const void *data,
 }
 
 static int count(const peer_opts *o) {
-  pq_t *pq = NULL;
-  pq_error err;
+  pq_t *pq = open_readonly(o);
   long n = 0;
   int rc;
 
-  if (pq_open(o->queue, PQ_READONLY, &pq, &err) != PQ_OK) {
-    fprintf(stderr, "ldm6_peer: %s\n", err.pe_msg);
+  if (pq == NULL)
     return 1;
-  }
-  pq_cursor_oldest(pq);
-  do
-    rc = pq_next(pq, PQ_FORWARD, NULL, count_one, &n);
-  while (rc == PQ_OK);
+  rc = read_all(o, pq, count_one, &n);
   pq_close(pq);
   printf("%ld\n", n);
-  return rc != PQ_END;
+  return rc;
 }
 
 /* Can this host use ::1?  (Containers often have no IPv6.) */
