@@ -33,22 +33,13 @@ FAIL_LOGS=(OUT:stdout ERR:stderr EXTRA_LOG BG_ERR)
 rchar() {
   awk '/^rchar:/ {print $2}' "/proc/$1/io"
 }
-# has_open PID PATH: has PID opened PATH?
-has_open() {
-  local f want
-  want=$(readlink -f "$2")
-  for f in /proc/"$1"/fd/*; do
-    [[ $(readlink "$f" 2>/dev/null) == "$want" ]] && return 0
-  done
-  return 1
-}
 # read_more PID N: has PID read N bytes more than $base?
 read_more() {
   (($(rchar "$1") >= base + $2))
 }
 # stopped PROGRAM SIGNAL STATUS: stop_within $pid; require STATUS.
 stopped() {
-  stop_within "$pid" "$2" "$STOP_S"
+  stop_within "$pid" "$2" "$STOP_S" "$1"
   ((rc == $3)) || fail "$1 exited $rc after SIG$2, expected $3"
   sanitizer_check "$BG_ERR"
 }
@@ -139,17 +130,9 @@ pid=$BG
 exec {W}<copylog
 read -r -t 10 -u "$W" line || fail "pqcopy logged nothing"
 wait_until 10 asleep_in "$pid" "$WRITE" || fail "pqcopy is not held by its log"
-t0=$(date +%s%N)
-kill -TERM "$pid"
-wait_until "$STOP_S" eval "! kill -0 $pid 2>/dev/null" ||
-  fail "pqcopy still runs $STOP_S s after SIGTERM"
-wait "$pid"
-rc=$?
-ms=$((($(date +%s%N) - t0) / 1000000))
-((rc == 0)) || fail "pqcopy exited $rc after SIGTERM, expected 0"
-sanitizer_check "$BG_ERR"
+stopped pqcopy TERM 0
 exec {W}<&-
-n=$(pqmon -S -q copy.pq | awk '{print $7}')
+n=$(mon_field 7 copy.pq)
 ((n > 0 && n < 3030)) || fail "pqcopy copied $n of 3030 products: not cut short"
 expect_rc 0 pqcheck -C -q copy.pq
 ok "pqcopy copying: exit 0 $ms ms after SIGTERM, $n of 3030 products copied"

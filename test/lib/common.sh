@@ -223,15 +223,16 @@ asleep_in() {
   return 1
 }
 
-# stop_within PID SIGNAL SECONDS: send SIGNAL (TERM, INT) to the background
-# process PID and require it to exit within SECONDS; its status in rc, the
-# milliseconds it took in ms.
+# stop_within PID SIGNAL SECONDS [NAME]: send SIGNAL (TERM, INT) to the
+# background process PID and require it to exit within SECONDS; its status
+# in rc, the milliseconds it took in ms.  NAME (default "process PID") is
+# what the messages call it.
 stop_within() {
-  local t0
+  local t0 name=${4:-process $1}
   t0=$(date +%s%N)
-  kill -"$2" "$1" || fail "cannot send SIG$2 to $1"
+  kill -"$2" "$1" || fail "cannot send SIG$2 to $name"
   wait_until "$3" eval "! kill -0 $1 2>/dev/null" ||
-    fail "process $1 still runs $3 s after SIG$2"
+    fail "$name still runs $3 s after SIG$2"
   wait "$1"
   rc=$?
   ms=$((($(date +%s%N) - t0) / 1000000))
