@@ -15,12 +15,7 @@ RELAY_REQUESTER_KEYS="<autoshift-interval>1</autoshift-interval><retry-max>1</re
 srv_init A1
 srv_init A2
 srv_init B
-for s in A1 A2; do
-  srv_conf $s <<'EOF2'
-ALLOW ANY ^127\.0\.0\.1$
-EOF2
-  srv_start $s
-done
+srv_upstream A1 A2
 srv_conf B <<'EOF2'
 ALLOW ANY ^127\.0\.0\.1$
 REQUEST NEXRAD2 ^radar 127.0.0.1:@A1@

@@ -17,10 +17,7 @@ RELAY_REQUESTER_KEYS="<retry-max>1</retry-max>"
 for s in A B C; do
   srv_init $s 300000000
 done
-srv_conf A <<'EOF2'
-ALLOW ANY ^127\.0\.0\.1$
-EOF2
-srv_start A
+srv_upstream A
 srv_conf B <<'EOF2'
 ALLOW ANY ^127\.0\.0\.1$
 REQUEST ANY .* 127.0.0.1:@A@

@@ -7,6 +7,9 @@
 #   srv_init NAME [QUEUE_BYTES [SLOTS]]  make the directory and the queue
 #   srv_conf NAME <<EOF ... EOF   its ldmd.conf ("@A@" becomes A's port)
 #   srv_start NAME [PORT]         start it; SRV_PORT[NAME] is its port
+#   srv_upstream NAME...          for each: a configuration that lets
+#                                 127.0.0.1 have anything and asks for
+#                                 nothing, and srv_start
 #   srv_kill9 NAME                SIGKILL to it and every process it started;
 #                                 returns once they are gone and its port
 #                                 is free (so it can start there again)
@@ -87,6 +90,14 @@ srv_start() {
   SRV_PORT[$name]=$(srv_log "$name" |
     sed -n 's/.*listening on 127\.0\.0\.1 port \([0-9]*\).*/\1/p' | tail -1)
   [[ -n ${SRV_PORT[$name]} ]] || srv_fail "$name" "no port for $name"
+}
+
+srv_upstream() {
+  local n
+  for n in "$@"; do
+    printf '%s\n' 'ALLOW ANY ^127\.0\.0\.1$' | srv_conf "$n"
+    srv_start "$n"
+  done
 }
 
 # The pids of the children of pid $1.

@@ -13,10 +13,7 @@ source "$HERE/relay_lib.sh"
 RELAY_REQUESTER_KEYS="<retry-max>1</retry-max>"
 srv_init A
 srv_init B
-srv_conf A <<'EOF'
-ALLOW ANY ^127\.0\.0\.1$
-EOF
-srv_start A
+srv_upstream A
 QA=$(srv_dir A)/ldm.pq
 QB=$(srv_dir B)/ldm.pq
 

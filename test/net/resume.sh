@@ -16,10 +16,7 @@ source "$HERE/relay_lib.sh"
 RELAY_REQUESTER_KEYS="<retry-max>1</retry-max>"
 srv_init A 300000000
 srv_init B 300000000
-srv_conf A <<'EOF'
-ALLOW ANY ^127\.0\.0\.1$
-EOF
-srv_start A
+srv_upstream A
 srv_conf B <<'EOF'
 REQUEST ANY .* 127.0.0.1:@A@
 ALLOW ANY ^127\.0\.0\.1$

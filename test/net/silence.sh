@@ -22,12 +22,7 @@ srv_init Q
 RELAY_SERVER_KEYS="<interval>1</interval>"
 srv_init A
 srv_init B
-for s in A Q; do
-  srv_conf $s <<'EOF2'
-ALLOW ANY ^127\.0\.0\.1$
-EOF2
-  srv_start $s
-done
+srv_upstream A Q
 srv_conf B <<'EOF2'
 REQUEST IDS .* 127.0.0.1:@A@
 REQUEST EXP .* 127.0.0.1:@Q@
