@@ -39,6 +39,18 @@ static void expect_header(const uint8_t *buf, size_t n, const char *hex,
   assert_memory_equal(again, buf, n);
 }
 
+/* The accepted reply to xid 7 with accept_stat stat must be the hex.
+ * @return its length */
+static size_t expect_accepted(uint32_t stat, const char *hex,
+                              ldm6_rpc_msg *msg) {
+  uint8_t buf[64];
+  size_t n = 0;
+
+  assert_int_equal(ldm6_rpc_encode_accepted(7, stat, buf, sizeof buf, &n), 0);
+  expect_header(buf, n, hex, msg);
+  return n;
+}
+
 static void test_call_header(void **state) {
   uint8_t buf[64];
   ldm6_rpc_msg m;
@@ -70,33 +82,22 @@ static void test_reply_headers(void **state) {
 
   (void)state;
   assert_int_equal(
-      ldm6_rpc_encode_accepted(7, LDM6_RPC_SUCCESS, buf, sizeof buf, &n), 0);
-  assert_int_equal(n, LDM6_RPC_SUCCESS_HDR_LEN);
-  expect_header(buf, n, "00000007 00000001 00000000 00000000 00000000 00000000",
-                &m);
+      expect_accepted(LDM6_RPC_SUCCESS,
+                      "00000007 00000001 00000000 00000000 00000000 00000000",
+                      &m),
+      LDM6_RPC_SUCCESS_HDR_LEN);
   assert_int_equal(m.type, LDM6_RPC_REPLY);
   assert_int_equal(m.u.reply.reply_stat, LDM6_RPC_MSG_ACCEPTED);
   assert_int_equal(m.u.reply.accept_stat, LDM6_RPC_SUCCESS);
 
-  assert_int_equal(
-      ldm6_rpc_encode_accepted(7, LDM6_RPC_PROC_UNAVAIL, buf, sizeof buf, &n),
-      0);
-  expect_header(buf, n, "00000007 00000001 00000000 00000000 00000000 00000003",
-                &m);
-  assert_int_equal(
-      ldm6_rpc_encode_accepted(7, LDM6_RPC_PROG_UNAVAIL, buf, sizeof buf, &n),
-      0);
-  expect_header(buf, n, "00000007 00000001 00000000 00000000 00000000 00000001",
-                &m);
-  assert_int_equal(
-      ldm6_rpc_encode_accepted(7, LDM6_RPC_GARBAGE_ARGS, buf, sizeof buf, &n),
-      0);
-  expect_header(buf, n, "00000007 00000001 00000000 00000000 00000000 00000004",
-                &m);
-  assert_int_equal(
-      ldm6_rpc_encode_accepted(7, LDM6_RPC_SYSTEM_ERR, buf, sizeof buf, &n), 0);
-  expect_header(buf, n, "00000007 00000001 00000000 00000000 00000000 00000005",
-                &m);
+  expect_accepted(LDM6_RPC_PROC_UNAVAIL,
+                  "00000007 00000001 00000000 00000000 00000000 00000003", &m);
+  expect_accepted(LDM6_RPC_PROG_UNAVAIL,
+                  "00000007 00000001 00000000 00000000 00000000 00000001", &m);
+  expect_accepted(LDM6_RPC_GARBAGE_ARGS,
+                  "00000007 00000001 00000000 00000000 00000000 00000004", &m);
+  expect_accepted(LDM6_RPC_SYSTEM_ERR,
+                  "00000007 00000001 00000000 00000000 00000000 00000005", &m);
   assert_int_equal(m.u.reply.accept_stat, LDM6_RPC_SYSTEM_ERR);
   assert_int_equal(
       ldm6_rpc_encode_accepted(7, LDM6_RPC_PROG_MISMATCH, buf, sizeof buf, &n),
