@@ -19,39 +19,34 @@ if(TARGET ldmproto)
   add_executable(ldm6_peer ${CMAKE_CURRENT_LIST_DIR}/ldm6_peer.c)
   target_link_libraries(ldm6_peer PRIVATE ldmproto)
 
-  # ldmd_net_test(NAME TIMEOUT seconds): runs net/NAME.sh against ldmd.
+  # net_NAME runs net/NAME.sh against ldmd, with its timeout in seconds.
   if(TARGET ldmd)
-    # ldmd_net_test(NAME TIMEOUT seconds [args...]): more arguments follow
-    # those two.
-    function(ldmd_net_test name)
-      cmake_parse_arguments(T "" "TIMEOUT" "" ${ARGN})
-      pq_script_test(net_${name} ${CMAKE_CURRENT_LIST_DIR}/${name}.sh
-        TIMEOUT ${T_TIMEOUT} LABELS net ENVIRONMENT ${PQ_TESTDATA_ENV}
-        ARGS $<TARGET_FILE:ldmd> $<TARGET_FILE:ldm6_peer>
-             ${T_UNPARSED_ARGUMENTS})
-    endfunction()
-
-    ldmd_net_test(feed TIMEOUT 120)
-    ldmd_net_test(hiya TIMEOUT 120)
-    ldmd_net_test(access TIMEOUT 60)
-    ldmd_net_test(robust TIMEOUT 90)
-    ldmd_net_test(process TIMEOUT 120)
-    # The downstream side: requesters, resume, supervision, relay chains.
-    ldmd_net_test(requester TIMEOUT 120)
-    ldmd_net_test(resume TIMEOUT 180)
-    ldmd_net_test(silence TIMEOUT 120)
-    ldmd_net_test(alternate TIMEOUT 120)
-    ldmd_net_test(supervise TIMEOUT 120)
-    ldmd_net_test(chain TIMEOUT 240)
-    # Replays the capture of real LDM 6.15 peers in test/vectors/ldm6.
-    ldmd_net_test(capture TIMEOUT 60)
-    # The server's faults (issue 9); 77 means skipped.
-    ldmd_net_test(daemon TIMEOUT 60)
-    ldmd_net_test(emfile TIMEOUT 90)
-    ldmd_net_test(lengths TIMEOUT 90)
-    ldmd_net_test(held TIMEOUT 120)
+    set(_args $<TARGET_FILE:ldmd> $<TARGET_FILE:ldm6_peer>)
+    pq_script_suite(net LABEL net ENVIRONMENT ${PQ_TESTDATA_ENV} ARGS ${_args}
+      TESTS
+        feed 120
+        hiya 120
+        access 60
+        robust 90
+        process 120
+        # The downstream side: requesters, resume, supervision, relay chains.
+        requester 120
+        resume 180
+        silence 120
+        alternate 120
+        supervise 120
+        chain 240
+        # Replays the capture of real LDM 6.15 peers in test/vectors/ldm6.
+        capture 60
+        # The server's faults (issue 9); 77 means skipped.
+        daemon 60
+        emfile 90
+        lengths 90
+        held 120)
     if(TARGET ldmsend)
-      ldmd_net_test(undelivered TIMEOUT 90 $<TARGET_FILE:ldmsend>)
+      pq_script_test(net_undelivered ${CMAKE_CURRENT_LIST_DIR}/undelivered.sh
+        TIMEOUT 90 LABELS net ENVIRONMENT ${PQ_TESTDATA_ENV}
+        ARGS ${_args} $<TARGET_FILE:ldmsend>)
     endif()
   endif()
   # The connect timeout bounds the whole connect (issue 9).
