@@ -46,11 +46,9 @@ program() {
   background "$@" 2>"$BG_ERR"
   pid=$BG
 }
-# stopped PROGRAM SIGNAL STATUS: stop_within $pid; require STATUS.
+# stopped PROGRAM SIGNAL STATUS: stop_expect for $pid.
 stopped() {
-  stop_within "$pid" "$2" "$STOP_S" "$1"
-  ((rc == $3)) || fail "$1 exited $rc after SIG$2, expected $3"
-  sanitizer_check "$BG_ERR"
+  stop_expect "$pid" "$1" "$2" "$STOP_S" "$3" "$BG_ERR"
 }
 
 expect_rc 0 pqcreate -s 20M -S 5000

@@ -14,7 +14,8 @@
 #     expect_rc, expect_in, expect_not_in;
 #   - the bounded wait (wait_until) and background ($BG, $BG_PIDS);
 #   - what the stop tests look at: asleep_in (a process waiting in the
-#     kernel) and stop_within (a signal, then a bounded wait for the exit);
+#     kernel), stop_within (a signal, then a bounded wait for the exit)
+#     and stop_expect (that, the exit status, and no sanitizer report);
 #   - skips that show (skip_part): a test that could not run a part of
 #     itself here exits 77, which ctest reports as skipped (every shell
 #     test is registered with SKIP_RETURN_CODE 77), once everything else
@@ -236,4 +237,13 @@ stop_within() {
   wait "$1"
   rc=$?
   ms=$((($(date +%s%N) - t0) / 1000000))
+}
+
+# stop_expect PID NAME SIGNAL SECONDS STATUS [FILE]: stop_within, then
+# require exit STATUS and, if FILE is given (the process's stderr), no
+# sanitizer report in it.
+stop_expect() {
+  stop_within "$1" "$3" "$4" "$2"
+  ((rc == $5)) || fail "$2 exited $rc after SIG$3, expected $5"
+  [[ -z ${6:-} ]] || sanitizer_check "$6"
 }
