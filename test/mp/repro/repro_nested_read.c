@@ -55,13 +55,13 @@ static int put(pq_t *pq, const char *text, uint8_t sig[PQ_SIGLEN]) {
 }
 
 static int one_case(const char *path, int same_product) {
-  pq_create_opts o = {
-      .pc_data_size = 1 << 20, .pc_slots = 64, .pc_flags = PQ_CLOBBER};
   struct ctx c;
   pq_error e;
   memset(&c, 0, sizeof c);
-  if (pq_create(path, &o, &c.self, &e) != PQ_OK ||
-      pq_open(path, 0, &c.other, &e) != PQ_OK) {
+  c.self = repro_create(path, 1 << 20, 64);
+  if (c.self == NULL)
+    return 2;
+  if (pq_open(path, 0, &c.other, &e) != PQ_OK) {
     printf("open: %s\n", e.pe_msg);
     return 2;
   }
@@ -95,7 +95,7 @@ static int one_case(const char *path, int same_product) {
 
 int main(void) {
   char path[256];
-  snprintf(path, sizeof path, "/dev/shm/repro_nested.%ld.pq", (long)getpid());
+  repro_path(path, sizeof path, "nested");
   int a = one_case(path, 0), b = one_case(path, 1);
   unlink(path);
   return a == 2 || b == 2 ? 2 : a || b ? 1 : 0;

@@ -34,15 +34,11 @@
 
 int main(void) {
   char path[256];
-  snprintf(path, sizeof path, "/dev/shm/repro_upgrade.%ld.pq", (long)getpid());
-  pq_create_opts o = {
-      .pc_data_size = 1 << 20, .pc_slots = 64, .pc_flags = PQ_CLOBBER};
-  pq_t *pq;
+  repro_path(path, sizeof path, "upgrade");
   pq_error e;
-  if (pq_create(path, &o, &pq, &e) != PQ_OK) {
-    printf("create: %s\n", e.pe_msg);
+  pq_t *pq = repro_create(path, 1 << 20, 64);
+  if (pq == NULL)
     return 2;
-  }
   pq_prod_info info;
   memset(&info, 0, sizeof info);
   strcpy(info.ident, "x");

@@ -5,9 +5,10 @@
  * inode: a process is inside fcntl(F_OFD_SETLKW)), polled until a count is
  * reached or a deadline passes (test/lib/tu_clock.h); and reaping
  * children, each with its exit status, until a deadline (sigtimedwait on
- * SIGCHLD, which the program blocks before it forks).  And a read callback
- * that does nothing.  Header-only; exit statuses of the programs:
- * 0 fixed, 1 the bug is present, 2 the reproduction could not be set up.
+ * SIGCHLD, which the program blocks before it forks).  And the queue of a
+ * reproduction, and a read callback that does nothing.  Header-only; exit
+ * statuses of the programs: 0 fixed, 1 the bug is present, 2 the reproduction
+ * could not be set up.
  */
 #ifndef TEST_MP_REPRO_UTIL_H
 #define TEST_MP_REPRO_UTIL_H
@@ -22,6 +23,7 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "pq/pq.h"
 #include "test/lib/tu_clock.h"
@@ -114,6 +116,27 @@ static inline int repro_reap(pid_t *kid, int *status, int n, int timeout_ms) {
     if (sigtimedwait(&s, NULL, &ts) < 0 && errno != EAGAIN && errno != EINTR)
       return left;
   }
+}
+
+/* "/dev/shm/repro_<tag>.<pid>.pq" into path. */
+static inline void repro_path(char *path, size_t len, const char *tag) {
+  snprintf(path, len, "/dev/shm/repro_%s.%ld.pq", tag, (long)getpid());
+}
+
+/* A new queue at path, replacing any, of size bytes and slots slots.
+ * @return its handle, or NULL (said on stdout: a setup failure) */
+static inline pq_t *repro_create(const char *path, uint64_t size,
+                                 uint64_t slots) {
+  pq_create_opts o = {
+      .pc_data_size = size, .pc_slots = slots, .pc_flags = PQ_CLOBBER};
+  pq_t *pq = NULL;
+  pq_error e;
+
+  if (pq_create(path, &o, &pq, &e) != PQ_OK) {
+    printf("create: %s\n", e.pe_msg);
+    return NULL;
+  }
+  return pq;
 }
 
 /* A pq_next() or pq_find() callback that does nothing: the read is only
