@@ -43,9 +43,9 @@ make_files() {
   head -c $(($2 * $3)) /dev/urandom | split -b "$3" -a 5 -d - "$1/f"
 }
 
-# mon_field N: field N of `pqmon -S` for $Q.
+# mon_field N [QUEUE]: field N of `pqmon -S` for QUEUE (default $Q).
 mon_field() {
-  pqmon -S -q "$Q" | awk -v n="$1" '{print $n}'
+  pqmon -S -q "${2:-$Q}" | awk -v n="$1" '{print $n}'
 }
 
 # prods_are N: does the queue hold N products (for wait_until)?

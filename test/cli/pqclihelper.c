@@ -55,15 +55,20 @@ static pq_t *open_queue(const char *path, unsigned flags) {
   return pq;
 }
 
-static int hold(const char *path) {
-  pq_t *pq = open_queue(path, 0);
+/* A reservation of 1000 bytes in pq for a product "<what>.<pid>". */
+static int reserve_one(pq_t *pq, const char *what, pq_resv *r) {
   pq_prod_info info = {
       .arrival = pq_ts_now(), .feedtype = PQ_FT_EXP, .size = 1000};
-  snprintf(info.ident, sizeof info.ident, "held.%ld", (long)getpid());
+  snprintf(info.ident, sizeof info.ident, "%s.%ld", what, (long)getpid());
   snprintf(info.origin, sizeof info.origin, "helper");
   pq_md5(info.ident, strlen(info.ident), info.signature);
+  return pq_reserve(pq, &info, r);
+}
+
+static int hold(const char *path) {
+  pq_t *pq = open_queue(path, 0);
   pq_resv r;
-  int rc = pq_reserve(pq, &info, &r);
+  int rc = reserve_one(pq, "held", &r);
   if (rc != PQ_OK) {
     fprintf(stderr, "pqclihelper: pq_reserve failed: %s\n", pq_strerror(rc));
     return 1;
@@ -77,13 +82,8 @@ static int hold(const char *path) {
 
 static int crash(const char *path) {
   pq_t *pq = open_queue(path, 0);
-  pq_prod_info info = {
-      .arrival = pq_ts_now(), .feedtype = PQ_FT_EXP, .size = 1000};
-  snprintf(info.ident, sizeof info.ident, "crashed.%ld", (long)getpid());
-  snprintf(info.origin, sizeof info.origin, "helper");
-  pq_md5(info.ident, strlen(info.ident), info.signature);
   pq_resv r;
-  int rc = pq_reserve(pq, &info, &r);
+  int rc = reserve_one(pq, "crashed", &r);
   if (rc == PQ_OK)
     rc = pq__ctl_lock(pq, true);
   if (rc != PQ_OK) {

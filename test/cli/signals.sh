@@ -96,44 +96,43 @@ release_lock() {
   kill "$locker"
   wait "$locker" 2>/dev/null
 }
+# stop_on_lock PROG STATUS DEST ARGS...: a fresh queue DEST whose control
+# lock is held; PROG ARGS... started; SIGTERM once it waits for the lock,
+# the lock released once it has taken the signal; it must exit STATUS.
+stop_on_lock() {
+  local prog=$1 want=$2 dest=$3 pid st
+  shift 3
+  expect_rc 0 pqcreate -s 200M -S 5000 -q "$dest"
+  hold_lock "$dest"
+  background "$prog" "$@"
+  pid=$BG
+  wait_until 10 waiting_for_lock "$dest" ||
+    fail "$prog did not wait for the lock of $dest"
+  kill -TERM "$pid"
+  wait_until 5 signal_taken "$pid" TERM || fail "$prog did not take SIGTERM"
+  release_lock
+  wait "$pid"
+  st=$?
+  [[ $st == "$want" ]] || fail "$prog stopped by SIGTERM exited $st, not $want"
+}
+# holds_counted DEST COUNT PROG VERB: PROG, which VERB COUNT products,
+# did fewer than the $n it was given; DEST checks clean and holds them.
+holds_counted() {
+  (($2 < n)) || fail "$3 $4 all $n products despite SIGTERM"
+  expect_rc 0 pqcheck -C -q "$1"
+  (($(mon_field 7 "$1") == $2)) ||
+    fail "$1 does not hold the $2 products $3 counted"
+}
 expect_rc 0 pqsave "$Q" all.snap
-expect_rc 0 pqcreate -s 200M -S 5000 -q copy.pq
-hold_lock copy.pq
-background pqcopy -l copy.log "$Q" copy.pq
-copier=$BG
-wait_until 10 waiting_for_lock copy.pq ||
-  fail "pqcopy did not wait for the lock of copy.pq"
-kill -TERM "$copier"
-wait_until 5 signal_taken "$copier" TERM || fail "pqcopy did not take SIGTERM"
-release_lock
-wait "$copier"
-st=$?
-[[ $st == 0 ]] || fail "pqcopy stopped by SIGTERM exited $st"
+stop_on_lock pqcopy 0 copy.pq -l copy.log "$Q" copy.pq
 copied=$(sed -n 's/.*Number of products copied: \([0-9]*\).*/\1/p' copy.log)
 [[ -n $copied ]] || fail "pqcopy did not count: $(cat copy.log)"
-((copied < n)) || fail "pqcopy copied all $n products despite SIGTERM"
-expect_rc 0 pqcheck -C -q copy.pq
-(($(pqmon -S -q copy.pq | awk '{print $7}') == copied)) ||
-  fail "copy.pq does not hold the $copied products pqcopy counted"
+holds_counted copy.pq "$copied" pqcopy copied
 ok "pqcopy stopped by SIGTERM: $copied of $n products copied"
 
-expect_rc 0 pqcreate -s 200M -S 5000 -q restored.pq
-hold_lock restored.pq
-background pqrestore -l restore.log all.snap restored.pq
-restorer=$BG
-wait_until 10 waiting_for_lock restored.pq ||
-  fail "pqrestore did not wait for the lock of restored.pq"
-kill -TERM "$restorer"
-wait_until 5 signal_taken "$restorer" TERM || fail "pqrestore did not take SIGTERM"
-release_lock
-wait "$restorer"
-st=$?
-[[ $st == 1 ]] || fail "pqrestore stopped by SIGTERM exited $st, not 1"
+stop_on_lock pqrestore 1 restored.pq -l restore.log all.snap restored.pq
 restored=$(sed -n "s/.*interrupted after \([0-9]*\) of $n products.*/\1/p" restore.log)
 [[ -n $restored ]] || fail "pqrestore did not say it was interrupted: $(cat restore.log)"
-((restored < n)) || fail "pqrestore restored all $n products despite SIGTERM"
-expect_rc 0 pqcheck -C -q restored.pq
-(($(pqmon -S -q restored.pq | awk '{print $7}') == restored)) ||
-  fail "restored.pq does not hold the $restored products pqrestore counted"
+holds_counted restored.pq "$restored" pqrestore restored
 ok "pqrestore stopped by SIGTERM after $restored of $n products (exit 1)"
 ok "SIGTERM mid-run leaves clean queues"

@@ -33,24 +33,22 @@ FAIL_LOGS=(OUT:stdout ERR:stderr EXTRA_LOG BG_ERR)
 rchar() {
   awk '/^rchar:/ {print $2}' "/proc/$1/io"
 }
-# has_open PID PATH: has PID opened PATH?
-has_open() {
-  local f want
-  want=$(readlink -f "$2")
-  for f in /proc/"$1"/fd/*; do
-    [[ $(readlink "$f" 2>/dev/null) == "$want" ]] && return 0
-  done
-  return 1
-}
 # read_more PID N: has PID read N bytes more than $base?
 read_more() {
   (($(rchar "$1") >= base + $2))
 }
-# stopped PROGRAM SIGNAL STATUS: stop_within $pid; require STATUS.
+# program LOG CMD...: CMD in the background, its pid in $pid, its stderr
+# in $BG_ERR; LOG (a file of $SCRATCH, or '' for none) is the log fail
+# shows.
+program() {
+  EXTRA_LOG=${1:+$SCRATCH/$1}
+  shift
+  background "$@" 2>"$BG_ERR"
+  pid=$BG
+}
+# stopped PROGRAM SIGNAL STATUS: stop_expect for $pid.
 stopped() {
-  stop_within "$pid" "$2" "$STOP_S"
-  ((rc == $3)) || fail "$1 exited $rc after SIG$2, expected $3"
-  sanitizer_check "$BG_ERR"
+  stop_expect "$pid" "$1" "$2" "$STOP_S" "$3" "$BG_ERR"
 }
 
 expect_rc 0 pqcreate -s 20M -S 5000
@@ -58,9 +56,7 @@ expect_rc 0 pqcreate -s 20M -S 5000
 # 1. pqinsert and a FIFO nobody has opened for writing: the open does not
 # wait, the read does, and SIGTERM ends it.
 mkfifo fifo1
-EXTRA_LOG=$SCRATCH/ins1.log
-background pqinsert -l ins1.log fifo1 2>"$BG_ERR"
-pid=$BG
+program ins1.log pqinsert -l ins1.log fifo1
 wait_until 10 has_open "$pid" fifo1 || fail "pqinsert did not open the FIFO"
 wait_until 10 asleep_in "$pid" "$READ" || fail "pqinsert is not waiting for a writer"
 stopped pqinsert TERM 1
@@ -68,9 +64,7 @@ expect_in ins1.log "interrupted: 0 of 1 files done"
 ok "pqinsert waiting for a FIFO's writer: exit 1 $ms ms after SIGTERM"
 
 # 2. A FIFO whose writer sent a little and keeps it open: SIGINT.
-EXTRA_LOG=$SCRATCH/ins2.log
-background pqinsert -l ins2.log fifo1 2>"$BG_ERR"
-pid=$BG
+program ins2.log pqinsert -l ins2.log fifo1
 wait_until 10 has_open "$pid" fifo1 || fail "pqinsert did not open the FIFO"
 wait_until 10 asleep_in "$pid" "$READ" || fail "pqinsert is not waiting for a writer"
 base=$(rchar "$pid")
@@ -86,9 +80,7 @@ ok "pqinsert reading a FIFO that never ends: exit 1 $ms ms after SIGINT"
 
 # 3. Standard input that never ends (a FIFO the test keeps open).
 mkfifo fifo2
-EXTRA_LOG=$SCRATCH/ins3.log
-background bash -c 'exec pqinsert -l ins3.log <fifo2' 2>"$BG_ERR"
-pid=$BG
+program ins3.log bash -c 'exec pqinsert -l ins3.log <fifo2'
 exec {W}>fifo2 # returns once pqinsert's shell has opened the other end
 echo partial >&"$W"
 wait_until 10 asleep_in "$pid" "$READ" || fail "pqinsert is not waiting for standard input"
@@ -103,9 +95,7 @@ make_files p 30 100000
 expect_rc 0 pqinsert p/f*
 
 # 4. pqcat -i at the end of the queue, asleep on the queue's futex word.
-EXTRA_LOG=$SCRATCH/cat1.log
-background pqcat -x -i 100 -l cat1.log cat1.out 2>"$BG_ERR"
-pid=$BG
+program cat1.log pqcat -x -i 100 -l cat1.log cat1.out
 wait_until 10 grep -q "End of Queue" cat1.log || fail "pqcat never reached the end of the queue"
 wait_until 10 asleep_in "$pid" "$FUTEX" || fail "pqcat is not waiting on the queue"
 stopped pqcat TERM 0
@@ -115,9 +105,7 @@ ok "pqcat -i waiting for products: exit 0 $ms ms after SIGTERM"
 
 # 5. pqcat writing 3 MB to a reader that never reads (the FIFO holds 64 kB).
 mkfifo fifo3
-EXTRA_LOG=$SCRATCH/cat2.log
-background bash -c 'exec pqcat -l cat2.log >fifo3' 2>"$BG_ERR"
-pid=$BG
+program cat2.log bash -c 'exec pqcat -l cat2.log >fifo3'
 exec {W}<fifo3 # the reader, who reads nothing
 wait_until 10 asleep_in "$pid" "$WRITE" || fail "pqcat is not waiting for its reader"
 stopped pqcat INT 0
@@ -134,31 +122,20 @@ ok "pqcat blocked on its output: exit 0 $ms ms after SIGINT"
 "$HELPER" insert-old "$Q" 3000 10 many || fail "insert-old"
 expect_rc 0 pqcreate -s 20M -S 5000 -q copy.pq
 mkfifo copylog
-background pqcopy -v -l copylog "$Q" copy.pq 2>"$BG_ERR"
-pid=$BG
+program '' pqcopy -v -l copylog "$Q" copy.pq # its log is a FIFO
 exec {W}<copylog
 read -r -t 10 -u "$W" line || fail "pqcopy logged nothing"
 wait_until 10 asleep_in "$pid" "$WRITE" || fail "pqcopy is not held by its log"
-t0=$(date +%s%N)
-kill -TERM "$pid"
-wait_until "$STOP_S" eval "! kill -0 $pid 2>/dev/null" ||
-  fail "pqcopy still runs $STOP_S s after SIGTERM"
-wait "$pid"
-rc=$?
-ms=$((($(date +%s%N) - t0) / 1000000))
-((rc == 0)) || fail "pqcopy exited $rc after SIGTERM, expected 0"
-sanitizer_check "$BG_ERR"
+stopped pqcopy TERM 0
 exec {W}<&-
-n=$(pqmon -S -q copy.pq | awk '{print $7}')
+n=$(mon_field 7 copy.pq)
 ((n > 0 && n < 3030)) || fail "pqcopy copied $n of 3030 products: not cut short"
 expect_rc 0 pqcheck -C -q copy.pq
 ok "pqcopy copying: exit 0 $ms ms after SIGTERM, $n of 3030 products copied"
 
 # 7. pqsave writing the snapshot (3 MB and more) to a pipe nobody reads.
 mkfifo fifo4
-EXTRA_LOG=$SCRATCH/save.log
-background bash -c 'exec pqsave -l save.log "$1" - >fifo4' - "$Q" 2>"$BG_ERR"
-pid=$BG
+program save.log bash -c 'exec pqsave -l save.log "$1" - >fifo4' - "$Q"
 exec {W}<fifo4
 wait_until 10 asleep_in "$pid" "$WRITE" || fail "pqsave is not waiting for its reader"
 stopped pqsave TERM 1
@@ -167,9 +144,7 @@ expect_in save.log "interrupted: no snapshot written to -"
 ok "pqsave blocked on standard output: exit 1 $ms ms after SIGTERM"
 
 # 8. pqmon -i 100 between two reports.
-EXTRA_LOG=$SCRATCH/mon.log
-background pqmon -i 100 -l mon.log 2>"$BG_ERR"
-pid=$BG
+program mon.log pqmon -i 100 -l mon.log
 wait_until 10 grep -qE '^.{94} +[0-9]+ ' mon.log || fail "pqmon made no report"
 wait_until 10 asleep_in "$pid" "$SLEEP" || fail "pqmon is not sleeping"
 stopped pqmon TERM 0
@@ -177,9 +152,7 @@ expect_in mon.log "Exiting"
 ok "pqmon -i between reports: exit 0 $ms ms after SIGTERM"
 
 # 9. pqexpire -i 100 between two passes.
-EXTRA_LOG=$SCRATCH/expire.log
-background pqexpire -x -a 1 -i 100 -l expire.log 2>"$BG_ERR"
-pid=$BG
+program expire.log pqexpire -x -a 1 -i 100 -l expire.log
 wait_until 10 grep -q "pass: " expire.log || fail "pqexpire made no pass"
 wait_until 10 asleep_in "$pid" "$SLEEP" || fail "pqexpire is not sleeping"
 stopped pqexpire INT 0

@@ -8,30 +8,23 @@ if(TARGET pqcreate)
   add_executable(pqclihelper ${CMAKE_CURRENT_LIST_DIR}/pqclihelper.c)
   target_link_libraries(pqclihelper PRIVATE ldmpq)
 
-  # pq_cli_test(NAME TIMEOUT seconds): runs cli/NAME.sh.
-  function(pq_cli_test name)
-    cmake_parse_arguments(T "" "TIMEOUT" "" ${ARGN})
-    add_test(NAME cli_${name}
-      COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/${name}.sh
-              $<TARGET_FILE_DIR:pqcreate> $<TARGET_FILE:pqclihelper>)
-    set_tests_properties(cli_${name} PROPERTIES TIMEOUT ${T_TIMEOUT}
-      LABELS cli SKIP_RETURN_CODE 77)
-  endfunction()
-
-  pq_cli_test(create TIMEOUT 60)
-  pq_cli_test(insert_cat TIMEOUT 120)
-  pq_cli_test(evict TIMEOUT 60)
-  pq_cli_test(expire TIMEOUT 90)
-  pq_cli_test(mon TIMEOUT 60)
-  pq_cli_test(check TIMEOUT 120)
-  pq_cli_test(damage TIMEOUT 120)
-  pq_cli_test(copy TIMEOUT 60)
-  pq_cli_test(snapshot TIMEOUT 120)
-  pq_cli_test(badinput TIMEOUT 60)
-  pq_cli_test(signals TIMEOUT 90)
-  # Mounts small tmpfs file systems: root only, skipped (77) otherwise.
-  pq_cli_test(space TIMEOUT 120)
-  set_tests_properties(cli_space PROPERTIES SKIP_RETURN_CODE 77)
-  pq_cli_test(insert_limit TIMEOUT 120)
-  pq_cli_test(sigterm TIMEOUT 180)
+  # cli_NAME runs cli/NAME.sh, with its timeout in seconds.
+  pq_script_suite(cli LABEL cli
+    ARGS $<TARGET_FILE_DIR:pqcreate> $<TARGET_FILE:pqclihelper>
+    TESTS
+      create 60
+      insert_cat 120
+      evict 60
+      expire 90
+      mon 60
+      check 120
+      damage 120
+      copy 60
+      snapshot 120
+      badinput 60
+      signals 90
+      # Mounts small tmpfs file systems: root only, skipped (77) otherwise.
+      space 120
+      insert_limit 120
+      sigterm 180)
 endif()

@@ -174,15 +174,48 @@ static int drain(ldm6_io *io, int ms) {
   }
 }
 
+/* The next call; replies that arrive are reported as stray.
+ * @return false at the end of the connection (reported) */
+static bool next_call(ldm6_io *io, ldm6_io_msg *m) {
+  for (;;) {
+    int rc = ldm6_io_recv(io, WAIT_MS, m);
+
+    if (rc != LDM6_IO_OK) {
+      say("closed\t%s", ldm6_io_strerror(rc));
+      return false;
+    }
+    if (m->hdr.type == LDM6_RPC_CALL)
+      return true;
+    say("stray\treply\txid=%u", (unsigned)m->hdr.xid);
+  }
+}
+
+/* Decode the argument of call m (what names it) into v.
+ * @return false if it does not decode (reported) */
+static bool decode_arg(ldm6_type type, const ldm6_io_msg *m, void *v,
+                       const char *what) {
+  size_t used;
+  int rc = ldm6_decode(type, m->body, m->body_len, v, &used);
+
+  if (rc != 0)
+    say("undecodable\t%s\t%s", what, ldm6_strerror(rc));
+  return rc == 0;
+}
+
+/* Refuse call xid with AUTH_TOOWEAK, as ldmd does. */
+static void deny(ldm6_io *io, uint32_t xid) {
+  if (ldm6_io_reply_auth_error(io, xid, LDM6_RPC_AUTH_TOOWEAK) != LDM6_IO_OK)
+    say("error\tcannot send AUTH_TOOWEAK");
+  say("denied\txid=%u", (unsigned)xid);
+}
+
 /* Refuse the client as ldmd does, before reading its call (xid 0).  The
  * call is then read before closing, so that the close is a FIN and not a
  * reset that could destroy the refusal on its way to the client. */
 static void deny0(ldm6_io *io) {
   ldm6_io_msg m;
 
-  if (ldm6_io_reply_auth_error(io, 0, LDM6_RPC_AUTH_TOOWEAK) != LDM6_IO_OK)
-    say("error\tcannot send AUTH_TOOWEAK");
-  say("denied\txid=0");
+  deny(io, 0);
   if (ldm6_io_recv(io, 5000, &m) == LDM6_IO_OK && m.hdr.type == LDM6_RPC_CALL)
     say("call-after-denial\tproc=%u", (unsigned)m.hdr.u.call.proc);
 }
@@ -226,14 +259,9 @@ static void notify_session(ldm6_io *io, const struct opts *o, unsigned conn) {
   unsigned i, round = 0;
   int rc;
 
-  if (strcmp(answer, "tooweak0") == 0) {
-    deny0(io);
-    return;
-  }
   for (;;) {
     ldm6_prod_class cls;
     ldm6_fornme_reply rep;
-    size_t used;
 
     rc = ldm6_io_recv(io, WAIT_MS, &m);
     if (rc != LDM6_IO_OK) {
@@ -246,16 +274,12 @@ static void notify_session(ldm6_io *io, const struct opts *o, unsigned conn) {
           (unsigned)m.hdr.u.call.proc);
       return;
     }
-    rc = ldm6_decode(LDM6_T_PROD_CLASS, m.body, m.body_len, &cls, &used);
-    if (rc != 0) {
-      say("undecodable\tNOTIFYME\t%s", ldm6_strerror(rc));
+    if (!decode_arg(LDM6_T_PROD_CLASS, &m, &cls, "NOTIFYME"))
       return;
-    }
     class_report("NOTIFYME", &cls);
     memset(&rep, 0, sizeof rep);
     if (strcmp(answer, "tooweak") == 0) {
-      ldm6_io_reply_auth_error(io, m.hdr.xid, LDM6_RPC_AUTH_TOOWEAK);
-      say("denied\txid=%u", (unsigned)m.hdr.xid);
+      deny(io, m.hdr.xid);
       return;
     }
     if (strcmp(answer, "systemerr") == 0) {
@@ -374,26 +398,11 @@ static void record_product(const struct opts *o, const char *how,
 static void hiya_session(ldm6_io *io, const struct opts *o) {
   ldm6_comingsoon_args pending;
   bool have_pending = false;
+  ldm6_io_msg m;
 
-  if (strcmp(o->answer, "tooweak0") == 0) {
-    deny0(io);
-    return;
-  }
-  for (;;) {
+  while (next_call(io, &m)) {
     ldm6_value v;
-    size_t used;
-    ldm6_io_msg m;
-    int rc;
 
-    rc = ldm6_io_recv(io, WAIT_MS, &m);
-    if (rc != LDM6_IO_OK) {
-      say("closed\t%s", ldm6_io_strerror(rc));
-      return;
-    }
-    if (m.hdr.type != LDM6_RPC_CALL) {
-      say("stray\treply\txid=%u", (unsigned)m.hdr.xid);
-      continue;
-    }
     if (m.hdr.u.call.vers != LDM6_VERSION6) {
       say("unexpected\tvers=%u", (unsigned)m.hdr.u.call.vers);
       ldm6_io_reply_prog_mismatch(io, m.hdr.xid, 6, 6);
@@ -403,16 +412,12 @@ static void hiya_session(ldm6_io *io, const struct opts *o) {
     case LDM6_HIYA: {
       ldm6_hiya_reply rep;
 
-      rc = ldm6_decode(LDM6_T_PROD_CLASS, m.body, m.body_len, &v, &used);
-      if (rc != 0) {
-        say("undecodable\tHIYA\t%s", ldm6_strerror(rc));
+      if (!decode_arg(LDM6_T_PROD_CLASS, &m, &v, "HIYA"))
         return;
-      }
       class_report("HIYA", &v.prod_class);
       memset(&rep, 0, sizeof rep);
       if (strcmp(o->answer, "tooweak") == 0) {
-        ldm6_io_reply_auth_error(io, m.hdr.xid, LDM6_RPC_AUTH_TOOWEAK);
-        say("denied\txid=%u", (unsigned)m.hdr.xid);
+        deny(io, m.hdr.xid);
         return;
       }
       if (strcmp(o->answer, "stall") == 0) {
@@ -440,23 +445,16 @@ static void hiya_session(ldm6_io *io, const struct opts *o) {
       break;
     }
     case LDM6_HEREIS:
-      rc = ldm6_decode(LDM6_T_PRODUCT, m.body, m.body_len, &v, &used);
-      if (rc != 0) {
-        say("undecodable\tHEREIS\t%s", ldm6_strerror(rc));
+      if (!decode_arg(LDM6_T_PRODUCT, &m, &v, "HEREIS"))
         return;
-      }
       record_product(o, "HEREIS", &v.product.info, v.product.data,
                      v.product.info.sz);
       break;
     case LDM6_COMINGSOON: {
       ldm6_comingsoon_reply ans = LDM6_OK;
 
-      rc = ldm6_decode(LDM6_T_COMINGSOON_ARGS, m.body, m.body_len, &pending,
-                       &used);
-      if (rc != 0) {
-        say("undecodable\tCOMINGSOON\t%s", ldm6_strerror(rc));
+      if (!decode_arg(LDM6_T_COMINGSOON_ARGS, &m, &pending, "COMINGSOON"))
         return;
-      }
       if (o->dontsend != NULL && strstr(pending.info.ident, o->dontsend)) {
         ans = LDM6_DONT_SEND;
         have_pending = false;
@@ -470,11 +468,8 @@ static void hiya_session(ldm6_io *io, const struct opts *o) {
       break;
     }
     case LDM6_BLKDATA:
-      rc = ldm6_decode(LDM6_T_DATAPKT, m.body, m.body_len, &v, &used);
-      if (rc != 0) {
-        say("undecodable\tBLKDATA\t%s", ldm6_strerror(rc));
+      if (!decode_arg(LDM6_T_DATAPKT, &m, &v, "BLKDATA"))
         return;
-      }
       if (!have_pending || v.datapkt.pktnum != 0 ||
           memcmp(v.datapkt.signature, pending.info.signature, LDM6_SIGLEN)) {
         say("unexpected\tBLKDATA\tpktnum=%u", (unsigned)v.datapkt.pktnum);
@@ -503,23 +498,9 @@ static void hiya_session(ldm6_io *io, const struct opts *o) {
 static void ping_session(ldm6_io *io, const struct opts *o) {
   ldm6_io_msg m;
 
-  if (strcmp(o->answer, "tooweak0") == 0) {
-    deny0(io);
-    return;
-  }
-  for (;;) {
-    int rc = ldm6_io_recv(io, WAIT_MS, &m);
-    uint32_t vers;
+  while (next_call(io, &m)) {
+    uint32_t vers = m.hdr.u.call.vers;
 
-    if (rc != LDM6_IO_OK) {
-      say("closed\t%s", ldm6_io_strerror(rc));
-      return;
-    }
-    if (m.hdr.type != LDM6_RPC_CALL) {
-      say("stray\treply\txid=%u", (unsigned)m.hdr.xid);
-      continue;
-    }
-    vers = m.hdr.u.call.vers;
     say("call\tvers=%u\tproc=%u", (unsigned)vers, (unsigned)m.hdr.u.call.proc);
     if (strcmp(o->answer, "mute") == 0)
       continue;
@@ -535,18 +516,29 @@ static void ping_session(ldm6_io *io, const struct opts *o) {
 
 /* ---------------------------------------------------------------------- */
 
-static int listen_on(const char *addr, int backlog, unsigned *port) {
+/* The stream address of the numeric host addr and port (0: any port, to
+ * listen on); dies if addr is not one. */
+static struct addrinfo *numeric_addr(const char *addr, unsigned port,
+                                     int flags) {
   struct addrinfo hints, *res = NULL;
-  struct sockaddr_storage ss;
-  socklen_t sl = sizeof ss;
-  int fd, one = 1;
+  char service[16];
 
   memset(&hints, 0, sizeof hints);
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_NUMERICHOST | AI_PASSIVE;
-  if (getaddrinfo(addr, "0", &hints, &res) != 0)
+  hints.ai_flags = AI_NUMERICHOST | flags;
+  snprintf(service, sizeof service, "%u", port);
+  if (getaddrinfo(addr, service, &hints, &res) != 0)
     die("bad address %s", addr);
+  return res;
+}
+
+static int listen_on(const char *addr, int backlog, unsigned *port) {
+  struct addrinfo *res = numeric_addr(addr, 0, AI_PASSIVE);
+  struct sockaddr_storage ss;
+  socklen_t sl = sizeof ss;
+  int fd, one = 1;
+
   fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0)
     die("socket: %s", strerror(errno));
@@ -576,17 +568,9 @@ static void write_port(const char *path, unsigned port) {
  * connection of our own, write the port file, and wait, never accepting. */
 static void stay_full(int lfd, const char *addr, unsigned port,
                       const char *portfile) {
-  struct addrinfo hints, *res = NULL;
-  char service[16];
+  struct addrinfo *res = numeric_addr(addr, port, 0);
   int fd;
 
-  memset(&hints, 0, sizeof hints);
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_NUMERICHOST;
-  snprintf(service, sizeof service, "%u", port);
-  if (getaddrinfo(addr, service, &hints, &res) != 0)
-    die("bad address %s", addr);
   fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0 || connect(fd, res->ai_addr, res->ai_addrlen) != 0)
     die("cannot fill the backlog of port %u: %s", port, strerror(errno));
@@ -675,7 +659,9 @@ int main(int argc, char **argv) {
     if (io == NULL)
       die("out of memory");
     say("connection\t%u\tfrom=%s", c + 1, ldm6_io_peer_addr(io));
-    if (strcmp(o.mode, "notify") == 0)
+    if (strcmp(o.answer, "tooweak0") == 0)
+      deny0(io); /* in every mode */
+    else if (strcmp(o.mode, "notify") == 0)
       notify_session(io, &o, c);
     else if (strcmp(o.mode, "hiya") == 0)
       hiya_session(io, &o);

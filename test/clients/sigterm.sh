@@ -45,13 +45,21 @@ client() {
   background "$@" 2>"$EXTRA_LOG"
   pid=$BG
 }
-# stopped NAME SIGNAL STATUS: stop_within $pid; require STATUS, no
-# sanitizer report and no ERROR line (a stop is not a failure).
+# stopped NAME SIGNAL STATUS: stop_expect for $pid, and no ERROR line (a
+# stop is not a failure).
 stopped() {
-  stop_within "$pid" "$2" "$STOP_S"
-  ((rc == $3)) || fail "$1 exited $rc after SIG$2, expected $3"
-  sanitizer_check "$EXTRA_LOG"
+  stop_expect "$pid" "$1" "$2" "$STOP_S" "$3" "$EXTRA_LOG"
   ! grep -q ' ERROR ' "$EXTRA_LOG" || fail "$1 logged an error for a stop"
+}
+# client_of_fake PROG: PROG (notifyme, ldmsend or ldmping) against the
+# fake on $PORT, in a wait that lasts its whole timeout, as client starts it.
+client_of_fake() {
+  case $1 in
+  notifyme) client notifyme -h "127.0.0.1:$PORT" ;;
+  ldmsend) client ldmsend -h "127.0.0.1:$PORT" file ;;
+  ldmping) client ldmping -i 0 -h "127.0.0.1:$PORT" ;;
+  *) fail "client_of_fake: no client $1" ;;
+  esac
 }
 kill_fake() {
   kill "$FAKE_PID" 2>/dev/null
@@ -62,19 +70,13 @@ kill_fake() {
 # 1. Connecting to a server whose backlog is full.
 start_fake full 127.0.0.1
 in_report full || fail "fakeldm did not fill its backlog"
-for prog in notifyme ldmsend ldmping; do
-  case $prog in
-  notifyme) client notifyme -h "127.0.0.1:$PORT" ;;
-  ldmsend) client ldmsend -h "127.0.0.1:$PORT" file ;;
-  ldmping) client ldmping -i 0 -h "127.0.0.1:$PORT" ;;
-  esac
+# Each case: PROGRAM:SIGNAL:STATUS.
+for c in notifyme:TERM:0 ldmsend:INT:7 ldmping:TERM:0; do
+  IFS=: read -r prog sig st <<<"$c"
+  client_of_fake "$prog"
   wait_until 10 syn_sent "$pid" "$PORT" || fail "$prog is not connecting (no SYN_SENT socket)"
   wait_until 10 asleep_in "$pid" "$NET" || fail "$prog is not waiting for the connection"
-  case $prog in
-  notifyme) stopped notifyme TERM 0 ;;
-  ldmsend) stopped ldmsend INT 7 ;;
-  ldmping) stopped ldmping TERM 0 ;;
-  esac
+  stopped "$prog" "$sig" "$st"
   ok "$prog connecting: exit $rc $ms ms after the signal"
 done
 msgs "$EXTRA_LOG" >m
@@ -84,20 +86,13 @@ kill_fake
 # 2. Waiting for the answer to the first call: a server that answers none.
 start_fake ping 127.0.0.1 -r mute -c 3
 n=0
-for prog in notifyme ldmsend ldmping; do
-  case $prog in
-  notifyme) client notifyme -h "127.0.0.1:$PORT" ;;
-  ldmsend) client ldmsend -h "127.0.0.1:$PORT" file ;;
-  ldmping) client ldmping -i 0 -h "127.0.0.1:$PORT" ;;
-  esac
+for c in notifyme:INT:0 ldmsend:TERM:7 ldmping:TERM:0; do
+  IFS=: read -r prog sig st <<<"$c"
+  client_of_fake "$prog"
   n=$((n + 1))
   wait_until 10 calls_are "$n" || fail "$prog made no call"
   wait_until 10 asleep_in "$pid" "$NET" || fail "$prog is not waiting for the answer"
-  case $prog in
-  notifyme) stopped notifyme INT 0 ;;
-  ldmsend) stopped ldmsend TERM 7 ;;
-  ldmping) stopped ldmping TERM 0 ;;
-  esac
+  stopped "$prog" "$sig" "$st"
   ok "$prog waiting for an answer: exit $rc $ms ms after the signal"
 done
 (($(grep -cP '^call\tvers=6\t' "$REPORT") == 2)) ||

@@ -7,24 +7,19 @@ if(TARGET notifyme AND TARGET ldmsend AND TARGET ldmping)
   add_executable(fakeldm ${CMAKE_CURRENT_LIST_DIR}/fakeldm.c)
   target_link_libraries(fakeldm PRIVATE ldmproto)
 
-  # ldm_client_test(NAME TIMEOUT seconds): runs clients/NAME.sh.
-  function(ldm_client_test name)
-    cmake_parse_arguments(T "" "TIMEOUT" "" ${ARGN})
-    add_test(NAME clients_${name}
-      COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/${name}.sh
-              $<TARGET_FILE_DIR:notifyme> $<TARGET_FILE:fakeldm> ${T_UNPARSED_ARGUMENTS})
-    set_tests_properties(clients_${name} PROPERTIES TIMEOUT ${T_TIMEOUT}
-      LABELS clients SKIP_RETURN_CODE 77)
-  endfunction()
-
-  ldm_client_test(notifyme TIMEOUT 180)
-  ldm_client_test(notifyme_reconnect TIMEOUT 120)
-  ldm_client_test(ldmsend TIMEOUT 180)
-  ldm_client_test(ldmping TIMEOUT 120)
-  ldm_client_test(badinput TIMEOUT 120)
-  ldm_client_test(sigterm TIMEOUT 180)
+  # clients_NAME runs clients/NAME.sh, with its timeout in seconds.
+  set(_args $<TARGET_FILE_DIR:notifyme> $<TARGET_FILE:fakeldm>)
+  pq_script_suite(clients LABEL clients ARGS ${_args}
+    TESTS
+      notifyme 180
+      notifyme_reconnect 120
+      ldmsend 180
+      ldmping 120
+      badinput 120
+      sigterm 180)
   if(TARGET ldmd AND TARGET pqcreate AND TARGET pqinsert)
-    ldm_client_test(ldmd TIMEOUT 300 $<TARGET_FILE_DIR:ldmd>
-                    $<TARGET_FILE_DIR:pqcreate>)
+    pq_script_test(clients_ldmd ${CMAKE_CURRENT_LIST_DIR}/ldmd.sh
+      TIMEOUT 300 LABELS clients
+      ARGS ${_args} $<TARGET_FILE_DIR:ldmd> $<TARGET_FILE_DIR:pqcreate>)
   endif()
 endif()

@@ -14,11 +14,8 @@
 # clang).
 function(pq_fuzz_not_built why)
   message(STATUS "fuzz: ${why}; fuzz targets not built")
-  add_test(NAME fuzz_not_built
-    COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/lib/skipped.sh
-            "fuzz targets not built: ${why}")
-  set_tests_properties(fuzz_not_built PROPERTIES LABELS "fuzz;nosan"
-    SKIP_RETURN_CODE 77)
+  pq_script_test(fuzz_not_built ${CMAKE_CURRENT_SOURCE_DIR}/lib/skipped.sh
+    TIMEOUT 10 LABELS fuzz nosan ARGS "fuzz targets not built: ${why}")
 endfunction()
 
 find_program(PQ_FUZZ_CC NAMES clang clang-16 clang-15 clang-14)
@@ -73,21 +70,19 @@ add_executable(ldm6_seeds ${CMAKE_CURRENT_LIST_DIR}/ldm6_seeds.c)
 target_link_libraries(ldm6_seeds PRIVATE ldmproto)
 
 set(_corpus ${CMAKE_CURRENT_BINARY_DIR}/fuzz_ldm6_corpus)
-add_test(NAME fuzz_ldm6_seeds
+pq_test(fuzz_ldm6_seeds TIMEOUT 60 LABELS fuzz nosan
   COMMAND ldm6_seeds ${CMAKE_CURRENT_SOURCE_DIR}/vectors/ldm6
           ${_corpus}/seeds)
 set_tests_properties(fuzz_ldm6_seeds PROPERTIES
-  FIXTURES_SETUP fuzz_ldm6_corpus LABELS "fuzz;nosan" TIMEOUT 60
-  SKIP_RETURN_CODE 77)
+  FIXTURES_SETUP fuzz_ldm6_corpus)
 # New inputs go to new/ (kept between runs); the seeds are rewritten.
 file(MAKE_DIRECTORY ${_corpus}/new)
-add_test(NAME fuzz_ldm6_brief
+pq_test(fuzz_ldm6_brief TIMEOUT 120 LABELS fuzz nosan
   COMMAND ${FUZZ_LDM6_BIN} -max_total_time=20 -timeout=10 -rss_limit_mb=2048
           -print_final_stats=1 -artifact_prefix=${CMAKE_CURRENT_BINARY_DIR}/fuzz_ldm6-
           ${_corpus}/new ${_corpus}/seeds)
 set_tests_properties(fuzz_ldm6_brief PROPERTIES
-  FIXTURES_REQUIRED fuzz_ldm6_corpus LABELS "fuzz;nosan" TIMEOUT 120
-  SKIP_RETURN_CODE 77)
+  FIXTURES_REQUIRED fuzz_ldm6_corpus)
 
 # fuzz_ldmd_conf: the ldmd.conf parser and the access rules on what it read.
 # fuzz_pq: a queue file whose slots, indexes and records were damaged, opened,
@@ -106,7 +101,9 @@ function(pq_fuzz_target name)
   add_custom_command(OUTPUT ${_bin}
     COMMAND ${PQ_FUZZ_CC} ${PQ_FUZZ_FLAGS} ${F_FLAGS} ${F_UNPARSED_ARGUMENTS}
             -o ${_bin} -lcrypto ${ISAL_LDFLAGS} -lpthread ${F_LIBS}
-    DEPENDS ${F_UNPARSED_ARGUMENTS} # ISAL_*: cached by pq/CMakeLists.txt
+    DEPENDS ${F_UNPARSED_ARGUMENTS} ${CMAKE_CURRENT_LIST_DIR}/fuzz_util.h
+            ${CMAKE_CURRENT_SOURCE_DIR}/lib/tu_reg_keys.h
+            # ISAL_*: cached by pq/CMakeLists.txt
     COMMENT "Building ${name} with ${PQ_FUZZ_CC} (libFuzzer, ASan, UBSan)"
     VERBATIM)
   add_custom_target(${name} ALL DEPENDS ${_bin})
@@ -116,18 +113,16 @@ function(pq_fuzz_target name)
   if(F_SEEDS)
     file(MAKE_DIRECTORY ${_corpus}/new)
     set(_dirs ${_corpus}/new ${_corpus}/seeds)
-    add_test(NAME ${name}_seeds
+    pq_test(${name}_seeds TIMEOUT 60 LABELS fuzz nosan
       COMMAND ${CMAKE_COMMAND} -E env FUZZ_SEEDS_DIR=${_corpus}/seeds ${_bin})
     set_tests_properties(${name}_seeds PROPERTIES
-      FIXTURES_SETUP ${name}_corpus LABELS "fuzz;nosan" TIMEOUT 60)
+      FIXTURES_SETUP ${name}_corpus)
   endif()
-  add_test(NAME ${name}_brief
+  pq_test(${name}_brief TIMEOUT 120 LABELS fuzz nosan
     COMMAND ${_bin} -max_total_time=10 -timeout=10 -rss_limit_mb=2048
             -print_final_stats=1
             -artifact_prefix=${CMAKE_CURRENT_BINARY_DIR}/${name}-
             ${_dirs})
-  set_tests_properties(${name}_brief PROPERTIES LABELS "fuzz;nosan"
-    TIMEOUT 120 SKIP_RETURN_CODE 77)
   if(F_SEEDS)
     set_tests_properties(${name}_brief PROPERTIES
       FIXTURES_REQUIRED ${name}_corpus)

@@ -18,20 +18,9 @@
 #include <unistd.h>
 
 #include "ldmd/site/ldmd_conf.h"
+#include "test/fuzz/fuzz_util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static int write_all(int fd, const uint8_t *data, size_t size) {
-  while (size > 0) {
-    ssize_t n = write(fd, data, size);
-
-    if (n <= 0)
-      return -1;
-    data += n;
-    size -= (size_t)n;
-  }
-  return 0;
-}
 
 /* Use the access rules of a parsed configuration. */
 static void exercise(const ldm_conf *conf) {
@@ -90,25 +79,11 @@ static void parse_one(const char *path) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  const char *tmp = getenv("TMPDIR");
   char dir[512], path[600];
-  int fd;
 
-  if (tmp == NULL || *tmp == '\0')
-    tmp = "/tmp";
-  snprintf(dir, sizeof dir, "%s/fuzz_ldmd_conf.XXXXXX", tmp);
-  if (mkdtemp(dir) == NULL)
-    return 0;
-  snprintf(path, sizeof path, "%s/ldmd.conf", dir);
-  fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd >= 0) {
-    int written = write_all(fd, data, size) == 0;
-
-    close(fd);
-    if (written)
-      parse_one(path);
-    unlink(path);
-  }
-  rmdir(dir);
+  if (fuzz_input_file("fuzz_ldmd_conf", "ldmd.conf", data, size, dir,
+                      sizeof dir, path, sizeof path))
+    parse_one(path);
+  fuzz_remove_dir(dir);
   return 0;
 }

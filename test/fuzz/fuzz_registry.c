@@ -16,7 +16,6 @@
  * few small valid registries there and exits (the test fuzz_registry_seeds
  * does it before the brief run).
  */
-#include <dirent.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -26,42 +25,14 @@
 #include <unistd.h>
 
 #include "ldmd/site/registry.h"
+#include "test/fuzz/fuzz_util.h"
+#include "test/lib/tu_reg_keys.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const char *const keys[] = {
-    REG_HOSTNAME,
-    REG_QUEUE_PATH,
-    REG_QUEUE_SIZE,
-    REG_QUEUE_SLOTS,
-    REG_LDMD_CONFIG,
-    REG_IP_ADDR,
-    REG_PORT,
-    REG_MAX_CLIENTS,
-    REG_MAX_LATENCY,
-    REG_TIME_OFFSET,
-    REG_ANTI_DOS,
-    REG_PQACT_CONFIG,
-    REG_PQACT_DATADIR,
-    REG_LOG_FILE,
-    REG_LOG_COUNT,
-    REG_LOG_ROTATE,
-    REG_INSERTION_CHECK,
-    REG_RECONCILIATION,
-    REG_INTERVAL,
-    REG_RESTART_MIN,
-    REG_RESTART_MAX,
-    REG_SILENCE_LIMIT,
-    REG_RETRY_MIN,
-    REG_RETRY_MAX,
-    REG_AUTOSHIFT,
-    REG_STATE_DIR,
-    REG_DELETE_INFO_FILES,
-    "/fuzz",
-    "/fuzz/key",
-    "/queue",
-    "/",
+    TU_REG_BUILTIN_KEYS,    "/fuzz", "/fuzz/key", "/queue", "/",
     "/a/b/c/d/e/f/g/h/i/j",
 };
 
@@ -94,24 +65,12 @@ static const char *const seeds[] = {
     "",
 };
 
-static int write_all(int fd, const void *p, size_t n) {
-  const uint8_t *b = p;
-  while (n > 0) {
-    ssize_t k = write(fd, b, n);
-    if (k <= 0)
-      return -1;
-    b += k;
-    n -= (size_t)k;
-  }
-  return 0;
-}
-
 static void write_seeds(const char *dir) {
   for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++) {
     char path[4096];
     snprintf(path, sizeof path, "%s/seed%zu.xml", dir, i);
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0 || write_all(fd, seeds[i], strlen(seeds[i])) != 0) {
+    if (fd < 0 || fuzz_write_all(fd, seeds[i], strlen(seeds[i])) != 0) {
       perror(path);
       exit(1);
     }
@@ -185,51 +144,24 @@ static void write_and_reread(const char *path, ldm_registry *reg) {
   (void)ldm_reg_set_string(reg, REG_PORT, "3888");
 }
 
-/* Remove dir and whatever the registry writer left in it. */
-static void remove_dir(const char *dir) {
-  DIR *d = opendir(dir);
-  if (d != NULL) {
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-      char path[4096];
-      if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-        continue;
-      snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-      unlink(path);
-    }
-    closedir(d);
-  }
-  rmdir(dir);
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  const char *tmp = getenv("TMPDIR");
   char dir[512], path[600];
-  if (tmp == NULL || *tmp == '\0')
-    tmp = "/tmp";
-  snprintf(dir, sizeof dir, "%s/fuzz_registry.XXXXXX", tmp);
-  if (mkdtemp(dir) == NULL)
-    return 0;
-  snprintf(path, sizeof path, "%s/registry.xml", dir);
-  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd >= 0) {
-    int written = write_all(fd, data, size) == 0;
-    close(fd);
-    if (written) {
-      ldm_registry *reg = NULL;
-      char err[1024] = "";
-      int rc = ldm_reg_open(path, &reg, err, sizeof err);
-      if (rc == LDM_REG_OK) {
-        if (reg == NULL)
-          abort();
-        read_all(reg);
-        write_and_reread(path, reg);
-        ldm_reg_close(reg);
-      } else if (reg != NULL || err[0] == '\0') {
+  if (fuzz_input_file("fuzz_registry", "registry.xml", data, size, dir,
+                      sizeof dir, path, sizeof path)) {
+    ldm_registry *reg = NULL;
+    char err[1024] = "";
+    int rc = ldm_reg_open(path, &reg, err, sizeof err);
+    if (rc == LDM_REG_OK) {
+      if (reg == NULL)
         abort();
-      }
+      read_all(reg);
+      write_and_reread(path, reg);
+      ldm_reg_close(reg);
+    } else if (reg != NULL || err[0] == '\0') {
+      abort();
     }
   }
-  remove_dir(dir);
+  /* with whatever the registry writer left in it */
+  fuzz_remove_dir(dir);
   return 0;
 }

@@ -14,7 +14,8 @@
 #     expect_rc, expect_in, expect_not_in;
 #   - the bounded wait (wait_until) and background ($BG, $BG_PIDS);
 #   - what the stop tests look at: asleep_in (a process waiting in the
-#     kernel) and stop_within (a signal, then a bounded wait for the exit);
+#     kernel), stop_within (a signal, then a bounded wait for the exit)
+#     and stop_expect (that, the exit status, and no sanitizer report);
 #   - skips that show (skip_part): a test that could not run a part of
 #     itself here exits 77, which ctest reports as skipped (every shell
 #     test is registered with SKIP_RETURN_CODE 77), once everything else
@@ -223,16 +224,26 @@ asleep_in() {
   return 1
 }
 
-# stop_within PID SIGNAL SECONDS: send SIGNAL (TERM, INT) to the background
-# process PID and require it to exit within SECONDS; its status in rc, the
-# milliseconds it took in ms.
+# stop_within PID SIGNAL SECONDS [NAME]: send SIGNAL (TERM, INT) to the
+# background process PID and require it to exit within SECONDS; its status
+# in rc, the milliseconds it took in ms.  NAME (default "process PID") is
+# what the messages call it.
 stop_within() {
-  local t0
+  local t0 name=${4:-process $1}
   t0=$(date +%s%N)
-  kill -"$2" "$1" || fail "cannot send SIG$2 to $1"
+  kill -"$2" "$1" || fail "cannot send SIG$2 to $name"
   wait_until "$3" eval "! kill -0 $1 2>/dev/null" ||
-    fail "process $1 still runs $3 s after SIG$2"
+    fail "$name still runs $3 s after SIG$2"
   wait "$1"
   rc=$?
   ms=$((($(date +%s%N) - t0) / 1000000))
+}
+
+# stop_expect PID NAME SIGNAL SECONDS STATUS [FILE]: stop_within, then
+# require exit STATUS and, if FILE is given (the process's stderr), no
+# sanitizer report in it.
+stop_expect() {
+  stop_within "$1" "$3" "$4" "$2"
+  ((rc == $5)) || fail "$2 exited $rc after SIG$3, expected $5"
+  [[ -z ${6:-} ]] || sanitizer_check "$6"
 }

@@ -8,10 +8,7 @@ add_executable(iddfeed ${CMAKE_CURRENT_LIST_DIR}/iddfeed.c
 target_link_libraries(iddfeed PRIVATE ldmpq m)
 
 if(TARGET ldmd AND TARGET pqcreate AND TARGET pqmon AND TARGET notifyme)
-  add_test(NAME mainjob
-    COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/mainjob.sh ${CMAKE_BINARY_DIR}
-            ${CMAKE_SOURCE_DIR}/scripts/mainjob.sh)
-  set_tests_properties(mainjob PROPERTIES TIMEOUT 120 LABELS mainjob
-    SKIP_RETURN_CODE 77
-    ENVIRONMENT "PQ_TEST_DIR=${CMAKE_BINARY_DIR}/testdata")
+  pq_script_test(mainjob ${CMAKE_CURRENT_LIST_DIR}/mainjob.sh TIMEOUT 120
+    LABELS mainjob ENVIRONMENT ${PQ_TESTDATA_ENV}
+    ARGS ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR}/scripts/mainjob.sh)
 endif()

@@ -431,6 +431,16 @@ static void fail(struct harness *h, const char *fmt, ...) {
   h->failed = true;
 }
 
+/* The child mp_spawn runs: this program again, argv a NULL-ended list
+ * whose first word is its path.  Returns only if the exec failed. */
+static int exec_argv(void *arg) {
+  char **argv = arg;
+
+  execv(argv[0], argv);
+  perror("execv");
+  return 127;
+}
+
 static void spawn(struct harness *h, struct kid *k, enum kind kind) {
   k->kind = kind;
   k->logoff = 0;
@@ -452,21 +462,10 @@ static void spawn(struct harness *h, struct kid *k, enum kind kind) {
   snprintf(maxp, sizeof maxp, "%u", QUEUE_SLOTS / 2 / (writing ? writing : 1));
   snprintf(maxb, sizeof maxb, "%u",
            QUEUE_BYTES / 2 / (writing ? writing : 1) - 65536);
-  fflush(stdout);
-  pid_t pid = fork();
-  if (pid < 0) {
-    perror("fork");
-    exit(2);
-  }
-  if (pid == 0) {
-    char *argv[] = {h->exe,  "--child", (char *)kind_name[kind],
-                    h->path, k->log,    seed,
-                    maxp,    maxb,      NULL};
-    execv(h->exe, argv);
-    perror("execv");
-    _exit(127);
-  }
-  k->pid = pid;
+  char *argv[] = {h->exe,  "--child", (char *)kind_name[kind],
+                  h->path, k->log,    seed,
+                  maxp,    maxb,      NULL};
+  k->pid = mp_spawn(exec_argv, argv);
   wd_update(h);
 }
 

@@ -15,9 +15,9 @@ function(pq_mp_test name source)
     add_executable(${source} ${CMAKE_CURRENT_LIST_DIR}/${source}.c)
     target_link_libraries(${source} PRIVATE pq_mp_util)
   endif()
-  add_test(NAME ${name} COMMAND ${source} ${T_ARGS})
-  set_tests_properties(${name} PROPERTIES TIMEOUT ${T_TIMEOUT} RUN_SERIAL TRUE
-    LABELS mp SKIP_RETURN_CODE 77 ENVIRONMENT "PQ_TEST_DIR=/dev/shm")
+  pq_test(${name} TIMEOUT ${T_TIMEOUT} LABELS mp
+    ENVIRONMENT "PQ_TEST_DIR=/dev/shm" COMMAND ${source} ${T_ARGS})
+  set_tests_properties(${name} PROPERTIES RUN_SERIAL TRUE)
 endfunction()
 
 # (a) 4 writers, 4 readers, 40,000 products of 100 B..64 KiB, queue holds all.
@@ -51,7 +51,5 @@ pq_mp_test(mp_twohandles mp_twohandles TIMEOUT 60)
 foreach(repro repro_upgrade_deadlock repro_nested_read repro_waiters_leak)
   add_executable(${repro} ${CMAKE_CURRENT_LIST_DIR}/repro/${repro}.c)
   target_link_libraries(${repro} PRIVATE ldmpq)
-  add_test(NAME ${repro} COMMAND ${repro})
-  set_tests_properties(${repro} PROPERTIES TIMEOUT 60 LABELS mp
-    SKIP_RETURN_CODE 77)
+  pq_test(${repro} TIMEOUT 60 LABELS mp COMMAND ${repro})
 endforeach()

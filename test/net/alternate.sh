@@ -15,12 +15,7 @@ RELAY_REQUESTER_KEYS="<autoshift-interval>1</autoshift-interval><retry-max>1</re
 srv_init A1
 srv_init A2
 srv_init B
-for s in A1 A2; do
-  srv_conf $s <<'EOF2'
-ALLOW ANY ^127\.0\.0\.1$
-EOF2
-  srv_start $s
-done
+srv_upstream A1 A2
 srv_conf B <<'EOF2'
 ALLOW ANY ^127\.0\.0\.1$
 REQUEST NEXRAD2 ^radar 127.0.0.1:@A1@
@@ -40,12 +35,12 @@ srv_log_has B "port ${SRV_PORT[A2]} is willing to be an alternate feeder" ||
 # The same 20 products (same data, so same signatures) into A1, then A2:
 # the alternate's COMINGSOONs are all answered DONT_SEND.
 expect_rc 0 "$PEER" insert -q "$Q1" -n 20 -s 30000 -f NEXRAD2 -i radar -z 5
-wait_until 5 bash -c "(( \$(\"$PEER\" dump -q '$QB' | wc -l) >= 20 ))" ||
+wait_until 5 holds "$QB" 20 ||
   srv_fail B "B did not get the products from the primary"
 expect_rc 0 "$PEER" insert -q "$Q2" -n 20 -s 30000 -f NEXRAD2 -i radar -z 5
 # Ten more only in A2: the alternate must bring them (COMINGSOON + BLKDATA).
 expect_rc 0 "$PEER" insert -q "$Q2" -n 10 -s 30000 -f NEXRAD2 -i radar-a2 -z 6
-wait_until 5 bash -c "(( \$(\"$PEER\" dump -q '$QB' | wc -l) >= 30 ))" ||
+wait_until 5 holds "$QB" 30 ||
   srv_fail B "B did not get the products only A2 has"
 ok "primary A1 and alternate A2: B got 30 distinct products"
 
@@ -61,7 +56,7 @@ want=30
 for ((i = 1; i <= 8; i++)); do
   expect_rc 0 "$PEER" insert -q "$Q2" -n 10 -s 20000 -f NEXRAD2 -i radar-x$i -z $((10 + i))
   want=$((want + 10))
-  wait_until 5 bash -c "(( \$(\"$PEER\" count -q '$QB') >= $want ))" ||
+  wait_until 5 holds "$QB" "$want" ||
     srv_fail B "B did not get round $i from A2"
   expect_rc 0 "$PEER" insert -q "$Q1" -n 10 -s 20000 -f NEXRAD2 -i radar-x$i -z $((10 + i))
   ! wait_until 3 switched || break
@@ -77,8 +72,7 @@ ok "autoshift after $i rounds: A2 (bringing products first) became primary, A1 a
 expect_rc 0 "$PEER" insert -q "$Q1" -n 1 -s 20000 -f NEXRAD2 -i radar-end1 -z 31
 expect_rc 0 "$PEER" insert -q "$Q2" -n 1 -s 20000 -f NEXRAD2 -i radar-end2 -z 32
 want=$((want + 2))
-wait_until 10 bash -c "\"$PEER\" dump -q '$QB' | grep -q ' radar-end1/0 ' &&
-  \"$PEER\" dump -q '$QB' | grep -q ' radar-end2/0 '" ||
+wait_until 10 has_ident "$QB" radar-end1/0 radar-end2/0 ||
   srv_fail B "B did not get the last product of each upstream"
 srv_dump B b.dump
 n=$(wc -l <b.dump)

@@ -114,14 +114,7 @@ limit "$(lowest_free "$LDMD_PID")"
 connect_clients 10
 wait_until 5 bash -c "(( \$(grep -c 'cannot accept connections' '$LOG') == 2 ))" ||
   fail "no second episode"
-kill -TERM "$LDMD_PID"
-wait_until 5 bash -c "! kill -0 $LDMD_PID 2>/dev/null" ||
-  fail "ldmd did not stop on SIGTERM within 5 s of an episode"
-wait "$LDMD_PID"
-st=$?
-LDMD_PID=
-[[ $st == 0 ]] || fail "ldmd exited $st on SIGTERM"
+stop_ldmd 5 "of an episode"
 expect_in "$LOG" "stopping while refusing connections"
 close_clients
-sanitizer_check "$SCRATCH/ldmd.err"
 ok "SIGTERM in the middle of an episode: stopped at once, status 0"

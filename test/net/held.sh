@@ -23,9 +23,9 @@ ALLOW ANY ^127\.0\.0\.1$
 EOF
 start_ldmd
 
-# in_queue SIG: the queue holds that product.
-in_queue() {
-  "$PEER" dump -q "$Q" | grep -q "^$1 "
+# left_queue SIG: the queue no longer holds that product.
+left_queue() {
+  ! "$PEER" dump -q "$Q" | grep -q "^$1 "
 }
 
 # fill: products the feeds do not ask for (IDS), 1.5 times the queue.
@@ -61,12 +61,12 @@ sig=$(awk '{print $2}' "$OUT")
 wait_until 10 grep -q "^COMINGSOON-HELD held-alt/0 $sig" alt.out ||
   fail "no COMINGSOON for the product"
 fill a 2
-wait_until 10 bash -c "! \"$PEER\" dump -q '$Q' | grep -q '^$sig '" ||
+wait_until 10 left_queue "$sig" ||
   fail "the product waiting for COMINGSOON's answer was not evicted"
 ok "A: the product of an unanswered COMINGSOON was evicted"
 kill "$alt"
 wait "$alt" 2>/dev/null
-wait_until 10 bash -c "(( \$(grep -c 'products sent' '$LOG') >= 1 ))" ||
+wait_until 10 logged 1 'products sent' ||
   fail "the alternate upstream did not end when its downstream left"
 
 # B. A downstream that reads nothing.
@@ -78,7 +78,7 @@ sig=$(awk '{print $2}' "$OUT")
 wait_until 10 socket_filling ||
   fail "ldmd's socket holds nothing of the product ($(send_queue) bytes)"
 fill b 4
-wait_until 10 bash -c "! \"$PEER\" dump -q '$Q' | grep -q '^$sig '" ||
+wait_until 10 left_queue "$sig" ||
   fail "the product being sent to a stalled downstream was not evicted"
 ok "B: the product being written to a stalled downstream was evicted"
 kill "$pri"

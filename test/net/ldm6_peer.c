@@ -32,6 +32,8 @@
 #include "ldmd/proto/ldm6_xdr.h"
 #include "ldmd/proto/rpc_io.h"
 #include "pq/pq.h"
+#include "test/lib/tu_clock.h"
+#include "test/lib/tu_fill.h"
 
 #define EXIT_RECLASS 3
 #define EXIT_DENIED 4
@@ -70,25 +72,6 @@ typedef struct peer_opts {
   unsigned seed;
 } peer_opts;
 
-static int64_t now_us(void) {
-  struct timespec ts;
-
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
-static void fill(uint8_t *p, size_t n, uint64_t seed) {
-  uint64_t x = seed * 0x9e3779b97f4a7c15ULL + 0x1234567;
-  size_t i;
-
-  for (i = 0; i < n; i++) {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    p[i] = (uint8_t)x;
-  }
-}
-
 /* A product: random data, MD5 signature, ident "<prefix>/<n>". */
 static uint8_t *make_product(const peer_opts *o, uint32_t ft, long n,
                              pq_prod_info *info) {
@@ -97,7 +80,7 @@ static uint8_t *make_product(const peer_opts *o, uint32_t ft, long n,
   if (data == NULL)
     return NULL;
   memset(info, 0, sizeof *info);
-  fill(data, (size_t)o->size, ((uint64_t)o->seed << 32) + (uint64_t)n);
+  tu_fill(data, (size_t)o->size, ((uint64_t)o->seed << 32) + (uint64_t)n);
   pq_md5(data, (size_t)o->size, info->signature);
   info->arrival = pq_ts_now();
   info->arrival.sec -= o->age;
@@ -353,13 +336,13 @@ static int serve_call(ldm6_io *io, recv_state *s, const ldm6_io_msg *m) {
 /* Serve the upstream's calls until count products or the timeout. */
 static int receive(ldm6_io *io, const peer_opts *o) {
   recv_state s = {.o = o};
-  int64_t end = now_us() + (int64_t)o->timeout * 1000000;
+  int64_t end = tu_now_us() + (int64_t)o->timeout * 1000000;
   bool stall_done = false;
   int rc = 0;
 
   while (o->count < 0 || s.got < o->count) {
     ldm6_io_msg m;
-    int64_t left = (end - now_us()) / 1000;
+    int64_t left = (end - tu_now_us()) / 1000;
 
     if (o->stall >= 0 && s.got >= o->stall && !stall_done) {
       /* A downstream that takes nothing more: the upstream's socket fills
@@ -549,15 +532,38 @@ static int verify_cb(const pq_prod_info *info, const void *data,
   return 0;
 }
 
-static int verify(const peer_opts *o, uint32_t ft) {
+/* o->queue opened read-only, or NULL (said on stderr). */
+static pq_t *open_readonly(const peer_opts *o) {
   pq_t *pq = NULL;
   pq_error err;
-  long n, bad = 0;
 
   if (pq_open(o->queue, PQ_READONLY, &pq, &err) != PQ_OK) {
     fprintf(stderr, "ldm6_peer: %s\n", err.pe_msg);
-    return 1;
+    return NULL;
   }
+  return pq;
+}
+
+/* fn(arg) on every product of pq, oldest first.  @return 0 once all are
+ * read, 1 if reading failed first (said on stderr) */
+static int read_all(const peer_opts *o, pq_t *pq, pq_read_fn *fn, void *arg) {
+  int rc;
+
+  pq_cursor_oldest(pq);
+  do
+    rc = pq_next(pq, PQ_FORWARD, NULL, fn, arg);
+  while (rc == PQ_OK);
+  if (rc != PQ_END)
+    fprintf(stderr, "ldm6_peer: reading %s: %s\n", o->queue, pq_strerror(rc));
+  return rc != PQ_END;
+}
+
+static int verify(const peer_opts *o, uint32_t ft) {
+  pq_t *pq = open_readonly(o);
+  long n, bad = 0;
+
+  if (pq == NULL)
+    return 1;
   for (n = 0; n < o->count; n++) {
     pq_prod_info info;
     uint8_t *data = make_product(o, ft, n, &info);
@@ -767,7 +773,7 @@ static int hostile(const peer_opts *o, const char *kind) {
 
   if (io == NULL)
     return 1;
-  fill(junk, sizeof junk, 99);
+  tu_fill(junk, sizeof junk, 99);
   junk[0] &= 0x7f; /* a length word of a big, non-final fragment */
   if (strcmp(kind, "huge") == 0) {
     p = huge;
@@ -1016,15 +1022,12 @@ static int replay(const peer_opts *o) {
 
 /* The queue must pass every invariant without repair. */
 static int check(const peer_opts *o) {
-  pq_t *pq = NULL;
-  pq_error err;
+  pq_t *pq = open_readonly(o);
   pq_check_report rep;
   int rc;
 
-  if (pq_open(o->queue, PQ_READONLY, &pq, &err) != PQ_OK) {
-    fprintf(stderr, "ldm6_peer: %s\n", err.pe_msg);
+  if (pq == NULL)
     return 1;
-  }
   rc = pq_check(pq, &rep);
   /* Read-only, pq_check() repairs nothing: a crash's traces are reported
    * as pr_interrupted and pr_dead_resv instead. */
@@ -1057,23 +1060,15 @@ static int dump_one(const pq_prod_info *info, const void *data,
 }
 
 static int dump(const peer_opts *o) {
-  pq_t *pq = NULL;
-  pq_error err;
+  pq_t *pq = open_readonly(o);
   long bad = 0;
   int rc;
 
-  if (pq_open(o->queue, PQ_READONLY, &pq, &err) != PQ_OK) {
-    fprintf(stderr, "ldm6_peer: %s\n", err.pe_msg);
+  if (pq == NULL)
     return 1;
-  }
-  pq_cursor_oldest(pq);
-  do
-    rc = pq_next(pq, PQ_FORWARD, NULL, dump_one, &bad);
-  while (rc == PQ_OK);
+  rc = read_all(o, pq, dump_one, &bad);
   pq_close(pq);
-  if (rc != PQ_END)
-    fprintf(stderr, "ldm6_peer: reading %s: %s\n", o->queue, pq_strerror(rc));
-  return rc != PQ_END || bad > 0;
+  return rc != 0 || bad > 0;
 }
 
 /* The number of products in the queue (no data read). */
@@ -1087,22 +1082,16 @@ static int count_one(const pq_prod_info *info, const void *data,
 }
 
 static int count(const peer_opts *o) {
-  pq_t *pq = NULL;
-  pq_error err;
+  pq_t *pq = open_readonly(o);
   long n = 0;
   int rc;
 
-  if (pq_open(o->queue, PQ_READONLY, &pq, &err) != PQ_OK) {
-    fprintf(stderr, "ldm6_peer: %s\n", err.pe_msg);
+  if (pq == NULL)
     return 1;
-  }
-  pq_cursor_oldest(pq);
-  do
-    rc = pq_next(pq, PQ_FORWARD, NULL, count_one, &n);
-  while (rc == PQ_OK);
+  rc = read_all(o, pq, count_one, &n);
   pq_close(pq);
   printf("%ld\n", n);
-  return rc != PQ_END;
+  return rc;
 }
 
 /* Can this host use ::1?  (Containers often have no IPv6.) */
@@ -1132,7 +1121,7 @@ static int notified(const peer_opts *o, pq_t *pq, ldm6_io *io, uint32_t ft,
                     long n, int64_t *us) {
   pq_prod_info info;
   uint8_t *data = make_product(o, ft, n, &info);
-  int64_t t0 = now_us();
+  int64_t t0 = tu_now_us();
   ldm6_io_msg m;
   int rc;
 
@@ -1152,7 +1141,7 @@ static int notified(const peer_opts *o, pq_t *pq, ldm6_io *io, uint32_t ft,
     if (m.hdr.type == LDM6_RPC_CALL)
       ldm6_io_reply(io, m.hdr.xid, NULL, 0); /* NULLPROC */
   }
-  *us = now_us() - t0;
+  *us = tu_now_us() - t0;
   return 0;
 }
 

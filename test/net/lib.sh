@@ -37,6 +37,29 @@ count() {
   grep -cF -- "$2" "$1"
 }
 
+# logged N TEXT: has the server's log at least N lines with TEXT (for
+# wait_until)?
+logged() {
+  (($(count "$LOG" "$2") >= $1))
+}
+
+# What lets a test wait for products to arrive in a queue:
+# holds QUEUE N: does QUEUE hold at least N products?
+holds() {
+  local n
+  n=$("$PEER" count -q "$1" 2>/dev/null) && ((n >= $2))
+}
+
+# has_ident QUEUE IDENT...: does QUEUE hold a product of each IDENT (the
+# whole ident, e.g. last/0)?
+has_ident() {
+  local q=$1
+  shift
+  "$PEER" dump -q "$q" 2>/dev/null | awk -v want="$*" '
+    BEGIN { n = split(want, w, " "); for (i = 1; i <= n; i++) need[w[i]] = 1 }
+    $2 in need { delete need[$2]; n-- } END { exit n > 0 }'
+}
+
 # background [peer] CMD...: as common.sh's, but `background peer CMD ARGS`
 # starts the test peer program itself (not the peer function, whose
 # subshell would have the pid), so that $BG is its pid.
@@ -69,12 +92,13 @@ start_ldmd() {
   [[ -n $PORT ]] || fail "no port in the log"
 }
 
-# stop_ldmd: SIGTERM; ldmd must exit 0 within 15 s.
+# stop_ldmd [SECONDS [WHEN]]: SIGTERM; ldmd must exit 0 within SECONDS
+# (15); WHEN ("of an episode") ends the message if it does not.
 stop_ldmd() {
-  local st
+  local st limit=${1:-15}
   kill -TERM "$LDMD_PID"
-  wait_until 15 bash -c "! kill -0 $LDMD_PID 2>/dev/null" ||
-    fail "ldmd did not stop on SIGTERM"
+  wait_until "$limit" bash -c "! kill -0 $LDMD_PID 2>/dev/null" ||
+    fail "ldmd did not stop on SIGTERM within $limit s${2:+ $2}"
   wait "$LDMD_PID"
   st=$?
   LDMD_PID=

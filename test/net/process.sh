@@ -36,7 +36,7 @@ background peer notifyme -f EXP -o 0 -t 60 >n1.out
 background peer feedme -f EXP -o 0 -t 60 >n2.out
 background peer notifyme -f EXP -o 0 -t 60 >n3.out
 n3=$BG
-wait_until 10 bash -c "(( \$(grep -c 'starting up (ldmd' '$LOG') >= 3 ))" ||
+wait_until 10 logged 3 'starting up (ldmd' ||
   fail "subscribers not started"
 expect_rc 1 peer call -V 6 -R 0
 wait_until 5 grep -q "because too many clients" "$LOG" ||
@@ -55,11 +55,11 @@ ok "SIGUSR1: the log file is reopened"
 # SIGTERM while two feeds wait and a push is running.
 kill "$n3"
 wait "$n3" 2>/dev/null
-wait_until 10 bash -c "(( \$(grep -c 'products sent' '$LOG') >= 1 ))" ||
+wait_until 10 logged 1 'products sent' ||
   fail "the third subscriber's upstream did not end"
 background peer hiya -f IDS -n 100000000 -s 2000 -i flood >flood.out
 wait_until 10 grep -q "^OK" flood.out || fail "the push did not start"
-wait_until 10 bash -c "(( \$(\"$PEER\" count -q '$Q') >= 200 ))" ||
+wait_until 10 holds "$Q" 200 ||
   fail "the push did not bring 200 products into the queue"
 start=$(date +%s%N)
 stop_ldmd

@@ -7,12 +7,22 @@
 #   srv_init NAME [QUEUE_BYTES [SLOTS]]  make the directory and the queue
 #   srv_conf NAME <<EOF ... EOF   its ldmd.conf ("@A@" becomes A's port)
 #   srv_start NAME [PORT]         start it; SRV_PORT[NAME] is its port
+#   srv_upstream NAME...          for each: a configuration that lets
+#                                 127.0.0.1 have anything and asks for
+#                                 nothing, and srv_start
 #   srv_kill9 NAME                SIGKILL to it and every process it started;
 #                                 returns once they are gone and its port
 #                                 is free (so it can start there again)
 #   srv_stop NAME                 SIGTERM; it must exit 0 within 15 s
 #   srv_dump NAME FILE            its products, insertion order, MD5 checked
 #   srv_count NAME                how many products its queue holds
+#   srv_queue NAME                the path of its queue
+#   srv_same FROM TO [FROM_COND [TO_COND]]
+#                                 TO holds FROM's products, each once, in
+#                                 FROM's order, byte-identical
+#   srv_last FROM TO TOTAL SECONDS SEED
+#                                 one last product into FROM, which then
+#                                 holds TOTAL; TO must have it in SECONDS
 #   srv_totals NAME               what its requesters' connections got, the
 #                                 summary lines of its whole log summed:
 #                                 "inserted duplicates"
@@ -82,6 +92,14 @@ srv_start() {
   [[ -n ${SRV_PORT[$name]} ]] || srv_fail "$name" "no port for $name"
 }
 
+srv_upstream() {
+  local n
+  for n in "$@"; do
+    printf '%s\n' 'ALLOW ANY ^127\.0\.0\.1$' | srv_conf "$n"
+    srv_start "$n"
+  done
+}
+
 # The pids of the children of pid $1.
 children_of() {
   local f=/proc/$1/task/$1/children
@@ -137,6 +155,38 @@ srv_dump() {
 
 srv_count() {
   "$PEER" count -q "$(srv_dir "$1")/ldm.pq"
+}
+
+srv_queue() {
+  echo "$(srv_dir "$1")/ldm.pq"
+}
+
+# srv_same FROM TO [FROM_COND [TO_COND]]: TO's products (the lines of its
+# dump that meet the awk condition TO_COND) are FROM's (those that meet
+# FROM_COND): signature, ident and size, in FROM's order, none twice.  The
+# dumps stay in FROM.dump and TO.dump.
+srv_same() {
+  srv_dump "$1" "$1.dump"
+  srv_dump "$2" "$2.dump"
+  awk "${3:-1} { print \$1, \$2, \$3 }" "$1.dump" >"$1.want"
+  awk "${4:-1} { print \$1, \$2, \$3 }" "$2.dump" >"$2.got"
+  diff "$1.want" "$2.got" >diff.out ||
+    fail "$2 differs from $1: $(head -20 diff.out)"
+}
+
+# srv_last FROM TO TOTAL SECONDS SEED: one last product (last/0) into
+# FROM's queue, which must then hold TOTAL products; TO must have it within
+# SECONDS.  Each server relays in insertion order: once the last product is
+# in TO, everything FROM had before it went through, and any extra product
+# would have too.
+srv_last() {
+  local n
+  expect_rc 0 "$PEER" insert -q "$(srv_queue "$1")" -n 1 -s 100 -f IDS \
+    -i last -z "$5"
+  n=$(srv_count "$1")
+  ((n == $3)) || fail "$1 has $n products, not $3"
+  wait_until "$4" has_ident "$(srv_queue "$2")" last/0 ||
+    srv_fail "$2" "$2 has $(srv_count "$2") of $3 products, not the last one"
 }
 
 srv_totals() {

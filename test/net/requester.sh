@@ -13,10 +13,7 @@ source "$HERE/relay_lib.sh"
 RELAY_REQUESTER_KEYS="<retry-max>1</retry-max>"
 srv_init A
 srv_init B
-srv_conf A <<'EOF'
-ALLOW ANY ^127\.0\.0\.1$
-EOF
-srv_start A
+srv_upstream A
 QA=$(srv_dir A)/ldm.pq
 QB=$(srv_dir B)/ldm.pq
 
@@ -29,7 +26,7 @@ ALLOW ANY ^127\.0\.0\.1$
 REQUEST IDS|DDPLUS "^(early|late|big)" 127.0.0.1:@A@
 EOF
 srv_start B
-wait_until 10 bash -c "(( \$(\"$PEER\" dump -q '$QB' | wc -l) >= 20 ))" ||
+wait_until 10 holds "$QB" 20 ||
   srv_fail B "B did not get the 20 early products"
 srv_log_has B "started requester process" || srv_fail B "no requester started"
 srv_log_has B "is willing to be a primary feeder" || srv_fail B "no FEEDME OK"
@@ -38,21 +35,17 @@ ok "B's requester got the 20 products within the offset"
 # While B runs: 200 products (some of 2 MB) arrive at once, in order.
 expect_rc 0 "$PEER" insert -q "$QA" -n 200 -s 5000 -f IDS -i late -z 4
 expect_rc 0 "$PEER" insert -q "$QA" -n 3 -s 2000000 -f DDPLUS -i big -z 5
-wait_until 10 bash -c "(( \$(\"$PEER\" dump -q '$QB' | wc -l) >= 223 ))" ||
+wait_until 10 holds "$QB" 223 ||
   srv_fail B "B did not get the 203 later products"
 # Latency: products inserted one at a time are in B at once.
 expect_rc 0 "$PEER" insert -q "$QA" -n 20 -s 1000 -f IDS -i late-one -d 10 -z 6
-wait_until 5 bash -c "\"$PEER\" dump -q '$QB' | grep -q late-one/19" ||
+wait_until 5 has_ident "$QB" late-one/19 ||
   srv_fail B "the single products did not arrive"
-srv_dump A a.dump
-srv_dump B b.dump
-grep -E ' (early|late|big)' a.dump | awk '{print $1, $2, $3}' >a.want
-awk '{print $1, $2, $3}' b.dump >b.got
-diff a.want b.got >diff.out || fail "B differs from A: $(head -20 diff.out)"
-expect_not_in b.dump ancient
-expect_not_in b.dump other/
-grep -q ' peer.test_v_127.0.0.1 ' b.dump || fail "origin not rewritten: $(head -2 b.dump)"
-read -r p50 max n < <(latency_ms a.dump b.dump '^late-one/')
+srv_same A B '$2 ~ /^(early|late|big)/'
+expect_not_in B.dump ancient
+expect_not_in B.dump other/
+grep -q ' peer.test_v_127.0.0.1 ' B.dump || fail "origin not rewritten: $(head -2 B.dump)"
+read -r p50 max n < <(latency_ms A.dump B.dump '^late-one/')
 awk -v p="$p50" 'BEGIN { exit !(p < 50) }' || fail "A to B: p50 $p50 ms"
 ok "243 products in B, byte-identical, in A's order, origin rewritten; one at a time: p50 $p50 ms, max $max ms"
 
@@ -62,14 +55,10 @@ ok "243 products in B, byte-identical, in A's order, origin rewritten; one at a 
 srv_stop B
 expect_rc 0 "$PEER" insert -q "$QA" -n 30 -s 700 -f IDS -i late2 -z 7
 srv_start B
-wait_until 10 bash -c "\"$PEER\" dump -q '$QB' | grep -q ' late2/29 '" ||
+wait_until 10 has_ident "$QB" late2/29 ||
   srv_fail B "B did not get the products inserted while it was down"
 srv_log_has B "resuming after product" || srv_fail B "B did not resume"
-srv_dump A a.dump
-srv_dump B b.dump
-grep -E ' (early|late|big)' a.dump | awk '{print $1, $2, $3}' >a.want
-awk '{print $1, $2, $3}' b.dump >b.got
-diff a.want b.got >diff.out || fail "B differs from A: $(head -20 diff.out)"
+srv_same A B '$2 ~ /^(early|late|big)/'
 
 # RECLASS: A allows B only IDS; B asks for IDS|DDPLUS and follows.
 srv_stop A
@@ -87,7 +76,7 @@ srv_start A "${SRV_PORT[A]}"
 # would be in B before late3i/4.
 expect_rc 0 "$PEER" insert -q "$QA" -n 5 -s 300 -f DDPLUS -i late3d -z 8
 expect_rc 0 "$PEER" insert -q "$QA" -n 5 -s 300 -f IDS -i late3i -z 9
-wait_until 15 bash -c "\"$PEER\" dump -q '$QB' | grep -q late3i/4" ||
+wait_until 15 has_ident "$QB" late3i/4 ||
   srv_fail B "B did not get the IDS products after the RECLASS"
 srv_log_has B "product reclassification by upstream LDM" ||
   srv_fail B "no RECLASS logged"

@@ -32,6 +32,7 @@
 
 #include "ldmd/proto/rpc_io.h"
 #include "ldmd/proto/rpc_io_internal.h"
+#include "test/lib/tu_clock.h"
 
 /* A loopback listener, and the connection that fills its queue. */
 typedef struct listener {
@@ -40,13 +41,6 @@ typedef struct listener {
   socklen_t sl;
   unsigned port;
 } listener;
-
-static int64_t now_ms(void) {
-  struct timespec ts;
-
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* A listener on 127.0.0.1 or ::1; dead: its queue is full, so it never
  * answers a SYN.  @return false if the family is not available here. */
@@ -156,9 +150,9 @@ static void test_dead_addresses_share_the_timeout(void **state) {
   for (int i = 0; i < 3; i++)
     assert_true(open_listener(AF_INET, true, &l[i]));
   ai = list_of(l, 3);
-  t0 = now_ms();
+  t0 = tu_now_ms();
   fd = ldm6_io__connect_list(ai, 900, NULL);
-  took = now_ms() - t0;
+  took = tu_now_ms() - t0;
   assert_int_equal(fd, -1);
   assert_int_equal(errno, ETIMEDOUT);
   printf("three dead addresses, timeout 900 ms: gave up after %lld ms\n",
@@ -183,9 +177,9 @@ static void test_live_address_after_dead_ones(void **state) {
   assert_true(open_listener(AF_INET, true, &l[1]));
   assert_true(open_listener(AF_INET, false, &l[2]));
   ai = list_of(l, 3);
-  t0 = now_ms();
+  t0 = tu_now_ms();
   fd = ldm6_io__connect_list(ai, 3000, NULL);
-  took = now_ms() - t0;
+  took = tu_now_ms() - t0;
   assert_true(fd >= 0);
   printf("two dead addresses, then a live one: connected after %lld ms\n",
          (long long)took);
@@ -209,20 +203,20 @@ static void test_refused_then_live(void **state) {
   refusing(&l[0]);
   assert_true(open_listener(AF_INET, false, &l[1]));
   ai = list_of(l, 2);
-  t0 = now_ms();
+  t0 = tu_now_ms();
   fd = ldm6_io__connect_list(ai, 3000, NULL);
   assert_true(fd >= 0);
-  assert_true(now_ms() - t0 < 200);
+  assert_true(tu_now_ms() - t0 < 200);
   accepted_by(fd, &l[1]);
   close(fd);
   /* Every address refused: the error is the refusal, at once. */
   ai[1] = ai[0];
   ai[0].ai_next = &ai[1];
   ai[1].ai_next = NULL;
-  t0 = now_ms();
+  t0 = tu_now_ms();
   assert_int_equal(ldm6_io__connect_list(ai, 3000, NULL), -1);
   assert_int_equal(errno, ECONNREFUSED);
-  assert_true(now_ms() - t0 < 200);
+  assert_true(tu_now_ms() - t0 < 200);
   free(ai);
   close_listener(&l[1]);
 }
@@ -274,10 +268,10 @@ static void test_mixed_families(void **state) {
   }
   assert_true(open_listener(AF_INET, false, &l[1]));
   ai = list_of(l, 2);
-  t0 = now_ms();
+  t0 = tu_now_ms();
   fd = ldm6_io__connect_list(ai, 3000, NULL);
   assert_true(fd >= 0);
-  assert_true(now_ms() - t0 < 1000);
+  assert_true(tu_now_ms() - t0 < 1000);
   accepted_by(fd, &l[1]);
   close(fd);
   free(ai);
@@ -305,9 +299,9 @@ static void test_connect_by_name(void **state) {
 
   (void)state;
   assert_true(open_listener(AF_INET, true, &l));
-  t0 = now_ms();
+  t0 = tu_now_ms();
   assert_null(ldm6_io_connect("127.0.0.1", l.port, 700, err, sizeof err));
-  took = now_ms() - t0;
+  took = tu_now_ms() - t0;
   assert_int_equal(errno, ETIMEDOUT);
   assert_non_null(strstr(err, "timed out"));
   assert_true(took >= 650 && took < 1200);

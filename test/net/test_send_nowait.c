@@ -25,15 +25,10 @@
 #include <unistd.h>
 
 #include "ldmd/proto/rpc_io.h"
+#include "test/lib/tu_clock.h"
+#include "test/lib/tu_fill.h"
 
 #define BIG (8u << 20)
-
-static int64_t now_ms(void) {
-  struct timespec ts;
-
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* A connected loopback pair: the client's ldm6_io, the server's socket. */
 static void tcp_pair(ldm6_io **client, int *server_fd) {
@@ -53,17 +48,6 @@ static void tcp_pair(ldm6_io **client, int *server_fd) {
   *server_fd = accept(lfd, NULL, NULL);
   assert_true(*server_fd >= 0);
   close(lfd);
-}
-
-static void fill(uint8_t *p, size_t n, unsigned seed) {
-  uint32_t x = seed * 2654435761u + 1;
-
-  for (size_t i = 0; i < n; i++) {
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    p[i] = (uint8_t)x;
-  }
 }
 
 /* The batch: copies, nothing written before a flush, full at 64 records
@@ -140,17 +124,17 @@ static void test_send_nowait(void **state) {
   (void)state;
   assert_non_null(data);
   assert_non_null(copy);
-  fill(data, BIG, 7);
+  tu_fill(data, BIG, 7);
   memcpy(copy, data, BIG);
   tcp_pair(&io, &sfd);
   assert_int_equal(ldm6_io_queue_copy(io, 6, 5, &a, 1), LDM6_IO_OK);
   memset(&st, 0, sizeof st);
   b.iov_base = data;
   b.iov_len = BIG;
-  t0 = now_ms();
+  t0 = tu_now_ms();
   rc = ldm6_io_send_nowait(io, 6, 1, &b, 1, &st);
   assert_int_equal(rc, LDM6_IO_AGAIN); /* nobody reads: more than fits */
-  assert_true(now_ms() - t0 < 500);
+  assert_true(tu_now_ms() - t0 < 500);
   assert_true(st.started);
   assert_true(st.sent > 0 && st.sent < BIG);
   assert_int_equal(ldm6_io_queued(io), 0); /* the batch went first */

@@ -5,71 +5,56 @@ if(TARGET ldmproto)
   add_executable(test_rpc_io ${CMAKE_CURRENT_LIST_DIR}/test_rpc_io.c)
   target_link_libraries(test_rpc_io PRIVATE ldmproto ${CMOCKA_LIB})
   # test_ipv6 alone: it skips on a host without ::1 (fails under CI=true).
-  add_test(NAME test_rpc_io COMMAND test_rpc_io --skip test_ipv6)
-  add_test(NAME test_rpc_io_ipv6 COMMAND test_rpc_io --only test_ipv6)
-  set_tests_properties(test_rpc_io test_rpc_io_ipv6 PROPERTIES TIMEOUT 60
-    LABELS net SKIP_RETURN_CODE 77)
+  pq_test(test_rpc_io TIMEOUT 60 LABELS net
+    COMMAND test_rpc_io --skip test_ipv6)
+  pq_test(test_rpc_io_ipv6 TIMEOUT 60 LABELS net
+    COMMAND test_rpc_io --only test_ipv6)
 
   add_executable(test_resume ${CMAKE_CURRENT_LIST_DIR}/test_resume.c)
   target_link_libraries(test_resume PRIVATE ldmserver ${CMOCKA_LIB})
-  add_test(NAME test_resume COMMAND test_resume)
-  set_tests_properties(test_resume PROPERTIES TIMEOUT 60 LABELS net
-    SKIP_RETURN_CODE 77 ENVIRONMENT "PQ_TEST_DIR=${CMAKE_BINARY_DIR}/testdata")
+  pq_test(test_resume TIMEOUT 60 LABELS net ENVIRONMENT ${PQ_TESTDATA_ENV}
+    COMMAND test_resume)
 
   # ldm6_peer: the scriptable LDM-6 peer the server tests drive.
   add_executable(ldm6_peer ${CMAKE_CURRENT_LIST_DIR}/ldm6_peer.c)
   target_link_libraries(ldm6_peer PRIVATE ldmproto)
 
-  # ldmd_net_test(NAME TIMEOUT seconds): runs net/NAME.sh against ldmd.
+  # net_NAME runs net/NAME.sh against ldmd, with its timeout in seconds.
   if(TARGET ldmd)
-    function(ldmd_net_test name)
-      cmake_parse_arguments(T "" "TIMEOUT" "" ${ARGN})
-      add_test(NAME net_${name}
-        COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/${name}.sh
-                $<TARGET_FILE:ldmd> $<TARGET_FILE:ldm6_peer>)
-      set_tests_properties(net_${name} PROPERTIES TIMEOUT ${T_TIMEOUT}
-        LABELS net SKIP_RETURN_CODE 77
-        ENVIRONMENT "PQ_TEST_DIR=${CMAKE_BINARY_DIR}/testdata")
-    endfunction()
-
-    ldmd_net_test(feed TIMEOUT 120)
-    ldmd_net_test(hiya TIMEOUT 120)
-    ldmd_net_test(access TIMEOUT 60)
-    ldmd_net_test(robust TIMEOUT 90)
-    ldmd_net_test(process TIMEOUT 120)
-    # The downstream side: requesters, resume, supervision, relay chains.
-    ldmd_net_test(requester TIMEOUT 120)
-    ldmd_net_test(resume TIMEOUT 180)
-    ldmd_net_test(silence TIMEOUT 120)
-    ldmd_net_test(alternate TIMEOUT 120)
-    ldmd_net_test(supervise TIMEOUT 120)
-    ldmd_net_test(chain TIMEOUT 240)
-    # Replays the capture of real LDM 6.15 peers in test/vectors/ldm6.
-    ldmd_net_test(capture TIMEOUT 60)
-    # The server's faults (issue 9); 77 means skipped.
-    ldmd_net_test(daemon TIMEOUT 60)
-    set_tests_properties(net_daemon PROPERTIES SKIP_RETURN_CODE 77)
-    ldmd_net_test(emfile TIMEOUT 90)
-    set_tests_properties(net_emfile PROPERTIES SKIP_RETURN_CODE 77)
-    ldmd_net_test(lengths TIMEOUT 90)
-    ldmd_net_test(held TIMEOUT 120)
+    set(_args $<TARGET_FILE:ldmd> $<TARGET_FILE:ldm6_peer>)
+    pq_script_suite(net LABEL net ENVIRONMENT ${PQ_TESTDATA_ENV} ARGS ${_args}
+      TESTS
+        feed 120
+        hiya 120
+        access 60
+        robust 90
+        process 120
+        # The downstream side: requesters, resume, supervision, relay chains.
+        requester 120
+        resume 180
+        silence 120
+        alternate 120
+        supervise 120
+        chain 240
+        # Replays the capture of real LDM 6.15 peers in test/vectors/ldm6.
+        capture 60
+        # The server's faults (issue 9); 77 means skipped.
+        daemon 60
+        emfile 90
+        lengths 90
+        held 120)
     if(TARGET ldmsend)
-      add_test(NAME net_undelivered
-        COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/undelivered.sh
-                $<TARGET_FILE:ldmd> $<TARGET_FILE:ldm6_peer>
-                $<TARGET_FILE:ldmsend>)
-      set_tests_properties(net_undelivered PROPERTIES TIMEOUT 90 LABELS net
-        ENVIRONMENT "PQ_TEST_DIR=${CMAKE_BINARY_DIR}/testdata")
+      pq_script_test(net_undelivered ${CMAKE_CURRENT_LIST_DIR}/undelivered.sh
+        TIMEOUT 90 LABELS net ENVIRONMENT ${PQ_TESTDATA_ENV}
+        ARGS ${_args} $<TARGET_FILE:ldmsend>)
     endif()
   endif()
   # The connect timeout bounds the whole connect (issue 9).
   add_executable(test_connect ${CMAKE_CURRENT_LIST_DIR}/test_connect.c)
   target_link_libraries(test_connect PRIVATE ldmproto ${CMOCKA_LIB})
-  add_test(NAME test_connect COMMAND test_connect)
-  set_tests_properties(test_connect PROPERTIES TIMEOUT 60 LABELS net)
+  pq_test(test_connect TIMEOUT 60 LABELS net COMMAND test_connect)
   # Sending without waiting, while a queue lock is held (issue 9).
   add_executable(test_send_nowait ${CMAKE_CURRENT_LIST_DIR}/test_send_nowait.c)
   target_link_libraries(test_send_nowait PRIVATE ldmproto ${CMOCKA_LIB})
-  add_test(NAME test_send_nowait COMMAND test_send_nowait)
-  set_tests_properties(test_send_nowait PROPERTIES TIMEOUT 60 LABELS net)
+  pq_test(test_send_nowait TIMEOUT 60 LABELS net COMMAND test_send_nowait)
 endif()

@@ -17,20 +17,9 @@
 
 #include "pq/internal.h"
 
-static char path[256];
+TU_QUEUE_FIXTURE("test_badfile")
+
 static uint8_t buf[1 << 16];
-
-static int setup(void **state) {
-  (void)state;
-  tu_path(path, sizeof path, "test_badfile");
-  return 0;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  unlink(path);
-  return 0;
-}
 
 static void write_file(const void *data, size_t n) {
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -66,6 +55,17 @@ static uint8_t *map_file(size_t *len) {
   uint8_t *p = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   assert_true(p != MAP_FAILED);
   close(fd);
+  return p;
+}
+
+/* A queue of 20 products damaged by damage; its mapping (len bytes). */
+static uint8_t *damaged_queue(void (*damage)(uint8_t *, struct pq_hdr *),
+                              size_t *len) {
+  uint8_t *p;
+
+  make_queue(20);
+  p = map_file(len);
+  damage(p, (struct pq_hdr *)p);
   return p;
 }
 
@@ -150,10 +150,8 @@ static struct count count_all(pq_t *pq) {
  * invariant, repair, and count what survived. */
 static void damage_and_repair(void (*damage)(uint8_t *, struct pq_hdr *),
                               int invariant, unsigned survivors) {
-  make_queue(20);
   size_t len;
-  uint8_t *p = map_file(&len);
-  damage(p, (struct pq_hdr *)p);
+  uint8_t *p = damaged_queue(damage, &len);
   pq_t *pq;
   assert_int_equal(pq_open(path, 0, &pq, NULL), PQ_OK);
   pq_check_report r;
@@ -286,11 +284,9 @@ static int note_ident(const pq_prod_info *info, const void *data,
  * insertion time) and go on past it; readers that do not are not. */
 static void test_verify_reads(void **state) {
   (void)state;
-  make_queue(20);
   size_t len;
-  uint8_t *p = map_file(&len);
+  uint8_t *p = damaged_queue(changed_data, &len);
   struct pq_hdr *h = (struct pq_hdr *)p;
-  changed_data(p, h);
   char when[32];
   pq_ts_format(pq_ts_from_us(slot0(p, h)[7].ps_key), when, sizeof when);
   pq_t *pq;
@@ -340,10 +336,8 @@ static void test_verify_reads(void **state) {
  * reports it, a read-write one rebuilds and reads every product. */
 static void damaged_walk(void (*damage)(uint8_t *, struct pq_hdr *),
                          const char *what, unsigned readable) {
-  make_queue(20);
   size_t len;
-  uint8_t *p = map_file(&len);
-  damage(p, (struct pq_hdr *)p);
+  uint8_t *p = damaged_queue(damage, &len);
   pq_t *pq;
   assert_int_equal(pq_open(path, PQ_READONLY, &pq, NULL), PQ_OK);
   struct seen s = {0, ""};
@@ -386,10 +380,8 @@ static void test_readers_find_damage(void **state) {
   damaged_walk(cut_time_index, "time index damaged", 20);
   damaged_walk(flip_slot, "slot table damaged at slot 3", 19);
   /* A slot found by signature must pass its checksum too. */
-  make_queue(20);
   size_t len;
-  uint8_t *p = map_file(&len);
-  flip_slot(p, (struct pq_hdr *)p);
+  uint8_t *p = damaged_queue(flip_slot, &len);
   pq_t *pq;
   assert_int_equal(pq_open(path, PQ_READONLY, &pq, NULL), PQ_OK);
   pq_prod_info info;

@@ -23,38 +23,18 @@
 #include "ldmd/proto/ldm6_xdr.h"
 #include "ldmd/proto/rpc_msg.h"
 #include "test/unit/ldm6_capture.h"
+#include "test/unit/testutil.h"
 
 /* ---------------------------------------------------------------------- */
 /* Helpers                                                                */
 /* ---------------------------------------------------------------------- */
-
-/* Hex text (spaces ignored) to bytes; returns the count. */
-static size_t unhex(const char *hex, uint8_t *out, size_t cap) {
-  size_t n = 0;
-
-  while (*hex != '\0') {
-    char h[3];
-
-    if (*hex == ' ' || *hex == '\n') {
-      hex++;
-      continue;
-    }
-    h[0] = hex[0];
-    h[1] = hex[1];
-    h[2] = '\0';
-    assert_true(n < cap);
-    out[n++] = (uint8_t)strtoul(h, NULL, 16);
-    hex += 2;
-  }
-  return n;
-}
 
 /* Encode value and compare with the expected hex; then decode the bytes
  * and encode again: same bytes. */
 static void expect_encoding(ldm6_type type, const void *value,
                             const char *hex) {
   uint8_t want[512], got[512], again[512];
-  size_t nwant = unhex(hex, want, sizeof want), ngot = 0, used = 0, n2 = 0;
+  size_t nwant = tu_unhex(hex, want, sizeof want), ngot = 0, used = 0, n2 = 0;
   ldm6_value back;
 
   assert_int_equal(ldm6_encode(type, value, got, sizeof got, &ngot), 0);
@@ -423,7 +403,7 @@ static void check_field(decoded *d, const cap_field *f) {
   if (f->len > 0 && strstr(f->hex, "...") == NULL) {
     uint8_t b[64];
 
-    assert_int_equal(unhex(f->hex, b, sizeof b), f->len);
+    assert_int_equal(tu_unhex(f->hex, b, sizeof b), f->len);
     assert_memory_equal(b, m->bytes + f->off, f->len);
   }
   if (!f->has_value) {
@@ -469,7 +449,7 @@ static void check_field(decoded *d, const cap_field *f) {
     char hex[33];
 
     snprintf(hex, sizeof hex, "%.32s", f->value);
-    assert_int_equal(unhex(hex, want, sizeof want), LDM6_SIGLEN);
+    assert_int_equal(tu_unhex(hex, want, sizeof want), LDM6_SIGLEN);
     assert_memory_equal(v.bytes, want, LDM6_SIGLEN);
   } else {
     char want[CAP_VALUE_MAX];
@@ -804,9 +784,9 @@ static void test_spec_call_header(void **state) {
                                         buf, sizeof buf, &n),
                    0);
   assert_int_equal(n, LDM6_RPC_CALL_HDR_LEN);
-  unhex("11223344 00000000 00000002 000493fd 00000006 00000004 00000000 "
-        "00000000 00000000 00000000",
-        want, sizeof want);
+  tu_unhex("11223344 00000000 00000002 000493fd 00000006 00000004 00000000 "
+           "00000000 00000000 00000000",
+           want, sizeof want);
   assert_memory_equal(buf, want, n);
 }
 
@@ -837,7 +817,7 @@ static void test_spec_feedme(void **state) {
       0);
   assert_int_equal(n2, 80);
   ldm6_rpc_mark_put(rec, (uint32_t)(n + n2), true);
-  nwant = unhex("80000078", want, sizeof want);
+  nwant = tu_unhex("80000078", want, sizeof want);
   assert_memory_equal(rec, want, nwant);
 }
 
@@ -885,8 +865,8 @@ static void test_spec_hereis_and_friends(void **state) {
   pkt.data = NULL;
   assert_int_equal(ldm6_encode_datapkt_head(&pkt, head, sizeof head, &n), 0);
   assert_int_equal(n, 24);
-  unhex("10111213 14151617 18191a1b 1c1d1e1f 00000000 00000005", want,
-        sizeof want);
+  tu_unhex("10111213 14151617 18191a1b 1c1d1e1f 00000000 00000005", want,
+           sizeof want);
   assert_memory_equal(head, want, n);
   assert_int_equal(ldm6_xdr_pad(5), 3);
   assert_int_equal(ldm6_xdr_pad(8), 0);
@@ -985,7 +965,7 @@ static void test_replyt_arms(void **state) {
 
 static int decode_hex(ldm6_type type, const char *hex, void *v) {
   uint8_t buf[1024];
-  size_t n = unhex(hex, buf, sizeof buf), used;
+  size_t n = tu_unhex(hex, buf, sizeof buf), used;
 
   return ldm6_decode(type, buf, n, v, &used);
 }

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "ldmd/site/ldmd_conf.h"
+#include "test/unit/testutil.h"
 
 #define DIRLEN 1024 /* the scratch directory */
 #define PATHLEN 4096
@@ -44,15 +45,11 @@ typedef struct scratch {
 } scratch;
 
 static int setup(void **state) {
-  const char *base = getenv("PQ_TEST_DIR");
   scratch *s = calloc(1, sizeof *s);
 
   if (s == NULL)
     return -1;
-  if (base == NULL || *base == '\0')
-    base = "/tmp";
-  snprintf(s->dir, sizeof s->dir, "%s/ldmd_conf.XXXXXX", base);
-  if (mkdtemp(s->dir) == NULL) {
+  if (tu_scratch_make(s->dir, sizeof s->dir, "ldmd_conf") != 0) {
     free(s);
     return -1;
   }
@@ -173,6 +170,47 @@ static void free_class(pq_class *cls) {
 }
 
 static const pq_timestamp FROM = {1700000000, 0};
+
+/* The access rules of one configuration put to work: the class asked for
+ * (or offered), from FROM; the class given; the filter; the message. */
+typedef struct rules {
+  ldm_conf *conf;
+  pq_class *want, *got;
+  ldm_conf_filter filter;
+  char err[ERRLEN];
+} rules;
+
+/* The filter and the message start as garbage: the calls must set them. */
+static void rules_begin(rules *r, ldm_conf *conf) {
+  r->conf = conf;
+  r->want = new_class(FROM, PQ_TS_ENDT);
+  r->got = new_class(PQ_TS_ZERO, PQ_TS_ZERO);
+  memset(&r->filter, 0xa5, sizeof r->filter);
+  memset(r->err, 'x', sizeof r->err - 1);
+  r->err[sizeof r->err - 1] = '\0';
+}
+
+/* An empty class asked for again. */
+static void want_again(rules *r) {
+  pq_class_free(r->want);
+  pq_class_init(r->want, FROM, PQ_TS_ENDT);
+}
+
+static int allowed(rules *r, const char *name, const char *addr) {
+  return ldm_conf_allowed_class(r->conf, name, addr, r->want, r->got,
+                                &r->filter, r->err, sizeof r->err);
+}
+
+static int accepted(rules *r, const char *name, const char *addr) {
+  return ldm_conf_accepted_class(r->conf, name, addr, r->want, r->got, r->err,
+                                 sizeof r->err);
+}
+
+static void rules_end(rules *r) {
+  free_class(r->got);
+  free_class(r->want);
+  ldm_conf_free(r->conf);
+}
 
 /* ---------------------------------------------------------------------- */
 /* Lexical rules                                                          */
@@ -1030,205 +1068,158 @@ static void test_host_allowed(void **state) {
 }
 
 static void test_allowed_class_reduce(void **state) {
-  ldm_conf *conf = parse_ok(*state, "ALLOW WMO ^a\\.edu$\n"
-                                    "ALLOW ANY ^a\\.edu$ ^SA ^SAUS\n"
-                                    "ALLOW NEXRAD3 ^b\\.edu$\n");
-  pq_class *want = new_class(FROM, PQ_TS_ENDT);
-  pq_class *got = new_class(PQ_TS_ZERO, PQ_TS_ZERO);
-  ldm_conf_filter filter;
-  char err[ERRLEN], text[512];
+  rules r;
+  char text[512];
 
+  rules_begin(&r, parse_ok(*state, "ALLOW WMO ^a\\.edu$\n"
+                                   "ALLOW ANY ^a\\.edu$ ^SA ^SAUS\n"
+                                   "ALLOW NEXRAD3 ^b\\.edu$\n"));
   /* ANY from a.edu: the first matching entry, WMO, wins (section 4.1). */
-  add_spec(want, PQ_FT_ANY, ".*");
-  assert_int_equal(ldm_conf_allowed_class(conf, "a.edu", "10.0.0.1", want, got,
-                                          &filter, err, sizeof err),
-                   LDM_CONF_OK);
-  assert_string_equal(err, "");
-  assert_int_equal(got->nspecs, 1);
-  assert_int_equal(got->specs[0].feedtype, PQ_FT_WMO);
-  assert_string_equal(got->specs[0].pattern, ".*");
-  assert_int_equal(pq_ts_cmp(got->from, FROM), 0);
-  assert_int_equal(pq_ts_cmp(got->to, PQ_TS_ENDT), 0);
-  assert_false(ldm_conf_class_equal(got, want));
-  assert_int_equal(filter.nparts, 1);
-  assert_int_equal(filter.parts[0].feedtype, PQ_FT_WMO);
-  assert_ptr_equal(filter.parts[0].allow, &conf->allows[0]);
-  pq_class_free(got);
+  add_spec(r.want, PQ_FT_ANY, ".*");
+  assert_int_equal(allowed(&r, "a.edu", "10.0.0.1"), LDM_CONF_OK);
+  assert_string_equal(r.err, "");
+  assert_int_equal(r.got->nspecs, 1);
+  assert_int_equal(r.got->specs[0].feedtype, PQ_FT_WMO);
+  assert_string_equal(r.got->specs[0].pattern, ".*");
+  assert_int_equal(pq_ts_cmp(r.got->from, FROM), 0);
+  assert_int_equal(pq_ts_cmp(r.got->to, PQ_TS_ENDT), 0);
+  assert_false(ldm_conf_class_equal(r.got, r.want));
+  assert_int_equal(r.filter.nparts, 1);
+  assert_int_equal(r.filter.parts[0].feedtype, PQ_FT_WMO);
+  assert_ptr_equal(r.filter.parts[0].allow, &r.conf->allows[0]);
+  pq_class_free(r.got);
 
   /* Two specs: the second misses WMO and takes the ANY entry, with its OK
    * and NOT EREs in the filter. */
-  pq_class_free(want);
-  pq_class_init(want, FROM, PQ_TS_ENDT);
-  add_spec(want, PQ_FT_WMO | PQ_FT_NEXRAD3, "^S");
-  add_spec(want, PQ_FT_EXP, "^T");
-  assert_int_equal(ldm_conf_allowed_class(conf, "A.EDU", NULL, want, got,
-                                          &filter, err, sizeof err),
-                   LDM_CONF_OK);
-  assert_int_equal(got->nspecs, 2);
-  assert_int_equal(got->specs[0].feedtype, PQ_FT_WMO);
-  assert_string_equal(got->specs[0].pattern, "^S");
-  assert_int_equal(got->specs[1].feedtype, PQ_FT_EXP);
-  assert_string_equal(got->specs[1].pattern, "^T");
-  assert_int_equal(filter.nparts, 2);
-  assert_int_equal(filter.parts[1].feedtype, PQ_FT_EXP);
-  assert_ptr_equal(filter.parts[1].allow, &conf->allows[1]);
-  assert_true(ldm_conf_filter_format(&filter, text, sizeof text) > 0);
+  want_again(&r);
+  add_spec(r.want, PQ_FT_WMO | PQ_FT_NEXRAD3, "^S");
+  add_spec(r.want, PQ_FT_EXP, "^T");
+  assert_int_equal(allowed(&r, "A.EDU", NULL), LDM_CONF_OK);
+  assert_int_equal(r.got->nspecs, 2);
+  assert_int_equal(r.got->specs[0].feedtype, PQ_FT_WMO);
+  assert_string_equal(r.got->specs[0].pattern, "^S");
+  assert_int_equal(r.got->specs[1].feedtype, PQ_FT_EXP);
+  assert_string_equal(r.got->specs[1].pattern, "^T");
+  assert_int_equal(r.filter.nparts, 2);
+  assert_int_equal(r.filter.parts[1].feedtype, PQ_FT_EXP);
+  assert_ptr_equal(r.filter.parts[1].allow, &r.conf->allows[1]);
+  assert_true(ldm_conf_filter_format(&r.filter, text, sizeof text) > 0);
   assert_string_equal(text, "{{EXP, (^SA) - (^SAUS)}, {WMO, (.*)}}");
   /* The filter: WMO products pass whatever their ident; EXP ones need
    * ^SA and not ^SAUS; others never pass. */
-  assert_true(ldm_conf_filter_match(&filter, PQ_FT_IDS, "anything"));
-  assert_true(ldm_conf_filter_match(&filter, PQ_FT_EXP, "SAXX01"));
-  assert_false(ldm_conf_filter_match(&filter, PQ_FT_EXP, "SAUS01"));
-  assert_false(ldm_conf_filter_match(&filter, PQ_FT_EXP, "TEST"));
-  assert_false(ldm_conf_filter_match(&filter, PQ_FT_NEXRAD3, "SDUS"));
-  pq_class_free(got);
+  assert_true(ldm_conf_filter_match(&r.filter, PQ_FT_IDS, "anything"));
+  assert_true(ldm_conf_filter_match(&r.filter, PQ_FT_EXP, "SAXX01"));
+  assert_false(ldm_conf_filter_match(&r.filter, PQ_FT_EXP, "SAUS01"));
+  assert_false(ldm_conf_filter_match(&r.filter, PQ_FT_EXP, "TEST"));
+  assert_false(ldm_conf_filter_match(&r.filter, PQ_FT_NEXRAD3, "SDUS"));
+  pq_class_free(r.got);
 
   /* Unchanged: the server replies OK. */
-  pq_class_free(want);
-  pq_class_init(want, FROM, PQ_TS_ENDT);
-  add_spec(want, PQ_FT_IDS | PQ_FT_DDS, "^SA");
-  assert_int_equal(ldm_conf_allowed_class(conf, "a.edu", NULL, want, got,
-                                          &filter, err, sizeof err),
-                   LDM_CONF_OK);
-  assert_true(ldm_conf_class_equal(got, want));
-  pq_class_free(got);
+  want_again(&r);
+  add_spec(r.want, PQ_FT_IDS | PQ_FT_DDS, "^SA");
+  assert_int_equal(allowed(&r, "a.edu", NULL), LDM_CONF_OK);
+  assert_true(ldm_conf_class_equal(r.got, r.want));
+  pq_class_free(r.got);
 
-  free_class(got);
-  free_class(want);
-  ldm_conf_free(conf);
+  rules_end(&r);
 }
 
 static void test_allowed_class_badpattern(void **state) {
   /* A pattern that does not compile at step 4 is LDM's BADPATTERN.  (A
    * server compiles the request first, so this needs a doctored class.) */
-  ldm_conf *conf = parse_ok(*state, "ALLOW WMO ^x$\n"
-                                    "ALLOW ANY ^h$\n");
-  pq_class *want = new_class(FROM, PQ_TS_ENDT);
-  pq_class *got = new_class(PQ_TS_ZERO, PQ_TS_ZERO);
-  ldm_conf_filter filter;
-  char err[ERRLEN];
+  rules r;
 
-  add_spec(want, PQ_FT_WMO, "^A");
-  strcpy(want->specs[0].pattern, "^A(");
-  assert_int_equal(ldm_conf_allowed_class(conf, "h", NULL, want, got, &filter,
-                                          err, sizeof err),
-                   LDM_CONF_EPATTERN);
-  assert_non_null(strstr(err, "bad pattern \"^A(\""));
-  assert_int_equal(got->nspecs, 0);
-  assert_int_equal(filter.nparts, 0);
-  free_class(got);
-  free_class(want);
-  ldm_conf_free(conf);
+  rules_begin(&r, parse_ok(*state, "ALLOW WMO ^x$\n"
+                                   "ALLOW ANY ^h$\n"));
+  add_spec(r.want, PQ_FT_WMO, "^A");
+  strcpy(r.want->specs[0].pattern, "^A(");
+  assert_int_equal(allowed(&r, "h", NULL), LDM_CONF_EPATTERN);
+  assert_non_null(strstr(r.err, "bad pattern \"^A(\""));
+  assert_int_equal(r.got->nspecs, 0);
+  assert_int_equal(r.filter.nparts, 0);
+  rules_end(&r);
 }
 
 static void test_allowed_class_denied(void **state) {
-  ldm_conf *conf = parse_ok(*state, "ALLOW WMO ^a\\.edu$\n"
-                                    "ALLOW NEXRAD3 ^b\\.edu$\n");
-  pq_class *want = new_class(FROM, PQ_TS_ENDT);
-  pq_class *got = new_class(PQ_TS_ZERO, PQ_TS_ZERO);
-  ldm_conf_filter filter;
-  char err[ERRLEN];
+  rules r;
 
+  rules_begin(&r, parse_ok(*state, "ALLOW WMO ^a\\.edu$\n"
+                                   "ALLOW NEXRAD3 ^b\\.edu$\n"));
   /* Nothing for this host: AUTH_TOOWEAK. */
-  add_spec(want, PQ_FT_WMO, ".*");
-  assert_int_equal(ldm_conf_allowed_class(conf, "c.edu", "10.9.9.9", want, got,
-                                          &filter, err, sizeof err),
-                   LDM_CONF_EDENIED);
-  assert_non_null(strstr(err, "upstream filter prevents data-transfer"));
-  assert_non_null(strstr(err, "c.edu [10.9.9.9]"));
-  assert_int_equal(got->nspecs, 0);
-  assert_int_equal(filter.nparts, 0);
-  pq_class_free(got);
+  add_spec(r.want, PQ_FT_WMO, ".*");
+  assert_int_equal(allowed(&r, "c.edu", "10.9.9.9"), LDM_CONF_EDENIED);
+  assert_non_null(strstr(r.err, "upstream filter prevents data-transfer"));
+  assert_non_null(strstr(r.err, "c.edu [10.9.9.9]"));
+  assert_int_equal(r.got->nspecs, 0);
+  assert_int_equal(r.filter.nparts, 0);
+  pq_class_free(r.got);
   /* The host matches, but not for this feedtype. */
-  assert_int_equal(ldm_conf_allowed_class(conf, "b.edu", NULL, want, got,
-                                          &filter, err, sizeof err),
-                   LDM_CONF_EDENIED);
-  pq_class_free(got);
+  assert_int_equal(allowed(&r, "b.edu", NULL), LDM_CONF_EDENIED);
+  pq_class_free(r.got);
   /* An empty request. */
-  pq_class_free(want);
-  pq_class_init(want, FROM, PQ_TS_ENDT);
-  assert_int_equal(ldm_conf_allowed_class(conf, "a.edu", NULL, want, got,
-                                          &filter, err, sizeof err),
-                   LDM_CONF_EDENIED);
-  pq_class_free(got);
+  want_again(&r);
+  assert_int_equal(allowed(&r, "a.edu", NULL), LDM_CONF_EDENIED);
+  pq_class_free(r.got);
   /* Bad arguments. */
-  assert_int_equal(ldm_conf_allowed_class(NULL, "a.edu", NULL, want, got,
-                                          &filter, err, sizeof err),
+  assert_int_equal(ldm_conf_allowed_class(NULL, "a.edu", NULL, r.want, r.got,
+                                          &r.filter, r.err, sizeof r.err),
                    LDM_CONF_EINVAL);
-  assert_int_equal(
-      ldm_conf_allowed_class(conf, "a.edu", NULL, want, got, NULL, NULL, 0),
-      LDM_CONF_EINVAL);
-  free_class(got);
-  free_class(want);
-  ldm_conf_free(conf);
+  assert_int_equal(ldm_conf_allowed_class(r.conf, "a.edu", NULL, r.want, r.got,
+                                          NULL, NULL, 0),
+                   LDM_CONF_EINVAL);
+  rules_end(&r);
 }
 
 static void test_allowed_class_overlap(void **state) {
-  ldm_conf *conf = parse_ok(*state, "ALLOW WMO ^a\\.edu$\n"
-                                    "ALLOW ANY ^a\\.edu$\n");
-  pq_class *want = new_class(FROM, PQ_TS_ENDT);
-  pq_class *got = new_class(PQ_TS_ZERO, PQ_TS_ZERO);
-  ldm_conf_filter filter;
-  char err[ERRLEN];
+  rules r;
 
+  rules_begin(&r, parse_ok(*state, "ALLOW WMO ^a\\.edu$\n"
+                                   "ALLOW ANY ^a\\.edu$\n"));
   /* Two specs meeting the same ALLOW feedtype overlap in the filter:
    * LDM replies SYSTEM_ERR. */
-  add_spec(want, PQ_FT_IDS, "^A");
-  add_spec(want, PQ_FT_IDS | PQ_FT_HDS, "^B");
-  assert_int_equal(ldm_conf_allowed_class(conf, "a.edu", NULL, want, got,
-                                          &filter, err, sizeof err),
-                   LDM_CONF_EOVERLAP);
-  assert_string_equal(err, "feedtype IDS|HDS overlaps with feedtype IDS");
-  assert_int_equal(got->nspecs, 0);
-  assert_int_equal(filter.nparts, 0);
-  pq_class_free(got);
+  add_spec(r.want, PQ_FT_IDS, "^A");
+  add_spec(r.want, PQ_FT_IDS | PQ_FT_HDS, "^B");
+  assert_int_equal(allowed(&r, "a.edu", NULL), LDM_CONF_EOVERLAP);
+  assert_string_equal(r.err, "feedtype IDS|HDS overlaps with feedtype IDS");
+  assert_int_equal(r.got->nspecs, 0);
+  assert_int_equal(r.filter.nparts, 0);
+  pq_class_free(r.got);
 
   /* Disjoint feedtypes through the same entry are fine. */
-  pq_class_free(want);
-  pq_class_init(want, FROM, PQ_TS_ENDT);
-  add_spec(want, PQ_FT_IDS, "^A");
-  add_spec(want, PQ_FT_HDS, "^B");
-  add_spec(want, PQ_FT_EXP, "^C");
-  assert_int_equal(ldm_conf_allowed_class(conf, "a.edu", NULL, want, got,
-                                          &filter, err, sizeof err),
-                   LDM_CONF_OK);
-  assert_int_equal(filter.nparts, 3);
-  assert_int_equal(got->nspecs, 3);
-  assert_true(ldm_conf_class_equal(got, want));
-  pq_class_free(got);
-  free_class(got);
-  free_class(want);
-  ldm_conf_free(conf);
+  want_again(&r);
+  add_spec(r.want, PQ_FT_IDS, "^A");
+  add_spec(r.want, PQ_FT_HDS, "^B");
+  add_spec(r.want, PQ_FT_EXP, "^C");
+  assert_int_equal(allowed(&r, "a.edu", NULL), LDM_CONF_OK);
+  assert_int_equal(r.filter.nparts, 3);
+  assert_int_equal(r.got->nspecs, 3);
+  assert_true(ldm_conf_class_equal(r.got, r.want));
+  pq_class_free(r.got);
+  rules_end(&r);
 }
 
 static void test_allowed_class_partial(void **state) {
   /* A spec no gathered ALLOW feedtype meets is dropped from the reduced
    * class (step 4) while the others stay. */
-  ldm_conf *conf = parse_ok(*state, "ALLOW NEXRAD3 ^b\\.edu$\n"
-                                    "ALLOW WMO ^b\\.edu$ ^SA\n");
-  pq_class *want = new_class(FROM, PQ_TS_ENDT);
-  pq_class *got = new_class(PQ_TS_ZERO, PQ_TS_ZERO);
-  ldm_conf_filter filter;
-  char err[ERRLEN], text[256];
+  rules r;
+  char text[256];
 
-  add_spec(want, PQ_FT_EXP, "^X");
-  add_spec(want, PQ_FT_ANY, ".*");
-  assert_int_equal(ldm_conf_allowed_class(conf, "b.edu", NULL, want, got,
-                                          &filter, err, sizeof err),
-                   LDM_CONF_OK);
-  assert_int_equal(got->nspecs, 1);
-  assert_int_equal(got->specs[0].feedtype, PQ_FT_NEXRAD3);
-  assert_int_equal(filter.nparts, 1);
-  ldm_conf_filter_format(&filter, text, sizeof text);
+  rules_begin(&r, parse_ok(*state, "ALLOW NEXRAD3 ^b\\.edu$\n"
+                                   "ALLOW WMO ^b\\.edu$ ^SA\n"));
+  add_spec(r.want, PQ_FT_EXP, "^X");
+  add_spec(r.want, PQ_FT_ANY, ".*");
+  assert_int_equal(allowed(&r, "b.edu", NULL), LDM_CONF_OK);
+  assert_int_equal(r.got->nspecs, 1);
+  assert_int_equal(r.got->specs[0].feedtype, PQ_FT_NEXRAD3);
+  assert_int_equal(r.filter.nparts, 1);
+  ldm_conf_filter_format(&r.filter, text, sizeof text);
   assert_string_equal(text, "{{NEXRAD3, (.*)}}");
   /* The format is cut safely and reports the full length. */
-  assert_int_equal(ldm_conf_filter_format(&filter, text, 5),
+  assert_int_equal(ldm_conf_filter_format(&r.filter, text, 5),
                    (int)strlen("{{NEXRAD3, (.*)}}"));
   assert_string_equal(text, "{{NE");
-  pq_class_free(got);
-  free_class(got);
-  free_class(want);
-  ldm_conf_free(conf);
+  pq_class_free(r.got);
+  rules_end(&r);
 }
 
 static void test_allowed_class_maxhits(void **state) {
@@ -1236,11 +1227,7 @@ static void test_allowed_class_maxhits(void **state) {
    * filter of step 3 looks at all of them. */
   size_t size = 64 * (LDM_CONF_MAX_HITS + 2);
   char *text = malloc(size);
-  pq_class *want = new_class(FROM, PQ_TS_ENDT);
-  pq_class *got = new_class(PQ_TS_ZERO, PQ_TS_ZERO);
-  ldm_conf_filter filter;
-  char err[ERRLEN];
-  ldm_conf *conf;
+  rules r;
   size_t n = 0;
   int i;
 
@@ -1248,123 +1235,91 @@ static void test_allowed_class_maxhits(void **state) {
   for (i = 0; i < LDM_CONF_MAX_HITS; i++)
     n += (size_t)snprintf(text + n, size - n, "ALLOW WMO ^h$ ^x%d\n", i);
   snprintf(text + n, size - n, "ALLOW EXP ^h$\n");
-  conf = parse_ok(*state, text);
-  add_spec(want, PQ_FT_EXP, ".*");
-  assert_int_equal(ldm_conf_allowed_class(conf, "h", NULL, want, got, &filter,
-                                          err, sizeof err),
-                   LDM_CONF_OK);
-  assert_int_equal(filter.nparts, 1);
-  assert_int_equal(filter.parts[0].feedtype, PQ_FT_EXP);
-  assert_int_equal(got->nspecs, 0);
+  rules_begin(&r, parse_ok(*state, text));
+  add_spec(r.want, PQ_FT_EXP, ".*");
+  assert_int_equal(allowed(&r, "h", NULL), LDM_CONF_OK);
+  assert_int_equal(r.filter.nparts, 1);
+  assert_int_equal(r.filter.parts[0].feedtype, PQ_FT_EXP);
+  assert_int_equal(r.got->nspecs, 0);
   /* An emptied class is LDM's empty RECLASS: TS_ZERO..TS_ZERO. */
-  assert_int_equal(pq_ts_cmp(got->from, PQ_TS_ZERO), 0);
-  assert_int_equal(pq_ts_cmp(got->to, PQ_TS_ZERO), 0);
-  pq_class_free(got);
-  free_class(got);
-  free_class(want);
-  ldm_conf_free(conf);
+  assert_int_equal(pq_ts_cmp(r.got->from, PQ_TS_ZERO), 0);
+  assert_int_equal(pq_ts_cmp(r.got->to, PQ_TS_ZERO), 0);
+  pq_class_free(r.got);
+  rules_end(&r);
   free(text);
 }
 
 static void test_filter_multibit(void **state) {
   /* A product with bits in two parts: the later part decides (LDM walks
    * its filter from the last component added). */
-  ldm_conf *conf = parse_ok(*state, "ALLOW IDS ^h$ ^A\n"
-                                    "ALLOW HDS ^h$ ^B\n");
-  pq_class *want = new_class(FROM, PQ_TS_ENDT);
-  pq_class *got = new_class(PQ_TS_ZERO, PQ_TS_ZERO);
-  ldm_conf_filter filter;
-  char err[ERRLEN];
+  rules r;
 
-  add_spec(want, PQ_FT_IDS, ".*");
-  add_spec(want, PQ_FT_HDS, ".*");
-  assert_int_equal(ldm_conf_allowed_class(conf, "h", NULL, want, got, &filter,
-                                          err, sizeof err),
-                   LDM_CONF_OK);
-  assert_true(ldm_conf_filter_match(&filter, PQ_FT_IDS | PQ_FT_HDS, "B1"));
-  assert_false(ldm_conf_filter_match(&filter, PQ_FT_IDS | PQ_FT_HDS, "A1"));
-  assert_true(ldm_conf_filter_match(&filter, PQ_FT_IDS, "A1"));
-  pq_class_free(got);
-  free_class(got);
-  free_class(want);
-  ldm_conf_free(conf);
+  rules_begin(&r, parse_ok(*state, "ALLOW IDS ^h$ ^A\n"
+                                   "ALLOW HDS ^h$ ^B\n"));
+  add_spec(r.want, PQ_FT_IDS, ".*");
+  add_spec(r.want, PQ_FT_HDS, ".*");
+  assert_int_equal(allowed(&r, "h", NULL), LDM_CONF_OK);
+  assert_true(ldm_conf_filter_match(&r.filter, PQ_FT_IDS | PQ_FT_HDS, "B1"));
+  assert_false(ldm_conf_filter_match(&r.filter, PQ_FT_IDS | PQ_FT_HDS, "A1"));
+  assert_true(ldm_conf_filter_match(&r.filter, PQ_FT_IDS, "A1"));
+  pq_class_free(r.got);
+  rules_end(&r);
 }
 
 static void test_accepted_class(void **state) {
-  ldm_conf *conf = parse_ok(*state, "ACCEPT EXP ^TEST ^p\\.org$\n"
-                                    "ACCEPT WMO ^SA ^p\\.org$\n"
-                                    "ACCEPT NEXRAD3 .* ^other$\n"
-                                    "ACCEPT ANY .* ^10\\.\n");
-  pq_class *offer = new_class(FROM, PQ_TS_ENDT);
-  pq_class *got = new_class(PQ_TS_ZERO, PQ_TS_ZERO);
-  char err[ERRLEN];
+  rules r;
 
+  rules_begin(&r, parse_ok(*state, "ACCEPT EXP ^TEST ^p\\.org$\n"
+                                   "ACCEPT WMO ^SA ^p\\.org$\n"
+                                   "ACCEPT NEXRAD3 .* ^other$\n"
+                                   "ACCEPT ANY .* ^10\\.\n"));
   /* Each matching ACCEPT entry takes the first offered spec it meets, with
    * its own pattern (section 4.3). */
-  add_spec(offer, PQ_FT_IDS | PQ_FT_EXP, "^X");
-  add_spec(offer, PQ_FT_ANY, ".*");
-  assert_int_equal(ldm_conf_accepted_class(conf, "P.ORG", "192.0.2.1", offer,
-                                           got, err, sizeof err),
-                   LDM_CONF_OK);
-  assert_int_equal(got->nspecs, 2);
-  assert_int_equal(got->specs[0].feedtype, PQ_FT_EXP);
-  assert_string_equal(got->specs[0].pattern, "^TEST");
-  assert_int_equal(got->specs[1].feedtype, PQ_FT_IDS);
-  assert_string_equal(got->specs[1].pattern, "^SA");
-  assert_int_equal(pq_ts_cmp(got->from, FROM), 0);
-  assert_false(ldm_conf_class_equal(got, offer));
-  pq_class_free(got);
+  add_spec(r.want, PQ_FT_IDS | PQ_FT_EXP, "^X");
+  add_spec(r.want, PQ_FT_ANY, ".*");
+  assert_int_equal(accepted(&r, "P.ORG", "192.0.2.1"), LDM_CONF_OK);
+  assert_int_equal(r.got->nspecs, 2);
+  assert_int_equal(r.got->specs[0].feedtype, PQ_FT_EXP);
+  assert_string_equal(r.got->specs[0].pattern, "^TEST");
+  assert_int_equal(r.got->specs[1].feedtype, PQ_FT_IDS);
+  assert_string_equal(r.got->specs[1].pattern, "^SA");
+  assert_int_equal(pq_ts_cmp(r.got->from, FROM), 0);
+  assert_false(ldm_conf_class_equal(r.got, r.want));
+  pq_class_free(r.got);
 
   /* By address; equal to the offer: the server replies OK. */
-  pq_class_free(offer);
-  pq_class_init(offer, FROM, PQ_TS_ENDT);
-  add_spec(offer, PQ_FT_ANY, ".*");
-  assert_int_equal(ldm_conf_accepted_class(conf, NULL, "10.1.2.3", offer, got,
-                                           err, sizeof err),
-                   LDM_CONF_OK);
-  assert_true(ldm_conf_class_equal(got, offer));
-  pq_class_free(got);
+  want_again(&r);
+  add_spec(r.want, PQ_FT_ANY, ".*");
+  assert_int_equal(accepted(&r, NULL, "10.1.2.3"), LDM_CONF_OK);
+  assert_true(ldm_conf_class_equal(r.got, r.want));
+  pq_class_free(r.got);
 
   /* Nothing acceptable: AUTH_TOOWEAK. */
-  assert_int_equal(ldm_conf_accepted_class(conf, "nobody", "192.0.2.9", offer,
-                                           got, err, sizeof err),
-                   LDM_CONF_EDENIED);
-  assert_int_equal(got->nspecs, 0);
-  pq_class_free(offer);
-  pq_class_init(offer, FROM, PQ_TS_ENDT);
-  add_spec(offer, PQ_FT_NEXRAD2, ".*");
-  assert_int_equal(
-      ldm_conf_accepted_class(conf, "p.org", NULL, offer, got, err, sizeof err),
-      LDM_CONF_EDENIED);
-  assert_int_equal(
-      ldm_conf_accepted_class(conf, "p.org", NULL, NULL, got, err, sizeof err),
-      LDM_CONF_EINVAL);
-  free_class(got);
-  free_class(offer);
-  ldm_conf_free(conf);
+  assert_int_equal(accepted(&r, "nobody", "192.0.2.9"), LDM_CONF_EDENIED);
+  assert_int_equal(r.got->nspecs, 0);
+  want_again(&r);
+  add_spec(r.want, PQ_FT_NEXRAD2, ".*");
+  assert_int_equal(accepted(&r, "p.org", NULL), LDM_CONF_EDENIED);
+  assert_int_equal(ldm_conf_accepted_class(r.conf, "p.org", NULL, NULL, r.got,
+                                           r.err, sizeof r.err),
+                   LDM_CONF_EINVAL);
+  rules_end(&r);
 }
 
 static void test_accepted_class_full(void **state) {
   /* More specs than a class holds. */
   char text[64 * (PQ_CLASS_MAX + 1)];
-  pq_class *offer = new_class(FROM, PQ_TS_ENDT);
-  pq_class *got = new_class(PQ_TS_ZERO, PQ_TS_ZERO);
-  char err[ERRLEN];
-  ldm_conf *conf;
+  rules r;
   size_t n = 0;
   int i;
 
   for (i = 0; i <= PQ_CLASS_MAX; i++)
     n += (size_t)snprintf(text + n, sizeof text - n, "ACCEPT ANY ^p%d h\n", i);
-  conf = parse_ok(*state, text);
-  add_spec(offer, PQ_FT_ANY, ".*");
-  assert_int_equal(
-      ldm_conf_accepted_class(conf, "h", NULL, offer, got, err, sizeof err),
-      LDM_CONF_EFULL);
-  assert_int_equal(got->nspecs, 0);
-  free_class(got);
-  free_class(offer);
-  ldm_conf_free(conf);
+  rules_begin(&r, parse_ok(*state, text));
+  add_spec(r.want, PQ_FT_ANY, ".*");
+  assert_int_equal(accepted(&r, "h", NULL), LDM_CONF_EFULL);
+  assert_int_equal(r.got->nspecs, 0);
+  rules_end(&r);
 }
 
 static void test_class_equal(void **state) {

@@ -16,7 +16,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +26,7 @@
 #include <unistd.h>
 
 #include "ldmd/site/log.h"
+#include "test/unit/testutil.h"
 
 static char scratch[4096];
 
@@ -159,21 +159,9 @@ static void loc_of(char *buf, size_t len, const char *func, int line) {
   snprintf(buf, len, "test_log.c:%s:%d", func, line);
 }
 
-static int rm_one(const char *path, const struct stat *st, int flag,
-                  struct FTW *ftw) {
-  (void)st;
-  (void)flag;
-  (void)ftw;
-  (void)remove(path);
-  return 0;
-}
-
 static int setup(void **state) {
-  const char *dir = getenv("PQ_TEST_DIR");
   (void)state;
-  snprintf(scratch, sizeof scratch, "%s/test_log.XXXXXX",
-           dir != NULL && *dir != '\0' ? dir : "/tmp");
-  if (mkdtemp(scratch) == NULL)
+  if (tu_scratch_make(scratch, sizeof scratch, "test_log") != 0)
     return -1;
   ldm_log_init("/usr/local/bin/test_log");
   return 0;
@@ -182,7 +170,7 @@ static int setup(void **state) {
 static int teardown(void **state) {
   (void)state;
   (void)ldm_log_set_destination("-");
-  return nftw(scratch, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+  return tu_scratch_remove(scratch);
 }
 
 /* ---- format ---- */

@@ -19,20 +19,9 @@
 
 #include "pq/internal.h"
 
-static char path[256];
+TU_QUEUE_FIXTURE("test_queue")
+
 static uint8_t buf[1 << 20];
-
-static int setup(void **state) {
-  (void)state;
-  tu_path(path, sizeof path, "test_queue");
-  return 0;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  unlink(path);
-  return 0;
-}
 
 static void test_strerror_all(void **state) {
   (void)state;
@@ -689,20 +678,14 @@ static void test_free_regions(void **state) {
   pq_close(pq);
 }
 
-static int64_t mono_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void test_wait(void **state) {
   (void)state;
   pq_t *pq = tu_create(path, 1 << 20, 64);
   uint32_t seq;
   assert_int_equal(pq_next(pq, PQ_FORWARD, NULL, get_seqno, &seq), PQ_END);
-  int64_t t0 = mono_ms();
+  int64_t t0 = tu_now_ms();
   assert_int_equal(pq_wait(pq, 50), PQ_TIMEDOUT);
-  int64_t dt = mono_ms() - t0;
+  int64_t dt = tu_now_ms() - t0;
   assert_true(dt >= 45 && dt < 2000);
   pq_set_spin(pq, 0);
   pid_t pid = fork();
@@ -730,9 +713,9 @@ static void test_wait(void **state) {
     tu_product(&info, buf, 10, 77);
     _exit(pq_insert(w, &info, buf) == PQ_OK ? 0 : 2);
   }
-  t0 = mono_ms();
+  t0 = tu_now_ms();
   assert_int_equal(pq_wait(pq, 10000), PQ_OK);
-  assert_true(mono_ms() - t0 < 5000);
+  assert_true(tu_now_ms() - t0 < 5000);
   assert_int_equal(pq_next(pq, PQ_FORWARD, NULL, get_seqno, &seq), PQ_OK);
   assert_int_equal(seq, 77);
   int status;
@@ -756,9 +739,9 @@ static void test_wait_interrupted(void **state) {
   assert_int_equal(sigaction(SIGALRM, &sa, &old), 0);
   struct itimerval it = {.it_value = {0, 100000}};
   assert_int_equal(setitimer(ITIMER_REAL, &it, NULL), 0);
-  int64_t t0 = mono_ms();
+  int64_t t0 = tu_now_ms();
   assert_int_equal(pq_wait(pq, 10000), PQ_OK); /* woken by the signal */
-  assert_true(mono_ms() - t0 < 5000);
+  assert_true(tu_now_ms() - t0 < 5000);
   sigaction(SIGALRM, &old, NULL);
   pq_close(pq);
 }
@@ -962,9 +945,9 @@ static void *reader_thread(void *p) {
   struct thread_arg *a = p;
   pq_t *pq;
   a->rc = pq_open(path, PQ_READONLY, &pq, NULL);
-  int64_t deadline = mono_ms() + 60000;
+  int64_t deadline = tu_now_ms() + 60000;
   while (a->rc == PQ_OK && a->seen < 4 * THREAD_PRODUCTS &&
-         mono_ms() < deadline) {
+         tu_now_ms() < deadline) {
     int rc = pq_next(pq, PQ_FORWARD, NULL, check_thread_product, a);
     if (rc == PQ_END)
       rc = pq_wait(pq, 1000) == PQ_FORKED ? PQ_FORKED : PQ_OK;

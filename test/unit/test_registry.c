@@ -16,7 +16,6 @@
 #include <cmocka.h>
 
 #include <errno.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +24,8 @@
 #include <unistd.h>
 
 #include "ldmd/site/registry.h"
+#include "test/lib/tu_reg_keys.h"
+#include "test/unit/testutil.h"
 
 /* Keys with a built-in default: LDM's 19 and ldmd's own 8. */
 #define NBUILTIN 27
@@ -108,15 +109,6 @@ static void want_set(ldm_registry *reg, const char *key, const char *value,
              value != NULL ? value : "(null)", rc, want, ldm_reg_error(reg));
 }
 
-static int rm_one(const char *path, const struct stat *st, int flag,
-                  struct FTW *ftw) {
-  (void)st;
-  (void)flag;
-  (void)ftw;
-  (void)remove(path);
-  return 0;
-}
-
 /* A fresh registry path for one test, and LDM_REGISTRY naming it. */
 static void fresh(char *buf, size_t len, const char *name) {
   scratch_path(buf, len, name);
@@ -125,11 +117,8 @@ static void fresh(char *buf, size_t len, const char *name) {
 }
 
 static int setup(void **state) {
-  const char *dir = getenv("PQ_TEST_DIR");
   (void)state;
-  snprintf(scratch, sizeof scratch, "%s/test_registry.XXXXXX",
-           dir != NULL && *dir != '\0' ? dir : "/tmp");
-  if (mkdtemp(scratch) == NULL)
+  if (tu_scratch_make(scratch, sizeof scratch, "test_registry") != 0)
     return -1;
   snprintf(home, sizeof home, "%s/home", scratch);
   if (mkdir(home, 0755) != 0)
@@ -141,7 +130,7 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
   (void)state;
-  return nftw(scratch, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+  return tu_scratch_remove(scratch);
 }
 
 /* ---- where the file is ---- */
@@ -178,17 +167,27 @@ static void test_default_path(void **state) {
   unsetenv("LDM_REGISTRY");
 }
 
+/* Write file with port as its one key, open open_path (NULL: where the
+ * environment says), and require that the handle read file. */
+static void want_read(const char *file, const char *open_path, unsigned port) {
+  char text[128];
+  ldm_registry *reg;
+
+  snprintf(text, sizeof text,
+           "<registry><server><port>%u</port></server></registry>", port);
+  write_file(file, text);
+  reg = open_ok(open_path);
+  assert_string_equal(ldm_reg_path(reg), file);
+  want_uint(reg, REG_PORT, port);
+  ldm_reg_close(reg);
+}
+
 static void test_open_from_env(void **state) {
   char path[4096], dir[2048];
-  ldm_registry *reg;
   (void)state;
 
   fresh(path, sizeof path, "env.xml");
-  write_file(path, "<registry><server><port>4000</port></server></registry>");
-  reg = open_ok(NULL);
-  assert_string_equal(ldm_reg_path(reg), path);
-  want_uint(reg, REG_PORT, 4000);
-  ldm_reg_close(reg);
+  want_read(path, NULL, 4000);
 
   /* LDM_REGISTRY_DIR when LDM_REGISTRY is not set. */
   unsetenv("LDM_REGISTRY");
@@ -196,20 +195,13 @@ static void test_open_from_env(void **state) {
   assert_int_equal(mkdir(dir, 0755), 0);
   setenv("LDM_REGISTRY_DIR", dir, 1);
   snprintf(path, sizeof path, "%s/registry.xml", dir);
-  write_file(path, "<registry><server><port>4001</port></server></registry>");
-  reg = open_ok(NULL);
-  assert_string_equal(ldm_reg_path(reg), path);
-  want_uint(reg, REG_PORT, 4001);
-  ldm_reg_close(reg);
+  want_read(path, NULL, 4001);
   unsetenv("LDM_REGISTRY_DIR");
 
   /* An explicit path beats both. */
   fresh(path, sizeof path, "env.xml");
-  write_file(path, "<registry><server><port>4002</port></server></registry>");
   unsetenv("LDM_REGISTRY");
-  reg = open_ok(path);
-  want_uint(reg, REG_PORT, 4002);
-  ldm_reg_close(reg);
+  want_read(path, path, 4002);
 }
 
 /* ---- defaults ---- */
@@ -257,33 +249,7 @@ static void check_all_defaults(ldm_registry *reg) {
 }
 
 static void test_defaults_missing_file(void **state) {
-  static const char *const keys[] = {REG_HOSTNAME,
-                                     REG_QUEUE_PATH,
-                                     REG_QUEUE_SIZE,
-                                     REG_QUEUE_SLOTS,
-                                     REG_LDMD_CONFIG,
-                                     REG_IP_ADDR,
-                                     REG_PORT,
-                                     REG_MAX_CLIENTS,
-                                     REG_MAX_LATENCY,
-                                     REG_TIME_OFFSET,
-                                     REG_ANTI_DOS,
-                                     REG_PQACT_CONFIG,
-                                     REG_PQACT_DATADIR,
-                                     REG_LOG_FILE,
-                                     REG_LOG_COUNT,
-                                     REG_LOG_ROTATE,
-                                     REG_INSERTION_CHECK,
-                                     REG_RECONCILIATION,
-                                     REG_DELETE_INFO_FILES,
-                                     REG_INTERVAL,
-                                     REG_RESTART_MIN,
-                                     REG_RESTART_MAX,
-                                     REG_SILENCE_LIMIT,
-                                     REG_RETRY_MIN,
-                                     REG_RETRY_MAX,
-                                     REG_AUTOSHIFT,
-                                     REG_STATE_DIR};
+  static const char *const keys[] = {TU_REG_BUILTIN_KEYS};
   char path[4096], buf[64], err[512];
   struct stat st;
   ldm_registry *reg;
@@ -745,6 +711,19 @@ static int record(const char *key, const char *value, bool is_default,
   return s->stop_at != 0 && s->n == s->stop_at ? 7 : 0;
 }
 
+/* Walk reg under prefix (NULL: all) into *s, emptied first; the walk must
+ * return 0 and see n keys. */
+static void walk_n(ldm_registry *reg, const char *prefix, struct seen *s,
+                   int n) {
+  int rc;
+
+  memset(s, 0, sizeof *s);
+  rc = ldm_reg_walk(reg, prefix, record, s);
+  if (rc != 0 || s->n != n)
+    fail_msg("walk of %s: returned %d with %d keys, want 0 with %d",
+             prefix != NULL ? prefix : "(NULL)", rc, s->n, n);
+}
+
 /* Compare key paths one component at a time (strcmp on each). */
 static int component_cmp(const char *a, const char *b) {
   char x[128], y[128];
@@ -789,11 +768,9 @@ static void test_walk(void **state) {
                    "</registry>\n");
   reg = open_ok(path);
 
-  memset(&s, 0, sizeof s);
-  assert_int_equal(ldm_reg_walk(reg, "/", record, &s), 0);
   /* 5 keys of the file (the repeated one counts once), the built-in
    * defaults less the one the file sets. */
-  assert_int_equal(s.n, 5 + NBUILTIN - 1);
+  walk_n(reg, "/", &s, 5 + NBUILTIN - 1);
   assert_string_equal(s.keys[0], "/alpha/a"); /* path order ... */
   assert_string_equal(s.keys[1], "/alpha/b");
   assert_string_equal(s.keys[2], "/alpha-x"); /* ... component-wise */
@@ -814,28 +791,16 @@ static void test_walk(void **state) {
   assert_true(find_seen(&s, "/log/file") > find_seen(&s, "/log/count"));
 
   /* Under a prefix; a trailing slash is the same prefix. */
-  memset(&s, 0, sizeof s);
-  assert_int_equal(ldm_reg_walk(reg, "/queue", record, &s), 0);
-  assert_int_equal(s.n, 3);
+  walk_n(reg, "/queue", &s, 3);
   assert_string_equal(s.keys[0], REG_QUEUE_PATH);
   assert_string_equal(s.keys[1], REG_QUEUE_SIZE);
   assert_string_equal(s.keys[2], REG_QUEUE_SLOTS);
-  memset(&s, 0, sizeof s);
-  assert_int_equal(ldm_reg_walk(reg, "/queue/", record, &s), 0);
-  assert_int_equal(s.n, 3);
-  memset(&s, 0, sizeof s);
-  assert_int_equal(ldm_reg_walk(reg, "/alpha", record, &s), 0);
-  assert_int_equal(s.n, 2); /* not /alpha-x */
-  memset(&s, 0, sizeof s);
-  assert_int_equal(ldm_reg_walk(reg, REG_PORT, record, &s), 0);
-  assert_int_equal(s.n, 1);
+  walk_n(reg, "/queue/", &s, 3);
+  walk_n(reg, "/alpha", &s, 2); /* not /alpha-x */
+  walk_n(reg, REG_PORT, &s, 1);
   assert_string_equal(s.values[0], "388");
-  memset(&s, 0, sizeof s);
-  assert_int_equal(ldm_reg_walk(reg, "/nothing", record, &s), 0);
-  assert_int_equal(s.n, 0);
-  memset(&s, 0, sizeof s);
-  assert_int_equal(ldm_reg_walk(reg, NULL, record, &s), 0); /* all */
-  assert_int_equal(s.n, 5 + NBUILTIN - 1);
+  walk_n(reg, "/nothing", &s, 0);
+  walk_n(reg, NULL, &s, 5 + NBUILTIN - 1); /* all */
 
   /* A non-zero return stops the walk and is returned. */
   memset(&s, 0, sizeof s);
@@ -897,9 +862,7 @@ static void test_own_keys(void **state) {
   fresh(path, sizeof path, "own.xml");
   reg = open_ok(path);
   want_own(reg, false, false);
-  memset(&s, 0, sizeof s);
-  assert_int_equal(ldm_reg_walk(reg, "/requester", record, &s), 0);
-  assert_int_equal(s.n, 5);
+  walk_n(reg, "/requester", &s, 5);
   assert_string_equal(s.keys[0], REG_AUTOSHIFT);
   assert_string_equal(s.keys[1], REG_RETRY_MAX);
   assert_string_equal(s.keys[2], REG_RETRY_MIN);
@@ -908,9 +871,7 @@ static void test_own_keys(void **state) {
   assert_string_equal(s.values[4], "");
   for (int i = 0; i < s.n; i++)
     assert_true(s.is_default[i]);
-  memset(&s, 0, sizeof s);
-  assert_int_equal(ldm_reg_walk(reg, "/server", record, &s), 0);
-  assert_int_equal(s.n, 10); /* LDM's 7 and ldmd's 3 */
+  walk_n(reg, "/server", &s, 10); /* LDM's 7 and ldmd's 3 */
   for (size_t i = 0; i < NOWN; i++)
     if (strncmp(own_keys[i].key, "/server/", 8) == 0) {
       int j = find_seen(&s, own_keys[i].key);
@@ -938,9 +899,7 @@ static void test_own_keys(void **state) {
   write_file(path, text);
   reg = open_ok(path);
   want_own(reg, true, true);
-  memset(&s, 0, sizeof s);
-  assert_int_equal(ldm_reg_walk(reg, "/requester", record, &s), 0);
-  assert_int_equal(s.n, 5);
+  walk_n(reg, "/requester", &s, 5);
   for (int i = 0; i < s.n; i++)
     assert_false(s.is_default[i]);
   ldm_reg_close(reg);

@@ -15,20 +15,9 @@
 
 #include "pq/internal.h"
 
-static char path[256];
+TU_QUEUE_FIXTURE("test_ring")
+
 static uint8_t buf[1 << 20];
-
-static int setup(void **state) {
-  (void)state;
-  tu_path(path, sizeof path, "test_ring");
-  return 0;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  unlink(path);
-  return 0;
-}
 
 struct seen {
   unsigned n;

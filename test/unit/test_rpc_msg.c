@@ -22,32 +22,13 @@
 
 #include "ldmd/proto/ldm6_types.h"
 #include "ldmd/proto/rpc_msg.h"
-
-static size_t unhex(const char *hex, uint8_t *out, size_t cap) {
-  size_t n = 0;
-
-  while (*hex != '\0') {
-    char h[3];
-
-    if (*hex == ' ') {
-      hex++;
-      continue;
-    }
-    h[0] = hex[0];
-    h[1] = hex[1];
-    h[2] = '\0';
-    assert_true(n < cap);
-    out[n++] = (uint8_t)strtoul(h, NULL, 16);
-    hex += 2;
-  }
-  return n;
-}
+#include "test/unit/testutil.h"
 
 /* buf[0..n) must be the hex; it must decode and encode back the same. */
 static void expect_header(const uint8_t *buf, size_t n, const char *hex,
                           ldm6_rpc_msg *msg) {
   uint8_t want[128], again[128];
-  size_t nwant = unhex(hex, want, sizeof want), used, n2;
+  size_t nwant = tu_unhex(hex, want, sizeof want), used, n2;
 
   assert_int_equal(n, nwant);
   assert_memory_equal(buf, want, n);
@@ -56,6 +37,18 @@ static void expect_header(const uint8_t *buf, size_t n, const char *hex,
   assert_int_equal(ldm6_rpc_encode(msg, again, sizeof again, &n2), 0);
   assert_int_equal(n2, n);
   assert_memory_equal(again, buf, n);
+}
+
+/* The accepted reply to xid 7 with accept_stat stat must be the hex.
+ * @return its length */
+static size_t expect_accepted(uint32_t stat, const char *hex,
+                              ldm6_rpc_msg *msg) {
+  uint8_t buf[64];
+  size_t n = 0;
+
+  assert_int_equal(ldm6_rpc_encode_accepted(7, stat, buf, sizeof buf, &n), 0);
+  expect_header(buf, n, hex, msg);
+  return n;
 }
 
 static void test_call_header(void **state) {
@@ -89,33 +82,22 @@ static void test_reply_headers(void **state) {
 
   (void)state;
   assert_int_equal(
-      ldm6_rpc_encode_accepted(7, LDM6_RPC_SUCCESS, buf, sizeof buf, &n), 0);
-  assert_int_equal(n, LDM6_RPC_SUCCESS_HDR_LEN);
-  expect_header(buf, n, "00000007 00000001 00000000 00000000 00000000 00000000",
-                &m);
+      expect_accepted(LDM6_RPC_SUCCESS,
+                      "00000007 00000001 00000000 00000000 00000000 00000000",
+                      &m),
+      LDM6_RPC_SUCCESS_HDR_LEN);
   assert_int_equal(m.type, LDM6_RPC_REPLY);
   assert_int_equal(m.u.reply.reply_stat, LDM6_RPC_MSG_ACCEPTED);
   assert_int_equal(m.u.reply.accept_stat, LDM6_RPC_SUCCESS);
 
-  assert_int_equal(
-      ldm6_rpc_encode_accepted(7, LDM6_RPC_PROC_UNAVAIL, buf, sizeof buf, &n),
-      0);
-  expect_header(buf, n, "00000007 00000001 00000000 00000000 00000000 00000003",
-                &m);
-  assert_int_equal(
-      ldm6_rpc_encode_accepted(7, LDM6_RPC_PROG_UNAVAIL, buf, sizeof buf, &n),
-      0);
-  expect_header(buf, n, "00000007 00000001 00000000 00000000 00000000 00000001",
-                &m);
-  assert_int_equal(
-      ldm6_rpc_encode_accepted(7, LDM6_RPC_GARBAGE_ARGS, buf, sizeof buf, &n),
-      0);
-  expect_header(buf, n, "00000007 00000001 00000000 00000000 00000000 00000004",
-                &m);
-  assert_int_equal(
-      ldm6_rpc_encode_accepted(7, LDM6_RPC_SYSTEM_ERR, buf, sizeof buf, &n), 0);
-  expect_header(buf, n, "00000007 00000001 00000000 00000000 00000000 00000005",
-                &m);
+  expect_accepted(LDM6_RPC_PROC_UNAVAIL,
+                  "00000007 00000001 00000000 00000000 00000000 00000003", &m);
+  expect_accepted(LDM6_RPC_PROG_UNAVAIL,
+                  "00000007 00000001 00000000 00000000 00000000 00000001", &m);
+  expect_accepted(LDM6_RPC_GARBAGE_ARGS,
+                  "00000007 00000001 00000000 00000000 00000000 00000004", &m);
+  expect_accepted(LDM6_RPC_SYSTEM_ERR,
+                  "00000007 00000001 00000000 00000000 00000000 00000005", &m);
   assert_int_equal(m.u.reply.accept_stat, LDM6_RPC_SYSTEM_ERR);
   assert_int_equal(
       ldm6_rpc_encode_accepted(7, LDM6_RPC_PROG_MISMATCH, buf, sizeof buf, &n),
@@ -154,7 +136,7 @@ static void test_auth_bodies(void **state) {
       "00000001 00000005 41424344 45000000 " /* AUTH_SYS-ish, 5 bytes */
       "00000000 00000000";
   uint8_t buf[128], again[128];
-  size_t n = unhex(hex, buf, sizeof buf), used, n2;
+  size_t n = tu_unhex(hex, buf, sizeof buf), used, n2;
   ldm6_rpc_msg m;
 
   (void)state;
@@ -168,9 +150,9 @@ static void test_auth_bodies(void **state) {
   assert_memory_equal(again, buf, n);
 
   /* 400 bytes is the limit; 401 is refused. */
-  unhex("00000190", buf + 28, 4);
+  tu_unhex("00000190", buf + 28, 4);
   assert_int_equal(ldm6_rpc_decode(buf, n, &m, &used), LDM6_ESHORT);
-  unhex("00000191", buf + 28, 4);
+  tu_unhex("00000191", buf + 28, 4);
   assert_int_equal(ldm6_rpc_decode(buf, n, &m, &used), LDM6_EBOUND);
   m.u.call.cred.len = 401;
   assert_int_equal(ldm6_rpc_encode(&m, again, sizeof again, &n2), LDM6_EBOUND);
@@ -186,11 +168,11 @@ static void test_malformed_headers(void **state) {
 
   (void)state;
   /* msg_type, reply_stat, reject_stat outside their unions. */
-  n = unhex("00000001 00000002", buf, sizeof buf);
+  n = tu_unhex("00000001 00000002", buf, sizeof buf);
   assert_int_equal(ldm6_rpc_decode(buf, n, &m, &used), LDM6_EMSG);
-  n = unhex("00000001 00000001 00000002", buf, sizeof buf);
+  n = tu_unhex("00000001 00000001 00000002", buf, sizeof buf);
   assert_int_equal(ldm6_rpc_decode(buf, n, &m, &used), LDM6_EMSG);
-  n = unhex("00000001 00000001 00000001 00000002", buf, sizeof buf);
+  n = tu_unhex("00000001 00000001 00000001 00000002", buf, sizeof buf);
   assert_int_equal(ldm6_rpc_decode(buf, n, &m, &used), LDM6_EMSG);
   memset(&m, 0, sizeof m);
   m.type = 2;
@@ -226,9 +208,9 @@ static void test_malformed_headers(void **state) {
  * RPC_MISMATCH. */
 static void test_other_rpc_version(void **state) {
   uint8_t buf[64];
-  size_t n = unhex("00000001 00000000 00000003 000493fd 00000006 00000000 "
-                   "00000000 00000000 00000000 00000000",
-                   buf, sizeof buf),
+  size_t n = tu_unhex("00000001 00000000 00000003 000493fd 00000006 00000000 "
+                      "00000000 00000000 00000000 00000000",
+                      buf, sizeof buf),
          used;
   ldm6_rpc_msg m;
 

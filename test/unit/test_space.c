@@ -19,21 +19,9 @@
 
 #include "pq/internal.h"
 
-static char path[256];
+TU_QUEUE_FIXTURE("test_space")
+
 static uint8_t buf[1 << 16];
-
-static int setup(void **state) {
-  (void)state;
-  tu_path(path, sizeof path, "test_space");
-  return 0;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  pq__sys_inject(NULL, 0); /* one a failed test left unused */
-  unlink(path);
-  return 0;
-}
 
 /* Bytes of the file at p that have blocks; its size in *size. */
 static uint64_t allocated(const char *p, uint64_t *size) {

@@ -10,7 +10,6 @@ pq_unit_test(test_space)
 pq_unit_test(test_badfile ALONE test_readonly_file_cannot_repair
   ALONE_NAME test_badfile_readonly)
 pq_unit_test(test_bigfile)
-set_tests_properties(test_bigfile PROPERTIES SKIP_RETURN_CODE 77)
 pq_unit_test(test_log)
 target_link_libraries(test_log PRIVATE ldmsite)
 pq_unit_test(test_registry)

@@ -1,8 +1,12 @@
 /*
- * testutil.h - helpers shared by the queue unit tests: a unique queue path
- * per test under $PQ_TEST_DIR (or /dev/shm), and products with random
- * contents whose signature is their MD5.  Skips that show are in
- * test/lib/tu_skip.h, included here.
+ * testutil.h - helpers shared by the unit tests.  For the queue tests: a
+ * unique queue path per test under $PQ_TEST_DIR (or /dev/shm), and the
+ * cmocka fixtures of a test file whose tests share one queue
+ * (TU_QUEUE_FIXTURE); products with random contents whose signature is
+ * their MD5.  For the others: a scratch directory made by a setup and
+ * removed with everything in it by a teardown, and hex text turned into
+ * bytes.  Included here: skips that show (test/lib/tu_skip.h), monotonic
+ * time (test/lib/tu_clock.h) and seeded bytes (test/lib/tu_fill.h).
  */
 #ifndef PQ_TESTUTIL_H
 #define PQ_TESTUTIL_H
@@ -13,12 +17,15 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "pq/pq.h"
+#include "test/lib/tu_clock.h"
+#include "test/lib/tu_fill.h"
 #include "test/lib/tu_skip.h"
 
 static inline void tu_path(char *buf, size_t len, const char *name) {
@@ -28,16 +35,75 @@ static inline void tu_path(char *buf, size_t len, const char *name) {
   snprintf(buf, len, "%s/%s.%ld.pq", dir, name, (long)getpid());
 }
 
-/* Fill buf with bytes from a cheap generator seeded by seed. */
-static inline void tu_fill(void *buf, size_t n, uint64_t seed) {
-  uint8_t *p = buf;
-  uint64_t x = seed * 0x9e3779b97f4a7c15ULL + 1;
-  for (size_t i = 0; i < n; i++) {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    p[i] = (uint8_t)x;
+/*
+ * TU_QUEUE_FIXTURE(name): the queue of a test file whose tests share one
+ * (at file scope, once): `path`, tu_path(name), and the cmocka fixtures
+ * setup, which names it, and teardown, which removes it and cancels a
+ * failure injection a failed test left unused (pq__sys_inject: the file
+ * includes pq/internal.h).
+ */
+#define TU_QUEUE_FIXTURE(name)                                                 \
+  static char path[256];                                                       \
+  static int setup(void **state) {                                             \
+    (void)state;                                                               \
+    tu_path(path, sizeof path, name);                                          \
+    return 0;                                                                  \
+  }                                                                            \
+  static int teardown(void **state) {                                          \
+    (void)state;                                                               \
+    pq__sys_inject(NULL, 0);                                                   \
+    unlink(path);                                                              \
+    return 0;                                                                  \
   }
+
+/* A fresh directory "<$PQ_TEST_DIR, or /tmp>/<name>.XXXXXX" into buf.
+ * @return 0, or -1 if it cannot be made (a cmocka setup's failure) */
+static inline int tu_scratch_make(char *buf, size_t len, const char *name) {
+  const char *dir = getenv("PQ_TEST_DIR");
+  int n;
+
+  if (dir == NULL || *dir == '\0')
+    dir = "/tmp";
+  n = snprintf(buf, len, "%s/%s.XXXXXX", dir, name);
+  if (n < 0 || (size_t)n >= len)
+    return -1;
+  return mkdtemp(buf) == NULL ? -1 : 0;
+}
+
+static inline int tu__remove_one(const char *path, const struct stat *st,
+                                 int flag, struct FTW *ftw) {
+  (void)st;
+  (void)flag;
+  (void)ftw;
+  (void)remove(path);
+  return 0;
+}
+
+/* Remove dir and everything below it.  @return 0, or nftw's -1 */
+static inline int tu_scratch_remove(const char *dir) {
+  return nftw(dir, tu__remove_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* Hex text (spaces and newlines ignored) to bytes, at most cap of them.
+ * @return the count */
+static inline size_t tu_unhex(const char *hex, uint8_t *out, size_t cap) {
+  size_t n = 0;
+
+  while (*hex != '\0') {
+    char h[3];
+
+    if (*hex == ' ' || *hex == '\n') {
+      hex++;
+      continue;
+    }
+    h[0] = hex[0];
+    h[1] = hex[1];
+    h[2] = '\0';
+    assert_true(n < cap);
+    out[n++] = (uint8_t)strtoul(h, NULL, 16);
+    hex += 2;
+  }
+  return n;
 }
 
 /* A product of size bytes, contents from seed, ident "test/<seed>". */

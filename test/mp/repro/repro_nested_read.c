@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "pq/pq.h"
+#include "test/mp/repro/repro_util.h"
 
 struct ctx {
   pq_t *self, *other;
@@ -32,23 +33,14 @@ struct ctx {
   int del_rc;
 };
 
-static int noop(const pq_prod_info *i, const void *d, const pq_place *p,
-                void *a) {
-  (void)i;
-  (void)d;
-  (void)p;
-  (void)a;
-  return 0;
-}
-
 static int outer(const pq_prod_info *info, const void *data,
                  const pq_place *place, void *arg) {
   struct ctx *c = arg;
   (void)info;
   (void)data;
   (void)place;
-  pq_find(c->self, c->nested, noop, NULL);    /* the nested read */
-  c->del_rc = pq_delete(c->deleter, c->held); /* must be PQ_LOCKED */
+  pq_find(c->self, c->nested, repro_noop, NULL); /* the nested read */
+  c->del_rc = pq_delete(c->deleter, c->held);    /* must be PQ_LOCKED */
   return 0;
 }
 
@@ -63,13 +55,13 @@ static int put(pq_t *pq, const char *text, uint8_t sig[PQ_SIGLEN]) {
 }
 
 static int one_case(const char *path, int same_product) {
-  pq_create_opts o = {
-      .pc_data_size = 1 << 20, .pc_slots = 64, .pc_flags = PQ_CLOBBER};
   struct ctx c;
   pq_error e;
   memset(&c, 0, sizeof c);
-  if (pq_create(path, &o, &c.self, &e) != PQ_OK ||
-      pq_open(path, 0, &c.other, &e) != PQ_OK) {
+  c.self = repro_create(path, 1 << 20, 64);
+  if (c.self == NULL)
+    return 2;
+  if (pq_open(path, 0, &c.other, &e) != PQ_OK) {
     printf("open: %s\n", e.pe_msg);
     return 2;
   }
@@ -103,7 +95,7 @@ static int one_case(const char *path, int same_product) {
 
 int main(void) {
   char path[256];
-  snprintf(path, sizeof path, "/dev/shm/repro_nested.%ld.pq", (long)getpid());
+  repro_path(path, sizeof path, "nested");
   int a = one_case(path, 0), b = one_case(path, 1);
   unlink(path);
   return a == 2 || b == 2 ? 2 : a || b ? 1 : 0;

@@ -32,26 +32,13 @@
 #include "pq/pq.h"
 #include "test/mp/repro/repro_util.h"
 
-static int noop(const pq_prod_info *i, const void *d, const pq_place *p,
-                void *a) {
-  (void)i;
-  (void)d;
-  (void)p;
-  (void)a;
-  return 0;
-}
-
 int main(void) {
   char path[256];
-  snprintf(path, sizeof path, "/dev/shm/repro_upgrade.%ld.pq", (long)getpid());
-  pq_create_opts o = {
-      .pc_data_size = 1 << 20, .pc_slots = 64, .pc_flags = PQ_CLOBBER};
-  pq_t *pq;
+  repro_path(path, sizeof path, "upgrade");
   pq_error e;
-  if (pq_create(path, &o, &pq, &e) != PQ_OK) {
-    printf("create: %s\n", e.pe_msg);
+  pq_t *pq = repro_create(path, 1 << 20, 64);
+  if (pq == NULL)
     return 2;
-  }
   pq_prod_info info;
   memset(&info, 0, sizeof info);
   strcpy(info.ident, "x");
@@ -84,7 +71,7 @@ int main(void) {
       pq_t *r;
       if (pq_open(path, PQ_READONLY, &r, &e) != PQ_OK)
         _exit(2);
-      _exit(pq_next(r, PQ_FORWARD, NULL, noop, NULL) == PQ_OK ? 0 : 3);
+      _exit(pq_next(r, PQ_FORWARD, NULL, repro_noop, NULL) == PQ_OK ? 0 : 3);
     }
   /* Both readers are inside pq_next(), blocked on our shared lock. */
   int setup = 0;

@@ -1,12 +1,14 @@
 /*
- * repro_util.h - what the bug reproductions of test/mp/repro/ share, so
+ * repro_util.h - what the bug reproductions of test/mp/repro/ share.  So
  * that they wait for events, never for a time: how many lock requests are
  * blocked on a file (the "->" lines of /proc/locks for its device and
  * inode: a process is inside fcntl(F_OFD_SETLKW)), polled until a count is
- * reached or a deadline passes; and reaping children, each with its exit
- * status, until a deadline (sigtimedwait on SIGCHLD, which the program
- * blocks before it forks).  Header-only; exit statuses of the programs:
- * 0 fixed, 1 the bug is present, 2 the reproduction could not be set up.
+ * reached or a deadline passes (test/lib/tu_clock.h); and reaping
+ * children, each with its exit status, until a deadline (sigtimedwait on
+ * SIGCHLD, which the program blocks before it forks).  And the queue of a
+ * reproduction, and a read callback that does nothing.  Header-only; exit
+ * statuses of the programs: 0 fixed, 1 the bug is present, 2 the reproduction
+ * could not be set up.
  */
 #ifndef TEST_MP_REPRO_UTIL_H
 #define TEST_MP_REPRO_UTIL_H
@@ -21,13 +23,10 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
-static inline long long repro_now_ms(void) {
-  struct timespec ts;
-
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
+#include "pq/pq.h"
+#include "test/lib/tu_clock.h"
 
 /* A short pause between two looks at something that sends no event. */
 static inline void repro_pause(void) {
@@ -66,14 +65,14 @@ static inline int repro_lock_waiters(const char *path) {
  * @return true once they are, false at the deadline */
 static inline bool repro_wait_lock_waiters(const char *path, int want,
                                            int timeout_ms) {
-  long long end = repro_now_ms() + timeout_ms;
+  int64_t end = tu_now_ms() + timeout_ms;
 
   for (;;) {
     int n = repro_lock_waiters(path);
 
     if (n >= want)
       return true;
-    if (n < 0 || repro_now_ms() >= end)
+    if (n < 0 || tu_now_ms() >= end)
       return false;
     repro_pause();
   }
@@ -94,7 +93,7 @@ static inline void repro_block_sigchld(void) {
  * 0.  @return how many are left running
  */
 static inline int repro_reap(pid_t *kid, int *status, int n, int timeout_ms) {
-  long long end = repro_now_ms() + timeout_ms;
+  int64_t end = tu_now_ms() + timeout_ms;
   sigset_t s;
 
   sigemptyset(&s);
@@ -109,7 +108,7 @@ static inline int repro_reap(pid_t *kid, int *status, int n, int timeout_ms) {
         else
           left++;
       }
-    long long now = repro_now_ms();
+    int64_t now = tu_now_ms();
     if (left == 0 || now >= end)
       return left;
     struct timespec ts = {(time_t)((end - now) / 1000),
@@ -117,6 +116,38 @@ static inline int repro_reap(pid_t *kid, int *status, int n, int timeout_ms) {
     if (sigtimedwait(&s, NULL, &ts) < 0 && errno != EAGAIN && errno != EINTR)
       return left;
   }
+}
+
+/* "/dev/shm/repro_<tag>.<pid>.pq" into path. */
+static inline void repro_path(char *path, size_t len, const char *tag) {
+  snprintf(path, len, "/dev/shm/repro_%s.%ld.pq", tag, (long)getpid());
+}
+
+/* A new queue at path, replacing any, of size bytes and slots slots.
+ * @return its handle, or NULL (said on stdout: a setup failure) */
+static inline pq_t *repro_create(const char *path, uint64_t size,
+                                 uint64_t slots) {
+  pq_create_opts o = {
+      .pc_data_size = size, .pc_slots = slots, .pc_flags = PQ_CLOBBER};
+  pq_t *pq = NULL;
+  pq_error e;
+
+  if (pq_create(path, &o, &pq, &e) != PQ_OK) {
+    printf("create: %s\n", e.pe_msg);
+    return NULL;
+  }
+  return pq;
+}
+
+/* A pq_next() or pq_find() callback that does nothing: the read is only
+ * there to hold its product, or to walk. */
+static inline int repro_noop(const pq_prod_info *info, const void *data,
+                             const pq_place *place, void *arg) {
+  (void)info;
+  (void)data;
+  (void)place;
+  (void)arg;
+  return 0;
 }
 
 /* A child's status, said plainly ("exit 3", "signal 9"). */

@@ -66,15 +66,11 @@ static double insert_rate(pq_t *pq, unsigned base, unsigned n) {
 
 int main(void) {
   char path[256];
-  snprintf(path, sizeof path, "/dev/shm/repro_waiters.%ld.pq", (long)getpid());
-  pq_create_opts o = {
-      .pc_data_size = 64 << 20, .pc_slots = 16384, .pc_flags = PQ_CLOBBER};
-  pq_t *pq;
+  repro_path(path, sizeof path, "waiters");
   pq_error e;
-  if (pq_create(path, &o, &pq, &e) != PQ_OK) {
-    printf("create: %s\n", e.pe_msg);
+  pq_t *pq = repro_create(path, 64 << 20, 16384);
+  if (pq == NULL)
     return 2;
-  }
   pq_close(pq);
   int fd = open(path, O_RDONLY);
   if (fd < 0) {
@@ -93,10 +89,10 @@ int main(void) {
     _exit(3);       /* woken: nobody commits, so it must not be */
   }
   /* Kill it once it sleeps: its bit is set (or once it has exited). */
-  long long end = repro_now_ms() + 10000;
+  int64_t end = tu_now_ms() + 10000;
   int status = 0;
   pid_t k = kid;
-  while (waiters(fd) == 0 && repro_now_ms() < end &&
+  while (waiters(fd) == 0 && tu_now_ms() < end &&
          repro_reap(&k, &status, 1, 0) == 1)
     repro_pause();
   if (k == 0 || waiters(fd) != 1) {
