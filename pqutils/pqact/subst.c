@@ -94,7 +94,10 @@ int pqact_strftime(const char *in, int64_t t, char *out, size_t outlen) {
   return n == 0 ? -1 : 0;
 }
 
-/* The date (DD:...) refers to: see subst.h. */
+/* The date (DD:...) refers to (subst.h): each candidate is the start of
+ * day DD of a month, normalised as timegm() does (February 30 is March 1 or
+ * 2), so that "before the creation time plus 1.5 days" lets the day after
+ * tomorrow in when the product was made after noon. */
 static void resolve_day(int64_t t, int day, struct tm *res) {
   time_t tt = (time_t)t;
   struct tm now;
@@ -103,26 +106,25 @@ static void resolve_day(int64_t t, int day, struct tm *res) {
     *res = now;
     return;
   }
-  bool found = false;
-  for (int off = 1; off >= -1; off--) {
-    struct tm c = now;
-    c.tm_mday = day;
-    c.tm_mon += off;
-    c.tm_isdst = 0;
-    time_t ct = timegm(&c); /* normalises: Feb 30 is Mar 2 */
-    if ((int64_t)ct < t + DATE_AHEAD_S) {
+  for (int off = 1; off >= -2; off--) {
+    struct tm c = {.tm_year = now.tm_year,
+                   .tm_mon = now.tm_mon + (off >= -1 ? off : -1),
+                   .tm_mday = day};
+    time_t ct = timegm(&c);
+    /* from the latest down, the first that fits; none did (day 31 just
+     * after a short month): the month before */
+    if ((int64_t)ct < t + DATE_AHEAD_S || off == -2) {
       gmtime_r(&ct, res);
-      found = true;
-      break; /* from the latest down: the first that fits */
+      return;
     }
   }
-  if (!found) { /* a day 31 just after a short month: the month before */
-    struct tm c = now;
-    c.tm_mday = day;
-    c.tm_mon -= 1;
-    time_t ct = timegm(&c);
-    gmtime_r(&ct, res);
-  }
+}
+
+static int hour_of(int64_t t) {
+  time_t tt = (time_t)t;
+  struct tm tm;
+  gmtime_r(&tt, &tm);
+  return tm.tm_hour;
 }
 
 static const char *const month_abbr[] = {"jan", "feb", "mar", "apr",
@@ -159,7 +161,7 @@ static void put_date(struct out *o, int day, const char *code, size_t len,
   else if (strcasecmp(c, "ddd") == 0)
     snprintf(v, sizeof v, "%03d", tm.tm_yday + 1);
   else if (strcasecmp(c, "hh") == 0)
-    snprintf(v, sizeof v, "%02d", tm.tm_hour);
+    snprintf(v, sizeof v, "%02d", hour_of(t)); /* the product's hour */
   else {
     say_msg(say, arg, "unknown date indicator");
     return;

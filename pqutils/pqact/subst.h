@@ -11,8 +11,9 @@
  *   3. (DD:code) day references, DD two digits (usually \1, a WMO heading's
  *      day of month), code one of yyyy yy mm mmm dd ddd hh (either case):
  *      the date of the latest of {the next month, this month, the month
- *      before} on day DD that comes before the product's creation time
- *      plus 1.5 days; DD 00 is the creation time itself;
+ *      before} on day DD whose start comes before the product's creation
+ *      time plus 1.5 days; DD 00 is the creation time itself; hh is the
+ *      creation time's hour;
  *   4. (seq) is the product's sequence number;
  * then the result is split on blanks (spaces and tabs), double quotes
  * grouping words and being removed (single quotes are ordinary).
