@@ -1,5 +1,9 @@
 # pqact's tests: cmocka units of its parts (the pqact.conf reader, the
-# substitutions, the filing).
+# substitutions, the filing), and shell tests that insert products into a
+# real queue, run the pqact program on a pqact.conf and compare the files
+# it makes byte for byte with bytes built from LDM's rules.  pqacthelper
+# inserts products whose creation time, feedtype, sequence number and
+# origin the test chooses (pqinsert's creation time is now).
 if(TARGET pqact)
   foreach(name test_pqact_conf test_pqact_subst test_pqact_filing)
     add_executable(${name} ${CMAKE_CURRENT_LIST_DIR}/${name}.c)
@@ -7,5 +11,16 @@ if(TARGET pqact)
     add_test(NAME ${name} COMMAND ${name})
     set_tests_properties(${name} PROPERTIES TIMEOUT 60 SKIP_RETURN_CODE 77
       LABELS pqact ENVIRONMENT "PQ_TEST_DIR=${CMAKE_BINARY_DIR}/testdata")
+  endforeach()
+
+  add_executable(pqacthelper ${CMAKE_CURRENT_LIST_DIR}/pqacthelper.c)
+  target_link_libraries(pqacthelper PRIVATE ldmpq)
+  foreach(name files)
+    add_test(NAME pqact_${name}
+      COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/${name}.sh
+              $<TARGET_FILE_DIR:pqcreate> $<TARGET_FILE:pqact>
+              $<TARGET_FILE:pqacthelper>)
+    set_tests_properties(pqact_${name} PROPERTIES TIMEOUT 120
+      LABELS pqact SKIP_RETURN_CODE 77)
   endforeach()
 endif()
