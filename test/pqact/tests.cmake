@@ -15,7 +15,7 @@ if(TARGET pqact)
 
   add_executable(pqacthelper ${CMAKE_CURRENT_LIST_DIR}/pqacthelper.c)
   target_link_libraries(pqacthelper PRIVATE ldmpq)
-  foreach(name files options)
+  foreach(name files options stop)
     add_test(NAME pqact_${name}
       COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/${name}.sh
               $<TARGET_FILE_DIR:pqcreate> $<TARGET_FILE:pqact>
