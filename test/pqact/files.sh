@@ -45,7 +45,7 @@ IDS|NGRID${tab}^(FX|500)${tab}file${tab}-close${tab}%Y/%m/%d/%H%M%S_\\1
 CONF
 
 expect_rc 0 "$PQACT" -l- -q /dev/null "$CONF"
-pqact_run -o $ALL -i 0 "$CONF"
+pqact_run -o "$ALL" -i 0 "$CONF"
 ((rc == 0)) || fail "pqact exited $rc"
 expect_not_in "$ERR" "ERROR"
 cd "$DATA" || fail "cd $DATA"
@@ -116,7 +116,7 @@ ok "-overwrite, &, strftime, word splitting, quotes, -log"
 # A second run appends to what is not overwritten.
 cp all.meta ../meta1
 cd "$SCRATCH" || fail "cd"
-pqact_run -o $ALL -i 0 "$CONF"
+pqact_run -o "$ALL" -i 0 "$CONF"
 ((rc == 0)) || fail "second pqact run exited $rc"
 cd "$DATA" || fail "cd"
 cat ../meta1 ../meta1 >../want

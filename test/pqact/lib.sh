@@ -36,6 +36,7 @@ FAIL_BYTES=3000
 
 # The offset that takes every product in the queue, whatever its creation
 # time (pqact's -o is also a creation-time filter).
+# shellcheck disable=SC2034 # used by the tests
 ALL=2000000000
 
 # utc 'YYYY-MM-DD hh:mm:ss': seconds since the epoch.

@@ -106,7 +106,7 @@ same else.out ../B1
 [[ ! -e a.out && ! -e order && ! -e else2.out ]] || fail "-p ^B: others acted on"
 rm -f ./*.out
 # -o large enough takes the old product too
-pqact_run -o $ALL -i 0
+pqact_run -o "$ALL" -i 0
 cat ../A1 ../OLD >../want
 same a.out ../want
 rm -f ./*.out order
