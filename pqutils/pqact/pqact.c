@@ -155,10 +155,11 @@ static void begin_product(struct act *a) {
   process(a, &info, "");
 }
 
-/* Wait up to `seconds` for a commit, ending early on a stop. */
+/* Wait up to `seconds` for a commit, ending early on a stop or a
+ * statistics request. */
 static int wait_for_products(pq_t *pq, uint64_t seconds) {
   uint64_t waited_ms = 0, limit_ms = seconds * 1000;
-  while (waited_ms < limit_ms && !cli_stopping()) {
+  while (waited_ms < limit_ms && !cli_stopping() && !cli_stats_pending()) {
     uint64_t slice = limit_ms - waited_ms;
     if (slice > WAIT_SLICE_MS)
       slice = WAIT_SLICE_MS;

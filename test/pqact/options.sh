@@ -43,7 +43,10 @@ expect_in "$ERR" "cannot use configuration-file \"$SCRATCH/bad.conf\""
 run "$PQACT" -l- -q /dev/null "$SCRATCH/missing.conf"
 ((rc != 0)) || fail "a missing file: pqact exited 0"
 expect_in "$ERR" "cannot open configuration-file \"$SCRATCH/missing.conf\": No such file"
-ok "-q /dev/null: good, empty, bad (every error with its line), missing"
+# the example in etc/ is good
+expect_rc 0 "$PQACT" -l- -q /dev/null "$(dirname "$0")/../../etc/pqact.conf"
+expect_not_in "$ERR" "WARN"
+ok "-q /dev/null: good, empty, bad (every error with its line), missing; etc/pqact.conf"
 
 for a in PIPE EXEC DBFILE SPIPE XPIPE; do
   printf 'EXP\t^A\tNOOP\n# c\nEXP\t^A\t%s\tsomething\n' "$a" >unsup.conf
