@@ -19,7 +19,7 @@ has_bytes() {
 
 for sig in TERM INT; do
   rm -f "$DATA/live.out"
-  background "$PQACT" -l "$SCRATCH/log.$sig" -d "$DATA" -i 600
+  background "$PQACT" -l "$SCRATCH/log.$sig" -d "$DATA" -i 600 2>"$ERR"
   pid=$BG
   wait_until 10 asleep_in "$pid" 'futex|poll|nanosleep' ||
     fail "pqact ($sig) never waited for products"
@@ -30,6 +30,7 @@ for sig in TERM INT; do
     fail "pqact ($sig) did not wait again"
   stop_within "$pid" "$sig" 5
   ((rc == 0)) || fail "pqact exited $rc after SIG$sig"
+  sanitizer_check "$ERR"
   expect_in "$SCRATCH/log.$sig" "exiting: 1 products"
   same "$DATA/live.out" one
   ok "SIG$sig stops a waiting pqact in $ms ms; products filed as they came"

@@ -24,3 +24,11 @@ if(TARGET pqact)
       LABELS pqact SKIP_RETURN_CODE 77)
   endforeach()
 endif()
+
+# fuzz_pqact: the pqact.conf reader and the substitutions on any input,
+# when test/fuzz/fuzz.cmake could build libFuzzer targets.
+if(COMMAND pq_fuzz_target)
+  pq_fuzz_target(fuzz_pqact ${CMAKE_CURRENT_LIST_DIR}/fuzz_pqact.c
+    ${CMAKE_SOURCE_DIR}/pqutils/pqact/conf.c
+    ${CMAKE_SOURCE_DIR}/pqutils/pqact/subst.c ${_pq_sources} SEEDS)
+endif()
