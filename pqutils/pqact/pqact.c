@@ -15,6 +15,7 @@
  * SIGTERM and SIGINT stop it at the next product or wait (cli_signals()).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -351,7 +352,21 @@ static int run(struct cli *c, const struct opts *o, struct act *a) {
   return status;
 }
 
+/* Standard input, output and error open, on /dev/null if they were closed
+ * (as LDM's pqact): else the first output file would get one of their
+ * numbers, and log lines or a child's output would go into it. */
+static void standard_fds(void) {
+  for (int fd = 0; fd <= 2; fd++) {
+    if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+      continue;
+    int n = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+    if (n >= 0 && n != fd) /* lower ones are open: n is fd */
+      close(n);
+  }
+}
+
 int main(int argc, char **argv) {
+  standard_fds();
   struct cli c;
   struct opts o = {
       .feedtype = PQ_FT_ANY, .pattern = ".*", .interval = 15, .timeout = 60};

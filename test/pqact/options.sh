@@ -130,3 +130,18 @@ run "$PQACT" -l- -o 100 -i 0
 ((rc != 0)) || fail "pqact with no queue exited 0"
 expect_in "$ERR" "$Q"
 ok "the end of the queue without -o; registry data directory; LDMPQFNAME"
+
+# Started with standard output and error closed, pqact opens them on
+# /dev/null first, so that no file it opens gets their numbers (where a
+# child's output or a log line would then go).
+mv "$SCRATCH/other.pq" "$Q"
+rm -f "$DATA/a.out"
+background "$PQACT" -l "$SCRATCH/closed.log" -d "$DATA" -o 100 -i 600 >&- 2>&-
+wait_until 10 test -s "$DATA/a.out" || fail "pqact with closed stdout/stderr filed nothing"
+for fd in 1 2; do
+  target=$(readlink "/proc/$BG/fd/$fd") || fail "pqact has no descriptor $fd"
+  [[ $target == /dev/null ]] || fail "pqact's descriptor $fd is $target, not /dev/null"
+done
+stop_within "$BG" TERM 5
+same "$DATA/a.out" A1
+ok "closed standard descriptors are reopened on /dev/null"
