@@ -234,22 +234,16 @@ static struct output *open_output(struct pqact_outputs *outs,
     free(o);
     return NULL;
   }
-  if ((flags & OPT_EDEX) != 0)
-    log_warning("notification specified but shared memory is not "
-                "available: \"%s\"",
-                path);
   push_front(outs, o);
   outs->n++;
   return o;
 }
 
-/* The options among argv's leading "-..." words; *first_arg is the first
- * word that is not one. */
-static unsigned decode_options(enum pqact_action type, int argc, char **argv,
-                               int *first_arg) {
+/* The options among argv's leading "-..." words.  The last word is the
+ * path even if it begins with '-', as in LDM's pqact. */
+static unsigned decode_options(enum pqact_action type, int argc, char **argv) {
   unsigned flags = 0;
-  int i = 0;
-  for (; i < argc && argv[i][0] == '-'; i++) {
+  for (int i = 0; i < argc - 1 && argv[i][0] == '-'; i++) {
     for (size_t k = 0; k < sizeof option_names / sizeof option_names[0]; k++) {
       const struct option_name *on = &option_names[k];
       if ((on->actions & (1u << type)) != 0 &&
@@ -257,7 +251,6 @@ static unsigned decode_options(enum pqact_action type, int argc, char **argv,
         flags |= on->flag;
     }
   }
-  *first_arg = i;
   return flags;
 }
 
@@ -359,7 +352,7 @@ size_t pqact_metadata(const pq_prod_info *info, uint32_t data_size,
                       uint8_t *buf) {
   uint32_t ilen = (uint32_t)strlen(info->ident);
   uint32_t olen = (uint32_t)strlen(info->origin);
-  uint32_t total = PQACT_META_FIXED + ilen + olen;
+  uint32_t total = PQACT_META_FIXED + 4 + ilen + 4 + olen;
   uint64_t sec = (uint64_t)info->arrival.sec;
   int32_t usec = info->arrival.usec;
   uint8_t *p = buf;
@@ -416,10 +409,9 @@ static int file_out(struct output *o, const uint8_t *meta, size_t mlen,
 int pqact_file_action(struct pqact_outputs *outs, enum pqact_action type,
                       int argc, char **argv, const pq_prod_info *info,
                       const void *data) {
-  int first;
-  unsigned flags = decode_options(type, argc, argv, &first);
-  if (first >= argc) {
-    log_error("%s: no path among the arguments", pqact_action_name(type));
+  unsigned flags = decode_options(type, argc, argv);
+  if (argc == 0) {
+    log_error("%s: no path", pqact_action_name(type));
     return -1;
   }
   const char *path = argv[argc - 1];
@@ -431,6 +423,10 @@ int pqact_file_action(struct pqact_outputs *outs, enum pqact_action type,
     return -1;
   }
   o->last_used = time(NULL);
+  if (o->flags & OPT_EDEX) /* needs pqact -e, which this pqact lacks */
+    log_error("notification specified but shared memory is not available: "
+              "\"%s\"",
+              path);
 
   size_t start = 0, len = (size_t)info->size;
   if (o->flags & OPT_REMOVEWMO)
@@ -451,7 +447,7 @@ int pqact_file_action(struct pqact_outputs *outs, enum pqact_action type,
   uint8_t meta[PQACT_META_FIXED + 8 + PQ_IDENT_MAX + PQ_ORIGIN_MAX];
   size_t mlen = 0;
   if (o->flags & OPT_METADATA)
-    mlen = pqact_metadata(info, (uint32_t)info->size, meta);
+    mlen = pqact_metadata(info, (uint32_t)len, meta); /* what is written */
   int rc = file_out(o, meta, mlen, bytes, len);
   free(copy);
   if (rc != 0) {

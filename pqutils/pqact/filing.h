@@ -6,7 +6,8 @@
  *   - the options are the leading "-xxx" arguments, each known by its first
  *     two letters after the '-' (so "-overwrit" is -overwrite and "-cl" is
  *     -close); unknown ones are ignored; the output path is the last
- *     argument, relative to the working directory (pqact's -d);
+ *     argument, never an option, relative to the working directory
+ *     (pqact's -d);
  *   - an output stays open, keyed by its action and path, until -close, an
  *     error, six idle hours, the open-file limit or the end; a later entry
  *     writing to an open output uses the options of the one that opened it;
@@ -74,10 +75,11 @@ void pqact_remove_wmo(const uint8_t *data, size_t len, size_t *start,
 size_t pqact_strip(uint8_t *data, size_t len);
 
 /**
- * -metadata's header for a product of data_size bytes, in host byte order:
- * total (PQACT_META_FIXED + ident and origin lengths), signature, data
- * size, creation seconds (64 bits) and microseconds, feedtype, sequence
- * number, then the ident and origin, each after its 32-bit length.
+ * -metadata's header for data_size bytes of data (what is written, after
+ * -removewmo and -strip), in host byte order: total length of the header,
+ * signature, data size, creation seconds (64 bits) and microseconds,
+ * feedtype, sequence number, then the ident and origin, each after its
+ * 32-bit length.
  * @param buf  at least PQACT_META_FIXED + 8 + PQ_IDENT_MAX + PQ_ORIGIN_MAX
  * @return the bytes written into buf
  */

@@ -41,6 +41,7 @@ IDS${tab}^SAUS${tab}FILE${tab}-overwrit -cl${tab}over/latest
 ANY${tab}^KMKX.*${tab}FILE${tab}-close${tab}pct/&
 NGRID${tab}^(.*)\$${tab}FILE${tab}-close grid/\\1
 IDS${tab}^(SAUS)${tab}FILE${tab}-log -close "quoted dir/\\1 x"
+IDS${tab}^(SAUS4.)${tab}FILE${tab}-metadata -st -overwrite -close${tab}metastrip/\\1
 IDS|NGRID${tab}^(FX|500)${tab}file${tab}-close${tab}%Y/%m/%d/%H%M%S_\\1
 CONF
 
@@ -71,7 +72,16 @@ if little_endian; then
     cat ../p5
   } >../want.meta
   same all.meta ../want.meta
-  ok "-metadata: LDM's header before each product, _BEGIN_ first"
+  # with -strip the header gives the size written; -overwrite keeps
+  # header and data of the product
+  tr -d '\000-\011\013-\037\177' <../p1 >../p1.strip
+  {
+    meta 'SAUS43 KXYZ 011200' up.example 8 5 "$T1" 250000 "$(wc -c <../p1.strip)" \
+      "$(sig_of 'SAUS43 KXYZ 011200' ../p1)"
+    cat ../p1.strip
+  } >../want.meta
+  same metastrip/SAUS43 ../want.meta
+  ok "-metadata: LDM's header before each product, _BEGIN_ first; with -strip -overwrite"
 else
   skip_part "-metadata bytes: built for little-endian hosts only"
 fi

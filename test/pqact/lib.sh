@@ -73,12 +73,12 @@ le64() {
 }
 
 # meta IDENT ORIGIN FEEDTYPE SEQNO SEC USEC SIZE SIGHEX: the header FILE
-# -metadata writes before a product's data, as LDM lays it out: total
-# (44 + the two lengths), signature, data size, creation time (64-bit
-# seconds, 32-bit microseconds), feedtype, seqno, then ident and origin
-# each after its 32-bit length.
+# -metadata writes before SIZE bytes of data, as LDM lays it out: the
+# header's length (4+16+4+8+4+4+4 + 4+ident + 4+origin), signature, data
+# size, creation time (64-bit seconds, 32-bit microseconds), feedtype,
+# seqno, then ident and origin each after its 32-bit length.
 meta() {
-  le32 $((44 + ${#1} + ${#2}))
+  le32 $((52 + ${#1} + ${#2}))
   bytes "$8"
   le32 "$7"
   le64 "$5"

@@ -7,6 +7,7 @@
 # queue; every matching entry fires in file order and ^_ELSE_$ fires only
 # when no earlier entry matched.
 source "$(dirname "$0")/lib.sh" "$@"
+ETC=$(cd "$(dirname "$0")/../../etc" && pwd) || fail "no etc/ in the tree"
 cd "$SCRATCH" || fail "cd"
 tab=$'\t'
 
@@ -44,7 +45,7 @@ run "$PQACT" -l- -q /dev/null "$SCRATCH/missing.conf"
 ((rc != 0)) || fail "a missing file: pqact exited 0"
 expect_in "$ERR" "cannot open configuration-file \"$SCRATCH/missing.conf\": No such file"
 # the example in etc/ is good
-expect_rc 0 "$PQACT" -l- -q /dev/null "$(dirname "$0")/../../etc/pqact.conf"
+expect_rc 0 "$PQACT" -l- -q /dev/null "$ETC/pqact.conf"
 expect_not_in "$ERR" "WARN"
 ok "-q /dev/null: good, empty, bad (every error with its line), missing; etc/pqact.conf"
 

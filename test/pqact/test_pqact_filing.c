@@ -87,7 +87,7 @@ static void test_metadata(void **state) {
   uint64_t u64;
   int32_t i32;
   memcpy(&u32, buf, 4);
-  assert_int_equal(u32, 44 + 5 + 12); /* LDM's total, as it writes it */
+  assert_int_equal(u32, n); /* the whole header, both lengths too */
   assert_memory_equal(buf + 4, info.signature, 16);
   memcpy(&u32, buf + 20, 4);
   assert_int_equal(u32, 1000);
@@ -186,8 +186,12 @@ static void test_files(void **state) {
     assert_int_equal(act(o, t, args, "c\n"), 0);
     snprintf(args, sizeof args, "u%s", k);
     assert_string_equal(slurp(args, &len), "c\n");
-    /* no path */
-    assert_int_equal(act(o, t, "-close", "x"), -1);
+    /* the last word is the path, even "-close" */
+    assert_int_equal(act(o, t, "-overwrite -cl -close", "x\n"), 0);
+    assert_string_equal(slurp("-close", &len), "x\n");
+    assert_int_equal(act(o, t, "-overwrite -cl -close", "y\n"), 0);
+    assert_string_equal(slurp("-close", &len), "y\n");
+    unlink("-close");
   }
   assert_int_equal(pqact_outputs_open(o), 2); /* fk and sk */
   /* FILE -overwrite kept open: each product replaces the last */
