@@ -9,10 +9,16 @@
  *     it (a continuation's tab included);
  *   - a line that starts with a blank (space or tab) continues the entry
  *     before it: the newline and the leading blanks become one tab;
- *     trailing blanks are dropped;
+ *     trailing white space is dropped; a line of blanks within an entry is
+ *     skipped, but an empty line ends it;
  *   - a line with '#' in column 1 is a comment, also between continuation
- *     lines; blank lines are skipped;
- *   - the whole entry must fit in 511 characters;
+ *     lines; blank lines between entries are skipped; within an entry, an
+ *     indented comment ("<blanks>#...") is skipped too, and the next line
+ *     that is neither a comment nor empty then continues the entry
+ *     whatever it starts with;
+ *   - the whole entry must fit in LDM's 512-byte buffer as LDM reads it:
+ *     each line arrives with its newline and trailing blanks before they
+ *     are dropped, so an entry holds at most 510 characters;
  *   - the feedtype is an expression of pq_feedtype_parse(); the pattern a
  *     POSIX ERE of at most 255 characters, a leading ".*" stripped (with a
  *     warning), refused when pq_ere_tame() says its compiled form explodes;
@@ -20,11 +26,11 @@
  *   - the action name is case-insensitive: NOOP, FILE, STDIOFILE, DBFILE,
  *     PIPE, SPIPE, XPIPE, EXEC.
  *
- * A bad entry is reported (LDM's message, lowercased, with its line number)
- * and the rest of the file is still read, so that one run shows every
- * error; a file with any error is refused as a whole.  Nothing here logs:
- * messages go to the caller's callback.  Not thread-safe per table; tables
- * are independent.
+ * A bad entry is reported (LDM's message, lowercased, with the line where
+ * the entry starts) and the rest of the file is still read, so that one
+ * run shows every error; a file with any error is refused as a whole.
+ * Nothing here logs: messages go to the caller's callback.  Not thread-safe per
+ * table; tables are independent.
  */
 #ifndef PQACT_CONF_H
 #define PQACT_CONF_H

@@ -254,7 +254,7 @@ static int load_conf(const char *path, struct pqact_conf *conf) {
   int rc = pqact_conf_read(f, conf, say_conf, (void *)path);
   fclose(f);
   if (rc != 0) {
-    log_error("cannot use configuration-file \"%s\": it has errors", path);
+    log_error("error in configuration-file \"%s\"", path);
     return -1;
   }
   unsigned unsupported = 0;

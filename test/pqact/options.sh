@@ -37,10 +37,10 @@ CONF
 run "$PQACT" -l- -q /dev/null bad.conf
 ((rc != 0 && rc < 128)) || fail "a bad file: pqact exited $rc"
 expect_in "$ERR" "$SCRATCH/bad.conf: syntax error at line 3, not enough fields"
-expect_in "$ERR" "$SCRATCH/bad.conf: bad feedtype \"NOSUCH\" at line 4"
+expect_in "$ERR" "$SCRATCH/bad.conf: feedtype error at line 4: unknown feedtype name: \"NOSUCH\""
 expect_in "$ERR" "$SCRATCH/bad.conf: unknown action \"FILEX\" at line 5"
-expect_in "$ERR" "$SCRATCH/bad.conf: bad pattern \"(x\" at line 6"
-expect_in "$ERR" "cannot use configuration-file \"$SCRATCH/bad.conf\""
+expect_in "$ERR" "$SCRATCH/bad.conf: regcomp error at line 6: \"(x\""
+expect_in "$ERR" "error in configuration-file \"$SCRATCH/bad.conf\""
 run "$PQACT" -l- -q /dev/null "$SCRATCH/missing.conf"
 ((rc != 0)) || fail "a missing file: pqact exited 0"
 expect_in "$ERR" "cannot open configuration-file \"$SCRATCH/missing.conf\": No such file"

@@ -1,9 +1,10 @@
 /*
  * test_pqact_conf - the pqact.conf reader (pqutils/pqact/conf.c): fields
- * and their tabs, continuations, comments and blank lines, the 512-byte
- * entry, feedtypes, patterns (".*" prefix, ^_ELSE_$, bad and explosive
- * EREs, 255 characters), action names in any case, and every message with
- * its line number.  Each file is read from memory (fmemopen).
+ * and their tabs, continuations, comments and blank lines (where an entry
+ * ends, and where LDM's reader goes on), the 512-byte buffer, feedtypes,
+ * patterns (".*" prefix, ^_ELSE_$, bad and explosive EREs, 255 characters),
+ * action names in any case, and every message with its line number.  Each file
+ * is read from memory (fmemopen).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -139,24 +140,24 @@ static void test_not_enough_fields(void **state) {
   /* the line number is where the entry starts */
   expect_error("EXP\tx\tNOOP\nANY\t\n\t\n#\n\n",
                "syntax error at line 2, not enough fields");
-  expect_error("\tFILE\tx\n", "syntax error at line 1, continuation line "
-                              "without an entry");
+  /* a first line that starts with a tab is an entry: the tab is skipped */
+  expect_error("\tFILE\tx\n", "syntax error at line 1, not enough fields");
 }
 
 static void test_every_error_and_all_of_them(void **state) {
   (void)state;
   expect_error("NOSUCH\tx\tNOOP\n",
-               "bad feedtype \"NOSUCH\" at line 1: unknown feedtype name");
+               "feedtype error at line 1: unknown feedtype name: \"NOSUCH\"");
   char why[128]; /* regerror()'s text, which is the C library's */
   regex_t re;
   int rc = regcomp(&re, "(ab", REG_EXTENDED);
   assert_int_not_equal(rc, 0);
   regerror(rc, &re, why, sizeof why);
   char msg[256];
-  snprintf(msg, sizeof msg, "bad pattern \"(ab\" at line 1: %s", why);
+  snprintf(msg, sizeof msg, "regcomp error at line 1: \"(ab\": %s", why);
   expect_error("EXP\t(ab\tNOOP\n", msg);
   expect_error("EXP\t((a{255}){255})\tNOOP\n",
-               "bad pattern \"((a{255}){255})\" at line 1: its repetitions "
+               "regcomp error at line 1: \"((a{255}){255})\": its repetitions "
                "would take too much memory to compile");
   expect_error("EXP\tx\tFILES\tout\n", "unknown action \"FILES\" at line 1");
   expect_error("EXP\tx\tstdiofilexxxx\tout\n",
@@ -175,8 +176,8 @@ static void test_every_error_and_all_of_them(void **state) {
   assert_int_equal(s.nerr, 3);
   assert_string_equal(s.text,
                       "E syntax error at line 2, not enough fields\n"
-                      "E bad feedtype \"BAD\" at line 3: unknown feedtype "
-                      "name\n"
+                      "E feedtype error at line 3: unknown feedtype name: "
+                      "\"BAD\"\n"
                       "E unknown action \"PIPEX\" at line 4\n");
   assert_null(conf.entries);
   assert_int_equal(conf.n, 0);
@@ -218,8 +219,8 @@ static void test_patterns(void **state) {
                              &conf, &s),
                    0);
   assert_int_equal(s.nwarn, 1); /* ".*" alone is kept, as LDM */
-  assert_string_equal(s.text, "W pattern \".*(SA)\" at line 2: leading \".*\" "
-                              "removed (it only slows matching)\n");
+  assert_string_equal(s.text, "W adjusting pathological regular-expression at "
+                              "line 2: \".*(SA)\"\n");
   assert_string_equal(conf.entries[0].pattern, ".*");
   assert_string_equal(conf.entries[1].pattern, "(SA)");
   assert_true(conf.entries[2].is_else);
@@ -236,10 +237,13 @@ static void test_patterns(void **state) {
   pat[255] = 'a';
   pat[256] = '\0';
   snprintf(text, sizeof text, "ANY\t%s\tNOOP\n", pat);
-  expect_error(text, "pattern too long at line 1 (more than 255 characters)");
+  char want[700];
+  snprintf(want, sizeof want, "pattern string too long at line 1: \"%s\"", pat);
+  expect_error(text, want);
 }
 
-/* An entry of exactly n characters, continuation tabs included. */
+/* An entry of exactly n characters, continuation tab included, each
+ * line with its newline. */
 static void entry_of(char *buf, size_t n, bool continued) {
   const char *head = continued ? "ANY\tx\tFILE\n\t" : "ANY\tx\tFILE\t";
   size_t hlen = strlen(head), fixed = strlen("ANY\tx\tFILE\t");
@@ -253,30 +257,91 @@ static void test_entry_limit(void **state) {
   char text[2048];
   struct pqact_conf conf;
   struct said s;
+  /* LDM's 512-byte buffer holds 510 characters, the newline and the NUL */
   for (int continued = 0; continued <= 1; continued++) {
-    entry_of(text, PQACT_ENTRY_MAX - 1, continued);
+    entry_of(text, PQACT_ENTRY_MAX - 2, continued);
     assert_int_equal(read_text(text, &conf, &s), 0);
     assert_int_equal(strlen(conf.entries[0].args),
-                     PQACT_ENTRY_MAX - 1 - strlen("ANY\tx\tFILE\t"));
+                     PQACT_ENTRY_MAX - 2 - strlen("ANY\tx\tFILE\t"));
     pqact_conf_free(&conf);
-    entry_of(text, PQACT_ENTRY_MAX, continued);
-    expect_error(text, continued ? "entry too long at line 2 (more than 511 "
-                                   "characters)"
-                                 : "entry too long at line 1 (more than 511 "
-                                   "characters)");
+    entry_of(text, PQACT_ENTRY_MAX - 1, continued);
+    expect_error(text, "entry too long at line 1");
   }
-  /* too long over several lines: the line that crossed the limit, and the
-   * next entry is still read */
+  /* the same without the last newline: fgets() stops before the end */
+  entry_of(text, PQACT_ENTRY_MAX - 2, false);
+  text[strlen(text) - 1] = '\0';
+  assert_int_equal(read_text(text, &conf, &s), 0);
+  pqact_conf_free(&conf);
+  entry_of(text, PQACT_ENTRY_MAX - 1, false);
+  text[strlen(text) - 1] = '\0';
+  expect_error(text, "entry too long at line 1");
+  /* trailing blanks count, as they are read before they are dropped */
+  entry_of(text, 505, false);
+  strcpy(text + strlen(text) - 1, "     \n"); /* 505 + 5 + newline */
+  assert_int_equal(read_text(text, &conf, &s), 0);
+  assert_int_equal(strlen(conf.entries[0].args), 505 - 11);
+  pqact_conf_free(&conf);
+  entry_of(text, 505, false);
+  strcpy(text + strlen(text) - 1, "      \n"); /* one more */
+  expect_error(text, "entry too long at line 1");
+  /* the leading blanks of a continuation do not count */
   char *p = text;
+  p += sprintf(p, "EXP\tx\tFILE\n");
+  for (int i = 0; i < 4; i++)
+    p += sprintf(p, "          \t%0100d\n", i);
+  assert_int_equal(read_text(text, &conf, &s), 0);
+  pqact_conf_free(&conf);
+  /* too long over several lines: the line where the entry starts, and
+   * the next entry is still read */
+  p = text;
   p += sprintf(p, "EXP\tx\tFILE\n");
   for (int i = 0; i < 6; i++)
     p += sprintf(p, "\t%0100d\n", i);
   sprintf(p, "BAD\tx\tNOOP\n");
   assert_int_equal(read_text(text, &conf, &s), -1);
-  assert_string_equal(s.text, "E entry too long at line 6 (more than 511 "
-                              "characters)\n"
-                              "E bad feedtype \"BAD\" at line 8: unknown "
-                              "feedtype name\n");
+  assert_string_equal(s.text, "E entry too long at line 1\n"
+                              "E feedtype error at line 8: unknown feedtype "
+                              "name: \"BAD\"\n");
+}
+
+/* Where LDM's reader ends an entry, and where it goes on. */
+static void test_entry_ends(void **state) {
+  (void)state;
+  struct pqact_conf conf;
+  struct said s;
+  /* an empty line ends the entry; the tab line after it is an entry */
+  assert_int_equal(read_text("ANY\tx\n\n\tFILE\tout\n", &conf, &s), -1);
+  assert_string_equal(s.text, "E syntax error at line 1, not enough fields\n"
+                              "E syntax error at line 3, not enough fields\n");
+  /* a line of blanks does not */
+  assert_int_equal(read_text("ANY\tx\n \t \n\tFILE\tout\n", &conf, &s), 0);
+  assert_string_equal(conf.entries[0].args, "out");
+  pqact_conf_free(&conf);
+  /* an indented comment is skipped, and the line after it continues the
+   * entry whatever it starts with */
+  assert_int_equal(read_text("EXP\tx\tPIPE\tdec\n"
+                             "\t#\t-e GEMTBL=/x\n"
+                             "#\n"
+                             "\n"
+                             "\t-d log\n"
+                             "\t-v\n"
+                             "EXP\ty\tFILE\n"
+                             "  # the path:\n"
+                             "data/y\n"
+                             "ANY\tz\tNOOP\n",
+                             &conf, &s),
+                   0);
+  assert_int_equal(conf.n, 3);
+  assert_string_equal(conf.entries[0].args, "dec\t\t-d log\t-v");
+  assert_string_equal(conf.entries[1].args, "data/y");
+  assert_int_equal(conf.entries[1].line, 7);
+  assert_int_equal(conf.entries[2].line, 10);
+  pqact_conf_free(&conf);
+  /* a first line that starts with a tab */
+  assert_int_equal(read_text("\t\tEXP\tx\tNOOP\n", &conf, &s), 0);
+  assert_int_equal(conf.n, 1);
+  assert_int_equal(conf.entries[0].feedtype, PQ_FT_EXP);
+  pqact_conf_free(&conf);
 }
 
 int main(void) {
@@ -288,6 +353,7 @@ int main(void) {
       cmocka_unit_test(test_action_names),
       cmocka_unit_test(test_patterns),
       cmocka_unit_test(test_entry_limit),
+      cmocka_unit_test(test_entry_ends),
   };
   return tu_exit_code(cmocka_run_group_tests(tests, NULL, NULL));
 }
