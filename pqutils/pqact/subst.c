@@ -13,7 +13,8 @@
 #include <strings.h>
 #include <time.h>
 
-/* The window of (DD:code): a day up to 1.5 days after the creation time. */
+/* The window of (DD:code): a candidate before the creation time plus 1.5
+ * days, which with the time of day kept means up to the next day. */
 #define DATE_AHEAD_S (36 * 3600)
 
 static void say_msg(pqact_subst_say_fn *say, void *arg, const char *msg) {
@@ -94,10 +95,9 @@ int pqact_strftime(const char *in, int64_t t, char *out, size_t outlen) {
   return n == 0 ? -1 : 0;
 }
 
-/* The date (DD:...) refers to (subst.h): each candidate is the start of
- * day DD of a month, normalised as timegm() does (February 30 is March 1 or
- * 2), so that "before the creation time plus 1.5 days" lets the day after
- * tomorrow in when the product was made after noon. */
+/* The date (DD:...) refers to (subst.h): each candidate is the creation
+ * time moved to day DD of a month, its time of day kept, normalised as
+ * timegm() does (February 30 is March 1 or 2). */
 static void resolve_day(int64_t t, int day, struct tm *res) {
   time_t tt = (time_t)t;
   struct tm now;
@@ -106,46 +106,40 @@ static void resolve_day(int64_t t, int day, struct tm *res) {
     *res = now;
     return;
   }
-  for (int off = 1; off >= -2; off--) {
-    struct tm c = {.tm_year = now.tm_year,
-                   .tm_mon = now.tm_mon + (off >= -1 ? off : -1),
-                   .tm_mday = day};
-    time_t ct = timegm(&c);
-    /* from the latest down, the first that fits; none did (day 31 just
-     * after a short month): the month before */
-    if ((int64_t)ct < t + DATE_AHEAD_S || off == -2) {
-      gmtime_r(&ct, res);
-      return;
-    }
+  time_t cand[3]; /* next month, this month, the month before */
+  for (int k = 0; k < 3; k++) {
+    struct tm c = now;
+    c.tm_mday = day;
+    c.tm_mon += 1 - k;
+    c.tm_isdst = 0;
+    cand[k] = timegm(&c);
   }
-}
-
-static int hour_of(int64_t t) {
-  time_t tt = (time_t)t;
-  struct tm tm;
-  gmtime_r(&tt, &tm);
-  return tm.tm_hour;
+  time_t pick = (int64_t)cand[0] < t + DATE_AHEAD_S   ? cand[0]
+                : (int64_t)cand[1] < t + DATE_AHEAD_S ? cand[1]
+                                                      : cand[2];
+  gmtime_r(&pick, res);
 }
 
 static const char *const month_abbr[] = {"jan", "feb", "mar", "apr",
                                          "may", "jun", "jul", "aug",
                                          "sep", "oct", "nov", "dec"};
 
-/* One (DD:code) into o; an unknown code or a bad day is said and gives
- * nothing. */
+/* One (DD:code) into o.  A day above 31 is said and gives the code (in
+ * lowercase); an unknown code is said and gives nothing. */
 static void put_date(struct out *o, int day, const char *code, size_t len,
-                     int64_t t, pqact_subst_say_fn *say, void *arg) {
-  char c[8], v[16];
+                     int64_t t, const char *in, pqact_subst_say_fn *say,
+                     void *arg) {
+  char c[16], v[16], msg[PQACT_ARG_MAX + 64];
+  size_t n = len < sizeof c ? len : sizeof c - 1;
+  for (size_t i = 0; i < n; i++)
+    c[i] = (char)tolower((unsigned char)code[i]);
+  c[n] = '\0';
   if (day > 31) {
-    say_msg(say, arg, "bad day of month");
+    snprintf(msg, sizeof msg, "bad day of month in ident: %s", in);
+    say_msg(say, arg, msg);
+    put(o, c, strlen(c));
     return;
   }
-  if (len >= sizeof c) {
-    say_msg(say, arg, "unknown date indicator");
-    return;
-  }
-  memcpy(c, code, len);
-  c[len] = '\0';
   struct tm tm;
   resolve_day(t, day, &tm);
   if (strcasecmp(c, "yyyy") == 0)
@@ -161,9 +155,10 @@ static void put_date(struct out *o, int day, const char *code, size_t len,
   else if (strcasecmp(c, "ddd") == 0)
     snprintf(v, sizeof v, "%03d", tm.tm_yday + 1);
   else if (strcasecmp(c, "hh") == 0)
-    snprintf(v, sizeof v, "%02d", hour_of(t)); /* the product's hour */
+    snprintf(v, sizeof v, "%02d", tm.tm_hour);
   else {
-    say_msg(say, arg, "unknown date indicator");
+    snprintf(msg, sizeof msg, "unknown date indicator: %s", c);
+    say_msg(say, arg, msg);
     return;
   }
   put(o, v, strlen(v));
@@ -181,7 +176,7 @@ int pqact_datesub(const char *in, int64_t t, char *out, size_t outlen,
         isdigit((unsigned char)s[2]) && s[3] == ':' &&
         (close = strchr(s + 4, ')')) != NULL) {
       put_date(&o, (s[1] - '0') * 10 + (s[2] - '0'), s + 4,
-               (size_t)(close - (s + 4)), t, say, arg);
+               (size_t)(close - (s + 4)), t, in, say, arg);
       s = close;
     } else {
       put(&o, s, 1);

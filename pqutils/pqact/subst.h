@@ -10,10 +10,10 @@
  *      in by step 1 is a conversion too, as in LDM);
  *   3. (DD:code) day references, DD two digits (usually \1, a WMO heading's
  *      day of month), code one of yyyy yy mm mmm dd ddd hh (either case):
- *      the date of the latest of {the next month, this month, the month
- *      before} on day DD whose start comes before the product's creation
- *      time plus 1.5 days; DD 00 is the creation time itself; hh is the
- *      creation time's hour;
+ *      the creation time moved to day DD of the next month if that comes
+ *      before the creation time plus 1.5 days, else of this month if that
+ *      does, else of the month before (the time of day is kept, so "up to
+ *      tomorrow"); DD 00 is the creation time itself;
  *   4. (seq) is the product's sequence number;
  * then the result is split on blanks (spaces and tabs), double quotes
  * grouping words and being removed (single quotes are ordinary).
@@ -56,7 +56,8 @@ int pqact_strftime(const char *in, int64_t t, char *out, size_t outlen);
 
 /**
  * Step 3: replace each (DD:code).  An unknown code is said ("unknown date
- * indicator") and dropped; so is a day above 31 ("bad day of month").
+ * indicator: CODE") and dropped; a day above 31 is said ("bad day of
+ * month in ident: IN") and gives the code, in lowercase, as LDM's.
  * @return 0, or -1 if out is too small
  */
 int pqact_datesub(const char *in, int64_t t, char *out, size_t outlen,

@@ -119,64 +119,97 @@ static const char *ds(const char *in, int64_t t) {
   "(" d ":yyyy)-(" d ":mm)-(" d ":dd) (" d ":yy) (" d ":mmm) (" d ":ddd) (" d  \
   ":hh)"
 
+/* The date of (DD:yyyy)-(DD:mm)-(DD:dd) at noon of the given day. */
+static const char *ymd(const char *dd, int y, int mo, int d) {
+  char in[64];
+  snprintf(in, sizeof in, "(%s:yyyy)-(%s:mm)-(%s:dd)", dd, dd, dd);
+  return ds(in, utc(y, mo, d, 12, 0));
+}
+
 static void test_datesub_vectors(void **state) {
   (void)state;
-  /* LDM's own vector: day 29 of February 1971 is March 1 */
-  assert_string_equal(ds("(29:yyyy)-(29:mm)-(29:dd)", utc(1971, 2, 28, 0, 0)),
-                      "1971-03-01");
-  /* 00: the creation time itself */
+  /* the vectors of LDM's own test of its date substitution, at noon */
+  assert_string_equal(ymd("27", 1971, 2, 28), "1971-02-27");
+  assert_string_equal(ymd("28", 1971, 2, 28), "1971-02-28");
+  assert_string_equal(ymd("29", 1971, 2, 28), "1971-03-01");
+  assert_string_equal(ymd("01", 1971, 2, 28), "1971-03-01");
+  assert_string_equal(ymd("02", 1971, 2, 28), "1971-02-02");
+  assert_string_equal(ymd("28", 1980, 2, 29), "1980-02-28");
+  assert_string_equal(ymd("29", 1980, 2, 29), "1980-02-29");
+  assert_string_equal(ymd("30", 1980, 2, 29), "1980-03-01");
+  assert_string_equal(ymd("01", 1980, 2, 29), "1980-03-01");
+  assert_string_equal(ymd("02", 1980, 2, 29), "1980-02-02");
+  assert_string_equal(ymd("27", 1980, 2, 28), "1980-02-27");
+  assert_string_equal(ymd("29", 1980, 2, 28), "1980-02-29");
+  assert_string_equal(ymd("30", 1980, 2, 28), "1980-01-30");
+  assert_string_equal(ymd("01", 1980, 2, 28), "1980-02-01");
+  assert_string_equal(ymd("28", 1970, 3, 1), "1970-02-28");
+  assert_string_equal(ymd("29", 1970, 3, 1), "1970-03-01");
+  assert_string_equal(ymd("01", 1970, 3, 1), "1970-03-01");
+  assert_string_equal(ymd("02", 1970, 3, 1), "1970-03-02");
+  assert_string_equal(ymd("03", 1970, 3, 1), "1970-02-03");
+  assert_string_equal(ymd("28", 1980, 3, 1), "1980-02-28");
+  assert_string_equal(ymd("29", 1980, 3, 1), "1980-02-29");
+  assert_string_equal(ymd("30", 1980, 3, 1), "1980-03-01");
+  assert_string_equal(ymd("03", 1980, 3, 1), "1980-02-03");
+  assert_string_equal(ymd("31", 2007, 5, 31), "2007-05-31");
+  assert_string_equal(ymd("01", 2007, 5, 31), "2007-06-01");
+  assert_string_equal(ymd("02", 2007, 5, 31), "2007-05-02");
+  /* 00: the creation time itself; hh is the creation time's hour */
   assert_string_equal(ds(ALL("00"), utc(2024, 7, 4, 13, 5)),
-                      "2024-07-04 24 jul 186 13");
-  /* the same day, and a day in the past of the same month */
-  assert_string_equal(ds(ALL("04"), utc(2024, 7, 4, 13, 5)),
                       "2024-07-04 24 jul 186 13");
   assert_string_equal(ds(ALL("01"), utc(2024, 7, 4, 13, 5)),
                       "2024-07-01 24 jul 183 13");
-  /* tomorrow is within 1.5 days, and after noon so is the day after;
-   * the day after that is last month's */
-  assert_string_equal(ds(ALL("05"), utc(2024, 7, 4, 13, 5)),
-                      "2024-07-05 24 jul 187 13");
-  assert_string_equal(ds(ALL("06"), utc(2024, 7, 4, 13, 5)),
-                      "2024-07-06 24 jul 188 13");
-  assert_string_equal(ds(ALL("07"), utc(2024, 7, 4, 13, 5)),
-                      "2024-06-07 24 jun 159 13");
-  assert_string_equal(ds(ALL("06"), utc(2024, 7, 4, 11, 5)),
-                      "2024-06-06 24 jun 158 11");
+  /* tomorrow is within 1.5 days; the day after, at the same time of day,
+   * is not: last month's */
+  assert_string_equal(ds(ALL("05"), utc(2024, 7, 4, 23, 59)),
+                      "2024-07-05 24 jul 187 23");
+  assert_string_equal(ds(ALL("06"), utc(2024, 7, 4, 0, 0)),
+                      "2024-06-06 24 jun 158 00");
+  assert_string_equal(ds(ALL("06"), utc(2024, 7, 4, 23, 59)),
+                      "2024-06-06 24 jun 158 23");
 }
 
 static void test_datesub_month_ends(void **state) {
   (void)state;
-  /* late on the 30th of April: day 01 is May 1 (next month) */
+  /* on the 30th of April: day 01 is May 1 (next month) */
   assert_string_equal(ds(ALL("01"), utc(2024, 4, 30, 20, 0)),
                       "2024-05-01 24 may 122 20");
-  /* early on May 1: day 30 is April 30, day 31 is "April 31" = May 1 */
+  /* on May 1: day 30 is April 30, day 31 is "April 31" = May 1 */
   assert_string_equal(ds(ALL("30"), utc(2024, 5, 1, 1, 0)),
                       "2024-04-30 24 apr 121 01");
   assert_string_equal(ds(ALL("31"), utc(2024, 5, 1, 1, 0)),
                       "2024-05-01 24 may 122 01");
-  /* leap year: March 1, day 29 is February 29; day 30 is "Feb 30" = Mar 1 */
+  /* leap year: on March 1, day 29 is February 29; day 30 is "Feb 30" */
   assert_string_equal(ds(ALL("29"), utc(2024, 3, 1, 6, 0)),
                       "2024-02-29 24 feb 060 06");
   assert_string_equal(ds(ALL("30"), utc(2024, 3, 1, 6, 0)),
                       "2024-03-01 24 mar 061 06");
-  /* not a leap year: day 29 on March 1 is "Feb 29" = March 1 */
+  /* not a leap year: on March 1, day 29 is "Feb 29" = March 1 */
   assert_string_equal(ds(ALL("29"), utc(2023, 3, 1, 6, 0)),
                       "2023-03-01 23 mar 060 06");
-  /* 1.5 days exactly is out: at 12:00 on the 30th of June, day 02 starts
-   * 36 hours later */
-  assert_string_equal(ds("(02:mm)-(02:dd)", utc(2024, 6, 30, 12, 0)), "06-02");
-  assert_string_equal(ds("(02:mm)-(02:dd)", utc(2024, 6, 30, 12, 1)), "07-02");
-  /* day 31 just after a short month: none of the three fits; the month
+  /* on the 30th of June day 02 is June 2, even late in the day */
+  assert_string_equal(ds("(02:mm)-(02:dd)", utc(2024, 6, 30, 23, 59)), "06-02");
+  /* day 31 on March 1: April 31 and March 31 are too late, so the month
    * before, normalised (Feb 31 2023 = Mar 3) */
   assert_string_equal(ds("(31:mm)-(31:dd)", utc(2023, 3, 1, 0, 0)), "03-03");
 }
 
 static void test_datesub_year_ends(void **state) {
   (void)state;
-  /* New Year's Eve, day 01 is next year's January 1 */
+  /* LDM's: on December 31, day 01 is next year's; day 02 this month's */
+  assert_string_equal(ymd("30", 1970, 12, 31), "1970-12-30");
+  assert_string_equal(ymd("31", 1970, 12, 31), "1970-12-31");
+  assert_string_equal(ymd("01", 1970, 12, 31), "1971-01-01");
+  assert_string_equal(ymd("02", 1970, 12, 31), "1970-12-02");
+  /* and on January 1, day 31 is last year's, day 03 too */
+  assert_string_equal(ymd("31", 1971, 1, 1), "1970-12-31");
+  assert_string_equal(ymd("01", 1971, 1, 1), "1971-01-01");
+  assert_string_equal(ymd("02", 1971, 1, 1), "1971-01-02");
+  assert_string_equal(ymd("03", 1971, 1, 1), "1970-12-03");
+  /* every code across the year end */
   assert_string_equal(ds(ALL("01"), utc(2023, 12, 31, 23, 0)),
                       "2024-01-01 24 jan 001 23");
-  /* New Year's Day, day 31 is last year's December 31 */
   assert_string_equal(ds(ALL("31"), utc(2024, 1, 1, 0, 30)),
                       "2023-12-31 23 dec 365 00");
   assert_string_equal(ds(ALL("31"), utc(2025, 1, 1, 0, 30)),
@@ -196,20 +229,21 @@ static void test_datesub_codes(void **state) {
   assert_string_equal(said, "");
   /* an unknown code is said and dropped */
   assert_string_equal(ds("a(04:jjj)b", t), "ab");
-  assert_string_equal(said, "unknown date indicator\n");
-  assert_string_equal(ds("a(04:)b(04:yyyyyyyyy)c", t), "abc");
-  assert_string_equal(said, "unknown date indicator\nunknown date "
-                            "indicator\n");
-  /* a day past 31 too */
-  assert_string_equal(ds("a(32:dd)b", t), "ab");
-  assert_string_equal(said, "bad day of month\n");
+  assert_string_equal(said, "unknown date indicator: jjj\n");
+  assert_string_equal(ds("a(04:)b(04:YYYYY)c", t), "abc");
+  assert_string_equal(said, "unknown date indicator: \nunknown date "
+                            "indicator: yyyyy\n");
+  /* a day past 31 is said, and gives the code in lowercase, as LDM's */
+  assert_string_equal(ds("a(32:DD)b(99:x)", t), "addbx");
+  assert_string_equal(said, "bad day of month in ident: a(32:DD)b(99:x)\n"
+                            "bad day of month in ident: a(32:DD)b(99:x)\n");
   /* what is not a (DD:code) stays */
   assert_string_equal(ds("(4:yyyy) (ab:yy) (04;yy) () (04:yyyy", t),
                       "(4:yyyy) (ab:yy) (04;yy) () (04:yyyy");
   assert_string_equal(said, "");
   /* the code runs to the first ')', as LDM's \(([0-9]{2}):([^)]*)\) */
   assert_string_equal(ds("a(04:yyyy (seq)b", t), "ab");
-  assert_string_equal(said, "unknown date indicator\n");
+  assert_string_equal(said, "unknown date indicator: yyyy (seq\n");
   assert_string_equal(ds("((04:yyyy))", t), "(2024)");
   char small[4];
   assert_int_equal(
