@@ -123,18 +123,17 @@ static void process(struct act *a, const pq_prod_info *info, const void *data) {
     const struct pqact_entry *e = &a->conf->entries[i];
     if ((info->feedtype & e->feedtype) == 0)
       continue;
-    if (e->is_else) {
-      if (matched || info->ident[0] == '_')
+    /* As LDM's: the pattern, or for ^_ELSE_$ no entry before having
+     * fired (a fired _ELSE_ counts) and an ident not beginning with '_' */
+    if (regexec(&e->re, info->ident, PQACT_NMATCH, m, 0) != 0) {
+      if (!e->is_else || matched || info->ident[0] == '_')
         continue;
-      m[0].rm_so = 0;
+      m[0].rm_so = 0; /* & and \0: the identifier */
       m[0].rm_eo = (regoff_t)strlen(info->ident);
       for (size_t k = 1; k < PQACT_NMATCH; k++)
         m[k].rm_so = m[k].rm_eo = -1;
-    } else {
-      if (regexec(&e->re, info->ident, PQACT_NMATCH, m, 0) != 0)
-        continue;
-      matched = true;
     }
+    matched = true;
     (void)run_entry(a, e, m, info, data);
   }
 }

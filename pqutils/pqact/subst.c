@@ -57,17 +57,21 @@ int pqact_regsub(const char *tmpl, const char *ident, const regmatch_t *m,
     } else if (s[0] == '\\' && isdigit((unsigned char)s[1])) {
       put_match(&o, ident, &m[s[1] - '0']);
       s++;
-    } else if (s[0] == '\\' && s[1] == '(') {
+    } else if (s[0] == '\\' && s[1] == '(' && isdigit((unsigned char)s[2])) {
       const char *d = s + 2;
-      int n = 0, digits = 0;
-      while (digits < 3 && isdigit((unsigned char)d[digits]))
-        n = n * 10 + (d[digits++] - '0');
-      if (digits == 0 || digits > 2 || d[digits] != ')') {
+      long n = 0;
+      while (isdigit((unsigned char)*d) && n < PQACT_NMATCH)
+        n = n * 10 + (*d++ - '0');
+      while (isdigit((unsigned char)*d))
+        d++; /* a group past the last: "" */
+      if (*d != ')') {
+        /* as LDM's: said, and the substitution stops here */
         say_msg(say, arg, "invalid parenthetical backreference");
-        return -2;
+        return o.full ? -1 : -2;
       }
-      put_match(&o, ident, &m[n]);
-      s = d + digits;
+      if (n < PQACT_NMATCH)
+        put_match(&o, ident, &m[n]);
+      s = d;
     } else if (s[0] == '\\' && (s[1] == '\\' || s[1] == '&')) {
       put(&o, s + 1, 1);
       s++;
@@ -205,26 +209,22 @@ int pqact_seqsub(const char *in, uint32_t seqno, char *out, size_t outlen) {
 
 int pqact_split(char *line, char **argv) {
   int argc = 0;
-  char *r = line, *w = line;
+  bool quoted = false;
+  char *r = line;
   while (*r != '\0') {
-    while (*r == ' ' || *r == '\t')
-      r++;
-    if (*r == '\0')
-      break;
-    if (argc == PQACT_MAX_ARGS)
-      return -1;
-    argv[argc++] = w;
-    bool quoted = false;
-    while (*r != '\0' && (quoted || (*r != ' ' && *r != '\t'))) {
+    /* a separator: '"' always (it opens or closes a quote), a blank
+     * outside quotes */
+    if (*r == '"' || (!quoted && (*r == ' ' || *r == '\t'))) {
       if (*r == '"')
         quoted = !quoted;
-      else
-        *w++ = *r;
-      r++;
+      *r++ = '\0';
+      continue;
     }
-    if (*r != '\0')
-      r++; /* the blank that ended the word */
-    *w++ = '\0';
+    if (argc == PQACT_MAX_ARGS)
+      return -1;
+    argv[argc++] = r; /* a word: up to the next separator */
+    while (*r != '\0' && *r != '"' && (quoted || (*r != ' ' && *r != '\t')))
+      r++;
   }
   return argc;
 }
@@ -235,9 +235,7 @@ int pqact_substitute(const char *tmpl, const pq_prod_info *info,
   char a[PQACT_ARG_MAX], b[PQACT_ARG_MAX];
   int64_t t = info->arrival.sec;
   int rc = pqact_regsub(tmpl, info->ident, m, a, sizeof a, say, arg);
-  if (rc == -2)
-    return -1; /* said */
-  if (rc != 0 || pqact_strftime(a, t, b, sizeof b) != 0 ||
+  if (rc == -1 || pqact_strftime(a, t, b, sizeof b) != 0 ||
       pqact_datesub(b, t, a, sizeof a, say, arg) != 0 ||
       pqact_seqsub(a, info->seqno, buf, PQACT_ARG_MAX) != 0) {
     say_msg(say, arg, "arguments too long after substitution");

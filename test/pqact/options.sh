@@ -79,8 +79,8 @@ put EXP 0 $((NOW - 1000)) 0 here AOLD OLD
 
 cat >"$CONF" <<CONF
 EXP${tab}^A${tab}FILE${tab}-close${tab}a.out
-EXP${tab}^_ELSE_\$${tab}FILE${tab}-close${tab}else.out
 EXP${tab}^B${tab}NOOP
+EXP${tab}^_ELSE_\$${tab}FILE${tab}-close${tab}else.out
 EXP${tab}^_ELSE_\$${tab}FILE${tab}-close${tab}else2.out
 ANY${tab}^A${tab}FILE${tab}-close${tab}a2.out
 ANY${tab}^(A|G)${tab}FILE${tab}-close${tab}order
@@ -90,13 +90,12 @@ pqact_run -o 100 -i 0
 ((rc == 0)) || fail "pqact exited $rc"
 cd "$DATA" || fail "cd"
 same a.out ../A1
-cat ../B1 ../C1 >../want
-same else.out ../want
-same else2.out ../C1
+same else.out ../C1 # A1 matched ^A, B1 the NOOP
+[[ ! -e else2.out ]] || fail "a second _ELSE_ fired after the first"
 same a2.out ../A1
 cat ../A1 ../A1 ../G1 ../G1 >../want
 same order ../want
-ok "every match fires in file order; _ELSE_ only when nothing before matched; -o filters on creation time"
+ok "every match fires in file order; _ELSE_ only when nothing before matched or fired; -o filters on creation time"
 
 # -f and -p filter the products; _BEGIN_ is not filtered.
 rm -f ./*.out order
@@ -105,9 +104,9 @@ cat ../G1 ../G1 >../want
 same order ../want
 [[ ! -e a.out && ! -e else.out ]] || fail "-f NGRID: EXP products acted on"
 rm -f order
-pqact_run -o 100 -i 0 -p '^B'
-same else.out ../B1
-[[ ! -e a.out && ! -e order && ! -e else2.out ]] || fail "-p ^B: others acted on"
+pqact_run -o 100 -i 0 -p '^C'
+same else.out ../C1
+[[ ! -e a.out && ! -e order && ! -e else2.out ]] || fail "-p ^C: others acted on"
 rm -f ./*.out
 # -o large enough takes the old product too
 pqact_run -o "$ALL" -i 0
