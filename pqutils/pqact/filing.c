@@ -388,13 +388,16 @@ static int write_all(int fd, const uint8_t *p, size_t n) {
 
 static int file_out(struct output *o, const uint8_t *meta, size_t mlen,
                     const uint8_t *data, size_t len) {
-  if (o->type == PQACT_STDIOFILE) {
-    if (fwrite(data, 1, len, o->fp) != len ||
+  bool over = (o->flags & OPT_OVERWRITE) != 0;
+  if (o->type == PQACT_STDIOFILE) { /* -overwrite: as LDM's, seek, write,
+                                       cut the file, and let stdio flush */
+    if ((over && fseek(o->fp, 0, SEEK_SET) != 0) ||
+        fwrite(data, 1, len, o->fp) != len ||
+        (over && ftruncate(fileno(o->fp), (off_t)len) != 0) ||
         ((o->flags & OPT_FLUSH) && fflush(o->fp) != 0))
       return -1;
     return 0;
   }
-  bool over = (o->flags & OPT_OVERWRITE) != 0;
   if (over && lseek(o->fd, 0, SEEK_SET) < 0)
     return -1;
   if (write_all(o->fd, meta, mlen) != 0 || write_all(o->fd, data, len) != 0)
@@ -458,8 +461,10 @@ int pqact_file_action(struct pqact_outputs *outs, enum pqact_action type,
   }
   if (o->flags & OPT_LOG) {
     char line[600];
-    pq_prod_info_format(info, false, line, sizeof line);
-    log_notice("filed in \"%s\": %s", path, line);
+    pq_prod_info_format(info, ldm_log_enabled(LDM_LOG_DEBUG), line,
+                        sizeof line);
+    log_notice("%s in \"%s\": %s",
+               type == PQACT_STDIOFILE ? "stdiofiled" : "filed", path, line);
   }
   if (o->flags & OPT_CLOSE)
     return close_output(outs, o, "closed");

@@ -13,7 +13,8 @@
  *     writing to an open output uses the options of the one that opened it;
  *   - parent directories are made as needed (mode 0777 less the umask),
  *     files are created with mode 0666 less the umask, and appended to
- *     unless -overwrite;
+ *     unless -overwrite, which truncates the file when it is opened and
+ *     then makes each product replace the one before;
  *   - FILE writes with write(2) and takes -overwrite -strip -removewmo
  *     -metadata -log -flush (fsync) -close -edex; STDIOFILE writes through
  *     stdio and takes -overwrite -strip -removewmo -log -flush (fflush)

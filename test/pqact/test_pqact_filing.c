@@ -194,11 +194,20 @@ static void test_files(void **state) {
     unlink("-close");
   }
   assert_int_equal(pqact_outputs_open(o), 2); /* fk and sk */
-  /* FILE -overwrite kept open: each product replaces the last */
+  /* -overwrite kept open: each product replaces the last */
   assert_int_equal(act(o, PQACT_FILE, "-overwrite keep", "a longer one\n"), 0);
   assert_int_equal(act(o, PQACT_FILE, "-overwrite keep", "short\n"), 0);
   assert_int_equal(pqact_outputs_open(o), 3);
   assert_string_equal(slurp("keep", &len), "short\n");
+  assert_int_equal(act(o, PQACT_STDIOFILE, "-ov skeep", "a longer one\n"), 0);
+  assert_int_equal(act(o, PQACT_STDIOFILE, "-ov skeep", "short\n"), 0);
+  assert_int_equal(act(o, PQACT_STDIOFILE, "-ov skeep", "tiny\n"), 0);
+  pqact_outputs_sync(o);
+  assert_string_equal(slurp("skeep", &len), "tiny\n");
+  assert_int_equal(act(o, PQACT_STDIOFILE, "-ov skeep", "longer again\n"), 0);
+  pqact_outputs_sync(o);
+  assert_string_equal(slurp("skeep", &len), "longer again\n");
+  assert_int_equal(pqact_outputs_open(o), 4);
   /* a path that cannot be made */
   assert_int_equal(act(o, PQACT_FILE, "keep/x", "x"), -1);
   pqact_outputs_free(o);
