@@ -256,80 +256,127 @@ static unsigned decode_options(enum pqact_action type, int argc, char **argv) {
 
 /* ---- data transforms ---- */
 
-static bool is_upper(uint8_t c) {
-  return c >= 'A' && c <= 'Z';
+/* The character classes of LDM's heading parser: isalpha(), isdigit(),
+ * isspace() of the C locale (so headings in lowercase count too). */
+static bool is_alpha(uint8_t c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
 }
 static bool is_digit(uint8_t c) {
   return c >= '0' && c <= '9';
 }
 static bool is_alnum(uint8_t c) {
-  return is_upper(c) || is_digit(c);
+  return is_alpha(c) || is_digit(c);
 }
-static bool crcrlf(const uint8_t *p, size_t left) {
-  return left >= 3 && p[0] == '\r' && p[1] == '\r' && p[2] == '\n';
+static bool is_space(uint8_t c) {
+  return c == ' ' || (c >= '\t' && c <= '\r');
 }
-
-/* The length of a WMO heading "TTAAii CCCC DDHHMM[ BBB]\r\r\n" at p, or 0. */
-static size_t wmo_heading(const uint8_t *p, size_t left) {
-  if (left < 21)
-    return 0;
-  for (int i = 0; i < 4; i++)
-    if (!is_upper(p[i]))
-      return 0;
-  if (!is_digit(p[4]) || !is_digit(p[5]) || p[6] != ' ')
-    return 0;
-  for (int i = 7; i < 11; i++)
-    if (!is_alnum(p[i]))
-      return 0;
-  if (p[11] != ' ')
-    return 0;
-  for (int i = 12; i < 18; i++)
-    if (!is_digit(p[i]))
-      return 0;
-  size_t n = 18;
-  if (left >= n + 4 && p[n] == ' ' && is_upper(p[n + 1]) &&
-      is_upper(p[n + 2]) && is_upper(p[n + 3]))
-    n += 4;
-  return crcrlf(p + n, left - n) ? n + 3 : 0;
+static bool all_of(const uint8_t *p, size_t n, bool (*cls)(uint8_t)) {
+  for (size_t i = 0; i < n; i++)
+    if (!cls(p[i]))
+      return false;
+  return true;
 }
 
-/* The length of an AWIPS line "NNNXXX\r\r\n" (4 to 6 characters, maybe
- * padded with blanks) at p, or 0. */
-static size_t awips_line(const uint8_t *p, size_t left) {
-  size_t n = 0;
-  while (n < left && n < 6 && is_alnum(p[n]))
-    n++;
-  if (n < 4)
-    return 0;
-  while (n < left && n < 8 && p[n] == ' ')
-    n++;
-  return crcrlf(p + n, left - n) ? n + 3 : 0;
+/*
+ * Where -removewmo finds a WMO heading in b[0..n), by the rules of LDM's
+ * parser (LDM's pqact.conf documentation describes the option; these are
+ * its observable rules):
+ *   1. TTAAii: four letters and two digits followed by a blank or a letter,
+ *      searched for from the start; a "\r\r\n" met first ends the search
+ *      (no heading);
+ *   2. blanks, then CCCC: letter, letter or digit, letter, letter or digit
+ *      (else no heading);
+ *   3. blanks, then DDHHMM if six digits follow;
+ *   4. up to three '\r' or '\n' end the heading; before them, blanks and at
+ *      most one BBB (one to three letters, then a blank); anything else
+ *      gives up: the heading's start is known but its length is 0; a CR/LF
+ *      run shorter than three ends one character early;
+ *   5. then an AWIPS line: six letters or digits and "\r\r\n".
+ * @return the heading's offset, *len its length; -1 if none
+ */
+static long wmo_heading(const uint8_t *b, size_t n, size_t *len) {
+  size_t p = 0;
+  long off = -1;
+  *len = 0;
+  for (; p + 6 < n; p++) {
+    if (all_of(b + p, 4, is_alpha)) {
+      if (is_digit(b[p + 4]) && is_digit(b[p + 5]) &&
+          (is_space(b[p + 6]) || is_alpha(b[p + 6]))) {
+        off = (long)p;
+        p += 6;
+        break;
+      }
+    } else if (memcmp(b + p, "\r\r\n", 3) == 0) {
+      break;
+    }
+  }
+  if (off < 0)
+    return -1;
+  while (p < n && is_space(b[p]))
+    p++;
+  if (p + 4 > n || !is_alpha(b[p]) || !is_alnum(b[p + 1]) ||
+      !is_alpha(b[p + 2]) || !is_alnum(b[p + 3]))
+    return -1;
+  p += 4;
+  while (p < n && is_space(b[p]))
+    p++;
+  if (p + 6 <= n && all_of(b + p, 6, is_digit))
+    p += 6;
+  int crlf = 0;
+  bool bbb = false;
+  while (p < n) {
+    if (b[p] == '\r' || b[p] == '\n') {
+      crlf++;
+      p++;
+      if (crlf == 3)
+        break;
+    } else if (crlf > 0) {
+      p--;
+      break;
+    } else if (is_alpha(b[p])) {
+      size_t i = 1;
+      if (bbb)
+        return off;
+      while (p + i < n && i < 3 && is_alpha(b[p + i]))
+        i++;
+      if (p + i >= n || !is_space(b[p + i]))
+        return off;
+      bbb = true;
+      p += i;
+    } else if (is_space(b[p])) {
+      p++;
+    } else {
+      return off;
+    }
+  }
+  if (p + 9 <= n && all_of(b + p, 6, is_alnum) &&
+      memcmp(b + p + 6, "\r\r\n", 3) == 0)
+    p += 9;
+  *len = p - (size_t)off;
+  return off;
 }
 
 void pqact_remove_wmo(const uint8_t *data, size_t len, size_t *start,
                       size_t *out_len) {
-  size_t s = 0, n = len;
+  size_t s = 0, n = len, hlen;
   *start = 0;
   *out_len = len;
   if (len < 21)
     return;
-  if (data[0] == '\001' && crcrlf(data + 1, len - 1) && is_digit(data[4]) &&
-      is_digit(data[5]) && is_digit(data[6]) && data[7] == ' ' &&
-      crcrlf(data + 8, len - 8)) {
+  if (memcmp(data, "\001\r\r\n", 4) == 0 && all_of(data + 4, 3, is_digit) &&
+      memcmp(data + 7, " \r\r\n", 4) == 0) {
     s = 11;
-    n = len - 4; /* the trailer, whatever it holds (len >= 21) */
+    n = len - 15; /* the 4-byte trailer, whatever it holds */
   }
-  for (size_t i = s; i + 21 <= n; i++) {
-    size_t h = wmo_heading(data + i, n - i);
-    if (h == 0)
-      continue;
-    size_t end = i + h;
-    end += awips_line(data + end, n - end);
-    s = end;
-    break;
+  /* the search covers the trailer too, as LDM's */
+  long off = wmo_heading(data + s, len - s, &hlen);
+  if (off >= 0) {
+    size_t cut = (size_t)off + hlen;
+    s += cut;
+    n = cut < n ? n - cut : 0;
   }
   *start = s;
-  *out_len = n - s;
+  *out_len = n;
 }
 
 size_t pqact_strip(uint8_t *data, size_t len) {

@@ -64,8 +64,10 @@ size_t pqact_outputs_open(const struct pqact_outputs *outs);
 
 /**
  * -removewmo: the part of data[0..len) after the NOAAPort SBN header (and,
- * when there was one, without the last four bytes) and the WMO heading
- * with its optional AWIPS line.  Products under 21 bytes are left alone.
+ * when there was one, without the last four bytes) and after the WMO
+ * heading with its optional AWIPS line, found anywhere in the product as
+ * LDM's parser finds it (filing.c says how).  Products under 21 bytes are
+ * left alone.
  * @param[out] start, out_len  the part to write
  */
 void pqact_remove_wmo(const uint8_t *data, size_t len, size_t *start,

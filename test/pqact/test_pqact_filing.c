@@ -41,26 +41,50 @@ static void test_removewmo(void **state) {
                       "METAR KXYZ ...\r\r\n");
   assert_string_equal(RW("SAUS43 KXYZ 011200 RRA\r\r\nbody"), "body");
   assert_string_equal(RW("FXUS61 KBOX 011200\r\r\nAFDBOX\r\r\nbody"), "body");
+  /* the AWIPS line is six letters or digits */
   assert_string_equal(RW("FXUS61 KBOX 011200\r\r\nAFD  \r\r\nbody"),
-                      "AFD  \r\r\nbody"); /* 3 characters: not a line */
+                      "AFD  \r\r\nbody");
   /* the SBN header, and the last 4 bytes with it, trailer or not */
   assert_string_equal(RW("\001\r\r\n123 \r\r\nSAUS43 KXYZ 011200\r\r\n"
                          "body\r\r\n\003"),
                       "body");
   assert_string_equal(RW("\001\r\r\n123 \r\r\nno heading here, just text"),
                       "no heading here, just ");
-  /* a heading anywhere, not only in the first 100 bytes */
+  /* a heading anywhere in the first line, not only in 100 bytes */
   char buf[300];
   memset(buf, 'x', 150);
   strcpy(buf + 150, "SAUS43 KXYZ 011200\r\r\nbody");
   assert_string_equal(rw(buf, strlen(buf)), "body");
-  /* no heading: all of it; short products are left alone */
-  assert_string_equal(RW("just some text without a heading"),
-                      "just some text without a heading");
-  assert_string_equal(RW("\001\r\r\n123 \r\r\nabcdefghi"),
-                      "\001\r\r\n123 \r\r\nabcdefghi");
+  /* but not after a "\r\r\n" */
+  assert_string_equal(RW("hello\r\r\nSAUS43 KXYZ 011200\r\r\nbody"),
+                      "hello\r\r\nSAUS43 KXYZ 011200\r\r\nbody");
+  /* letters of either case, blanks optional; DDHHMM optional, but the
+   * blanks skipped after CCCC include the CR/LF, so that without it the
+   * next line is taken for the rest of the heading */
+  assert_string_equal(RW("saus43 kxyz 011200\r\r\nbody"), "body");
+  assert_string_equal(RW("SAUS43KXYZ011200\r\r\nbody"), "body");
+  assert_string_equal(RW("SAUS43 KXYZ RRA\r\r\nbody text"), "body text");
+  assert_string_equal(RW("SAUS43  KXYZ\r\r\nbody text"),
+                      "SAUS43  KXYZ\r\r\nbody text");
+  /* a short CR/LF run ends one character early */
+  assert_string_equal(RW("SAUS43 KXYZ 011200\r\nbody text"), "\nbody text");
+  /* what cannot be parsed after CCCC: only what precedes the heading goes */
+  assert_string_equal(RW("xxSAUS43 KXYZ 011200 ?\r\r\nbody"),
+                      "SAUS43 KXYZ 011200 ?\r\r\nbody");
+  assert_string_equal(RW("SAUS43 KXYZ 011200 RRAX\r\r\nbody"),
+                      "SAUS43 KXYZ 011200 RRAX\r\r\nbody");
   assert_string_equal(RW("SAUS43 KXYZ 01120\r\r\nbody"),
                       "SAUS43 KXYZ 01120\r\r\nbody");
+  /* no heading (CCCC missing, or none at all): all of it */
+  assert_string_equal(RW("SAUS43 12345 011200\r\r\nbody"),
+                      "SAUS43 12345 011200\r\r\nbody");
+  assert_string_equal(RW("just some text without a heading"),
+                      "just some text without a heading");
+  /* short products are left alone, SBN header or not */
+  assert_string_equal(RW("\001\r\r\n123 \r\r\nabcdefghi"),
+                      "\001\r\r\n123 \r\r\nabcdefghi");
+  /* a heading that runs into the trailer leaves nothing */
+  assert_string_equal(RW("\001\r\r\n123 \r\r\nSAUS43 KXYZ 011200\r\r\n"), "");
 }
 
 static void test_strip(void **state) {
