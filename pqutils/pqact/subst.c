@@ -1,0 +1,248 @@
+/*
+ * subst.c - the substitutions of an action's arguments for one product, in
+ * LDM's order, and the split into words (subst.h says what each step does).
+ * Each step is a function of its own so that the unit tests can drive it
+ * alone; pqact_substitute() chains them.
+ */
+#include "pqutils/pqact/subst.h"
+
+#include <ctype.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+/* The window of (DD:code): a candidate before the creation time plus 1.5
+ * days, which with the time of day kept means up to the next day. */
+#define DATE_AHEAD_S (36 * 3600)
+
+static void say_msg(pqact_subst_say_fn *say, void *arg, const char *msg) {
+  if (say != NULL)
+    say(arg, msg);
+}
+
+/* An output buffer that remembers whether anything did not fit. */
+struct out {
+  char *p;
+  size_t len, cap;
+  bool full;
+};
+
+static void put(struct out *o, const char *s, size_t n) {
+  if (o->full || o->len + n >= o->cap) {
+    o->full = true;
+    return;
+  }
+  memcpy(o->p + o->len, s, n);
+  o->len += n;
+  o->p[o->len] = '\0';
+}
+
+static void put_match(struct out *o, const char *ident, const regmatch_t *m) {
+  if (m->rm_so < 0 || m->rm_eo < m->rm_so)
+    return; /* the group did not take part: "" */
+  put(o, ident + m->rm_so, (size_t)(m->rm_eo - m->rm_so));
+}
+
+int pqact_regsub(const char *tmpl, const char *ident, const regmatch_t *m,
+                 char *out, size_t outlen, pqact_subst_say_fn *say, void *arg) {
+  struct out o = {.p = out, .cap = outlen};
+  if (outlen == 0)
+    return -1;
+  out[0] = '\0';
+  for (const char *s = tmpl; *s != '\0'; s++) {
+    if (*s == '&') {
+      put_match(&o, ident, &m[0]);
+    } else if (s[0] == '\\' && isdigit((unsigned char)s[1])) {
+      put_match(&o, ident, &m[s[1] - '0']);
+      s++;
+    } else if (s[0] == '\\' && s[1] == '(' && isdigit((unsigned char)s[2])) {
+      const char *d = s + 2;
+      long n = 0;
+      while (isdigit((unsigned char)*d) && n < PQACT_NMATCH)
+        n = n * 10 + (*d++ - '0');
+      while (isdigit((unsigned char)*d))
+        d++; /* a group past the last: "" */
+      if (*d != ')') {
+        /* as LDM's: said, and the substitution stops here */
+        say_msg(say, arg, "invalid parenthetical backreference");
+        return o.full ? -1 : -2;
+      }
+      if (n < PQACT_NMATCH)
+        put_match(&o, ident, &m[n]);
+      s = d;
+    } else if (s[0] == '\\' && (s[1] == '\\' || s[1] == '&')) {
+      put(&o, s + 1, 1);
+      s++;
+    } else {
+      put(&o, s, 1);
+    }
+  }
+  return o.full ? -1 : 0;
+}
+
+int pqact_strftime(const char *in, int64_t t, char *out, size_t outlen) {
+  struct tm tm;
+  time_t tt = (time_t)t;
+  if (outlen == 0 || gmtime_r(&tt, &tm) == NULL)
+    return -1;
+  if (in[0] == '\0') {
+    out[0] = '\0';
+    return 0;
+  }
+  /* The format is the operator's, as in LDM: that is the point. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+  size_t n = strftime(out, outlen, in, &tm);
+#pragma GCC diagnostic pop
+  return n == 0 ? -1 : 0;
+}
+
+/* The date (DD:...) refers to (subst.h): each candidate is the creation
+ * time moved to day DD of a month, its time of day kept, normalised as
+ * timegm() does (February 30 is March 1 or 2). */
+static void resolve_day(int64_t t, int day, struct tm *res) {
+  time_t tt = (time_t)t;
+  struct tm now;
+  gmtime_r(&tt, &now);
+  if (day == 0) {
+    *res = now;
+    return;
+  }
+  time_t cand[3]; /* next month, this month, the month before */
+  for (int k = 0; k < 3; k++) {
+    struct tm c = now;
+    c.tm_mday = day;
+    c.tm_mon += 1 - k;
+    c.tm_isdst = 0;
+    cand[k] = timegm(&c);
+  }
+  time_t pick = (int64_t)cand[0] < t + DATE_AHEAD_S   ? cand[0]
+                : (int64_t)cand[1] < t + DATE_AHEAD_S ? cand[1]
+                                                      : cand[2];
+  gmtime_r(&pick, res);
+}
+
+static const char *const month_abbr[] = {"jan", "feb", "mar", "apr",
+                                         "may", "jun", "jul", "aug",
+                                         "sep", "oct", "nov", "dec"};
+
+/* One (DD:code) into o.  A day above 31 is said and gives the code (in
+ * lowercase); an unknown code is said and gives nothing. */
+static void put_date(struct out *o, int day, const char *code, size_t len,
+                     int64_t t, const char *in, pqact_subst_say_fn *say,
+                     void *arg) {
+  char c[16], v[16], msg[PQACT_ARG_MAX + 64];
+  size_t n = len < sizeof c ? len : sizeof c - 1;
+  for (size_t i = 0; i < n; i++)
+    c[i] = (char)tolower((unsigned char)code[i]);
+  c[n] = '\0';
+  if (day > 31) {
+    snprintf(msg, sizeof msg, "bad day of month in ident: %s", in);
+    say_msg(say, arg, msg);
+    put(o, c, strlen(c));
+    return;
+  }
+  struct tm tm;
+  resolve_day(t, day, &tm);
+  if (strcasecmp(c, "yyyy") == 0)
+    snprintf(v, sizeof v, "%04d", tm.tm_year + 1900);
+  else if (strcasecmp(c, "yy") == 0)
+    snprintf(v, sizeof v, "%02d", (tm.tm_year + 1900) % 100);
+  else if (strcasecmp(c, "mm") == 0)
+    snprintf(v, sizeof v, "%02d", tm.tm_mon + 1);
+  else if (strcasecmp(c, "mmm") == 0)
+    snprintf(v, sizeof v, "%s", month_abbr[tm.tm_mon]);
+  else if (strcasecmp(c, "dd") == 0)
+    snprintf(v, sizeof v, "%02d", tm.tm_mday);
+  else if (strcasecmp(c, "ddd") == 0)
+    snprintf(v, sizeof v, "%03d", tm.tm_yday + 1);
+  else if (strcasecmp(c, "hh") == 0)
+    snprintf(v, sizeof v, "%02d", tm.tm_hour);
+  else {
+    snprintf(msg, sizeof msg, "unknown date indicator: %s", c);
+    say_msg(say, arg, msg);
+    return;
+  }
+  put(o, v, strlen(v));
+}
+
+int pqact_datesub(const char *in, int64_t t, char *out, size_t outlen,
+                  pqact_subst_say_fn *say, void *arg) {
+  struct out o = {.p = out, .cap = outlen};
+  if (outlen == 0)
+    return -1;
+  out[0] = '\0';
+  for (const char *s = in; *s != '\0'; s++) {
+    const char *close;
+    if (s[0] == '(' && isdigit((unsigned char)s[1]) &&
+        isdigit((unsigned char)s[2]) && s[3] == ':' &&
+        (close = strchr(s + 4, ')')) != NULL) {
+      put_date(&o, (s[1] - '0') * 10 + (s[2] - '0'), s + 4,
+               (size_t)(close - (s + 4)), t, in, say, arg);
+      s = close;
+    } else {
+      put(&o, s, 1);
+    }
+  }
+  return o.full ? -1 : 0;
+}
+
+int pqact_seqsub(const char *in, uint32_t seqno, char *out, size_t outlen) {
+  struct out o = {.p = out, .cap = outlen};
+  char num[16];
+  int nlen = snprintf(num, sizeof num, "%u", (unsigned)seqno);
+  if (outlen == 0)
+    return -1;
+  out[0] = '\0';
+  for (const char *s = in; *s != '\0'; s++) {
+    if (strncmp(s, "(seq)", 5) == 0) {
+      put(&o, num, (size_t)nlen);
+      s += 4;
+    } else {
+      put(&o, s, 1);
+    }
+  }
+  return o.full ? -1 : 0;
+}
+
+int pqact_split(char *line, char **argv) {
+  int argc = 0;
+  bool quoted = false;
+  char *r = line;
+  while (*r != '\0') {
+    /* a separator: '"' always (it opens or closes a quote), a blank
+     * outside quotes */
+    if (*r == '"' || (!quoted && (*r == ' ' || *r == '\t'))) {
+      if (*r == '"')
+        quoted = !quoted;
+      *r++ = '\0';
+      continue;
+    }
+    if (argc == PQACT_MAX_ARGS)
+      return -1;
+    argv[argc++] = r; /* a word: up to the next separator */
+    while (*r != '\0' && *r != '"' && (quoted || (*r != ' ' && *r != '\t')))
+      r++;
+  }
+  return argc;
+}
+
+int pqact_substitute(const char *tmpl, const pq_prod_info *info,
+                     const regmatch_t *m, char *buf, char **argv,
+                     pqact_subst_say_fn *say, void *arg) {
+  char a[PQACT_ARG_MAX], b[PQACT_ARG_MAX];
+  int64_t t = info->arrival.sec;
+  int rc = pqact_regsub(tmpl, info->ident, m, a, sizeof a, say, arg);
+  if (rc == -1 || pqact_strftime(a, t, b, sizeof b) != 0 ||
+      pqact_datesub(b, t, a, sizeof a, say, arg) != 0 ||
+      pqact_seqsub(a, info->seqno, buf, PQACT_ARG_MAX) != 0) {
+    say_msg(say, arg, "arguments too long after substitution");
+    return -1;
+  }
+  int argc = pqact_split(buf, argv);
+  if (argc < 0)
+    say_msg(say, arg, "too many arguments");
+  return argc;
+}

@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# pqact's command line and table checks: -q /dev/null checks the file and
+# exits (0 good; non-zero with the error and its line for bad), actions not
+# yet supported are refused at startup, the defaults come from the
+# registry (conf file, data directory, queue) and LDMPQFNAME, -f and -p
+# filter, -o also filters on creation time, no -o starts at the end of the
+# queue; every matching entry fires in file order and ^_ELSE_$ fires only
+# when no earlier entry matched.
+source "$(dirname "$0")/lib.sh" "$@"
+ETC=$(cd "$(dirname "$0")/../../etc" && pwd) || fail "no etc/ in the tree"
+cd "$SCRATCH" || fail "cd"
+tab=$'\t'
+
+# ---- the syntax check ----
+printf 'EXP\t^A\tFILE\t-close\ta.out\n' >"$CONF"
+expect_rc 0 "$PQACT" -vl- -q /dev/null "$CONF"
+expect_in "$ERR" "successfully read configuration-file \"$CONF\""
+expect_rc 0 "$PQACT" -vl- -q /dev/null # the registry names the file
+expect_in "$ERR" "successfully read configuration-file \"$CONF\""
+cd "$SCRATCH/data" || fail "cd"
+cp "$CONF" rel.conf
+expect_rc 0 "$PQACT" -vl- -q /dev/null rel.conf # made absolute
+expect_in "$ERR" "\"$SCRATCH/data/rel.conf\""
+cd "$SCRATCH" || fail "cd"
+: >empty.conf
+expect_rc 0 "$PQACT" -l- -q /dev/null empty.conf
+expect_in "$ERR" "configuration-file \"$SCRATCH/empty.conf\" has no entries"
+
+cat >bad.conf <<CONF
+# line 1
+EXP${tab}^A${tab}FILE${tab}ok
+EXP${tab}^A
+NOSUCH${tab}x${tab}NOOP
+EXP${tab}x${tab}FILEX${tab}y
+EXP${tab}(x${tab}NOOP
+CONF
+run "$PQACT" -l- -q /dev/null bad.conf
+((rc != 0 && rc < 128)) || fail "a bad file: pqact exited $rc"
+expect_in "$ERR" "$SCRATCH/bad.conf: syntax error at line 3, not enough fields"
+expect_in "$ERR" "$SCRATCH/bad.conf: feedtype error at line 4: unknown feedtype name: \"NOSUCH\""
+expect_in "$ERR" "$SCRATCH/bad.conf: unknown action \"FILEX\" at line 5"
+expect_in "$ERR" "$SCRATCH/bad.conf: regcomp error at line 6: \"(x\""
+expect_in "$ERR" "error in configuration-file \"$SCRATCH/bad.conf\""
+run "$PQACT" -l- -q /dev/null "$SCRATCH/missing.conf"
+((rc != 0)) || fail "a missing file: pqact exited 0"
+expect_in "$ERR" "cannot open configuration-file \"$SCRATCH/missing.conf\": No such file"
+# the example in etc/ is good
+expect_rc 0 "$PQACT" -l- -q /dev/null "$ETC/pqact.conf"
+expect_not_in "$ERR" "WARN"
+ok "-q /dev/null: good, empty, bad (every error with its line), missing; etc/pqact.conf"
+
+for a in PIPE EXEC DBFILE SPIPE XPIPE; do
+  printf 'EXP\t^A\tNOOP\n# c\nEXP\t^A\t%s\tsomething\n' "$a" >unsup.conf
+  run "$PQACT" -l- -q /dev/null unsup.conf
+  ((rc != 0 && rc < 128)) || fail "$a: pqact exited $rc"
+  expect_in "$ERR" "unsup.conf: line 3: action $a is not yet supported"
+done
+ok "PIPE, EXEC, DBFILE, SPIPE, XPIPE refused at startup, not ignored"
+
+expect_rc 1 "$PQACT" -l- -q /dev/null a.conf b.conf
+expect_in "$ERR" "at most one configuration file"
+expect_rc 1 "$PQACT" -l- -i x -q /dev/null "$CONF"
+expect_rc 1 "$PQACT" -l- -e -q /dev/null "$CONF"
+expect_rc 0 "$PQACT" -h
+expect_in "$OUT" "usage: pqact"
+ok "usage errors"
+
+# ---- matching ----
+expect_rc 0 pqcreate -s 1M -S 100 -q "$Q"
+NOW=$(date +%s)
+for p in A1 B1 C1; do
+  printf '%s\n' "$p" >"$p"
+  put EXP 0 "$NOW" 0 here "$p" "$p"
+done
+printf 'G1\n' >G1
+put NGRID 0 "$NOW" 0 here G1 G1
+printf 'old\n' >OLD
+put EXP 0 $((NOW - 1000)) 0 here AOLD OLD
+
+cat >"$CONF" <<CONF
+EXP${tab}^A${tab}FILE${tab}-close${tab}a.out
+EXP${tab}^B${tab}NOOP
+EXP${tab}^_ELSE_\$${tab}FILE${tab}-close${tab}else.out
+EXP${tab}^_ELSE_\$${tab}FILE${tab}-close${tab}else2.out
+ANY${tab}^A${tab}FILE${tab}-close${tab}a2.out
+ANY${tab}^(A|G)${tab}FILE${tab}-close${tab}order
+ANY${tab}^[AG]1\$${tab}FILE${tab}-close${tab}order
+CONF
+pqact_run -o 100 -i 0
+((rc == 0)) || fail "pqact exited $rc"
+cd "$DATA" || fail "cd"
+same a.out ../A1
+same else.out ../C1 # A1 matched ^A, B1 the NOOP
+[[ ! -e else2.out ]] || fail "a second _ELSE_ fired after the first"
+same a2.out ../A1
+cat ../A1 ../A1 ../G1 ../G1 >../want
+same order ../want
+ok "every match fires in file order; _ELSE_ only when nothing before matched or fired; -o filters on creation time"
+
+# -f and -p filter the products; _BEGIN_ is not filtered.
+rm -f ./*.out order
+pqact_run -o 100 -i 0 -f NGRID
+cat ../G1 ../G1 >../want
+same order ../want
+[[ ! -e a.out && ! -e else.out ]] || fail "-f NGRID: EXP products acted on"
+rm -f order
+pqact_run -o 100 -i 0 -p '^C'
+same else.out ../C1
+[[ ! -e a.out && ! -e order && ! -e else2.out ]] || fail "-p ^C: others acted on"
+rm -f ./*.out
+# -o large enough takes the old product too
+pqact_run -o "$ALL" -i 0
+cat ../A1 ../OLD >../want
+same a.out ../want
+rm -f ./*.out order
+ok "-f, -p and -o filter"
+
+# Without -o, pqact starts at the end of the queue: nothing old is done;
+# the defaults: data directory from the registry, queue from LDMPQFNAME.
+cd "$SCRATCH" || fail "cd"
+run "$PQACT" -l- -i 0
+((rc == 0)) || fail "pqact without -o exited $rc"
+expect_in "$ERR" "starting at tail-end of product-queue"
+[[ -z $(find "$DATA" -name '*.out') ]] || fail "without -o, old products were acted on"
+mv "$Q" "$SCRATCH/other.pq"
+LDMPQFNAME=$SCRATCH/other.pq run "$PQACT" -l- -o 100 -i 0
+((rc == 0)) || fail "pqact with LDMPQFNAME exited $rc"
+same "$DATA/a.out" A1
+run "$PQACT" -l- -o 100 -i 0
+((rc != 0)) || fail "pqact with no queue exited 0"
+expect_in "$ERR" "$Q"
+ok "the end of the queue without -o; registry data directory; LDMPQFNAME"
+
+# Started with standard output and error closed, pqact opens them on
+# /dev/null first, so that no file it opens gets their numbers (where a
+# child's output or a log line would then go).
+mv "$SCRATCH/other.pq" "$Q"
+rm -f "$DATA/a.out"
+background "$PQACT" -l "$SCRATCH/closed.log" -d "$DATA" -o 100 -i 600 >&- 2>&-
+wait_until 10 test -s "$DATA/a.out" || fail "pqact with closed stdout/stderr filed nothing"
+for fd in 1 2; do
+  target=$(readlink "/proc/$BG/fd/$fd") || fail "pqact has no descriptor $fd"
+  [[ $target == /dev/null ]] || fail "pqact's descriptor $fd is $target, not /dev/null"
+done
+stop_within "$BG" TERM 5
+same "$DATA/a.out" A1
+ok "closed standard descriptors are reopened on /dev/null"
