@@ -94,6 +94,7 @@ set_tests_properties(fuzz_ldm6_brief PROPERTIES
 # test NAME_seeds first runs the target with FUZZ_SEEDS_DIR set, and the
 # target writes its seeds there (small valid inputs made by its own code);
 # the brief run then starts from them, new inputs going to new/.
+set(PQ_FUZZ_DIR ${CMAKE_CURRENT_LIST_DIR}) # fuzz_util.h, for callers elsewhere
 file(GLOB _pq_sources ${_src}/pq/*.c)
 function(pq_fuzz_target name)
   cmake_parse_arguments(F "SEEDS" "" "FLAGS;LIBS" ${ARGN})
@@ -101,7 +102,7 @@ function(pq_fuzz_target name)
   add_custom_command(OUTPUT ${_bin}
     COMMAND ${PQ_FUZZ_CC} ${PQ_FUZZ_FLAGS} ${F_FLAGS} ${F_UNPARSED_ARGUMENTS}
             -o ${_bin} -lcrypto ${ISAL_LDFLAGS} -lpthread ${F_LIBS}
-    DEPENDS ${F_UNPARSED_ARGUMENTS} ${CMAKE_CURRENT_LIST_DIR}/fuzz_util.h
+    DEPENDS ${F_UNPARSED_ARGUMENTS} ${PQ_FUZZ_DIR}/fuzz_util.h
             ${CMAKE_CURRENT_SOURCE_DIR}/lib/tu_reg_keys.h
             # ISAL_*: cached by pq/CMakeLists.txt
     COMMENT "Building ${name} with ${PQ_FUZZ_CC} (libFuzzer, ASan, UBSan)"

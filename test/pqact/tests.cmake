@@ -8,21 +8,16 @@ if(TARGET pqact)
   foreach(name test_pqact_conf test_pqact_subst test_pqact_filing)
     add_executable(${name} ${CMAKE_CURRENT_LIST_DIR}/${name}.c)
     target_link_libraries(${name} PRIVATE pqact_core ${CMOCKA_LIB})
-    add_test(NAME ${name} COMMAND ${name})
-    set_tests_properties(${name} PROPERTIES TIMEOUT 60 SKIP_RETURN_CODE 77
-      LABELS pqact ENVIRONMENT "PQ_TEST_DIR=${CMAKE_BINARY_DIR}/testdata")
+    pq_test(${name} TIMEOUT 60 LABELS pqact ENVIRONMENT ${PQ_TESTDATA_ENV}
+      COMMAND ${name})
   endforeach()
 
   add_executable(pqacthelper ${CMAKE_CURRENT_LIST_DIR}/pqacthelper.c)
   target_link_libraries(pqacthelper PRIVATE ldmpq)
-  foreach(name files options stop)
-    add_test(NAME pqact_${name}
-      COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/${name}.sh
-              $<TARGET_FILE_DIR:pqcreate> $<TARGET_FILE:pqact>
-              $<TARGET_FILE:pqacthelper>)
-    set_tests_properties(pqact_${name} PROPERTIES TIMEOUT 120
-      LABELS pqact SKIP_RETURN_CODE 77)
-  endforeach()
+  pq_script_suite(pqact LABEL pqact
+    ARGS $<TARGET_FILE_DIR:pqcreate> $<TARGET_FILE:pqact>
+         $<TARGET_FILE:pqacthelper>
+    TESTS files 120 options 120 stop 120)
 endif()
 
 # fuzz_pqact: the pqact.conf reader and the substitutions on any input,
