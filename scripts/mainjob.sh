@@ -5,6 +5,8 @@
 #   iddfeed --> upstream queue --> upstream ldmd ==TCP==> downstream ldmd
 #                                   (127.0.0.1)   REQUEST  --> downstream queue
 #                                                              --> notifyme
+#                                                              --> pqact (EXEC)
+#                                                                  --> files
 #
 # Everything lives in one run directory on /dev/shm made for this run: a
 # registry file, an ldmd.conf, a queue and a log per server.  The upstream
@@ -14,7 +16,9 @@
 # iddfeed (test/mainjob/iddfeed.c) inserts products into the upstream's
 # queue: the 2024 IDD feed mix (NEXRAD2/3, SATELLITE, NIMAGE, text,
 # CONDUIT, NGRID), scaled down to a few products a second; notifyme -v on
-# the downstream shows each product as the downstream receives it.
+# the downstream shows each product as the downstream receives it, and the
+# downstream's ldmd runs pqact (an EXEC entry), which files every product
+# under the run directory's downstream/data by kind, as a site would.
 #
 # Ctrl-C (SIGINT), SIGTERM, or the end of MAINJOB_DURATION stops everything
 # the job started, by pid, prints a summary, and removes the run directory.
@@ -51,8 +55,10 @@ ldmd=$build/ldmd/ldmd
 pqcreate=$build/pqutils/pqcreate
 pqmon=$build/pqutils/pqmon
 notifyme=$build/pqutils/notifyme
+pqact=$build/pqutils/pqact/pqact
+pqcat=$build/pqutils/pqcat
 iddfeed=$build/test/iddfeed
-for p in "$ldmd" "$pqcreate" "$pqmon" "$notifyme" "$iddfeed"; do
+for p in "$ldmd" "$pqcreate" "$pqmon" "$notifyme" "$pqact" "$pqcat" "$iddfeed"; do
   [[ -x $p ]] || die "$p is missing: build first (scripts/dev.sh run does)"
 done
 [[ $duration =~ ^[0-9]+$ ]] || die "MAINJOB_DURATION must be whole seconds"
@@ -119,6 +125,16 @@ leftovers() {
   done
 }
 
+# filed_bytes: bytes pqact has filed under the downstream's data directory.
+filed_bytes() {
+  find "$down/data" -type f -printf '%s\n' | awk '{n += $1} END {print n + 0}'
+}
+# queued_bytes: bytes of data the downstream queue holds (pqcat of it all).
+queued_bytes() {
+  LDM_REGISTRY=$down/registry.xml "$pqcat" -q "$down/ldm.pq" 2>/dev/null |
+    wc -c
+}
+
 cleanup() {
   local r p n
   ((stopping)) && return 0
@@ -137,9 +153,24 @@ cleanup() {
       sleep 0.1
     done
   fi
+  # Let pqact file what the downstream received (at most 3 s): the data
+  # of every product, appended to the files its pqact.conf names.
+  if [[ -n ${pid[downstream]:-} && -d $down/data ]]; then
+    for ((p = 0; p < 30; p++)); do
+      n=$(filed_bytes) && r=$(queued_bytes) && ((n >= r)) && break
+      sleep 0.1
+    done
+  fi
   for r in "${order[@]}"; do
     stop "$r"
   done
+  if [[ -d $down/data ]]; then
+    r=$(find "$down/data" -type f | wc -l)
+    say "pqact filed $(filed_bytes) bytes in $r files under $down/data" \
+      "(the downstream queue holds $(queued_bytes) bytes of data)"
+    r=$(sed -n 's/.*exiting: \([0-9]*\) products.*/\1/p' "$down/pqact.log")
+    [[ -n $r ]] && say "pqact processed $r products"
+  fi
   for p in $(leftovers); do
     say "process $p was left over: killing it"
     kill -KILL "$p" 2>/dev/null
@@ -246,11 +277,23 @@ start_ldmd "$up"
 up_port=$port
 say "upstream ldmd (pid ${pid[upstream]}) listens on 127.0.0.1:$up_port"
 
+mkdir -p "$down/data"
+cat >"$down/pqact.conf" <<'EOF'
+# The main job's pqact: every product the downstream receives, filed by
+# kind, one file an hour (text products one file a heading and office).
+WMO	^([A-Z]{4}[0-9]{2}) ([A-Z]{4})	FILE	text/\2/\1.txt
+NEXRAD2	.*	FILE	nexrad2/%Y%m%d%H.raw
+NEXRAD3	.*	FILE	nexrad3/%Y%m%d%H.raw
+SATELLITE|NIMAGE	.*	FILE	images/%Y%m%d%H.raw
+CONDUIT|NGRID	.*	FILE	grids/%Y%m%d%H.raw
+ANY	^_ELSE_$	FILE	other/%Y%m%d%H.raw
+EOF
 cat >"$down/ldmd.conf" <<EOF
-# The main job's downstream: asks the upstream for every feed, and lets
-# this host (notifyme) see what it receives.
+# The main job's downstream: asks the upstream for every feed, lets this
+# host (notifyme) see what it receives, and runs pqact to file it.
 REQUEST	ANY	".*"	127.0.0.1:$up_port
 ALLOW	ANY	^((localhost|loopback)|(127\\.0\\.0\\.1\\.?))\$
+EXEC	"$pqact -l $down/pqact.log -d $down/data -q $down/ldm.pq $down/pqact.conf"
 EOF
 say "starting the downstream ldmd: REQUEST ANY \".*\" 127.0.0.1:$up_port" \
   "(log $down/ldmd.log)"

@@ -4,6 +4,9 @@
 #   - it exits 0 by itself when MAINJOB_DURATION is over;
 #   - products reached the downstream queue through its REQUEST, all of
 #     those in the upstream queue, and the notifyme view showed them;
+#   - pqact, run by the downstream ldmd's EXEC, filed every one of them:
+#     it processed as many products as the downstream holds, and filed as
+#     many bytes as their data;
 #   - nothing it started is left: no process runs from its run directory,
 #     the servers' pids are gone, and the run directory is removed.
 #
@@ -45,6 +48,14 @@ shown=$(grep -cE 'INFO +[0-9]+ [0-9]{14}\.[0-9]{6} ' "$out") ||
   [[ $shown == 0 ]] || fail "cannot read the main job's output"
 ((shown > 0)) || fail "notifyme showed no product"
 echo "ok: $up products inserted, $down relayed downstream, $shown shown"
+filed=$(sed -n 's/^==> pqact filed \([0-9]*\) bytes in \([0-9]*\) files.*holds \([0-9]*\) bytes.*/\1 \2 \3/p' "$out")
+[[ -n $filed ]] || fail "no pqact summary in the output"
+read -r fbytes nfiles qbytes <<<"$filed"
+((nfiles > 0 && fbytes > 0)) || fail "pqact filed nothing"
+((fbytes == qbytes)) || fail "pqact filed $fbytes bytes of the $qbytes queued"
+acted=$(sed -n 's/^==> pqact processed \([0-9]*\) products.*/\1/p' "$out")
+[[ $acted == "$down" ]] || fail "pqact processed ${acted:-no} products, not $down"
+echo "ok: pqact filed all $acted products ($fbytes bytes) in $nfiles files"
 
 [[ ! -e $run ]] || fail "the run directory $run is still there"
 while read -r p; do
