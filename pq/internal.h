@@ -172,6 +172,10 @@ static inline bool pq__slot_used(const struct pq_slot *s) {
   uint32_t st = pq__slot_state(s);
   return st == PQ_SLOT_RESERVED || st == PQ_SLOT_COMMITTED;
 }
+/* Sort n slot numbers by their regions' offsets / by their insertion times
+ * (the check and the rebuild walk the slots in both orders). */
+void pq__slots_by_offset(const pq_t *pq, uint32_t *v, uint32_t n);
+void pq__slots_by_key(const pq_t *pq, uint32_t *v, uint32_t n);
 
 /* ---- timeindex.c: skip list ordered by insertion time ---- */
 unsigned pq__ti_level(uint64_t key, unsigned maxlevels);
