@@ -200,10 +200,26 @@ int pq_reserve(pq_t *pq, const pq_prod_info *info, pq_resv *resv) {
   return PQ_OK;
 }
 
+/* Is resv the reservation this handle gave out and has not yet ended? */
+static bool resv_outstanding(const pq_t *pq, const pq_resv *resv) {
+  return resv != NULL && pq->has_resv && resv->pr_slot == pq->resv_slot &&
+         resv->pr_key == pq->resv_key;
+}
+
+/* The handle's and the reservation's checks of pq_commit() and
+ * pq_discard(): PQ_OK, PQ_BADRESV, or pq__check_owner()'s failure. */
+static int check_resv(pq_t *pq, const pq_resv *resv) {
+  int rc = pq__check_owner(pq);
+  if (rc != PQ_OK)
+    return rc;
+  if (!resv_outstanding(pq, resv))
+    return PQ__FAIL(pq, PQ_BADRESV, 0, NULL);
+  return PQ_OK;
+}
+
 /* Is resv the handle's outstanding reservation, still intact in the file? */
 static bool resv_ok(pq_t *pq, const pq_resv *resv) {
-  if (resv == NULL || !pq->has_resv || resv->pr_slot != pq->resv_slot ||
-      resv->pr_key != pq->resv_key)
+  if (!resv_outstanding(pq, resv))
     return false;
   const struct pq_slot *s = &pq->slots[pq->resv_slot];
   return pq__slot_state(s) == PQ_SLOT_RESERVED && s->ps_key == pq->resv_key &&
@@ -253,12 +269,9 @@ static int link_committed(pq_t *pq, uint32_t slot, uint64_t at, uint32_t crc) {
 }
 
 static int commit(pq_t *pq, pq_resv *resv, uint64_t at) {
-  int rc = pq__check_owner(pq);
+  int rc = check_resv(pq, resv);
   if (rc != PQ_OK)
     return rc;
-  if (resv == NULL || !pq->has_resv || resv->pr_slot != pq->resv_slot ||
-      resv->pr_key != pq->resv_key)
-    return PQ__FAIL(pq, PQ_BADRESV, 0, NULL);
   /* The caller has filled the region: its CRC, before the lock. */
   uint32_t crc = pq__crc32c(0, pq->data + pq->resv_off, pq->resv_len);
   rc = pq__ctl_lock(pq, true);
@@ -297,12 +310,9 @@ int pq_commit_at(pq_t *pq, pq_resv *resv, uint64_t inserted_us) {
 }
 
 int pq_discard(pq_t *pq, pq_resv *resv) {
-  int rc = pq__check_owner(pq);
+  int rc = check_resv(pq, resv);
   if (rc != PQ_OK)
     return rc;
-  if (resv == NULL || !pq->has_resv || resv->pr_slot != pq->resv_slot ||
-      resv->pr_key != pq->resv_key)
-    return PQ__FAIL(pq, PQ_BADRESV, 0, NULL);
   rc = pq__ctl_lock(pq, true);
   if (rc != PQ_OK)
     return rc;
