@@ -36,6 +36,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ldmd/proto/ldm6_text.h"
 #include "ldmd/site/log.h"
 #include "pqutils/cli.h"
 #include "pqutils/ldmclient.h"
@@ -144,7 +145,7 @@ static int hiya(struct ldmsend *s) {
   offer.psa_len = 1;
   offer.psa[0].feedtype = s->feedtype;
   snprintf(offer.psa[0].pattern, sizeof offer.psa[0].pattern, ".*");
-  ldmc_class_format(&offer, text, sizeof text);
+  ldm6_class_format(&offer, text, sizeof text);
   log_debug("offering %s to %s", text, s->peer.name);
 
   rc = ldmc_call(s->io, &s->peer, "HIYA", LDM6_VERSION6, LDM6_HIYA,
@@ -164,7 +165,7 @@ static int hiya(struct ldmsend *s) {
     return 0;
   case LDM6_RECLASS:
     s->max_hereis = rep.u.feedpar.max_hereis;
-    ldmc_class_format(&rep.u.feedpar.prod_class, text, sizeof text);
+    ldm6_class_format(&rep.u.feedpar.prod_class, text, sizeof text);
     log_info("%s accepts only %s", s->peer.name, text);
     rc = ldm6_class_to_pq(&rep.u.feedpar.prod_class, &s->want, err, sizeof err);
     if (rc != 0) {

@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ldmd/proto/ldm6_text.h"
 #include "ldmd/site/log.h"
 #include "pqutils/cli.h"
 #include "pqutils/ldmclient.h"
@@ -255,7 +256,7 @@ static enum session_rc request(struct notifyme *n, ldm6_io *io) {
                   n->peer.name);
         return SESS_REFUSED;
       }
-      ldmc_class_format(&rep.u.prod_class, text, sizeof text);
+      ldm6_class_format(&rep.u.prod_class, text, sizeof text);
       log_notice("%s allows only %s: asking for that", n->peer.name, text);
       cls = rep.u.prod_class;
       break;
@@ -400,7 +401,7 @@ int main(int argc, char **argv) {
   if (parse_args(&n, argc, argv) != 0)
     return EXIT_USAGE;
   cli_signals();
-  ldmc_class_format(&n.request, text, sizeof text);
+  ldm6_class_format(&n.request, text, sizeof text);
   log_notice("starting up: %s: %s", n.peer.name, text);
   for (;;) {
     enum session_rc rc = session(&n);
