@@ -150,6 +150,17 @@ const char *cli_queue_path(struct cli *c) {
   return c->queue;
 }
 
+pq_t *cli_open_queue(const char *path, unsigned flags, int *code) {
+  pq_t *pq = NULL;
+  pq_error err = {0};
+  if (pq_open(path, flags, &pq, &err) == PQ_OK)
+    return pq;
+  log_error("pq_open failed: %s", err.pe_msg);
+  if (code != NULL)
+    *code = err.pe_code;
+  return NULL;
+}
+
 void cli_hostname(struct cli *c, char buf[PQ_ORIGIN_MAX + 1]) {
   char name[1024] = "";
   if (cli_reg_string(c, REG_HOSTNAME, name, sizeof name) != 0 ||

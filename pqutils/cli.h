@@ -76,6 +76,13 @@ int cli_next_option(struct cli *c, int argc, char **argv, const char *optstring,
 const char *cli_queue_path(struct cli *c);
 
 /**
+ * Open the queue at path with pq_open()'s flags.
+ * @param code  if not NULL and the open fails, pq_open()'s status
+ * @return the handle, or NULL after logging "pq_open failed: <why>".
+ */
+pq_t *cli_open_queue(const char *path, unsigned flags, int *code);
+
+/**
  * A value from the registry (its default if the file does not set it).  The
  * registry is read for each call and not kept open.
  * @return 0, or -1 after logging what failed (the file and the key).

@@ -281,14 +281,12 @@ int main(int argc, char **argv) {
   log_notice("Starting Up (%d)", (int)getpgrp());
   const char *path = cli_queue_path(&c);
   pq_t *pq = NULL;
-  pq_error err = {0};
   int status = 1;
   k.buf = malloc(OUTBUF);
   if (k.buf == NULL) {
     log_error("cannot allocate the output buffer: %s", strerror(errno));
-  } else if (path != NULL && pq_open(path, PQ_READONLY, &pq, &err) != PQ_OK) {
-    log_error("pq_open failed: %s", err.pe_msg);
-  } else if (path != NULL) {
+  } else if (path != NULL &&
+             (pq = cli_open_queue(path, PQ_READONLY, NULL)) != NULL) {
     if (o.have_offset)
       pq_cursor_set(pq, pq_ts_to_us(from));
     pq_set_verify(pq, o.check_crc);

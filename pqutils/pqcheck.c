@@ -130,14 +130,6 @@ static int parse_args(struct cli *c, int argc, char **argv, struct opts *o) {
   return cli_no_operands(c, argc, argv, usage_text);
 }
 
-static int open_error(const pq_error *err) {
-  log_error("pq_open failed: %s", err->pe_msg);
-  if (err->pe_code == PQ_FORMAT || err->pe_code == PQ_VERSION ||
-      err->pe_code == PQ_CORRUPT)
-    return EXIT_CORRUPT;
-  return EXIT_SYSTEM;
-}
-
 int main(int argc, char **argv) {
   struct cli c;
   struct opts o = {0};
@@ -149,11 +141,12 @@ int main(int argc, char **argv) {
   const char *path = cli_queue_path(&c);
   if (path == NULL)
     return EXIT_SYSTEM;
-  pq_t *pq = NULL;
-  pq_error err = {0};
-  if (pq_open(path, o.repair ? 0 : PQ_READONLY, &pq, &err) != PQ_OK) {
-    return open_error(&err);
-  }
+  int code = PQ_OK;
+  pq_t *pq = cli_open_queue(path, o.repair ? 0 : PQ_READONLY, &code);
+  if (pq == NULL) /* a file that is not a sound queue is corrupt */
+    return code == PQ_FORMAT || code == PQ_VERSION || code == PQ_CORRUPT
+               ? EXIT_CORRUPT
+               : EXIT_SYSTEM;
   int status = EXIT_CLEAN;
   if (o.full || o.repair)
     status = full_check(pq, path, &o);

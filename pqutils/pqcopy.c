@@ -173,16 +173,11 @@ int main(int argc, char **argv) {
   log_notice("Starting Up (%d)", (int)getpgrp());
   const char *in_path = cli_queue_path(&c);
   pq_t *src = NULL, *dst = NULL;
-  pq_error err = {0};
   struct copy k = {0};
   int status = 1;
-  if (in_path == NULL) {
-    /* logged */
-  } else if (pq_open(in_path, PQ_READONLY, &src, &err) != PQ_OK) {
-    log_error("pq_open failed: %s", err.pe_msg);
-  } else if (pq_open(o.out_path, 0, &dst, &err) != PQ_OK) {
-    log_error("pq_open failed: %s", err.pe_msg);
-  } else {
+  if (in_path != NULL && /* else logged */
+      (src = cli_open_queue(in_path, PQ_READONLY, NULL)) != NULL &&
+      (dst = cli_open_queue(o.out_path, 0, NULL)) != NULL) {
     k.dst = dst;
     if (o.have_offset)
       pq_cursor_set(src, pq_ts_to_us(from));

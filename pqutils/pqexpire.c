@@ -221,14 +221,9 @@ int main(int argc, char **argv) {
   struct stats s = {.start = pq_ts_now()};
   log_notice("Starting Up");
   const char *path = cli_queue_path(&c);
-  if (path == NULL)
+  pq_t *pq = path != NULL ? cli_open_queue(path, 0, NULL) : NULL;
+  if (pq == NULL)
     return 1;
-  pq_t *pq = NULL;
-  pq_error err = {0};
-  if (pq_open(path, 0, &pq, &err) != PQ_OK) {
-    log_error("pq_open failed: %s", err.pe_msg);
-    return 1;
-  }
   int status = 0;
   while (!cli_stopping()) {
     if (cli_stats_requested())

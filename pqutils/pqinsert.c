@@ -693,13 +693,9 @@ int main(int argc, char **argv) {
     return EXIT_SYSTEM;
   cli_hostname(&c, o.origin);
 
-  pq_t *pq = NULL;
-  pq_error err = {0};
-  rc = pq_open(path, 0, &pq, &err);
-  if (rc != PQ_OK) {
-    log_error("pq_open failed: %s", err.pe_msg);
+  pq_t *pq = cli_open_queue(path, 0, NULL);
+  if (pq == NULL)
     return EXIT_PQ_OPEN;
-  }
   o.pq = pq;
   struct tally t = {0};
   int code =

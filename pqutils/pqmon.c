@@ -192,13 +192,8 @@ int main(int argc, char **argv) {
   if (!o.size_par)
     log_notice("Starting Up (%d)", (int)getpgrp());
   const char *path = cli_queue_path(&c);
-  pq_t *pq = NULL;
-  pq_error err = {0};
-  int status = 1;
-  if (path != NULL && pq_open(path, PQ_READONLY, &pq, &err) != PQ_OK)
-    log_error("pq_open failed: %s", err.pe_msg);
-  else if (path != NULL)
-    status = monitor(pq, &o);
+  pq_t *pq = path != NULL ? cli_open_queue(path, PQ_READONLY, NULL) : NULL;
+  int status = pq != NULL ? monitor(pq, &o) : 1;
   if (!o.size_par)
     log_notice("Exiting");
   pq_close(pq);

@@ -319,15 +319,9 @@ int main(int argc, char **argv) {
   if (restoring) {
     status = restore(&c, qpath, &o);
   } else {
-    pq_t *pq = NULL;
-    pq_error err = {0};
-    if (pq_open(qpath, PQ_READONLY, &pq, &err) != PQ_OK) {
-      log_error("pq_open failed: %s", err.pe_msg);
-      status = 1;
-    } else {
-      status = save(pq, qpath, o.file);
-      pq_close(pq);
-    }
+    pq_t *pq = cli_open_queue(qpath, PQ_READONLY, NULL);
+    status = pq != NULL ? save(pq, qpath, o.file) : 1;
+    pq_close(pq);
   }
   return status;
 }
