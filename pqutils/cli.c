@@ -396,10 +396,35 @@ int cli_bad_option(struct cli *c, const char *usage, int ch) {
   return -1;
 }
 
-pq_timestamp cli_offset_from(bool have_offset, uint64_t offset) {
-  if (!have_offset)
-    return PQ_TS_ZERO;
-  pq_timestamp from = pq_ts_now();
-  from.sec -= (int64_t)offset;
-  return from;
+/* ---- which products ---- */
+
+int cli_select_option(struct cli *c, struct cli_select *s, int ch,
+                      const char *arg) {
+  switch (ch) {
+  case 'f':
+    return cli_parse_feedtype(c, arg, &s->feedtype);
+  case 'p':
+    s->pattern = arg;
+    return 0;
+  default: /* 'o' */
+    if (cli_parse_uint(c, "offset", arg, INT32_MAX, &s->offset) != 0)
+      return -1;
+    s->have_offset = true;
+    return 0;
+  }
+}
+
+int cli_select_class(struct cli *c, const struct cli_select *s, pq_class *cls) {
+  pq_timestamp from = PQ_TS_ZERO;
+  if (s->have_offset) {
+    from = pq_ts_now();
+    from.sec -= (int64_t)s->offset;
+  }
+  return cli_make_class(c, cls, from, s->feedtype, s->pattern);
+}
+
+void cli_select_cursor(pq_t *pq, const struct cli_select *s,
+                       const pq_class *cls) {
+  if (s->have_offset)
+    pq_cursor_set(pq, pq_ts_to_us(cls->from));
 }

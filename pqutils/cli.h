@@ -141,9 +141,34 @@ int cli_make_class(struct cli *c, pq_class *cls, pq_timestamp from,
  * (cli_next_option() calls it.) */
 int cli_bad_option(struct cli *c, const char *usage, int ch);
 
-/* Start of a class window `offset` seconds ago (LDM's -o), or TS_ZERO
- * when no offset was given. */
-pq_timestamp cli_offset_from(bool have_offset, uint64_t offset);
+/* ---- which products: -f feedtype, -p pattern, -o offset ---- */
+
+/* What pqcat, pqcopy and pqexpire read, as LDM's utilities take it. */
+struct cli_select {
+  uint32_t feedtype;   /* -f */
+  const char *pattern; /* -p: an ERE the identifier matches */
+  bool have_offset;    /* -o was given: */
+  uint64_t offset;     /* products created in the last offset seconds */
+};
+
+/* Every product: feedtype ANY, pattern ".*", no offset. */
+#define CLI_SELECT_ALL                                                         \
+  ((struct cli_select){.feedtype = PQ_FT_ANY, .pattern = ".*"})
+
+/** Take option ch, one of -f, -p and -o, with its value arg into s: 0, or
+ *  -1 after printing what is wrong with the value. */
+int cli_select_option(struct cli *c, struct cli_select *s, int ch,
+                      const char *arg);
+
+/** The class of what s selects: created from offset seconds ago (with -o,
+ *  else from the beginning), of its feedtype, matching its pattern.  0, or
+ *  -1 after printing what is wrong with the pattern (cli_make_class()). */
+int cli_select_class(struct cli *c, const struct cli_select *s, pq_class *cls);
+
+/** With -o, set pq's cursor to the start of cls's window (without -o it
+ *  stays at the oldest product). */
+void cli_select_cursor(pq_t *pq, const struct cli_select *s,
+                       const pq_class *cls);
 
 /** Print "<prog>: <msg>" and the usage text to stderr; for usage errors. */
 void cli_usage_error(struct cli *c, const char *usage, const char *fmt, ...)

@@ -52,10 +52,7 @@ static const char usage_text[] =
     "data is appended to outputfile if given, else written to stdout.\n";
 
 struct opts {
-  uint32_t feedtype;
-  const char *pattern;
-  bool have_offset;
-  uint64_t offset;
+  struct cli_select sel; /* -f, -p, -o */
   uint64_t interval;
   bool check_sig, check_crc, tally_only, show_origin;
   const char *output;
@@ -235,20 +232,12 @@ static int parse_args(struct cli *c, int argc, char **argv, struct opts *o) {
     case 's':
       o->tally_only = true;
       break;
-    case 'p':
-      o->pattern = optarg;
-      break;
-    case 'f':
-      if (cli_parse_feedtype(c, optarg, &o->feedtype) != 0)
-        return -1;
-      break;
-    case 'o':
-      if (cli_parse_uint(c, "offset", optarg, INT32_MAX, &o->offset) != 0)
-        return -1;
-      o->have_offset = true;
-      break;
     case 'i':
       if (cli_parse_uint(c, "interval", optarg, INT32_MAX, &o->interval) != 0)
+        return -1;
+      break;
+    default: /* -f, -p, -o */
+      if (cli_select_option(c, &o->sel, ch, optarg) != 0)
         return -1;
       break;
     }
@@ -260,14 +249,13 @@ static int parse_args(struct cli *c, int argc, char **argv, struct opts *o) {
 
 int main(int argc, char **argv) {
   struct cli c;
-  struct opts o = {.feedtype = PQ_FT_ANY, .pattern = ".*"};
+  struct opts o = {.sel = CLI_SELECT_ALL};
   cli_init(&c, argv[0]);
   int rc = parse_args(&c, argc, argv, &o);
   if (rc != 0)
     return rc > 0 ? 0 : CLI_EXIT_USAGE;
-  pq_timestamp from = cli_offset_from(o.have_offset, o.offset);
   pq_class cls;
-  if (cli_make_class(&c, &cls, from, o.feedtype, o.pattern) != 0)
+  if (cli_select_class(&c, &o.sel, &cls) != 0)
     return CLI_EXIT_USAGE;
   struct cat k = {.o = &o, .out = STDOUT_FILENO};
   if (o.output != NULL && (k.out = cli_open_append(o.output)) < 0) {
@@ -287,8 +275,7 @@ int main(int argc, char **argv) {
     log_error("cannot allocate the output buffer: %s", strerror(errno));
   } else if (path != NULL &&
              (pq = cli_open_queue(path, PQ_READONLY, NULL)) != NULL) {
-    if (o.have_offset)
-      pq_cursor_set(pq, pq_ts_to_us(from));
+    cli_select_cursor(pq, &o.sel, &cls);
     pq_set_verify(pq, o.check_crc);
     status = cat_queue(pq, &cls, &k);
     if (k.ndamaged > 0) {

@@ -36,10 +36,7 @@ static const char usage_text[] =
     "  -h           print this text\n";
 
 struct opts {
-  uint32_t feedtype;
-  const char *pattern;
-  bool have_offset;
-  uint64_t offset;
+  struct cli_select sel; /* -f, -p, -o */
   const char *out_path;
 };
 
@@ -127,20 +124,8 @@ static int parse_args(struct cli *c, int argc, char **argv, struct opts *o) {
   int ch, rc;
   while ((rc = cli_next_option(c, argc, argv, ":hf:l:o:p:q:vx", usage_text,
                                &ch)) == CLI_OPT_OWN) {
-    switch (ch) {
-    case 'f':
-      if (cli_parse_feedtype(c, optarg, &o->feedtype) != 0)
-        return -1;
-      break;
-    case 'p':
-      o->pattern = optarg;
-      break;
-    case 'o':
-      if (cli_parse_uint(c, "offset", optarg, INT32_MAX, &o->offset) != 0)
-        return -1;
-      o->have_offset = true;
-      break;
-    }
+    if (cli_select_option(c, &o->sel, ch, optarg) != 0) /* -f, -p, -o */
+      return -1;
   }
   if (rc != CLI_OPT_DONE)
     return rc;
@@ -160,14 +145,13 @@ static int parse_args(struct cli *c, int argc, char **argv, struct opts *o) {
 
 int main(int argc, char **argv) {
   struct cli c;
-  struct opts o = {.feedtype = PQ_FT_ANY, .pattern = ".*"};
+  struct opts o = {.sel = CLI_SELECT_ALL};
   cli_init(&c, argv[0]);
   int rc = parse_args(&c, argc, argv, &o);
   if (rc != 0)
     return rc > 0 ? 0 : CLI_EXIT_USAGE;
-  pq_timestamp from = cli_offset_from(o.have_offset, o.offset);
   pq_class cls;
-  if (cli_make_class(&c, &cls, from, o.feedtype, o.pattern) != 0)
+  if (cli_select_class(&c, &o.sel, &cls) != 0)
     return CLI_EXIT_USAGE;
   cli_signals();
   log_notice("Starting Up (%d)", (int)getpgrp());
@@ -179,8 +163,7 @@ int main(int argc, char **argv) {
       (src = cli_open_queue(in_path, PQ_READONLY, NULL)) != NULL &&
       (dst = cli_open_queue(o.out_path, 0, NULL)) != NULL) {
     k.dst = dst;
-    if (o.have_offset)
-      pq_cursor_set(src, pq_ts_to_us(from));
+    cli_select_cursor(src, &o.sel, &cls);
     status = copy_queue(src, &cls, &k);
   }
   log_notice("Exiting");

@@ -42,8 +42,7 @@ static const char usage_text[] =
 struct opts {
   double age_hours;
   uint64_t interval;
-  uint32_t feedtype;
-  const char *pattern;
+  struct cli_select sel; /* -f, -p (no -o) */
 };
 
 struct stats {
@@ -120,8 +119,8 @@ static int expire_pass(pq_t *pq, const struct opts *o, struct stats *s) {
    * microsecond less makes them agree. */
   pq_timestamp to =
       pq_ts_from_us(pq_ts_to_us(before) ? pq_ts_to_us(before) - 1 : 0);
-  if (pq_class_simple(&cls, PQ_TS_ZERO, to, o->feedtype, o->pattern, err,
-                      sizeof err) != 0) {
+  if (pq_class_simple(&cls, PQ_TS_ZERO, to, o->sel.feedtype, o->sel.pattern,
+                      err, sizeof err) != 0) {
     log_error("cannot build the product class: %s", err);
     return 1;
   }
@@ -189,12 +188,9 @@ static int parse_args(struct cli *c, int argc, char **argv, struct opts *o) {
       if (cli_parse_uint(c, "interval", optarg, INT32_MAX, &o->interval) != 0)
         return -1;
       break;
-    case 'f':
-      if (cli_parse_feedtype(c, optarg, &o->feedtype) != 0)
+    default: /* -f, -p */
+      if (cli_select_option(c, &o->sel, ch, optarg) != 0)
         return -1;
-      break;
-    case 'p':
-      o->pattern = optarg;
       break;
     }
   }
@@ -207,14 +203,13 @@ int main(int argc, char **argv) {
   struct cli c;
   struct opts o = {.age_hours = DEFAULT_AGE,
                    .interval = DEFAULT_INTERVAL,
-                   .feedtype = PQ_FT_ANY,
-                   .pattern = ".*"};
+                   .sel = CLI_SELECT_ALL};
   cli_init(&c, argv[0]);
   int rc = parse_args(&c, argc, argv, &o);
   if (rc != 0)
     return rc > 0 ? 0 : CLI_EXIT_USAGE;
   pq_class probe; /* refuse a bad pattern before starting */
-  if (cli_make_class(&c, &probe, PQ_TS_ZERO, o.feedtype, o.pattern) != 0)
+  if (cli_select_class(&c, &o.sel, &probe) != 0)
     return CLI_EXIT_USAGE;
   pq_class_free(&probe);
   cli_signals();
