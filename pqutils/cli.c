@@ -99,6 +99,32 @@ int cli_next_option(struct cli *c, int argc, char **argv, const char *optstring,
   }
 }
 
+/* None at all: 0, or -1 after a usage error. */
+static int no_operands(struct cli *c, int argc, char **argv,
+                       const char *usage) {
+  if (optind == argc)
+    return 0;
+  cli_usage_error(c, usage, "unexpected argument %s", argv[optind]);
+  return -1;
+}
+
+int cli_parse(struct cli *c, int argc, char **argv, const struct cli_spec *spec,
+              void *opts) {
+  int ch, rc;
+  cli_init(c, argv[0]);
+  while ((rc = cli_next_option(c, argc, argv, spec->optstring, spec->usage,
+                               &ch)) == CLI_OPT_OWN)
+    if (spec->option(c, ch, optarg, opts) != 0)
+      return CLI_EXIT_USAGE;
+  if (rc == CLI_OPT_HELP)
+    return 0;
+  if (rc == CLI_OPT_ERROR)
+    return CLI_EXIT_USAGE;
+  rc = spec->operands != NULL ? spec->operands(c, argc, argv, opts)
+                              : no_operands(c, argc, argv, spec->usage);
+  return rc == 0 ? CLI_GO_ON : CLI_EXIT_USAGE;
+}
+
 /* Read the registry; NULL on failure, logged the first time. */
 static ldm_registry *reg_open(struct cli *c) {
   ldm_registry *reg = NULL;
@@ -368,13 +394,6 @@ int cli_write_all(int fd, const void *buf, size_t len) {
 
 int cli_open_append(const char *path) {
   return open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
-}
-
-int cli_no_operands(struct cli *c, int argc, char **argv, const char *usage) {
-  if (optind == argc)
-    return 0;
-  cli_usage_error(c, usage, "unexpected argument %s", argv[optind]);
-  return -1;
 }
 
 int cli_output_operand(struct cli *c, int argc, char **argv, const char *usage,

@@ -71,6 +71,32 @@ enum {
 int cli_next_option(struct cli *c, int argc, char **argv, const char *optstring,
                     const char *usage, int *ch);
 
+/* A queue utility's command line, for cli_parse(). */
+struct cli_spec {
+  const char *optstring; /* getopt's, as cli_next_option() takes it */
+  const char *usage;     /* for -h and for usage errors */
+  /* One of the program's own options, with its value arg (NULL if it takes
+   * none), into opts: 0, or -1 after printing what is wrong.  NULL: the
+   * program has no option beyond the common ones. */
+  int (*option)(struct cli *c, int ch, const char *arg, void *opts);
+  /* The operands, argv[optind] to argv[argc - 1], into opts: 0, or -1
+   * after printing a usage error.  NULL: the program takes none. */
+  int (*operands)(struct cli *c, int argc, char **argv, void *opts);
+};
+
+/* What cli_parse() returns when the program is to go on with its work. */
+#define CLI_GO_ON (-1)
+
+/**
+ * The start every queue utility shares: cli_init(), then the options with
+ * cli_next_option() (the program's own to spec->option), then the operands.
+ * @return CLI_GO_ON, or the status to exit with at once: 0 after -h (the
+ *         usage text is on stdout), CLI_EXIT_USAGE after a usage error or a
+ *         bad value (said on stderr).
+ */
+int cli_parse(struct cli *c, int argc, char **argv, const struct cli_spec *spec,
+              void *opts);
+
 /** The queue path: -q if given, else the registry's /queue/path.  NULL on
  *  failure (logged). */
 const char *cli_queue_path(struct cli *c);
@@ -174,10 +200,8 @@ void cli_select_cursor(pq_t *pq, const struct cli_select *s,
 void cli_usage_error(struct cli *c, const char *usage, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* The operands after the options (from optind): none at all, or at most one
- * output file (*output stays as it was without one).  0, or -1 after a
- * usage error. */
-int cli_no_operands(struct cli *c, int argc, char **argv, const char *usage);
+/* The operands after the options (from optind): at most one output file
+ * (*output stays as it was without one).  0, or -1 after a usage error. */
 int cli_output_operand(struct cli *c, int argc, char **argv, const char *usage,
                        const char **output);
 

@@ -215,45 +215,42 @@ static int sanity_check(pq_t *pq, uint64_t tallied) {
   return 1;
 }
 
-static int parse_args(struct cli *c, int argc, char **argv, struct opts *o) {
-  int ch, rc;
-  while ((rc = cli_next_option(c, argc, argv, ":hcCvxOsl:p:f:q:o:i:",
-                               usage_text, &ch)) == CLI_OPT_OWN) {
-    switch (ch) {
-    case 'c':
-      o->check_sig = true;
-      break;
-    case 'C':
-      o->check_crc = true;
-      break;
-    case 'O':
-      o->show_origin = true;
-      break;
-    case 's':
-      o->tally_only = true;
-      break;
-    case 'i':
-      if (cli_parse_uint(c, "interval", optarg, INT32_MAX, &o->interval) != 0)
-        return -1;
-      break;
-    default: /* -f, -p, -o */
-      if (cli_select_option(c, &o->sel, ch, optarg) != 0)
-        return -1;
-      break;
-    }
+static int option(struct cli *c, int ch, const char *arg, void *opts) {
+  struct opts *o = opts;
+  switch (ch) {
+  case 'c':
+    o->check_sig = true;
+    return 0;
+  case 'C':
+    o->check_crc = true;
+    return 0;
+  case 'O':
+    o->show_origin = true;
+    return 0;
+  case 's':
+    o->tally_only = true;
+    return 0;
+  case 'i':
+    return cli_parse_uint(c, "interval", arg, INT32_MAX, &o->interval);
+  default: /* -f, -p, -o */
+    return cli_select_option(c, &o->sel, ch, arg);
   }
-  if (rc != CLI_OPT_DONE)
-    return rc;
+}
+
+static int operands(struct cli *c, int argc, char **argv, void *opts) {
+  struct opts *o = opts;
   return cli_output_operand(c, argc, argv, usage_text, &o->output);
 }
+
+static const struct cli_spec spec = {":hcCvxOsl:p:f:q:o:i:", usage_text, option,
+                                     operands};
 
 int main(int argc, char **argv) {
   struct cli c;
   struct opts o = {.sel = CLI_SELECT_ALL};
-  cli_init(&c, argv[0]);
-  int rc = parse_args(&c, argc, argv, &o);
-  if (rc != 0)
-    return rc > 0 ? 0 : CLI_EXIT_USAGE;
+  int rc = cli_parse(&c, argc, argv, &spec, &o);
+  if (rc != CLI_GO_ON)
+    return rc;
   pq_class cls;
   if (cli_select_class(&c, &o.sel, &cls) != 0)
     return CLI_EXIT_USAGE;

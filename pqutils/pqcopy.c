@@ -120,15 +120,14 @@ static int copy_queue(pq_t *src, const pq_class *cls, struct copy *k) {
   return k->failed > 0 ? 1 : 0;
 }
 
-static int parse_args(struct cli *c, int argc, char **argv, struct opts *o) {
-  int ch, rc;
-  while ((rc = cli_next_option(c, argc, argv, ":hf:l:o:p:q:vx", usage_text,
-                               &ch)) == CLI_OPT_OWN) {
-    if (cli_select_option(c, &o->sel, ch, optarg) != 0) /* -f, -p, -o */
-      return -1;
-  }
-  if (rc != CLI_OPT_DONE)
-    return rc;
+static int option(struct cli *c, int ch, const char *arg, void *opts) {
+  struct opts *o = opts;
+  return cli_select_option(c, &o->sel, ch, arg); /* -f, -p, -o */
+}
+
+/* inPath outPath, or outPath alone. */
+static int operands(struct cli *c, int argc, char **argv, void *opts) {
+  struct opts *o = opts;
   int npos = argc - optind;
   if (npos == 2 && c->queue == NULL) {
     c->queue = argv[optind];
@@ -143,13 +142,15 @@ static int parse_args(struct cli *c, int argc, char **argv, struct opts *o) {
   return 0;
 }
 
+static const struct cli_spec spec = {":hf:l:o:p:q:vx", usage_text, option,
+                                     operands};
+
 int main(int argc, char **argv) {
   struct cli c;
   struct opts o = {.sel = CLI_SELECT_ALL};
-  cli_init(&c, argv[0]);
-  int rc = parse_args(&c, argc, argv, &o);
-  if (rc != 0)
-    return rc > 0 ? 0 : CLI_EXIT_USAGE;
+  int rc = cli_parse(&c, argc, argv, &spec, &o);
+  if (rc != CLI_GO_ON)
+    return rc;
   pq_class cls;
   if (cli_select_class(&c, &o.sel, &cls) != 0)
     return CLI_EXIT_USAGE;

@@ -169,45 +169,37 @@ static void pass_stats(pq_t *pq, struct stats *s) {
   }
 }
 
-static int parse_args(struct cli *c, int argc, char **argv, struct opts *o) {
-  int ch, rc;
-  while ((rc = cli_next_option(c, argc, argv, ":hwvxl:p:f:q:a:i:", usage_text,
-                               &ch)) == CLI_OPT_OWN) {
-    switch (ch) {
-    case 'w':
-      break;
-    case 'a':
-      if (cli_parse_double(c, "age", optarg, &o->age_hours) != 0)
-        return -1;
-      if (o->age_hours > 1e6) {
-        cli_usage_error(c, usage_text, "age %s hours is too large", optarg);
-        return -1;
-      }
-      break;
-    case 'i':
-      if (cli_parse_uint(c, "interval", optarg, INT32_MAX, &o->interval) != 0)
-        return -1;
-      break;
-    default: /* -f, -p */
-      if (cli_select_option(c, &o->sel, ch, optarg) != 0)
-        return -1;
-      break;
+static int option(struct cli *c, int ch, const char *arg, void *opts) {
+  struct opts *o = opts;
+  switch (ch) {
+  case 'w':
+    return 0;
+  case 'a':
+    if (cli_parse_double(c, "age", arg, &o->age_hours) != 0)
+      return -1;
+    if (o->age_hours > 1e6) {
+      cli_usage_error(c, usage_text, "age %s hours is too large", arg);
+      return -1;
     }
+    return 0;
+  case 'i':
+    return cli_parse_uint(c, "interval", arg, INT32_MAX, &o->interval);
+  default: /* -f, -p */
+    return cli_select_option(c, &o->sel, ch, arg);
   }
-  if (rc != CLI_OPT_DONE)
-    return rc;
-  return cli_no_operands(c, argc, argv, usage_text);
 }
+
+static const struct cli_spec spec = {":hwvxl:p:f:q:a:i:", usage_text, option,
+                                     NULL};
 
 int main(int argc, char **argv) {
   struct cli c;
   struct opts o = {.age_hours = DEFAULT_AGE,
                    .interval = DEFAULT_INTERVAL,
                    .sel = CLI_SELECT_ALL};
-  cli_init(&c, argv[0]);
-  int rc = parse_args(&c, argc, argv, &o);
-  if (rc != 0)
-    return rc > 0 ? 0 : CLI_EXIT_USAGE;
+  int rc = cli_parse(&c, argc, argv, &spec, &o);
+  if (rc != CLI_GO_ON)
+    return rc;
   pq_class probe; /* refuse a bad pattern before starting */
   if (cli_select_class(&c, &o.sel, &probe) != 0)
     return CLI_EXIT_USAGE;
