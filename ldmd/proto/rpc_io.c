@@ -109,6 +109,19 @@ static int wait_fd(int fd, short events, int64_t deadline,
   }
 }
 
+/* wait_fd() on the connection: LDM6_IO_OK (ready), LDM6_IO_TIMEDOUT, or
+ * LDM6_IO_ESYS with the detail. */
+static int io_wait(ldm6_io *io, short events, int64_t deadline) {
+  int r = wait_fd(io->fd, events, deadline, io->cancel);
+
+  if (r > 0)
+    return LDM6_IO_OK;
+  if (r == 0)
+    return LDM6_IO_TIMEDOUT;
+  snprintf(io->detail, sizeof io->detail, "poll: %s", strerror(errno));
+  return LDM6_IO_ESYS;
+}
+
 /* ---------------------------------------------------------------------- */
 /* Construction                                                           */
 /* ---------------------------------------------------------------------- */
@@ -412,6 +425,8 @@ static void set_lowat(ldm6_io *io, size_t want) {
 /* Read what the socket has into the buffer.  @return LDM6_IO_OK, CLOSED,
  * TIMEDOUT, EPROTO (closed inside a record) or ESYS. */
 static int fill(ldm6_io *io, int64_t deadline) {
+  int rc;
+
   set_lowat(io, 1);
   for (;;) {
     ssize_t n = read(io->fd, io->rbuf, sizeof io->rbuf);
@@ -439,15 +454,9 @@ static int fill(ldm6_io *io, int64_t deadline) {
       snprintf(io->detail, sizeof io->detail, "read: %s", strerror(errno));
       return LDM6_IO_ESYS;
     }
-    switch (wait_fd(io->fd, POLLIN, deadline, io->cancel)) {
-    case 1:
-      break;
-    case 0:
-      return LDM6_IO_TIMEDOUT;
-    default:
-      snprintf(io->detail, sizeof io->detail, "poll: %s", strerror(errno));
-      return LDM6_IO_ESYS;
-    }
+    rc = io_wait(io, POLLIN, deadline);
+    if (rc != LDM6_IO_OK)
+      return rc;
   }
 }
 
@@ -573,6 +582,8 @@ int ldm6_io_recv(ldm6_io *io, int timeout_ms, ldm6_io_msg *msg) {
 /* Read up to n bytes straight from the socket into dst.  @return the
  * bytes read (> 0), or an LDM6_IO_* result (< 0) */
 static long read_direct(ldm6_io *io, uint8_t *dst, size_t n, int64_t deadline) {
+  int rc;
+
   for (;;) {
     ssize_t r = read(io->fd, dst, n);
 
@@ -592,15 +603,9 @@ static long read_direct(ldm6_io *io, uint8_t *dst, size_t n, int64_t deadline) {
       return LDM6_IO_ESYS;
     }
     set_lowat(io, n);
-    switch (wait_fd(io->fd, POLLIN, deadline, io->cancel)) {
-    case 1:
-      break;
-    case 0:
-      return LDM6_IO_TIMEDOUT;
-    default:
-      snprintf(io->detail, sizeof io->detail, "poll: %s", strerror(errno));
-      return LDM6_IO_ESYS;
-    }
+    rc = io_wait(io, POLLIN, deadline);
+    if (rc != LDM6_IO_OK)
+      return rc;
   }
 }
 
@@ -717,17 +722,13 @@ static int send_all(ldm6_io *io, struct iovec *iov, size_t n) {
       if (errno == EINTR)
         continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) {
-        int r = wait_fd(io->fd, POLLOUT, deadline, io->cancel);
+        int r = io_wait(io, POLLOUT, deadline);
 
-        if (r == 0) {
+        if (r == LDM6_IO_TIMEDOUT)
           snprintf(io->detail, sizeof io->detail, "peer took nothing for %d ms",
                    io->send_timeout_ms);
-          return LDM6_IO_TIMEDOUT;
-        }
-        if (r < 0) {
-          snprintf(io->detail, sizeof io->detail, "poll: %s", strerror(errno));
-          return LDM6_IO_ESYS;
-        }
+        if (r != LDM6_IO_OK)
+          return r;
         continue;
       }
       if (errno == EPIPE || errno == ECONNRESET)
@@ -1023,15 +1024,7 @@ int ldm6_io_send_nowait(ldm6_io *io, uint32_t vers, uint32_t proc,
 }
 
 int ldm6_io_wait_writable(ldm6_io *io, int timeout_ms) {
-  switch (wait_fd(io->fd, POLLOUT, deadline_of(timeout_ms), io->cancel)) {
-  case 1:
-    return LDM6_IO_OK;
-  case 0:
-    return LDM6_IO_TIMEDOUT;
-  default:
-    snprintf(io->detail, sizeof io->detail, "poll: %s", strerror(errno));
-    return LDM6_IO_ESYS;
-  }
+  return io_wait(io, POLLOUT, deadline_of(timeout_ms));
 }
 
 int ldm6_io_call(ldm6_io *io, uint32_t vers, uint32_t proc,
