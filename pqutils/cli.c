@@ -388,6 +388,18 @@ int cli_make_class(struct cli *c, pq_class *cls, pq_timestamp from,
 
 /* ---- output ---- */
 
+void cli_log_product(const char *prefix, const pq_prod_info *info,
+                     bool with_origin) {
+  if (!ldm_log_enabled(LDM_LOG_INFO))
+    return;
+  char line[600]; /* enough: pq_prod_info_format() */
+  pq_prod_info_format(info, ldm_log_enabled(LDM_LOG_DEBUG), line, sizeof line);
+  if (with_origin)
+    log_info("%s%s %s", prefix, line, info->origin);
+  else
+    log_info("%s%s", prefix, line);
+}
+
 int cli_write_all(int fd, const void *buf, size_t len) {
   return stopio_write_all(fd, buf, len);
 }

@@ -207,6 +207,11 @@ int cli_output_operand(struct cli *c, int argc, char **argv, const char *usage,
 
 /* ---- output ---- */
 
+/** The line -v logs for a product: at INFO, prefix then LDM's product line
+ *  (with the signature at DEBUG, -x), then the origin if with_origin. */
+void cli_log_product(const char *prefix, const pq_prod_info *info,
+                     bool with_origin);
+
 /** Write all of buf, retrying short writes, waiting for a slow reader but
  *  not past a stop (stopio_write_all(): after a stop, only what fits
  *  without waiting).  0, or -1 with errno (EINTR: stopped). */

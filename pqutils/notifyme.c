@@ -100,7 +100,6 @@ static ldm6_timestamp ts_next(ldm6_timestamp t) {
 static void on_notification(struct notifyme *n, const ldm6_io_msg *m) {
   ldm6_prod_info wire;
   pq_prod_info info;
-  char line[700];
   size_t used = 0;
   int rc;
 
@@ -113,11 +112,7 @@ static void on_notification(struct notifyme *n, const ldm6_io_msg *m) {
     return;
   }
   n->request.from = ts_next(wire.arrival);
-  pq_prod_info_format(&info, ldm_log_enabled(LDM_LOG_DEBUG), line, sizeof line);
-  if (n->show_origin)
-    log_info("%s %s", line, info.origin);
-  else
-    log_info("%s", line);
+  cli_log_product("", &info, n->show_origin);
 }
 
 /* Answer (or not) one call from the server. */

@@ -115,15 +115,7 @@ static int on_product(const pq_prod_info *info, const void *data,
     k->nprods++;
     return 0;
   }
-  if (ldm_log_enabled(LDM_LOG_INFO)) {
-    char line[600];
-    pq_prod_info_format(info, ldm_log_enabled(LDM_LOG_DEBUG), line,
-                        sizeof line);
-    if (k->o->show_origin)
-      log_info("%s %s", line, info->origin);
-    else
-      log_info("%s", line);
-  }
+  cli_log_product("", info, k->o->show_origin);
   if (k->o->check_sig)
     check_signature(info, data);
   if (out(k, data, info->size) != 0)

@@ -69,19 +69,11 @@ static int copy_one(const pq_prod_info *info, const void *data,
                 "one: %s",
                 info->ident);
     }
-    if (ldm_log_enabled(LDM_LOG_INFO)) {
-      pq_prod_info_format(info, ldm_log_enabled(LDM_LOG_DEBUG), line,
-                          sizeof line);
-      log_info("%s", line);
-    }
+    cli_log_product("", info, false);
     return 0;
   case PQ_DUP:
     k->dups++;
-    if (ldm_log_enabled(LDM_LOG_INFO)) {
-      pq_prod_info_format(info, ldm_log_enabled(LDM_LOG_DEBUG), line,
-                          sizeof line);
-      log_info("duplicate product: %s", line);
-    }
+    cli_log_product("duplicate product: ", info, false);
     return 0;
   case PQ_BIG:
   case PQ_INVAL:

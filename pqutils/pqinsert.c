@@ -402,11 +402,7 @@ static int outcome(pq_t *pq, struct job *j, int rc) {
   }
   switch (rc) {
   case PQ_OK:
-    if (ldm_log_enabled(LDM_LOG_INFO)) {
-      pq_prod_info_format(&j->info, ldm_log_enabled(LDM_LOG_DEBUG), line,
-                          sizeof line);
-      log_info("%s", line);
-    }
+    cli_log_product("", &j->info, false);
     return EXIT_OK;
   case PQ_DUP:
     pq_prod_info_format(&j->info, true, line, sizeof line);

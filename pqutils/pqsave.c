@@ -58,14 +58,6 @@ struct opts {
   const char *size_arg, *slots_arg;
 };
 
-static void log_product(const char *what, const pq_prod_info *info) {
-  if (!ldm_log_enabled(LDM_LOG_INFO))
-    return;
-  char line[600];
-  pq_prod_info_format(info, ldm_log_enabled(LDM_LOG_DEBUG), line, sizeof line);
-  log_info("%s%s", what, line);
-}
-
 /* ---- save ---- */
 
 struct save {
@@ -82,7 +74,7 @@ static int save_one(const pq_prod_info *info, const void *data,
   if (snap_write(s->w, info, place->pp_inserted, data, s->err, sizeof s->err) !=
       0)
     return SAVE_FAILED;
-  log_product("", info);
+  cli_log_product("", info, false);
   return 0;
 }
 
@@ -187,11 +179,11 @@ static int restore_one(pq_t *pq, struct restore *k,
   case PQ_OK:
     k->restored++;
     k->retimed += retimed;
-    log_product("", &rec->info);
+    cli_log_product("", &rec->info, false);
     return 0;
   case PQ_DUP:
     k->dups++;
-    log_product("duplicate product: ", &rec->info);
+    cli_log_product("duplicate product: ", &rec->info, false);
     return 0;
   case PQ_BIG:
   case PQ_INVAL:
