@@ -255,11 +255,9 @@ static uint64_t reclaim_dead(pq_t *pq) {
 }
 
 int pq_check(pq_t *pq, pq_check_report *report) {
-  int rc = pq__check_owner(pq);
+  int rc = pq__check_call(pq, report != NULL, "pq_check: NULL report");
   if (rc != PQ_OK)
     return rc;
-  if (report == NULL)
-    return PQ__FAIL(pq, PQ_INVAL, 0, "pq_check: NULL report");
   memset(report, 0, sizeof *report);
   struct ck c = {.pq = pq,
                  .r = report,

@@ -138,13 +138,9 @@ static uint8_t *write_record(pq_t *pq, uint32_t slot, const struct prep *p) {
 /* Check a product's metadata and size; its region's extent into *extent. */
 static int vet(pq_t *pq, const pq_prod_info *info, size_t *olen, size_t *ilen,
                uint64_t *extent) {
-  int rc = pq__check_owner(pq);
+  int rc = pq__check_write_call(pq, info != NULL, "NULL product information");
   if (rc != PQ_OK)
     return rc;
-  if (info == NULL)
-    return PQ__FAIL(pq, PQ_INVAL, 0, "NULL product information");
-  if (pq->readonly)
-    return PQ__FAIL(pq, PQ_NOWRITE, 0, "%s is open read-only", pq->path);
   *olen = strnlen(info->origin, sizeof info->origin);
   *ilen = strnlen(info->ident, sizeof info->ident);
   if (*olen > PQ_ORIGIN_MAX || *ilen > PQ_IDENT_MAX)
@@ -396,11 +392,11 @@ static bool fatal(int rc) {
 
 int pq_insert_many(pq_t *pq, size_t n, const pq_prod_info *const infos[],
                    const void *const data[], int rcs[]) {
-  int rc = pq__check_owner(pq);
+  int rc = pq__check_call(
+      pq, n == 0 || (infos != NULL && data != NULL && rcs != NULL),
+      "pq_insert_many: NULL argument");
   if (rc != PQ_OK)
     return rc;
-  if (n > 0 && (infos == NULL || data == NULL || rcs == NULL))
-    return PQ__FAIL(pq, PQ_INVAL, 0, "pq_insert_many: NULL argument");
   size_t i = 0;
   while (i < n) {
     size_t olen = 0, ilen = 0;

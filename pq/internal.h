@@ -126,6 +126,12 @@ int pq__futex_wake(uint32_t *word);
 /* ---- open.c ---- */
 /* PQ_FORKED if the handle was inherited across fork(), else PQ_OK. */
 int pq__check_owner(pq_t *pq);
+/* What an entry point checks first: pq__check_owner(), then its arguments:
+ * PQ_INVAL with the message bad_args unless args_ok. */
+int pq__check_call(pq_t *pq, bool args_ok, const char *bad_args);
+/* pq__check_call(), then PQ_NOWRITE ("<path> is open read-only") for a
+ * read-only handle: the start of an entry point that changes the queue. */
+int pq__check_write_call(pq_t *pq, bool args_ok, const char *bad_args);
 
 /* ---- populate.c ---- */
 void pq__populate_init(pq_t *pq);

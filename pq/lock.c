@@ -173,11 +173,9 @@ bool pq__writer_alive(pq_t *pq, uint32_t idx, uint32_t gen) {
 }
 
 int pq_writer_count(pq_t *pq, unsigned *count) {
-  int rc = pq__check_owner(pq);
+  int rc = pq__check_call(pq, count != NULL, "pq_writer_count: NULL argument");
   if (rc != PQ_OK)
     return rc;
-  if (count == NULL)
-    return PQ__FAIL(pq, PQ_INVAL, 0, "pq_writer_count: NULL argument");
   unsigned n = pq->writer >= 0 ? 1 : 0;
   for (unsigned i = 0; i < PQ_MAX_WRITERS; i++) {
     if (pq->writer >= 0 && i == (unsigned)pq->writer)

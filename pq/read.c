@@ -280,11 +280,11 @@ static int next_once(pq_t *pq, int direction, const pq_class *cls,
 
 int pq_next(pq_t *pq, int direction, const pq_class *cls, pq_read_fn *fn,
             void *arg) {
-  int rc = pq__check_owner(pq);
+  int rc = pq__check_call(
+      pq, (direction == PQ_FORWARD || direction == PQ_BACKWARD) && fn != NULL,
+      "pq_next: bad direction or callback");
   if (rc != PQ_OK)
     return rc;
-  if ((direction != PQ_FORWARD && direction != PQ_BACKWARD) || fn == NULL)
-    return PQ__FAIL(pq, PQ_INVAL, 0, "pq_next: bad direction or callback");
   if (pq->holding)
     return PQ__FAIL(pq, PQ_INVAL, 0,
                     "pq_next inside a read callback of the "
@@ -300,11 +300,10 @@ int pq_next(pq_t *pq, int direction, const pq_class *cls, pq_read_fn *fn,
 }
 
 int pq_find(pq_t *pq, const uint8_t sig[PQ_SIGLEN], pq_read_fn *fn, void *arg) {
-  int rc = pq__check_owner(pq);
+  int rc =
+      pq__check_call(pq, sig != NULL && fn != NULL, "pq_find: NULL argument");
   if (rc != PQ_OK)
     return rc;
-  if (sig == NULL || fn == NULL)
-    return PQ__FAIL(pq, PQ_INVAL, 0, "pq_find: NULL argument");
   if (pq->holding)
     return PQ__FAIL(pq, PQ_INVAL, 0,
                     "pq_find inside a read callback of the "
