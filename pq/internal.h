@@ -160,6 +160,9 @@ void pq__ctl_unlock(pq_t *pq);
 void pq__mutate_begin(pq_t *pq, enum pq_intent_op op, uint32_t slot);
 void pq__mutate_end(pq_t *pq);
 int pq__writer_acquire(pq_t *pq);
+/* Take, for the handle's life, the first of the n lock bytes from base
+ * that no handle holds: its index, or -1 with errno (EAGAIN: all held). */
+int pq__lock_free_byte(pq_t *pq, uint64_t base, unsigned n);
 bool pq__writer_alive(pq_t *pq, uint32_t idx, uint32_t gen);
 int pq__prod_lock(pq_t *pq, uint64_t off, uint64_t len);
 void pq__prod_unlock(pq_t *pq);
