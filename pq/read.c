@@ -278,6 +278,12 @@ static int next_once(pq_t *pq, int direction, const pq_class *cls,
   return PQ_END;
 }
 
+/* A read callback read through its own handle, with fn: PQ_INVAL. */
+static int nested_read(pq_t *pq, const char *fn) {
+  return PQ__FAIL(pq, PQ_INVAL, 0,
+                  "%s inside a read callback of the same handle", fn);
+}
+
 int pq_next(pq_t *pq, int direction, const pq_class *cls, pq_read_fn *fn,
             void *arg) {
   int rc = pq__check_call(
@@ -286,9 +292,7 @@ int pq_next(pq_t *pq, int direction, const pq_class *cls, pq_read_fn *fn,
   if (rc != PQ_OK)
     return rc;
   if (pq->holding)
-    return PQ__FAIL(pq, PQ_INVAL, 0,
-                    "pq_next inside a read callback of the "
-                    "same handle");
+    return nested_read(pq, "pq_next");
   bool damage = false;
   rc = next_once(pq, direction, cls, fn, arg, &damage);
   if (damage && can_rebuild(pq)) {
@@ -305,9 +309,7 @@ int pq_find(pq_t *pq, const uint8_t sig[PQ_SIGLEN], pq_read_fn *fn, void *arg) {
   if (rc != PQ_OK)
     return rc;
   if (pq->holding)
-    return PQ__FAIL(pq, PQ_INVAL, 0,
-                    "pq_find inside a read callback of the "
-                    "same handle");
+    return nested_read(pq, "pq_find");
   uint32_t s;
   rc = find_committed(pq, sig, &s);
   if (rc != PQ_OK)
