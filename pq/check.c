@@ -37,20 +37,6 @@ __attribute__((format(printf, 3, 4))) static int fail(struct ck *c, int inv,
   return PQ_CORRUPT;
 }
 
-static int by_offset(const void *a, const void *b, void *arg) {
-  const struct pq_slot *s = arg;
-  uint64_t x = s[*(const uint32_t *)a].ps_offset;
-  uint64_t y = s[*(const uint32_t *)b].ps_offset;
-  return x < y ? -1 : x > y;
-}
-
-static int by_key(const void *a, const void *b, void *arg) {
-  const struct pq_slot *s = arg;
-  uint64_t x = s[*(const uint32_t *)a].ps_key;
-  uint64_t y = s[*(const uint32_t *)b].ps_key;
-  return x < y ? -1 : x > y;
-}
-
 /* Invariants 3, 4, 12, 13: each slot on its own. */
 static int check_slots(struct ck *c) {
   pq_t *pq = c->pq;
@@ -96,7 +82,7 @@ static int check_slots(struct ck *c) {
 /* Invariant 5: regions without overlap (sorts c->used by offset). */
 static int check_overlap(struct ck *c) {
   pq_t *pq = c->pq;
-  qsort_r(c->used, c->nused, sizeof *c->used, by_offset, pq->slots);
+  pq__slots_by_offset(pq, c->used, c->nused);
   for (uint32_t j = 1; j < c->nused; j++)
     if (pq->slots[c->used[j]].ps_offset < pq__slot_end(pq, c->used[j - 1]))
       return fail(c, 5, "slots %u and %u overlap", c->used[j - 1], c->used[j]);
@@ -126,7 +112,7 @@ static int check_rlist(struct ck *c) {
 /* Invariants 7 and 8: the time index. */
 static int check_time(struct ck *c) {
   pq_t *pq = c->pq;
-  qsort_r(c->comm, c->ncomm, sizeof *c->comm, by_key, pq->slots);
+  pq__slots_by_key(pq, c->comm, c->ncomm);
   uint32_t head = pq->nslots;
   if (pq->hdr->hd_last_key > PQ_KEY_MAX)
     return fail(c, 8, "last insertion time %llu out of range",
@@ -269,11 +255,9 @@ static uint64_t reclaim_dead(pq_t *pq) {
 }
 
 int pq_check(pq_t *pq, pq_check_report *report) {
-  int rc = pq__check_owner(pq);
+  int rc = pq__check_call(pq, report != NULL, "pq_check: NULL report");
   if (rc != PQ_OK)
     return rc;
-  if (report == NULL)
-    return PQ__FAIL(pq, PQ_INVAL, 0, "pq_check: NULL report");
   memset(report, 0, sizeof *report);
   struct ck c = {.pq = pq,
                  .r = report,

@@ -10,13 +10,9 @@
 #define EXPIRE_BATCH 256
 
 int pq_delete(pq_t *pq, const uint8_t sig[PQ_SIGLEN]) {
-  int rc = pq__check_owner(pq);
+  int rc = pq__check_write_call(pq, sig != NULL, "pq_delete: NULL signature");
   if (rc != PQ_OK)
     return rc;
-  if (sig == NULL)
-    return PQ__FAIL(pq, PQ_INVAL, 0, "pq_delete: NULL signature");
-  if (pq->readonly)
-    return PQ__FAIL(pq, PQ_NOWRITE, 0, "%s is open read-only", pq->path);
   rc = pq__ctl_lock(pq, true);
   if (rc != PQ_OK)
     return rc;
@@ -42,11 +38,9 @@ int pq_delete(pq_t *pq, const uint8_t sig[PQ_SIGLEN]) {
 
 int pq_expire(pq_t *pq, pq_timestamp before, const pq_class *cls,
               uint64_t *ndeleted, uint64_t *nbytes, uint64_t *nheld) {
-  int rc = pq__check_owner(pq);
+  int rc = pq__check_write_call(pq, true, NULL);
   if (rc != PQ_OK)
     return rc;
-  if (pq->readonly)
-    return PQ__FAIL(pq, PQ_NOWRITE, 0, "%s is open read-only", pq->path);
   uint64_t deleted = 0, bytes = 0, held = 0, after = 0;
   bool more = true;
   while (more && rc == PQ_OK) {

@@ -138,13 +138,9 @@ static uint8_t *write_record(pq_t *pq, uint32_t slot, const struct prep *p) {
 /* Check a product's metadata and size; its region's extent into *extent. */
 static int vet(pq_t *pq, const pq_prod_info *info, size_t *olen, size_t *ilen,
                uint64_t *extent) {
-  int rc = pq__check_owner(pq);
+  int rc = pq__check_write_call(pq, info != NULL, "NULL product information");
   if (rc != PQ_OK)
     return rc;
-  if (info == NULL)
-    return PQ__FAIL(pq, PQ_INVAL, 0, "NULL product information");
-  if (pq->readonly)
-    return PQ__FAIL(pq, PQ_NOWRITE, 0, "%s is open read-only", pq->path);
   *olen = strnlen(info->origin, sizeof info->origin);
   *ilen = strnlen(info->ident, sizeof info->ident);
   if (*olen > PQ_ORIGIN_MAX || *ilen > PQ_IDENT_MAX)
@@ -200,10 +196,26 @@ int pq_reserve(pq_t *pq, const pq_prod_info *info, pq_resv *resv) {
   return PQ_OK;
 }
 
+/* Is resv the reservation this handle gave out and has not yet ended? */
+static bool resv_outstanding(const pq_t *pq, const pq_resv *resv) {
+  return resv != NULL && pq->has_resv && resv->pr_slot == pq->resv_slot &&
+         resv->pr_key == pq->resv_key;
+}
+
+/* The handle's and the reservation's checks of pq_commit() and
+ * pq_discard(): PQ_OK, PQ_BADRESV, or pq__check_owner()'s failure. */
+static int check_resv(pq_t *pq, const pq_resv *resv) {
+  int rc = pq__check_owner(pq);
+  if (rc != PQ_OK)
+    return rc;
+  if (!resv_outstanding(pq, resv))
+    return PQ__FAIL(pq, PQ_BADRESV, 0, NULL);
+  return PQ_OK;
+}
+
 /* Is resv the handle's outstanding reservation, still intact in the file? */
 static bool resv_ok(pq_t *pq, const pq_resv *resv) {
-  if (resv == NULL || !pq->has_resv || resv->pr_slot != pq->resv_slot ||
-      resv->pr_key != pq->resv_key)
+  if (!resv_outstanding(pq, resv))
     return false;
   const struct pq_slot *s = &pq->slots[pq->resv_slot];
   return pq__slot_state(s) == PQ_SLOT_RESERVED && s->ps_key == pq->resv_key &&
@@ -253,12 +265,9 @@ static int link_committed(pq_t *pq, uint32_t slot, uint64_t at, uint32_t crc) {
 }
 
 static int commit(pq_t *pq, pq_resv *resv, uint64_t at) {
-  int rc = pq__check_owner(pq);
+  int rc = check_resv(pq, resv);
   if (rc != PQ_OK)
     return rc;
-  if (resv == NULL || !pq->has_resv || resv->pr_slot != pq->resv_slot ||
-      resv->pr_key != pq->resv_key)
-    return PQ__FAIL(pq, PQ_BADRESV, 0, NULL);
   /* The caller has filled the region: its CRC, before the lock. */
   uint32_t crc = pq__crc32c(0, pq->data + pq->resv_off, pq->resv_len);
   rc = pq__ctl_lock(pq, true);
@@ -297,12 +306,9 @@ int pq_commit_at(pq_t *pq, pq_resv *resv, uint64_t inserted_us) {
 }
 
 int pq_discard(pq_t *pq, pq_resv *resv) {
-  int rc = pq__check_owner(pq);
+  int rc = check_resv(pq, resv);
   if (rc != PQ_OK)
     return rc;
-  if (resv == NULL || !pq->has_resv || resv->pr_slot != pq->resv_slot ||
-      resv->pr_key != pq->resv_key)
-    return PQ__FAIL(pq, PQ_BADRESV, 0, NULL);
   rc = pq__ctl_lock(pq, true);
   if (rc != PQ_OK)
     return rc;
@@ -386,11 +392,11 @@ static bool fatal(int rc) {
 
 int pq_insert_many(pq_t *pq, size_t n, const pq_prod_info *const infos[],
                    const void *const data[], int rcs[]) {
-  int rc = pq__check_owner(pq);
+  int rc = pq__check_call(
+      pq, n == 0 || (infos != NULL && data != NULL && rcs != NULL),
+      "pq_insert_many: NULL argument");
   if (rc != PQ_OK)
     return rc;
-  if (n > 0 && (infos == NULL || data == NULL || rcs == NULL))
-    return PQ__FAIL(pq, PQ_INVAL, 0, "pq_insert_many: NULL argument");
   size_t i = 0;
   while (i < n) {
     size_t olen = 0, ilen = 0;

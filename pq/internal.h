@@ -126,6 +126,12 @@ int pq__futex_wake(uint32_t *word);
 /* ---- open.c ---- */
 /* PQ_FORKED if the handle was inherited across fork(), else PQ_OK. */
 int pq__check_owner(pq_t *pq);
+/* What an entry point checks first: pq__check_owner(), then its arguments:
+ * PQ_INVAL with the message bad_args unless args_ok. */
+int pq__check_call(pq_t *pq, bool args_ok, const char *bad_args);
+/* pq__check_call(), then PQ_NOWRITE ("<path> is open read-only") for a
+ * read-only handle: the start of an entry point that changes the queue. */
+int pq__check_write_call(pq_t *pq, bool args_ok, const char *bad_args);
 
 /* ---- populate.c ---- */
 void pq__populate_init(pq_t *pq);
@@ -154,6 +160,9 @@ void pq__ctl_unlock(pq_t *pq);
 void pq__mutate_begin(pq_t *pq, enum pq_intent_op op, uint32_t slot);
 void pq__mutate_end(pq_t *pq);
 int pq__writer_acquire(pq_t *pq);
+/* Take, for the handle's life, the first of the n lock bytes from base
+ * that no handle holds: its index, or -1 with errno (EAGAIN: all held). */
+int pq__lock_free_byte(pq_t *pq, uint64_t base, unsigned n);
 bool pq__writer_alive(pq_t *pq, uint32_t idx, uint32_t gen);
 int pq__prod_lock(pq_t *pq, uint64_t off, uint64_t len);
 void pq__prod_unlock(pq_t *pq);
@@ -172,6 +181,10 @@ static inline bool pq__slot_used(const struct pq_slot *s) {
   uint32_t st = pq__slot_state(s);
   return st == PQ_SLOT_RESERVED || st == PQ_SLOT_COMMITTED;
 }
+/* Sort n slot numbers by their regions' offsets / by their insertion times
+ * (the check and the rebuild walk the slots in both orders). */
+void pq__slots_by_offset(const pq_t *pq, uint32_t *v, uint32_t n);
+void pq__slots_by_key(const pq_t *pq, uint32_t *v, uint32_t n);
 
 /* ---- timeindex.c: skip list ordered by insertion time ---- */
 unsigned pq__ti_level(uint64_t key, unsigned maxlevels);

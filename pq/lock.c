@@ -146,17 +146,25 @@ void pq__mutate_end(pq_t *pq) {
   h->hd_intent_slot = PQ_NIL;
 }
 
-int pq__writer_acquire(pq_t *pq) {
-  for (unsigned i = 0; i < PQ_MAX_WRITERS; i++) {
-    if (pq__sys_lock(pq->fd, F_OFD_SETLK, F_WRLCK, PQ_LOCK_WRITER + i, 1) ==
-        0) {
-      pq->writer = (int)i;
-      return PQ_OK;
-    }
+int pq__lock_free_byte(pq_t *pq, uint64_t base, unsigned n) {
+  for (unsigned i = 0; i < n; i++) {
+    if (pq__sys_lock(pq->fd, F_OFD_SETLK, F_WRLCK, base + i, 1) == 0)
+      return (int)i;
     if (errno != EAGAIN && errno != EACCES)
-      return PQ__FAIL(pq, PQ_SYSTEM, errno, "fcntl(F_OFD_SETLK) on %s",
-                      pq->path);
+      return -1;
   }
+  errno = EAGAIN;
+  return -1;
+}
+
+int pq__writer_acquire(pq_t *pq) {
+  int i = pq__lock_free_byte(pq, PQ_LOCK_WRITER, PQ_MAX_WRITERS);
+  if (i >= 0) {
+    pq->writer = i;
+    return PQ_OK;
+  }
+  if (errno != EAGAIN)
+    return PQ__FAIL(pq, PQ_SYSTEM, errno, "fcntl(F_OFD_SETLK) on %s", pq->path);
   return PQ__FAIL(pq, PQ_WRITERS, 0, "%s: %u writers already", pq->path,
                   PQ_MAX_WRITERS);
 }
@@ -173,11 +181,9 @@ bool pq__writer_alive(pq_t *pq, uint32_t idx, uint32_t gen) {
 }
 
 int pq_writer_count(pq_t *pq, unsigned *count) {
-  int rc = pq__check_owner(pq);
+  int rc = pq__check_call(pq, count != NULL, "pq_writer_count: NULL argument");
   if (rc != PQ_OK)
     return rc;
-  if (count == NULL)
-    return PQ__FAIL(pq, PQ_INVAL, 0, "pq_writer_count: NULL argument");
   unsigned n = pq->writer >= 0 ? 1 : 0;
   for (unsigned i = 0; i < PQ_MAX_WRITERS; i++) {
     if (pq->writer >= 0 && i == (unsigned)pq->writer)

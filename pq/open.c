@@ -48,6 +48,20 @@ int pq__check_owner(pq_t *pq) {
   return PQ_OK;
 }
 
+int pq__check_call(pq_t *pq, bool args_ok, const char *bad_args) {
+  int rc = pq__check_owner(pq);
+  if (rc == PQ_OK && !args_ok)
+    rc = PQ__FAIL(pq, PQ_INVAL, 0, "%s", bad_args);
+  return rc;
+}
+
+int pq__check_write_call(pq_t *pq, bool args_ok, const char *bad_args) {
+  int rc = pq__check_call(pq, args_ok, bad_args);
+  if (rc == PQ_OK && pq->readonly)
+    rc = PQ__FAIL(pq, PQ_NOWRITE, 0, "%s is open read-only", pq->path);
+  return rc;
+}
+
 uint64_t pq__now_us(void) {
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);

@@ -123,13 +123,17 @@ static int damaged_walk(pq_t *pq, uint32_t at, int direction) {
   return damaged_index(pq, "time index", at);
 }
 
-/* The committed slot with that signature in *out (PQ_NIL if none), PQ_OK;
- * PQ_CORRUPT (control lock dropped) if the slot found fails its checksum.
- * Shared lock held. */
+/* Take the shared control lock and find the committed slot with that
+ * signature: in *out (PQ_NIL if none), PQ_OK, the lock held.  Otherwise
+ * the lock is not held: the locking failed, or PQ_CORRUPT if the slot found
+ * fails its checksum. */
 static int find_committed(pq_t *pq, const uint8_t sig[PQ_SIGLEN],
                           uint32_t *out) {
-  uint32_t s = pq__sx_find(pq, sig);
   *out = PQ_NIL;
+  int rc = pq__ctl_lock(pq, false);
+  if (rc != PQ_OK)
+    return rc;
+  uint32_t s = pq__sx_find(pq, sig);
   if (s == PQ_NIL)
     return PQ_OK;
   if (!pq__slot_valid(&pq->slots[s]))
@@ -140,13 +144,10 @@ static int find_committed(pq_t *pq, const uint8_t sig[PQ_SIGLEN],
 }
 
 int pq_cursor_after_signature(pq_t *pq, const uint8_t sig[PQ_SIGLEN]) {
+  uint32_t s;
   int rc = pq__check_owner(pq);
   if (rc == PQ_OK)
-    rc = pq__ctl_lock(pq, false);
-  if (rc != PQ_OK)
-    return rc;
-  uint32_t s;
-  rc = find_committed(pq, sig, &s);
+    rc = find_committed(pq, sig, &s);
   if (rc != PQ_OK)
     return rc;
   if (s != PQ_NIL) {
@@ -277,17 +278,21 @@ static int next_once(pq_t *pq, int direction, const pq_class *cls,
   return PQ_END;
 }
 
+/* A read callback read through its own handle, with fn: PQ_INVAL. */
+static int nested_read(pq_t *pq, const char *fn) {
+  return PQ__FAIL(pq, PQ_INVAL, 0,
+                  "%s inside a read callback of the same handle", fn);
+}
+
 int pq_next(pq_t *pq, int direction, const pq_class *cls, pq_read_fn *fn,
             void *arg) {
-  int rc = pq__check_owner(pq);
+  int rc = pq__check_call(
+      pq, (direction == PQ_FORWARD || direction == PQ_BACKWARD) && fn != NULL,
+      "pq_next: bad direction or callback");
   if (rc != PQ_OK)
     return rc;
-  if ((direction != PQ_FORWARD && direction != PQ_BACKWARD) || fn == NULL)
-    return PQ__FAIL(pq, PQ_INVAL, 0, "pq_next: bad direction or callback");
   if (pq->holding)
-    return PQ__FAIL(pq, PQ_INVAL, 0,
-                    "pq_next inside a read callback of the "
-                    "same handle");
+    return nested_read(pq, "pq_next");
   bool damage = false;
   rc = next_once(pq, direction, cls, fn, arg, &damage);
   if (damage && can_rebuild(pq)) {
@@ -299,18 +304,12 @@ int pq_next(pq_t *pq, int direction, const pq_class *cls, pq_read_fn *fn,
 }
 
 int pq_find(pq_t *pq, const uint8_t sig[PQ_SIGLEN], pq_read_fn *fn, void *arg) {
-  int rc = pq__check_owner(pq);
+  int rc =
+      pq__check_call(pq, sig != NULL && fn != NULL, "pq_find: NULL argument");
   if (rc != PQ_OK)
     return rc;
-  if (sig == NULL || fn == NULL)
-    return PQ__FAIL(pq, PQ_INVAL, 0, "pq_find: NULL argument");
   if (pq->holding)
-    return PQ__FAIL(pq, PQ_INVAL, 0,
-                    "pq_find inside a read callback of the "
-                    "same handle");
-  rc = pq__ctl_lock(pq, false);
-  if (rc != PQ_OK)
-    return rc;
+    return nested_read(pq, "pq_find");
   uint32_t s;
   rc = find_committed(pq, sig, &s);
   if (rc != PQ_OK)

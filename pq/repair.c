@@ -17,20 +17,6 @@
 
 #include "pq/internal.h"
 
-static int by_offset(const void *a, const void *b, void *arg) {
-  const struct pq_slot *s = arg;
-  uint64_t x = s[*(const uint32_t *)a].ps_offset;
-  uint64_t y = s[*(const uint32_t *)b].ps_offset;
-  return x < y ? -1 : x > y;
-}
-
-static int by_key(const void *a, const void *b, void *arg) {
-  const struct pq_slot *s = arg;
-  uint64_t x = s[*(const uint32_t *)a].ps_key;
-  uint64_t y = s[*(const uint32_t *)b].ps_key;
-  return x < y ? -1 : x > y;
-}
-
 /* Is a used slot's region and record sound? */
 static bool slot_sound(pq_t *pq, uint32_t i) {
   const struct pq_slot *s = &pq->slots[i];
@@ -94,7 +80,7 @@ static void keep_sound_slots(struct rebuild *r, uint32_t intent) {
  * in offset order. */
 static void drop_overlaps(struct rebuild *r) {
   pq_t *pq = r->pq;
-  qsort_r(r->used, r->nused, sizeof *r->used, by_offset, pq->slots);
+  pq__slots_by_offset(pq, r->used, r->nused);
   uint32_t kept = 0;
   for (uint32_t j = 0; j < r->nused; j++) {
     uint32_t i = r->used[j];
@@ -146,7 +132,7 @@ static void split_committed(struct rebuild *r) {
  * newest key.  Leaves used[] in offset order again. */
 static void drop_repeated_keys(struct rebuild *r) {
   pq_t *pq = r->pq;
-  qsort_r(r->comm, r->ncomm, sizeof *r->comm, by_key, pq->slots);
+  pq__slots_by_key(pq, r->comm, r->ncomm);
   uint32_t kept = 0;
   for (uint32_t j = 0; j < r->ncomm; j++) {
     uint32_t i = r->comm[j];
@@ -166,7 +152,7 @@ static void drop_repeated_keys(struct rebuild *r) {
       r->maxkey = pq->slots[i].ps_key;
   }
   r->ncomm = kept;
-  qsort_r(r->used, r->nused, sizeof *r->used, by_offset, pq->slots);
+  pq__slots_by_offset(pq, r->used, r->nused);
 }
 
 /* The time index, the region list, the free-slot stack and the counters,

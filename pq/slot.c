@@ -5,8 +5,11 @@
  * slot after its writer died sees either the old state or the new one,
  * never half of each, and a checksum that does not match says the fields
  * were being rewritten (the intent record names that slot) or were damaged.
+ * The check and the rebuild sort slot numbers by region offset and by
+ * insertion time with the two sorts at the end.
  */
 #include <stddef.h>
+#include <stdlib.h>
 
 #include "pq/internal.h"
 
@@ -30,4 +33,27 @@ bool pq__slot_valid(const struct pq_slot *s) {
 void pq__slot_publish(struct pq_slot *s, uint32_t state) {
   uint64_t w = (uint64_t)pq__slot_checksum(s, state) << 32 | state;
   __atomic_store_n(&s->ps_word, w, __ATOMIC_RELEASE);
+}
+
+/* qsort_r() comparators of slot numbers; arg is the slot table. */
+static int by_offset(const void *a, const void *b, void *arg) {
+  const struct pq_slot *s = arg;
+  uint64_t x = s[*(const uint32_t *)a].ps_offset;
+  uint64_t y = s[*(const uint32_t *)b].ps_offset;
+  return x < y ? -1 : x > y;
+}
+
+static int by_key(const void *a, const void *b, void *arg) {
+  const struct pq_slot *s = arg;
+  uint64_t x = s[*(const uint32_t *)a].ps_key;
+  uint64_t y = s[*(const uint32_t *)b].ps_key;
+  return x < y ? -1 : x > y;
+}
+
+void pq__slots_by_offset(const pq_t *pq, uint32_t *v, uint32_t n) {
+  qsort_r(v, n, sizeof *v, by_offset, pq->slots);
+}
+
+void pq__slots_by_key(const pq_t *pq, uint32_t *v, uint32_t n) {
+  qsort_r(v, n, sizeof *v, by_key, pq->slots);
 }

@@ -9,11 +9,9 @@
 #include "pq/internal.h"
 
 int pq_stats_get(pq_t *pq, pq_stats *st) {
-  int rc = pq__check_owner(pq);
+  int rc = pq__check_call(pq, st != NULL, "pq_stats_get: NULL argument");
   if (rc != PQ_OK)
     return rc;
-  if (st == NULL)
-    return PQ__FAIL(pq, PQ_INVAL, 0, "pq_stats_get: NULL argument");
   rc = pq__ctl_lock(pq, false);
   if (rc != PQ_OK)
     return rc;
@@ -52,11 +50,10 @@ int pq_stats_get(pq_t *pq, pq_stats *st) {
 }
 
 int pq_stats_largest_free(pq_t *pq, uint64_t *bytes) {
-  int rc = pq__check_owner(pq);
+  int rc =
+      pq__check_call(pq, bytes != NULL, "pq_stats_largest_free: NULL argument");
   if (rc != PQ_OK)
     return rc;
-  if (bytes == NULL)
-    return PQ__FAIL(pq, PQ_INVAL, 0, "pq_stats_largest_free: NULL argument");
   rc = pq__ctl_lock(pq, false);
   if (rc != PQ_OK)
     return rc;
@@ -77,11 +74,9 @@ int pq_stats_largest_free(pq_t *pq, uint64_t *bytes) {
 }
 
 int pq_stats_clear_mvrt(pq_t *pq) {
-  int rc = pq__check_owner(pq);
+  int rc = pq__check_write_call(pq, true, NULL);
   if (rc != PQ_OK)
     return rc;
-  if (pq->readonly)
-    return PQ__FAIL(pq, PQ_NOWRITE, 0, "%s is open read-only", pq->path);
   rc = pq__ctl_lock(pq, true);
   if (rc != PQ_OK)
     return rc;
@@ -112,11 +107,9 @@ static int count_held(pq_t *pq, const uint32_t *r, uint32_t n,
 }
 
 int pq_stats_held(pq_t *pq, uint64_t *nheld) {
-  int rc = pq__check_owner(pq);
+  int rc = pq__check_call(pq, nheld != NULL, "pq_stats_held: NULL argument");
   if (rc != PQ_OK)
     return rc;
-  if (nheld == NULL)
-    return PQ__FAIL(pq, PQ_INVAL, 0, "pq_stats_held: NULL argument");
   uint32_t *r = malloc((size_t)pq->nslots * sizeof *r);
   if (r == NULL)
     return PQ__FAIL(pq, PQ_NOMEM, 0, "counting held products of %s", pq->path);

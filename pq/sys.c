@@ -32,6 +32,12 @@ struct injection {
 };
 static _Thread_local struct injection injected;
 
+/* Make the call again while it fails with EINTR; its last result in rc. */
+#define RETRY_EINTR(rc, call)                                                  \
+  do                                                                           \
+    (rc) = (call);                                                             \
+  while ((rc) < 0 && errno == EINTR)
+
 void pq__sys_inject(const char *call, int errnum) {
   if (call == NULL) {
     injected.call[0] = '\0';
@@ -54,9 +60,7 @@ int pq__sys_open(const char *path, int flags, unsigned mode) {
   if (pq__sys_injected("open"))
     return -1;
   int fd;
-  do
-    fd = open(path, flags | O_CLOEXEC, (mode_t)mode);
-  while (fd < 0 && errno == EINTR);
+  RETRY_EINTR(fd, open(path, flags | O_CLOEXEC, (mode_t)mode));
   return fd;
 }
 
@@ -75,9 +79,7 @@ int pq__sys_fstatfs(int fd, struct statfs *st) {
   if (pq__sys_injected("fstatfs"))
     return -1;
   int rc;
-  do
-    rc = fstatfs(fd, st);
-  while (rc < 0 && errno == EINTR);
+  RETRY_EINTR(rc, fstatfs(fd, st));
   return rc;
 }
 
@@ -85,9 +87,7 @@ int pq__sys_statvfs(const char *path, struct statvfs *st) {
   if (pq__sys_injected("statvfs"))
     return -1;
   int rc;
-  do
-    rc = statvfs(path, st);
-  while (rc < 0 && errno == EINTR);
+  RETRY_EINTR(rc, statvfs(path, st));
   return rc;
 }
 
@@ -131,9 +131,7 @@ int pq__sys_fallocate(int fd, uint64_t off, uint64_t len, bool emulate) {
     return -1;
   }
   int rc;
-  do
-    rc = fallocate(fd, 0, (off_t)off, (off_t)len);
-  while (rc < 0 && errno == EINTR);
+  RETRY_EINTR(rc, fallocate(fd, 0, (off_t)off, (off_t)len));
   if (rc == 0 || errno != EOPNOTSUPP || !emulate)
     return rc;
   /* glibc's emulation reads a byte of each block and writes it back if it
@@ -180,36 +178,32 @@ int pq__sys_unlink(const char *path) {
   return unlink(path);
 }
 
+/* fcntl() on the byte range [start, start + len) of fd, fl filled in for
+ * it; EINTR retried. */
+static int range_lock(int fd, int cmd, struct flock *fl, short type,
+                      uint64_t start, uint64_t len) {
+  memset(fl, 0, sizeof *fl);
+  fl->l_type = type;
+  fl->l_whence = SEEK_SET;
+  fl->l_start = (off_t)start;
+  fl->l_len = (off_t)len;
+  int rc;
+  RETRY_EINTR(rc, fcntl(fd, cmd, fl));
+  return rc;
+}
+
 int pq__sys_lock(int fd, int cmd, short type, uint64_t start, uint64_t len) {
   if (pq__sys_injected("lock"))
     return -1;
   struct flock fl;
-  memset(&fl, 0, sizeof fl);
-  fl.l_type = type;
-  fl.l_whence = SEEK_SET;
-  fl.l_start = (off_t)start;
-  fl.l_len = (off_t)len;
-  int rc;
-  do
-    rc = fcntl(fd, cmd, &fl);
-  while (rc < 0 && errno == EINTR);
-  return rc;
+  return range_lock(fd, cmd, &fl, type, start, len);
 }
 
 int pq__sys_lock_held(int fd, short type, uint64_t start, uint64_t len) {
   if (pq__sys_injected("lock_held"))
     return -1;
   struct flock fl;
-  memset(&fl, 0, sizeof fl);
-  fl.l_type = type;
-  fl.l_whence = SEEK_SET;
-  fl.l_start = (off_t)start;
-  fl.l_len = (off_t)len;
-  int rc;
-  do
-    rc = fcntl(fd, F_OFD_GETLK, &fl);
-  while (rc < 0 && errno == EINTR);
-  if (rc < 0)
+  if (range_lock(fd, F_OFD_GETLK, &fl, type, start, len) < 0)
     return -1;
   return fl.l_type != F_UNLCK;
 }

@@ -60,6 +60,20 @@ void pq__ti_clear(pq_t *pq) {
   *pq__ti_prev_ptr(pq, HEAD(pq)) = PQ_NIL;
 }
 
+/* The last node (the head if none) whose key is below k; with update, the
+ * last such node at each level too, where a node of key k is linked in or
+ * out. */
+static uint32_t last_before(pq_t *pq, uint64_t k, uint32_t *update) {
+  uint32_t x = HEAD(pq);
+  for (unsigned l = pq->levels; l-- > 0;) {
+    for (uint32_t n; (n = next_at(pq, x, l)) != PQ_NIL && key_of(pq, n) < k;)
+      x = n;
+    if (update != NULL)
+      update[l] = x;
+  }
+  return x;
+}
+
 int pq__ti_append(pq_t *pq, uint32_t slot) {
   unsigned lv = pq__ti_level(pq->slots[slot].ps_key, pq->levels);
   uint32_t *tails = pq->hdr->hd_tails;
@@ -83,12 +97,7 @@ int pq__ti_insert(pq_t *pq, uint32_t slot) {
     return pq__ti_append(pq, slot);
   unsigned lv = pq__ti_level(k, pq->levels);
   uint32_t update[PQ_MAX_LEVELS] = {0};
-  uint32_t x = HEAD(pq);
-  for (unsigned l = pq->levels; l-- > 0;) {
-    for (uint32_t n; (n = next_at(pq, x, l)) != PQ_NIL && key_of(pq, n) < k;)
-      x = n;
-    update[l] = x;
-  }
+  (void)last_before(pq, k, update);
   uint32_t after = next_at(pq, update[0], 0);
   if (after != PQ_NIL && key_of(pq, after) == k)
     return PQ_DUP;
@@ -111,12 +120,7 @@ int pq__ti_remove(pq_t *pq, uint32_t slot) {
   uint64_t k = pq->slots[slot].ps_key;
   unsigned lv = pq__ti_level(k, pq->levels);
   uint32_t update[PQ_MAX_LEVELS] = {0};
-  uint32_t x = HEAD(pq);
-  for (unsigned l = pq->levels; l-- > 0;) {
-    for (uint32_t n; (n = next_at(pq, x, l)) != PQ_NIL && key_of(pq, n) < k;)
-      x = n;
-    update[l] = x;
-  }
+  (void)last_before(pq, k, update);
   if (*pq__ti_next_ptr(pq, update[0], 0) != slot)
     return PQ_CORRUPT;
   uint32_t after = *pq__ti_next_ptr(pq, slot, 0);
@@ -160,10 +164,7 @@ uint32_t pq__ti_after(pq_t *pq, uint64_t k) {
 }
 
 uint32_t pq__ti_before(pq_t *pq, uint64_t k) {
-  uint32_t x = HEAD(pq);
-  for (unsigned l = pq->levels; l-- > 0;)
-    for (uint32_t n; (n = next_at(pq, x, l)) != PQ_NIL && key_of(pq, n) < k;)
-      x = n;
+  uint32_t x = last_before(pq, k, NULL);
   return x == HEAD(pq) ? PQ_NIL : x;
 }
 

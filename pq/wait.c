@@ -80,16 +80,11 @@ static bool have_waiter_byte(pq_t *pq) {
     return true;
   if (!pq->map_writable)
     return false;
-  for (unsigned i = 0; i < PQ_MAX_WAITERS; i++) {
-    if (pq__sys_lock(pq->fd, F_OFD_SETLK, F_WRLCK, PQ_LOCK_WAITER + i, 1) ==
-        0) {
-      pq->waiter = (int)i;
-      return true;
-    }
-    if (errno != EAGAIN && errno != EACCES)
-      return false;
-  }
-  return false;
+  int i = pq__lock_free_byte(pq, PQ_LOCK_WAITER, PQ_MAX_WAITERS);
+  if (i < 0)
+    return false;
+  pq->waiter = i;
+  return true;
 }
 
 int pq_wait(pq_t *pq, int timeout_ms) {

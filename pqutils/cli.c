@@ -99,6 +99,32 @@ int cli_next_option(struct cli *c, int argc, char **argv, const char *optstring,
   }
 }
 
+/* None at all: 0, or -1 after a usage error. */
+static int no_operands(struct cli *c, int argc, char **argv,
+                       const char *usage) {
+  if (optind == argc)
+    return 0;
+  cli_usage_error(c, usage, "unexpected argument %s", argv[optind]);
+  return -1;
+}
+
+int cli_parse(struct cli *c, int argc, char **argv, const struct cli_spec *spec,
+              void *opts) {
+  int ch, rc;
+  cli_init(c, argv[0]);
+  while ((rc = cli_next_option(c, argc, argv, spec->optstring, spec->usage,
+                               &ch)) == CLI_OPT_OWN)
+    if (spec->option(c, ch, optarg, opts) != 0)
+      return CLI_EXIT_USAGE;
+  if (rc == CLI_OPT_HELP)
+    return 0;
+  if (rc == CLI_OPT_ERROR)
+    return CLI_EXIT_USAGE;
+  rc = spec->operands != NULL ? spec->operands(c, argc, argv, opts)
+                              : no_operands(c, argc, argv, spec->usage);
+  return rc == 0 ? CLI_GO_ON : CLI_EXIT_USAGE;
+}
+
 /* Read the registry; NULL on failure, logged the first time. */
 static ldm_registry *reg_open(struct cli *c) {
   ldm_registry *reg = NULL;
@@ -148,6 +174,17 @@ const char *cli_queue_path(struct cli *c) {
   }
   c->queue = c->queue_buf;
   return c->queue;
+}
+
+pq_t *cli_open_queue(const char *path, unsigned flags, int *code) {
+  pq_t *pq = NULL;
+  pq_error err = {0};
+  if (pq_open(path, flags, &pq, &err) == PQ_OK)
+    return pq;
+  log_error("pq_open failed: %s", err.pe_msg);
+  if (code != NULL)
+    *code = err.pe_code;
+  return NULL;
 }
 
 void cli_hostname(struct cli *c, char buf[PQ_ORIGIN_MAX + 1]) {
@@ -351,19 +388,24 @@ int cli_make_class(struct cli *c, pq_class *cls, pq_timestamp from,
 
 /* ---- output ---- */
 
+void cli_log_product(const char *prefix, const pq_prod_info *info,
+                     bool with_origin) {
+  if (!ldm_log_enabled(LDM_LOG_INFO))
+    return;
+  char line[600]; /* enough: pq_prod_info_format() */
+  pq_prod_info_format(info, ldm_log_enabled(LDM_LOG_DEBUG), line, sizeof line);
+  if (with_origin)
+    log_info("%s%s %s", prefix, line, info->origin);
+  else
+    log_info("%s%s", prefix, line);
+}
+
 int cli_write_all(int fd, const void *buf, size_t len) {
   return stopio_write_all(fd, buf, len);
 }
 
 int cli_open_append(const char *path) {
   return open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
-}
-
-int cli_no_operands(struct cli *c, int argc, char **argv, const char *usage) {
-  if (optind == argc)
-    return 0;
-  cli_usage_error(c, usage, "unexpected argument %s", argv[optind]);
-  return -1;
 }
 
 int cli_output_operand(struct cli *c, int argc, char **argv, const char *usage,
@@ -385,10 +427,35 @@ int cli_bad_option(struct cli *c, const char *usage, int ch) {
   return -1;
 }
 
-pq_timestamp cli_offset_from(bool have_offset, uint64_t offset) {
-  if (!have_offset)
-    return PQ_TS_ZERO;
-  pq_timestamp from = pq_ts_now();
-  from.sec -= (int64_t)offset;
-  return from;
+/* ---- which products ---- */
+
+int cli_select_option(struct cli *c, struct cli_select *s, int ch,
+                      const char *arg) {
+  switch (ch) {
+  case 'f':
+    return cli_parse_feedtype(c, arg, &s->feedtype);
+  case 'p':
+    s->pattern = arg;
+    return 0;
+  default: /* 'o' */
+    if (cli_parse_uint(c, "offset", arg, INT32_MAX, &s->offset) != 0)
+      return -1;
+    s->have_offset = true;
+    return 0;
+  }
+}
+
+int cli_select_class(struct cli *c, const struct cli_select *s, pq_class *cls) {
+  pq_timestamp from = PQ_TS_ZERO;
+  if (s->have_offset) {
+    from = pq_ts_now();
+    from.sec -= (int64_t)s->offset;
+  }
+  return cli_make_class(c, cls, from, s->feedtype, s->pattern);
+}
+
+void cli_select_cursor(pq_t *pq, const struct cli_select *s,
+                       const pq_class *cls) {
+  if (s->have_offset)
+    pq_cursor_set(pq, pq_ts_to_us(cls->from));
 }

@@ -71,9 +71,42 @@ enum {
 int cli_next_option(struct cli *c, int argc, char **argv, const char *optstring,
                     const char *usage, int *ch);
 
+/* A queue utility's command line, for cli_parse(). */
+struct cli_spec {
+  const char *optstring; /* getopt's, as cli_next_option() takes it */
+  const char *usage;     /* for -h and for usage errors */
+  /* One of the program's own options, with its value arg (NULL if it takes
+   * none), into opts: 0, or -1 after printing what is wrong.  NULL: the
+   * program has no option beyond the common ones. */
+  int (*option)(struct cli *c, int ch, const char *arg, void *opts);
+  /* The operands, argv[optind] to argv[argc - 1], into opts: 0, or -1
+   * after printing a usage error.  NULL: the program takes none. */
+  int (*operands)(struct cli *c, int argc, char **argv, void *opts);
+};
+
+/* What cli_parse() returns when the program is to go on with its work. */
+#define CLI_GO_ON (-1)
+
+/**
+ * The start every queue utility shares: cli_init(), then the options with
+ * cli_next_option() (the program's own to spec->option), then the operands.
+ * @return CLI_GO_ON, or the status to exit with at once: 0 after -h (the
+ *         usage text is on stdout), CLI_EXIT_USAGE after a usage error or a
+ *         bad value (said on stderr).
+ */
+int cli_parse(struct cli *c, int argc, char **argv, const struct cli_spec *spec,
+              void *opts);
+
 /** The queue path: -q if given, else the registry's /queue/path.  NULL on
  *  failure (logged). */
 const char *cli_queue_path(struct cli *c);
+
+/**
+ * Open the queue at path with pq_open()'s flags.
+ * @param code  if not NULL and the open fails, pq_open()'s status
+ * @return the handle, or NULL after logging "pq_open failed: <why>".
+ */
+pq_t *cli_open_queue(const char *path, unsigned flags, int *code);
 
 /**
  * A value from the registry (its default if the file does not set it).  The
@@ -134,22 +167,50 @@ int cli_make_class(struct cli *c, pq_class *cls, pq_timestamp from,
  * (cli_next_option() calls it.) */
 int cli_bad_option(struct cli *c, const char *usage, int ch);
 
-/* Start of a class window `offset` seconds ago (LDM's -o), or TS_ZERO
- * when no offset was given. */
-pq_timestamp cli_offset_from(bool have_offset, uint64_t offset);
+/* ---- which products: -f feedtype, -p pattern, -o offset ---- */
+
+/* What pqcat, pqcopy and pqexpire read, as LDM's utilities take it. */
+struct cli_select {
+  uint32_t feedtype;   /* -f */
+  const char *pattern; /* -p: an ERE the identifier matches */
+  bool have_offset;    /* -o was given: */
+  uint64_t offset;     /* products created in the last offset seconds */
+};
+
+/* Every product: feedtype ANY, pattern ".*", no offset. */
+#define CLI_SELECT_ALL                                                         \
+  ((struct cli_select){.feedtype = PQ_FT_ANY, .pattern = ".*"})
+
+/** Take option ch, one of -f, -p and -o, with its value arg into s: 0, or
+ *  -1 after printing what is wrong with the value. */
+int cli_select_option(struct cli *c, struct cli_select *s, int ch,
+                      const char *arg);
+
+/** The class of what s selects: created from offset seconds ago (with -o,
+ *  else from the beginning), of its feedtype, matching its pattern.  0, or
+ *  -1 after printing what is wrong with the pattern (cli_make_class()). */
+int cli_select_class(struct cli *c, const struct cli_select *s, pq_class *cls);
+
+/** With -o, set pq's cursor to the start of cls's window (without -o it
+ *  stays at the oldest product). */
+void cli_select_cursor(pq_t *pq, const struct cli_select *s,
+                       const pq_class *cls);
 
 /** Print "<prog>: <msg>" and the usage text to stderr; for usage errors. */
 void cli_usage_error(struct cli *c, const char *usage, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* The operands after the options (from optind): none at all, or at most one
- * output file (*output stays as it was without one).  0, or -1 after a
- * usage error. */
-int cli_no_operands(struct cli *c, int argc, char **argv, const char *usage);
+/* The operands after the options (from optind): at most one output file
+ * (*output stays as it was without one).  0, or -1 after a usage error. */
 int cli_output_operand(struct cli *c, int argc, char **argv, const char *usage,
                        const char **output);
 
 /* ---- output ---- */
+
+/** The line -v logs for a product: at INFO, prefix then LDM's product line
+ *  (with the signature at DEBUG, -x), then the origin if with_origin. */
+void cli_log_product(const char *prefix, const pq_prod_info *info,
+                     bool with_origin);
 
 /** Write all of buf, retrying short writes, waiting for a slow reader but
  *  not past a stop (stopio_write_all(): after a stop, only what fits

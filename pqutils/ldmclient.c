@@ -416,35 +416,6 @@ int ldmc_call(ldm6_io *io, const struct ldmc_peer *p, const char *what,
   }
 }
 
-int ldmc_class_format(const ldm6_prod_class *cls, char *buf, size_t len) {
-  char from[32], to[32];
-  size_t n;
-  uint32_t i;
-  int w;
-
-  pq_ts_format(ldm6_ts_to_pq(cls->from), from, sizeof from);
-  pq_ts_format(ldm6_ts_to_pq(cls->to), to, sizeof to);
-  w = snprintf(buf, len, "%s %s {", from, to);
-  if (w < 0)
-    return w;
-  n = (size_t)w;
-  for (i = 0; i < cls->psa_len && i < LDM6_PSA_MAX; i++) {
-    char feed[180];
-
-    pq_feedtype_format(cls->psa[i].feedtype, feed, sizeof feed);
-    w = snprintf(n < len ? buf + n : NULL, n < len ? len - n : 0,
-                 "%s{%s, \"%.*s\"}", i > 0 ? "," : "", feed, LDM6_MAXPATTERN,
-                 cls->psa[i].pattern);
-    if (w < 0)
-      return w;
-    n += (size_t)w;
-  }
-  w = snprintf(n < len ? buf + n : NULL, n < len ? len - n : 0, "}");
-  if (w < 0)
-    return w;
-  return (int)(n + (size_t)w);
-}
-
 /* ---- command line ---- */
 
 int ldmc_opt_port(struct cli *c, const char *usage, const char *arg,

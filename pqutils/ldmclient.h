@@ -126,12 +126,6 @@ const char *ldmc_io_text(const ldm6_io *io, int rc, char *buf, size_t len);
  *  (AUTH_TOOWEAK)", "program version mismatch (5-6)"...). */
 void ldmc_reply_error_text(const ldm6_rpc_msg *hdr, char *buf, size_t len);
 
-/**
- * LDM's text of a product class (s_prod_class), for log messages:
- * "<from> <to> {{FEEDTYPE, \"ERE\"},...}".  @return as snprintf.
- */
-int ldmc_class_format(const ldm6_prod_class *cls, char *buf, size_t len);
-
 /* ---- command line; each returns 0, or -1 after printing the message and
  * the usage text on stderr ---- */
 

@@ -36,6 +36,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ldmd/proto/ldm6_text.h"
 #include "ldmd/site/log.h"
 #include "pqutils/cli.h"
 #include "pqutils/ldmclient.h"
@@ -144,7 +145,7 @@ static int hiya(struct ldmsend *s) {
   offer.psa_len = 1;
   offer.psa[0].feedtype = s->feedtype;
   snprintf(offer.psa[0].pattern, sizeof offer.psa[0].pattern, ".*");
-  ldmc_class_format(&offer, text, sizeof text);
+  ldm6_class_format(&offer, text, sizeof text);
   log_debug("offering %s to %s", text, s->peer.name);
 
   rc = ldmc_call(s->io, &s->peer, "HIYA", LDM6_VERSION6, LDM6_HIYA,
@@ -164,7 +165,7 @@ static int hiya(struct ldmsend *s) {
     return 0;
   case LDM6_RECLASS:
     s->max_hereis = rep.u.feedpar.max_hereis;
-    ldmc_class_format(&rep.u.feedpar.prod_class, text, sizeof text);
+    ldm6_class_format(&rep.u.feedpar.prod_class, text, sizeof text);
     log_info("%s accepts only %s", s->peer.name, text);
     rc = ldm6_class_to_pq(&rep.u.feedpar.prod_class, &s->want, err, sizeof err);
     if (rc != 0) {
@@ -219,6 +220,27 @@ static int64_t read_file(struct ldmsend *s, const char *path, int fd,
   return (int64_t)got;
 }
 
+/* Send call proc (HEREIS or BLKDATA): its argument head, hlen bytes, then
+ * the sz bytes of data in s->buf, padded.  @return 0, or -1 after the
+ * connection failed (status set; `what` precedes the product's name in
+ * the message: "", "the data of "). */
+static int send_data_call(struct ldmsend *s, uint32_t proc, uint8_t *head,
+                          size_t hlen, uint32_t sz, const char *what,
+                          const pq_prod_info *info) {
+  struct iovec iov[3] = {
+      {head, hlen}, {s->buf, sz}, {(void *)zeros, ldm6_xdr_pad(sz)}};
+  char err[700], msg[1000];
+  int rc = ldm6_io_send_call(s->io, LDM6_VERSION6, proc, iov, 3, NULL);
+
+  if (rc == LDM6_IO_OK)
+    return 0;
+  snprintf(msg, sizeof msg, "cannot send %s%s to %s: %s", what, info->ident,
+           s->peer.name, ldmc_io_text(s->io, rc, err, sizeof err));
+  log_call_error(msg);
+  set_status(s, call_status(rc));
+  return -1;
+}
+
 /* Send one product whose data is s->buf.  @return 0 offered; 1 not
  * offered (it could not be encoded: status set); -1 the connection failed
  * (status set). */
@@ -226,8 +248,6 @@ static int send_product(struct ldmsend *s, const pq_prod_info *info) {
   ldm6_prod_info wire;
   uint8_t head[512];
   size_t hlen = 0;
-  struct iovec iov[3];
-  char err[700];
   uint32_t sz;
   int rc;
 
@@ -240,26 +260,13 @@ static int send_product(struct ldmsend *s, const pq_prod_info *info) {
   sz = wire.sz;
   if (sz <= s->max_hereis) {
     rc = ldm6_encode(LDM6_T_PROD_INFO, &wire, head, sizeof head, &hlen);
-    if (rc == 0) {
-      iov[0] = (struct iovec){head, hlen};
-      iov[1] = (struct iovec){s->buf, sz};
-      iov[2] = (struct iovec){(void *)zeros, ldm6_xdr_pad(sz)};
-      rc = ldm6_io_send_call(s->io, LDM6_VERSION6, LDM6_HEREIS, iov, 3, NULL);
-      if (rc != LDM6_IO_OK) {
-        char msg[1000];
-
-        snprintf(msg, sizeof msg, "cannot send %s to %s: %s", info->ident,
-                 s->peer.name, ldmc_io_text(s->io, rc, err, sizeof err));
-        log_call_error(msg);
-        set_status(s, call_status(rc));
-        return -1;
-      }
-      return 0;
-    }
+    if (rc == 0)
+      return send_data_call(s, LDM6_HEREIS, head, hlen, sz, "", info);
   } else {
     ldm6_comingsoon_args cs;
     ldm6_comingsoon_reply answer = LDM6_OK;
     ldm6_datapkt pkt;
+    char err[700];
 
     cs.info = wire;
     cs.pktsz = sz;
@@ -291,23 +298,9 @@ static int send_product(struct ldmsend *s, const pq_prod_info *info) {
     pkt.data_len = sz;
     pkt.data = s->buf;
     rc = ldm6_encode_datapkt_head(&pkt, head, sizeof head, &hlen);
-    if (rc == 0) {
-      iov[0] = (struct iovec){head, hlen};
-      iov[1] = (struct iovec){s->buf, sz};
-      iov[2] = (struct iovec){(void *)zeros, ldm6_xdr_pad(sz)};
-      rc = ldm6_io_send_call(s->io, LDM6_VERSION6, LDM6_BLKDATA, iov, 3, NULL);
-      if (rc != LDM6_IO_OK) {
-        char msg[1000];
-
-        snprintf(msg, sizeof msg, "cannot send the data of %s to %s: %s",
-                 info->ident, s->peer.name,
-                 ldmc_io_text(s->io, rc, err, sizeof err));
-        log_call_error(msg);
-        set_status(s, call_status(rc));
-        return -1;
-      }
-      return 0;
-    }
+    if (rc == 0)
+      return send_data_call(s, LDM6_BLKDATA, head, hlen, sz, "the data of ",
+                            info);
   }
   log_error("cannot encode %s: %s", info->ident, ldm6_strerror(rc));
   set_status(s, EXIT_SYSTEM);

@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ldmd/proto/ldm6_text.h"
 #include "ldmd/site/log.h"
 #include "pqutils/cli.h"
 #include "pqutils/ldmclient.h"
@@ -99,7 +100,6 @@ static ldm6_timestamp ts_next(ldm6_timestamp t) {
 static void on_notification(struct notifyme *n, const ldm6_io_msg *m) {
   ldm6_prod_info wire;
   pq_prod_info info;
-  char line[700];
   size_t used = 0;
   int rc;
 
@@ -112,11 +112,7 @@ static void on_notification(struct notifyme *n, const ldm6_io_msg *m) {
     return;
   }
   n->request.from = ts_next(wire.arrival);
-  pq_prod_info_format(&info, ldm_log_enabled(LDM_LOG_DEBUG), line, sizeof line);
-  if (n->show_origin)
-    log_info("%s %s", line, info.origin);
-  else
-    log_info("%s", line);
+  cli_log_product("", &info, n->show_origin);
 }
 
 /* Answer (or not) one call from the server. */
@@ -255,7 +251,7 @@ static enum session_rc request(struct notifyme *n, ldm6_io *io) {
                   n->peer.name);
         return SESS_REFUSED;
       }
-      ldmc_class_format(&rep.u.prod_class, text, sizeof text);
+      ldm6_class_format(&rep.u.prod_class, text, sizeof text);
       log_notice("%s allows only %s: asking for that", n->peer.name, text);
       cls = rep.u.prod_class;
       break;
@@ -400,7 +396,7 @@ int main(int argc, char **argv) {
   if (parse_args(&n, argc, argv) != 0)
     return EXIT_USAGE;
   cli_signals();
-  ldmc_class_format(&n.request, text, sizeof text);
+  ldm6_class_format(&n.request, text, sizeof text);
   log_notice("starting up: %s: %s", n.peer.name, text);
   for (;;) {
     enum session_rc rc = session(&n);

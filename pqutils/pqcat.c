@@ -52,10 +52,7 @@ static const char usage_text[] =
     "data is appended to outputfile if given, else written to stdout.\n";
 
 struct opts {
-  uint32_t feedtype;
-  const char *pattern;
-  bool have_offset;
-  uint64_t offset;
+  struct cli_select sel; /* -f, -p, -o */
   uint64_t interval;
   bool check_sig, check_crc, tally_only, show_origin;
   const char *output;
@@ -118,15 +115,7 @@ static int on_product(const pq_prod_info *info, const void *data,
     k->nprods++;
     return 0;
   }
-  if (ldm_log_enabled(LDM_LOG_INFO)) {
-    char line[600];
-    pq_prod_info_format(info, ldm_log_enabled(LDM_LOG_DEBUG), line,
-                        sizeof line);
-    if (k->o->show_origin)
-      log_info("%s %s", line, info->origin);
-    else
-      log_info("%s", line);
-  }
+  cli_log_product("", info, k->o->show_origin);
   if (k->o->check_sig)
     check_signature(info, data);
   if (out(k, data, info->size) != 0)
@@ -218,56 +207,44 @@ static int sanity_check(pq_t *pq, uint64_t tallied) {
   return 1;
 }
 
-static int parse_args(struct cli *c, int argc, char **argv, struct opts *o) {
-  int ch, rc;
-  while ((rc = cli_next_option(c, argc, argv, ":hcCvxOsl:p:f:q:o:i:",
-                               usage_text, &ch)) == CLI_OPT_OWN) {
-    switch (ch) {
-    case 'c':
-      o->check_sig = true;
-      break;
-    case 'C':
-      o->check_crc = true;
-      break;
-    case 'O':
-      o->show_origin = true;
-      break;
-    case 's':
-      o->tally_only = true;
-      break;
-    case 'p':
-      o->pattern = optarg;
-      break;
-    case 'f':
-      if (cli_parse_feedtype(c, optarg, &o->feedtype) != 0)
-        return -1;
-      break;
-    case 'o':
-      if (cli_parse_uint(c, "offset", optarg, INT32_MAX, &o->offset) != 0)
-        return -1;
-      o->have_offset = true;
-      break;
-    case 'i':
-      if (cli_parse_uint(c, "interval", optarg, INT32_MAX, &o->interval) != 0)
-        return -1;
-      break;
-    }
+static int option(struct cli *c, int ch, const char *arg, void *opts) {
+  struct opts *o = opts;
+  switch (ch) {
+  case 'c':
+    o->check_sig = true;
+    return 0;
+  case 'C':
+    o->check_crc = true;
+    return 0;
+  case 'O':
+    o->show_origin = true;
+    return 0;
+  case 's':
+    o->tally_only = true;
+    return 0;
+  case 'i':
+    return cli_parse_uint(c, "interval", arg, INT32_MAX, &o->interval);
+  default: /* -f, -p, -o */
+    return cli_select_option(c, &o->sel, ch, arg);
   }
-  if (rc != CLI_OPT_DONE)
-    return rc;
+}
+
+static int operands(struct cli *c, int argc, char **argv, void *opts) {
+  struct opts *o = opts;
   return cli_output_operand(c, argc, argv, usage_text, &o->output);
 }
 
+static const struct cli_spec spec = {":hcCvxOsl:p:f:q:o:i:", usage_text, option,
+                                     operands};
+
 int main(int argc, char **argv) {
   struct cli c;
-  struct opts o = {.feedtype = PQ_FT_ANY, .pattern = ".*"};
-  cli_init(&c, argv[0]);
-  int rc = parse_args(&c, argc, argv, &o);
-  if (rc != 0)
-    return rc > 0 ? 0 : CLI_EXIT_USAGE;
-  pq_timestamp from = cli_offset_from(o.have_offset, o.offset);
+  struct opts o = {.sel = CLI_SELECT_ALL};
+  int rc = cli_parse(&c, argc, argv, &spec, &o);
+  if (rc != CLI_GO_ON)
+    return rc;
   pq_class cls;
-  if (cli_make_class(&c, &cls, from, o.feedtype, o.pattern) != 0)
+  if (cli_select_class(&c, &o.sel, &cls) != 0)
     return CLI_EXIT_USAGE;
   struct cat k = {.o = &o, .out = STDOUT_FILENO};
   if (o.output != NULL && (k.out = cli_open_append(o.output)) < 0) {
@@ -281,16 +258,13 @@ int main(int argc, char **argv) {
   log_notice("Starting Up (%d)", (int)getpgrp());
   const char *path = cli_queue_path(&c);
   pq_t *pq = NULL;
-  pq_error err = {0};
   int status = 1;
   k.buf = malloc(OUTBUF);
   if (k.buf == NULL) {
     log_error("cannot allocate the output buffer: %s", strerror(errno));
-  } else if (path != NULL && pq_open(path, PQ_READONLY, &pq, &err) != PQ_OK) {
-    log_error("pq_open failed: %s", err.pe_msg);
-  } else if (path != NULL) {
-    if (o.have_offset)
-      pq_cursor_set(pq, pq_ts_to_us(from));
+  } else if (path != NULL &&
+             (pq = cli_open_queue(path, PQ_READONLY, NULL)) != NULL) {
+    cli_select_cursor(pq, &o.sel, &cls);
     pq_set_verify(pq, o.check_crc);
     status = cat_queue(pq, &cls, &k);
     if (k.ndamaged > 0) {

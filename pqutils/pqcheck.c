@@ -112,48 +112,35 @@ static int full_check(pq_t *pq, const char *path, const struct opts *o) {
   return leftovers ? EXIT_WRITERS : EXIT_CLEAN;
 }
 
-static int parse_args(struct cli *c, int argc, char **argv, struct opts *o) {
-  int ch, rc;
-  while ((rc = cli_next_option(c, argc, argv, ":hCFvxl:q:", usage_text, &ch)) ==
-         CLI_OPT_OWN) {
-    switch (ch) {
-    case 'C':
-      o->full = true;
-      break;
-    case 'F':
-      o->repair = true;
-      break;
-    }
-  }
-  if (rc != CLI_OPT_DONE)
-    return rc;
-  return cli_no_operands(c, argc, argv, usage_text);
+static int option(struct cli *c, int ch, const char *arg, void *opts) {
+  struct opts *o = opts;
+  (void)c;
+  (void)arg;
+  if (ch == 'C')
+    o->full = true;
+  else /* -F */
+    o->repair = true;
+  return 0;
 }
 
-static int open_error(const pq_error *err) {
-  log_error("pq_open failed: %s", err->pe_msg);
-  if (err->pe_code == PQ_FORMAT || err->pe_code == PQ_VERSION ||
-      err->pe_code == PQ_CORRUPT)
-    return EXIT_CORRUPT;
-  return EXIT_SYSTEM;
-}
+static const struct cli_spec spec = {":hCFvxl:q:", usage_text, option, NULL};
 
 int main(int argc, char **argv) {
   struct cli c;
   struct opts o = {0};
-  cli_init(&c, argv[0]);
-  int rc = parse_args(&c, argc, argv, &o);
-  if (rc != 0)
-    return rc > 0 ? 0 : CLI_EXIT_USAGE;
+  int rc = cli_parse(&c, argc, argv, &spec, &o);
+  if (rc != CLI_GO_ON)
+    return rc;
   cli_signals();
   const char *path = cli_queue_path(&c);
   if (path == NULL)
     return EXIT_SYSTEM;
-  pq_t *pq = NULL;
-  pq_error err = {0};
-  if (pq_open(path, o.repair ? 0 : PQ_READONLY, &pq, &err) != PQ_OK) {
-    return open_error(&err);
-  }
+  int code = PQ_OK;
+  pq_t *pq = cli_open_queue(path, o.repair ? 0 : PQ_READONLY, &code);
+  if (pq == NULL) /* a file that is not a sound queue is corrupt */
+    return code == PQ_FORMAT || code == PQ_VERSION || code == PQ_CORRUPT
+               ? EXIT_CORRUPT
+               : EXIT_SYSTEM;
   int status = EXIT_CLEAN;
   if (o.full || o.repair)
     status = full_check(pq, path, &o);

@@ -36,10 +36,7 @@ static const char usage_text[] =
     "  -h           print this text\n";
 
 struct opts {
-  uint32_t feedtype;
-  const char *pattern;
-  bool have_offset;
-  uint64_t offset;
+  struct cli_select sel; /* -f, -p, -o */
   const char *out_path;
 };
 
@@ -72,19 +69,11 @@ static int copy_one(const pq_prod_info *info, const void *data,
                 "one: %s",
                 info->ident);
     }
-    if (ldm_log_enabled(LDM_LOG_INFO)) {
-      pq_prod_info_format(info, ldm_log_enabled(LDM_LOG_DEBUG), line,
-                          sizeof line);
-      log_info("%s", line);
-    }
+    cli_log_product("", info, false);
     return 0;
   case PQ_DUP:
     k->dups++;
-    if (ldm_log_enabled(LDM_LOG_INFO)) {
-      pq_prod_info_format(info, ldm_log_enabled(LDM_LOG_DEBUG), line,
-                          sizeof line);
-      log_info("duplicate product: %s", line);
-    }
+    cli_log_product("duplicate product: ", info, false);
     return 0;
   case PQ_BIG:
   case PQ_INVAL:
@@ -123,27 +112,14 @@ static int copy_queue(pq_t *src, const pq_class *cls, struct copy *k) {
   return k->failed > 0 ? 1 : 0;
 }
 
-static int parse_args(struct cli *c, int argc, char **argv, struct opts *o) {
-  int ch, rc;
-  while ((rc = cli_next_option(c, argc, argv, ":hf:l:o:p:q:vx", usage_text,
-                               &ch)) == CLI_OPT_OWN) {
-    switch (ch) {
-    case 'f':
-      if (cli_parse_feedtype(c, optarg, &o->feedtype) != 0)
-        return -1;
-      break;
-    case 'p':
-      o->pattern = optarg;
-      break;
-    case 'o':
-      if (cli_parse_uint(c, "offset", optarg, INT32_MAX, &o->offset) != 0)
-        return -1;
-      o->have_offset = true;
-      break;
-    }
-  }
-  if (rc != CLI_OPT_DONE)
-    return rc;
+static int option(struct cli *c, int ch, const char *arg, void *opts) {
+  struct opts *o = opts;
+  return cli_select_option(c, &o->sel, ch, arg); /* -f, -p, -o */
+}
+
+/* inPath outPath, or outPath alone. */
+static int operands(struct cli *c, int argc, char **argv, void *opts) {
+  struct opts *o = opts;
   int npos = argc - optind;
   if (npos == 2 && c->queue == NULL) {
     c->queue = argv[optind];
@@ -158,34 +134,29 @@ static int parse_args(struct cli *c, int argc, char **argv, struct opts *o) {
   return 0;
 }
 
+static const struct cli_spec spec = {":hf:l:o:p:q:vx", usage_text, option,
+                                     operands};
+
 int main(int argc, char **argv) {
   struct cli c;
-  struct opts o = {.feedtype = PQ_FT_ANY, .pattern = ".*"};
-  cli_init(&c, argv[0]);
-  int rc = parse_args(&c, argc, argv, &o);
-  if (rc != 0)
-    return rc > 0 ? 0 : CLI_EXIT_USAGE;
-  pq_timestamp from = cli_offset_from(o.have_offset, o.offset);
+  struct opts o = {.sel = CLI_SELECT_ALL};
+  int rc = cli_parse(&c, argc, argv, &spec, &o);
+  if (rc != CLI_GO_ON)
+    return rc;
   pq_class cls;
-  if (cli_make_class(&c, &cls, from, o.feedtype, o.pattern) != 0)
+  if (cli_select_class(&c, &o.sel, &cls) != 0)
     return CLI_EXIT_USAGE;
   cli_signals();
   log_notice("Starting Up (%d)", (int)getpgrp());
   const char *in_path = cli_queue_path(&c);
   pq_t *src = NULL, *dst = NULL;
-  pq_error err = {0};
   struct copy k = {0};
   int status = 1;
-  if (in_path == NULL) {
-    /* logged */
-  } else if (pq_open(in_path, PQ_READONLY, &src, &err) != PQ_OK) {
-    log_error("pq_open failed: %s", err.pe_msg);
-  } else if (pq_open(o.out_path, 0, &dst, &err) != PQ_OK) {
-    log_error("pq_open failed: %s", err.pe_msg);
-  } else {
+  if (in_path != NULL && /* else logged */
+      (src = cli_open_queue(in_path, PQ_READONLY, NULL)) != NULL &&
+      (dst = cli_open_queue(o.out_path, 0, NULL)) != NULL) {
     k.dst = dst;
-    if (o.have_offset)
-      pq_cursor_set(src, pq_ts_to_us(from));
+    cli_select_cursor(src, &o.sel, &cls);
     status = copy_queue(src, &cls, &k);
   }
   log_notice("Exiting");

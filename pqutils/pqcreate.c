@@ -49,26 +49,27 @@ static int registry_geometry(struct cli *c, uint64_t *size, uint64_t *slots) {
   return 0;
 }
 
-static int parse_args(struct cli *c, int argc, char **argv, struct opts *o) {
-  int ch, rc;
-  while ((rc = cli_next_option(c, argc, argv, ":xvcfq:s:S:l:h", usage_text,
-                               &ch)) == CLI_OPT_OWN) {
-    switch (ch) {
-    case 'c':
-      o->clobber = true;
-      break;
-    case 'f': /* creation always allocates without writing: fast */
-      break;
-    case 's':
-      o->size_arg = optarg;
-      break;
-    case 'S':
-      o->slots_arg = optarg;
-      break;
-    }
+static int option(struct cli *c, int ch, const char *arg, void *opts) {
+  struct opts *o = opts;
+  (void)c;
+  switch (ch) {
+  case 'c':
+    o->clobber = true;
+    return 0;
+  case 'f': /* creation always allocates without writing: fast */
+    return 0;
+  case 's':
+    o->size_arg = arg;
+    return 0;
+  default: /* -S */
+    o->slots_arg = arg;
+    return 0;
   }
-  if (rc != CLI_OPT_DONE)
-    return rc;
+}
+
+/* size path, or path alone. */
+static int operands(struct cli *c, int argc, char **argv, void *opts) {
+  struct opts *o = opts;
   int npos = argc - optind;
   if (npos > 2) {
     cli_usage_error(c, usage_text, "too many arguments");
@@ -93,13 +94,15 @@ static int parse_args(struct cli *c, int argc, char **argv, struct opts *o) {
   return 0;
 }
 
+static const struct cli_spec spec = {":xvcfq:s:S:l:h", usage_text, option,
+                                     operands};
+
 int main(int argc, char **argv) {
   struct cli c;
   struct opts o = {0};
-  cli_init(&c, argv[0]);
-  int rc = parse_args(&c, argc, argv, &o);
-  if (rc != 0)
-    return rc > 0 ? 0 : CLI_EXIT_USAGE;
+  int rc = cli_parse(&c, argc, argv, &spec, &o);
+  if (rc != CLI_GO_ON)
+    return rc;
 
   uint64_t size = 0, slots = 0;
   if (o.size_arg != NULL) {

@@ -42,8 +42,7 @@ static const char usage_text[] =
 struct opts {
   double age_hours;
   uint64_t interval;
-  uint32_t feedtype;
-  const char *pattern;
+  struct cli_select sel; /* -f, -p (no -o) */
 };
 
 struct stats {
@@ -120,8 +119,8 @@ static int expire_pass(pq_t *pq, const struct opts *o, struct stats *s) {
    * microsecond less makes them agree. */
   pq_timestamp to =
       pq_ts_from_us(pq_ts_to_us(before) ? pq_ts_to_us(before) - 1 : 0);
-  if (pq_class_simple(&cls, PQ_TS_ZERO, to, o->feedtype, o->pattern, err,
-                      sizeof err) != 0) {
+  if (pq_class_simple(&cls, PQ_TS_ZERO, to, o->sel.feedtype, o->sel.pattern,
+                      err, sizeof err) != 0) {
     log_error("cannot build the product class: %s", err);
     return 1;
   }
@@ -170,65 +169,48 @@ static void pass_stats(pq_t *pq, struct stats *s) {
   }
 }
 
-static int parse_args(struct cli *c, int argc, char **argv, struct opts *o) {
-  int ch, rc;
-  while ((rc = cli_next_option(c, argc, argv, ":hwvxl:p:f:q:a:i:", usage_text,
-                               &ch)) == CLI_OPT_OWN) {
-    switch (ch) {
-    case 'w':
-      break;
-    case 'a':
-      if (cli_parse_double(c, "age", optarg, &o->age_hours) != 0)
-        return -1;
-      if (o->age_hours > 1e6) {
-        cli_usage_error(c, usage_text, "age %s hours is too large", optarg);
-        return -1;
-      }
-      break;
-    case 'i':
-      if (cli_parse_uint(c, "interval", optarg, INT32_MAX, &o->interval) != 0)
-        return -1;
-      break;
-    case 'f':
-      if (cli_parse_feedtype(c, optarg, &o->feedtype) != 0)
-        return -1;
-      break;
-    case 'p':
-      o->pattern = optarg;
-      break;
+static int option(struct cli *c, int ch, const char *arg, void *opts) {
+  struct opts *o = opts;
+  switch (ch) {
+  case 'w':
+    return 0;
+  case 'a':
+    if (cli_parse_double(c, "age", arg, &o->age_hours) != 0)
+      return -1;
+    if (o->age_hours > 1e6) {
+      cli_usage_error(c, usage_text, "age %s hours is too large", arg);
+      return -1;
     }
+    return 0;
+  case 'i':
+    return cli_parse_uint(c, "interval", arg, INT32_MAX, &o->interval);
+  default: /* -f, -p */
+    return cli_select_option(c, &o->sel, ch, arg);
   }
-  if (rc != CLI_OPT_DONE)
-    return rc;
-  return cli_no_operands(c, argc, argv, usage_text);
 }
+
+static const struct cli_spec spec = {":hwvxl:p:f:q:a:i:", usage_text, option,
+                                     NULL};
 
 int main(int argc, char **argv) {
   struct cli c;
   struct opts o = {.age_hours = DEFAULT_AGE,
                    .interval = DEFAULT_INTERVAL,
-                   .feedtype = PQ_FT_ANY,
-                   .pattern = ".*"};
-  cli_init(&c, argv[0]);
-  int rc = parse_args(&c, argc, argv, &o);
-  if (rc != 0)
-    return rc > 0 ? 0 : CLI_EXIT_USAGE;
+                   .sel = CLI_SELECT_ALL};
+  int rc = cli_parse(&c, argc, argv, &spec, &o);
+  if (rc != CLI_GO_ON)
+    return rc;
   pq_class probe; /* refuse a bad pattern before starting */
-  if (cli_make_class(&c, &probe, PQ_TS_ZERO, o.feedtype, o.pattern) != 0)
+  if (cli_select_class(&c, &o.sel, &probe) != 0)
     return CLI_EXIT_USAGE;
   pq_class_free(&probe);
   cli_signals();
   struct stats s = {.start = pq_ts_now()};
   log_notice("Starting Up");
   const char *path = cli_queue_path(&c);
-  if (path == NULL)
+  pq_t *pq = path != NULL ? cli_open_queue(path, 0, NULL) : NULL;
+  if (pq == NULL)
     return 1;
-  pq_t *pq = NULL;
-  pq_error err = {0};
-  if (pq_open(path, 0, &pq, &err) != PQ_OK) {
-    log_error("pq_open failed: %s", err.pe_msg);
-    return 1;
-  }
   int status = 0;
   while (!cli_stopping()) {
     if (cli_stats_requested())

@@ -402,11 +402,7 @@ static int outcome(pq_t *pq, struct job *j, int rc) {
   }
   switch (rc) {
   case PQ_OK:
-    if (ldm_log_enabled(LDM_LOG_INFO)) {
-      pq_prod_info_format(&j->info, ldm_log_enabled(LDM_LOG_DEBUG), line,
-                          sizeof line);
-      log_info("%s", line);
-    }
+    cli_log_product("", &j->info, false);
     return EXIT_OK;
   case PQ_DUP:
     pq_prod_info_format(&j->info, true, line, sizeof line);
@@ -635,71 +631,70 @@ static int insert_stdin(pq_t *pq, const struct opts *o, struct tally *t) {
   return code;
 }
 
-static int parse_args(struct cli *c, int argc, char **argv, struct opts *o) {
-  int ch, rc;
+static int option(struct cli *c, int ch, const char *arg, void *opts) {
+  struct opts *o = opts;
   uint64_t v;
-  while ((rc = cli_next_option(c, argc, argv, ":hivxl:q:f:n:rs:p:", usage_text,
-                               &ch)) == CLI_OPT_OWN) {
-    switch (ch) {
-    case 'i':
-      o->sig_from_ident = true;
-      break;
-    case 'f':
-      if (cli_parse_feedtype(c, optarg, &o->feedtype) != 0)
-        return -1;
-      if (o->feedtype == PQ_FT_NONE) {
-        cli_usage_error(c, usage_text, "feedtype \"%s\" is NONE", optarg);
-        return -1;
-      }
-      break;
-    case 'n':
-      if (cli_parse_uint(c, "standard-input size", optarg, SIZE_MAX / 2,
-                         &o->stdin_size) != 0)
-        return -1;
-      if (o->stdin_size == 0) {
-        cli_usage_error(c, usage_text, "standard-input size is zero");
-        return -1;
-      }
-      break;
-    case 'r': /* LDM: read() instead of mmap(); we always read */
-      break;
-    case 's':
-      if (cli_parse_uint(c, "sequence number", optarg, UINT32_MAX, &v) != 0)
-        return -1;
-      o->seqno = (uint32_t)v;
-      break;
-    case 'p':
-      o->ident = optarg;
-      break;
+  switch (ch) {
+  case 'i':
+    o->sig_from_ident = true;
+    return 0;
+  case 'f':
+    if (cli_parse_feedtype(c, arg, &o->feedtype) != 0)
+      return -1;
+    if (o->feedtype == PQ_FT_NONE) {
+      cli_usage_error(c, usage_text, "feedtype \"%s\" is NONE", arg);
+      return -1;
     }
+    return 0;
+  case 'n':
+    if (cli_parse_uint(c, "standard-input size", arg, SIZE_MAX / 2,
+                       &o->stdin_size) != 0)
+      return -1;
+    if (o->stdin_size == 0) {
+      cli_usage_error(c, usage_text, "standard-input size is zero");
+      return -1;
+    }
+    return 0;
+  case 'r': /* LDM: read() instead of mmap(); we always read */
+    return 0;
+  case 's':
+    if (cli_parse_uint(c, "sequence number", arg, UINT32_MAX, &v) != 0)
+      return -1;
+    o->seqno = (uint32_t)v;
+    return 0;
+  default: /* -p */
+    o->ident = arg;
+    return 0;
   }
-  if (rc != CLI_OPT_DONE)
-    return rc;
+}
+
+/* The files, if any. */
+static int operands(struct cli *c, int argc, char **argv, void *opts) {
+  struct opts *o = opts;
+  (void)c;
   o->files = argv + optind;
   o->nfiles = argc - optind;
   return 0;
 }
 
+static const struct cli_spec spec = {":hivxl:q:f:n:rs:p:", usage_text, option,
+                                     operands};
+
 int main(int argc, char **argv) {
   struct cli c;
   struct opts o = {.feedtype = PQ_FT_EXP, .stdin_size = STDIN_DEFAULT};
-  cli_init(&c, argv[0]);
-  int rc = parse_args(&c, argc, argv, &o);
-  if (rc != 0)
-    return rc > 0 ? 0 : CLI_EXIT_USAGE;
+  int rc = cli_parse(&c, argc, argv, &spec, &o);
+  if (rc != CLI_GO_ON)
+    return rc;
   cli_signals();
   const char *path = cli_queue_path(&c);
   if (path == NULL)
     return EXIT_SYSTEM;
   cli_hostname(&c, o.origin);
 
-  pq_t *pq = NULL;
-  pq_error err = {0};
-  rc = pq_open(path, 0, &pq, &err);
-  if (rc != PQ_OK) {
-    log_error("pq_open failed: %s", err.pe_msg);
+  pq_t *pq = cli_open_queue(path, 0, NULL);
+  if (pq == NULL)
     return EXIT_PQ_OPEN;
-  }
   o.pq = pq;
   struct tally t = {0};
   int code =

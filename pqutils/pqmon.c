@@ -101,32 +101,30 @@ static void log_table(const pq_stats *st, uint64_t maxext, uint64_t held,
         (unsigned long long)held);
 }
 
-static int parse_args(struct cli *c, int argc, char **argv, struct opts *o) {
-  int ch, rc;
+static int option(struct cli *c, int ch, const char *arg, void *opts) {
+  struct opts *o = opts;
   uint64_t ignored;
-  while ((rc = cli_next_option(c, argc, argv, ":hSevxl:q:o:i:", usage_text,
-                               &ch)) == CLI_OPT_OWN) {
-    switch (ch) {
-    case 'S':
-      o->size_par = true;
-      break;
-    case 'e':
-      o->extended = true;
-      break;
-    case 'o':
-      if (cli_parse_uint(c, "offset", optarg, INT32_MAX, &ignored) != 0)
-        return -1;
-      break;
-    case 'i':
-      if (cli_parse_uint(c, "interval", optarg, INT32_MAX, &o->interval) != 0)
-        return -1;
-      break;
-    }
+  switch (ch) {
+  case 'S':
+    o->size_par = true;
+    return 0;
+  case 'e':
+    o->extended = true;
+    return 0;
+  case 'o':
+    return cli_parse_uint(c, "offset", arg, INT32_MAX, &ignored);
+  default: /* -i */
+    return cli_parse_uint(c, "interval", arg, INT32_MAX, &o->interval);
   }
-  if (rc != CLI_OPT_DONE)
-    return rc;
+}
+
+static int operands(struct cli *c, int argc, char **argv, void *opts) {
+  struct opts *o = opts;
   return cli_output_operand(c, argc, argv, usage_text, &o->output);
 }
+
+static const struct cli_spec spec = {":hSevxl:q:o:i:", usage_text, option,
+                                     operands};
 
 static int monitor(pq_t *pq, const struct opts *o) {
   if (!o->size_par)
@@ -176,10 +174,9 @@ static int monitor(pq_t *pq, const struct opts *o) {
 int main(int argc, char **argv) {
   struct cli c;
   struct opts o = {0};
-  cli_init(&c, argv[0]);
-  int rc = parse_args(&c, argc, argv, &o);
-  if (rc != 0)
-    return rc > 0 ? 0 : CLI_EXIT_USAGE;
+  int rc = cli_parse(&c, argc, argv, &spec, &o);
+  if (rc != CLI_GO_ON)
+    return rc;
   if (o.output != NULL) {
     int fd = cli_open_append(o.output);
     if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0) {
@@ -194,13 +191,8 @@ int main(int argc, char **argv) {
   if (!o.size_par)
     log_notice("Starting Up (%d)", (int)getpgrp());
   const char *path = cli_queue_path(&c);
-  pq_t *pq = NULL;
-  pq_error err = {0};
-  int status = 1;
-  if (path != NULL && pq_open(path, PQ_READONLY, &pq, &err) != PQ_OK)
-    log_error("pq_open failed: %s", err.pe_msg);
-  else if (path != NULL)
-    status = monitor(pq, &o);
+  pq_t *pq = path != NULL ? cli_open_queue(path, PQ_READONLY, NULL) : NULL;
+  int status = pq != NULL ? monitor(pq, &o) : 1;
   if (!o.size_par)
     log_notice("Exiting");
   pq_close(pq);

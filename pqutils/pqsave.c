@@ -53,17 +53,10 @@ static const char restore_usage[] =
     "  -h         print this text\n";
 
 struct opts {
+  bool restoring; /* pqrestore */
   const char *file;
   const char *size_arg, *slots_arg;
 };
-
-static void log_product(const char *what, const pq_prod_info *info) {
-  if (!ldm_log_enabled(LDM_LOG_INFO))
-    return;
-  char line[600];
-  pq_prod_info_format(info, ldm_log_enabled(LDM_LOG_DEBUG), line, sizeof line);
-  log_info("%s%s", what, line);
-}
 
 /* ---- save ---- */
 
@@ -81,7 +74,7 @@ static int save_one(const pq_prod_info *info, const void *data,
   if (snap_write(s->w, info, place->pp_inserted, data, s->err, sizeof s->err) !=
       0)
     return SAVE_FAILED;
-  log_product("", info);
+  cli_log_product("", info, false);
   return 0;
 }
 
@@ -186,11 +179,11 @@ static int restore_one(pq_t *pq, struct restore *k,
   case PQ_OK:
     k->restored++;
     k->retimed += retimed;
-    log_product("", &rec->info);
+    cli_log_product("", &rec->info, false);
     return 0;
   case PQ_DUP:
     k->dups++;
-    log_product("duplicate product: ", &rec->info);
+    cli_log_product("duplicate product: ", &rec->info, false);
     return 0;
   case PQ_BIG:
   case PQ_INVAL:
@@ -261,33 +254,28 @@ static int restore(struct cli *c, const char *qpath, const struct opts *o) {
 
 /* ---- command line ---- */
 
-static int parse_args(struct cli *c, int argc, char **argv, bool restoring,
-                      struct opts *o) {
-  const char *usage = restoring ? restore_usage : save_usage;
-  const char *optstring = restoring ? ":hvxl:q:s:S:" : ":hvxl:q:";
-  int ch, rc;
-  while ((rc = cli_next_option(c, argc, argv, optstring, usage, &ch)) ==
-         CLI_OPT_OWN) {
-    switch (ch) {
-    case 's':
-      o->size_arg = optarg;
-      break;
-    case 'S':
-      o->slots_arg = optarg;
-      break;
-    }
-  }
-  if (rc != CLI_OPT_DONE)
-    return rc;
+static int option(struct cli *c, int ch, const char *arg, void *opts) {
+  struct opts *o = opts;
+  (void)c;
+  if (ch == 's')
+    o->size_arg = arg;
+  else /* -S */
+    o->slots_arg = arg;
+  return 0;
+}
+
+/* pqsave QUEUE FILE, pqrestore FILE QUEUE, or FILE alone; then the values
+ * of -s and -S, checked before anything is done. */
+static int operands(struct cli *c, int argc, char **argv, void *opts) {
+  struct opts *o = opts;
   int npos = argc - optind;
   if (npos == 2 && c->queue == NULL) {
-    /* pqsave QUEUE FILE, pqrestore FILE QUEUE */
-    c->queue = argv[optind + (restoring ? 1 : 0)];
-    o->file = argv[optind + (restoring ? 0 : 1)];
+    c->queue = argv[optind + (o->restoring ? 1 : 0)];
+    o->file = argv[optind + (o->restoring ? 0 : 1)];
   } else if (npos == 1) {
     o->file = argv[optind];
   } else {
-    cli_usage_error(c, usage,
+    cli_usage_error(c, o->restoring ? restore_usage : save_usage,
                     npos == 0 ? "no snapshot file" : "too many arguments");
     return -1;
   }
@@ -299,6 +287,11 @@ static int parse_args(struct cli *c, int argc, char **argv, bool restoring,
   return 0;
 }
 
+static const struct cli_spec save_spec = {":hvxl:q:", save_usage, NULL,
+                                          operands};
+static const struct cli_spec restore_spec = {":hvxl:q:s:S:", restore_usage,
+                                             option, operands};
+
 int main(int argc, char **argv) {
 #ifdef PQ_RESTORE
   const bool restoring = true;
@@ -306,11 +299,11 @@ int main(int argc, char **argv) {
   const bool restoring = false;
 #endif
   struct cli c;
-  struct opts o = {0};
-  cli_init(&c, argv[0]);
-  int rc = parse_args(&c, argc, argv, restoring, &o);
-  if (rc != 0)
-    return rc > 0 ? 0 : CLI_EXIT_USAGE;
+  struct opts o = {.restoring = restoring};
+  int rc =
+      cli_parse(&c, argc, argv, restoring ? &restore_spec : &save_spec, &o);
+  if (rc != CLI_GO_ON)
+    return rc;
   cli_signals();
   const char *qpath = cli_queue_path(&c);
   if (qpath == NULL)
@@ -319,15 +312,9 @@ int main(int argc, char **argv) {
   if (restoring) {
     status = restore(&c, qpath, &o);
   } else {
-    pq_t *pq = NULL;
-    pq_error err = {0};
-    if (pq_open(qpath, PQ_READONLY, &pq, &err) != PQ_OK) {
-      log_error("pq_open failed: %s", err.pe_msg);
-      status = 1;
-    } else {
-      status = save(pq, qpath, o.file);
-      pq_close(pq);
-    }
+    pq_t *pq = cli_open_queue(qpath, PQ_READONLY, NULL);
+    status = pq != NULL ? save(pq, qpath, o.file) : 1;
+    pq_close(pq);
   }
   return status;
 }

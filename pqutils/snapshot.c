@@ -368,6 +368,26 @@ struct snap_reader {
   struct snap_record cur;
 };
 
+/* read(), again after EINTR. */
+static ssize_t read_retry(int fd, void *buf, size_t n) {
+  ssize_t k;
+  do
+    k = read(fd, buf, n);
+  while (k < 0 && errno == EINTR);
+  return k;
+}
+
+/* Refill the empty buffer: the count read (0 at end of file), or -1 with
+ * errno. */
+static ssize_t r_refill(snap_reader *r) {
+  ssize_t k = read_retry(r->fd, r->buf, BUF_SIZE);
+  if (k > 0) {
+    r->pos = 0;
+    r->len = (size_t)k;
+  }
+  return k;
+}
+
 /* Read up to n bytes (dst NULL: consume them); returns the count read, which
  * is short only at end of file, or -1 with errno. */
 static ssize_t r_read(snap_reader *r, void *dst, size_t n) {
@@ -376,9 +396,7 @@ static ssize_t r_read(snap_reader *r, void *dst, size_t n) {
     if (r->pos == r->len) {
       size_t left = n - got;
       if (dst != NULL && left >= BUF_SIZE) { /* large: no double copy */
-        ssize_t k = read(r->fd, (uint8_t *)dst + got, left);
-        if (k < 0 && errno == EINTR)
-          continue;
+        ssize_t k = read_retry(r->fd, (uint8_t *)dst + got, left);
         if (k < 0)
           return -1;
         if (k == 0)
@@ -387,15 +405,11 @@ static ssize_t r_read(snap_reader *r, void *dst, size_t n) {
         r->off += (uint64_t)k;
         continue;
       }
-      ssize_t k = read(r->fd, r->buf, BUF_SIZE);
-      if (k < 0 && errno == EINTR)
-        continue;
+      ssize_t k = r_refill(r);
       if (k < 0)
         return -1;
       if (k == 0)
         break;
-      r->pos = 0;
-      r->len = (size_t)k;
     }
     size_t take = r->len - r->pos < n - got ? r->len - r->pos : n - got;
     if (dst != NULL)
@@ -591,15 +605,11 @@ int snap_read_data(snap_reader *r, void *dst, char *err, size_t errlen) {
     } else {
       /* Check without storing: hash what sits in the buffer. */
       if (r->pos == r->len) {
-        ssize_t k = read(r->fd, r->buf, BUF_SIZE);
-        if (k < 0 && errno == EINTR)
-          continue;
+        ssize_t k = r_refill(r);
         if (k <= 0)
           return k < 0 ? fail(err, errlen, "cannot read %s: %s", r->path,
                               strerror(errno))
                        : r_exact(r, NULL, 1, "product data", err, errlen);
-        r->pos = 0;
-        r->len = (size_t)k;
       }
       if (n > r->len - r->pos)
         n = r->len - r->pos;

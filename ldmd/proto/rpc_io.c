@@ -109,6 +109,19 @@ static int wait_fd(int fd, short events, int64_t deadline,
   }
 }
 
+/* wait_fd() on the connection: LDM6_IO_OK (ready), LDM6_IO_TIMEDOUT, or
+ * LDM6_IO_ESYS with the detail. */
+static int io_wait(ldm6_io *io, short events, int64_t deadline) {
+  int r = wait_fd(io->fd, events, deadline, io->cancel);
+
+  if (r > 0)
+    return LDM6_IO_OK;
+  if (r == 0)
+    return LDM6_IO_TIMEDOUT;
+  snprintf(io->detail, sizeof io->detail, "poll: %s", strerror(errno));
+  return LDM6_IO_ESYS;
+}
+
 /* ---------------------------------------------------------------------- */
 /* Construction                                                           */
 /* ---------------------------------------------------------------------- */
@@ -412,6 +425,8 @@ static void set_lowat(ldm6_io *io, size_t want) {
 /* Read what the socket has into the buffer.  @return LDM6_IO_OK, CLOSED,
  * TIMEDOUT, EPROTO (closed inside a record) or ESYS. */
 static int fill(ldm6_io *io, int64_t deadline) {
+  int rc;
+
   set_lowat(io, 1);
   for (;;) {
     ssize_t n = read(io->fd, io->rbuf, sizeof io->rbuf);
@@ -439,15 +454,9 @@ static int fill(ldm6_io *io, int64_t deadline) {
       snprintf(io->detail, sizeof io->detail, "read: %s", strerror(errno));
       return LDM6_IO_ESYS;
     }
-    switch (wait_fd(io->fd, POLLIN, deadline, io->cancel)) {
-    case 1:
-      break;
-    case 0:
-      return LDM6_IO_TIMEDOUT;
-    default:
-      snprintf(io->detail, sizeof io->detail, "poll: %s", strerror(errno));
-      return LDM6_IO_ESYS;
-    }
+    rc = io_wait(io, POLLIN, deadline);
+    if (rc != LDM6_IO_OK)
+      return rc;
   }
 }
 
@@ -573,6 +582,8 @@ int ldm6_io_recv(ldm6_io *io, int timeout_ms, ldm6_io_msg *msg) {
 /* Read up to n bytes straight from the socket into dst.  @return the
  * bytes read (> 0), or an LDM6_IO_* result (< 0) */
 static long read_direct(ldm6_io *io, uint8_t *dst, size_t n, int64_t deadline) {
+  int rc;
+
   for (;;) {
     ssize_t r = read(io->fd, dst, n);
 
@@ -592,15 +603,9 @@ static long read_direct(ldm6_io *io, uint8_t *dst, size_t n, int64_t deadline) {
       return LDM6_IO_ESYS;
     }
     set_lowat(io, n);
-    switch (wait_fd(io->fd, POLLIN, deadline, io->cancel)) {
-    case 1:
-      break;
-    case 0:
-      return LDM6_IO_TIMEDOUT;
-    default:
-      snprintf(io->detail, sizeof io->detail, "poll: %s", strerror(errno));
-      return LDM6_IO_ESYS;
-    }
+    rc = io_wait(io, POLLIN, deadline);
+    if (rc != LDM6_IO_OK)
+      return rc;
   }
 }
 
@@ -717,17 +722,13 @@ static int send_all(ldm6_io *io, struct iovec *iov, size_t n) {
       if (errno == EINTR)
         continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) {
-        int r = wait_fd(io->fd, POLLOUT, deadline, io->cancel);
+        int r = io_wait(io, POLLOUT, deadline);
 
-        if (r == 0) {
+        if (r == LDM6_IO_TIMEDOUT)
           snprintf(io->detail, sizeof io->detail, "peer took nothing for %d ms",
                    io->send_timeout_ms);
-          return LDM6_IO_TIMEDOUT;
-        }
-        if (r < 0) {
-          snprintf(io->detail, sizeof io->detail, "poll: %s", strerror(errno));
-          return LDM6_IO_ESYS;
-        }
+        if (r != LDM6_IO_OK)
+          return r;
         continue;
       }
       if (errno == EPIPE || errno == ECONNRESET)
@@ -823,34 +824,57 @@ static int flush_nowait(ldm6_io *io) {
   return LDM6_IO_OK;
 }
 
-/* Send one record: the header in io->hdr (hlen bytes) then the pieces,
- * after the queued calls. */
-static int send_record(ldm6_io *io, size_t hlen, const struct iovec *body,
-                       int nbody) {
-  struct iovec pieces[MAX_PIECES];
+/* Can args, nargs be a record's body (the header takes one piece)? */
+static bool args_ok(const struct iovec *args, int nargs) {
+  return nargs >= 0 && nargs <= MAX_PIECES - 1 && (nargs == 0 || args != NULL);
+}
+
+/* A record laid out for writev(); out[] points into marks[]. */
+struct layout {
   uint8_t marks[MAX_MARKS][LDM6_RPC_MARK_LEN];
-  struct iovec stackout[2 * MAX_MARKS + MAX_PIECES];
-  size_t np = 0, nout = 0;
+  struct iovec out[2 * MAX_MARKS + MAX_PIECES];
+  size_t nout;
+};
+
+/* Lay out the record of the header in io->hdr (hlen bytes) and the body
+ * (args_ok()): LDM6_IO_OK, or LDM6_IO_EPROTO with the detail. */
+static int lay_out(ldm6_io *io, size_t hlen, const struct iovec *body,
+                   int nbody, struct layout *l) {
+  struct iovec pieces[MAX_PIECES];
+  size_t np = 0;
   int i, rc;
 
-  io->detail[0] = '\0';
-  rc = ldm6_io_flush(io);
-  if (rc != LDM6_IO_OK)
-    return rc;
-  if (nbody < 0 || nbody > MAX_PIECES - 1 || (nbody > 0 && body == NULL))
-    return LDM6_IO_EPROTO;
   pieces[np].iov_base = io->hdr;
   pieces[np++].iov_len = hlen;
   for (i = 0; i < nbody; i++)
     pieces[np++] = body[i];
-  rc = ldm6_rpc_record_iov(pieces, np, 0, marks, MAX_MARKS, stackout,
-                           sizeof stackout / sizeof stackout[0], &nout);
+  rc = ldm6_rpc_record_iov(pieces, np, 0, l->marks, MAX_MARKS, l->out,
+                           sizeof l->out / sizeof l->out[0], &l->nout);
   if (rc != 0) {
     snprintf(io->detail, sizeof io->detail, "cannot lay out record: %s",
              ldm6_strerror(rc));
     return LDM6_IO_EPROTO;
   }
-  return send_all(io, stackout, nout);
+  return LDM6_IO_OK;
+}
+
+/* Send one record: the header in io->hdr (hlen bytes) then the pieces,
+ * after the queued calls. */
+static int send_record(ldm6_io *io, size_t hlen, const struct iovec *body,
+                       int nbody) {
+  struct layout l;
+  int rc;
+
+  io->detail[0] = '\0';
+  rc = ldm6_io_flush(io);
+  if (rc != LDM6_IO_OK)
+    return rc;
+  if (!args_ok(body, nbody))
+    return LDM6_IO_EPROTO;
+  rc = lay_out(io, hlen, body, nbody, &l);
+  if (rc != LDM6_IO_OK)
+    return rc;
+  return send_all(io, l.out, l.nout);
 }
 
 int ldm6_io_send_call(ldm6_io *io, uint32_t vers, uint32_t proc,
@@ -866,70 +890,24 @@ int ldm6_io_send_call(ldm6_io *io, uint32_t vers, uint32_t proc,
   return send_record(io, hlen, args, nargs);
 }
 
-int ldm6_io_queue_call(ldm6_io *io, uint32_t vers, uint32_t proc,
-                       const struct iovec *args, int nargs) {
-  size_t total = 0, hlen, at;
-  uint32_t x;
+/* The bytes of a body (args_ok()). */
+static size_t args_total(const struct iovec *args, int nargs) {
+  size_t total = 0;
   int i;
 
-  if (nargs < 0 || nargs > MAX_PIECES - 1 || (nargs > 0 && args == NULL))
-    return LDM6_IO_EPROTO;
   for (i = 0; i < nargs; i++)
     total += args[i].iov_len;
-  if (total > LDM6_IO_COPY_MAX)
-    return ldm6_io_send_call(io, vers, proc, args, nargs, NULL);
-  if (io->obuf == NULL) {
-    io->obuf = malloc(OBUF_SIZE);
-    if (io->obuf == NULL) /* no buffer: send it on its own */
-      return ldm6_io_send_call(io, vers, proc, args, nargs, NULL);
-  }
-  if (io->olen + LDM6_RPC_MARK_LEN + HDR_MAX + total > OBUF_SIZE) {
-    int rc = ldm6_io_flush(io);
-    if (rc != LDM6_IO_OK)
-      return rc;
-  }
-  io->detail[0] = '\0';
-  x = io->next_xid++;
-  at = io->olen + LDM6_RPC_MARK_LEN;
-  if (ldm6_rpc_encode_call(x, LDM6_PROG, vers, proc, io->obuf + at, HDR_MAX,
-                           &hlen) != 0)
-    return LDM6_IO_EPROTO;
-  at += hlen;
-  for (i = 0; i < nargs; i++) {
-    if (args[i].iov_len > 0)
-      memcpy(io->obuf + at, args[i].iov_base, args[i].iov_len);
-    at += args[i].iov_len;
-  }
-  ldm6_rpc_mark_put(io->obuf + io->olen, (uint32_t)(hlen + total), true);
-  io->olen = at;
-  if (++io->orecords >= OBUF_RECORDS)
-    return ldm6_io_flush(io);
-  return LDM6_IO_OK;
+  return total;
 }
 
-int ldm6_io_queue_copy(ldm6_io *io, uint32_t vers, uint32_t proc,
-                       const struct iovec *args, int nargs) {
-  size_t total = 0, hlen, at;
+/* Add a call record of total body bytes to the batch in io->obuf, which
+ * has room for it: LDM6_IO_OK, or LDM6_IO_EPROTO. */
+static int append_call(ldm6_io *io, uint32_t vers, uint32_t proc,
+                       const struct iovec *args, int nargs, size_t total) {
+  size_t hlen, at = io->olen + LDM6_RPC_MARK_LEN;
   int i;
 
-  if (nargs < 0 || nargs > MAX_PIECES - 1 || (nargs > 0 && args == NULL))
-    return LDM6_IO_EPROTO;
-  for (i = 0; i < nargs; i++)
-    total += args[i].iov_len;
-  if (total > LDM6_IO_COPY_MAX)
-    return LDM6_IO_EPROTO;
-  if (io->obuf == NULL) {
-    io->obuf = malloc(OBUF_SIZE);
-    if (io->obuf == NULL) {
-      snprintf(io->detail, sizeof io->detail, "no memory for a batch");
-      return LDM6_IO_ESYS;
-    }
-  }
-  if (io->orecords >= OBUF_RECORDS ||
-      io->olen + LDM6_RPC_MARK_LEN + HDR_MAX + total > OBUF_SIZE)
-    return LDM6_IO_FULL;
   io->detail[0] = '\0';
-  at = io->olen + LDM6_RPC_MARK_LEN;
   if (ldm6_rpc_encode_call(io->next_xid++, LDM6_PROG, vers, proc, io->obuf + at,
                            HDR_MAX, &hlen) != 0)
     return LDM6_IO_EPROTO;
@@ -945,22 +923,73 @@ int ldm6_io_queue_copy(ldm6_io *io, uint32_t vers, uint32_t proc,
   return LDM6_IO_OK;
 }
 
+/* Does a record of total body bytes still fit in the batch? */
+static bool batch_room(const ldm6_io *io, size_t total) {
+  return io->olen + LDM6_RPC_MARK_LEN + HDR_MAX + total <= OBUF_SIZE;
+}
+
+int ldm6_io_queue_call(ldm6_io *io, uint32_t vers, uint32_t proc,
+                       const struct iovec *args, int nargs) {
+  size_t total;
+  int rc;
+
+  if (!args_ok(args, nargs))
+    return LDM6_IO_EPROTO;
+  total = args_total(args, nargs);
+  if (total > LDM6_IO_COPY_MAX)
+    return ldm6_io_send_call(io, vers, proc, args, nargs, NULL);
+  if (io->obuf == NULL) {
+    io->obuf = malloc(OBUF_SIZE);
+    if (io->obuf == NULL) /* no buffer: send it on its own */
+      return ldm6_io_send_call(io, vers, proc, args, nargs, NULL);
+  }
+  if (!batch_room(io, total)) {
+    rc = ldm6_io_flush(io);
+    if (rc != LDM6_IO_OK)
+      return rc;
+  }
+  rc = append_call(io, vers, proc, args, nargs, total);
+  if (rc == LDM6_IO_OK && io->orecords >= OBUF_RECORDS)
+    return ldm6_io_flush(io);
+  return rc;
+}
+
+int ldm6_io_queue_copy(ldm6_io *io, uint32_t vers, uint32_t proc,
+                       const struct iovec *args, int nargs) {
+  size_t total;
+
+  if (!args_ok(args, nargs))
+    return LDM6_IO_EPROTO;
+  total = args_total(args, nargs);
+  if (total > LDM6_IO_COPY_MAX)
+    return LDM6_IO_EPROTO;
+  if (io->obuf == NULL) {
+    io->obuf = malloc(OBUF_SIZE);
+    if (io->obuf == NULL) {
+      snprintf(io->detail, sizeof io->detail, "no memory for a batch");
+      return LDM6_IO_ESYS;
+    }
+  }
+  if (io->orecords >= OBUF_RECORDS || !batch_room(io, total))
+    return LDM6_IO_FULL;
+  return append_call(io, vers, proc, args, nargs, total);
+}
+
 int ldm6_io_send_nowait(ldm6_io *io, uint32_t vers, uint32_t proc,
                         const struct iovec *args, int nargs,
                         ldm6_io_partial *st) {
-  struct iovec pieces[MAX_PIECES];
-  uint8_t marks[MAX_MARKS][LDM6_RPC_MARK_LEN];
-  struct iovec out[2 * MAX_MARKS + MAX_PIECES];
-  size_t np = 0, nout = 0, k = 0, hlen;
+  struct layout l;
+  struct iovec *out = l.out;
+  size_t nout, k = 0, hlen;
   uint64_t skip;
   long w;
-  int i, rc;
+  int rc;
 
   io->detail[0] = '\0';
   rc = flush_nowait(io); /* the queued calls go first */
   if (rc != LDM6_IO_OK)
     return rc;
-  if (nargs < 0 || nargs > MAX_PIECES - 1 || (nargs > 0 && args == NULL))
+  if (!args_ok(args, nargs))
     return LDM6_IO_EPROTO;
   if (!st->started) {
     st->xid = io->next_xid++;
@@ -970,17 +999,10 @@ int ldm6_io_send_nowait(ldm6_io *io, uint32_t vers, uint32_t proc,
   if (ldm6_rpc_encode_call(st->xid, LDM6_PROG, vers, proc, io->hdr,
                            sizeof io->hdr, &hlen) != 0)
     return LDM6_IO_EPROTO;
-  pieces[np].iov_base = io->hdr;
-  pieces[np++].iov_len = hlen;
-  for (i = 0; i < nargs; i++)
-    pieces[np++] = args[i];
-  rc = ldm6_rpc_record_iov(pieces, np, 0, marks, MAX_MARKS, out,
-                           sizeof out / sizeof out[0], &nout);
-  if (rc != 0) {
-    snprintf(io->detail, sizeof io->detail, "cannot lay out record: %s",
-             ldm6_strerror(rc));
-    return LDM6_IO_EPROTO;
-  }
+  rc = lay_out(io, hlen, args, nargs, &l);
+  if (rc != LDM6_IO_OK)
+    return rc;
+  nout = l.nout;
   /* The same layout as before: skip what went then. */
   for (skip = st->sent; k < nout && skip >= out[k].iov_len; k++)
     skip -= out[k].iov_len;
@@ -1002,15 +1024,7 @@ int ldm6_io_send_nowait(ldm6_io *io, uint32_t vers, uint32_t proc,
 }
 
 int ldm6_io_wait_writable(ldm6_io *io, int timeout_ms) {
-  switch (wait_fd(io->fd, POLLOUT, deadline_of(timeout_ms), io->cancel)) {
-  case 1:
-    return LDM6_IO_OK;
-  case 0:
-    return LDM6_IO_TIMEDOUT;
-  default:
-    snprintf(io->detail, sizeof io->detail, "poll: %s", strerror(errno));
-    return LDM6_IO_ESYS;
-  }
+  return io_wait(io, POLLOUT, deadline_of(timeout_ms));
 }
 
 int ldm6_io_call(ldm6_io *io, uint32_t vers, uint32_t proc,

@@ -239,6 +239,20 @@ int ldmd_down_hereis(ldmd_down *d, const ldm6_product *prod) {
   return LDMD_DOWN_OK;
 }
 
+/* Reserve room for a product whose data comes in pieces, which is then
+ * pending (d->pending); refused()'s answer if the queue will not take it. */
+static int reserve_pending(ldmd_down *d, const pq_prod_info *info,
+                           const char *what) {
+  int rc = pq_reserve(d->pq, info, &d->resv);
+
+  if (rc != PQ_OK)
+    return refused(d, rc, info, what);
+  d->pending = true;
+  d->pinfo = *info;
+  d->have = 0;
+  return LDMD_DOWN_OK;
+}
+
 int ldmd_down_comingsoon(ldmd_down *d, const ldm6_comingsoon_args *args,
                          ldm6_errt *reply) {
   pq_prod_info info;
@@ -248,14 +262,10 @@ int ldmd_down_comingsoon(ldmd_down *d, const ldm6_comingsoon_args *args,
   discard_pending(d, "a new COMINGSOON arrived first");
   if (vet(d, &args->info, &info, "comingsoon") != VET_OK)
     return LDMD_DOWN_OK;
-  rc = pq_reserve(d->pq, &info, &d->resv);
-  if (rc != PQ_OK)
-    return refused(d, rc, &info, "comingsoon");
-  d->pending = true;
-  d->pinfo = info;
-  d->have = 0;
-  *reply = LDM6_OK;
-  return LDMD_DOWN_OK;
+  rc = reserve_pending(d, &info, "comingsoon");
+  if (d->pending)
+    *reply = LDM6_OK;
+  return rc;
 }
 
 /* The pending product is complete: commit it. */
@@ -323,14 +333,10 @@ int ldmd_down_hereis_begin(ldmd_down *d, const ldm6_prod_info *w, void **dst) {
   discard_pending(d, "a HEREIS arrived first");
   if (vet(d, w, &info, "hereis") != VET_OK)
     return LDMD_DOWN_OK;
-  rc = pq_reserve(d->pq, &info, &d->resv);
-  if (rc != PQ_OK)
-    return refused(d, rc, &info, "hereis");
-  d->pending = true;
-  d->pinfo = info;
-  d->have = 0;
-  *dst = d->resv.pr_data;
-  return LDMD_DOWN_OK;
+  rc = reserve_pending(d, &info, "hereis");
+  if (d->pending)
+    *dst = d->resv.pr_data;
+  return rc;
 }
 
 int ldmd_down_blkdata_begin(ldmd_down *d, const ldm6_datapkt *pkt, void **dst) {

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "ldmd/server/autoshift.h"
+#include "ldmd/proto/ldm6_text.h"
 #include "ldmd/proto/ldm6_xdr.h"
 #include "ldmd/site/log.h"
 #include "ldmd/server/resume.h"
@@ -121,27 +122,6 @@ static void nap(const requester *r, int64_t ms) {
 /* ---------------------------------------------------------------------- */
 /* Classes                                                                */
 /* ---------------------------------------------------------------------- */
-
-/* LDM's text of a wire class: "<from> <to> {{FEEDTYPE, "ERE"},...}". */
-static void class_text(const ldm6_prod_class *cls, char *buf, size_t len) {
-  char from[32], to[32];
-  size_t n;
-  uint32_t i;
-
-  pq_ts_format(ldm6_ts_to_pq(cls->from), from, sizeof from);
-  pq_ts_format(ldm6_ts_to_pq(cls->to), to, sizeof to);
-  snprintf(buf, len, "%s %s {", from, to);
-  for (i = 0; i < cls->psa_len; i++) {
-    char ft[192];
-
-    pq_feedtype_format(cls->psa[i].feedtype, ft, sizeof ft);
-    n = strlen(buf);
-    snprintf(buf + n, len - n, "%s{%s, \"%s\"}", i > 0 ? "," : "", ft,
-             cls->psa[i].pattern);
-  }
-  n = strlen(buf);
-  snprintf(buf + n, len - n, "}");
-}
 
 /* The resume point as the trailing {NONE, "SIG=<hex>"} spec. */
 static void add_sig(const requester *r, ldm6_prod_class *cls) {
@@ -379,8 +359,8 @@ static enum outcome feedme(requester *r, ldm6_io *io, ldm6_prod_class *cls) {
 
       if (o != OUT_GO_ON)
         return o;
-      class_text(cls, a, sizeof a);
-      class_text(&rep.u.prod_class, b, sizeof b);
+      ldm6_class_format(cls, a, sizeof a);
+      ldm6_class_format(&rep.u.prod_class, b, sizeof b);
       log_notice("product reclassification by upstream LDM %s: %s -> %s",
                  r->where, a, b);
       *cls = rep.u.prod_class;
@@ -628,7 +608,7 @@ static enum outcome session(requester *r) {
   }
   if (r->have_sig)
     pq_sig_format(r->sig, hex);
-  class_text(&cls, text, sizeof text);
+  ldm6_class_format(&cls, text, sizeof text);
   log_info("requesting %s from upstream LDM %s (%s mode, SIG=%s)", text,
            r->where, r->primary ? "primary" : "alternate", hex);
   o = feedme(r, io, &cls);

@@ -45,6 +45,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ldmd/proto/ldm6_text.h"
 #include "ldmd/proto/ldm6_xdr.h"
 #include "ldmd/site/log.h"
 #include "ldmd/server/server.h"
@@ -96,25 +97,18 @@ static int64_t mono_ms(void) {
   return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* LDM's class text: "<from> <to> {{FEEDTYPE, "ERE"},...}". */
+/* LDM's class text, "<from> <to> {{FEEDTYPE, "ERE"},...}", of the class as
+ * it goes on the wire.  Ours come from the wire (the request, or the part
+ * of it the configuration allows), so the conversion back cannot fail; the
+ * text says so if it does. */
 static void class_text(const pq_class *cls, char *buf, size_t len) {
-  char from[32], to[32];
-  size_t n;
-  unsigned i;
+  ldm6_prod_class wire;
+  int rc = ldm6_class_from_pq(cls, &wire);
 
-  pq_ts_format(cls->from, from, sizeof from);
-  pq_ts_format(cls->to, to, sizeof to);
-  snprintf(buf, len, "%s %s {", from, to);
-  for (i = 0; i < cls->nspecs; i++) {
-    char ft[192];
-
-    pq_feedtype_format(cls->specs[i].feedtype, ft, sizeof ft);
-    n = strlen(buf);
-    snprintf(buf + n, len - n, "%s{%s, \"%s\"}", i > 0 ? "," : "", ft,
-             cls->specs[i].pattern);
-  }
-  n = strlen(buf);
-  snprintf(buf + n, len - n, "}");
+  if (rc != 0)
+    snprintf(buf, len, "(a class LDM-6 cannot carry: %s)", ldm6_strerror(rc));
+  else
+    ldm6_class_format(&wire, buf, len);
 }
 
 /* ---------------------------------------------------------------------- */
