@@ -323,9 +323,12 @@ static int run(struct cli *c, const struct opts *o, struct act *a) {
     return 1;
   if (change_dir(c, o) != 0)
     return 1;
-  pq_timestamp from = cli_offset_from(o->have_offset, o->offset);
+  const struct cli_select sel = {.feedtype = o->feedtype,
+                                 .pattern = o->pattern,
+                                 .have_offset = o->have_offset,
+                                 .offset = o->offset};
   pq_class cls;
-  if (cli_make_class(c, &cls, from, o->feedtype, o->pattern) != 0)
+  if (cli_select_class(c, &sel, &cls) != 0)
     return CLI_EXIT_USAGE;
   pq_t *pq = NULL;
   pq_error err = {0};
@@ -333,7 +336,7 @@ static int run(struct cli *c, const struct opts *o, struct act *a) {
   if (pq_open(qpath, PQ_READONLY, &pq, &err) != PQ_OK) {
     log_error("cannot open the queue: %s", err.pe_msg);
   } else if (o->have_offset) {
-    pq_cursor_set(pq, pq_ts_to_us(from));
+    cli_select_cursor(pq, &sel, &cls);
     status = 0;
   } else if (pq_cursor_newest(pq) != PQ_OK) {
     log_error("cannot go to the end of the queue: %s",
