@@ -1,11 +1,13 @@
 /*
- * cli.c - the setup every queue utility shares: the common LDM options
- * (-l, -v, -x, -q), defaults read from the registry only when they are
- * needed, LDM's signal conventions (SIGTERM: stop cleanly, SIGUSR1: reopen
- * the log and report, SIGUSR2: cycle the log level; a stop or a report
- * request wakes the waits of stopio.h), and strict parsers for
- * the values users type, so that "-s 10X" or "-i soon" is refused with a
- * message instead of being read as 0 the way atoi() would.
+ * cli.c - the setup every queue utility shares: the parse of its command
+ * line (its own options and operands through the program's callbacks), the
+ * common LDM options (-l, -v, -x, -q), the -f/-p/-o choice of products,
+ * defaults read from the registry only when they are needed, LDM's signal
+ * conventions (SIGTERM: stop cleanly, SIGUSR1: reopen the log and report,
+ * SIGUSR2: cycle the log level; a stop or a report request wakes the waits of
+ * stopio.h), and strict parsers for the values users type, so that "-s 10X" or
+ * "-i soon" is refused with a message instead of being read as 0 the way atoi()
+ * would.
  */
 #include "pqutils/cli.h"
 

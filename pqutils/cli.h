@@ -1,9 +1,11 @@
 /*
  * cli.h - what every queue utility's command line and process setup shares:
- * the LDM options -l, -v, -x and -q, defaults from the registry (read only
- * when a default is needed, so a malformed registry does not stop a command
- * that names everything itself), the signal handling LDM users expect, and
- * the parsers for sizes, counts, intervals, feedtypes and patterns.
+ * the whole parse of the command line (cli_parse()), the LDM options -l,
+ * -v, -x and -q, defaults from the registry (read only when a default is
+ * needed, so a malformed registry does not stop a command that names
+ * everything itself), the signal handling LDM users expect, the parsers for
+ * sizes, counts, intervals, feedtypes and patterns, the -f/-p/-o choice of
+ * products, opening the queue, and the line -v logs for a product.
  *
  * Messages about the command line itself go to stderr, beside the usage
  * text; messages about the work go to the logger (ldmd/site/log.h).

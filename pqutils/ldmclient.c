@@ -3,9 +3,10 @@
  * server (host, host:port, IPv6 in brackets, the registry's port),
  * connecting (on a socket handed to rpc_io), one synchronous call that
  * tells LDM's refusal (AUTH_TOOWEAK, often with xid 0) apart from a closed
- * connection, the text of a product class, and the command-line options
- * they have in common.  Kept apart from the three programs so that they
- * parse hosts and options and report failures the same way.
+ * connection, and the command-line options they have in common (the text
+ * of a product class is the protocol library's, ldmd/proto/ldm6_text.h).  Kept
+ * apart from the three programs so that they parse hosts and options and report
+ * failures the same way.
  *
  * Connecting is done here rather than by ldm6_io_connect(), whose wait for
  * the connection cannot be ended by a stop that comes just before it: the
