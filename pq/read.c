@@ -110,16 +110,26 @@ static int damaged_index(pq_t *pq, const char *what, uint32_t slot) {
 }
 
 /* A checked walk broke at node `at`: blame the slot table if that node or
- * the one its level-0 link names fails its checksum, else the index. */
+ * one its links name fails its checksum, else the index.  Every level's
+ * forward link is looked at: a search goes down from the top level, and
+ * which levels a node has depends on its key, so the node that failed may
+ * have been reached through any of them. */
 static int damaged_walk(pq_t *pq, uint32_t at, int direction) {
-  uint32_t n = PQ_NIL;
-  if (at <= pq->nslots)
-    n = direction > 0 || at == pq->nslots ? *pq__ti_next_ptr(pq, at, 0)
-                                          : *pq__ti_prev_ptr(pq, at);
   if (at < pq->nslots && !pq__slot_valid(&pq->slots[at]))
     return damaged_index(pq, "slot table", at);
-  if (n < pq->nslots && !pq__slot_valid(&pq->slots[n]))
-    return damaged_index(pq, "slot table", n);
+  if (at <= pq->nslots) {
+    if (direction > 0 || at == pq->nslots) {
+      for (unsigned l = 0; l < pq->levels; l++) {
+        uint32_t n = *pq__ti_next_ptr(pq, at, l);
+        if (n < pq->nslots && !pq__slot_valid(&pq->slots[n]))
+          return damaged_index(pq, "slot table", n);
+      }
+    } else {
+      uint32_t n = *pq__ti_prev_ptr(pq, at);
+      if (n < pq->nslots && !pq__slot_valid(&pq->slots[n]))
+        return damaged_index(pq, "slot table", n);
+    }
+  }
   return damaged_index(pq, "time index", at);
 }
 
