@@ -461,3 +461,22 @@ void cli_select_cursor(pq_t *pq, const struct cli_select *s,
   if (s->have_offset)
     pq_cursor_set(pq, pq_ts_to_us(cls->from));
 }
+
+/* How often a waiting follower looks at signals and statistics requests. */
+#define WAIT_SLICE_MS 100
+
+int cli_wait_for_products(pq_t *pq, uint64_t seconds) {
+  uint64_t waited_ms = 0, limit_ms = seconds * 1000;
+  while (waited_ms < limit_ms && !cli_stopping() && !cli_stats_pending()) {
+    uint64_t slice = limit_ms - waited_ms;
+    if (slice > WAIT_SLICE_MS)
+      slice = WAIT_SLICE_MS;
+    int rc = pq_wait(pq, (int)slice);
+    if (rc == PQ_OK)
+      return PQ_OK;
+    if (rc != PQ_TIMEDOUT)
+      return rc;
+    waited_ms += slice;
+  }
+  return PQ_OK;
+}

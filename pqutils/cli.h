@@ -222,4 +222,9 @@ int cli_write_all(int fd, const void *buf, size_t len);
 /** Open an output file for appending, as LDM's "a+b"; -1 on failure. */
 int cli_open_append(const char *path);
 
+/** Wait up to `seconds` for a commit to the queue (pq_wait() in slices),
+ *  returning early on a stop or a statistics request: PQ_OK, or pq_wait()'s
+ *  error.  For the followers (pqcat -i, pqact). */
+int cli_wait_for_products(pq_t *pq, uint64_t seconds);
+
 #endif /* PQUTILS_CLI_H */

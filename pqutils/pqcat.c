@@ -26,8 +26,7 @@
 #include "pqutils/stopio.h"
 
 #define OUTBUF (256u * 1024u)
-#define WAIT_SLICE_MS 100 /* how often a follower looks at signals */
-#define WRITE_FAILED 1    /* our callback's stop value */
+#define WRITE_FAILED 1 /* our callback's stop value */
 
 static const char usage_text[] =
     "usage: pqcat [options] [outputfile]\n"
@@ -124,24 +123,6 @@ static int on_product(const pq_prod_info *info, const void *data,
   return 0;
 }
 
-/* Wait up to `seconds` for a commit; return early on a stop or a
- * statistics request. */
-static int wait_for_products(pq_t *pq, uint64_t seconds) {
-  uint64_t waited_ms = 0, limit_ms = seconds * 1000;
-  while (waited_ms < limit_ms && !cli_stopping() && !cli_stats_pending()) {
-    uint64_t slice = limit_ms - waited_ms;
-    if (slice > WAIT_SLICE_MS)
-      slice = WAIT_SLICE_MS;
-    int rc = pq_wait(pq, (int)slice);
-    if (rc == PQ_OK)
-      return PQ_OK;
-    if (rc != PQ_TIMEDOUT)
-      return rc;
-    waited_ms += slice;
-  }
-  return PQ_OK;
-}
-
 /* A failed write: an error (1), or the end of a stop that came while the
  * consumer was not reading (0, as any stop). */
 static int write_failed(const struct cat *k) {
@@ -179,7 +160,7 @@ static int cat_queue(pq_t *pq, const pq_class *cls, struct cat *k) {
       return write_failed(k);
     if (k->o->interval == 0)
       break;
-    rc = wait_for_products(pq, k->o->interval);
+    rc = cli_wait_for_products(pq, k->o->interval);
     if (rc != PQ_OK) {
       log_error("pq_wait failed: %s", pq_strerror(rc));
       return 1;

@@ -28,8 +28,6 @@
 #include "pqutils/pqact/filing.h"
 #include "pqutils/pqact/subst.h"
 
-#define WAIT_SLICE_MS 100 /* how often a waiting pqact looks at signals */
-
 static const char usage_text[] =
     "usage: pqact [options] [conffile]\n"
     "options:\n"
@@ -155,24 +153,6 @@ static void begin_product(struct act *a) {
   process(a, &info, "");
 }
 
-/* Wait up to `seconds` for a commit, ending early on a stop or a
- * statistics request. */
-static int wait_for_products(pq_t *pq, uint64_t seconds) {
-  uint64_t waited_ms = 0, limit_ms = seconds * 1000;
-  while (waited_ms < limit_ms && !cli_stopping() && !cli_stats_pending()) {
-    uint64_t slice = limit_ms - waited_ms;
-    if (slice > WAIT_SLICE_MS)
-      slice = WAIT_SLICE_MS;
-    int rc = pq_wait(pq, (int)slice);
-    if (rc == PQ_OK)
-      return PQ_OK;
-    if (rc != PQ_TIMEDOUT)
-      return rc;
-    waited_ms += slice;
-  }
-  return PQ_OK;
-}
-
 static int act_queue(pq_t *pq, const pq_class *cls, struct act *a,
                      uint64_t interval) {
   while (!cli_stopping()) {
@@ -192,7 +172,7 @@ static int act_queue(pq_t *pq, const pq_class *cls, struct act *a,
     pqact_outputs_sync(a->outs);
     if (interval == 0)
       break;
-    rc = wait_for_products(pq, interval);
+    rc = cli_wait_for_products(pq, interval);
     if (rc != PQ_OK) {
       log_error("pq_wait failed: %s", pq_strerror(rc));
       return 1;
