@@ -96,9 +96,13 @@ ok "standard input"
 # Filters of pqcat: -o (creation time), output file appends.
 expect_rc 0 pqcat -o 3600 -p '^one$'
 [[ $(cat "$OUT") == x ]] || fail "pqcat -o 3600 lost a recent product"
-sleep 1.1 # the products' age is what is tested: a second older than now
-expect_rc 0 pqcat -o 0
-[[ ! -s $OUT ]] || fail "pqcat -o 0 wrote products created before now"
+# A product created 2 s ago (pqclihelper sets its creation time, so the
+# test waits for no clock) is outside -o 1 and inside -o 3600.
+"$HELPER" insert-old "$Q" 1 2 aged || fail "insert-old"
+expect_rc 0 pqcat -o 1 -p '^aged'
+[[ ! -s $OUT ]] || fail "pqcat -o 1 wrote a product created 2 s ago"
+expect_rc 0 pqcat -o 3600 -p '^aged'
+[[ -s $OUT ]] || fail "pqcat -o 3600 lost a product created 2 s ago"
 expect_rc 0 pqcat -p '^one$' outfile
 expect_rc 0 pqcat -p '^one$' outfile
 [[ $(cat outfile) == xx ]] || fail "the output file was not appended to"

@@ -221,9 +221,29 @@ static void test_refused_then_live(void **state) {
   close_listener(&l[1]);
 }
 
+/* Is a connection to 127.0.0.1 port `port` in SYN_SENT (state 02 in
+ * /proc/net/tcp): an attempt on its way that nobody has answered? */
+static bool syn_sent_to(unsigned port) {
+  FILE *f = fopen("/proc/net/tcp", "r");
+  char line[256];
+  bool found = false;
+
+  if (f == NULL)
+    return false;
+  while (!found && fgets(line, sizeof line, f) != NULL) {
+    unsigned rport, st;
+
+    found = sscanf(line, " %*d: %*x:%*x %*x:%x %x", &rport, &st) == 2 &&
+            rport == port && st == 2;
+  }
+  fclose(f);
+  return found;
+}
+
 /* An attempt still in flight can win after the next one started: the
- * first listener makes room (a child accepts its filler) after 300 ms,
- * and the SYN that the kernel sends again after a second gets through. */
+ * first listener makes room (a child accepts its filler) once the attempt
+ * on the second address is seen on its way, and the SYN that the kernel
+ * sends again to the first gets through. */
 static void test_slow_first_address_still_wins(void **state) {
   listener l[2];
   struct addrinfo *ai;
@@ -237,9 +257,13 @@ static void test_slow_first_address_still_wins(void **state) {
   pid = fork();
   assert_true(pid >= 0);
   if (pid == 0) {
-    struct timespec ts = {0, 300 * 1000000L};
+    struct timespec ts = {0, 1000 * 1000L};
+    int t;
 
-    nanosleep(&ts, NULL); /* the slow server of the scenario */
+    for (t = 0; t < 10000 && !syn_sent_to(l[1].port); t++)
+      nanosleep(&ts, NULL); /* 10 s at most for the second attempt */
+    if (t == 10000)
+      _exit(2);
     _exit(accept(l[0].fd, NULL, NULL) >= 0 ? 0 : 1);
   }
   fd = ldm6_io__connect_list(ai, 5000, NULL);
