@@ -2,10 +2,8 @@
  * pqact - act on the products of a queue as a pqact.conf file says, in
  * place of LDM's pqact: the same command line, the same file, the same
  * output files.  This file owns the program: its options and registry
- * defaults, reading the table (conf.c), the reading loop over the queue,
- * matching each product against every entry in file order (the _ELSE_
- * rule included), substituting each matching entry's arguments (subst.c)
- * and running its action (filing.c for FILE and STDIOFILE).
+ * defaults, reading the table (conf.c) and the reading loop over the
+ * queue, which hands each product to the table walk (act.c).
  *
  * As LDM's pqact: `-q /dev/null` only checks the file; `-i 0` exits at the
  * end of the queue; a `_BEGIN_` pseudo-product goes through the table at
@@ -24,9 +22,7 @@
 
 #include "ldmd/site/log.h"
 #include "pqutils/cli.h"
-#include "pqutils/pqact/conf.h"
-#include "pqutils/pqact/filing.h"
-#include "pqutils/pqact/subst.h"
+#include "pqutils/pqact/act.h"
 
 static const char usage_text[] =
     "usage: pqact [options] [conffile]\n"
@@ -55,12 +51,6 @@ struct opts {
   bool have_offset;
 };
 
-struct act {
-  const struct pqact_conf *conf;
-  struct pqact_outputs *outs;
-  uint64_t nprods;
-};
-
 static void say_conf(void *arg, bool error, const char *msg) {
   const char *path = arg;
   if (error)
@@ -69,91 +59,16 @@ static void say_conf(void *arg, bool error, const char *msg) {
     log_warning("%s: %s", path, msg);
 }
 
-static void say_subst(void *arg, const char *msg) {
-  const struct pqact_entry *e = arg;
-  log_error("entry at line %u: %s", e->line, msg);
-}
-
-/* Run one entry's action for a product it matched.  0, or -1 (logged). */
-static int run_entry(struct act *a, const struct pqact_entry *e,
-                     const regmatch_t *m, const pq_prod_info *info,
-                     const void *data) {
-  char buf[PQACT_ARG_MAX];
-  char *argv[PQACT_MAX_ARGS];
-  if (e->action == PQACT_NOOP) {
-    log_debug("noop");
-    return 0;
-  }
-  int argc =
-      pqact_substitute(e->args, info, m, buf, argv, say_subst, (void *)e);
-  if (argc < 0)
-    return -1;
-  if (ldm_log_enabled(LDM_LOG_INFO)) {
-    char line[PQACT_ARG_MAX];
-    size_t len = 0;
-    line[0] = '\0';
-    for (int i = 0; i < argc && len < sizeof line; i++)
-      len += (size_t)snprintf(line + len, sizeof line - len, "%s%s",
-                              i ? " " : "", argv[i]);
-    log_info("%13s: %s", pqact_action_name(e->action), line);
-  }
-  switch (e->action) {
-  case PQACT_FILE:
-  case PQACT_STDIOFILE:
-    return pqact_file_action(a->outs, e->action, argc, argv, info, data);
-  default: /* refused at startup */
-    log_error("%s is not yet supported", pqact_action_name(e->action));
-    return -1;
-  }
-}
-
-/* Every entry in file order; each that matches fires. */
-static void process(struct act *a, const pq_prod_info *info, const void *data) {
-  bool matched = false;
-  regmatch_t m[PQACT_NMATCH];
-  if (ldm_log_enabled(LDM_LOG_INFO)) {
-    char line[600];
-    pq_prod_info_format(info, ldm_log_enabled(LDM_LOG_DEBUG), line,
-                        sizeof line);
-    log_info("%s", line);
-  }
-  for (size_t i = 0; i < a->conf->n; i++) {
-    const struct pqact_entry *e = &a->conf->entries[i];
-    if ((info->feedtype & e->feedtype) == 0)
-      continue;
-    /* As LDM's: the pattern, or for ^_ELSE_$ no entry before having
-     * fired (a fired _ELSE_ counts) and an ident not beginning with '_' */
-    if (regexec(&e->re, info->ident, PQACT_NMATCH, m, 0) != 0) {
-      if (!e->is_else || matched || info->ident[0] == '_')
-        continue;
-      m[0].rm_so = 0; /* & and \0: the identifier */
-      m[0].rm_eo = (regoff_t)strlen(info->ident);
-      for (size_t k = 1; k < PQACT_NMATCH; k++)
-        m[k].rm_so = m[k].rm_eo = -1;
-    }
-    matched = true;
-    (void)run_entry(a, e, m, info, data);
-  }
-}
-
 static int on_product(const pq_prod_info *info, const void *data,
                       const pq_place *place, void *arg) {
-  struct act *a = arg;
+  struct pqact_act *a = arg;
   (void)place;
-  process(a, info, data);
+  (void)pqact_process(a, info, data);
   a->nprods++;
   return 0;
 }
 
-/* The pseudo-product LDM's pqact runs through its table at startup. */
-static void begin_product(struct act *a) {
-  pq_prod_info info = {.feedtype = PQ_FT_ANY};
-  snprintf(info.ident, sizeof info.ident, "_BEGIN_");
-  snprintf(info.origin, sizeof info.origin, "localhost");
-  process(a, &info, "");
-}
-
-static int act_queue(pq_t *pq, const pq_class *cls, struct act *a,
+static int act_queue(pq_t *pq, const pq_class *cls, struct pqact_act *a,
                      uint64_t interval) {
   while (!cli_stopping()) {
     if (cli_stats_requested())
@@ -295,7 +210,7 @@ static int change_dir(struct cli *c, const struct opts *o) {
   return 0;
 }
 
-static int run(struct cli *c, const struct opts *o, struct act *a) {
+static int run(struct cli *c, const struct opts *o, struct pqact_act *a) {
   if (c->queue == NULL && getenv("LDMPQFNAME") != NULL)
     c->queue = getenv("LDMPQFNAME");
   const char *qpath = cli_queue_path(c);
@@ -326,7 +241,7 @@ static int run(struct cli *c, const struct opts *o, struct act *a) {
     status = 0;
   }
   if (status == 0) {
-    begin_product(a);
+    pqact_begin_product(a);
     status = act_queue(pq, &cls, a, o->interval);
   }
   pq_close(pq);
@@ -366,7 +281,7 @@ int main(int argc, char **argv) {
   }
   cli_signals();
   log_notice("starting up (%d)", (int)getpgrp());
-  struct act a = {.conf = &conf, .outs = pqact_outputs_new(0)};
+  struct pqact_act a = {.conf = &conf, .outs = pqact_outputs_new(0)};
   int status = 1;
   if (a.outs == NULL)
     log_error("cannot allocate the outputs: %s", strerror(ENOMEM));

@@ -1,0 +1,90 @@
+/*
+ * act.c - one product through pqact's table (act.h): matching each entry's
+ * feedtype and pattern, the _ELSE_ rule, substituting the arguments and
+ * handing them to the action's owner, logging at -v what is done.
+ */
+#include "pqutils/pqact/act.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ldmd/site/log.h"
+#include "pqutils/pqact/subst.h"
+
+static void say_subst(void *arg, const char *msg) {
+  const struct pqact_entry *e = arg;
+  log_error("entry at line %u: %s", e->line, msg);
+}
+
+/* Run one entry's action for a product it matched.  0, or -1 (logged). */
+static int run_entry(struct pqact_act *a, const struct pqact_entry *e,
+                     const regmatch_t *m, const pq_prod_info *info,
+                     const void *data) {
+  char buf[PQACT_ARG_MAX];
+  char *argv[PQACT_MAX_ARGS];
+  if (e->action == PQACT_NOOP) {
+    log_debug("noop");
+    return 0;
+  }
+  int argc =
+      pqact_substitute(e->args, info, m, buf, argv, say_subst, (void *)e);
+  if (argc < 0)
+    return -1;
+  if (ldm_log_enabled(LDM_LOG_INFO)) {
+    char line[PQACT_ARG_MAX];
+    size_t len = 0;
+    line[0] = '\0';
+    for (int i = 0; i < argc && len < sizeof line; i++)
+      len += (size_t)snprintf(line + len, sizeof line - len, "%s%s",
+                              i ? " " : "", argv[i]);
+    log_info("%13s: %s", pqact_action_name(e->action), line);
+  }
+  switch (e->action) {
+  case PQACT_FILE:
+  case PQACT_STDIOFILE:
+    return pqact_file_action(a->outs, e->action, argc, argv, info, data);
+  default: /* refused at startup */
+    log_error("%s is not yet supported", pqact_action_name(e->action));
+    return -1;
+  }
+}
+
+unsigned pqact_process(struct pqact_act *a, const pq_prod_info *info,
+                       const void *data) {
+  bool matched = false;
+  unsigned failed = 0;
+  regmatch_t m[PQACT_NMATCH];
+  if (ldm_log_enabled(LDM_LOG_INFO)) {
+    char line[600];
+    pq_prod_info_format(info, ldm_log_enabled(LDM_LOG_DEBUG), line,
+                        sizeof line);
+    log_info("%s", line);
+  }
+  for (size_t i = 0; i < a->conf->n; i++) {
+    const struct pqact_entry *e = &a->conf->entries[i];
+    if ((info->feedtype & e->feedtype) == 0)
+      continue;
+    /* As LDM's: the pattern, or for ^_ELSE_$ no entry before having
+     * fired (a fired _ELSE_ counts) and an ident not beginning with '_' */
+    if (regexec(&e->re, info->ident, PQACT_NMATCH, m, 0) != 0) {
+      if (!e->is_else || matched || info->ident[0] == '_')
+        continue;
+      m[0].rm_so = 0; /* & and \0: the identifier */
+      m[0].rm_eo = (regoff_t)strlen(info->ident);
+      for (size_t k = 1; k < PQACT_NMATCH; k++)
+        m[k].rm_so = m[k].rm_eo = -1;
+    }
+    matched = true;
+    if (run_entry(a, e, m, info, data) != 0)
+      failed++;
+  }
+  return failed;
+}
+
+void pqact_begin_product(struct pqact_act *a) {
+  pq_prod_info info = {.feedtype = PQ_FT_ANY};
+  snprintf(info.ident, sizeof info.ident, "_BEGIN_");
+  snprintf(info.origin, sizeof info.origin, "localhost");
+  (void)pqact_process(a, &info, "");
+}

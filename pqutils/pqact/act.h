@@ -1,0 +1,40 @@
+/*
+ * act.h - pqact's table walk: one product through every entry of the
+ * pattern-action table in file order, each matching entry's arguments
+ * substituted (subst.h) and its action run by the part that owns it
+ * (filing.h for FILE and STDIOFILE).  As LDM's pqact: every matching entry
+ * fires; `^_ELSE_$` fires when no entry before it fired and the identifier
+ * does not begin with '_'; a `_BEGIN_` pseudo-product goes through the
+ * table at startup (our pqutils/pqact/pqact.1).
+ *
+ * The program (pqact.c) owns the loop over the queue and the signals;
+ * this part owns what happens to one product.  Not thread-safe.
+ */
+#ifndef PQACT_ACT_H
+#define PQACT_ACT_H
+
+#include <stdint.h>
+
+#include "pq/pq.h"
+#include "pqutils/pqact/conf.h"
+#include "pqutils/pqact/filing.h"
+
+/* What acting needs: the table and the open outputs. */
+struct pqact_act {
+  const struct pqact_conf *conf;
+  struct pqact_outputs *outs;
+  uint64_t nprods; /* products through the table, _BEGIN_ excepted */
+};
+
+/**
+ * Run one product through the table.  Each failed action is logged.
+ * @return how many matching entries' actions failed (0: all done)
+ */
+unsigned pqact_process(struct pqact_act *a, const pq_prod_info *info,
+                       const void *data);
+
+/** The `_BEGIN_` pseudo-product of LDM's pqact: size 0, feedtype ANY,
+ *  origin localhost, created at the epoch. */
+void pqact_begin_product(struct pqact_act *a);
+
+#endif /* PQACT_ACT_H */
