@@ -15,6 +15,8 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -111,6 +113,42 @@ int stopio_wait(int fd, short events, int timeout_ms) {
       return 0;
     /* EINTR or the stop pipe: look at the flag again. */
   }
+}
+
+int stopio_poll(struct pollfd *fds, size_t n, int timeout_ms) {
+  int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+  struct pollfd small[9];
+  struct pollfd *p = n < 9 ? small : malloc((n + 1) * sizeof *p);
+  if (p == NULL)
+    return -1;
+  int rc;
+  for (;;) {
+    if (stopio_stopping()) {
+      errno = EINTR;
+      rc = -1;
+      break;
+    }
+    memcpy(p, fds, n * sizeof *p);
+    p[n] = (struct pollfd){.fd = stop_pipe[0], .events = POLLIN};
+    rc = poll(p, (nfds_t)n + 1, left_ms(deadline));
+    if (rc < 0 && errno != EINTR)
+      break;
+    if (rc == 0)
+      break;
+    if (rc > 0) {
+      rc = 0;
+      for (size_t i = 0; i < n; i++) {
+        fds[i].revents = p[i].revents;
+        rc += p[i].revents != 0;
+      }
+      if (rc > 0)
+        break;
+    }
+    /* EINTR or the stop pipe: look at the flag again. */
+  }
+  if (p != small)
+    free(p);
+  return rc;
 }
 
 int stopio_sleep(double seconds) {

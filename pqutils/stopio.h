@@ -31,6 +31,7 @@
 #define PQUTILS_STOPIO_H
 
 #include <stdbool.h>
+#include <poll.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -58,6 +59,15 @@ void stopio_notice_clear(void);
  * @return 1 ready, 0 timed out, -1 with errno EINTR (a stop) or poll's.
  */
 int stopio_wait(int fd, short events, int timeout_ms);
+
+/**
+ * stopio_wait() for several descriptors: wait until one of fds[0..n) has
+ * one of its events, timeout_ms passes (-1: no limit), or a stop is asked
+ * for.  Sets each revents.
+ * @return how many are ready (> 0), 0 timed out, -1 with errno (EINTR: a
+ *         stop; ENOMEM; poll's)
+ */
+int stopio_poll(struct pollfd *fds, size_t n, int timeout_ms);
 
 /**
  * Sleep up to `seconds`, ending early at a stop or a notice.
