@@ -4,7 +4,8 @@
  * common LDM options (-l, -v, -x, -q), the -f/-p/-o choice of products,
  * defaults read from the registry only when they are needed, LDM's signal
  * conventions (SIGTERM: stop cleanly, SIGUSR1: reopen the log and report,
- * SIGUSR2: cycle the log level; a stop or a report request wakes the waits of
+ * SIGUSR2: cycle the log level; SIGHUP, for a program that asks: reread its
+ * configuration; a stop, a report or a reread request wakes the waits of
  * stopio.h), and strict parsers for the values users type, so that "-s 10X" or
  * "-i soon" is refused with a message instead of being read as 0 the way atoi()
  * would.
@@ -206,6 +207,7 @@ void cli_hostname(struct cli *c, char buf[PQ_ORIGIN_MAX + 1]) {
 
 static atomic_int interrupts; /* SIGINTs received */
 static atomic_int stats_flag;
+static atomic_int reread_flag;
 
 static void on_signal(int sig) {
   switch (sig) {
@@ -224,6 +226,10 @@ static void on_signal(int sig) {
     break;
   case SIGUSR2:
     ldm_log_request_roll();
+    break;
+  case SIGHUP: /* only after cli_signals_reread() */
+    atomic_store(&reread_flag, 1);
+    stopio_notice();
     break;
   default:
     break;
@@ -251,6 +257,23 @@ void cli_signals(void) {
   (void)sigaction(SIGUSR2, &sa, NULL);
 }
 
+void cli_signals_reread(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sigemptyset(&sa.sa_mask);
+  sa.sa_handler = on_signal; /* as the others: no SA_RESTART */
+  (void)sigaction(SIGHUP, &sa, NULL);
+}
+
+bool cli_reread_requested(void) {
+  stopio_notice_clear(); /* as cli_stats_requested() */
+  return atomic_exchange(&reread_flag, 0) != 0;
+}
+
+bool cli_reread_pending(void) {
+  return atomic_load(&reread_flag) != 0;
+}
+
 bool cli_stopping(void) {
   return stopio_stopping();
 }
@@ -275,14 +298,14 @@ double cli_monotonic(void) {
 void cli_sleep(double seconds) {
   double end = cli_monotonic() + seconds;
   for (;;) {
-    if (cli_stopping() || cli_stats_pending())
+    if (cli_stopping() || cli_stats_pending() || cli_reread_pending())
       return;
     double left = end - cli_monotonic();
     if (left <= 0 || stopio_sleep(left) == 0)
       return;
     /* Woken early: by a stop or a request (the flags above tell), by a
      * notice already handled (drop it), or by another signal. */
-    if (!cli_stats_pending())
+    if (!cli_stats_pending() && !cli_reread_pending())
       stopio_notice_clear();
   }
 }
@@ -467,7 +490,8 @@ void cli_select_cursor(pq_t *pq, const struct cli_select *s,
 
 int cli_wait_for_products(pq_t *pq, uint64_t seconds) {
   uint64_t waited_ms = 0, limit_ms = seconds * 1000;
-  while (waited_ms < limit_ms && !cli_stopping() && !cli_stats_pending()) {
+  while (waited_ms < limit_ms && !cli_stopping() && !cli_stats_pending() &&
+         !cli_reread_pending()) {
     uint64_t slice = limit_ms - waited_ms;
     if (slice > WAIT_SLICE_MS)
       slice = WAIT_SLICE_MS;

@@ -127,12 +127,24 @@ void cli_hostname(struct cli *c, char buf[PQ_ORIGIN_MAX + 1]);
 /**
  * Install the handlers LDM users expect: SIGTERM and SIGINT ask for a
  * clean stop (a second SIGINT exits at once), SIGUSR1 reopens the log file
- * and asks for statistics, SIGUSR2 cycles the log level; SIGHUP and SIGPIPE
- * are ignored.  A stop ends every wait of stopio.h at once, whenever it
- * comes (stopio_request_stop()); other system calls are not restarted, so
- * a blocking call under way returns early with EINTR.
+ * and asks for statistics, SIGUSR2 cycles the log level; SIGHUP (unless
+ * cli_signals_reread() follows) and SIGPIPE are ignored.  A stop ends every
+ * wait of stopio.h at once, whenever it comes (stopio_request_stop()); other
+ * system calls are not restarted, so a blocking call under way returns early
+ * with EINTR.
  */
 void cli_signals(void);
+/**
+ * After cli_signals(), for a program that rereads its configuration on
+ * SIGHUP (pqact): SIGHUP then asks for a reread (cli_reread_requested())
+ * and wakes the waits as SIGUSR1 does, instead of being ignored.
+ */
+void cli_signals_reread(void);
+/** Was SIGHUP received since the last call (after cli_signals_reread())?
+ *  Clears the request.  Async-signal-safe flag, read by the main loop. */
+bool cli_reread_requested(void);
+/** Is a reread request waiting?  Does not clear it. */
+bool cli_reread_pending(void);
 /** Has a stop been asked for?  Async-signal-safe, thread-safe. */
 bool cli_stopping(void);
 /** Was SIGUSR1 received since the last call?  Clears the request.  A
@@ -141,8 +153,8 @@ bool cli_stopping(void);
 bool cli_stats_requested(void);
 /** Is a statistics request waiting?  Does not clear it. */
 bool cli_stats_pending(void);
-/** Sleep up to `seconds`, returning early on a stop or a statistics
- *  request, even one that comes just before the sleep begins. */
+/** Sleep up to `seconds`, returning early on a stop, a statistics or a
+ *  reread request, even one that comes just before the sleep begins. */
 void cli_sleep(double seconds);
 /** Seconds on the monotonic clock. */
 double cli_monotonic(void);
@@ -223,8 +235,8 @@ int cli_write_all(int fd, const void *buf, size_t len);
 int cli_open_append(const char *path);
 
 /** Wait up to `seconds` for a commit to the queue (pq_wait() in slices),
- *  returning early on a stop or a statistics request: PQ_OK, or pq_wait()'s
- *  error.  For the followers (pqcat -i, pqact). */
+ *  returning early on a stop, a statistics or a reread request: PQ_OK, or
+ *  pq_wait()'s error.  For the followers (pqcat -i, pqact). */
 int cli_wait_for_products(pq_t *pq, uint64_t seconds);
 
 #endif /* PQUTILS_CLI_H */
