@@ -7,10 +7,16 @@
  *
  * As LDM's pqact: `-q /dev/null` only checks the file; `-i 0` exits at the
  * end of the queue; a `_BEGIN_` pseudo-product goes through the table at
- * startup; without -o it starts at the end of the queue.  Not yet: PIPE,
- * EXEC, DBFILE, SPIPE and XPIPE (a table that uses them is refused at
- * startup), the state file, and rereading the table on SIGHUP.
- * SIGTERM and SIGINT stop it at the next product or wait (cli_signals()).
+ * startup; without -o it starts where the state file (state.h) says, else
+ * at the end of the queue; SIGHUP rereads the table, which replaces the
+ * old one only if it has no error; reading the oldest product of a full
+ * queue is warned about.  SIGTERM and SIGINT stop it at the next product
+ * or wait (cli_signals()); the state file is then written whole.  Beyond
+ * LDM's: the state is kept current product by product (durable across a
+ * kill -9), and how far behind the queue's newest product pqact is shows
+ * in that warning, in the SIGUSR1 statistics and in a notice while it is
+ * over a minute.  Not yet: PIPE, EXEC, DBFILE, SPIPE and XPIPE (a table
+ * that uses them is refused at startup).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,11 +24,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ldmd/site/log.h"
 #include "pqutils/cli.h"
 #include "pqutils/pqact/act.h"
+#include "pqutils/pqact/state.h"
 
 static const char usage_text[] =
     "usage: pqact [options] [conffile]\n"
@@ -59,35 +67,143 @@ static void say_conf(void *arg, bool error, const char *msg) {
     log_warning("%s: %s", path, msg);
 }
 
+/* What the loop over the queue keeps (one per run). */
+struct loop {
+  struct pqact_act *act;
+  struct pqact_state *state; /* the state file */
+  pq_t *pq;
+  const char *conf_path, *state_path;
+  struct pqact_conf *conf; /* the table act->conf points to */
+  uint64_t interval;
+  /* the product just read was the oldest in the queue (pq_place): */
+  bool oldest;
+  uint64_t oldest_us;
+  char oldest_prod[600];
+  /* monotonic times: the lag last measured, said; the last oldest warning */
+  double lag_checked, lag_said, oldest_said;
+};
+
+/* How far behind the queue's newest product the reader is measured every
+ * LAG_EVERY products, at most once a second; a notice says it while it
+ * is over LAG_NOTICE_S seconds, at most once every LAG_NOTICE_S seconds. */
+#define LAG_EVERY 1024
+#define LAG_NOTICE_S 60.0
+/* At most one oldest-product warning in this many seconds. */
+#define OLDEST_EVERY_S 10.0
+
 static int on_product(const pq_prod_info *info, const void *data,
                       const pq_place *place, void *arg) {
-  struct pqact_act *a = arg;
-  (void)place;
-  (void)pqact_process(a, info, data);
-  a->nprods++;
+  struct loop *l = arg;
+  pqact_state_token t = pqact_state_begin(l->state, place->pp_inserted);
+  unsigned failed = pqact_process(l->act, info, data);
+  pqact_state_release(l->state, t, failed == 0);
+  l->act->nprods++;
+  if (place->pp_oldest) { /* said after pq_next(), out of the read lock */
+    l->oldest = true;
+    l->oldest_us = place->pp_inserted;
+    pq_prod_info_format(info, false, l->oldest_prod, sizeof l->oldest_prod);
+  }
   return 0;
 }
 
-static int act_queue(pq_t *pq, const pq_class *cls, struct pqact_act *a,
-                     uint64_t interval) {
+/* Seconds from the cursor to the queue's newest product, from st. */
+static double lag_of(const struct loop *l, const pq_stats *st) {
+  uint64_t at = pq_cursor_get(l->pq);
+  return st->ps_last_key > at ? (double)(st->ps_last_key - at) / 1e6 : 0.0;
+}
+
+/* The product read was the oldest: if the queue is full (it has evicted
+ * for room), products may go before pqact reads them.  LDM's warning. */
+static void warn_oldest(struct loop *l) {
+  l->oldest = false;
+  double now = cli_monotonic();
+  pq_stats st;
+  if ((l->oldest_said != 0 && now - l->oldest_said < OLDEST_EVERY_S) ||
+      pq_stats_get(l->pq, &st) != PQ_OK || !st.ps_is_full)
+    return;
+  l->oldest_said = now;
+  double age = (double)(pq_ts_to_us(pq_ts_now()) - l->oldest_us) / 1e6;
+  log_warning("processed oldest product in full queue: age=%g s, prod=%s", age,
+              l->oldest_prod);
+  log_warning("products might be deleted before being acted upon! queue "
+              "too small? system overloaded? (%.3f s behind the newest "
+              "product)",
+              lag_of(l, &st));
+}
+
+/* Every LAG_EVERY products: a notice while pqact lags far behind. */
+static void check_lag(struct loop *l) {
+  double now = cli_monotonic();
+  if (now - l->lag_checked < 1.0)
+    return;
+  l->lag_checked = now;
+  pq_stats st;
+  if (pq_stats_get(l->pq, &st) != PQ_OK)
+    return;
+  double lag = lag_of(l, &st);
+  if (lag > LAG_NOTICE_S &&
+      (l->lag_said == 0 || now - l->lag_said >= LAG_NOTICE_S)) {
+    l->lag_said = now;
+    log_notice("%.3f s behind the newest product in the queue", lag);
+  }
+}
+
+/* SIGUSR1: the statistics. */
+static void say_stats(struct loop *l) {
+  pq_stats st;
+  if (pq_stats_get(l->pq, &st) == PQ_OK)
+    log_notice("number of products %llu; %.3f s behind the newest product "
+               "in the queue",
+               (unsigned long long)l->act->nprods, lag_of(l, &st));
+  else
+    log_notice("number of products %llu", (unsigned long long)l->act->nprods);
+}
+
+static int load_conf(const char *path, struct pqact_conf *conf);
+
+/* SIGHUP: the new table replaces the old only if it reads without error;
+ * open outputs stay open (as LDM's pqact). */
+static void reread(struct loop *l) {
+  log_notice("rereading configuration file %s", l->conf_path);
+  struct pqact_conf fresh = {0};
+  if (load_conf(l->conf_path, &fresh) != 0) {
+    log_error("keeping the rules read before from \"%s\"", l->conf_path);
+    return;
+  }
+  pqact_conf_free(l->conf);
+  *l->conf = fresh;
+}
+
+static int act_queue(struct loop *l, const pq_class *cls) {
+  unsigned since_lag = 0;
   while (!cli_stopping()) {
+    if (cli_reread_requested())
+      reread(l);
     if (cli_stats_requested())
-      log_notice("number of products %llu", (unsigned long long)a->nprods);
-    int rc = pq_next(pq, PQ_FORWARD, cls, on_product, a);
-    if (rc == PQ_OK)
+      say_stats(l);
+    int rc = pq_next(l->pq, PQ_FORWARD, cls, on_product, l);
+    if (l->oldest)
+      warn_oldest(l);
+    if (rc == PQ_OK) {
+      if (++since_lag >= LAG_EVERY) {
+        since_lag = 0;
+        check_lag(l);
+      }
       continue;
+    }
     if (rc == PQ_DAMAGED) { /* skipped: the cursor is past it */
-      log_error("%s", pq_last_error(pq)->pe_msg);
+      log_error("%s", pq_last_error(l->pq)->pe_msg);
       continue;
     }
     if (rc != PQ_END) {
-      log_error("pq_next failed: %s", pq_last_error(pq)->pe_msg);
+      log_error("pq_next failed: %s", pq_last_error(l->pq)->pe_msg);
       return 1;
     }
-    pqact_outputs_sync(a->outs);
-    if (interval == 0)
+    pqact_outputs_sync(l->act->outs);
+    (void)pqact_state_sync(l->state, 1.0);
+    if (l->interval == 0)
       break;
-    rc = cli_wait_for_products(pq, interval);
+    rc = cli_wait_for_products(l->pq, l->interval);
     if (rc != PQ_OK) {
       log_error("pq_wait failed: %s", pq_strerror(rc));
       return 1;
@@ -210,7 +326,60 @@ static int change_dir(struct cli *c, const struct opts *o) {
   return 0;
 }
 
-static int run(struct cli *c, const struct opts *o, struct pqact_act *a) {
+/* "YYYY-mm-dd HH:MM:SS.uuuuuu" (UTC) into buf[40]. */
+static void format_time(uint64_t us, char *buf) {
+  time_t sec = (time_t)(us / 1000000);
+  struct tm tm;
+  gmtime_r(&sec, &tm);
+  size_t n = strftime(buf, 40, "%Y-%m-%d %H:%M:%S", &tm);
+  snprintf(buf + n, 40 - n, ".%06llu", (unsigned long long)(us % 1000000));
+}
+
+/* Without -o: where the state file says, as LDM's pqact reads it, else the
+ * end of the queue.  0, or -1 (logged). */
+static int start_position(pq_t *pq, const char *state_path) {
+  uint64_t us = 0;
+  char when[40];
+  enum pqact_state_found f =
+      pqact_state_read(state_path, pq_ts_to_us(pq_ts_now()), &us);
+  switch (f) {
+  case PQACT_STATE_FOUND:
+    pq_cursor_set(pq, us);
+    format_time(us, when);
+    log_notice("starting from insertion-time %s UTC", when);
+    return 0;
+  case PQACT_STATE_ABSENT:
+    break;
+  case PQACT_STATE_UNREADABLE:
+    log_warning("cannot read the state file \"%s\": %s", state_path,
+                strerror(errno));
+    break;
+  case PQACT_STATE_MALFORMED:
+    log_warning("the state file \"%s\" holds no insertion-time: ignored",
+                state_path);
+    break;
+  case PQACT_STATE_NEGATIVE:
+    log_warning("the state file \"%s\" holds a negative insertion-time: "
+                "ignored",
+                state_path);
+    break;
+  case PQACT_STATE_FUTURE:
+    format_time(us, when);
+    log_warning("the state file \"%s\" holds an insertion-time in the "
+                "future (%s UTC): ignored",
+                state_path, when);
+    break;
+  }
+  if (pq_cursor_newest(pq) != PQ_OK) {
+    log_error("cannot go to the end of the queue: %s",
+              pq_last_error(pq)->pe_msg);
+    return -1;
+  }
+  log_notice("starting at tail-end of product-queue");
+  return 0;
+}
+
+static int run(struct cli *c, const struct opts *o, struct loop *l) {
   if (c->queue == NULL && getenv("LDMPQFNAME") != NULL)
     c->queue = getenv("LDMPQFNAME");
   const char *qpath = cli_queue_path(c);
@@ -225,26 +394,22 @@ static int run(struct cli *c, const struct opts *o, struct pqact_act *a) {
   pq_class cls;
   if (cli_select_class(c, &sel, &cls) != 0)
     return CLI_EXIT_USAGE;
-  pq_t *pq = NULL;
   pq_error err = {0};
   int status = 1;
-  if (pq_open(qpath, PQ_READONLY, &pq, &err) != PQ_OK) {
+  if (pq_open(qpath, PQ_READONLY, &l->pq, &err) != PQ_OK) {
     log_error("cannot open the queue: %s", err.pe_msg);
-  } else if (o->have_offset) {
-    cli_select_cursor(pq, &sel, &cls);
+  } else if (o->have_offset) { /* -o: the state file is not read */
+    cli_select_cursor(l->pq, &sel, &cls);
     status = 0;
-  } else if (pq_cursor_newest(pq) != PQ_OK) {
-    log_error("cannot go to the end of the queue: %s",
-              pq_last_error(pq)->pe_msg);
   } else {
-    log_notice("starting at tail-end of product-queue");
-    status = 0;
+    status = start_position(l->pq, l->state_path) == 0 ? 0 : 1;
   }
   if (status == 0) {
-    pqact_begin_product(a);
-    status = act_queue(pq, &cls, a, o->interval);
+    pqact_begin_product(l->act);
+    status = act_queue(l, &cls);
   }
-  pq_close(pq);
+  pq_close(l->pq);
+  l->pq = NULL;
   pq_class_free(&cls);
   return status;
 }
@@ -280,15 +445,37 @@ int main(int argc, char **argv) {
     return 0; /* a syntax check */
   }
   cli_signals();
+  cli_signals_reread();
   log_notice("starting up (%d)", (int)getpgrp());
   struct pqact_act a = {.conf = &conf, .outs = pqact_outputs_new(0)};
+  char state_path[PATH_MAX + 8];
+  snprintf(state_path, sizeof state_path, "%s.state", path);
+  struct loop l = {.act = &a,
+                   .state = pqact_state_new(state_path),
+                   .conf_path = path,
+                   .state_path = state_path,
+                   .conf = &conf,
+                   .interval = o.interval};
   int status = 1;
-  if (a.outs == NULL)
-    log_error("cannot allocate the outputs: %s", strerror(ENOMEM));
+  if (a.outs == NULL || l.state == NULL)
+    log_error("cannot allocate the outputs and the state: %s",
+              strerror(ENOMEM));
   else
-    status = run(&c, &o, &a);
+    status = run(&c, &o, &l);
   pqact_outputs_free(a.outs);
   pqact_conf_free(&conf);
+  if (l.state != NULL) {
+    uint64_t mark = pqact_state_mark(l.state);
+    if (mark == 0) {
+      log_notice("no product was processed");
+    } else {
+      log_notice("last product processed was inserted %g s ago",
+                 (double)(pq_ts_to_us(pq_ts_now()) - mark) / 1e6);
+      if (pqact_state_save(l.state) != 0 && status == 0)
+        status = 1;
+    }
+  }
+  pqact_state_free(l.state);
   log_notice("exiting: %llu products", (unsigned long long)a.nprods);
   return status;
 }

@@ -1,0 +1,142 @@
+/*
+ * state.h - pqact's state file, `<absolute conf path>.state`: where a
+ * restart resumes.  It holds, in LDM's format (three comment lines, then
+ * `%ld.%06ld\n`), the insertion time of the last product processed with no
+ * failed action, so that LDM's pqact and ours read each other's file.
+ *
+ * LDM writes it only at a clean exit.  Ours keeps it current as products
+ * are done, so that a kill -9 at any moment loses nothing and redoes
+ * nothing done before it (but the product whose actions were under way):
+ *
+ *   - The first product done in a run writes the whole file atomically (a
+ *     temporary file, fsync, rename, fsync of the directory) and keeps it
+ *     open.  Each later one pwrite(2)s its record, the same number of
+ *     bytes, over the one before, in place: no rename, no fsync, one
+ *     system call of a few bytes per product.
+ *   - Why a kill cannot tear the record: it is a few bytes within the
+ *     file's first page, and Linux copies a write into the page cache page
+ *     by page, looking for a fatal signal only between pages; SIGKILL takes
+ *     effect when the process goes back to user mode.  So the pwrite has
+ *     written all of the record or none of it.  The page cache is the
+ *     kernel's, so what was written survives the process and reaches the
+ *     disk with the kernel's writeback.  (A store into a shared mapping of
+ *     the file would cost less, but a kill can land between two of its
+ *     byte stores: torn.)
+ *   - A crash of the machine may lose the records written since the last
+ *     fsync: pqact_state_sync() (pqact calls it when it reaches the end of
+ *     the queue, at most once a second) and pqact_state_save() (at a clean
+ *     exit) bound that.
+ *   - The record's width stays that of LDM's for every time from 2001 to
+ *     2286 (ten digits of seconds); should it change, the whole file is
+ *     rewritten atomically instead.  So the file is in LDM's format at all
+ *     times.
+ *
+ * The low-water mark.  The state may advance to a product only when it and
+ * every product before it are done, whatever order their actions complete
+ * in (asynchronous decoders).  Each product is announced in the order
+ * pq_next() gives them (increasing insertion times) with
+ * pqact_state_begin(), which returns a token holding it; each part still
+ * working on it takes another hold (pqact_state_hold()); each hold is given
+ * back with pqact_state_release(), saying whether that part failed.  When
+ * the oldest products have no hold left, the mark moves over them to the
+ * newest of them that had no failure (as LDM: a failed product does not
+ * advance the state, a later one that succeeds does).  The synchronous path
+ * is begin then release: O(1), one pwrite.
+ *
+ * Logs through ldmd/site/log.h (a failed write, with the path and
+ * strerror).  Not thread-safe: one state per pqact, used by its main loop.
+ */
+#ifndef PQACT_STATE_H
+#define PQACT_STATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The three comment lines LDM's pqact writes before the time. */
+#define PQACT_STATE_HEADER                                                     \
+  "# The following line contains the insertion-time of the last, "             \
+  "successfully-\n"                                                            \
+  "# processed data-product.  Do not modify it unless you know exactly what\n" \
+  "# you're doing!\n"
+
+/* What pqact_state_read() found. */
+enum pqact_state_found {
+  PQACT_STATE_FOUND = 0,  /* a time, not in the future: *inserted_us */
+  PQACT_STATE_ABSENT,     /* no such file */
+  PQACT_STATE_UNREADABLE, /* it could not be read: errno says why */
+  PQACT_STATE_MALFORMED,  /* no "sec.usec" after the comment lines */
+  PQACT_STATE_NEGATIVE,   /* a negative time (LDM refuses it too) */
+  PQACT_STATE_FUTURE,     /* a time after now_us: *inserted_us, to say */
+};
+
+/**
+ * Read a state file as LDM's pqact reads it: lines that begin with '#' are
+ * skipped, then "%ld.%ld" (seconds, microseconds) is scanned; negative
+ * seconds are refused, as are microseconds outside 0..999999.
+ * @param now_us  the time now (microseconds since the epoch)
+ * @param[out] inserted_us  the time read (PQACT_STATE_FOUND, _FUTURE)
+ */
+enum pqact_state_found pqact_state_read(const char *path, uint64_t now_us,
+                                        uint64_t *inserted_us);
+
+/** Format a time as the file's record, LDM's "%ld.%06ld\n", into buf
+ *  (at least 32 bytes).  @return its length */
+size_t pqact_state_format(uint64_t inserted_us, char *buf);
+
+struct pqact_state;
+
+/** Products tracked: a token, or PQACT_STATE_NOTOKEN when memory ran out
+ *  (logged; that product then holds nothing back). */
+typedef uint64_t pqact_state_token;
+#define PQACT_STATE_NOTOKEN UINT64_MAX
+
+/**
+ * A state to record into the file at path (nothing is written until a
+ * product is done).  The path is copied.  NULL if out of memory.
+ */
+struct pqact_state *pqact_state_new(const char *path);
+
+/** Close the file and free the state (NULL: nothing).  Writes nothing:
+ *  pqact_state_save() first for a clean exit. */
+void pqact_state_free(struct pqact_state *st);
+
+/**
+ * A product read from the queue, inserted at inserted_us (each later than
+ * the one begun before it), is about to be acted on.
+ * @return its token, holding it once; PQACT_STATE_NOTOKEN if out of memory
+ */
+pqact_state_token pqact_state_begin(struct pqact_state *st,
+                                    uint64_t inserted_us);
+
+/** One more part works on the product (it must still be held). */
+void pqact_state_hold(struct pqact_state *st, pqact_state_token t);
+
+/**
+ * A part is done with the product: ok is false if its action failed.  The
+ * last release of the oldest products held moves the mark and writes it.
+ */
+void pqact_state_release(struct pqact_state *st, pqact_state_token t, bool ok);
+
+/** The mark: the insertion time recorded this run (0: none yet). */
+uint64_t pqact_state_mark(const struct pqact_state *st);
+
+/** How many products are begun and not yet done. */
+size_t pqact_state_pending(const struct pqact_state *st);
+
+/**
+ * fdatasync the file if a record was written since the last sync and at
+ * least min_interval_s seconds have passed since then: a bound on what a
+ * crash of the machine loses.  0, or -1 (logged).
+ */
+int pqact_state_sync(struct pqact_state *st, double min_interval_s);
+
+/**
+ * The clean exit: if a product was recorded this run, write the whole file
+ * atomically (the temporary `<path>.tmp`, fsync, rename, fsync of the
+ * directory).  Nothing is written otherwise: a state read at startup stays.
+ * @return 0, or -1 (logged)
+ */
+int pqact_state_save(struct pqact_state *st);
+
+#endif /* PQACT_STATE_H */
