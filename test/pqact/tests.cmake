@@ -1,11 +1,13 @@
 # pqact's tests: cmocka units of its parts (the pqact.conf reader, the
-# substitutions, the filing), and shell tests that insert products into a
-# real queue, run the pqact program on a pqact.conf and compare the files
-# it makes byte for byte with bytes built from LDM's rules.  pqacthelper
+# substitutions, the filing, the state file), and shell tests that insert
+# products into a real queue, run the pqact program on a pqact.conf and
+# compare the files it makes byte for byte with bytes built from LDM's
+# rules.  pqacthelper
 # inserts products whose creation time, feedtype, sequence number and
 # origin the test chooses (pqinsert's creation time is now).
 if(TARGET pqact)
-  foreach(name test_pqact_conf test_pqact_subst test_pqact_filing)
+  foreach(name test_pqact_conf test_pqact_subst test_pqact_filing
+      test_pqact_state)
     add_executable(${name} ${CMAKE_CURRENT_LIST_DIR}/${name}.c)
     target_link_libraries(${name} PRIVATE pqact_core ${CMOCKA_LIB})
     pq_test(${name} TIMEOUT 60 LABELS pqact ENVIRONMENT ${PQ_TESTDATA_ENV}
