@@ -177,9 +177,11 @@ static void reread(struct loop *l) {
 static int act_queue(struct loop *l, const pq_class *cls) {
   unsigned since_lag = 0;
   while (!cli_stopping()) {
-    if (cli_reread_requested())
+    /* The flags first: taking a request drains a pipe (a system call),
+     * which is too dear for every product. */
+    if (cli_reread_pending() && cli_reread_requested())
       reread(l);
-    if (cli_stats_requested())
+    if (cli_stats_pending() && cli_stats_requested())
       say_stats(l);
     int rc = pq_next(l->pq, PQ_FORWARD, cls, on_product, l);
     if (l->oldest)
@@ -471,8 +473,7 @@ int main(int argc, char **argv) {
     } else {
       log_notice("last product processed was inserted %g s ago",
                  (double)(pq_ts_to_us(pq_ts_now()) - mark) / 1e6);
-      if (pqact_state_save(l.state) != 0 && status == 0)
-        status = 1;
+      (void)pqact_state_save(l.state); /* logged; as LDM's, not fatal */
     }
   }
   pqact_state_free(l.state);
