@@ -7,9 +7,9 @@
  *
  * As LDM's pqact: `-q /dev/null` only checks the file; `-i 0` exits at the
  * end of the queue; a `_BEGIN_` pseudo-product goes through the table at
- * startup; without -o it starts at the end of the queue.  Not yet: PIPE,
- * EXEC, DBFILE, SPIPE and XPIPE (a table that uses them is refused at
- * startup), the state file, and rereading the table on SIGHUP.
+ * startup; without -o it starts at the end of the queue.  Not yet: EXEC
+ * and DBFILE (a table that uses them is refused at startup), the state
+ * file, and rereading the table on SIGHUP.
  * SIGTERM and SIGINT stop it at the next product or wait (cli_signals()).
  */
 #include <errno.h>
@@ -59,6 +59,13 @@ static void say_conf(void *arg, bool error, const char *msg) {
     log_warning("%s: %s", path, msg);
 }
 
+/* A product given to a decoder is in its pipe, or was given up. */
+static void on_decoded(void *arg, uint64_t token, bool ok) {
+  (void)arg;
+  (void)token;
+  (void)ok; /* the failure is logged; the state will count it */
+}
+
 static int on_product(const pq_prod_info *info, const void *data,
                       const pq_place *place, void *arg) {
   struct pqact_act *a = arg;
@@ -74,8 +81,12 @@ static int act_queue(pq_t *pq, const pq_class *cls, struct pqact_act *a,
     if (cli_stats_requested())
       log_notice("number of products %llu", (unsigned long long)a->nprods);
     int rc = pq_next(pq, PQ_FORWARD, cls, on_product, a);
-    if (rc == PQ_OK)
+    if (rc == PQ_OK) {
+      (void)pqact_decoders_pump(a->decs);
+      while (pqact_decoders_full(a->decs) && !cli_stopping())
+        (void)pqact_decoders_wait(a->decs, 100); /* let them drain */
       continue;
+    }
     if (rc == PQ_DAMAGED) { /* skipped: the cursor is past it */
       log_error("%s", pq_last_error(pq)->pe_msg);
       continue;
@@ -85,8 +96,17 @@ static int act_queue(pq_t *pq, const pq_class *cls, struct pqact_act *a,
       return 1;
     }
     pqact_outputs_sync(a->outs);
-    if (interval == 0)
+    (void)pqact_children_reap(a->kids);
+    bool waiting = pqact_decoders_pump(a->decs);
+    if (interval == 0) { /* the end: once the decoders have it all */
+      while (waiting && !cli_stopping())
+        waiting = pqact_decoders_wait(a->decs, 1000);
       break;
+    }
+    if (waiting) { /* write to them as they read, and look for products */
+      (void)pqact_decoders_wait(a->decs, 10);
+      continue;
+    }
     rc = cli_wait_for_products(pq, interval);
     if (rc != PQ_OK) {
       log_error("pq_wait failed: %s", pq_strerror(rc));
@@ -155,7 +175,8 @@ static int load_conf(const char *path, struct pqact_conf *conf) {
   for (size_t i = 0; i < conf->n; i++) {
     const struct pqact_entry *e = &conf->entries[i];
     if (e->action == PQACT_NOOP || e->action == PQACT_FILE ||
-        e->action == PQACT_STDIOFILE)
+        e->action == PQACT_STDIOFILE || e->action == PQACT_PIPE ||
+        e->action == PQACT_SPIPE || e->action == PQACT_XPIPE)
       continue;
     log_error("%s: line %u: action %s is not yet supported by this pqact", path,
               e->line, pqact_action_name(e->action));
@@ -282,11 +303,17 @@ int main(int argc, char **argv) {
   cli_signals();
   log_notice("starting up (%d)", (int)getpgrp());
   struct pqact_act a = {.conf = &conf, .outs = pqact_outputs_new(0)};
+  struct pqact_children *kids = pqact_children_new(PQACT_CHILDREN_CAP);
+  a.kids = kids;
+  if (kids != NULL)
+    a.decs = pqact_decoders_new(kids, o.timeout, on_decoded, &a);
   int status = 1;
-  if (a.outs == NULL)
+  if (a.outs == NULL || a.decs == NULL)
     log_error("cannot allocate the outputs: %s", strerror(ENOMEM));
   else
     status = run(&c, &o, &a);
+  pqact_decoders_free(a.decs);
+  pqact_children_free(kids);
   pqact_outputs_free(a.outs);
   pqact_conf_free(&conf);
   log_notice("exiting: %llu products", (unsigned long long)a.nprods);
