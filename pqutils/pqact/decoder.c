@@ -529,14 +529,29 @@ bool pqact_decoders_full(const struct pqact_decoders *d) {
   return unstarted > PQACT_DECODERS_UNSTARTED;
 }
 
+bool pqact_decoders_reading(const struct pqact_decoders *d) {
+  for (const struct decoder *x = d->head; x != NULL; x = x->next)
+    if (x->fd >= 0 && x->sent.head != NULL)
+      return true;
+  return false;
+}
+
 bool pqact_decoders_wait(struct pqact_decoders *d, int timeout_ms) {
   struct pollfd fds[64];
+  struct decoder *of[64];
   size_t n = 0;
   double now = now_s(), soonest = now + timeout_ms / 1000.0;
   for (struct decoder *x = d->head; x != NULL; x = x->next) {
+    if (x->fd >= 0 && x->waiting.n == 0 && x->sent.head != NULL &&
+        n < sizeof fds / sizeof fds[0]) { /* reading: wake if it dies */
+      of[n] = x;
+      fds[n++] = (struct pollfd){.fd = x->fd, .events = 0};
+      continue;
+    }
     if (x->waiting.n == 0)
       continue;
     if (x->fd >= 0 && n < sizeof fds / sizeof fds[0]) {
+      of[n] = x;
       fds[n++] = (struct pollfd){.fd = x->fd, .events = POLLOUT};
       double due = x->progress_at + x->set->timeout_s;
       if (x->set->timeout_s > 0 && due < soonest)
@@ -550,10 +565,13 @@ bool pqact_decoders_wait(struct pqact_decoders *d, int timeout_ms) {
   int ms = soonest <= now ? 0 : (int)((soonest - now) * 1000.0) + 1;
   if (ms > timeout_ms)
     ms = timeout_ms;
-  if (n > 0)
-    (void)stopio_poll(fds, n, ms);
-  else if (ms > 0)
+  if (n > 0 && stopio_poll(fds, n, ms) > 0) {
+    for (size_t i = 0; i < n; i++)
+      if (fds[i].revents & (POLLERR | POLLHUP))
+        decoder_died(of[i]); /* its reader is gone */
+  } else if (n == 0 && ms > 0) {
     (void)stopio_sleep(ms / 1000.0);
+  }
   return pqact_decoders_pump(d);
 }
 

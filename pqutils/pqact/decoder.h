@@ -109,6 +109,11 @@ bool pqact_decoders_full(const struct pqact_decoders *d);
  */
 bool pqact_decoders_wait(struct pqact_decoders *d, int timeout_ms);
 
+/** Has a running decoder not read yet all that was written to it?  (Then
+ *  pqact_decoders_wait() notices at once if it dies, to write what it did
+ *  not read to the next one.) */
+bool pqact_decoders_reading(const struct pqact_decoders *d);
+
 /** How many decoders are running (for the statistics and the tests). */
 unsigned pqact_decoders_running(const struct pqact_decoders *d);
 

@@ -103,7 +103,9 @@ static int act_queue(pq_t *pq, const pq_class *cls, struct pqact_act *a,
         waiting = pqact_decoders_wait(a->decs, 1000);
       break;
     }
-    if (waiting) { /* write to them as they read, and look for products */
+    if (waiting || pqact_decoders_reading(a->decs)) {
+      /* write to them as they read, notice if one dies, and look for
+       * products every 10 ms */
       (void)pqact_decoders_wait(a->decs, 10);
       continue;
     }
