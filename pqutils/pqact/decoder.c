@@ -96,6 +96,7 @@ struct decoder {
   double progress_at;    /* when it last read, or bytes began to wait for it */
   double died_at, restart_at, slow_logged_at;
   unsigned deaths; /* in a row, without a product read in between */
+  bool capped_out; /* could not start: the cap of children was reached */
 };
 
 struct pqact_decoders {
@@ -474,11 +475,14 @@ static bool pump_one(struct decoder *x, double now) {
       }
       return true;
     }
-    if (now < x->restart_at)
+    skip_poison(x);
+    if (x->waiting.n == 0 || now < x->restart_at)
       return true;
+    x->capped_out = false;
     if (start_decoder(x) != 0) {
       if (errno == EAGAIN) {  /* over the cap of children: later, and */
         x->progress_at = now; /* waiting for a slot is not its fault */
+        x->capped_out = true;
         return true;
       }
       drop_decoder(x, "failed");
@@ -540,6 +544,7 @@ bool pqact_decoders_wait(struct pqact_decoders *d, int timeout_ms) {
   struct pollfd fds[64];
   struct decoder *of[64];
   size_t n = 0;
+  bool capped_out = false;
   double now = now_s(), soonest = now + timeout_ms / 1000.0;
   for (struct decoder *x = d->head; x != NULL; x = x->next) {
     if (x->fd >= 0 && x->waiting.n == 0 && x->sent.head != NULL &&
@@ -556,6 +561,8 @@ bool pqact_decoders_wait(struct pqact_decoders *d, int timeout_ms) {
       double due = x->progress_at + x->set->timeout_s;
       if (x->set->timeout_s > 0 && due < soonest)
         soonest = due;
+    } else if (x->capped_out) { /* a child's exit frees a slot */
+      capped_out = true;
     } else if (x->fd < 0) { /* its exit status, soon; or its restart */
       double due = x->pid != 0 ? now + 0.01 : x->restart_at;
       if (due < soonest)
@@ -569,6 +576,8 @@ bool pqact_decoders_wait(struct pqact_decoders *d, int timeout_ms) {
     for (size_t i = 0; i < n; i++)
       if (fds[i].revents & (POLLERR | POLLHUP))
         decoder_died(of[i]); /* its reader is gone */
+  } else if (n == 0 && capped_out) {
+    (void)pqact_children_wait_slot(d->kids, ms);
   } else if (n == 0 && ms > 0) {
     (void)stopio_sleep(ms / 1000.0);
   }
