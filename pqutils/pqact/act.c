@@ -44,6 +44,11 @@ static int run_entry(struct pqact_act *a, const struct pqact_entry *e,
   case PQACT_FILE:
   case PQACT_STDIOFILE:
     return pqact_file_action(a->outs, e->action, argc, argv, info, data);
+  case PQACT_PIPE:
+  case PQACT_SPIPE:
+  case PQACT_XPIPE:
+    return pqact_pipe_action(a->decs, e->action, argc, argv, info, data,
+                             a->token);
   default: /* refused at startup */
     log_error("%s is not yet supported", pqact_action_name(e->action));
     return -1;

@@ -15,8 +15,9 @@
  * LDM's: the state is kept current product by product (durable across a
  * kill -9), and how far behind the queue's newest product pqact is shows
  * in that warning, in the SIGUSR1 statistics and in a notice while it is
- * over a minute.  Not yet: PIPE, EXEC, DBFILE, SPIPE and XPIPE (a table
- * that uses them is refused at startup).
+ * over a minute.  Decoders (decoder.h) hold a product in the state until
+ * it is in their pipe; the loop writes to them as they read.  Not yet:
+ * EXEC and DBFILE (a table that uses them is refused at startup).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -91,10 +92,24 @@ struct loop {
 /* At most one oldest-product warning in this many seconds. */
 #define OLDEST_EVERY_S 10.0
 
+/* An asynchronous action takes a hold on the product in the state... */
+static void hold_product(void *arg, uint64_t token) {
+  struct loop *l = arg;
+  pqact_state_hold(l->state, token);
+}
+
+/* ...and a decoder gives it back once the product is in its pipe, or was
+ * given up. */
+static void on_decoded(void *arg, uint64_t token, bool ok) {
+  struct loop *l = arg;
+  pqact_state_release(l->state, token, ok);
+}
+
 static int on_product(const pq_prod_info *info, const void *data,
                       const pq_place *place, void *arg) {
   struct loop *l = arg;
   pqact_state_token t = pqact_state_begin(l->state, place->pp_inserted);
+  l->act->token = t;
   unsigned failed = pqact_process(l->act, info, data);
   pqact_state_release(l->state, t, failed == 0);
   l->act->nprods++;
@@ -187,6 +202,9 @@ static int act_queue(struct loop *l, const pq_class *cls) {
     if (l->oldest)
       warn_oldest(l);
     if (rc == PQ_OK) {
+      (void)pqact_decoders_pump(l->act->decs);
+      while (pqact_decoders_full(l->act->decs) && !cli_stopping())
+        (void)pqact_decoders_wait(l->act->decs, 100); /* let them drain */
       if (++since_lag >= LAG_EVERY) {
         since_lag = 0;
         check_lag(l);
@@ -202,9 +220,20 @@ static int act_queue(struct loop *l, const pq_class *cls) {
       return 1;
     }
     pqact_outputs_sync(l->act->outs);
+    (void)pqact_children_reap(l->act->kids);
+    bool waiting = pqact_decoders_pump(l->act->decs);
     (void)pqact_state_sync(l->state, 1.0);
-    if (l->interval == 0)
+    if (l->interval == 0) { /* the end: once the decoders have it all */
+      while (waiting && !cli_stopping())
+        waiting = pqact_decoders_wait(l->act->decs, 1000);
       break;
+    }
+    if (waiting || pqact_decoders_reading(l->act->decs)) {
+      /* write to them as they read, notice if one dies, and look for
+       * products every 10 ms */
+      (void)pqact_decoders_wait(l->act->decs, 10);
+      continue;
+    }
     rc = cli_wait_for_products(l->pq, l->interval);
     if (rc != PQ_OK) {
       log_error("pq_wait failed: %s", pq_strerror(rc));
@@ -273,7 +302,8 @@ static int load_conf(const char *path, struct pqact_conf *conf) {
   for (size_t i = 0; i < conf->n; i++) {
     const struct pqact_entry *e = &conf->entries[i];
     if (e->action == PQACT_NOOP || e->action == PQACT_FILE ||
-        e->action == PQACT_STDIOFILE)
+        e->action == PQACT_STDIOFILE || e->action == PQACT_PIPE ||
+        e->action == PQACT_SPIPE || e->action == PQACT_XPIPE)
       continue;
     log_error("%s: line %u: action %s is not yet supported by this pqact", path,
               e->line, pqact_action_name(e->action));
@@ -458,12 +488,18 @@ int main(int argc, char **argv) {
                    .state_path = state_path,
                    .conf = &conf,
                    .interval = o.interval};
+  a.kids = pqact_children_new(PQACT_CHILDREN_CAP);
+  if (a.kids != NULL)
+    a.decs =
+        pqact_decoders_new(a.kids, o.timeout, hold_product, on_decoded, &l);
   int status = 1;
-  if (a.outs == NULL || l.state == NULL)
+  if (a.outs == NULL || l.state == NULL || a.decs == NULL)
     log_error("cannot allocate the outputs and the state: %s",
               strerror(ENOMEM));
   else
     status = run(&c, &o, &l);
+  pqact_decoders_free(a.decs); /* gives back what they hold in the state */
+  pqact_children_free(a.kids);
   pqact_outputs_free(a.outs);
   pqact_conf_free(&conf);
   if (l.state != NULL) {

@@ -1,0 +1,125 @@
+/*
+ * decoder.h - pqact's PIPE, SPIPE and XPIPE actions: products written to
+ * the standard input of decoders, programs that pqact starts and keeps
+ * running (our pqutils/pqact/pqact.1 says what a site sees).
+ *
+ * As LDM's pqact: a decoder is known by its whole command line after
+ * substitution, so products whose command lines are equal go to one
+ * running decoder; its options (-transient -strip -metadata -nodata
+ * -removewmo -flush -close, each known by its first two letters) are the
+ * leading "-..." words, and those of the entry that started it stay; PIPE
+ * writes the product's data (after -removewmo and -strip, -metadata's
+ * header of filing.h first, -nodata the header alone), SPIPE LDM's framed
+ * record, XPIPE the product as XDR (docs/protocol.md); `-close` ends the
+ * decoder's input after each product; a decoder whose input is closed
+ * sees end of file, and at exit pqact does not wait for its decoders.
+ *
+ * Better than LDM's, whose single thread blocks on a decoder that does not
+ * read (up to -t seconds for each 4 KiB), stalling every other action:
+ *
+ *   - writes never block.  What a decoder does not take at once waits in
+ *     a buffer of its own, written as the decoder reads, while pqact goes
+ *     on with the other entries.  Only when one decoder's buffer holds more
+ *     than PQACT_DECODER_BUFFER does pqact stop taking products until it
+ *     drains (pqact_decoders_full()), and a decoder that takes no byte for
+ *     the -t timeout is given up: its waiting products fail, its input is
+ *     closed, and the next product for it starts a new one.  A decoder that
+ *     falls behind is logged with its command line and how far behind it
+ *     is (LDM issue #77).
+ *   - a decoder that exits or crashes is restarted, after a delay that
+ *     doubles with each consecutive death up to PQACT_DECODER_BACKOFF_MAX
+ *     seconds (none for the first).  What it had not read is written to the
+ *     new one: pqact keeps each product until the decoder has read all of
+ *     it, which it learns from the bytes left in the pipe (FIONREAD).  The
+ *     product it was reading, or had just read if it died of a signal or a
+ *     non-zero status, is written once more; a product it dies on a second
+ *     time is logged and skipped.  No decoder can stop pqact (LDM issue #71).
+ *   - `-close` decoders are children under the cap of children.h.
+ *
+ * Each product given to a decoder is reported done once through the
+ * callback: ok when all its bytes are in the pipe, failed when it is
+ * given up.  Not thread-safe; one set per process.
+ */
+#ifndef PQACT_DECODER_H
+#define PQACT_DECODER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "pq/pq.h"
+#include "pqutils/pqact/children.h"
+#include "pqutils/pqact/conf.h"
+
+/* Bytes a decoder's buffer may hold before pqact waits for it. */
+#define PQACT_DECODER_BUFFER (32u << 20)
+/* The longest delay before a dead decoder is started again, seconds. */
+#define PQACT_DECODER_BACKOFF_MAX 30
+/* A decoder that has waiting bytes and takes none for this long is logged
+ * as behind (and again each time this much more passes), seconds. */
+#define PQACT_DECODER_SLOW_S 5
+
+struct pqact_decoders;
+
+/* A product handed to pqact_pipe_action() is taken (hold), and later done
+ * (ok, or given up). */
+typedef void pqact_hold_fn(void *arg, uint64_t token);
+typedef void pqact_done_fn(void *arg, uint64_t token, bool ok);
+
+/**
+ * An empty set of decoders.
+ * @param kids       where the decoders are started (not owned)
+ * @param timeout_s  pqact -t: how long a decoder may take no bytes
+ * @param hold       called once for each product taken, before its done
+ *                   (NULL: nothing)
+ * @param done       called once for each product taken (NULL: nothing)
+ * @return NULL if out of memory
+ */
+struct pqact_decoders *pqact_decoders_new(struct pqact_children *kids,
+                                          uint64_t timeout_s,
+                                          pqact_hold_fn *hold,
+                                          pqact_done_fn *done, void *arg);
+
+/** Write what the decoders take without waiting, close their inputs, and
+ *  free the set; products still waiting are reported failed.  The
+ *  decoders run on.  NULL: nothing. */
+void pqact_decoders_free(struct pqact_decoders *d);
+
+/**
+ * Give a product to the decoder of a PIPE, SPIPE or XPIPE action, starting
+ * the decoder if it is not running.  Never waits.
+ * @param argv   the substituted arguments: options, then the command
+ * @param token  passed to the hold and done callbacks
+ * @return 0 (the product is taken: hold was called, done comes now or
+ *         later), or -1 after logging why (neither is called)
+ */
+int pqact_pipe_action(struct pqact_decoders *d, enum pqact_action type,
+                      int argc, char **argv, const pq_prod_info *info,
+                      const void *data, uint64_t token);
+
+/**
+ * Write what the decoders take now, notice the ones that died or hung,
+ * and start again the ones whose delay has passed.  Never waits.
+ * @return true if some product is still waiting for a decoder
+ */
+bool pqact_decoders_pump(struct pqact_decoders *d);
+
+/** Has a decoder more waiting than PQACT_DECODER_BUFFER?  (pqact should
+ *  wait, pumping, before taking another product.) */
+bool pqact_decoders_full(const struct pqact_decoders *d);
+
+/**
+ * Wait until a waiting decoder can take bytes, dies, or its delay or
+ * timeout is due, or timeout_ms passes, or a stop comes; then pump.
+ * @return true if some product is still waiting (as pqact_decoders_pump)
+ */
+bool pqact_decoders_wait(struct pqact_decoders *d, int timeout_ms);
+
+/** Has a running decoder not read yet all that was written to it?  (Then
+ *  pqact_decoders_wait() notices at once if it dies, to write what it did
+ *  not read to the next one.) */
+bool pqact_decoders_reading(const struct pqact_decoders *d);
+
+/** How many decoders are running (for the statistics and the tests). */
+unsigned pqact_decoders_running(const struct pqact_decoders *d);
+
+#endif /* PQACT_DECODER_H */
