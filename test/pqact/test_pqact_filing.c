@@ -331,11 +331,11 @@ static void test_idle(void **state) {
   assert_string_equal(slurp("idle_c", &len), "c");
 }
 
-/* Take every free descriptor (dups of fd 0) into fds; their number. */
-static int eat_fds(int *fds, int max) {
+/* Take every free descriptor (copies of src) into fds; their number. */
+static int eat_fds(int src, int *fds, int max) {
   int n = 0;
   while (n < max) {
-    int fd = fcntl(0, F_DUPFD_CLOEXEC, 0);
+    int fd = fcntl(src, F_DUPFD_CLOEXEC, 0);
     if (fd < 0) {
       assert_true(errno == EMFILE);
       break;
@@ -351,14 +351,19 @@ static void test_open_limit(void **state) {
   struct rlimit old, low;
   size_t len;
   char name[32];
-  int eaten[64];
+  int eaten[256];
+  int src = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  assert_true(src >= 0);
   assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
   low = old;
   low.rlim_cur = 32;
-  assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
 
-  /* the limit less 7: 25 open at most, the least recently used closed */
+  /* the limit less 7 open at most, the least recently used closed: the
+   * set reads the limit when made (the limit is back up while it is
+   * used, so that descriptors this process inherited cannot matter) */
+  assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
   struct pqact_outputs *o = pqact_outputs_new(0);
+  assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
   assert_non_null(o);
   for (int i = 0; i < 30; i++) {
     snprintf(name, sizeof name, "lim%02d", i);
@@ -371,8 +376,14 @@ static void test_open_limit(void **state) {
 
   /* something else holds all but 10 free descriptors: the 11th output's
    * open(2) fails with EMFILE, so the least recently used (emf01, as
-   * emf00 was used again) is closed and the open retried; then emf02 */
-  int n = eat_fds(eaten, 64);
+   * emf00 was used again) is closed and the open retried; then emf02
+   * (the limit is raised by the descriptors this process inherited, so
+   * that more than 10 are free under it) */
+  for (int fd = 0; fd < 256; fd++)
+    low.rlim_cur += fcntl(fd, F_GETFD) >= 0;
+  assert_true(low.rlim_cur <= old.rlim_cur && low.rlim_cur < 200);
+  assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+  int n = eat_fds(src, eaten, 256);
   assert_true(n > 10);
   for (int i = 0; i < 10; i++)
     close(eaten[--n]);
@@ -399,7 +410,7 @@ static void test_open_limit(void **state) {
   pqact_outputs_free(o);
 
   /* with nothing left to close, the action fails (and says so) */
-  int m = eat_fds(eaten + n, 64 - n);
+  int m = eat_fds(src, eaten + n, 256 - n);
   o = pqact_outputs_new(0);
   assert_non_null(o);
   assert_int_equal(act(o, PQACT_FILE, "none", "x"), -1);
@@ -424,6 +435,7 @@ static void test_open_limit(void **state) {
   assert_string_equal(slurp("none", &len), "y");
   closedir(fd_dir);
   fd_dir = NULL;
+  close(src);
 }
 
 int main(void) {
