@@ -57,25 +57,41 @@ struct output {
   unsigned flags;
   int fd;   /* FILE */
   FILE *fp; /* STDIOFILE */
-  time_t last_used;
+  int64_t last_used;
   struct output *prev, *next;
 };
 
 struct pqact_outputs {
   struct output *head; /* most recently used */
   size_t n, max;
+  /* what the outputs' last_used and the idle close are measured with */
+  pqact_clock_fn *now;
+  /* the first EMFILE is a warning, the others debug */
+  bool said_emfile;
 };
+
+/* The default clock: seconds that steps of the wall clock do not move. */
+static int64_t monotonic_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec;
+}
 
 struct pqact_outputs *pqact_outputs_new(unsigned max_open) {
   struct pqact_outputs *outs = calloc(1, sizeof *outs);
   if (outs == NULL)
     return NULL;
-  if (max_open == 0) {
+  if (max_open == 0) { /* LDM's (openMax() - 6) - 1, at least one */
     long open_max = sysconf(_SC_OPEN_MAX);
-    max_open = open_max > 16 ? (unsigned)(open_max - 7) : 8;
+    max_open = open_max > 8 ? (unsigned)(open_max - 7) : 1;
   }
   outs->max = max_open;
+  outs->now = monotonic_s;
   return outs;
+}
+
+void pqact_outputs_set_clock(struct pqact_outputs *outs, pqact_clock_fn *now) {
+  outs->now = now != NULL ? now : monotonic_s;
 }
 
 size_t pqact_outputs_open(const struct pqact_outputs *outs) {
@@ -140,7 +156,7 @@ void pqact_outputs_free(struct pqact_outputs *outs) {
 }
 
 void pqact_outputs_sync(struct pqact_outputs *outs) {
-  time_t now = time(NULL);
+  int64_t now = outs->now();
   struct output *o = outs->head, *next;
   for (; o != NULL; o = next) {
     next = o->next;
@@ -191,6 +207,18 @@ static int open_path(struct pqact_outputs *outs, const char *path,
       continue;
     }
     if ((errno == EMFILE || errno == ENFILE) && outs->n > 0) {
+      /* as LDM's: close the least recently used output and retry, until
+       * the open succeeds or nothing is left to close */
+      int e = errno;
+      if (!outs->said_emfile)
+        log_warning("cannot open \"%s\": %s: closing least-recently-used "
+                    "outputs to retry (%zu open; said once)",
+                    path, strerror(e), outs->n);
+      else
+        log_debug("cannot open \"%s\": %s: closing the least-recently-used "
+                  "output (%zu open)",
+                  path, strerror(e), outs->n);
+      outs->said_emfile = true;
       close_lru(outs, "least-recently-used");
       continue;
     }
@@ -472,7 +500,7 @@ int pqact_file_action(struct pqact_outputs *outs, enum pqact_action type,
   } else if ((o = open_output(outs, type, path, flags)) == NULL) {
     return -1;
   }
-  o->last_used = time(NULL);
+  o->last_used = outs->now();
   if (o->flags & OPT_EDEX) /* needs pqact -e, which this pqact lacks */
     log_error("notification specified but shared memory is not available: "
               "\"%s\"",

@@ -38,8 +38,19 @@
 struct pqact_outputs;
 
 /** An empty set of outputs holding at most max_open open at once (0: the
- *  limit LDM uses, the open-file limit less 7).  NULL if out of memory. */
+ *  limit LDM uses, the open-file limit less 7, at least 1), the least
+ *  recently used closed first; when open(2) still fails with EMFILE or
+ *  ENFILE (descriptors taken by something else), the least recently used
+ *  are closed one at a time and the open retried, until it succeeds or
+ *  none is left.  NULL if out of memory. */
 struct pqact_outputs *pqact_outputs_new(unsigned max_open);
+
+/* A clock in seconds, for the idle close. */
+typedef int64_t pqact_clock_fn(void);
+
+/** Measure idle times with now (NULL: the default, CLOCK_MONOTONIC), so
+ *  that a test can make six hours pass. */
+void pqact_outputs_set_clock(struct pqact_outputs *outs, pqact_clock_fn *now);
 
 /** Flush and close every output, then free the set (NULL: nothing). */
 void pqact_outputs_free(struct pqact_outputs *outs);
@@ -53,8 +64,9 @@ int pqact_file_action(struct pqact_outputs *outs, enum pqact_action type,
                       int argc, char **argv, const pq_prod_info *info,
                       const void *data);
 
-/** At the end of the queue: flush buffered outputs and close those idle
- *  for six hours. */
+/** At the end of the queue: flush buffered outputs and close those not
+ *  used for six hours or more (LDM's "inactive" entries), so that a file
+ *  removed by scour does not stay open. */
 void pqact_outputs_sync(struct pqact_outputs *outs);
 
 /** How many outputs are open (for the tests and the statistics). */

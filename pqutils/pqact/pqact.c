@@ -5,7 +5,8 @@
  * defaults, reading the table (conf.c) and the reading loop over the
  * queue, which hands each product to the table walk (act.c).
  *
- * As LDM's pqact: `-q /dev/null` only checks the file; `-i 0` exits at the
+ * As LDM's pqact: `-q /dev/null` only checks the file, and exits 1 for a
+ * good file too (the log says which it was); `-i 0` exits at the
  * end of the queue; a `_BEGIN_` pseudo-product goes through the table at
  * startup; without -o it starts where the state file (state.h) says, else
  * at the end of the queue; SIGHUP rereads the table, which replaces the
@@ -474,7 +475,8 @@ int main(int argc, char **argv) {
     return 1;
   if (c.queue != NULL && strcmp(c.queue, "/dev/null") == 0) {
     pqact_conf_free(&conf);
-    return 0; /* a syntax check */
+    return 1; /* a syntax check: 1 even for a good file, as LDM's pqact,
+                 which then fails to open /dev/null as a queue */
   }
   cli_signals();
   cli_signals_reread();

@@ -45,7 +45,8 @@ IDS${tab}^(SAUS4.)${tab}FILE${tab}-metadata -st -overwrite -close${tab}metastrip
 IDS|NGRID${tab}^(FX|500)${tab}file${tab}-close${tab}%Y/%m/%d/%H%M%S_\\1
 CONF
 
-expect_rc 0 "$PQACT" -l- -q /dev/null "$CONF"
+expect_rc 1 "$PQACT" -vl- -q /dev/null "$CONF" # 1 as LDM's, good or bad
+expect_in "$ERR" "successfully read configuration-file"
 pqact_run -o "$ALL" -i 0 "$CONF"
 ((rc == 0)) || fail "pqact exited $rc"
 expect_not_in "$ERR" "ERROR"

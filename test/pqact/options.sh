@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # pqact's command line and table checks: -q /dev/null checks the file and
-# exits (0 good; non-zero with the error and its line for bad), actions not
+# exits 1 as LDM's (the log tells good from bad: every error with its
+# line, or "successfully read"), actions not
 # yet supported are refused at startup, the defaults come from the
 # registry (conf file, data directory, queue) and LDMPQFNAME, -f and -p
 # filter, -o also filters on creation time, no -o starts at the end of the
@@ -13,17 +14,18 @@ tab=$'\t'
 
 # ---- the syntax check ----
 printf 'EXP\t^A\tFILE\t-close\ta.out\n' >"$CONF"
-expect_rc 0 "$PQACT" -vl- -q /dev/null "$CONF"
+expect_rc 1 "$PQACT" -vl- -q /dev/null "$CONF"
 expect_in "$ERR" "successfully read configuration-file \"$CONF\""
-expect_rc 0 "$PQACT" -vl- -q /dev/null # the registry names the file
+expect_not_in "$ERR" "ERROR"
+expect_rc 1 "$PQACT" -vl- -q /dev/null # the registry names the file
 expect_in "$ERR" "successfully read configuration-file \"$CONF\""
 cd "$SCRATCH/data" || fail "cd"
 cp "$CONF" rel.conf
-expect_rc 0 "$PQACT" -vl- -q /dev/null rel.conf # made absolute
+expect_rc 1 "$PQACT" -vl- -q /dev/null rel.conf # made absolute
 expect_in "$ERR" "\"$SCRATCH/data/rel.conf\""
 cd "$SCRATCH" || fail "cd"
 : >empty.conf
-expect_rc 0 "$PQACT" -l- -q /dev/null empty.conf
+expect_rc 1 "$PQACT" -l- -q /dev/null empty.conf
 expect_in "$ERR" "configuration-file \"$SCRATCH/empty.conf\" has no entries"
 
 cat >bad.conf <<CONF
@@ -34,8 +36,8 @@ NOSUCH${tab}x${tab}NOOP
 EXP${tab}x${tab}FILEX${tab}y
 EXP${tab}(x${tab}NOOP
 CONF
-run "$PQACT" -l- -q /dev/null bad.conf
-((rc != 0 && rc < 128)) || fail "a bad file: pqact exited $rc"
+expect_rc 1 "$PQACT" -vl- -q /dev/null bad.conf
+expect_not_in "$ERR" "successfully read"
 expect_in "$ERR" "$SCRATCH/bad.conf: syntax error at line 3, not enough fields"
 expect_in "$ERR" "$SCRATCH/bad.conf: feedtype error at line 4: unknown feedtype name: \"NOSUCH\""
 expect_in "$ERR" "$SCRATCH/bad.conf: unknown action \"FILEX\" at line 5"
@@ -45,7 +47,8 @@ run "$PQACT" -l- -q /dev/null "$SCRATCH/missing.conf"
 ((rc != 0)) || fail "a missing file: pqact exited 0"
 expect_in "$ERR" "cannot open configuration-file \"$SCRATCH/missing.conf\": No such file"
 # the example in etc/ is good
-expect_rc 0 "$PQACT" -l- -q /dev/null "$ETC/pqact.conf"
+expect_rc 1 "$PQACT" -vl- -q /dev/null "$ETC/pqact.conf"
+expect_in "$ERR" "successfully read configuration-file"
 expect_not_in "$ERR" "WARN"
 ok "-q /dev/null: good, empty, bad (every error with its line), missing; etc/pqact.conf"
 
@@ -59,8 +62,11 @@ ok "EXEC, DBFILE refused at startup, not ignored"
 
 expect_rc 1 "$PQACT" -l- -q /dev/null a.conf b.conf
 expect_in "$ERR" "at most one configuration file"
-expect_rc 1 "$PQACT" -l- -i x -q /dev/null "$CONF"
-expect_rc 1 "$PQACT" -l- -e -q /dev/null "$CONF"
+# (1 is also -q /dev/null's status: the file must not have been read)
+expect_rc 1 "$PQACT" -vl- -i x -q /dev/null "$CONF"
+expect_not_in "$ERR" "successfully read"
+expect_rc 1 "$PQACT" -vl- -e -q /dev/null "$CONF"
+expect_not_in "$ERR" "successfully read"
 expect_rc 0 "$PQACT" -h
 expect_in "$OUT" "usage: pqact"
 ok "usage errors"

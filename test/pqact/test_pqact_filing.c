@@ -6,7 +6,10 @@
  * above 127 kept) and the -metadata header's bytes; then the options on
  * real files in a scratch directory: two-letter prefixes, append and
  * overwrite, directories made, an open output keeping its first options,
- * -close.
+ * -close; the idle close after six hours on a clock the test sets; the
+ * open-file limit (outputs kept within it, and EMFILE from open(2) when
+ * descriptors are taken by something else: the least recently used closed
+ * and the open retried).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,6 +20,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -250,12 +257,195 @@ static void test_files(void **state) {
   assert_string_equal(slurp("l3", &len), "3");
 }
 
+/* /proc/self/fd, opened once (before the test takes every descriptor)
+ * and read again from its start each time. */
+static DIR *fd_dir;
+
+/* How many of this process's descriptors are open on dir/name. */
+static int fds_on(const char *name) {
+  char want[600], link[600], path[300];
+  int n = 0;
+  snprintf(want, sizeof want, "%s/%s", dir, name);
+  if (fd_dir == NULL)
+    fd_dir = opendir("/proc/self/fd");
+  DIR *d = fd_dir;
+  assert_non_null(d);
+  rewinddir(d);
+  for (struct dirent *e; (e = readdir(d)) != NULL;) {
+    if (e->d_name[0] == '.')
+      continue;
+    snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
+    ssize_t len = readlink(path, link, sizeof link - 1);
+    if (len < 0)
+      continue;
+    link[len] = '\0';
+    n += strcmp(link, want) == 0;
+  }
+  return n;
+}
+
+static int64_t fake_now;
+static int64_t fake_clock(void) {
+  return fake_now;
+}
+
+#define SIX_HOURS (6 * 3600)
+
+/* LDM closes outputs not used for six hours at the end of the queue; a
+ * -close output never stays open. */
+static void test_idle(void **state) {
+  (void)state;
+  size_t len;
+  struct pqact_outputs *o = pqact_outputs_new(0);
+  assert_non_null(o);
+  pqact_outputs_set_clock(o, fake_clock);
+  fake_now = 1000000;
+  assert_int_equal(act(o, PQACT_FILE, "idle_a", "a"), 0);
+  assert_int_equal(act(o, PQACT_STDIOFILE, "idle_s", "s"), 0);
+  assert_int_equal(act(o, PQACT_FILE, "-close idle_c", "c"), 0);
+  assert_int_equal(pqact_outputs_open(o), 2); /* -close: gone already */
+  assert_int_equal(fds_on("idle_c"), 0);
+  fake_now += 2;
+  assert_int_equal(act(o, PQACT_FILE, "idle_b", "b"), 0);
+  pqact_outputs_sync(o);
+  assert_int_equal(pqact_outputs_open(o), 3);
+  /* 6 h + 1 s after idle_a and idle_s were used, 6 h - 1 s after idle_b */
+  fake_now += SIX_HOURS - 1;
+  pqact_outputs_sync(o);
+  assert_int_equal(pqact_outputs_open(o), 1);
+  assert_int_equal(fds_on("idle_a"), 0);
+  assert_int_equal(fds_on("idle_s"), 0);
+  assert_int_equal(fds_on("idle_b"), 1);
+  assert_string_equal(slurp("idle_s", &len), "s"); /* flushed, closed */
+  /* used again, idle_a is opened again and appended to */
+  assert_int_equal(act(o, PQACT_FILE, "idle_a", "A"), 0);
+  assert_int_equal(fds_on("idle_a"), 1);
+  fake_now += 2; /* idle_b: 6 h + 1 s; idle_a: 2 s */
+  pqact_outputs_sync(o);
+  assert_int_equal(pqact_outputs_open(o), 1);
+  assert_int_equal(fds_on("idle_b"), 0);
+  assert_int_equal(fds_on("idle_a"), 1);
+  pqact_outputs_free(o);
+  assert_string_equal(slurp("idle_a", &len), "aA");
+  assert_string_equal(slurp("idle_b", &len), "b");
+  assert_string_equal(slurp("idle_c", &len), "c");
+}
+
+/* Take every free descriptor (copies of src) into fds; their number. */
+static int eat_fds(int src, int *fds, int max) {
+  int n = 0;
+  while (n < max) {
+    int fd = fcntl(src, F_DUPFD_CLOEXEC, 0);
+    if (fd < 0) {
+      assert_true(errno == EMFILE);
+      break;
+    }
+    fds[n++] = fd;
+  }
+  assert_true(n < max);
+  return n;
+}
+
+static void test_open_limit(void **state) {
+  (void)state;
+  struct rlimit old, low;
+  size_t len;
+  char name[32];
+  int eaten[256];
+  int src = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  assert_true(src >= 0);
+  assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+  low = old;
+  low.rlim_cur = 32;
+
+  /* the limit less 7 open at most, the least recently used closed: the
+   * set reads the limit when made (the limit is back up while it is
+   * used, so that descriptors this process inherited cannot matter) */
+  assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+  struct pqact_outputs *o = pqact_outputs_new(0);
+  assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+  assert_non_null(o);
+  for (int i = 0; i < 30; i++) {
+    snprintf(name, sizeof name, "lim%02d", i);
+    assert_int_equal(act(o, PQACT_FILE, name, name), 0);
+  }
+  assert_int_equal(pqact_outputs_open(o), 25);
+  assert_int_equal(fds_on("lim04"), 0);
+  assert_int_equal(fds_on("lim05"), 1);
+  pqact_outputs_free(o);
+
+  /* something else holds all but 10 free descriptors: the 11th output's
+   * open(2) fails with EMFILE, so the least recently used (emf01, as
+   * emf00 was used again) is closed and the open retried; then emf02
+   * (the limit is raised by the descriptors this process inherited, so
+   * that more than 10 are free under it) */
+  for (int fd = 0; fd < 256; fd++)
+    low.rlim_cur += fcntl(fd, F_GETFD) >= 0;
+  assert_true(low.rlim_cur <= old.rlim_cur && low.rlim_cur < 200);
+  assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+  int n = eat_fds(src, eaten, 256);
+  assert_true(n > 10);
+  for (int i = 0; i < 10; i++)
+    close(eaten[--n]);
+  o = pqact_outputs_new(0);
+  assert_non_null(o);
+  for (int i = 0; i < 10; i++) {
+    snprintf(name, sizeof name, "emf%02d", i);
+    assert_int_equal(act(o, PQACT_FILE, name, name), 0);
+  }
+  assert_int_equal(act(o, PQACT_FILE, "emf00", "+"), 0);
+  assert_int_equal(act(o, PQACT_FILE, "emf10", "emf10"), 0);
+  assert_int_equal(pqact_outputs_open(o), 10);
+  assert_int_equal(fds_on("emf01"), 0);
+  assert_int_equal(fds_on("emf00"), 1);
+  assert_int_equal(fds_on("emf02"), 1);
+  assert_int_equal(act(o, PQACT_FILE, "emf11", "emf11"), 0);
+  assert_int_equal(fds_on("emf02"), 0);
+  assert_int_equal(fds_on("emf03"), 1);
+  /* STDIOFILE too */
+  assert_int_equal(act(o, PQACT_STDIOFILE, "-close emfs", "s"), 0);
+  assert_int_equal(pqact_outputs_open(o), 9);
+  assert_int_equal(fds_on("emf03"), 0);
+  assert_int_equal(fds_on("emf04"), 1);
+  pqact_outputs_free(o);
+
+  /* with nothing left to close, the action fails (and says so) */
+  int m = eat_fds(src, eaten + n, 256 - n);
+  o = pqact_outputs_new(0);
+  assert_non_null(o);
+  assert_int_equal(act(o, PQACT_FILE, "none", "x"), -1);
+  assert_int_equal(pqact_outputs_open(o), 0);
+  for (int i = 0; i < n + m; i++)
+    close(eaten[i]);
+  assert_int_equal(act(o, PQACT_FILE, "none", "y"), 0); /* and goes on */
+  pqact_outputs_free(o);
+  assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+
+  for (int i = 0; i < 30; i++) {
+    snprintf(name, sizeof name, "lim%02d", i);
+    assert_string_equal(slurp(name, &len), name);
+  }
+  for (int i = 0; i < 12; i++) {
+    snprintf(name, sizeof name, "emf%02d", i);
+    char want[40];
+    snprintf(want, sizeof want, "%s%s", name, i == 0 ? "+" : "");
+    assert_string_equal(slurp(name, &len), want);
+  }
+  assert_string_equal(slurp("emfs", &len), "s");
+  assert_string_equal(slurp("none", &len), "y");
+  closedir(fd_dir);
+  fd_dir = NULL;
+  close(src);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_removewmo),
       cmocka_unit_test(test_strip),
       cmocka_unit_test(test_metadata),
       cmocka_unit_test_setup_teardown(test_files, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_idle, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_open_limit, setup, teardown),
   };
   return tu_exit_code(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -20,7 +20,7 @@ if(TARGET pqact)
     ARGS $<TARGET_FILE_DIR:pqcreate> $<TARGET_FILE:pqact>
          $<TARGET_FILE:pqacthelper>
     TESTS files 120 options 120 stop 120 state 180 hup 120 pipes 120
-          decoders 180)
+          decoders 180 limits 120 quirks 120)
 endif()
 
 # fuzz_pqact: the pqact.conf reader and the substitutions on any input,
