@@ -92,7 +92,8 @@ struct decoder {
   struct chunk_list sent; /* written, perhaps not all read */
   struct chunk_list waiting; /* to write; the head may be partly written */
   size_t waiting_bytes;
-  struct chunk *suspect; /* read whole just before it died */
+  struct chunk *suspect; /* the last product it was seen to read whole */
+  double suspect_at;     /* when */
   double progress_at;    /* when it last read, or bytes began to wait for it */
   double died_at, restart_at, slow_logged_at;
   unsigned deaths; /* in a row, without a product read in between */
@@ -279,19 +280,18 @@ static uint64_t bytes_read(const struct decoder *x) {
   return x->written - (uint64_t)unread;
 }
 
-/* Free the written products x has read whole, keeping the last of them as
- * the suspect when `keep_last`. */
-static void trim_sent(struct decoder *x, uint64_t read, bool keep_last) {
+/* Free the written products x has read whole but the last, kept as the
+ * suspect should x die of it (on_exit_status()). */
+static void trim_sent(struct decoder *x, uint64_t read, double now) {
   struct chunk *c;
   while ((c = x->sent.head) != NULL && c->start + c->len <= read) {
     (void)list_pop(&x->sent);
-    if (keep_last && (x->sent.head == NULL ||
-                      x->sent.head->start + x->sent.head->len > read)) {
-      x->suspect = c;
-      break;
+    if (x->suspect != NULL) {
+      free(x->suspect);
+      x->deaths = 0; /* it read a product and went on: it is working */
     }
-    free(c);
-    x->deaths = 0; /* it read a product: it is working */
+    x->suspect = c;
+    x->suspect_at = now;
   }
 }
 
@@ -301,7 +301,7 @@ static void decoder_died(struct decoder *x) {
   if (x->fd < 0)
     return;
   uint64_t read = bytes_read(x);
-  trim_sent(x, read, true);
+  trim_sent(x, read, now_s());
   close(x->fd);
   x->fd = -1;
   /* What it did not read whole goes first, in order: the written ones,
@@ -369,7 +369,8 @@ static void on_exit_status(void *arg, pid_t pid, int status) {
   bool failed = !WIFEXITED(status) || WEXITSTATUS(status) != 0;
   struct chunk *s = x->suspect;
   x->suspect = NULL;
-  if (s != NULL && failed) { /* it died of what it had just read? */
+  if (s != NULL && failed && /* it died of what it had just read? */
+      x->died_at - x->suspect_at <= x->set->timeout_s) {
     s->resent++;
     s->off = 0;
     s->next = x->waiting.head;
@@ -452,7 +453,7 @@ static void look_at_reading(struct decoder *x, double now) {
     x->progress_at = now;
   }
   if (x->sent.head != NULL)
-    trim_sent(x, read, false);
+    trim_sent(x, read, now);
 }
 
 /* One decoder's turn; false if it was dropped. */

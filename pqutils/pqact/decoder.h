@@ -31,8 +31,9 @@
  *     seconds (none for the first).  What it had not read is written to the
  *     new one: pqact keeps each product until the decoder has read all of
  *     it, which it learns from the bytes left in the pipe (FIONREAD).  The
- *     product it was reading, or had just read if it died of a signal or a
- *     non-zero status, is written once more; a product it dies on a second
+ *     product it was reading, or the last it read whole if it died of a
+ *     signal or a non-zero status within the -t timeout of reading it, is
+ *     written once more; a product it dies on a second
  *     time is logged and skipped.  No decoder can stop pqact (LDM issue #71).
  *   - `-close` decoders are children under the cap of children.h.
  *

@@ -21,15 +21,17 @@ cat >"$S/dec.sh" <<'SH'
 echo $$ >>"$1.pids"
 exec cat >>"$1.out"
 SH
-# lines.sh NAME: reads lines (one byte at a time, as sh's read does on a
-# pipe); dies of a line with POISON, and of a line with FLAKY the first
-# time it sees one; appends the others to NAME.out.
+# lines.sh NAME: reads lines (one byte at a time, as bash's read does on
+# a pipe); dies of a line with POISON, and of a line with FLAKY the first
+# time it sees one; exits 0 at a line with QUIT; appends the others to
+# NAME.out.
 cat >"$S/lines.sh" <<'SH'
 #!/bin/bash
 echo $$ >>"$1.pids"
 while IFS= read -r line; do
   case $line in
   *POISON*) exit 3 ;;
+  *QUIT*) exit 0 ;;
   *FLAKY*) [ -e "$1.flaked" ] || { : >"$1.flaked"; kill -SEGV $$; } ;;
   esac
   printf '%s\n' "$line" >>"$1.out"
@@ -111,12 +113,18 @@ wait_until 10 grep -qF "skipping product the decoder died on twice: line POISON"
 pids_of lines 4 || fail "$(wc -l <"$S/lines.pids") decoders started, expected 4 (1 + FLAKY + POISON twice)"
 ok "a crashed decoder is restarted and gets its product again; a product that kills it twice is skipped"
 
-# 4. Killed while idle: the next product goes to a new one.
-kill -KILL "$(tail -1 "$S/lines.pids")"
-printf 'line d\n' >l.d
-put EXP 1 "$(now)" 0 here "line d" l.d
-wait_until 10 grep -q 'line d' "$S/lines.out" || fail "after its decoder was killed, a product was lost"
-ok "a decoder killed while idle is replaced; nothing lost"
+# 4. A decoder that exits 0 of itself is replaced; what it read whole is
+# not written again (it did not die of it).
+for w in QUIT d; do
+  printf 'line %s\n' "$w" >"l.$w"
+  put EXP 1 "$(now)" 0 here "line $w" "l.$w"
+done
+printf 'line d\n' >>want.lines
+wait_until 10 has_size "$S/lines.out" "$(wc -c <want.lines)" ||
+  fail "after its decoder exited, the decoder wrote $(tr '\n' ' ' <"$S/lines.out")"
+cmp -s "$S/lines.out" want.lines || fail "the decoder's lines: $(tr '\n' ' ' <"$S/lines.out")"
+pids_of lines 5 || fail "$(wc -l <"$S/lines.pids") decoders started, expected 5"
+ok "a decoder that exits by itself is replaced; nothing lost, nothing twice"
 
 # 5. SIGTERM with a decoder stopped and bytes waiting for it.
 STUCK=$(tail -1 "$S/stuck.pids")
