@@ -74,4 +74,8 @@ int pqact_children_wait_slot(struct pqact_children *k, int timeout_ms);
 unsigned pqact_children_running(const struct pqact_children *k,
                                 bool capped_only);
 
+/** Is the cap reached (so that a capped spawn's EAGAIN is the cap's, not
+ *  fork's)?  Always false without a cap. */
+bool pqact_children_full(const struct pqact_children *k);
+
 #endif /* PQACT_CHILDREN_H */

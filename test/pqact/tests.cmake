@@ -5,7 +5,8 @@
 # inserts products whose creation time, feedtype, sequence number and
 # origin the test chooses (pqinsert's creation time is now).
 if(TARGET pqact)
-  foreach(name test_pqact_conf test_pqact_subst test_pqact_filing)
+  foreach(name test_pqact_conf test_pqact_subst test_pqact_filing
+      test_pqact_children)
     add_executable(${name} ${CMAKE_CURRENT_LIST_DIR}/${name}.c)
     target_link_libraries(${name} PRIVATE pqact_core ${CMOCKA_LIB})
     pq_test(${name} TIMEOUT 60 LABELS pqact ENVIRONMENT ${PQ_TESTDATA_ENV}
