@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "ldmd/site/log.h"
+#include "pqutils/pqact/exec.h"
 #include "pqutils/pqact/subst.h"
 
 static void say_subst(void *arg, const char *msg) {
@@ -44,6 +45,8 @@ static int run_entry(struct pqact_act *a, const struct pqact_entry *e,
   case PQACT_FILE:
   case PQACT_STDIOFILE:
     return pqact_file_action(a->outs, e->action, argc, argv, info, data);
+  case PQACT_EXEC:
+    return pqact_exec_action(a->kids, argc, argv);
   default: /* refused at startup */
     log_error("%s is not yet supported", pqact_action_name(e->action));
     return -1;

@@ -2,10 +2,10 @@
  * act.h - pqact's table walk: one product through every entry of the
  * pattern-action table in file order, each matching entry's arguments
  * substituted (subst.h) and its action run by the part that owns it
- * (filing.h for FILE and STDIOFILE).  As LDM's pqact: every matching entry
- * fires; `^_ELSE_$` fires when no entry before it fired and the identifier
- * does not begin with '_'; a `_BEGIN_` pseudo-product goes through the
- * table at startup (our pqutils/pqact/pqact.1).
+ * (filing.h for FILE and STDIOFILE, exec.h for EXEC).  As
+ * LDM's pqact: every matching entry fires; `^_ELSE_$` fires when no entry
+ * before it fired and the identifier does not begin with '_'; a `_BEGIN_`
+ * pseudo-product goes through the table at startup (our pqutils/pqact/pqact.1).
  *
  * The program (pqact.c) owns the loop over the queue and the signals;
  * this part owns what happens to one product.  Not thread-safe.
@@ -16,13 +16,15 @@
 #include <stdint.h>
 
 #include "pq/pq.h"
+#include "pqutils/pqact/children.h"
 #include "pqutils/pqact/conf.h"
 #include "pqutils/pqact/filing.h"
 
-/* What acting needs: the table and the open outputs. */
+/* What acting needs: the table, the open outputs and the children. */
 struct pqact_act {
   const struct pqact_conf *conf;
   struct pqact_outputs *outs;
+  struct pqact_children *kids; /* EXEC's (children.h) */
   uint64_t nprods; /* products through the table, _BEGIN_ excepted */
 };
 

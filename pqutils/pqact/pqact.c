@@ -8,8 +8,9 @@
  * As LDM's pqact: `-q /dev/null` only checks the file; `-i 0` exits at the
  * end of the queue; a `_BEGIN_` pseudo-product goes through the table at
  * startup; without -o it starts at the end of the queue.  Not yet: PIPE,
- * EXEC, DBFILE, SPIPE and XPIPE (a table that uses them is refused at
- * startup), the state file, and rereading the table on SIGHUP.
+ * DBFILE, SPIPE and XPIPE (a table that uses them is refused at startup), the
+ * state file, and rereading the table on SIGHUP.  The cap on EXEC's
+ * children is the registry's /pqact/max-children, read at startup.
  * SIGTERM and SIGINT stop it at the next product or wait (cli_signals()).
  */
 #include <errno.h>
@@ -71,6 +72,7 @@ static int on_product(const pq_prod_info *info, const void *data,
 static int act_queue(pq_t *pq, const pq_class *cls, struct pqact_act *a,
                      uint64_t interval) {
   while (!cli_stopping()) {
+    (void)pqact_children_reap(a->kids);
     if (cli_stats_requested())
       log_notice("number of products %llu", (unsigned long long)a->nprods);
     int rc = pq_next(pq, PQ_FORWARD, cls, on_product, a);
@@ -155,7 +157,7 @@ static int load_conf(const char *path, struct pqact_conf *conf) {
   for (size_t i = 0; i < conf->n; i++) {
     const struct pqact_entry *e = &conf->entries[i];
     if (e->action == PQACT_NOOP || e->action == PQACT_FILE ||
-        e->action == PQACT_STDIOFILE)
+        e->action == PQACT_STDIOFILE || e->action == PQACT_EXEC)
       continue;
     log_error("%s: line %u: action %s is not yet supported by this pqact", path,
               e->line, pqact_action_name(e->action));
@@ -193,6 +195,24 @@ static int conf_path(struct cli *c, const struct opts *o, char *buf,
     log_error("configuration-file path too long: \"%s/%s\"", cwd, given);
     return -1;
   }
+  return 0;
+}
+
+/* The cap on EXEC's children: the registry's /pqact/max-children.  0, or
+ * -1 logged. */
+static int children_cap(struct cli *c, unsigned *cap) {
+  char v[64];
+  if (cli_reg_string(c, REG_PQACT_MAX_CHILDREN, v, sizeof v) != 0)
+    return -1;
+  char *end;
+  errno = 0;
+  unsigned long n = strtoul(v, &end, 10);
+  if (v[0] < '0' || v[0] > '9' || *end != '\0' || errno != 0 || n > UINT_MAX) {
+    log_error("the registry's %s is not a number of children: \"%s\"",
+              REG_PQACT_MAX_CHILDREN, v);
+    return -1;
+  }
+  *cap = (unsigned)n;
   return 0;
 }
 
@@ -281,13 +301,21 @@ int main(int argc, char **argv) {
   }
   cli_signals();
   log_notice("starting up (%d)", (int)getpgrp());
-  struct pqact_act a = {.conf = &conf, .outs = pqact_outputs_new(0)};
+  unsigned cap = PQACT_CHILDREN_CAP;
+  if (children_cap(&c, &cap) != 0) {
+    pqact_conf_free(&conf);
+    return 1;
+  }
+  struct pqact_act a = {.conf = &conf,
+                        .outs = pqact_outputs_new(0),
+                        .kids = pqact_children_new(cap)};
   int status = 1;
-  if (a.outs == NULL)
+  if (a.outs == NULL || a.kids == NULL)
     log_error("cannot allocate the outputs: %s", strerror(ENOMEM));
   else
     status = run(&c, &o, &a);
   pqact_outputs_free(a.outs);
+  pqact_children_free(a.kids);
   pqact_conf_free(&conf);
   log_notice("exiting: %llu products", (unsigned long long)a.nprods);
   return status;

@@ -18,7 +18,7 @@ if(TARGET pqact)
   pq_script_suite(pqact LABEL pqact
     ARGS $<TARGET_FILE_DIR:pqcreate> $<TARGET_FILE:pqact>
          $<TARGET_FILE:pqacthelper>
-    TESTS files 120 options 120 stop 120)
+    TESTS files 120 options 120 stop 120 exec 180)
 endif()
 
 # fuzz_pqact: the pqact.conf reader and the substitutions on any input,
