@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "ldmd/site/log.h"
+#include "pqutils/pqact/dbfile.h"
 #include "pqutils/pqact/exec.h"
 #include "pqutils/pqact/subst.h"
 
@@ -47,6 +48,8 @@ static int run_entry(struct pqact_act *a, const struct pqact_entry *e,
     return pqact_file_action(a->outs, e->action, argc, argv, info, data);
   case PQACT_EXEC:
     return pqact_exec_action(a->kids, argc, argv);
+  case PQACT_DBFILE:
+    return pqact_dbfile_action(a->outs, argc, argv, info, data);
   default: /* refused at startup */
     log_error("%s is not yet supported", pqact_action_name(e->action));
     return -1;

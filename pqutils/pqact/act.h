@@ -2,7 +2,7 @@
  * act.h - pqact's table walk: one product through every entry of the
  * pattern-action table in file order, each matching entry's arguments
  * substituted (subst.h) and its action run by the part that owns it
- * (filing.h for FILE and STDIOFILE, exec.h for EXEC).  As
+ * (filing.h for FILE and STDIOFILE, exec.h for EXEC, dbfile.h for DBFILE).  As
  * LDM's pqact: every matching entry fires; `^_ELSE_$` fires when no entry
  * before it fired and the identifier does not begin with '_'; a `_BEGIN_`
  * pseudo-product goes through the table at startup (our pqutils/pqact/pqact.1).

@@ -8,7 +8,7 @@
  * As LDM's pqact: `-q /dev/null` only checks the file; `-i 0` exits at the
  * end of the queue; a `_BEGIN_` pseudo-product goes through the table at
  * startup; without -o it starts at the end of the queue.  Not yet: PIPE,
- * DBFILE, SPIPE and XPIPE (a table that uses them is refused at startup), the
+ * SPIPE and XPIPE (a table that uses them is refused at startup), the
  * state file, and rereading the table on SIGHUP.  The cap on EXEC's
  * children is the registry's /pqact/max-children, read at startup.
  * SIGTERM and SIGINT stop it at the next product or wait (cli_signals()).
@@ -157,7 +157,8 @@ static int load_conf(const char *path, struct pqact_conf *conf) {
   for (size_t i = 0; i < conf->n; i++) {
     const struct pqact_entry *e = &conf->entries[i];
     if (e->action == PQACT_NOOP || e->action == PQACT_FILE ||
-        e->action == PQACT_STDIOFILE || e->action == PQACT_EXEC)
+        e->action == PQACT_STDIOFILE || e->action == PQACT_EXEC ||
+        e->action == PQACT_DBFILE)
       continue;
     log_error("%s: line %u: action %s is not yet supported by this pqact", path,
               e->line, pqact_action_name(e->action));

@@ -49,13 +49,13 @@ expect_rc 0 "$PQACT" -l- -q /dev/null "$ETC/pqact.conf"
 expect_not_in "$ERR" "WARN"
 ok "-q /dev/null: good, empty, bad (every error with its line), missing; etc/pqact.conf"
 
-for a in PIPE DBFILE SPIPE XPIPE; do
+for a in PIPE SPIPE XPIPE; do
   printf 'EXP\t^A\tNOOP\n# c\nEXP\t^A\t%s\tsomething\n' "$a" >unsup.conf
   run "$PQACT" -l- -q /dev/null unsup.conf
   ((rc != 0 && rc < 128)) || fail "$a: pqact exited $rc"
   expect_in "$ERR" "unsup.conf: line 3: action $a is not yet supported"
 done
-ok "PIPE, DBFILE, SPIPE, XPIPE refused at startup, not ignored"
+ok "PIPE, SPIPE, XPIPE refused at startup, not ignored"
 
 expect_rc 1 "$PQACT" -l- -q /dev/null a.conf b.conf
 expect_in "$ERR" "at most one configuration file"
