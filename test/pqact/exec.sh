@@ -53,7 +53,10 @@ EXP${tab}^exec ([a-z]+) (K...)${tab}EXEC${tab}$SCRATCH/args.sh \\1 "\\2 %Y%m%d" 
 CONF
 pqact_run -o "$ALL" -i 0 "$CONF"
 ((rc == 0)) || fail "pqact exited $rc"
-wait_until 10 eval '[[ -f $DATA/args.one && -f $DATA/args.two ]]' ||
+both_ran() {
+  [[ -f $DATA/args.one && -f $DATA/args.two ]]
+}
+wait_until 10 both_ran ||
   fail "the EXEC scripts did not run within 10 s"
 printf '%s\n' 'KABC 20240229' 41 exec one KABC >want.one
 printf '%s\n' 'KXYZ 20240229' 42 exec two KXYZ >want.two
