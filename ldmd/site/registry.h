@@ -58,6 +58,9 @@
 #define REG_ANTI_DOS "/server/enable-anti-DOS"
 #define REG_PQACT_CONFIG "/pqact/config-path"
 #define REG_PQACT_DATADIR "/pqact/datadir-path"
+/* Ours, not LDM's: the most EXEC and PIPE -close children pqact runs at
+ * once (pqutils/pqact/pqact.1); 0 for no cap. */
+#define REG_PQACT_MAX_CHILDREN "/pqact/max-children"
 #define REG_LOG_FILE "/log/file"
 #define REG_LOG_COUNT "/log/count"
 #define REG_LOG_ROTATE "/log/rotate"

@@ -32,6 +32,8 @@ const struct reg_default ldm__reg_defaults[] = {
     {REG_ANTI_DOS, "TRUE", RT_BOOL, 0, 0, NULL},
     {REG_PQACT_CONFIG, "$LDMHOME/etc/pqact.conf", RT_STRING, 0, 0, NULL},
     {REG_PQACT_DATADIR, "$LDMHOME/var/data", RT_STRING, 0, 0, NULL},
+    /* ours: PQACT_CHILDREN_CAP of pqutils/pqact/children.h */
+    {REG_PQACT_MAX_CHILDREN, "32", RT_UINT, 0, UINT32_MAX, NULL},
     {REG_LOG_FILE, "$LDMHOME/var/logs/ldmd.log", RT_STRING, 0, 0, NULL},
     {REG_LOG_COUNT, "7", RT_UINT, 0, UINT32_MAX, NULL},
     {REG_LOG_ROTATE, "1", RT_BOOL, 0, 0, NULL},

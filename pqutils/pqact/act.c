@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "ldmd/site/log.h"
+#include "pqutils/pqact/dbfile.h"
+#include "pqutils/pqact/exec.h"
 #include "pqutils/pqact/subst.h"
 
 static void say_subst(void *arg, const char *msg) {
@@ -49,6 +51,10 @@ static int run_entry(struct pqact_act *a, const struct pqact_entry *e,
   case PQACT_XPIPE:
     return pqact_pipe_action(a->decs, e->action, argc, argv, info, data,
                              a->token);
+  case PQACT_EXEC:
+    return pqact_exec_action(a->kids, argc, argv);
+  case PQACT_DBFILE:
+    return pqact_dbfile_action(a->outs, argc, argv, info, data);
   default: /* refused at startup */
     log_error("%s is not yet supported", pqact_action_name(e->action));
     return -1;

@@ -2,7 +2,8 @@
  * act.h - pqact's table walk: one product through every entry of the
  * pattern-action table in file order, each matching entry's arguments
  * substituted (subst.h) and its action run by the part that owns it
- * (filing.h for FILE and STDIOFILE, decoder.h for PIPE, SPIPE and XPIPE).  As
+ * (filing.h for FILE and STDIOFILE, exec.h for EXEC, dbfile.h for DBFILE,
+ * decoder.h for PIPE, SPIPE and XPIPE).  As
  * LDM's pqact: every matching entry fires; `^_ELSE_$` fires when no entry
  * before it fired and the identifier does not begin with '_'; a `_BEGIN_`
  * pseudo-product goes through the table at startup (our pqutils/pqact/pqact.1).
@@ -16,16 +17,18 @@
 #include <stdint.h>
 
 #include "pq/pq.h"
+#include "pqutils/pqact/children.h"
 #include "pqutils/pqact/conf.h"
 #include "pqutils/pqact/decoder.h"
 #include "pqutils/pqact/filing.h"
 
-/* What acting needs: the table, the open outputs and the decoders. */
+/* What acting needs: the table, the open outputs, the children and the
+ * decoders. */
 struct pqact_act {
   const struct pqact_conf *conf;
   struct pqact_outputs *outs;
   struct pqact_decoders *decs;
-  struct pqact_children *kids; /* EXEC's and the decoders' */
+  struct pqact_children *kids; /* EXEC's and the decoders' (children.h) */
   uint64_t token;  /* the product's, for actions that end later (decoders) */
   uint64_t nprods; /* products through the table, _BEGIN_ excepted */
 };

@@ -7,7 +7,8 @@
  * pqact's, and no other descriptor of pqact's leaks into it; at exit
  * pqact does not wait for its children.  Exits are logged as LDM logs
  * them: "child N exited with status S" (a warning unless S is 0) and
- * "child N terminated by signal S" (a warning).
+ * "child N terminated by signal S" (a warning), each followed by the
+ * command in parentheses.
  *
  * Better than LDM's: a cap on the children that come and go (EXEC and
  * `PIPE -close`), so that catching up after downtime cannot fork
@@ -73,5 +74,9 @@ int pqact_children_wait_slot(struct pqact_children *k, int timeout_ms);
 /** How many children of the set are running (capped ones only, or all). */
 unsigned pqact_children_running(const struct pqact_children *k,
                                 bool capped_only);
+
+/** Is the cap reached (so that a capped spawn's EAGAIN is the cap's, not
+ *  fork's)?  Always false without a cap. */
+bool pqact_children_full(const struct pqact_children *k);
 
 #endif /* PQACT_CHILDREN_H */

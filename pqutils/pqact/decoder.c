@@ -51,14 +51,16 @@ enum {
   OPT_CLOSE = 1u << 6,
 };
 
-static const struct {
-  const char *name;
-  unsigned flag;
-} option_names[] = {
-    {"transient", OPT_TRANSIENT}, {"strip", OPT_STRIP},
-    {"metadata", OPT_METADATA},   {"nodata", OPT_NODATA | OPT_METADATA},
-    {"removewmo", OPT_REMOVEWMO}, {"flush", OPT_FLUSH},
-    {"close", OPT_CLOSE},
+/* PIPE's; SPIPE and XPIPE take none, as LDM's (their leading "-..."
+ * words are skipped). */
+static const struct pqact_option option_names[] = {
+    {"transient", OPT_TRANSIENT, 1u << PQACT_PIPE, false},
+    {"strip", OPT_STRIP, 1u << PQACT_PIPE, false},
+    {"metadata", OPT_METADATA, 1u << PQACT_PIPE, false},
+    {"nodata", OPT_NODATA | OPT_METADATA, 1u << PQACT_PIPE, false},
+    {"removewmo", OPT_REMOVEWMO, 1u << PQACT_PIPE, false},
+    {"flush", OPT_FLUSH, 1u << PQACT_PIPE, false},
+    {"close", OPT_CLOSE, 1u << PQACT_PIPE, false},
 };
 
 /* One product's bytes for one decoder. */
@@ -590,17 +592,6 @@ bool pqact_decoders_wait(struct pqact_decoders *d, int timeout_ms) {
 
 /* ---- a product for a decoder ---- */
 
-static unsigned decode_options(int argc, char **argv, int *first) {
-  unsigned flags = 0;
-  int i = 0;
-  for (; i < argc && argv[i][0] == '-'; i++)
-    for (size_t k = 0; k < sizeof option_names / sizeof option_names[0]; k++)
-      if (strncmp(argv[i] + 1, option_names[k].name, 2) == 0)
-        flags |= option_names[k].flag;
-  *first = i;
-  return flags;
-}
-
 static char *join(int argc, char **argv) {
   size_t len = 1;
   for (int i = 0; i < argc; i++)
@@ -724,8 +715,10 @@ static struct chunk *make_chunk(const struct decoder *x,
 int pqact_pipe_action(struct pqact_decoders *d, enum pqact_action type,
                       int argc, char **argv, const pq_prod_info *info,
                       const void *data, uint64_t token) {
-  int first;
-  unsigned flags = decode_options(argc, argv, &first);
+  unsigned flags = 0;
+  int first = pqact_decode_options(option_names,
+                                   sizeof option_names / sizeof option_names[0],
+                                   type, argc, argv, &flags, NULL, NULL, NULL);
   if (first >= argc) {
     log_error("%s: no command", pqact_action_name(type));
     return -1;

@@ -2,7 +2,9 @@
  * filing.c - the FILE and STDIOFILE actions: their options, the transforms
  * of the data (-removewmo, -strip, -metadata), and the set of open outputs,
  * most recently used first, that keeps an output open across products
- * (filing.h says which rules are LDM's).
+ * (filing.h says which rules are LDM's); also what the other actions share
+ * with these: the decoder of options and the making of directories, and a
+ * place in the set for the outputs they open (DBFILE's databases).
  */
 #include "pqutils/pqact/filing.h"
 
@@ -31,32 +33,28 @@ enum {
   OPT_CLOSE = 1u << 7,
 };
 
-struct option_name {
-  const char *name;
-  unsigned flag;
-  unsigned actions; /* bit per enum pqact_action that takes it */
-};
-
 #define FOR_FILE (1u << PQACT_FILE)
 #define FOR_STDIO (1u << PQACT_STDIOFILE)
 
-static const struct option_name option_names[] = {
-    {"overwrite", OPT_OVERWRITE, FOR_FILE | FOR_STDIO},
-    {"strip", OPT_STRIP, FOR_FILE | FOR_STDIO},
-    {"metadata", OPT_METADATA, FOR_FILE},
-    {"log", OPT_LOG, FOR_FILE | FOR_STDIO},
-    {"edex", OPT_EDEX, FOR_FILE},
-    {"removewmo", OPT_REMOVEWMO, FOR_FILE | FOR_STDIO},
-    {"flush", OPT_FLUSH, FOR_FILE | FOR_STDIO},
-    {"close", OPT_CLOSE, FOR_FILE | FOR_STDIO},
+static const struct pqact_option option_names[] = {
+    {"overwrite", OPT_OVERWRITE, FOR_FILE | FOR_STDIO, false},
+    {"strip", OPT_STRIP, FOR_FILE | FOR_STDIO, false},
+    {"metadata", OPT_METADATA, FOR_FILE, false},
+    {"log", OPT_LOG, FOR_FILE | FOR_STDIO, false},
+    {"edex", OPT_EDEX, FOR_FILE, false},
+    {"removewmo", OPT_REMOVEWMO, FOR_FILE | FOR_STDIO, false},
+    {"flush", OPT_FLUSH, FOR_FILE | FOR_STDIO, false},
+    {"close", OPT_CLOSE, FOR_FILE | FOR_STDIO, false},
 };
 
 struct output {
   enum pqact_action type;
   char *path;
   unsigned flags;
-  int fd;   /* FILE */
-  FILE *fp; /* STDIOFILE */
+  int fd;                          /* FILE */
+  FILE *fp;                        /* STDIOFILE */
+  void *handle;                    /* another part's (pqact_outputs_add) */
+  pqact_output_close_fn *close_fn; /* closes handle */
   int64_t last_used;
   struct output *prev, *next;
 };
@@ -122,7 +120,9 @@ static int close_output(struct pqact_outputs *outs, struct output *o,
   int rc = 0;
   log_debug("deleting %s %s entry: path=\"%s\"", why,
             pqact_action_name(o->type), o->path);
-  if (o->fp != NULL) {
+  if (o->close_fn != NULL) {
+    rc = o->close_fn(o->handle, o->path);
+  } else if (o->fp != NULL) {
     if (fclose(o->fp) != 0) {
       log_error("cannot close \"%s\": %s", o->path, strerror(errno));
       rc = -1;
@@ -138,13 +138,14 @@ static int close_output(struct pqact_outputs *outs, struct output *o,
   return rc;
 }
 
-static void close_lru(struct pqact_outputs *outs, const char *why) {
+static bool close_lru(struct pqact_outputs *outs, const char *why) {
   struct output *o = outs->head;
   if (o == NULL)
-    return;
+    return false;
   while (o->next != NULL)
     o = o->next;
   close_output(outs, o, why);
+  return true;
 }
 
 void pqact_outputs_free(struct pqact_outputs *outs) {
@@ -167,8 +168,7 @@ void pqact_outputs_sync(struct pqact_outputs *outs) {
   }
 }
 
-/* mkdir -p of the directories path is in. */
-static int make_parents(const char *path) {
+int pqact_make_parents(const char *path) {
   char *dir = strdup(path);
   if (dir == NULL)
     return -1;
@@ -202,7 +202,7 @@ static int open_path(struct pqact_outputs *outs, const char *path,
       return fd;
     if (errno == ENOENT && !made) {
       made = true;
-      if (make_parents(path) != 0)
+      if (pqact_make_parents(path) != 0)
         return -1;
       continue;
     }
@@ -267,19 +267,33 @@ static struct output *open_output(struct pqact_outputs *outs,
   return o;
 }
 
-/* The options among argv's leading "-..." words.  The last word is the
- * path even if it begins with '-', as in LDM's pqact. */
-static unsigned decode_options(enum pqact_action type, int argc, char **argv) {
-  unsigned flags = 0;
-  for (int i = 0; i < argc - 1 && argv[i][0] == '-'; i++) {
-    for (size_t k = 0; k < sizeof option_names / sizeof option_names[0]; k++) {
-      const struct option_name *on = &option_names[k];
-      if ((on->actions & (1u << type)) != 0 &&
-          strncmp(argv[i] + 1, on->name, 2) == 0)
-        flags |= on->flag;
+int pqact_decode_options(const struct pqact_option *table, size_t n,
+                         enum pqact_action type, int argc, char **argv,
+                         unsigned *flags, const char **values,
+                         pqact_option_unknown_fn *unknown, void *arg) {
+  int i = 0;
+  *flags = 0;
+  while (i < argc - 1 && argv[i][0] == '-') {
+    const char *word = argv[i++];
+    bool known = false;
+    for (size_t k = 0; k < n; k++) {
+      const struct pqact_option *on = &table[k];
+      if ((on->actions & (1u << type)) == 0 ||
+          strncmp(word + 1, on->name, 2) != 0)
+        continue;
+      known = true;
+      *flags |= on->flag;
+      if (on->has_value) { /* the next word, whatever it is */
+        if (values != NULL)
+          values[k] = i < argc ? argv[i] : NULL;
+        if (i < argc)
+          i++;
+      }
     }
+    if (!known && unknown != NULL)
+      unknown(arg, word);
   }
-  return flags;
+  return i;
 }
 
 /* ---- data transforms ---- */
@@ -487,7 +501,10 @@ static int file_out(struct output *o, const uint8_t *meta, size_t mlen,
 int pqact_file_action(struct pqact_outputs *outs, enum pqact_action type,
                       int argc, char **argv, const pq_prod_info *info,
                       const void *data) {
-  unsigned flags = decode_options(type, argc, argv);
+  unsigned flags;
+  (void)pqact_decode_options(option_names,
+                             sizeof option_names / sizeof option_names[0], type,
+                             argc, argv, &flags, NULL, NULL, NULL);
   if (argc == 0) {
     log_error("%s: no path", pqact_action_name(type));
     return -1;
@@ -544,4 +561,52 @@ int pqact_file_action(struct pqact_outputs *outs, enum pqact_action type,
   if (o->flags & OPT_CLOSE)
     return close_output(outs, o, "closed");
   return 0;
+}
+
+/* ---- outputs that other parts open ---- */
+
+void *pqact_outputs_get(struct pqact_outputs *outs, enum pqact_action type,
+                        const char *path) {
+  struct output *o = find_output(outs, type, path);
+  if (o == NULL)
+    return NULL;
+  unlink_output(outs, o);
+  push_front(outs, o);
+  o->last_used = outs->now();
+  return o->handle;
+}
+
+void pqact_outputs_make_room(struct pqact_outputs *outs) {
+  while (outs->n >= outs->max && outs->n > 0)
+    close_lru(outs, "least-recently-used");
+}
+
+bool pqact_outputs_close_lru(struct pqact_outputs *outs) {
+  return close_lru(outs, "least-recently-used");
+}
+
+int pqact_outputs_add(struct pqact_outputs *outs, enum pqact_action type,
+                      const char *path, void *handle,
+                      pqact_output_close_fn *close_fn) {
+  struct output *o = calloc(1, sizeof *o);
+  if (o == NULL || (o->path = strdup(path)) == NULL) {
+    log_error("cannot keep \"%s\" open: %s", path, strerror(ENOMEM));
+    free(o);
+    (void)close_fn(handle, path);
+    return -1;
+  }
+  o->type = type;
+  o->fd = -1;
+  o->handle = handle;
+  o->close_fn = close_fn;
+  o->last_used = outs->now();
+  push_front(outs, o);
+  outs->n++;
+  return 0;
+}
+
+int pqact_outputs_close(struct pqact_outputs *outs, enum pqact_action type,
+                        const char *path, const char *why) {
+  struct output *o = find_output(outs, type, path);
+  return o == NULL ? 0 : close_output(outs, o, why);
 }

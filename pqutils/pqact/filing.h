@@ -20,12 +20,16 @@
  *     stdio and takes -overwrite -strip -removewmo -log -flush (fflush)
  *     -close.
  *
+ * The other actions share the decoder of options and the making of
+ * directories, and keep what they open in the same set (below).
+ *
  * Logs through ldmd/site/log.h.  One set of outputs per process; not
  * thread-safe.
  */
 #ifndef PQACT_FILING_H
 #define PQACT_FILING_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -71,6 +75,66 @@ void pqact_outputs_sync(struct pqact_outputs *outs);
 
 /** How many outputs are open (for the tests and the statistics). */
 size_t pqact_outputs_open(const struct pqact_outputs *outs);
+
+/* ---- what the other actions share with these ---- */
+
+/* An option of an action: '-' and its name, known by the name's first two
+ * letters, as LDM's pqact knows them. */
+struct pqact_option {
+  const char *name;
+  unsigned flag;
+  unsigned actions; /* bit per enum pqact_action that takes it */
+  bool has_value;   /* the next word is its value (DBFILE's -dblocksize) */
+};
+
+/* Told each leading "-..." word that is no option of the action. */
+typedef void pqact_option_unknown_fn(void *arg, const char *word);
+
+/**
+ * The options among argv's leading "-..." words, as LDM's pqact decodes
+ * them: each is the option of table whose name's first two letters follow
+ * the '-' (unknown ones are skipped, and told to unknown if not NULL); the
+ * last word is never an option (it is FILE's path, EXEC's command...).
+ * @param[out] flags   the flags of the options given
+ * @param[out] values  NULL, or n pointers: the value of each option given
+ *                     that takes one (left as they were for the others)
+ * @return the index of the first word after the options
+ */
+int pqact_decode_options(const struct pqact_option *table, size_t n,
+                         enum pqact_action type, int argc, char **argv,
+                         unsigned *flags, const char **values,
+                         pqact_option_unknown_fn *unknown, void *arg);
+
+/** mkdir -p of the directories path is in (mode 0777 less the umask).
+ *  0, or -1 after logging what failed (errno kept). */
+int pqact_make_parents(const char *path);
+
+/*
+ * Outputs that another part opens (DBFILE's databases) share the set: they
+ * are found by their action and path, most recently used first, count
+ * against the same limit, and are closed (least recently used first, idle
+ * for six hours, at the end) by the function given with them.
+ */
+typedef int pqact_output_close_fn(void *handle, const char *path);
+
+/** The handle of the open output of type at path, now the most recently
+ *  used; NULL if none is open. */
+void *pqact_outputs_get(struct pqact_outputs *outs, enum pqact_action type,
+                        const char *path);
+/** Close least recently used outputs until one more fits in the limit:
+ *  call it before opening one. */
+void pqact_outputs_make_room(struct pqact_outputs *outs);
+/** Close the least recently used output (EMFILE): false if none is open. */
+bool pqact_outputs_close_lru(struct pqact_outputs *outs);
+/** Keep handle open as the output of type at path, the most recently used.
+ *  0, or -1 after logging (out of memory: the handle is closed). */
+int pqact_outputs_add(struct pqact_outputs *outs, enum pqact_action type,
+                      const char *path, void *handle,
+                      pqact_output_close_fn *close_fn);
+/** Close the output of type at path, if open, saying why ("closed",
+ *  "failed").  @return what its close function returned (0 if none) */
+int pqact_outputs_close(struct pqact_outputs *outs, enum pqact_action type,
+                        const char *path, const char *why);
 
 /* ---- the data transformations, exposed for the unit tests ---- */
 

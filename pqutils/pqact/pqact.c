@@ -17,8 +17,9 @@
  * kill -9), and how far behind the queue's newest product pqact is shows
  * in that warning, in the SIGUSR1 statistics and in a notice while it is
  * over a minute.  Decoders (decoder.h) hold a product in the state until
- * it is in their pipe; the loop writes to them as they read.  Not yet:
- * EXEC and DBFILE (a table that uses them is refused at startup).
+ * it is in their pipe; the loop writes to them as they read.  The cap on
+ * the children of EXEC and PIPE -close is the registry's
+ * /pqact/max-children, read at startup.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -203,6 +204,8 @@ static int act_queue(struct loop *l, const pq_class *cls) {
     if (l->oldest)
       warn_oldest(l);
     if (rc == PQ_OK) {
+      if ((since_lag & 63) == 0) /* EXEC's children, now and then */
+        (void)pqact_children_reap(l->act->kids);
       (void)pqact_decoders_pump(l->act->decs);
       while (pqact_decoders_full(l->act->decs) && !cli_stopping())
         (void)pqact_decoders_wait(l->act->decs, 100); /* let them drain */
@@ -285,7 +288,7 @@ static int parse_args(struct cli *c, int argc, char **argv, struct opts *o) {
   return 0;
 }
 
-/* Read the table from path; refuse the actions not done yet.  0 or -1. */
+/* Read the table from path.  0 or -1 (logged). */
 static int load_conf(const char *path, struct pqact_conf *conf) {
   FILE *f = fopen(path, "re");
   if (f == NULL) {
@@ -297,21 +300,6 @@ static int load_conf(const char *path, struct pqact_conf *conf) {
   fclose(f);
   if (rc != 0) {
     log_error("error in configuration-file \"%s\"", path);
-    return -1;
-  }
-  unsigned unsupported = 0;
-  for (size_t i = 0; i < conf->n; i++) {
-    const struct pqact_entry *e = &conf->entries[i];
-    if (e->action == PQACT_NOOP || e->action == PQACT_FILE ||
-        e->action == PQACT_STDIOFILE || e->action == PQACT_PIPE ||
-        e->action == PQACT_SPIPE || e->action == PQACT_XPIPE)
-      continue;
-    log_error("%s: line %u: action %s is not yet supported by this pqact", path,
-              e->line, pqact_action_name(e->action));
-    unsupported++;
-  }
-  if (unsupported > 0) {
-    pqact_conf_free(conf);
     return -1;
   }
   if (conf->n == 0)
@@ -342,6 +330,24 @@ static int conf_path(struct cli *c, const struct opts *o, char *buf,
     log_error("configuration-file path too long: \"%s/%s\"", cwd, given);
     return -1;
   }
+  return 0;
+}
+
+/* The cap on EXEC's children: the registry's /pqact/max-children.  0, or
+ * -1 logged. */
+static int children_cap(struct cli *c, unsigned *cap) {
+  char v[64];
+  if (cli_reg_string(c, REG_PQACT_MAX_CHILDREN, v, sizeof v) != 0)
+    return -1;
+  char *end;
+  errno = 0;
+  unsigned long n = strtoul(v, &end, 10);
+  if (v[0] < '0' || v[0] > '9' || *end != '\0' || errno != 0 || n > UINT_MAX) {
+    log_error("the registry's %s is not a number of children: \"%s\"",
+              REG_PQACT_MAX_CHILDREN, v);
+    return -1;
+  }
+  *cap = (unsigned)n;
   return 0;
 }
 
@@ -481,7 +487,14 @@ int main(int argc, char **argv) {
   cli_signals();
   cli_signals_reread();
   log_notice("starting up (%d)", (int)getpgrp());
-  struct pqact_act a = {.conf = &conf, .outs = pqact_outputs_new(0)};
+  unsigned cap = PQACT_CHILDREN_CAP;
+  if (children_cap(&c, &cap) != 0) {
+    pqact_conf_free(&conf);
+    return 1;
+  }
+  struct pqact_act a = {.conf = &conf,
+                        .outs = pqact_outputs_new(0),
+                        .kids = pqact_children_new(cap)};
   char state_path[PATH_MAX + 8];
   snprintf(state_path, sizeof state_path, "%s.state", path);
   struct loop l = {.act = &a,
@@ -490,12 +503,11 @@ int main(int argc, char **argv) {
                    .state_path = state_path,
                    .conf = &conf,
                    .interval = o.interval};
-  a.kids = pqact_children_new(PQACT_CHILDREN_CAP);
   if (a.kids != NULL)
     a.decs =
         pqact_decoders_new(a.kids, o.timeout, hold_product, on_decoded, &l);
   int status = 1;
-  if (a.outs == NULL || l.state == NULL || a.decs == NULL)
+  if (a.outs == NULL || l.state == NULL || a.kids == NULL || a.decs == NULL)
     log_error("cannot allocate the outputs and the state: %s",
               strerror(ENOMEM));
   else

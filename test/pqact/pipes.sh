@@ -139,7 +139,8 @@ pipe_out per.one p1
 pipe_out per.two p2
 ok "PIPE -close: a decoder per product; substituted command lines: a decoder each"
 
-expect_in "$ERR" "no-such-decoder-here"
+wait_until 10 grep -qF "no-such-decoder-here" "$ERR" ||
+  fail "a decoder that cannot be run was not logged"
 same "$DATA/filed/one" p1
 same "$DATA/filed/two" p2
 ok "a decoder that cannot be run is logged and the other actions are done"

@@ -4,10 +4,11 @@
 # compare the files it makes byte for byte with bytes built from LDM's
 # rules.  pqacthelper
 # inserts products whose creation time, feedtype, sequence number and
-# origin the test chooses (pqinsert's creation time is now).
+# origin the test chooses (pqinsert's creation time is now); pqactdb reads
+# DBFILE's gdbm databases back.
 if(TARGET pqact)
   foreach(name test_pqact_conf test_pqact_subst test_pqact_filing
-      test_pqact_state)
+      test_pqact_state test_pqact_children)
     add_executable(${name} ${CMAKE_CURRENT_LIST_DIR}/${name}.c)
     target_link_libraries(${name} PRIVATE pqact_core ${CMOCKA_LIB})
     pq_test(${name} TIMEOUT 60 LABELS pqact ENVIRONMENT ${PQ_TESTDATA_ENV}
@@ -20,7 +21,21 @@ if(TARGET pqact)
     ARGS $<TARGET_FILE_DIR:pqcreate> $<TARGET_FILE:pqact>
          $<TARGET_FILE:pqacthelper>
     TESTS files 120 options 120 stop 120 state 180 hup 120 pipes 120
-          decoders 180 limits 120 quirks 120)
+          decoders 180 limits 120 quirks 120 exec 180)
+
+  # DBFILE's tests read the databases back with gdbm (pqactdb).
+  add_executable(pqactdb ${CMAKE_CURRENT_LIST_DIR}/pqactdb.c)
+  target_include_directories(pqactdb PRIVATE ${GDBM_INCLUDE_DIR})
+  target_link_libraries(pqactdb PRIVATE ${GDBM_LIBRARY})
+  pq_script_suite(pqact LABEL pqact
+    ARGS $<TARGET_FILE_DIR:pqcreate> $<TARGET_FILE:pqact>
+         $<TARGET_FILE:pqacthelper> $<TARGET_FILE:pqactdb>
+    TESTS dbfile 120)
+  add_executable(test_pqact_dbfile ${CMAKE_CURRENT_LIST_DIR}/test_pqact_dbfile.c)
+  target_include_directories(test_pqact_dbfile PRIVATE ${GDBM_INCLUDE_DIR})
+  target_link_libraries(test_pqact_dbfile PRIVATE pqact_core ${CMOCKA_LIB})
+  pq_test(test_pqact_dbfile TIMEOUT 60 LABELS pqact
+    ENVIRONMENT ${PQ_TESTDATA_ENV} COMMAND test_pqact_dbfile)
 endif()
 
 # fuzz_pqact: the pqact.conf reader and the substitutions on any input,

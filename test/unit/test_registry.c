@@ -27,8 +27,8 @@
 #include "test/lib/tu_reg_keys.h"
 #include "test/unit/testutil.h"
 
-/* Keys with a built-in default: LDM's 19 and ldmd's own 8. */
-#define NBUILTIN 27
+/* Keys with a built-in default: LDM's 19, ldmd's own 8, pqact's own 1. */
+#define NBUILTIN 28
 
 static char scratch[1024]; /* this run's directory */
 static char home[2048];    /* LDMHOME for the tests */
@@ -227,6 +227,7 @@ static void check_all_defaults(ldm_registry *reg) {
   want_string(reg, REG_PQACT_CONFIG, want);
   snprintf(want, sizeof want, "%s/var/data", home);
   want_string(reg, REG_PQACT_DATADIR, want);
+  want_uint(reg, REG_PQACT_MAX_CHILDREN, 32);
   snprintf(want, sizeof want, "%s/var/logs/ldmd.log", home);
   want_string(reg, REG_LOG_FILE, want);
   want_uint(reg, REG_LOG_COUNT, 7);
