@@ -132,8 +132,12 @@ xprod() { # IDENT ORIGIN FEEDTYPE SEQNO USEC FILE
 pipe_out xpipe want.xpipe
 ok "XPIPE: the product as XDR"
 
+# two decoders at once, appending to one file: either order
 cat p1 p2 >want.close
-pipe_out close want.close
+wait_until 10 has_size "$SCRATCH/close.out" "$(wc -c <want.close)" ||
+  fail "the -close decoders read $(wc -c <"$SCRATCH/close.out") bytes"
+cmp -s "$SCRATCH/close.out" want.close || { cat p2 p1 | cmp -s "$SCRATCH/close.out" -; } ||
+  fail "the -close decoders read other bytes"
 (($(sort -u close.pids | wc -l) == 2)) || fail "-close: $(sort -u close.pids | wc -l) decoders for 2 products"
 pipe_out per.one p1
 pipe_out per.two p2
@@ -144,3 +148,65 @@ wait_until 10 grep -qF "no-such-decoder-here" "$ERR" ||
 same "$DATA/filed/one" p1
 same "$DATA/filed/two" p2
 ok "a decoder that cannot be run is logged and the other actions are done"
+
+# PIPE -close under the cap of children (/pqact/max-children 2): with 30
+# products whose decoders block until the test releases them, never more
+# than 2 run at once; once released, each product reached its own decoder.
+write_registry pqact-test-host "  <queue>
+    <path>$Q</path>
+  </queue>
+  <pqact>
+    <config-path>$CONF</config-path>
+    <datadir-path>$DATA</datadir-path>
+    <max-children>2</max-children>
+  </pqact>"
+cat >"$SCRATCH/block.sh" <<'SH'
+#!/bin/sh
+# block.sh DIR NAME: read the product, say it runs (and with how many),
+# wait (at most 60 s) for DIR/release, then say it is done.
+cd "$1" || exit 1
+cat >"in.$2"
+: >"running.$2"
+n=0
+for f in running.*; do [ -e "$f" ] && n=$((n + 1)); done
+[ $n -le 2 ] || echo "$2 ran with $n" >>overcap
+i=0
+while [ ! -e release ] && [ $i -lt 1200 ]; do
+  sleep 0.05
+  i=$((i + 1))
+done
+rm -f "running.$2"
+echo "$2" >>finished
+SH
+chmod +x "$SCRATCH/block.sh"
+mkdir "$SCRATCH/cap"
+for i in $(seq 1 30); do
+  printf 'product %s\n' "$i" >"c.$i"
+  put EXP 0 "$T" 0 here "cap $i" "c.$i"
+done
+printf 'EXP\t^cap ([0-9]+)\tPIPE\t-close %s %s \\1\n' "$SCRATCH/block.sh" "$SCRATCH/cap" >"$CONF"
+rm -f "$CONF.state"
+background "$PQACT" -l "$SCRATCH/cap.log" -d "$DATA" -o "$ALL" -i 0 "$CONF"
+pid=$BG
+running() {
+  local f n=0
+  for f in "$SCRATCH"/cap/running.*; do
+    [[ -e $f ]] && n=$((n + 1))
+  done
+  ((n == $1))
+}
+wait_until 10 running 2 || fail "2 decoders did not start"
+wait_until 10 asleep_in "$pid" 'poll|futex' || fail "pqact is not waiting"
+running 2 || fail "more than 2 decoders run, cap 2"
+(($(find "$SCRATCH/cap" -name 'in.*' | wc -l) == 2)) ||
+  fail "$(find "$SCRATCH/cap" -name 'in.*' | wc -l) decoders started, cap 2"
+: >"$SCRATCH/cap/release"
+finished() { [[ -f $SCRATCH/cap/finished ]] && (($(wc -l <"$SCRATCH/cap/finished") == 30)); }
+wait_until 60 finished || fail "$(wc -l <"$SCRATCH/cap/finished") of 30 decoders ended"
+wait_until 10 gone "$pid" || fail "pqact -i 0 did not exit"
+wait "$pid" || fail "pqact exited $?"
+[[ ! -e $SCRATCH/cap/overcap ]] || fail "more than 2 ran at once: $(head -3 "$SCRATCH/cap/overcap")"
+for i in $(seq 1 30); do
+  cmp -s "$SCRATCH/cap/in.$i" "c.$i" || fail "decoder $i read other bytes"
+done
+ok "PIPE -close under a cap of 2: at most 2 decoders at once, each of 30 products to its own"
