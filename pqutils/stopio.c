@@ -79,24 +79,23 @@ void stopio_watch_socket(int fd) {
     (void)shutdown(fd, SHUT_RDWR);
 }
 
-static int64_t now_ms(void) {
+int64_t stopio_now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Milliseconds to the deadline for poll() (-1: none). */
-static int left_ms(int64_t deadline) {
+int stopio_left_ms(int64_t deadline) {
   if (deadline < 0)
     return -1;
-  int64_t left = deadline - now_ms();
+  int64_t left = deadline - stopio_now_ms();
   if (left <= 0)
     return 0;
   return left > INT_MAX ? INT_MAX : (int)left;
 }
 
 int stopio_wait(int fd, short events, int timeout_ms) {
-  int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+  int64_t deadline = timeout_ms < 0 ? -1 : stopio_now_ms() + timeout_ms;
   for (;;) {
     if (stopio_stopping()) {
       errno = EINTR;
@@ -104,7 +103,7 @@ int stopio_wait(int fd, short events, int timeout_ms) {
     }
     struct pollfd p[2] = {{.fd = fd, .events = events},
                           {.fd = stop_pipe[0], .events = POLLIN}};
-    int n = poll(p, 2, left_ms(deadline));
+    int n = poll(p, 2, stopio_left_ms(deadline));
     if (n < 0 && errno != EINTR)
       return -1;
     if (n > 0 && p[0].revents != 0)
@@ -116,7 +115,7 @@ int stopio_wait(int fd, short events, int timeout_ms) {
 }
 
 int stopio_poll(struct pollfd *fds, size_t n, int timeout_ms) {
-  int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+  int64_t deadline = timeout_ms < 0 ? -1 : stopio_now_ms() + timeout_ms;
   struct pollfd small[9];
   struct pollfd *p = n < 9 ? small : malloc((n + 1) * sizeof *p);
   if (p == NULL)
@@ -130,7 +129,7 @@ int stopio_poll(struct pollfd *fds, size_t n, int timeout_ms) {
     }
     memcpy(p, fds, n * sizeof *p);
     p[n] = (struct pollfd){.fd = stop_pipe[0], .events = POLLIN};
-    rc = poll(p, (nfds_t)n + 1, left_ms(deadline));
+    rc = poll(p, (nfds_t)n + 1, stopio_left_ms(deadline));
     if (rc < 0 && errno != EINTR)
       break;
     if (rc == 0)
@@ -152,12 +151,12 @@ int stopio_poll(struct pollfd *fds, size_t n, int timeout_ms) {
 }
 
 int stopio_sleep(double seconds) {
-  int64_t deadline = now_ms() + (int64_t)(seconds * 1000.0 + 0.5);
+  int64_t deadline = stopio_now_ms() + (int64_t)(seconds * 1000.0 + 0.5);
   if (stopio_stopping())
     return 1;
   struct pollfd p[2] = {{.fd = stop_pipe[0], .events = POLLIN},
                         {.fd = notice_pipe[0], .events = POLLIN}};
-  int n = poll(p, 2, left_ms(deadline));
+  int n = poll(p, 2, stopio_left_ms(deadline));
   return n == 0 ? 0 : 1; /* ready, or a signal (EINTR): ended early */
 }
 

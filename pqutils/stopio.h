@@ -33,6 +33,7 @@
 #include <stdbool.h>
 #include <poll.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /** Make the pipes.  Called once, before the signal handlers are installed
@@ -59,6 +60,12 @@ void stopio_notice_clear(void);
  * @return 1 ready, 0 timed out, -1 with errno EINTR (a stop) or poll's.
  */
 int stopio_wait(int fd, short events, int timeout_ms);
+
+/** Milliseconds on the monotonic clock (for deadlines). */
+int64_t stopio_now_ms(void);
+/** The timeout for poll(2) that ends at deadline (stopio_now_ms() time;
+ *  -1: no deadline, so -1). */
+int stopio_left_ms(int64_t deadline);
 
 /**
  * stopio_wait() for several descriptors: wait until one of fds[0..n) has

@@ -253,20 +253,6 @@ static int pidfd_of(pid_t pid) {
 #endif
 }
 
-static int64_t now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* How long a poll may last until deadline (-1: none). */
-static int left_ms(int64_t deadline) {
-  if (deadline < 0)
-    return -1;
-  int64_t left = deadline - now_ms();
-  return left <= 0 ? 0 : left > INT_MAX ? INT_MAX : (int)left;
-}
-
 /* Without a pidfd (none left, or a kernel before 5.3), a wait looks again
  * this often: a stop still ends it at once. */
 #define FALLBACK_MS 50
@@ -307,7 +293,7 @@ int pqact_children_wait(struct pqact_children *k, pid_t pid) {
 }
 
 int pqact_children_wait_slot(struct pqact_children *k, int timeout_ms) {
-  int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+  int64_t deadline = timeout_ms < 0 ? -1 : stopio_now_ms() + timeout_ms;
   for (;;) {
     if (stopio_stopping()) {
       errno = EINTR;
@@ -316,7 +302,7 @@ int pqact_children_wait_slot(struct pqact_children *k, int timeout_ms) {
     (void)pqact_children_reap(k);
     if (!pqact_children_full(k))
       return 1;
-    int left = left_ms(deadline);
+    int left = stopio_left_ms(deadline);
     if (left == 0)
       return 0;
     struct pollfd *p = calloc(k->ncapped, sizeof *p);
