@@ -1,6 +1,7 @@
 /*
  * act.c - one product through pqact's table (act.h): matching each entry's
- * feedtype and pattern, the _ELSE_ rule, substituting the arguments and
+ * feedtype and pattern (only the entries the table's index, match.h,
+ * offers for the identifier), the _ELSE_ rule, substituting the arguments and
  * handing them to the action's owner, logging at -v what is done.
  */
 #include "pqutils/pqact/act.h"
@@ -50,6 +51,17 @@ static int run_entry(struct pqact_act *a, const struct pqact_entry *e,
   }
 }
 
+/* The next entry to try (in *i): the index's next offer, or without an
+ * index the next entry of the table.  false when none is left. */
+static bool next_entry(const struct pqact_conf *c, struct pqact_offer *o,
+                       size_t *i, bool first) {
+  if (c->match != NULL)
+    return pqact_match_next(o, i);
+  if (!first)
+    ++*i;
+  return *i < c->n;
+}
+
 unsigned pqact_process(struct pqact_act *a, const pq_prod_info *info,
                        const void *data) {
   bool matched = false;
@@ -61,7 +73,15 @@ unsigned pqact_process(struct pqact_act *a, const pq_prod_info *info,
                         sizeof line);
     log_info("%s", line);
   }
-  for (size_t i = 0; i < a->conf->n; i++) {
+  /* Only the entries the index offers: the others cannot match, and the
+   * offered ones come in file order, so the same entries fire in the same
+   * order as if every entry were tried.  Without an index, every one. */
+  struct pqact_offer offer = {0};
+  if (a->conf->match != NULL)
+    pqact_match_start(a->conf->match, info->ident, &offer);
+  size_t i = 0;
+  for (bool more = next_entry(a->conf, &offer, &i, true); more;
+       more = next_entry(a->conf, &offer, &i, false)) {
     const struct pqact_entry *e = &a->conf->entries[i];
     if ((info->feedtype & e->feedtype) == 0)
       continue;

@@ -155,6 +155,26 @@ static int add_entry(struct reader *r, char *text, unsigned line) {
   return 0;
 }
 
+/* The index of the entries' patterns; NULL if out of memory (the table
+ * walk then tries every entry, which gives the same result more slowly).
+ * ^_ELSE_$ is offered for every identifier: it fires on what no entry
+ * before it matched, not on its pattern. */
+static struct pqact_match *build_match(const struct pqact_entry *e, size_t n) {
+  const char **pats = calloc(n ? n : 1, sizeof *pats);
+  bool *always = calloc(n ? n : 1, sizeof *always);
+  struct pqact_match *m = NULL;
+  if (pats != NULL && always != NULL) {
+    for (size_t i = 0; i < n; i++) {
+      pats[i] = e[i].pattern;
+      always[i] = e[i].is_else;
+    }
+    m = pqact_match_new(pats, always, n);
+  }
+  free(pats);
+  free(always);
+  return m;
+}
+
 /* What is being assembled from the lines.  LDM reads an entry into one
  * 512-byte buffer, line by line: each line must arrive whole, its newline
  * and trailing blanks included, in what is left of the buffer; the
@@ -299,11 +319,14 @@ int pqact_conf_read(FILE *f, struct pqact_conf *conf, pqact_conf_say_fn *say,
   }
   conf->entries = r.entries;
   conf->n = r.n;
+  conf->match = build_match(r.entries, r.n);
   return 0;
 }
 
 void pqact_conf_free(struct pqact_conf *conf) {
   free_entries(conf->entries, conf->n);
+  pqact_match_free(conf->match);
   conf->entries = NULL;
   conf->n = 0;
+  conf->match = NULL;
 }

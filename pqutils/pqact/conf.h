@@ -29,6 +29,8 @@
  * A bad entry is reported (LDM's message, lowercased, with the line where
  * the entry starts) and the rest of the file is still read, so that one
  * run shows every error; a file with any error is refused as a whole.
+ * With the table comes the index of its patterns (match.h) that lets the
+ * table walk skip the entries an identifier cannot match.
  * Nothing here logs: messages go to the caller's callback.  Not thread-safe per
  * table; tables are independent.
  */
@@ -42,6 +44,7 @@
 #include <stdio.h>
 
 #include "pq/pq.h"
+#include "pqutils/pqact/match.h"
 
 /* LDM's readPatFile() buffer: an entry and its NUL. */
 #define PQACT_ENTRY_MAX 512
@@ -72,6 +75,9 @@ struct pqact_entry {
 struct pqact_conf {
   struct pqact_entry *entries;
   size_t n;
+  /* Which entries an identifier may match (match.h), built with the
+   * table; NULL (out of memory when it was built): try every entry. */
+  struct pqact_match *match;
 };
 
 /* What the reader says: a warning (the entry is kept) or an error (the
