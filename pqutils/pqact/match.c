@@ -37,19 +37,23 @@ static bool set_has(const uint8_t set[32], unsigned c) {
 }
 
 /*
- * The bracket expression at p ('['): the pointer after its ']', its set of
- * bytes in *set (a superset of what it matches) if set is not NULL.  NULL
- * when it holds a character class, an equivalence class or a collating
- * element ([:alpha:], [=a=], [.a.]: not read here), or does not end.
+ * The bracket expression at p ('['): the pointer after its ']', and if set
+ * is not NULL a superset of the bytes it matches.  What this reader is
+ * not sure of goes into the superset of a plain bracket ('-' near a
+ * range) and stays out of what a negated one ("[^...]") leaves out, so
+ * that either way the set holds every byte it matches.  NULL when it
+ * holds a character class, an equivalence class or a collating element
+ * ([:alpha:], [=a=], [.a.]: not read here), or does not end.
  */
 static const char *bracket(const char *p, uint8_t *set) {
-  uint8_t s[32] = {0};
+  uint8_t sure[32] = {0}, maybe[32] = {0};
   const char *q = p + 1;
   bool neg = *q == '^';
   if (neg)
     q++;
   if (*q == ']') { /* first: a literal ']' */
-    set_add(s, ']');
+    set_add(sure, ']');
+    set_add(maybe, ']');
     q++;
   }
   while (*q != '\0' && *q != ']') {
@@ -59,20 +63,24 @@ static const char *bracket(const char *p, uint8_t *set) {
       if (q[2] == '[' && (q[3] == ':' || q[3] == '=' || q[3] == '.'))
         return NULL;
       unsigned lo = (unsigned char)q[0], hi = (unsigned char)q[2];
-      for (unsigned c = lo; c <= hi; c++)
-        set_add(s, c);
-      set_add(s, '-'); /* however a '-' was read, it is in the superset */
+      for (unsigned c = lo; c <= hi; c++) {
+        set_add(sure, c);
+        set_add(maybe, c);
+      }
+      if (q[3] == '-') /* "a-c-e": however that '-' is read */
+        set_add(maybe, '-');
       q += 3;
       continue;
     }
-    set_add(s, (unsigned char)*q);
+    set_add(sure, (unsigned char)*q);
+    set_add(maybe, (unsigned char)*q);
     q++;
   }
   if (*q != ']')
     return NULL;
   if (set != NULL) {
     for (unsigned i = 0; i < 32; i++)
-      set[i] = neg ? (uint8_t)~s[i] : s[i];
+      set[i] = neg ? (uint8_t)~sure[i] : maybe[i];
     set[0] &= (uint8_t)~1u; /* no identifier holds a NUL */
   }
   return q + 1;
