@@ -3,7 +3,8 @@
  * place of LDM's pqact: the same command line, the same file, the same
  * output files.  This file owns the program: its options and registry
  * defaults, reading the table (conf.c) and the reading loop over the
- * queue, which hands each product to the table walk (act.c).
+ * queue, which takes products in batches (pq_next_many(): the queue's
+ * locks once a batch) and hands each to the table walk (act.c).
  *
  * As LDM's pqact: `-q /dev/null` only checks the file; `-i 0` exits at the
  * end of the queue; a `_BEGIN_` pseudo-product goes through the table at
@@ -59,10 +60,16 @@ static void say_conf(void *arg, bool error, const char *msg) {
     log_warning("%s: %s", path, msg);
 }
 
+/* What on_product() returns to end a batch when asked to stop (pq's own
+ * codes are negative). */
+#define STOP_BATCH 1
+
 static int on_product(const pq_prod_info *info, const void *data,
                       const pq_place *place, void *arg) {
   struct pqact_act *a = arg;
   (void)place;
+  if (cli_stopping())
+    return STOP_BATCH; /* the product stays for the next run */
   (void)pqact_process(a, info, data);
   a->nprods++;
   return 0;
@@ -71,10 +78,12 @@ static int on_product(const pq_prod_info *info, const void *data,
 static int act_queue(pq_t *pq, const pq_class *cls, struct pqact_act *a,
                      uint64_t interval) {
   while (!cli_stopping()) {
-    if (cli_stats_requested())
+    /* pending first: asking clears the signal pipe, a system call */
+    if (cli_stats_pending() && cli_stats_requested())
       log_notice("number of products %llu", (unsigned long long)a->nprods);
-    int rc = pq_next(pq, PQ_FORWARD, cls, on_product, a);
-    if (rc == PQ_OK)
+    /* a batch of products under one hold of the queue's locks */
+    int rc = pq_next_many(pq, PQ_FORWARD, cls, 0, on_product, a);
+    if (rc == PQ_OK || rc == STOP_BATCH)
       continue;
     if (rc == PQ_DAMAGED) { /* skipped: the cursor is past it */
       log_error("%s", pq_last_error(pq)->pe_msg);
