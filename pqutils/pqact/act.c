@@ -87,12 +87,17 @@ unsigned pqact_process(struct pqact_act *a, const pq_prod_info *info,
       continue;
     /* As LDM's: the pattern, or for ^_ELSE_$ no entry before having
      * fired (a fired _ELSE_ counts) and an ident not beginning with '_' */
-    if (regexec(&e->re, info->ident, PQACT_NMATCH, m, 0) != 0) {
+    if (regexec(&e->re, info->ident, e->nmatch, m, 0) != 0) {
       if (!e->is_else || matched || info->ident[0] == '_')
         continue;
       m[0].rm_so = 0; /* & and \0: the identifier */
       m[0].rm_eo = (regoff_t)strlen(info->ident);
       for (size_t k = 1; k < PQACT_NMATCH; k++)
+        m[k].rm_so = m[k].rm_eo = -1;
+    } else if (e->nmatch < PQACT_NMATCH) {
+      /* what the arguments cannot name, as for a group that took no part
+       * (conf.h: regexec() was asked for only what they name) */
+      for (size_t k = e->nmatch; k < PQACT_NMATCH; k++)
         m[k].rm_so = m[k].rm_eo = -1;
     }
     matched = true;

@@ -87,6 +87,20 @@ static int action_parse(const char *name, enum pqact_action *out) {
   return -1;
 }
 
+/* The sub-matches an argument field can name (conf.h): over-counting is
+ * safe, so any backslash before a digit or "(digit" counts. */
+static unsigned args_nmatch(const char *args) {
+  unsigned n = strchr(args, '&') != NULL ? 1 : 0;
+  for (const char *p = strchr(args, '\\'); p != NULL; p = strchr(p + 1, '\\')) {
+    if (p[1] == '0' && n < 1)
+      n = 1;
+    else if (isdigit((unsigned char)p[1]) ||
+             (p[1] == '(' && isdigit((unsigned char)p[2])))
+      return PQACT_NMATCH;
+  }
+  return n;
+}
+
 /* Check one assembled entry and add it to the table. */
 static int add_entry(struct reader *r, char *text, unsigned line) {
   char *p = text;
@@ -136,6 +150,7 @@ static int add_entry(struct reader *r, char *text, unsigned line) {
     return 0;
   }
   e.args = strdup(p);
+  e.nmatch = args_nmatch(p);
   if (e.args == NULL) {
     regfree(&e.re);
     return -1;

@@ -45,6 +45,7 @@
 
 #include "pq/pq.h"
 #include "pqutils/pqact/match.h"
+#include "pqutils/pqact/subst.h"
 
 /* LDM's readPatFile() buffer: an entry and its NUL. */
 #define PQACT_ENTRY_MAX 512
@@ -68,6 +69,11 @@ struct pqact_entry {
   char pattern[PQ_PATTERN_MAX + 1]; /* as used (".*" prefix stripped) */
   bool is_else;                     /* the pattern is ^_ELSE_$ */
   regex_t re;                       /* compiled, with sub-matches */
+  /* How many sub-matches regexec() must report for the arguments: 0 when
+   * they name none (no '&', no backslash before a digit or before '(' and
+   * a digit), 1 for only & or \0, else PQACT_NMATCH (subst.h).  Fewer is
+   * much faster: glibc then skips its backward pass. */
+  unsigned nmatch;
   enum pqact_action action;
   char *args; /* the fourth field, before substitution ("" if none) */
 };
