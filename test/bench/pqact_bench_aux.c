@@ -22,7 +22,8 @@
  *       CLOCK_MONOTONIC times, in ns, of its first and last read: as soon
  *       as it has read EXPECT bytes (if not 0), else at the end.  With
  *       PIDFILE it writes its pid there and stops itself (SIGSTOP) before
- *       reading: the stuck decoder, until the bench sends SIGCONT.
+ *       reading: the stuck decoder, until the bench sends SIGCONT (unless
+ *       PIDFILE exists: a decoder started again in its place reads on).
  *   pqact_bench_aux conf KIND PATH [NDEC AUX COUNTDIR STUCK N SIZE]
  *       write the pqact.conf of a case to PATH (pipe: NDEC decoders, the
  *       j-th "AUX sink COUNTDIR/j.count EXPECT", EXPECT its share of N
@@ -171,11 +172,19 @@ static int sink(const char *countfile, unsigned long long expect,
   unsigned long long total = 0;
   long long first = 0, last = 0;
   bool told = false;
-  if (pidfile != NULL) { /* the stuck decoder: say who, then stop */
-    FILE *f = fopen(pidfile, "w");
-    if (f == NULL || fprintf(f, "%ld\n", (long)getpid()) < 0 || fclose(f) != 0)
+  if (pidfile != NULL) {
+    /* The stuck decoder: say who, then stop; only the first one (a
+     * decoder pqact starts again in its place reads on). */
+    int fd = open(pidfile, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd >= 0) {
+      char line[32];
+      int len = snprintf(line, sizeof line, "%ld\n", (long)getpid());
+      if (write(fd, line, (size_t)len) != len || close(fd) != 0)
+        return die(pidfile);
+      raise(SIGSTOP);
+    } else if (errno != EEXIST) {
       return die(pidfile);
-    raise(SIGSTOP);
+    }
   }
   for (;;) {
     ssize_t r = read(0, buf, sizeof buf);
