@@ -170,13 +170,16 @@ static int add_entry(struct reader *r, char *text, unsigned line) {
   return 0;
 }
 
-/* The index of the entries' patterns; NULL if out of memory (the table
- * walk then tries every entry, which gives the same result more slowly).
+/* The index of the entries' patterns; NULL for no entries, or if out of
+ * memory (the table walk then tries every entry, which gives the same
+ * result more slowly).
  * ^_ELSE_$ is offered for every identifier: it fires on what no entry
  * before it matched, not on its pattern. */
 static struct pqact_match *build_match(const struct pqact_entry *e, size_t n) {
-  const char **pats = calloc(n ? n : 1, sizeof *pats);
-  bool *always = calloc(n ? n : 1, sizeof *always);
+  if (n == 0)
+    return NULL; /* nothing to index, and an empty table owns no memory */
+  const char **pats = calloc(n, sizeof *pats);
+  bool *always = calloc(n, sizeof *always);
   struct pqact_match *m = NULL;
   if (pats != NULL && always != NULL) {
     for (size_t i = 0; i < n; i++) {

@@ -82,7 +82,8 @@ struct pqact_conf {
   struct pqact_entry *entries;
   size_t n;
   /* Which entries an identifier may match (match.h), built with the
-   * table; NULL (out of memory when it was built): try every entry. */
+   * table; NULL (no entries, or out of memory when it was built): try
+   * every entry. */
   struct pqact_match *match;
 };
 

@@ -76,10 +76,11 @@ static void act(const struct pqact_conf *conf, const pq_prod_info *info) {
   bool *offered = calloc(conf->n + 1, sizeof *offered);
   struct pqact_offer o;
   size_t e_i, prev = 0, n = 0;
-  if (conf->match == NULL || offered == NULL)
-    abort();
-  pqact_match_start(conf->match, info->ident, &o);
-  while (pqact_match_next(&o, &e_i)) {
+  if ((conf->match == NULL) != (conf->n == 0) || offered == NULL)
+    abort(); /* an index for every table but the empty one */
+  if (conf->match != NULL)
+    pqact_match_start(conf->match, info->ident, &o);
+  while (conf->match != NULL && pqact_match_next(&o, &e_i)) {
     if (e_i >= conf->n || (n++ > 0 && e_i <= prev))
       abort();
     offered[e_i] = true;
