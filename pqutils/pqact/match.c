@@ -184,6 +184,9 @@ void pqact_ere_key(const char *ere, struct pqact_key *key) {
     p = next;
   }
   key->prefix[key->plen] = '\0';
+  size_t h = key->plen < 8 ? key->plen : 8;
+  memcpy(&key->head, key->prefix, h);
+  memset(&key->mask, 0xff, h);
   if (key->plen > 0) {
     memset(key->first, 0, sizeof key->first);
     set_add(key->first, (unsigned char)key->prefix[0]);
@@ -268,6 +271,8 @@ void pqact_match_start(const struct pqact_match *m, const char *ident,
   unsigned c = (unsigned char)ident[0];
   o->m = m;
   o->ident = ident;
+  o->head = 0;
+  memcpy(&o->head, ident, strnlen(ident, 8));
   o->a = m->always;
   o->a_end = m->always + m->nalways;
   o->b = m->items + m->start[c];
@@ -284,7 +289,11 @@ bool pqact_match_next(struct pqact_offer *o, size_t *entry) {
     }
     uint32_t i = *o->b++;
     const struct pqact_key *key = &o->m->keys[i];
-    if (strncmp(o->ident, key->prefix, key->plen) == 0) {
+    /* the first 8 bytes at once (past the identifier's end they are 0,
+     * which no prefix holds), then the rest */
+    if ((o->head & key->mask) == key->head &&
+        (key->plen <= 8 ||
+         strncmp(o->ident + 8, key->prefix + 8, key->plen - 8) == 0)) {
       *entry = i;
       return true;
     }

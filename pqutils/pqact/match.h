@@ -43,6 +43,7 @@ struct pqact_key {
   uint8_t first[32];                 /* bit c: an identifier may begin with c */
   char prefix[PQACT_PREFIX_MAX + 1]; /* and must begin with this ("": no) */
   size_t plen;
+  uint64_t head, mask; /* the prefix's first 8 bytes, for one compare */
 };
 
 /** Read what ere requires (never fails: at worst, key->indexed false). */
@@ -65,6 +66,7 @@ void pqact_match_free(struct pqact_match *m);
 struct pqact_offer {
   const struct pqact_match *m;
   const char *ident;
+  uint64_t head; /* the identifier's first 8 bytes (0 after its end) */
   const uint32_t *a, *a_end; /* the entries offered for any identifier */
   const uint32_t *b, *b_end; /* those indexed under its first byte */
 };
