@@ -127,6 +127,58 @@ static const char *group_end(const char *p, bool close, bool *alt) {
   return close ? NULL : p;
 }
 
+/*
+ * The first bytes of an alternation "(b1|b2|...)" whose inside is
+ * [p, end): the union of each branch's first byte (a literal, an escaped
+ * special character) or bracket expression, none of them optional.  false
+ * (set unspecified) if a branch is empty or begins with anything else.
+ */
+static bool branch_firsts(const char *p, const char *end, uint8_t set[32]) {
+  memset(set, 0, 32);
+  for (;;) {
+    const char *next;
+    if (*p == '[') {
+      uint8_t b[32];
+      next = bracket(p, b);
+      if (next == NULL)
+        return false;
+      for (unsigned i = 0; i < 32; i++)
+        set[i] |= b[i];
+    } else if (*p == '\\' && ere_special(p[1])) {
+      set_add(set, (unsigned char)p[1]);
+      next = p + 2;
+    } else if (*p != '\0' && !ere_special(*p)) {
+      set_add(set, (unsigned char)*p);
+      next = p + 1;
+    } else {
+      return false; /* empty, a group, '.', an anchor... */
+    }
+    if (zero_quant(*next))
+      return false;
+    /* on to the next branch: the next '|' at this group's level */
+    unsigned depth = 0;
+    for (p = next; p < end; p++) {
+      if (*p == '\\' && p + 1 < end) {
+        p++;
+      } else if (*p == '[') {
+        p = bracket(p, NULL);
+        if (p == NULL || p > end)
+          return false;
+        p--;
+      } else if (*p == '(') {
+        depth++;
+      } else if (*p == ')') {
+        depth--;
+      } else if (*p == '|' && depth == 0) {
+        break;
+      }
+    }
+    if (p >= end)
+      return true;
+    p++; /* past the '|' */
+  }
+}
+
 void pqact_ere_key(const char *ere, struct pqact_key *key) {
   memset(key, 0, sizeof *key);
   if (ere[0] != '^')
@@ -144,6 +196,8 @@ void pqact_ere_key(const char *ere, struct pqact_key *key) {
     const char *next;
     if (c == '(') {
       const char *e = group_end(p + 1, true, &alt);
+      if (e != NULL && alt && key->plen == 0 && !zero_quant(e[1]))
+        have_set = branch_firsts(p + 1, e, key->first);
       if (e == NULL || alt || zero_quant(e[1]) || depth == PQACT_PREFIX_MAX)
         break;
       stop_at[depth++] = e[1] == '+';

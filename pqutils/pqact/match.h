@@ -8,10 +8,11 @@
  * it matches must begin with: when the ERE is anchored ("^" first, no
  * alternation outside a group), the literal characters that follow the
  * anchor (through groups that are not optional: "^(SAUS43) (K...)" gives
- * "SAUS43 K") and, when no literal follows, the set of first characters of
- * a leading bracket expression ("^[A-Z]").  Such an entry is indexed under
- * each of its possible first bytes, its prefix checked with one compare;
- * any other entry (unanchored, alternation, a leading ".", the empty
+ * "SAUS43 K") and, when no literal follows, the set of first characters
+ * of a leading bracket expression ("^[A-Z]") or alternation ("^(SA|FX)").
+ * Such an entry is indexed under each of its possible first bytes, its
+ * prefix checked with one compare; any other entry (unanchored, a
+ * leading ".", an alternation whose branches begin otherwise, the empty
  * pattern, ^_ELSE_$, anything this reader is not sure of) is offered for
  * every identifier.  The reading is conservative: when in doubt it gives
  * less (a shorter prefix, a full set), never a wrong requirement, so the

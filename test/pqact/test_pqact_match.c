@@ -100,13 +100,30 @@ static const char *const patterns[] = {
     "^NEXRAD3/",
     "^/p(N0R|N0V)",
     "^(LIGHTNING)",
+    "^(SA|FX)...",
+    "^(a|)b",
+    "^(a*|b)",
+    "^(a|b)*c",
+    "^(a|b)+c",
+    "^(.|b)",
+    "^((a|b)|c)",
+    "^((SA|SP))x",
+    "^(a|b|c)",
+    "^([ab]|c)d",
+    "^(\\.|x)",
+    "^(\\w|x)",
+    "^(a{0}|b)",
+    "^(a|[^a])",
+    "^(a|b(c|d))",
+    "^(a[|]b|c)",
+    "^(a\\|b|c)",
     "^sao",
     "^SAO",
 };
 #define NPAT (sizeof patterns / sizeof patterns[0])
 
 /* The alphabet of random identifiers: the patterns' characters. */
-static const char alphabet[] = "SAUPK43019 XYZ_ELSEabcxyz.()|^$\\[]-*+?w/NRV";
+static const char alphabet[] = "SAUPK43019 XYZ_ELSEabcdxyz.()|^$\\[]-*+?w/NRVF";
 
 struct table {
   regex_t re[NPAT];
@@ -229,7 +246,14 @@ static void expect_key(const char *ere, bool indexed, const char *prefix) {
 static void test_keys(void **state) {
   (void)state;
   expect_key("^(SAUS43) (K...) ([0-3][0-9])", true, "SAUS43 K");
-  expect_key("^(SA|SP)", false, "");
+  expect_key("^(SA|SP)", true, ""); /* first bytes {S} */
+  expect_key("^(SA|FX)...", true, "");
+  expect_key("^(a|)b", false, "");
+  expect_key("^(a*|b)", false, "");
+  expect_key("^(a|b)*c", false, "");
+  expect_key("^(.|b)", false, "");
+  expect_key("^((a|b)|c)", false, "");
+  expect_key("^x(y|z)", true, "x");
   expect_key("^SA|^SP", false, "");
   expect_key("SAUS", false, "");
   expect_key("", false, "");
@@ -257,6 +281,11 @@ static void test_keys(void **state) {
   for (unsigned c = 0; c < 256; c++) {
     bool in = (k.first[c >> 3] >> (c & 7)) & 1;
     assert_int_equal(in, c >= 'A' && c <= 'C');
+  }
+  pqact_ere_key("^(SA|[x-z]b|\\.c)+d", &k);
+  for (unsigned c = 0; c < 256; c++) {
+    bool in = (k.first[c >> 3] >> (c & 7)) & 1;
+    assert_int_equal(in, c == 'S' || (c >= 'x' && c <= 'z') || c == '.');
   }
   /* a long literal is cut, still a true requirement */
   char longp[80] = "^";
