@@ -40,6 +40,10 @@ static const char *const seeds[][2] = {
      "500 hPa%j PRES"},
     {"WMO\t.*x\tNOOP\nEXP\t(a|b)+c{2}\tEXEC\t-wait\tx \\(1 (31:jjj) (00:ddd)\n",
      "abcc"},
+    /* anchored patterns the index reads: prefixes, brackets, branches */
+    {"ANY\t^(SA|[x-z]b)+\tNOOP\nANY\t^SAUS4[0-9] K\tNOOP\n"
+     "ANY\t^[^A-Z]\tNOOP\nANY\t^(a)?b\tNOOP\n",
+     "SAUS43 KXYZ"},
 };
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
