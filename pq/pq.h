@@ -533,6 +533,36 @@ int pq_cursor_after_signature(pq_t *pq, const uint8_t sig[PQ_SIGLEN]);
 int pq_next(pq_t *pq, int direction, const pq_class *cls, pq_read_fn *fn,
             void *arg);
 
+/* The most products one pq_next_many() call hands out. */
+#define PQ_NEXT_MANY_MAX 32
+
+/**
+ * pq_next() for up to max products at once (0 or more than
+ * PQ_NEXT_MANY_MAX: PQ_NEXT_MANY_MAX): the next products of the class in
+ * that direction are found under one hold of the control lock, read-locked
+ * together by one shared lock over the part of the data area that holds
+ * them, and handed to fn one after the other, in order, after the control
+ * lock is dropped.  Each is locked and valid during its call, as with
+ * pq_next(), and so are the others of the batch: a batch is therefore
+ * bounded, besides max, to products in one run of the data area (it ends
+ * where the ring wraps) spanning at most 256 KiB and 1/32 of the data
+ * area (a first product larger than that comes alone), so that writers,
+ * which jump over held bytes and never wait for them, lose little room.
+ * For a reader that takes many small products and acts on each quickly;
+ * a callback that may block for long (a pipe to a slow decoder) holds the
+ * whole batch meanwhile.
+ *
+ * The cursor moves past each product handed over.  A callback's non-zero
+ * value ends the batch: it is returned, and the cursor is left before that
+ * product, which the next call offers again (the rest of the batch too).
+ * A product that fails verification ends the batch with PQ_DAMAGED, the
+ * cursor past it.
+ *
+ * @retval as pq_next()
+ */
+int pq_next_many(pq_t *pq, int direction, const pq_class *cls, unsigned max,
+                 pq_read_fn *fn, void *arg);
+
 /**
  * Wait until a product may have been committed since the last pq_next() that
  * returned PQ_END (or pq_cursor_newest()), or until timeout_ms passes (-1: no

@@ -5,6 +5,10 @@
  * signature.  A product is handed to the caller's callback in place, in the
  * shared mapping, while a shared lock on its region keeps writers from
  * evicting it; the control lock is dropped before the callback runs.
+ * pq_next_many() does the same for a bounded batch of products that lie
+ * in one run of the data area: one hold of the control lock finds them
+ * and one shared lock covers them all, so that a reader that takes many
+ * small products pays four lock calls per batch instead of per product.
  *
  * Readers trust nothing they follow: the time-index walk is checked node by
  * node (pq/timeindex.c) and a slot found by signature must pass its
@@ -21,6 +25,10 @@
 
 #define RND8(x) (((x) + PQ_ALIGN - 1) / PQ_ALIGN * PQ_ALIGN)
 #define SKIP_BATCH 256 /* products examined per pq_next() under one lock */
+/* pq_next_many(): a batch of several products holds at most this many
+ * bytes, and at most this share of the data area. */
+#define PQ__BATCH_BYTES (256u * 1024u)
+#define PQ__BATCH_SHARE 32u
 
 int pq__rec_decode(const pq_t *pq, uint32_t slot, pq_prod_info *info,
                    const uint8_t **data) {
@@ -227,10 +235,92 @@ static uint32_t class_feedtypes(const pq_class *cls) {
   return ft;
 }
 
-/* One try of pq_next(); *damage says that a PQ_CORRUPT came from the
- * index or a record (what a rebuild mends), not from the callback. */
-static int next_once(pq_t *pq, int direction, const pq_class *cls,
-                     pq_read_fn *fn, void *arg, bool *damage) {
+/* A product of a batch: where it is, and what the callback gets. */
+struct batch_item {
+  uint32_t slot;
+  uint32_t crc; /* its slot's, read under the control lock */
+  pq_place place;
+  pq_prod_info info;
+  const uint8_t *data;
+};
+
+/* The products one call hands out under one hold of the control lock and
+ * one product lock over the byte range [lo, hi) that holds them all. */
+struct batch {
+  unsigned n;
+  uint64_t lo, hi;
+  struct batch_item *items; /* the caller's, room for max */
+};
+
+/* The most bytes a batch of several products may hold at once: writers
+ * jump over held bytes, so a reader holds little of the queue. */
+static uint64_t batch_bytes(const pq_t *pq) {
+  uint64_t b = pq->data_size / PQ__BATCH_SHARE;
+  return b < PQ__BATCH_BYTES ? b : PQ__BATCH_BYTES;
+}
+
+/* Can the region [off, off + extent) join the batch: on the side the walk
+ * goes to, and the range then within batch_bytes()?  (The first product
+ * always can.) */
+static bool batch_fits(const pq_t *pq, const struct batch *b, int direction,
+                       uint64_t off, uint64_t extent) {
+  if (b->n == 0)
+    return true;
+  uint64_t lo = b->lo, hi = b->hi;
+  if (direction == PQ_FORWARD ? off < hi : off + extent > lo)
+    return false; /* the ring wrapped, or the head jumped back */
+  if (direction == PQ_FORWARD)
+    hi = off + extent;
+  else
+    lo = off;
+  return hi - lo <= batch_bytes(pq);
+}
+
+/* Lock the batch's range, drop the control lock, hand each product to fn
+ * (verified first if asked), unlock.  The cursor moves past each product
+ * delivered, and past the ones examined after the last (to `last` and its
+ * slot) when all were; a callback that fails leaves it before its
+ * product, a damaged product past it, and the batch ends there. */
+static int deliver_batch(pq_t *pq, struct batch *b, int direction,
+                         uint64_t last, uint32_t last_slot, pq_read_fn *fn,
+                         void *arg) {
+  int rc = pq__prod_lock(pq, b->lo, b->hi - b->lo);
+  pq__ctl_unlock(pq);
+  if (rc != PQ_OK)
+    return rc; /* the cursor was not moved: all offered again */
+  for (unsigned i = 0; i < b->n; i++) {
+    struct batch_item *it = &b->items[i];
+    uint64_t key = it->place.pp_inserted;
+    pq->cursor = key;
+    pq->cursor_slot = it->slot;
+    /* Outside the control lock: the product lock keeps the bytes in
+     * place. */
+    uint32_t got =
+        pq->verify ? pq__prod_crc(pq, it->slot, &it->info, it->data) : it->crc;
+    if (got != it->crc) {
+      rc = damaged_product(pq, &it->info, key, got, it->crc);
+      break;
+    }
+    rc = fn(&it->info, it->data, &it->place, arg);
+    if (rc != PQ_OK) { /* offer it again next time */
+      pq->cursor = direction == PQ_FORWARD ? key - 1 : key + 1;
+      pq->cursor_slot = PQ_NIL;
+      break;
+    }
+  }
+  if (rc == PQ_OK) {
+    pq->cursor = last;
+    pq->cursor_slot = last_slot;
+  }
+  pq__prod_unlock(pq);
+  return rc;
+}
+
+/* One try of pq_next() or pq_next_many() (max products at most); *damage
+ * says that a PQ_CORRUPT came from the index or a record (what a rebuild
+ * mends), not from the callback. */
+static int next_once(pq_t *pq, int direction, const pq_class *cls, unsigned max,
+                     struct batch *b, pq_read_fn *fn, void *arg, bool *damage) {
   int rc = pq__ctl_lock(pq, false);
   if (rc != PQ_OK)
     return rc;
@@ -249,39 +339,48 @@ static int next_once(pq_t *pq, int direction, const pq_class *cls,
   /* A class can only match products that share a feedtype bit with it: the
    * slot's copy of the feedtype skips the others without reading them. */
   uint32_t want = cls ? class_feedtypes(cls) : PQ_FT_ANY;
-
-  for (unsigned n = 0; s != PQ_NIL; n++) {
-    if (n == SKIP_BATCH) {
-      pq__ctl_unlock(pq);
-      return PQ_OK; /* the caller calls again; the lock was held long enough */
-    }
+  uint64_t last = pq->cursor; /* the last product examined, and its slot */
+  uint32_t last_slot = pq->cursor_slot;
+  b->n = 0;
+  for (unsigned n = 0; s != PQ_NIL && n < SKIP_BATCH && b->n < max; n++) {
     const struct pq_slot *slot = &pq->slots[s];
-    uint64_t key = slot->ps_key;
     if (cls == NULL || (slot->ps_feedtype & want) != 0) {
-      pq_prod_info info;
-      const uint8_t *data;
-      if (pq__rec_decode(pq, s, &info, &data) != PQ_OK) {
+      struct batch_item *it = &b->items[b->n];
+      if (pq__rec_decode(pq, s, &it->info, &it->data) != PQ_OK) {
         *damage = true;
         return damaged_index(pq, "product record", s);
       }
-      if (cls == NULL || pq_class_match(cls, &info)) {
-        pq->cursor = key;
-        pq->cursor_slot = s;
-        bool bad = false;
-        rc = deliver(pq, s, &info, data, fn, arg, &bad);
-        if (rc != PQ_OK && !bad) { /* offer it again next time */
-          pq->cursor = direction == PQ_FORWARD ? key - 1 : key + 1;
-          pq->cursor_slot = PQ_NIL;
-        }
-        return rc;
+      if (cls == NULL || pq_class_match(cls, &it->info)) {
+        if (!batch_fits(pq, b, direction, slot->ps_offset, slot->ps_extent))
+          break; /* the next call starts with it */
+        it->slot = s;
+        it->crc = slot->ps_crc;
+        it->place = (pq_place){.pp_inserted = slot->ps_key,
+                               .pp_offset = pq->data_off + slot->ps_offset,
+                               .pp_oldest = pq__ti_first(pq) == s};
+        if (b->n == 0 || slot->ps_offset < b->lo)
+          b->lo = slot->ps_offset;
+        if (b->n == 0 || slot->ps_offset + slot->ps_extent > b->hi)
+          b->hi = slot->ps_offset + slot->ps_extent;
+        b->n++;
       }
     }
-    pq->cursor = key;
-    pq->cursor_slot = s;
+    last = slot->ps_key;
+    last_slot = s;
+    if (b->n == max)
+      break; /* no need to look further */
     if (pq__ti_step_checked(pq, s, direction, &s) != PQ_OK) {
       *damage = true;
       return damaged_walk(pq, s, direction);
     }
+  }
+  if (b->n > 0)
+    return deliver_batch(pq, b, direction, last, last_slot, fn, arg);
+  pq->cursor = last;
+  pq->cursor_slot = last_slot;
+  if (s != PQ_NIL) {
+    pq__ctl_unlock(pq);
+    return PQ_OK; /* the caller calls again; the lock was held long enough */
   }
   pq->seen_seq = seq;
   pq__ctl_unlock(pq);
@@ -294,6 +393,21 @@ static int nested_read(pq_t *pq, const char *fn) {
                   "%s inside a read callback of the same handle", fn);
 }
 
+/* pq_next() and pq_next_many(): one try, and a second after a rebuild
+ * when the first met damage a handle that may write can mend. */
+static int next_read(pq_t *pq, int direction, const pq_class *cls, unsigned max,
+                     struct batch *b, pq_read_fn *fn, void *arg) {
+  bool damage = false;
+  int rc = next_once(pq, direction, cls, max, b, fn, arg, &damage);
+  if (damage && can_rebuild(pq)) {
+    int r = rebuild(pq);
+    damage = false;
+    rc = r != PQ_OK ? r
+                    : next_once(pq, direction, cls, max, b, fn, arg, &damage);
+  }
+  return rc;
+}
+
 int pq_next(pq_t *pq, int direction, const pq_class *cls, pq_read_fn *fn,
             void *arg) {
   int rc = pq__check_call(
@@ -303,14 +417,25 @@ int pq_next(pq_t *pq, int direction, const pq_class *cls, pq_read_fn *fn,
     return rc;
   if (pq->holding)
     return nested_read(pq, "pq_next");
-  bool damage = false;
-  rc = next_once(pq, direction, cls, fn, arg, &damage);
-  if (damage && can_rebuild(pq)) {
-    int r = rebuild(pq);
-    damage = false;
-    rc = r != PQ_OK ? r : next_once(pq, direction, cls, fn, arg, &damage);
-  }
-  return rc;
+  struct batch_item item;
+  struct batch b = {.items = &item};
+  return next_read(pq, direction, cls, 1, &b, fn, arg);
+}
+
+int pq_next_many(pq_t *pq, int direction, const pq_class *cls, unsigned max,
+                 pq_read_fn *fn, void *arg) {
+  int rc = pq__check_call(
+      pq, (direction == PQ_FORWARD || direction == PQ_BACKWARD) && fn != NULL,
+      "pq_next_many: bad direction or callback");
+  if (rc != PQ_OK)
+    return rc;
+  if (pq->holding)
+    return nested_read(pq, "pq_next_many");
+  if (max == 0 || max > PQ_NEXT_MANY_MAX)
+    max = PQ_NEXT_MANY_MAX;
+  struct batch_item items[PQ_NEXT_MANY_MAX];
+  struct batch b = {.items = items};
+  return next_read(pq, direction, cls, max, &b, fn, arg);
 }
 
 int pq_find(pq_t *pq, const uint8_t sig[PQ_SIGLEN], pq_read_fn *fn, void *arg) {

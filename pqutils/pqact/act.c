@@ -1,6 +1,7 @@
 /*
  * act.c - one product through pqact's table (act.h): matching each entry's
- * feedtype and pattern, the _ELSE_ rule, substituting the arguments and
+ * feedtype and pattern (only the entries the table's index, match.h,
+ * offers for the identifier), the _ELSE_ rule, substituting the arguments and
  * handing them to the action's owner, logging at -v what is done.
  */
 #include "pqutils/pqact/act.h"
@@ -61,6 +62,17 @@ static int run_entry(struct pqact_act *a, const struct pqact_entry *e,
   }
 }
 
+/* The next entry to try (in *i): the index's next offer, or without an
+ * index the next entry of the table.  false when none is left. */
+static bool next_entry(const struct pqact_conf *c, struct pqact_offer *o,
+                       size_t *i, bool first) {
+  if (c->match != NULL)
+    return pqact_match_next(o, i);
+  if (!first)
+    ++*i;
+  return *i < c->n;
+}
+
 unsigned pqact_process(struct pqact_act *a, const pq_prod_info *info,
                        const void *data) {
   bool matched = false;
@@ -72,18 +84,31 @@ unsigned pqact_process(struct pqact_act *a, const pq_prod_info *info,
                         sizeof line);
     log_info("%s", line);
   }
-  for (size_t i = 0; i < a->conf->n; i++) {
+  /* Only the entries the index offers: the others cannot match, and the
+   * offered ones come in file order, so the same entries fire in the same
+   * order as if every entry were tried.  Without an index, every one. */
+  struct pqact_offer offer = {0};
+  if (a->conf->match != NULL)
+    pqact_match_start(a->conf->match, info->ident, &offer);
+  size_t i = 0;
+  for (bool more = next_entry(a->conf, &offer, &i, true); more;
+       more = next_entry(a->conf, &offer, &i, false)) {
     const struct pqact_entry *e = &a->conf->entries[i];
     if ((info->feedtype & e->feedtype) == 0)
       continue;
     /* As LDM's: the pattern, or for ^_ELSE_$ no entry before having
      * fired (a fired _ELSE_ counts) and an ident not beginning with '_' */
-    if (regexec(&e->re, info->ident, PQACT_NMATCH, m, 0) != 0) {
+    if (regexec(&e->re, info->ident, e->nmatch, m, 0) != 0) {
       if (!e->is_else || matched || info->ident[0] == '_')
         continue;
       m[0].rm_so = 0; /* & and \0: the identifier */
       m[0].rm_eo = (regoff_t)strlen(info->ident);
       for (size_t k = 1; k < PQACT_NMATCH; k++)
+        m[k].rm_so = m[k].rm_eo = -1;
+    } else if (e->nmatch < PQACT_NMATCH) {
+      /* what the arguments cannot name, as for a group that took no part
+       * (conf.h: regexec() was asked for only what they name) */
+      for (size_t k = e->nmatch; k < PQACT_NMATCH; k++)
         m[k].rm_so = m[k].rm_eo = -1;
     }
     matched = true;

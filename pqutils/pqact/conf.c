@@ -87,6 +87,20 @@ static int action_parse(const char *name, enum pqact_action *out) {
   return -1;
 }
 
+/* The sub-matches an argument field can name (conf.h): over-counting is
+ * safe, so any backslash before a digit or "(digit" counts. */
+static unsigned args_nmatch(const char *args) {
+  unsigned n = strchr(args, '&') != NULL ? 1 : 0;
+  for (const char *p = strchr(args, '\\'); p != NULL; p = strchr(p + 1, '\\')) {
+    if (p[1] == '0' && n < 1)
+      n = 1;
+    else if (isdigit((unsigned char)p[1]) ||
+             (p[1] == '(' && isdigit((unsigned char)p[2])))
+      return PQACT_NMATCH;
+  }
+  return n;
+}
+
 /* Check one assembled entry and add it to the table. */
 static int add_entry(struct reader *r, char *text, unsigned line) {
   char *p = text;
@@ -136,6 +150,7 @@ static int add_entry(struct reader *r, char *text, unsigned line) {
     return 0;
   }
   e.args = strdup(p);
+  e.nmatch = args_nmatch(p);
   if (e.args == NULL) {
     regfree(&e.re);
     return -1;
@@ -153,6 +168,29 @@ static int add_entry(struct reader *r, char *text, unsigned line) {
   }
   r->entries[r->n++] = e;
   return 0;
+}
+
+/* The index of the entries' patterns; NULL for no entries, or if out of
+ * memory (the table walk then tries every entry, which gives the same
+ * result more slowly).
+ * ^_ELSE_$ is offered for every identifier: it fires on what no entry
+ * before it matched, not on its pattern. */
+static struct pqact_match *build_match(const struct pqact_entry *e, size_t n) {
+  if (n == 0)
+    return NULL; /* nothing to index, and an empty table owns no memory */
+  const char **pats = calloc(n, sizeof *pats);
+  bool *always = calloc(n, sizeof *always);
+  struct pqact_match *m = NULL;
+  if (pats != NULL && always != NULL) {
+    for (size_t i = 0; i < n; i++) {
+      pats[i] = e[i].pattern;
+      always[i] = e[i].is_else;
+    }
+    m = pqact_match_new(pats, always, n);
+  }
+  free(pats);
+  free(always);
+  return m;
 }
 
 /* What is being assembled from the lines.  LDM reads an entry into one
@@ -299,11 +337,14 @@ int pqact_conf_read(FILE *f, struct pqact_conf *conf, pqact_conf_say_fn *say,
   }
   conf->entries = r.entries;
   conf->n = r.n;
+  conf->match = build_match(r.entries, r.n);
   return 0;
 }
 
 void pqact_conf_free(struct pqact_conf *conf) {
   free_entries(conf->entries, conf->n);
+  pqact_match_free(conf->match);
   conf->entries = NULL;
   conf->n = 0;
+  conf->match = NULL;
 }

@@ -29,6 +29,8 @@
  * A bad entry is reported (LDM's message, lowercased, with the line where
  * the entry starts) and the rest of the file is still read, so that one
  * run shows every error; a file with any error is refused as a whole.
+ * With the table comes the index of its patterns (match.h) that lets the
+ * table walk skip the entries an identifier cannot match.
  * Nothing here logs: messages go to the caller's callback.  Not thread-safe per
  * table; tables are independent.
  */
@@ -42,6 +44,8 @@
 #include <stdio.h>
 
 #include "pq/pq.h"
+#include "pqutils/pqact/match.h"
+#include "pqutils/pqact/subst.h"
 
 /* LDM's readPatFile() buffer: an entry and its NUL. */
 #define PQACT_ENTRY_MAX 512
@@ -65,6 +69,11 @@ struct pqact_entry {
   char pattern[PQ_PATTERN_MAX + 1]; /* as used (".*" prefix stripped) */
   bool is_else;                     /* the pattern is ^_ELSE_$ */
   regex_t re;                       /* compiled, with sub-matches */
+  /* How many sub-matches regexec() must report for the arguments: 0 when
+   * they name none (no '&', no backslash before a digit or before '(' and
+   * a digit), 1 for only & or \0, else PQACT_NMATCH (subst.h).  Fewer is
+   * much faster: glibc then skips its backward pass. */
+  unsigned nmatch;
   enum pqact_action action;
   char *args; /* the fourth field, before substitution ("" if none) */
 };
@@ -72,6 +81,10 @@ struct pqact_entry {
 struct pqact_conf {
   struct pqact_entry *entries;
   size_t n;
+  /* Which entries an identifier may match (match.h), built with the
+   * table; NULL (no entries, or out of memory when it was built): try
+   * every entry. */
+  struct pqact_match *match;
 };
 
 /* What the reader says: a warning (the entry is kept) or an error (the

@@ -3,7 +3,8 @@
  * place of LDM's pqact: the same command line, the same file, the same
  * output files.  This file owns the program: its options and registry
  * defaults, reading the table (conf.c) and the reading loop over the
- * queue, which hands each product to the table walk (act.c).
+ * queue, which takes products in batches (pq_next_many(): the queue's
+ * locks once a batch) and hands each to the table walk (act.c).
  *
  * As LDM's pqact: `-q /dev/null` only checks the file, and exits 1 for a
  * good file too (the log says which it was); `-i 0` exits at the
@@ -107,9 +108,15 @@ static void on_decoded(void *arg, uint64_t token, bool ok) {
   pqact_state_release(l->state, token, ok);
 }
 
+/* What on_product() returns to end a batch when asked to stop (pq's own
+ * codes are negative). */
+#define STOP_BATCH 1
+
 static int on_product(const pq_prod_info *info, const void *data,
                       const pq_place *place, void *arg) {
   struct loop *l = arg;
+  if (cli_stopping())
+    return STOP_BATCH; /* the product stays for the next run */
   pqact_state_token t = pqact_state_begin(l->state, place->pp_inserted);
   l->act->token = t;
   unsigned failed = pqact_process(l->act, info, data);
@@ -200,10 +207,11 @@ static int act_queue(struct loop *l, const pq_class *cls) {
       reread(l);
     if (cli_stats_pending() && cli_stats_requested())
       say_stats(l);
-    int rc = pq_next(l->pq, PQ_FORWARD, cls, on_product, l);
+    /* a batch of products under one hold of the queue's locks */
+    int rc = pq_next_many(l->pq, PQ_FORWARD, cls, 0, on_product, l);
     if (l->oldest)
       warn_oldest(l);
-    if (rc == PQ_OK) {
+    if (rc == PQ_OK || rc == STOP_BATCH) {
       if ((since_lag & 63) == 0) /* EXEC's children, now and then */
         (void)pqact_children_reap(l->act->kids);
       (void)pqact_decoders_pump(l->act->decs);

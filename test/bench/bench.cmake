@@ -21,3 +21,10 @@ endif()
 
 # timecmd: times one command from fork to exit, for pqutils_bench.sh.
 add_executable(timecmd ${CMAKE_CURRENT_LIST_DIR}/timecmd.c)
+
+# pqact_bench.sh: pqact's throughput on tmpfs (FILE -close, a 200-entry
+# table, PIPE to one and to ten decoders) beside the floor a plain C loop
+# reaches; pqact_bench_aux fills the queues, measures the floors and is the
+# decoder.  Run by hand: test/bench/pqact_bench.sh [BUILD_DIR].
+add_executable(pqact_bench_aux ${CMAKE_CURRENT_LIST_DIR}/pqact_bench_aux.c)
+target_link_libraries(pqact_bench_aux PRIVATE ldmpq)

@@ -9,7 +9,9 @@
  *
  * Properties checked: no crash, leak or sanitizer report; a refused file
  * leaves the table empty and said at least one error; every argument of a
- * substitution lies inside the buffer it was made in.
+ * substitution lies inside the buffer it was made in; the table's index
+ * (pqutils/pqact/match.c) offers, in file order, every entry whose pattern
+ * matches the identifier.
  *
  * Seeds: with FUZZ_SEEDS_DIR set in the environment, the target writes
  * there a few tables with LDM's idioms (continuations, (DD:code), (seq),
@@ -38,6 +40,10 @@ static const char *const seeds[][2] = {
      "500 hPa%j PRES"},
     {"WMO\t.*x\tNOOP\nEXP\t(a|b)+c{2}\tEXEC\t-wait\tx \\(1 (31:jjj) (00:ddd)\n",
      "abcc"},
+    /* anchored patterns the index reads: prefixes, brackets, branches */
+    {"ANY\t^(SA|[x-z]b)+\tNOOP\nANY\t^SAUS4[0-9] K\tNOOP\n"
+     "ANY\t^[^A-Z]\tNOOP\nANY\t^(a)?b\tNOOP\n",
+     "SAUS43 KXYZ"},
 };
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
@@ -70,15 +76,32 @@ static void act(const struct pqact_conf *conf, const pq_prod_info *info) {
   static char buf[PQACT_ARG_MAX];
   char *argv[PQACT_MAX_ARGS];
   regmatch_t m[PQACT_NMATCH];
+  /* What the index offers: in file order, and every entry that matches. */
+  bool *offered = calloc(conf->n + 1, sizeof *offered);
+  struct pqact_offer o;
+  size_t e_i, prev = 0, n = 0;
+  if ((conf->match == NULL) != (conf->n == 0) || offered == NULL)
+    abort(); /* an index for every table but the empty one */
+  if (conf->match != NULL)
+    pqact_match_start(conf->match, info->ident, &o);
+  while (conf->match != NULL && pqact_match_next(&o, &e_i)) {
+    if (e_i >= conf->n || (n++ > 0 && e_i <= prev))
+      abort();
+    offered[e_i] = true;
+    prev = e_i;
+  }
   for (size_t i = 0; i < conf->n; i++) {
     const struct pqact_entry *e = &conf->entries[i];
     if (regexec(&e->re, info->ident, PQACT_NMATCH, m, 0) != 0)
       continue;
+    if (!offered[i])
+      abort();
     int argc = pqact_substitute(e->args, info, m, buf, argv, NULL, NULL);
     for (int k = 0; k < argc; k++)
       if (argv[k] < buf || argv[k] + strlen(argv[k]) >= buf + sizeof buf)
         abort();
   }
+  free(offered);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

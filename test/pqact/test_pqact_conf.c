@@ -3,8 +3,9 @@
  * and their tabs, continuations, comments and blank lines (where an entry
  * ends, and where LDM's reader goes on), the 512-byte buffer, feedtypes,
  * patterns (".*" prefix, ^_ELSE_$, bad and explosive EREs, 255 characters),
- * action names in any case, and every message with its line number.  Each file
- * is read from memory (fmemopen).
+ * action names in any case, every message with its line number, and the
+ * sub-matches each entry's arguments can name.  Each file is read from
+ * memory (fmemopen).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -344,6 +345,34 @@ static void test_entry_ends(void **state) {
   pqact_conf_free(&conf);
 }
 
+/* The sub-matches each entry's arguments can name, which is all regexec()
+ * is asked for. */
+static void test_nmatch(void **state) {
+  (void)state;
+  struct pqact_conf conf;
+  struct said s;
+  assert_int_equal(read_text("ANY\t^(a)\tFILE\tplain/%Y/(seq)\n"
+                             "ANY\t^(a)\tFILE\tamp/&\n"
+                             "ANY\t^(a)\tFILE\tzero/\\0\n"
+                             "ANY\t^(a)\tFILE\tone/\\1\n"
+                             "ANY\t^(a)\tFILE\tparen/\\(12)\n"
+                             "ANY\t^(a)\tFILE\tday/(\\1:yyyy)\n"
+                             "ANY\t^(a)\tFILE\tlit/\\&x\\(y\n"
+                             "ANY\t^(a)\tNOOP\n",
+                             &conf, &s),
+                   0);
+  static const unsigned want[] = {
+      0, 1, 1, PQACT_NMATCH, PQACT_NMATCH, PQACT_NMATCH, 1, 0};
+  assert_int_equal(conf.n, sizeof want / sizeof want[0]);
+  for (size_t i = 0; i < conf.n; i++)
+    if (conf.entries[i].nmatch != want[i])
+      fail_msg("entry %zu \"%s\": nmatch %u, not %u", i, conf.entries[i].args,
+               conf.entries[i].nmatch, want[i]);
+  assert_non_null(conf.match);
+  pqact_conf_free(&conf);
+  assert_null(conf.match);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_fields),
@@ -354,6 +383,7 @@ int main(void) {
       cmocka_unit_test(test_patterns),
       cmocka_unit_test(test_entry_limit),
       cmocka_unit_test(test_entry_ends),
+      cmocka_unit_test(test_nmatch),
   };
   return tu_exit_code(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -8,7 +8,7 @@
 # DBFILE's gdbm databases back.
 if(TARGET pqact)
   foreach(name test_pqact_conf test_pqact_subst test_pqact_filing
-      test_pqact_state test_pqact_children)
+      test_pqact_state test_pqact_children test_pqact_match)
     add_executable(${name} ${CMAKE_CURRENT_LIST_DIR}/${name}.c)
     target_link_libraries(${name} PRIVATE pqact_core ${CMOCKA_LIB})
     pq_test(${name} TIMEOUT 60 LABELS pqact ENVIRONMENT ${PQ_TESTDATA_ENV}
@@ -38,10 +38,12 @@ if(TARGET pqact)
     ENVIRONMENT ${PQ_TESTDATA_ENV} COMMAND test_pqact_dbfile)
 endif()
 
-# fuzz_pqact: the pqact.conf reader and the substitutions on any input,
-# when test/fuzz/fuzz.cmake could build libFuzzer targets.
+# fuzz_pqact: the pqact.conf reader, the index of its patterns and the
+# substitutions on any input, when test/fuzz/fuzz.cmake could build
+# libFuzzer targets.
 if(COMMAND pq_fuzz_target)
   pq_fuzz_target(fuzz_pqact ${CMAKE_CURRENT_LIST_DIR}/fuzz_pqact.c
     ${CMAKE_SOURCE_DIR}/pqutils/pqact/conf.c
+    ${CMAKE_SOURCE_DIR}/pqutils/pqact/match.c
     ${CMAKE_SOURCE_DIR}/pqutils/pqact/subst.c ${_pq_sources} SEEDS)
 endif()

@@ -465,6 +465,151 @@ static void test_cursors_and_find(void **state) {
   pq_close(pq);
 }
 
+/* pq_next_many(): what each call handed over, and what the callback
+ * does meanwhile. */
+struct many {
+  struct seen seen;
+  unsigned in_call, most; /* products in this call; the most in one */
+  int stop_seqno;         /* return 42 at this seqno (-1: never) */
+  pq_t *pq, *other;       /* the reading handle; another, or NULL */
+  uint64_t held;          /* pq_stats_held() at the first product */
+  int nested;             /* a read through pq from the callback */
+  unsigned inserts;       /* inserted through other at the first product */
+};
+
+static int many_cb(const pq_prod_info *info, const void *data,
+                   const pq_place *place, void *arg) {
+  struct many *m = arg;
+  if ((int)info->seqno == m->stop_seqno)
+    return 42;
+  if (m->seen.n == 0 && m->other != NULL) {
+    assert_int_equal(pq_stats_held(m->other, &m->held), PQ_OK);
+    m->nested = pq_next_many(m->pq, PQ_FORWARD, NULL, 0, many_cb, m);
+    for (unsigned i = 0; i < m->inserts; i++) {
+      static uint8_t b2[1000];
+      pq_prod_info in;
+      tu_product(&in, b2, sizeof b2, 100000 + i);
+      assert_int_equal(pq_insert(m->other, &in, b2), PQ_OK);
+    }
+  }
+  m->in_call++;
+  return collect(info, data, place, &m->seen);
+}
+
+/* Read everything with pq_next_many(dir, max); the last result. */
+static int read_many(pq_t *pq, int dir, unsigned max, struct many *m) {
+  int rc;
+  do {
+    m->in_call = 0;
+    rc = pq_next_many(pq, dir, NULL, max, many_cb, m);
+    if (m->in_call > m->most)
+      m->most = m->in_call;
+  } while (rc == PQ_OK);
+  return rc;
+}
+
+static void test_next_many(void **state) {
+  (void)state;
+  pq_t *pq = tu_create(path, 4 << 20, 200);
+  insert_n(pq, 100, 0, 300);
+  /* Forward, ten at most a call: all, in order, never more than asked. */
+  struct many m = {.stop_seqno = -1, .pq = pq};
+  assert_int_equal(read_many(pq, PQ_FORWARD, 10, &m), PQ_END);
+  assert_int_equal(m.seen.n, 100);
+  assert_false(m.seen.bad);
+  assert_int_equal(m.most, 10);
+  for (unsigned i = 0; i < 100; i++)
+    assert_int_equal(m.seen.seqnos[i], i);
+  /* Backward, the most a call (0 means PQ_NEXT_MANY_MAX). */
+  pq_cursor_set(pq, PQ_CURSOR_END);
+  m = (struct many){.stop_seqno = -1, .pq = pq};
+  assert_int_equal(read_many(pq, PQ_BACKWARD, 0, &m), PQ_END);
+  assert_int_equal(m.seen.n, 100);
+  assert_int_equal(m.most, PQ_NEXT_MANY_MAX);
+  for (unsigned i = 0; i < 100; i++)
+    assert_int_equal(m.seen.seqnos[i], 99 - i);
+  /* A callback's value ends the batch; that product comes again. */
+  pq_cursor_oldest(pq);
+  m = (struct many){.stop_seqno = 7, .pq = pq};
+  assert_int_equal(pq_next_many(pq, PQ_FORWARD, NULL, 32, many_cb, &m), 42);
+  assert_int_equal(m.seen.n, 7);
+  uint32_t seq = 0;
+  assert_int_equal(pq_next(pq, PQ_FORWARD, NULL, get_seqno, &seq), PQ_OK);
+  assert_int_equal(seq, 7);
+  /* During a callback the whole batch is held, and the handle refuses to
+   * read from inside it. */
+  pq_t *other;
+  pq_error err;
+  assert_int_equal(pq_open(path, 0, &other, &err), PQ_OK);
+  pq_cursor_oldest(pq);
+  m = (struct many){.stop_seqno = -1, .pq = pq, .other = other, .nested = 1};
+  assert_int_equal(pq_next_many(pq, PQ_FORWARD, NULL, 5, many_cb, &m), PQ_OK);
+  assert_int_equal(m.seen.n, 5);
+  assert_int_equal(m.held, 5);
+  assert_int_equal(m.nested, PQ_INVAL);
+  uint64_t held = 1;
+  assert_int_equal(pq_stats_held(other, &held), PQ_OK);
+  assert_int_equal(held, 0);
+  assert_int_equal(pq_next_many(pq, 0, NULL, 5, many_cb, &m), PQ_INVAL);
+  assert_int_equal(pq_next_many(pq, PQ_FORWARD, NULL, 5, NULL, &m), PQ_INVAL);
+  pq_close(other);
+  tu_check(pq);
+  pq_close(pq);
+
+  /* With a class: the products of the class only, and the cursor past
+   * those examined after the last one handed over. */
+  pq = tu_create(path, 4 << 20, 200);
+  for (unsigned i = 0; i < 10; i++) {
+    pq_prod_info in;
+    tu_product(&in, buf, 300, i);
+    in.feedtype = i < 5 ? PQ_FT_IDS : PQ_FT_HDS;
+    assert_int_equal(pq_insert(pq, &in, buf), PQ_OK);
+  }
+  pq_class cls;
+  assert_int_equal(
+      pq_class_simple(&cls, PQ_TS_ZERO, PQ_TS_ENDT, PQ_FT_IDS, ".*", NULL, 0),
+      PQ_OK);
+  m = (struct many){.stop_seqno = -1, .pq = pq};
+  assert_int_equal(pq_next_many(pq, PQ_FORWARD, &cls, 0, many_cb, &m), PQ_OK);
+  assert_int_equal(m.seen.n, 5);
+  pq_place newest;
+  pq_cursor_set(pq, PQ_CURSOR_END);
+  assert_int_equal(pq_next(pq, PQ_BACKWARD, NULL, get_place, &newest), PQ_OK);
+  pq_cursor_oldest(pq);
+  assert_int_equal(pq_next_many(pq, PQ_FORWARD, &cls, 0, many_cb, &m), PQ_OK);
+  assert_int_equal(pq_cursor_get(pq), newest.pp_inserted);
+  assert_int_equal(pq_next_many(pq, PQ_FORWARD, &cls, 0, many_cb, &m), PQ_END);
+  pq_class_free(&cls);
+  pq_close(pq);
+
+  /* Big products: a batch spans at most 256 KiB (here 2 of 100 KiB). */
+  pq = tu_create(path, 16 << 20, 200);
+  insert_n(pq, 20, 0, 100 * 1024);
+  m = (struct many){.stop_seqno = -1, .pq = pq};
+  assert_int_equal(read_many(pq, PQ_FORWARD, 32, &m), PQ_END);
+  assert_int_equal(m.seen.n, 20);
+  assert_int_equal(m.most, 2);
+  pq_close(pq);
+
+  /* A small queue that wraps: every product once, in order, and a writer
+   * that fills the queue twice over during a callback is never refused
+   * (a batch holds at most 1/32 of the data area). */
+  pq = tu_create(path, 1 << 20, 4000);
+  insert_n(pq, 3000, 0, 1000);
+  assert_int_equal(pq_open(path, 0, &other, &err), PQ_OK);
+  m = (struct many){
+      .stop_seqno = -1, .pq = pq, .other = other, .inserts = 2000};
+  assert_int_equal(read_many(pq, PQ_FORWARD, 0, &m), PQ_END);
+  assert_false(m.seen.bad);
+  assert_true(m.seen.n > 500);
+  for (unsigned i = 1; i < m.seen.n && i < 4096; i++)
+    assert_true(m.seen.seqnos[i] > m.seen.seqnos[i - 1]);
+  assert_true(m.most > 1 && m.most <= PQ_NEXT_MANY_MAX);
+  pq_close(other);
+  tu_check(pq);
+  pq_close(pq);
+}
+
 static void test_class_filter(void **state) {
   (void)state;
   pq_t *pq = tu_create(path, 4 << 20, 200);
@@ -1010,6 +1155,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test_setup_teardown(test_injected_failures, setup, teardown),
       cmocka_unit_test_setup_teardown(test_too_many_writers, setup, teardown),
       cmocka_unit_test_setup_teardown(test_threads, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_next_many, setup, teardown),
   };
   return tu_exit_code(cmocka_run_group_tests(tests, NULL, NULL));
 }
