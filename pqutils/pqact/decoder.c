@@ -40,6 +40,9 @@
 /* Decoders waiting to start (over the cap of children, or after a death)
  * beyond which pqact takes no more products until some start. */
 #define PQACT_DECODERS_UNSTARTED 64
+/* Products one decoder may have waiting in the queue (24 bytes each in
+ * memory) before pqact waits for it. */
+#define PQACT_DECODER_REFS (1u << 20)
 
 enum {
   OPT_TRANSIENT = 1u << 0,
@@ -75,6 +78,14 @@ struct chunk {
   uint8_t bytes[];
 };
 
+/* A product for a decoder whose buffer is full: left in the queue, and
+ * found there by its signature when the buffer has room again. */
+struct ref {
+  struct ref *next;
+  uint64_t token;
+  uint8_t sig[PQ_SIGLEN];
+};
+
 struct chunk_list {
   struct chunk *head, *tail;
   size_t n;
@@ -94,6 +105,8 @@ struct decoder {
   struct chunk_list sent; /* written, perhaps not all read */
   struct chunk_list waiting; /* to write; the head may be partly written */
   size_t waiting_bytes;
+  struct ref *refs, *refs_tail; /* to take from the queue, after waiting */
+  size_t nrefs;
   struct chunk *suspect; /* the last product it was seen to read whole */
   double suspect_at;     /* when */
   double progress_at;    /* when it last read, or bytes began to wait for it */
@@ -104,6 +117,7 @@ struct decoder {
 
 struct pqact_decoders {
   struct decoder *head;
+  pq_t *pq; /* where refs are found again; NULL: no refs, all in memory */
   unsigned n;
   struct pqact_children *kids;
   double timeout_s;
@@ -111,6 +125,11 @@ struct pqact_decoders {
   pqact_done_fn *done;
   void *arg;
 };
+
+/* Products waiting for x: in memory, and in the queue. */
+static size_t pending(const struct decoder *x) {
+  return x->waiting.n + x->nrefs;
+}
 
 static double now_s(void) {
   struct timespec ts;
@@ -187,6 +206,10 @@ struct pqact_decoders *pqact_decoders_new(struct pqact_children *kids,
   return d;
 }
 
+void pqact_decoders_set_queue(struct pqact_decoders *d, pq_t *pq) {
+  d->pq = pq;
+}
+
 unsigned pqact_decoders_running(const struct pqact_decoders *d) {
   unsigned n = 0;
   for (const struct decoder *x = d->head; x != NULL; x = x->next)
@@ -204,10 +227,18 @@ static void drop_decoder(struct decoder *x, const char *why) {
   log_debug("deleting %s %s entry: cmd=\"%s\", pid=%d", why,
             pqact_action_name(x->type), x->cmd, (int)x->pid);
   free_list(x, &x->sent, true); /* in the pipe: the decoder has them */
-  if (x->waiting.n > 0)
-    log_error("%zu product%s for decoder not written: cmd=\"%s\"", x->waiting.n,
-              x->waiting.n == 1 ? "" : "s", x->cmd);
+  if (pending(x) > 0)
+    log_error("%zu product%s for decoder not written: cmd=\"%s\"", pending(x),
+              pending(x) == 1 ? "" : "s", x->cmd);
   free_list(x, &x->waiting, false);
+  struct ref *r;
+  while ((r = x->refs) != NULL) {
+    x->refs = r->next;
+    if (d->done != NULL)
+      d->done(d->arg, r->token, false);
+    free(r);
+  }
+  x->nrefs = 0;
   if (x->suspect != NULL) {
     report(x, x->suspect, true);
     free(x->suspect);
@@ -428,7 +459,7 @@ static int write_some(struct decoder *x) {
 /* A decoder with bytes waiting that read none for the timeout, running or
  * dying again and again: give up. */
 static bool timed_out(struct decoder *x, double now) {
-  if (x->waiting.n == 0 || x->set->timeout_s <= 0 ||
+  if (pending(x) == 0 || x->set->timeout_s <= 0 ||
       now - x->progress_at < x->set->timeout_s)
     return false;
   log_error("write to decoder timed out (%.0f s): cmd=\"%s\", pid %d",
@@ -437,14 +468,15 @@ static bool timed_out(struct decoder *x, double now) {
 }
 
 static void log_if_slow(struct decoder *x, double now) {
-  if (x->waiting.n == 0 || now - x->progress_at < PQACT_DECODER_SLOW_S ||
+  if (pending(x) == 0 || now - x->progress_at < PQACT_DECODER_SLOW_S ||
       now - x->slow_logged_at < PQACT_DECODER_SLOW_S)
     return;
   x->slow_logged_at = now;
-  log_warning("decoder is behind: cmd=\"%s\": %zu product%s (%zu bytes) "
-              "waiting, nothing read for %.0f s",
-              x->cmd, x->waiting.n, x->waiting.n == 1 ? "" : "s",
-              x->waiting_bytes, now - x->progress_at);
+  log_warning("decoder is behind: cmd=\"%s\": %zu product%s waiting (%zu "
+              "bytes in memory, %zu more products in the queue), nothing "
+              "read for %.0f s",
+              x->cmd, pending(x), pending(x) == 1 ? "" : "s", x->waiting_bytes,
+              x->nrefs, now - x->progress_at);
 }
 
 /* Has x read more since we last looked?  Then it is making progress. */
@@ -458,8 +490,58 @@ static void look_at_reading(struct decoder *x, double now) {
     trim_sent(x, read, now);
 }
 
-/* One decoder's turn; false if it was dropped. */
-static bool pump_one(struct decoder *x, double now) {
+static struct chunk *make_chunk(const struct decoder *x,
+                                const pq_prod_info *info, const void *data);
+
+struct refill {
+  struct decoder *x;
+  struct chunk *c;
+};
+
+static int on_found(const pq_prod_info *info, const void *data,
+                    const pq_place *place, void *arg) {
+  struct refill *r = arg;
+  (void)place;
+  r->c = make_chunk(r->x, info, data);
+  return 0;
+}
+
+/* Bring products left in the queue into x's buffer while it has room
+ * (not from within a read of the queue: pq_find() on the same handle). */
+static void refill(struct decoder *x) {
+  if (x->set->pq == NULL)
+    return; /* the queue is closed: they fail at the end */
+  struct ref *r;
+  while ((r = x->refs) != NULL && x->waiting_bytes < PQACT_DECODER_BUFFER / 2) {
+    x->refs = r->next;
+    if (x->refs == NULL)
+      x->refs_tail = NULL;
+    x->nrefs--;
+    struct refill f = {.x = x};
+    int rc = pq_find(x->set->pq, r->sig, on_found, &f);
+    if (rc == PQ_OK && f.c != NULL) {
+      f.c->token = r->token;
+      list_push(&x->waiting, f.c);
+      x->waiting_bytes += f.c->len;
+    } else {
+      char hex[2 * PQ_SIGLEN + 1];
+      for (size_t i = 0; i < PQ_SIGLEN; i++)
+        snprintf(hex + 2 * i, 3, "%02x", r->sig[i]);
+      log_error("product %s left the queue before decoder could take it: "
+                "cmd=\"%s\": %s",
+                hex, x->cmd, rc == PQ_OK ? strerror(ENOMEM) : pq_strerror(rc));
+      if (x->set->done != NULL)
+        x->set->done(x->set->arg, r->token, false);
+    }
+    free(r);
+  }
+}
+
+/* One decoder's turn; false if it was dropped.  `fetch`: refs may be
+ * brought in from the queue. */
+static bool pump_one(struct decoder *x, double now, bool fetch) {
+  if (fetch && x->refs != NULL)
+    refill(x);
   if (timed_out(x, now)) {
     drop_decoder(x, "timed-out");
     return false;
@@ -474,7 +556,7 @@ static bool pump_one(struct decoder *x, double now) {
         x->suspect = NULL;
       }
     }
-    if (x->waiting.n == 0) {
+    if (pending(x) == 0) {
       if (x->flags & OPT_CLOSE) {
         drop_decoder(x, "terminated");
         return false;
@@ -482,7 +564,7 @@ static bool pump_one(struct decoder *x, double now) {
       return true;
     }
     skip_poison(x);
-    if (x->waiting.n == 0 || now < x->restart_at)
+    if (pending(x) == 0 || now < x->restart_at)
       return true;
     x->capped_out = false;
     if (start_decoder(x) != 0) {
@@ -495,13 +577,13 @@ static bool pump_one(struct decoder *x, double now) {
       return false;
     }
   }
-  if (x->waiting.n == 0 && x->sent.head == NULL)
+  if (pending(x) == 0 && x->sent.head == NULL)
     return true; /* idle */
   if (write_some(x) != 0)
     return true; /* died: started again on a later turn */
   look_at_reading(x, now);
   log_if_slow(x, now);
-  if (x->waiting.n == 0 && (x->flags & OPT_CLOSE) && x->fd >= 0) {
+  if (pending(x) == 0 && (x->flags & OPT_CLOSE) && x->fd >= 0) {
     close(x->fd); /* all written: end of its input */
     x->fd = -1;
     free_list(x, &x->sent, true);
@@ -523,7 +605,7 @@ bool pqact_decoders_pump(struct pqact_decoders *d) {
   struct decoder *x = d->head, *next;
   for (; x != NULL; x = next) {
     next = x->next;
-    if (pump_one(x, now) && x->waiting.n > 0)
+    if (pump_one(x, now, true) && pending(x) > 0)
       waiting = true;
   }
   return waiting;
@@ -532,9 +614,10 @@ bool pqact_decoders_pump(struct pqact_decoders *d) {
 bool pqact_decoders_full(const struct pqact_decoders *d) {
   unsigned unstarted = 0;
   for (const struct decoder *x = d->head; x != NULL; x = x->next) {
-    if (x->waiting_bytes > PQACT_DECODER_BUFFER)
+    if (x->nrefs > PQACT_DECODER_REFS ||
+        (d->pq == NULL && x->waiting_bytes > PQACT_DECODER_BUFFER))
       return true;
-    unstarted += x->fd < 0 && x->waiting.n > 0;
+    unstarted += x->fd < 0 && pending(x) > 0;
   }
   return unstarted > PQACT_DECODERS_UNSTARTED;
 }
@@ -559,7 +642,7 @@ bool pqact_decoders_wait(struct pqact_decoders *d, int timeout_ms) {
       fds[n++] = (struct pollfd){.fd = x->fd, .events = 0};
       continue;
     }
-    if (x->waiting.n == 0)
+    if (pending(x) == 0)
       continue;
     if (x->fd >= 0 && n < sizeof fds / sizeof fds[0]) {
       of[n] = x;
@@ -738,21 +821,43 @@ int pqact_pipe_action(struct pqact_decoders *d, enum pqact_action type,
     free(cmd);
     return -1;
   }
+  if (d->pq != NULL &&
+      (x->nrefs > 0 || x->waiting_bytes > PQACT_DECODER_BUFFER)) {
+    /* its buffer is full: the product waits in the queue, in order */
+    struct ref *r = malloc(sizeof *r);
+    if (r == NULL) {
+      log_error("%s: cmd=\"%s\": %s", pqact_action_name(type), x->cmd,
+                strerror(ENOMEM));
+      return -1;
+    }
+    r->next = NULL;
+    r->token = token;
+    memcpy(r->sig, info->signature, PQ_SIGLEN);
+    if (x->refs_tail != NULL)
+      x->refs_tail->next = r;
+    else
+      x->refs = r;
+    x->refs_tail = r;
+    x->nrefs++;
+    if (d->hold != NULL)
+      d->hold(d->arg, token);
+    return 0;
+  }
   struct chunk *c = make_chunk(x, info, data);
   if (c == NULL) {
     log_error("cannot make %s of %s for decoder: cmd=\"%s\": %s",
               pqact_action_name(type), info->ident, x->cmd, strerror(errno));
-    if (x->fd < 0 && x->waiting.n == 0 && x->pid == 0)
+    if (x->fd < 0 && pending(x) == 0 && x->pid == 0)
       drop_decoder(x, "failed");
     return -1;
   }
   c->token = token;
   if (d->hold != NULL)
     d->hold(d->arg, token);
-  if (x->waiting.n == 0)
+  if (pending(x) == 0)
     x->progress_at = now_s(); /* the timeout counts from now */
   list_push(&x->waiting, c);
   x->waiting_bytes += c->len;
-  (void)pump_one(x, now_s());
+  (void)pump_one(x, now_s(), false); /* within a read of the queue */
   return 0;
 }

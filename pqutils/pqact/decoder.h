@@ -19,10 +19,12 @@
  *
  *   - writes never block.  What a decoder does not take at once waits in
  *     a buffer of its own, written as the decoder reads, while pqact goes
- *     on with the other entries.  Only when one decoder's buffer holds more
- *     than PQACT_DECODER_BUFFER does pqact stop taking products until it
- *     drains (pqact_decoders_full()), and a decoder that takes no byte for
- *     the -t timeout is given up: its waiting products fail, its input is
+ *     on with the other entries.  Past PQACT_DECODER_BUFFER bytes, the
+ *     products for it wait in the queue instead (their signatures in
+ *     memory, found again with pq_find() when the buffer has room: see
+ *     pqact_decoders_set_queue()); one that leaves the queue before the
+ *     decoder takes it is logged and fails.  A decoder that takes no byte
+ *     for the -t timeout is given up: its waiting products fail, its input is
  *     closed, and the next product for it starts a new one.  A decoder that
  *     falls behind is logged with its command line and how far behind it
  *     is (LDM issue #77).
@@ -97,6 +99,12 @@ int pqact_pipe_action(struct pqact_decoders *d, enum pqact_action type,
                       int argc, char **argv, const pq_prod_info *info,
                       const void *data, uint64_t token);
 
+/** The queue the products were read from, where those a decoder has no
+ *  room for are left and found again (NULL: they all wait in memory).
+ *  pqact_decoders_pump() and _wait() then read it: call them outside a
+ *  read of the queue. */
+void pqact_decoders_set_queue(struct pqact_decoders *d, pq_t *pq);
+
 /**
  * Write what the decoders take now, notice the ones that died or hung,
  * and start again the ones whose delay has passed.  Never waits.
@@ -104,8 +112,10 @@ int pqact_pipe_action(struct pqact_decoders *d, enum pqact_action type,
  */
 bool pqact_decoders_pump(struct pqact_decoders *d);
 
-/** Has a decoder more waiting than PQACT_DECODER_BUFFER?  (pqact should
- *  wait, pumping, before taking another product.) */
+/** Has a decoder more waiting than it may (PQACT_DECODER_BUFFER bytes
+ *  without a queue, else a million products in the queue), or are many
+ *  decoders waiting to start?  (pqact should wait, pumping, before taking
+ *  another product.) */
 bool pqact_decoders_full(const struct pqact_decoders *d);
 
 /**

@@ -452,8 +452,11 @@ static int run(struct cli *c, const struct opts *o, struct loop *l) {
     status = start_position(l->pq, l->state_path) == 0 ? 0 : 1;
   }
   if (status == 0) {
+    pqact_decoders_set_queue(l->act->decs, l->pq);
     pqact_begin_product(l->act);
     status = act_queue(l, &cls);
+    (void)pqact_decoders_pump(l->act->decs); /* the last from the queue */
+    pqact_decoders_set_queue(l->act->decs, NULL);
   }
   pq_close(l->pq);
   l->pq = NULL;
