@@ -67,10 +67,11 @@ static const struct pqact_option option_names[] = {
 struct chunk {
   struct chunk *next;
   uint64_t token;
-  uint64_t start;  /* where its first byte is in the decoder's stream */
-  size_t len, off; /* bytes; of them written to the current decoder */
-  unsigned resent; /* times written again after a decoder died */
-  bool reported;   /* done was called */
+  uint64_t inserted_us; /* the product's insertion time */
+  uint64_t start;       /* where its first byte is in the decoder's stream */
+  size_t len, off;      /* bytes; of them written to the current decoder */
+  unsigned resent;      /* times written again after a decoder died */
+  bool reported;        /* done was called */
   char ident[PQ_IDENT_MAX + 1];
   uint8_t bytes[];
 };
@@ -712,22 +713,65 @@ static struct chunk *make_chunk(const struct decoder *x,
   return c;
 }
 
-int pqact_pipe_action(struct pqact_decoders *d, enum pqact_action type,
-                      int argc, char **argv, const pq_prod_info *info,
-                      const void *data, uint64_t token) {
-  unsigned flags = 0;
+/* The options of a PIPE, SPIPE or XPIPE action into *flags, its key
+ * (allocated) into *cmd; the index of the command.  -1 (logged) if there
+ * is no command or memory ran out. */
+static int key_of(enum pqact_action type, int argc, char **argv,
+                  unsigned *flags, char **cmd) {
+  *flags = 0;
   int first = pqact_decode_options(option_names,
                                    sizeof option_names / sizeof option_names[0],
-                                   type, argc, argv, &flags, NULL, NULL, NULL);
+                                   type, argc, argv, flags, NULL, NULL, NULL);
   if (first >= argc) {
     log_error("%s: no command", pqact_action_name(type));
     return -1;
   }
-  char *cmd = join(argc - first, argv + first);
-  if (cmd == NULL) {
+  if ((*cmd = join(argc - first, argv + first)) == NULL) {
     log_error("%s: %s", pqact_action_name(type), strerror(ENOMEM));
     return -1;
   }
+  return first;
+}
+
+char *pqact_decoder_key(enum pqact_action type, int argc, char **argv) {
+  unsigned flags;
+  char *cmd = NULL;
+  return key_of(type, argc, argv, &flags, &cmd) < 0 ? NULL : cmd;
+}
+
+size_t pqact_decoders_behind(const struct pqact_decoders *d,
+                             struct pqact_state_dec *out, size_t max) {
+  size_t n = 0, listed = 0;
+  for (const struct decoder *x = d->head; x != NULL; x = x->next) {
+    if (x->waiting.head == NULL)
+      continue;
+    uint64_t from = x->waiting.head->inserted_us;
+    const char *type = pqact_action_name(x->type);
+    size_t i = 0; /* -close decoders may share a key: the oldest */
+    for (; i < listed; i++)
+      if (strcmp(out[i].cmd, x->cmd) == 0 && strcmp(out[i].type, type) == 0)
+        break;
+    if (i < listed) {
+      if (from < out[i].from_us)
+        out[i].from_us = from;
+      continue;
+    }
+    n++;
+    if (listed < max)
+      out[listed++] = (struct pqact_state_dec){
+          .type = type, .cmd = x->cmd, .from_us = from};
+  }
+  return n;
+}
+
+int pqact_pipe_action(struct pqact_decoders *d, enum pqact_action type,
+                      int argc, char **argv, const pq_prod_info *info,
+                      const void *data, uint64_t token, uint64_t inserted_us) {
+  unsigned flags;
+  char *cmd;
+  int first = key_of(type, argc, argv, &flags, &cmd);
+  if (first < 0)
+    return -1;
   struct decoder *x = (flags & OPT_CLOSE) ? NULL : find_decoder(d, type, cmd);
   if (x != NULL) {
     free(cmd);
@@ -747,6 +791,7 @@ int pqact_pipe_action(struct pqact_decoders *d, enum pqact_action type,
     return -1;
   }
   c->token = token;
+  c->inserted_us = inserted_us;
   if (d->hold != NULL)
     d->hold(d->arg, token);
   if (x->waiting.n == 0)
