@@ -47,6 +47,7 @@ EXP${tab}^p${tab}PIPE${tab}$S/dec.sh $S/stuck
 EXP${tab}^p${tab}PIPE${tab}$S/dec.sh $S/free
 EXP${tab}^p([0-9]+)${tab}FILE${tab}-close${tab}files/\\1
 EXP${tab}^p${tab}FILE${tab}all
+EXP${tab}^q${tab}FILE${tab}qall
 CONF
 
 # Products: SIZE bytes each, a header line naming it, then random bytes.
@@ -110,8 +111,8 @@ gone_pids() {
 # STUCK: the stopped decoder's.
 run_until_stuck() {
   local log=$1 first=$((10#$2)) last=$((10#$3)) n_stuck n_free i
-  n_stuck=$(cat "$S/stuck.pids" 2>/dev/null | wc -l)
-  n_free=$(cat "$S/free.pids" 2>/dev/null | wc -l)
+  n_stuck=$(wc -l <"$S/stuck.pids" 2>/dev/null || echo 0)
+  n_free=$(wc -l <"$S/free.pids" 2>/dev/null || echo 0)
   background "$PQACT" -l "$log" -d "$DATA" -i 600 -t 3600 "$CONF" 2>>"$ERR"
   PQ=$BG
   wait_until 10 asleep_in "$PQ" 'futex|poll|nanosleep' ||
@@ -159,7 +160,7 @@ run "$PQACT" -l "$S/log2" -d "$DATA" -i 0 -t 60 "$CONF"
 ((rc == 0)) || fail "the restart exited $rc"
 expect_in "$S/log2" "but for 1 decoder behind"
 wait_until 20 gone_pids stuck || fail "the restarted decoder did not finish"
-pids_of free 1 || fail "the restart started the free decoder: $(cat "$S/free.pids" | wc -l) pids"
+pids_of free 1 || fail "the restart started the free decoder: $(wc -l <"$S/free.pids") pids"
 pids_of stuck 2 || fail "the restart did not start the stopped decoder's command again"
 
 for i in $(seq -w 0 30); do
@@ -183,6 +184,12 @@ ok "with nothing held the state is LDM's bytes again"
 rm -f "$S/stuck.out" "$S/free.out" "$DATA/all"
 rm -rf "$DATA/files"
 run_until_stuck "$S/log3" 31 60
+# Then a product no decoder takes: the newest is done, and still the state
+# must keep the products that wait for the stopped decoder.
+printf 'q\n' >"$S/q"
+put EXP 1 "$(now)" 0 here q "$S/q"
+wait_until 10 has_size "$DATA/qall" 2 || fail "the product for FILE alone was not filed"
+wait_until 10 asleep_in "$PQ" 'poll' || fail "pqact did not wait for its decoders"
 stop_within "$PQ" TERM 5 pqact
 ((rc == 0)) || fail "pqact exited $rc after SIGTERM"
 lists_stuck || fail "after SIGTERM the state does not list the decoder behind: $(head -c 600 "$STATE")"
@@ -208,6 +215,7 @@ same_bytes "$S/free.out" want "the free decoder's output after SIGTERM"
   cat_products "$m" 60
 } >want.stuck
 same_bytes "$S/stuck.out" want.stuck "the stopped decoder's output after SIGTERM"
+has_size "$DATA/qall" 2 || fail "the product for FILE alone was filed again"
 ldm_state_ok
 sanitizer_check "$ERR"
 ok "SIGTERM: the next run gives the stopped decoder P$m..P60, and nothing to the others"
