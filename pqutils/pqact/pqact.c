@@ -118,26 +118,58 @@ static void on_decoded(void *arg, uint64_t token, bool ok) {
     pqact_state_release(l->state, token, ok);
 }
 
+/* During a restart, the decoders the run before left behind that have
+ * nothing waiting now still need what they match after the last product
+ * read, up to the old T1: appended to the n of l->behind.  The new n. */
+static size_t add_resumed(struct loop *l, size_t n) {
+  for (size_t i = 0; i < l->resume.n; i++) {
+    const struct pqact_state_dec *d = &l->resume.decs[i];
+    size_t k = 0;
+    while (k < n && (strcmp(l->behind[k].cmd, d->cmd) != 0 ||
+                     strcmp(l->behind[k].type, d->type) != 0))
+      k++;
+    if (k < n)
+      continue; /* waiting now: its oldest product waiting says it */
+    uint64_t next = l->act->inserted_us + 1;
+    l->behind[n++] = (struct pqact_state_dec){
+        d->type, d->cmd, d->from_us > next ? d->from_us : next};
+  }
+  return n;
+}
+
 /* Tell the state which decoders are behind, if some product is held
  * beyond the own holds of the product being acted on (or some decoder was
- * behind): the cheap test first, for the products no decoder holds. */
+ * behind, or a restart is under way): the cheap test first, for the
+ * products no decoder holds. */
 static void keep_behind(struct loop *l, size_t own) {
-  if (pqact_state_holds(l->state) <= own && !pqact_state_any_behind(l->state))
+  if (pqact_state_holds(l->state) <= own && !pqact_state_any_behind(l->state) &&
+      l->act->resume == NULL)
     return;
-  size_t n = pqact_decoders_behind(l->act->decs, l->behind, l->behind_cap);
-  if (n > l->behind_cap) {
-    struct pqact_state_dec *b = realloc(l->behind, n * 2 * sizeof *b);
-    if (b != NULL) {
-      l->behind = b;
-      l->behind_cap = n * 2;
-    }
-    n = pqact_decoders_behind(l->act->decs, l->behind, l->behind_cap);
-    if (n > l->behind_cap) { /* out of memory: T0 alone says what was done */
-      log_error("cannot list the decoders behind: %s", strerror(ENOMEM));
-      n = 0;
-    }
+  size_t extra = l->act->resume != NULL ? l->resume.n : 0;
+  if (l->behind_cap < extra + 8) {
+    struct pqact_state_dec *b = realloc(l->behind, (extra + 8) * sizeof *b);
+    if (b == NULL)
+      goto nomem;
+    l->behind = b;
+    l->behind_cap = extra + 8;
   }
+  size_t n =
+      pqact_decoders_behind(l->act->decs, l->behind, l->behind_cap - extra);
+  if (n + extra > l->behind_cap) {
+    struct pqact_state_dec *b = realloc(l->behind, (n + extra) * 2 * sizeof *b);
+    if (b == NULL)
+      goto nomem;
+    l->behind = b;
+    l->behind_cap = (n + extra) * 2;
+    n = pqact_decoders_behind(l->act->decs, l->behind, l->behind_cap - extra);
+  }
+  if (extra > 0)
+    n = add_resumed(l, n);
   pqact_state_behind(l->state, l->behind, n);
+  return;
+nomem: /* T0 alone says what was done */
+  log_error("cannot list the decoders behind: %s", strerror(ENOMEM));
+  pqact_state_behind(l->state, NULL, 0);
 }
 
 /* After the decoders were written to: the state, as they are now. */
@@ -532,11 +564,12 @@ static int run(struct cli *c, const struct opts *o, struct loop *l) {
   }
   if (status == 0) {
     pqact_begin_product(l->act);
-    if (l->resume.t1 != 0)
+    if (l->resume.t1 != 0) {
       l->act->resume = &l->resume;
+      pqact_state_resume(l->state, l->resume.t1);
+    }
     status = act_queue(l, &cls);
   }
-  end_resume(l);
   pq_close(l->pq);
   l->pq = NULL;
   pq_class_free(&cls);
@@ -624,6 +657,7 @@ int main(int argc, char **argv) {
     }
   }
   pqact_state_free(l.state);
+  end_resume(&l); /* kept to here: a clean exit still lists its decoders */
   free(l.behind);
   log_notice("exiting: %llu products", (unsigned long long)a.nprods);
   return status;

@@ -551,6 +551,11 @@ void pqact_state_end(struct pqact_state *st, pqact_state_token t, bool ok) {
     pqact_state_flush(st);
 }
 
+void pqact_state_resume(struct pqact_state *st, uint64_t t1) {
+  if (t1 > st->t1)
+    st->t1 = t1;
+}
+
 size_t pqact_state_holds(const struct pqact_state *st) {
   return st->holds;
 }

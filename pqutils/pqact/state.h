@@ -174,6 +174,13 @@ void pqact_state_release(struct pqact_state *st, pqact_state_token t, bool ok);
  */
 void pqact_state_end(struct pqact_state *st, pqact_state_token t, bool ok);
 
+/**
+ * A restart's T1 (pqact_state_read_behind()): this run's T1 starts there,
+ * so that the file goes on saying what the run before did until this one
+ * passes it (the caller lists the old decoders behind meanwhile).
+ */
+void pqact_state_resume(struct pqact_state *st, uint64_t t1);
+
 /** Holds not yet released, over every product (the synchronous one of a
  *  product being acted on included). */
 size_t pqact_state_holds(const struct pqact_state *st);
