@@ -14,12 +14,16 @@
 # oldest product that was waiting for it; and the state is LDM's bytes
 # again once nothing is held.  Then the same with SIGTERM: the products
 # waiting for a stopped decoder at a clean exit are given to it by the next
-# run, and only to it.  Waits are for events (sizes, processes, the state
+# run, and only to it.  Last, a kill -9 during a restart that is still
+# redoing for two decoders: one stopped again (the restart's own decoder
+# stops pqact and itself as it starts), one reading; the next restart
+# gives each what it still had not got, and the files nothing.  Waits are
+# for events (sizes, processes, the state
 # file's lines), bounded.
 source "$(dirname "$0")/lib.sh" "$@"
 cd "$SCRATCH" || fail "cd"
 
-expect_rc 0 pqcreate -s 16M -S 400 -q "$Q"
+expect_rc 0 pqcreate -s 16M -S 5000 -q "$Q"
 tab=$'\t'
 S=$SCRATCH
 STATE=$CONF.state
@@ -34,10 +38,17 @@ HDR="# The following line contains the insertion-time of the last, successfully-
 # group when a process in it is stopped, which would kill the stopped one
 # before it reads what its pipe holds (a decoder that is only slow is not
 # stopped, and gets no SIGHUP).
+# With NAME.stop there, it stops its parent (pqact) and then itself when
+# it starts, once.
 cat >"$S/dec.sh" <<'SH'
 #!/bin/sh
 echo $$ >>"$1.pids"
 trap '' HUP
+if [ -e "$1.stop" ]; then
+  rm -f "$1.stop"
+  kill -STOP "$PPID"
+  kill -STOP $$
+fi
 exec cat >>"$1.out"
 SH
 chmod +x "$S/dec.sh"
@@ -111,8 +122,9 @@ gone_pids() {
 # STUCK: the stopped decoder's.
 run_until_stuck() {
   local log=$1 first=$((10#$2)) last=$((10#$3)) n_stuck n_free i
-  n_stuck=$(wc -l <"$S/stuck.pids" 2>/dev/null || echo 0)
-  n_free=$(wc -l <"$S/free.pids" 2>/dev/null || echo 0)
+  n_stuck=0 n_free=0
+  [[ -f $S/stuck.pids ]] && n_stuck=$(wc -l <"$S/stuck.pids")
+  [[ -f $S/free.pids ]] && n_free=$(wc -l <"$S/free.pids")
   background "$PQACT" -l "$log" -d "$DATA" -i 600 -t 3600 "$CONF" 2>>"$ERR"
   PQ=$BG
   wait_until 10 asleep_in "$PQ" 'futex|poll|nanosleep' ||
@@ -219,3 +231,144 @@ has_size "$DATA/qall" 2 || fail "the product for FILE alone was filed again"
 ldm_state_ok
 sanitizer_check "$ERR"
 ok "SIGTERM: the next run gives the stopped decoder P$m..P60, and nothing to the others"
+
+# ---- a kill -9 during the restart's redoing ----
+# Products r0000..r3999 of 1000 bytes (more than the decoders' pipes hold),
+# a table of their own (so a state file of its own).
+CONF2=$S/pqact2.conf
+STATE2=$CONF2.state
+R=1000
+N=4000
+cat >"$CONF2" <<CONF
+EXP${tab}^r${tab}PIPE${tab}$S/dec.sh $S/d1
+EXP${tab}^r${tab}PIPE${tab}$S/dec.sh $S/d2
+EXP${tab}^r${tab}PIPE${tab}$S/dec.sh $S/d3
+EXP${tab}^r${tab}FILE${tab}rall
+CONF
+mkdir -p "$S/r"
+awk -v n=$N -v dir="$S/r" 'BEGIN {
+  pad = sprintf("%993s", ""); gsub(/ /, "x", pad)
+  for (i = 0; i < n; i++) {
+    f = sprintf("%s/r%04d", dir, i)
+    printf "r%04d\n%s\n", i, pad > f
+    close(f)
+  }
+}'
+has_size "$S/r/r0000" $R || fail "the products are not $R bytes"
+# r_products FIRST: r<FIRST>..r<N-1>, in order.
+r_products() {
+  local i name names=()
+  for ((i = $1; i < N; i++)); do
+    printf -v name '%s/r/r%04d' "$S" "$i"
+    names+=("$name")
+  done
+  ((${#names[@]} == 0)) || cat "${names[@]}"
+}
+r_prefix() { # r_prefix I BYTES
+  head -c "$2" "$S/r/$(printf r%04d "$1")"
+}
+lists() { # lists STATE NAME...: the page lists each decoder NAME
+  local name
+  [[ -f $1 ]] && (($(wc -c <"$1") == 4096)) || return 1
+  for name in "${@:2}"; do
+    grep -qE "^#-[0-9]+\.[0-9]{6} PIPE $S/dec.sh $S/$name\$" "$1" || return 1
+  done
+}
+r_insert() { # r_insert FIRST LAST
+  local i name names=()
+  for ((i = $1; i <= $2; i++)); do
+    printf -v name 'r%04d' "$i"
+    names+=("$name")
+  done
+  (cd "$S/r" && pqinsert -q "$Q" "${names[@]}") || fail "pqinsert r$1..r$2 failed"
+}
+
+background "$PQACT" -l "$S/log5" -d "$DATA" -i 600 -t 3600 "$CONF2" 2>>"$ERR"
+PQ=$BG
+wait_until 10 asleep_in "$PQ" 'futex|poll|nanosleep' || fail "pqact never waited"
+r_insert 0 0
+for d in d1 d2 d3; do
+  wait_until 10 has_size "$S/$d.out" $R || fail "$d did not read r0000"
+done
+D1=$(cat "$S/d1.pids")
+D2=$(cat "$S/d2.pids")
+kill -STOP "$D1" "$D2"
+wait_until 10 stopped "$D1" || fail "d1 did not stop"
+wait_until 10 stopped "$D2" || fail "d2 did not stop"
+r_insert 1 $((N - 1))
+wait_until 30 has_size "$S/d3.out" $((N * R)) || fail "d3 read $(wc -c <"$S/d3.out") bytes"
+wait_until 30 has_size "$DATA/rall" $((N * R)) || fail "rall has $(wc -c <"$DATA/rall") bytes"
+wait_until 10 asleep_in "$PQ" 'poll' || fail "pqact did not wait for its decoders"
+wait_until 10 lists "$STATE2" d1 d2 || fail "the state does not list d1 and d2: $(head -c 700 "$STATE2")"
+old_t1=$(sed -n 's/^#+//p' "$STATE2")
+kill -KILL "$PQ"
+wait_until 10 gone "$PQ" || fail "pqact did not die of SIGKILL"
+kill -CONT "$D1" "$D2"
+wait_until 20 gone_pids d1 || fail "d1 did not finish its pipe"
+wait_until 20 gone_pids d2 || fail "d2 did not finish its pipe"
+a1=$(wc -c <"$S/d1.out")
+a2=$(wc -c <"$S/d2.out")
+((a1 < N * R && a2 < N * R)) || fail "the pipes held every product: the test is void"
+
+# The restart: its d1 stops it and itself at once, while it redoes.
+: >"$S/d1.stop"
+background "$PQACT" -l "$S/log6" -d "$DATA" -i 600 -t 3600 "$CONF2" 2>>"$ERR"
+PQ=$BG
+wait_until 20 stopped "$PQ" || fail "the restart's d1 did not stop it"
+B1=$(tail -1 "$S/d1.pids")
+wait_until 10 stopped "$B1" || fail "the restart's d1 did not stop itself"
+if [[ $(sed -n 's/^#+//p' "$STATE2") != "$old_t1" ]]; then
+  skip_part "the restart passed the old T1 before it was stopped"
+else
+  lists "$STATE2" d1 d2 ||
+    fail "during the restart the state does not list d1 and d2: $(head -c 700 "$STATE2")"
+  ok "stopped while it redoes, the restart still says the old T1 and both decoders"
+fi
+kill -KILL "$PQ"
+wait_until 10 gone "$PQ" || fail "the restart did not die of SIGKILL"
+kill -CONT "$B1"
+wait_until 20 gone_pids d1 || fail "the restart's d1 did not finish its pipe"
+wait_until 20 gone_pids d2 || fail "the restart's d2 did not finish its pipe"
+b1=$(wc -c <"$S/d1.out")
+b2=$(wc -c <"$S/d2.out")
+
+run "$PQACT" -l "$S/log7" -d "$DATA" -i 0 -t 60 "$CONF2"
+((rc == 0)) || fail "the second restart exited $rc"
+wait_until 20 gone_pids d1 || fail "the last d1 did not finish"
+wait_until 20 gone_pids d2 || fail "the last d2 did not finish"
+wait_until 20 gone_pids d3 || fail "d3 did not finish"
+r_products 0 >want
+same_bytes "$DATA/rall" want "rall (every product once, in order, over two kills)"
+same_bytes "$S/d3.out" want "d3's output"
+# three_runs NAME A B: NAME's output is what the first run's decoder read
+# (A bytes: r0000.. whole, then the first bytes of the one it was given
+# last), what the restart's read (B - A bytes from the product its first
+# pipe ended in, whole again, the last perhaps in part), then from the
+# product the restart's ended in to the end, from the second restart.  As
+# pqact was stopped at any point by a signal, the product under way then
+# may have been in the pipe already but not yet in the state: it is the
+# one allowed twice, and only when the restart's pipe ended on a whole
+# product.
+three_runs() {
+  local out=$S/$1.out m=$(($2 / R)) k=$(($2 / R + ($3 - $2) / R)) c
+  for c in "$k" $((k - 1)); do
+    {
+      r_products 0 | head -c $((m * R))
+      r_prefix "$m" $(($2 % R))
+      r_products "$m" | head -c $(((k - m) * R))
+      r_prefix "$k" $((($3 - $2) % R))
+      r_products "$c"
+    } >"want.$1"
+    if cmp -s "$out" "want.$1"; then
+      ok "$1: r$m on after the first kill, r$c on after the second"
+      return 0
+    fi
+    (((($3 - $2) % R) == 0)) || break
+  done
+  same_bytes "$out" "want.$1" "$1's output (r$m on after the first kill, r$k on after the second)"
+}
+three_runs d1 "$a1" "$b1"
+three_runs d2 "$a2" "$b2"
+STATE=$STATE2 ldm_state_ok
+sanitizer_check "$ERR"
+ok "a kill -9 during the restart: the next gives each decoder what it had not got, the file nothing twice"
