@@ -383,6 +383,8 @@ static void said(struct pqact_state *st, int rc, const char *what, int err) {
 static void write_page(struct pqact_state *st) {
   const char *what = "pwrite";
   int rc;
+  if (st->mark == 0 && st->first_us == 0)
+    return; /* no product begun: no time to write (the file stays) */
   if (st->fd >= 0) {
     char page[PQACT_STATE_PAGE];
     size_t rec;

@@ -439,6 +439,15 @@ static void test_behind_overflow(void **state) {
   assert_string_equal(d0.cmd, "a b");
   /* no file: nothing */
   assert_int_equal(behind_of("absent.state", 0, &n, NULL), 0);
+  /* decoders behind before any product is begun: no time to write yet,
+   * the file (a run before's) is left alone */
+  st = pqact_state_new("absent.state");
+  assert_non_null(st);
+  pqact_state_resume(st, t0 + 9);
+  pqact_state_behind(st, three, 3);
+  pqact_state_flush(st);
+  assert_int_equal(access("absent.state", F_OK), -1);
+  pqact_state_free(st);
 }
 
 int main(void) {
