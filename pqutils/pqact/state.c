@@ -33,6 +33,7 @@ struct behind_line {
   char *text; /* "#-F TYPE CMD\n" */
   size_t len; /* SIZE_MAX: it cannot be written (a newline in it) */
   uint64_t from_us;
+  char *type, *cmd; /* to compare without formatting */
 };
 
 struct pqact_state {
@@ -230,8 +231,11 @@ struct pqact_state *pqact_state_new(const char *path) {
 }
 
 static void free_lines(struct behind_line *l, size_t n) {
-  for (size_t i = 0; i < n; i++)
+  for (size_t i = 0; i < n; i++) {
     free(l[i].text);
+    free(l[i].type);
+    free(l[i].cmd);
+  }
   free(l);
 }
 
@@ -600,7 +604,9 @@ void pqact_state_behind(struct pqact_state *st,
     return;
   }
   /* oldest first (insertion sort: a few decoders) */
-  const struct pqact_state_dec **by = malloc(n * sizeof *by);
+  const struct pqact_state_dec *few[16];
+  const struct pqact_state_dec **by =
+      n <= sizeof few / sizeof few[0] ? few : malloc(n * sizeof *by);
   if (by == NULL)
     goto nomem;
   for (size_t i = 0; i < n; i++) {
@@ -609,37 +615,41 @@ void pqact_state_behind(struct pqact_state *st,
       by[j] = by[j - 1];
     by[j] = &decs[i];
   }
-  char line[PQACT_STATE_PAGE];
+  /* the same as before (the common case, product after product)? */
   bool same = n == st->nbeh;
-  for (size_t i = 0; same && i < n; i++) {
-    size_t len = format_line(by[i], line, sizeof line);
+  for (size_t i = 0; same && i < n; i++)
     same = st->beh[i].from_us == by[i]->from_us &&
-           (len == SIZE_MAX ? st->beh[i].len == SIZE_MAX
-                            : st->beh[i].len == len &&
-                                  memcmp(st->beh[i].text, line, len) == 0);
-  }
-  if (same) {
-    free(by);
-    return;
-  }
-  struct behind_line *l = calloc(n, sizeof *l);
-  if (l == NULL) {
-    free(by);
+           strcmp(st->beh[i].cmd, by[i]->cmd) == 0 &&
+           strcmp(st->beh[i].type, by[i]->type) == 0;
+  struct behind_line *l = same ? NULL : calloc(n, sizeof *l);
+  if (same || l == NULL) {
+    if (by != few)
+      free(by);
+    if (same)
+      return;
     goto nomem;
   }
+  char line[PQACT_STATE_PAGE];
   for (size_t i = 0; i < n; i++) {
     size_t len = format_line(by[i], line, sizeof line);
     l[i].from_us = by[i]->from_us;
     l[i].len = len;
-    if (len != SIZE_MAX && (l[i].text = malloc(len)) == NULL) {
+    l[i].type = strdup(by[i]->type);
+    l[i].cmd = strdup(by[i]->cmd);
+    if (len != SIZE_MAX)
+      l[i].text = malloc(len);
+    if (l[i].type == NULL || l[i].cmd == NULL ||
+        (len != SIZE_MAX && l[i].text == NULL)) {
       free_lines(l, n);
-      free(by);
+      if (by != few)
+        free(by);
       goto nomem;
     }
     if (len != SIZE_MAX)
       memcpy(l[i].text, line, len);
   }
-  free(by);
+  if (by != few)
+    free(by);
   free_lines(st->beh, st->nbeh);
   st->beh = l;
   st->nbeh = n;
