@@ -108,9 +108,9 @@ ldm_state_ok() {
 # gone_pids NAME: every decoder NAME.pids names has exited.
 gone_pids() {
   local p
-  for p in $(cat "$S/$1.pids"); do
+  while read -r p; do
     gone "$p" || return 1
-  done
+  done <"$S/$1.pids"
   return 0
 }
 
