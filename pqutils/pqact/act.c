@@ -2,12 +2,14 @@
  * act.c - one product through pqact's table (act.h): matching each entry's
  * feedtype and pattern (only the entries the table's index, match.h,
  * offers for the identifier), the _ELSE_ rule, substituting the arguments and
- * handing them to the action's owner, logging at -v what is done.
+ * handing them to the action's owner, logging at -v what is done; after
+ * a kill -9, only the decoders that had not taken a product (act.h).
  */
 #include "pqutils/pqact/act.h"
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ldmd/site/log.h"
@@ -20,20 +22,51 @@ static void say_subst(void *arg, const char *msg) {
   log_error("entry at line %u: %s", e->line, msg);
 }
 
-/* Run one entry's action for a product it matched.  0, or -1 (logged). */
+static bool is_pipe(enum pqact_action a) {
+  return a == PQACT_PIPE || a == PQACT_SPIPE || a == PQACT_XPIPE;
+}
+
+/* A restart's product: had the decoder of this entry (its substituted
+ * arguments) not taken it before the kill? */
+static bool to_redo(const struct pqact_act *a, const struct pqact_entry *e,
+                    int argc, char **argv) {
+  char *key = pqact_decoder_key(e->action, argc, argv);
+  if (key == NULL)
+    return true; /* logged; the action fails the same way */
+  const char *type = pqact_action_name(e->action);
+  bool redo = false;
+  for (size_t i = 0; i < a->resume->n && !redo; i++) {
+    const struct pqact_state_dec *d = &a->resume->decs[i];
+    redo = d->from_us <= a->inserted_us && strcmp(d->type, type) == 0 &&
+           strcmp(d->cmd, key) == 0;
+  }
+  free(key);
+  return redo;
+}
+
+/* Run one entry's action for a product it matched.  0, or -1 (logged).
+ * done_but_decoders: a restart's product whose actions were done before
+ * but perhaps a decoder's. */
 static int run_entry(struct pqact_act *a, const struct pqact_entry *e,
                      const regmatch_t *m, const pq_prod_info *info,
-                     const void *data) {
+                     const void *data, bool done_but_decoders) {
   char buf[PQACT_ARG_MAX];
   char *argv[PQACT_MAX_ARGS];
   if (e->action == PQACT_NOOP) {
     log_debug("noop");
     return 0;
   }
+  if (done_but_decoders && !is_pipe(e->action))
+    return 0;
   int argc =
       pqact_substitute(e->args, info, m, buf, argv, say_subst, (void *)e);
   if (argc < 0)
     return -1;
+  if (done_but_decoders && !to_redo(a, e, argc, argv)) {
+    log_debug("%s taken by its decoder before the restart",
+              pqact_action_name(e->action));
+    return 0;
+  }
   if (ldm_log_enabled(LDM_LOG_INFO)) {
     char line[PQACT_ARG_MAX];
     size_t len = 0;
@@ -51,7 +84,7 @@ static int run_entry(struct pqact_act *a, const struct pqact_entry *e,
   case PQACT_SPIPE:
   case PQACT_XPIPE:
     return pqact_pipe_action(a->decs, e->action, argc, argv, info, data,
-                             a->token);
+                             a->token, a->inserted_us);
   case PQACT_EXEC:
     return pqact_exec_action(a->kids, argc, argv);
   case PQACT_DBFILE:
@@ -77,6 +110,7 @@ unsigned pqact_process(struct pqact_act *a, const pq_prod_info *info,
                        const void *data) {
   bool matched = false;
   unsigned failed = 0;
+  bool done_but_decoders = a->resume != NULL && a->inserted_us <= a->resume->t1;
   regmatch_t m[PQACT_NMATCH];
   if (ldm_log_enabled(LDM_LOG_INFO)) {
     char line[600];
@@ -112,7 +146,7 @@ unsigned pqact_process(struct pqact_act *a, const pq_prod_info *info,
         m[k].rm_so = m[k].rm_eo = -1;
     }
     matched = true;
-    if (run_entry(a, e, m, info, data) != 0)
+    if (run_entry(a, e, m, info, data, done_but_decoders) != 0)
       failed++;
   }
   return failed;
@@ -122,5 +156,8 @@ void pqact_begin_product(struct pqact_act *a) {
   pq_prod_info info = {.feedtype = PQ_FT_ANY};
   snprintf(info.ident, sizeof info.ident, "_BEGIN_");
   snprintf(info.origin, sizeof info.origin, "localhost");
+  const struct pqact_resume *r = a->resume; /* not a queue's product */
+  a->resume = NULL;
   (void)pqact_process(a, &info, "");
+  a->resume = r;
 }

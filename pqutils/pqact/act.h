@@ -8,6 +8,11 @@
  * before it fired and the identifier does not begin with '_'; a `_BEGIN_`
  * pseudo-product goes through the table at startup (our pqutils/pqact/pqact.1).
  *
+ * After a kill -9 while decoders were behind (state.h), the products up to
+ * T1 go only to the decoders that had not taken them: a PIPE, SPIPE or
+ * XPIPE entry whose decoder is listed with F no later than the product;
+ * every other matching entry is skipped, and counts as fired for _ELSE_.
+ *
  * The program (pqact.c) owns the loop over the queue and the signals;
  * this part owns what happens to one product.  Not thread-safe.
  */
@@ -22,6 +27,14 @@
 #include "pqutils/pqact/decoder.h"
 #include "pqutils/pqact/filing.h"
 
+/* What a restart redoes (state.h): up to t1, only for the decoders
+ * listed, each from its from_us on. */
+struct pqact_resume {
+  uint64_t t1;
+  const struct pqact_state_dec *decs;
+  size_t n;
+};
+
 /* What acting needs: the table, the open outputs, the children and the
  * decoders. */
 struct pqact_act {
@@ -29,7 +42,9 @@ struct pqact_act {
   struct pqact_outputs *outs;
   struct pqact_decoders *decs;
   struct pqact_children *kids; /* EXEC's and the decoders' (children.h) */
-  uint64_t token;  /* the product's, for actions that end later (decoders) */
+  uint64_t token; /* the product's, for actions that end later (decoders) */
+  uint64_t inserted_us;              /* the product's insertion time */
+  const struct pqact_resume *resume; /* NULL: no restart to finish */
   uint64_t nprods; /* products through the table, _BEGIN_ excepted */
 };
 

@@ -70,10 +70,11 @@ static const struct pqact_option option_names[] = {
 struct chunk {
   struct chunk *next;
   uint64_t token;
-  uint64_t start;  /* where its first byte is in the decoder's stream */
-  size_t len, off; /* bytes; of them written to the current decoder */
-  unsigned resent; /* times written again after a decoder died */
-  bool reported;   /* done was called */
+  uint64_t inserted_us; /* the product's insertion time */
+  uint64_t start;       /* where its first byte is in the decoder's stream */
+  size_t len, off;      /* bytes; of them written to the current decoder */
+  unsigned resent;      /* times written again after a decoder died */
+  bool reported;        /* done was called */
   char ident[PQ_IDENT_MAX + 1];
   uint8_t bytes[];
 };
@@ -82,7 +83,7 @@ struct chunk {
  * found there by its signature when the buffer has room again. */
 struct ref {
   struct ref *next;
-  uint64_t token;
+  uint64_t token, inserted_us;
   uint8_t sig[PQ_SIGLEN];
 };
 
@@ -521,6 +522,7 @@ static void refill(struct decoder *x) {
     int rc = pq_find(x->set->pq, r->sig, on_found, &f);
     if (rc == PQ_OK && f.c != NULL) {
       f.c->token = r->token;
+      f.c->inserted_us = r->inserted_us;
       list_push(&x->waiting, f.c);
       x->waiting_bytes += f.c->len;
     } else {
@@ -795,22 +797,66 @@ static struct chunk *make_chunk(const struct decoder *x,
   return c;
 }
 
-int pqact_pipe_action(struct pqact_decoders *d, enum pqact_action type,
-                      int argc, char **argv, const pq_prod_info *info,
-                      const void *data, uint64_t token) {
-  unsigned flags = 0;
+/* The options of a PIPE, SPIPE or XPIPE action into *flags, its key
+ * (allocated) into *cmd; the index of the command.  -1 (logged) if there
+ * is no command or memory ran out. */
+static int key_of(enum pqact_action type, int argc, char **argv,
+                  unsigned *flags, char **cmd) {
+  *flags = 0;
   int first = pqact_decode_options(option_names,
                                    sizeof option_names / sizeof option_names[0],
-                                   type, argc, argv, &flags, NULL, NULL, NULL);
+                                   type, argc, argv, flags, NULL, NULL, NULL);
   if (first >= argc) {
     log_error("%s: no command", pqact_action_name(type));
     return -1;
   }
-  char *cmd = join(argc - first, argv + first);
-  if (cmd == NULL) {
+  if ((*cmd = join(argc - first, argv + first)) == NULL) {
     log_error("%s: %s", pqact_action_name(type), strerror(ENOMEM));
     return -1;
   }
+  return first;
+}
+
+char *pqact_decoder_key(enum pqact_action type, int argc, char **argv) {
+  unsigned flags;
+  char *cmd = NULL;
+  return key_of(type, argc, argv, &flags, &cmd) < 0 ? NULL : cmd;
+}
+
+size_t pqact_decoders_behind(const struct pqact_decoders *d,
+                             struct pqact_state_dec *out, size_t max) {
+  size_t n = 0, listed = 0;
+  for (const struct decoder *x = d->head; x != NULL; x = x->next) {
+    if (pending(x) == 0)
+      continue; /* the oldest waits in memory, or else in the queue: */
+    uint64_t from = x->waiting.head != NULL ? x->waiting.head->inserted_us
+                                            : x->refs->inserted_us;
+    const char *type = pqact_action_name(x->type);
+    size_t i = 0; /* -close decoders may share a key: the oldest */
+    for (; i < listed; i++)
+      if (strcmp(out[i].cmd, x->cmd) == 0 && strcmp(out[i].type, type) == 0)
+        break;
+    if (i < listed) {
+      if (from < out[i].from_us)
+        out[i].from_us = from;
+      continue;
+    }
+    n++;
+    if (listed < max)
+      out[listed++] = (struct pqact_state_dec){
+          .type = type, .cmd = x->cmd, .from_us = from};
+  }
+  return n;
+}
+
+int pqact_pipe_action(struct pqact_decoders *d, enum pqact_action type,
+                      int argc, char **argv, const pq_prod_info *info,
+                      const void *data, uint64_t token, uint64_t inserted_us) {
+  unsigned flags;
+  char *cmd;
+  int first = key_of(type, argc, argv, &flags, &cmd);
+  if (first < 0)
+    return -1;
   struct decoder *x = (flags & OPT_CLOSE) ? NULL : find_decoder(d, type, cmd);
   if (x != NULL) {
     free(cmd);
@@ -832,6 +878,7 @@ int pqact_pipe_action(struct pqact_decoders *d, enum pqact_action type,
     }
     r->next = NULL;
     r->token = token;
+    r->inserted_us = inserted_us;
     memcpy(r->sig, info->signature, PQ_SIGLEN);
     if (x->refs_tail != NULL)
       x->refs_tail->next = r;
@@ -852,6 +899,7 @@ int pqact_pipe_action(struct pqact_decoders *d, enum pqact_action type,
     return -1;
   }
   c->token = token;
+  c->inserted_us = inserted_us;
   if (d->hold != NULL)
     d->hold(d->arg, token);
   if (pending(x) == 0)

@@ -52,6 +52,7 @@
 #include "pq/pq.h"
 #include "pqutils/pqact/children.h"
 #include "pqutils/pqact/conf.h"
+#include "pqutils/pqact/state.h"
 
 /* Bytes a decoder's buffer may hold before pqact waits for it. */
 #define PQACT_DECODER_BUFFER (32u << 20)
@@ -92,12 +93,33 @@ void pqact_decoders_free(struct pqact_decoders *d);
  * the decoder if it is not running.  Never waits.
  * @param argv   the substituted arguments: options, then the command
  * @param token  passed to the hold and done callbacks
+ * @param inserted_us  the product's insertion time (pqact_decoders_behind())
  * @return 0 (the product is taken: hold was called, done comes now or
  *         later), or -1 after logging why (neither is called)
  */
 int pqact_pipe_action(struct pqact_decoders *d, enum pqact_action type,
                       int argc, char **argv, const pq_prod_info *info,
-                      const void *data, uint64_t token);
+                      const void *data, uint64_t token, uint64_t inserted_us);
+
+/**
+ * The key of the decoder a PIPE, SPIPE or XPIPE action goes to: its
+ * substituted command line after the options, words joined by blanks (a
+ * decoder is known by its action and this key).
+ * @return the key (free() it), or NULL after logging why
+ */
+char *pqact_decoder_key(enum pqact_action type, int argc, char **argv);
+
+/**
+ * The decoders with products waiting (not yet wholly in their pipe), for
+ * the state file (state.h): for each, its action's name, its key and the
+ * insertion time of its oldest product waiting; decoders of one key (PIPE
+ * -close) are one, with the oldest time.  The strings are the set's, good
+ * until it next changes.
+ * @param out  room for max of them
+ * @return how many there are (more than max: only max were stored)
+ */
+size_t pqact_decoders_behind(const struct pqact_decoders *d,
+                             struct pqact_state_dec *out, size_t max);
 
 /** The queue the products were read from, where those a decoder has no
  *  room for are left and found again (NULL: they all wait in memory).

@@ -18,7 +18,10 @@
  * kill -9), and how far behind the queue's newest product pqact is shows
  * in that warning, in the SIGUSR1 statistics and in a notice while it is
  * over a minute.  Decoders (decoder.h) hold a product in the state until
- * it is in their pipe; the loop writes to them as they read.  The cap on
+ * it is in their pipe; the loop writes to them as they read, and tells the
+ * state which decoders are behind since when, so that a restart after a
+ * kill -9 gives the products after the state's time only to the decoders
+ * that had not taken them (state.h, act.h).  The cap on
  * the children of EXEC and PIPE -close is the registry's
  * /pqact/max-children, read at startup.
  */
@@ -85,6 +88,13 @@ struct loop {
   char oldest_prod[600];
   /* monotonic times: the lag last measured, said; the last oldest warning */
   double lag_checked, lag_said, oldest_said;
+  /* the decoders behind, for the state (room for behind_cap) */
+  struct pqact_state_dec *behind;
+  size_t behind_cap;
+  /* a restart's: what is redone, and the decoders read from the file */
+  struct pqact_resume resume;
+  struct pqact_state_dec *resume_decs;
+  bool closing; /* what decoders give back now was not done */
 };
 
 /* How far behind the queue's newest product the reader is measured every
@@ -105,7 +115,76 @@ static void hold_product(void *arg, uint64_t token) {
  * given up. */
 static void on_decoded(void *arg, uint64_t token, bool ok) {
   struct loop *l = arg;
-  pqact_state_release(l->state, token, ok);
+  if (!l->closing)
+    pqact_state_release(l->state, token, ok);
+}
+
+/* During a restart, the decoders the run before left behind that have
+ * nothing waiting now still need what they match after the last product
+ * read, up to the old T1: appended to the n of l->behind.  The new n. */
+static size_t add_resumed(struct loop *l, size_t n) {
+  for (size_t i = 0; i < l->resume.n; i++) {
+    const struct pqact_state_dec *d = &l->resume.decs[i];
+    size_t k = 0;
+    while (k < n && (strcmp(l->behind[k].cmd, d->cmd) != 0 ||
+                     strcmp(l->behind[k].type, d->type) != 0))
+      k++;
+    if (k < n)
+      continue; /* waiting now: its oldest product waiting says it */
+    uint64_t next = l->act->inserted_us + 1;
+    l->behind[n++] = (struct pqact_state_dec){
+        d->type, d->cmd, d->from_us > next ? d->from_us : next};
+  }
+  return n;
+}
+
+/* Tell the state which decoders are behind, if some product is held
+ * beyond the own holds of the product being acted on (or some decoder was
+ * behind, or a restart is under way): the cheap test first, for the
+ * products no decoder holds. */
+static void keep_behind(struct loop *l, size_t own) {
+  if (pqact_state_holds(l->state) <= own && !pqact_state_any_behind(l->state) &&
+      l->act->resume == NULL)
+    return;
+  size_t extra = l->act->resume != NULL ? l->resume.n : 0;
+  if (l->behind_cap < extra + 8) {
+    struct pqact_state_dec *b = realloc(l->behind, (extra + 8) * sizeof *b);
+    if (b == NULL)
+      goto nomem;
+    l->behind = b;
+    l->behind_cap = extra + 8;
+  }
+  size_t n =
+      pqact_decoders_behind(l->act->decs, l->behind, l->behind_cap - extra);
+  if (n + extra > l->behind_cap) {
+    struct pqact_state_dec *b = realloc(l->behind, (n + extra) * 2 * sizeof *b);
+    if (b == NULL)
+      goto nomem;
+    l->behind = b;
+    l->behind_cap = (n + extra) * 2;
+    n = pqact_decoders_behind(l->act->decs, l->behind, l->behind_cap - extra);
+  }
+  if (extra > 0)
+    n = add_resumed(l, n);
+  pqact_state_behind(l->state, l->behind, n);
+  return;
+nomem: /* T0 alone says what was done */
+  log_error("cannot list the decoders behind: %s", strerror(ENOMEM));
+  pqact_state_behind(l->state, NULL, 0);
+}
+
+/* After the decoders were written to: the state, as they are now. */
+static void pumped(struct loop *l) {
+  keep_behind(l, 0);
+  pqact_state_flush(l->state);
+}
+
+/* The restart is over: products from now on go through every entry. */
+static void end_resume(struct loop *l) {
+  l->act->resume = NULL;
+  pqact_state_decs_free(l->resume_decs, l->resume.n);
+  l->resume_decs = NULL;
+  l->resume = (struct pqact_resume){0};
 }
 
 /* What on_product() returns to end a batch when asked to stop (pq's own
@@ -117,10 +196,14 @@ static int on_product(const pq_prod_info *info, const void *data,
   struct loop *l = arg;
   if (cli_stopping())
     return STOP_BATCH; /* the product stays for the next run */
+  if (l->act->resume != NULL && place->pp_inserted > l->resume.t1)
+    end_resume(l);
   pqact_state_token t = pqact_state_begin(l->state, place->pp_inserted);
   l->act->token = t;
+  l->act->inserted_us = place->pp_inserted;
   unsigned failed = pqact_process(l->act, info, data);
-  pqact_state_release(l->state, t, failed == 0);
+  keep_behind(l, 1);
+  pqact_state_end(l->state, t, failed == 0);
   l->act->nprods++;
   if (place->pp_oldest) { /* said after pq_next(), out of the read lock */
     l->oldest = true;
@@ -215,8 +298,11 @@ static int act_queue(struct loop *l, const pq_class *cls) {
       if ((since_lag & 63) == 0) /* EXEC's children, now and then */
         (void)pqact_children_reap(l->act->kids);
       (void)pqact_decoders_pump(l->act->decs);
-      while (pqact_decoders_full(l->act->decs) && !cli_stopping())
+      while (pqact_decoders_full(l->act->decs) && !cli_stopping()) {
         (void)pqact_decoders_wait(l->act->decs, 100); /* let them drain */
+        pumped(l);
+      }
+      pumped(l);
       if (++since_lag >= LAG_EVERY) {
         since_lag = 0;
         check_lag(l);
@@ -234,16 +320,20 @@ static int act_queue(struct loop *l, const pq_class *cls) {
     pqact_outputs_sync(l->act->outs);
     (void)pqact_children_reap(l->act->kids);
     bool waiting = pqact_decoders_pump(l->act->decs);
+    pumped(l);
     (void)pqact_state_sync(l->state, 1.0);
     if (l->interval == 0) { /* the end: once the decoders have it all */
-      while (waiting && !cli_stopping())
+      while (waiting && !cli_stopping()) {
         waiting = pqact_decoders_wait(l->act->decs, 1000);
+        pumped(l);
+      }
       break;
     }
     if (waiting || pqact_decoders_reading(l->act->decs)) {
       /* write to them as they read, notice if one dies, and look for
        * products every 10 ms */
       (void)pqact_decoders_wait(l->act->decs, 10);
+      pumped(l);
       continue;
     }
     rc = cli_wait_for_products(l->pq, l->interval);
@@ -382,9 +472,37 @@ static void format_time(uint64_t us, char *buf) {
   snprintf(buf + n, 40 - n, ".%06llu", (unsigned long long)(us % 1000000));
 }
 
+/* The state file's decoders behind: what the restart from t0 redoes. */
+static void read_behind(struct loop *l, uint64_t t0) {
+  uint64_t t1;
+  struct pqact_state_dec *decs;
+  size_t n;
+  if (pqact_state_read_behind(l->state_path, t0, &t1, &decs, &n) != 0) {
+    log_warning("cannot read the decoders behind in the state file \"%s\": "
+                "%s; doing again every product after its time",
+                l->state_path, strerror(errno));
+    return;
+  }
+  if (t1 == 0)
+    return;
+  char to[40], from[40] = "";
+  uint64_t oldest = t1;
+  for (size_t i = 0; i < n; i++)
+    if (decs[i].from_us < oldest)
+      oldest = decs[i].from_us;
+  format_time(t1, to);
+  format_time(oldest < t0 ? t0 : oldest, from);
+  log_notice("products to insertion-time %s UTC were done but for %zu "
+             "decoder%s behind, resumed from %s UTC",
+             to, n, n == 1 ? "" : "s", from);
+  l->resume = (struct pqact_resume){.t1 = t1, .decs = decs, .n = n};
+  l->resume_decs = decs;
+}
+
 /* Without -o: where the state file says, as LDM's pqact reads it, else the
  * end of the queue.  0, or -1 (logged). */
-static int start_position(pq_t *pq, const char *state_path) {
+static int start_position(pq_t *pq, struct loop *l) {
+  const char *state_path = l->state_path;
   uint64_t us = 0;
   char when[40];
   enum pqact_state_found f =
@@ -394,6 +512,7 @@ static int start_position(pq_t *pq, const char *state_path) {
     pq_cursor_set(pq, us);
     format_time(us, when);
     log_notice("starting from insertion-time %s UTC", when);
+    read_behind(l, us);
     return 0;
   case PQACT_STATE_ABSENT:
     break;
@@ -449,11 +568,15 @@ static int run(struct cli *c, const struct opts *o, struct loop *l) {
     cli_select_cursor(l->pq, &sel, &cls);
     status = 0;
   } else {
-    status = start_position(l->pq, l->state_path) == 0 ? 0 : 1;
+    status = start_position(l->pq, l) == 0 ? 0 : 1;
   }
   if (status == 0) {
     pqact_decoders_set_queue(l->act->decs, l->pq);
     pqact_begin_product(l->act);
+    if (l->resume.t1 != 0) {
+      l->act->resume = &l->resume;
+      pqact_state_resume(l->state, l->resume.t1);
+    }
     status = act_queue(l, &cls);
     (void)pqact_decoders_pump(l->act->decs); /* the last from the queue */
     pqact_decoders_set_queue(l->act->decs, NULL);
@@ -523,7 +646,14 @@ int main(int argc, char **argv) {
               strerror(ENOMEM));
   else
     status = run(&c, &o, &l);
-  pqact_decoders_free(a.decs); /* gives back what they hold in the state */
+  if (a.decs != NULL && l.state != NULL) {
+    /* What the decoders have not taken is not done: the state keeps it
+     * behind for the next run, which gives it to them (not given up). */
+    (void)pqact_decoders_pump(a.decs);
+    pumped(&l);
+    l.closing = true;
+  }
+  pqact_decoders_free(a.decs);
   pqact_children_free(a.kids);
   pqact_outputs_free(a.outs);
   pqact_conf_free(&conf);
@@ -538,6 +668,8 @@ int main(int argc, char **argv) {
     }
   }
   pqact_state_free(l.state);
+  end_resume(&l); /* kept to here: a clean exit still lists its decoders */
+  free(l.behind);
   log_notice("exiting: %llu products", (unsigned long long)a.nprods);
   return status;
 }

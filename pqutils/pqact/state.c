@@ -3,7 +3,9 @@
  * it whole and atomically, keeping its record current in place with one
  * pwrite(2) per product, and the low-water mark over products whose
  * actions complete out of order (a ring of the products begun and not yet
- * passed by the mark, oldest first).
+ * passed by the mark, oldest first); while decoders are behind, the page
+ * that also says T1 and which decoders had not taken what (state.h), and
+ * reading those lines back.
  */
 #include "pqutils/pqact/state.h"
 
@@ -26,6 +28,14 @@ struct slot {
   bool failed;    /* a part's action failed */
 };
 
+/* A decoder behind, as its line in the page. */
+struct behind_line {
+  char *text; /* "#-F TYPE CMD\n" */
+  size_t len; /* SIZE_MAX: it cannot be written (a newline in it) */
+  uint64_t from_us;
+  char *type, *cmd; /* to compare without formatting */
+};
+
 struct pqact_state {
   char *path, *tmp;
   int fd;            /* the file being kept current, or -1 */
@@ -39,7 +49,19 @@ struct pqact_state {
   struct slot *ring;
   size_t cap, head, n;
   uint64_t first_tok;
+  size_t holds;      /* over every product, not yet released */
+  uint64_t first_us; /* the first product begun this run, 0 none */
+  uint64_t t1;       /* the newest product whose synchronous part was ok */
+  /* the decoders behind, oldest first (by from_us) */
+  struct behind_line *beh;
+  size_t nbeh;
+  bool ext_dirty;   /* the lines or T1 changed since the page was written */
+  bool ext_on_disk; /* the file holds the lines */
 };
+
+static const char ext_intro[] =
+    "# done to here but for the decoders below (this pqact; LDM's ignores "
+    "it)\n";
 
 static const size_t hdr_len = sizeof PQACT_STATE_HEADER - 1;
 
@@ -89,6 +111,103 @@ size_t pqact_state_format(uint64_t inserted_us, char *buf) {
                           inserted_us / 1000000, inserted_us % 1000000);
 }
 
+/* "sec.usec" (six digits of microseconds) at s: the time into *us and
+ * the first byte after it into *end.  0, or -1. */
+static int parse_time(const char *s, uint64_t *us, const char **end) {
+  uint64_t sec = 0;
+  const char *p = s;
+  for (; *p >= '0' && *p <= '9'; p++) {
+    if (sec > UINT64_MAX / 10000000)
+      return -1;
+    sec = sec * 10 + (uint64_t)(*p - '0');
+  }
+  if (p == s || *p != '.')
+    return -1;
+  uint64_t usec = 0;
+  for (int i = 1; i <= 6; i++) {
+    if (p[i] < '0' || p[i] > '9')
+      return -1;
+    usec = usec * 10 + (uint64_t)(p[i] - '0');
+  }
+  *us = sec * 1000000 + usec;
+  *end = p + 7;
+  return 0;
+}
+
+void pqact_state_decs_free(struct pqact_state_dec *decs, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    free((char *)decs[i].type);
+    free((char *)decs[i].cmd);
+  }
+  free(decs);
+}
+
+/* A "#-F TYPE CMD" line (without its newline) onto *decs.  0, or -1 if
+ * memory ran out (a line that does not parse is skipped). */
+static int add_dec(const char *line, struct pqact_state_dec **decs, size_t *n) {
+  uint64_t from;
+  const char *p;
+  if (parse_time(line + 2, &from, &p) != 0 || *p != ' ')
+    return 0;
+  const char *type = p + 1, *sp = strchr(type, ' ');
+  if (sp == NULL || sp == type || sp[1] == '\0')
+    return 0;
+  struct pqact_state_dec *d = realloc(*decs, (*n + 1) * sizeof *d);
+  if (d == NULL)
+    return -1;
+  *decs = d;
+  d[*n].from_us = from;
+  d[*n].type = strndup(type, (size_t)(sp - type));
+  d[*n].cmd = strdup(sp + 1);
+  (*n)++;
+  return d[*n - 1].type == NULL || d[*n - 1].cmd == NULL ? -1 : 0;
+}
+
+int pqact_state_read_behind(const char *path, uint64_t t0, uint64_t *t1,
+                            struct pqact_state_dec **decs, size_t *n) {
+  *t1 = 0;
+  *decs = NULL;
+  *n = 0;
+  FILE *f = fopen(path, "re");
+  if (f == NULL)
+    return errno == ENOENT ? 0 : -1;
+  char line[PQACT_STATE_PAGE + 2];
+  bool past_time = false, whole = true;
+  uint64_t t = 0;
+  int rc = 0;
+  while (rc == 0 && fgets(line, sizeof line, f) != NULL) {
+    size_t len = strlen(line);
+    bool was_whole = whole;
+    whole = len > 0 && line[len - 1] == '\n';
+    if (!was_whole || !whole)
+      continue; /* a piece of a line longer than the page: not ours */
+    line[--len] = '\0';
+    if (!past_time) { /* LDM's time line: the first not a comment */
+      past_time = line[0] != '#' && strspn(line, " \t\r") < len;
+      continue;
+    }
+    const char *end;
+    if (strncmp(line, "#+", 2) == 0 && t == 0 &&
+        parse_time(line + 2, &t, &end) != 0)
+      t = 0;
+    else if (strncmp(line, "#-", 2) == 0)
+      rc = add_dec(line, decs, n);
+  }
+  int err = errno;
+  if (ferror(f) != 0)
+    rc = -1;
+  fclose(f);
+  if (rc != 0 || t <= t0) {
+    pqact_state_decs_free(*decs, *n);
+    *decs = NULL;
+    *n = 0;
+    errno = err;
+    return rc != 0 ? -1 : 0;
+  }
+  *t1 = t;
+  return 0;
+}
+
 /* ---- writing ---- */
 
 struct pqact_state *pqact_state_new(const char *path) {
@@ -111,11 +230,21 @@ struct pqact_state *pqact_state_new(const char *path) {
   return st;
 }
 
+static void free_lines(struct behind_line *l, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    free(l[i].text);
+    free(l[i].type);
+    free(l[i].cmd);
+  }
+  free(l);
+}
+
 void pqact_state_free(struct pqact_state *st) {
   if (st == NULL)
     return;
   if (st->fd >= 0)
     close(st->fd);
+  free_lines(st->beh, st->nbeh);
   free(st->ring);
   free(st->tmp);
   free(st->path);
@@ -157,18 +286,63 @@ static int sync_dir(const char *path) {
   return rc;
 }
 
-/* The whole file, atomically, holding the mark; st->fd is then that file,
- * open for the records that follow.  0, or -1 with errno (what failed in
- * *what). */
+/* The file's bytes into page[PQACT_STATE_PAGE]: the header, the record of
+ * the mark (before any is recorded this run: just before the first product
+ * begun, as good as the time the run started from), and when decoders are
+ * behind the lines, then spaces and a newline to the page's end.  *rec is
+ * the record's length, *ext whether the lines are there.  @return the
+ * length: the page with the lines, else the header and the record. */
+static size_t compose(const struct pqact_state *st, char *page, size_t *rec,
+                      bool *ext) {
+  memcpy(page, PQACT_STATE_HEADER, hdr_len);
+  uint64_t t0 = st->mark != 0 ? st->mark : st->first_us - 1;
+  *rec = pqact_state_format(t0, page + hdr_len);
+  size_t len = hdr_len + *rec;
+  *ext = false;
+  if (st->nbeh == 0 || st->t1 <= t0)
+    return len;
+  /* The lines that fit, oldest first; the first that does not fit and
+   * those after it are dropped, and T1 goes below its F: the products
+   * from there on are done again by every entry.  (A line with F after T1
+   * says nothing: products up to T1 are all in that decoder's pipe.) */
+  size_t room = PQACT_STATE_PAGE - 1 - len - (sizeof ext_intro - 1) - 32;
+  uint64_t t1 = st->t1;
+  size_t fit = 0, used = 0;
+  while (fit < st->nbeh && st->beh[fit].from_us <= t1 &&
+         st->beh[fit].len <= room - used)
+    used += st->beh[fit++].len;
+  if (fit < st->nbeh && st->beh[fit].from_us <= t1)
+    t1 = st->beh[fit].from_us - 1;
+  if (t1 <= t0)
+    return len;
+  memcpy(page + len, ext_intro, sizeof ext_intro - 1);
+  len += sizeof ext_intro - 1;
+  page[len++] = '#';
+  page[len++] = '+';
+  len += pqact_state_format(t1, page + len);
+  for (size_t i = 0; i < fit; i++) {
+    memcpy(page + len, st->beh[i].text, st->beh[i].len);
+    len += st->beh[i].len;
+  }
+  memset(page + len, ' ', PQACT_STATE_PAGE - 1 - len);
+  page[PQACT_STATE_PAGE - 1] = '\n';
+  *ext = true;
+  return PQACT_STATE_PAGE;
+}
+
+/* The whole file, atomically, holding the mark (and the lines of the
+ * decoders behind); st->fd is then that file, open for the records that
+ * follow.  0, or -1 with errno (what failed in *what). */
 static int write_whole(struct pqact_state *st, const char **what) {
-  char buf[sizeof PQACT_STATE_HEADER + 32];
-  memcpy(buf, PQACT_STATE_HEADER, hdr_len);
-  size_t rec = pqact_state_format(st->mark, buf + hdr_len);
+  char buf[PQACT_STATE_PAGE];
+  size_t rec;
+  bool ext;
+  size_t len = compose(st, buf, &rec, &ext);
   *what = st->tmp;
   int fd = open(st->tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
   if (fd < 0)
     return -1;
-  if (pwrite_all(fd, buf, hdr_len + rec, 0) != 0 || fsync(fd) != 0) {
+  if (pwrite_all(fd, buf, len, 0) != 0 || fsync(fd) != 0) {
     int err = errno;
     close(fd);
     unlink(st->tmp);
@@ -187,6 +361,8 @@ static int write_whole(struct pqact_state *st, const char **what) {
     close(st->fd);
   st->fd = fd;
   st->rec_len = rec;
+  st->ext_on_disk = ext;
+  st->ext_dirty = false;
   st->dirty = false;
   st->synced_at = monotonic();
   if (sync_dir(st->path) != 0) {
@@ -206,9 +382,49 @@ static void said(struct pqact_state *st, int rc, const char *what, int err) {
   st->write_failed = rc != 0;
 }
 
+/* The page, in place (one pwrite of the whole page at offset 0, which a
+ * kill cannot tear), or the whole file if it is not open yet. */
+static void write_page(struct pqact_state *st) {
+  const char *what = "pwrite";
+  int rc;
+  if (st->mark == 0 && st->first_us == 0)
+    return; /* no product begun: no time to write (the file stays) */
+  if (st->fd >= 0) {
+    char page[PQACT_STATE_PAGE];
+    size_t rec;
+    bool ext;
+    (void)compose(st, page, &rec, &ext);
+    if (!ext) { /* the lines go: spaces in their place */
+      size_t len = hdr_len + rec;
+      memset(page + len, ' ', PQACT_STATE_PAGE - 1 - len);
+      page[PQACT_STATE_PAGE - 1] = '\n';
+    }
+    rc = pwrite_all(st->fd, page, PQACT_STATE_PAGE, 0);
+    if (rc == 0) {
+      st->rec_len = rec;
+      st->ext_on_disk = ext;
+      st->ext_dirty = false;
+    }
+    st->dirty = true;
+  } else {
+    rc = write_whole(st, &what);
+  }
+  said(st, rc, what, errno);
+}
+
+/* Is the page to be written rather than the record: decoders are behind,
+ * or the file still holds their lines? */
+static bool page_mode(const struct pqact_state *st) {
+  return st->nbeh > 0 || st->ext_on_disk;
+}
+
 /* Record the mark: in place if the file is open and the record keeps its
- * width, else the whole file. */
+ * width, else the whole file; the page while decoders are behind. */
 static void record(struct pqact_state *st) {
+  if (page_mode(st)) {
+    write_page(st);
+    return;
+  }
   char rec[32];
   size_t len = pqact_state_format(st->mark, rec);
   const char *what = "pwrite";
@@ -280,19 +496,25 @@ pqact_state_token pqact_state_begin(struct pqact_state *st,
   st->ring[(st->head + st->n) % st->cap] =
       (struct slot){.inserted_us = inserted_us, .holds = 1};
   st->n++;
+  st->holds++;
+  if (st->first_us == 0)
+    st->first_us = inserted_us;
   return st->first_tok + st->n - 1;
 }
 
 void pqact_state_hold(struct pqact_state *st, pqact_state_token t) {
   struct slot *s = slot_of(st, t);
-  if (s != NULL && s->holds > 0)
+  if (s != NULL && s->holds > 0) {
     s->holds++;
+    st->holds++;
+  }
 }
 
 void pqact_state_release(struct pqact_state *st, pqact_state_token t, bool ok) {
   struct slot *s = slot_of(st, t);
   if (s == NULL || s->holds == 0)
     return;
+  st->holds--;
   if (!ok)
     s->failed = true;
   if (--s->holds > 0 || t != st->first_tok)
@@ -319,4 +541,127 @@ uint64_t pqact_state_mark(const struct pqact_state *st) {
 
 size_t pqact_state_pending(const struct pqact_state *st) {
   return st->n;
+}
+
+/* ---- the decoders behind ---- */
+
+void pqact_state_end(struct pqact_state *st, pqact_state_token t, bool ok) {
+  const struct slot *s = slot_of(st, t);
+  if (s != NULL && ok && s->inserted_us > st->t1) {
+    st->t1 = s->inserted_us;
+    if (st->nbeh > 0)
+      st->ext_dirty = true;
+  }
+  pqact_state_release(st, t, ok); /* writes the page if the mark moved */
+  if (st->ext_dirty)
+    pqact_state_flush(st);
+}
+
+void pqact_state_resume(struct pqact_state *st, uint64_t t1) {
+  if (t1 > st->t1)
+    st->t1 = t1;
+}
+
+size_t pqact_state_holds(const struct pqact_state *st) {
+  return st->holds;
+}
+
+bool pqact_state_any_behind(const struct pqact_state *st) {
+  return st->nbeh > 0;
+}
+
+void pqact_state_flush(struct pqact_state *st) {
+  if (!st->ext_dirty)
+    return;
+  if (!page_mode(st)) {
+    st->ext_dirty = false;
+    return;
+  }
+  write_page(st);
+}
+
+/* One decoder's line, "#-F TYPE CMD\n", into buf (len bytes); its length,
+ * or SIZE_MAX if it does not fit or cannot be a line. */
+static size_t format_line(const struct pqact_state_dec *d, char *buf,
+                          size_t len) {
+  int n = snprintf(buf, len, "#-%" PRIu64 ".%06" PRIu64 " %s %s\n",
+                   d->from_us / 1000000, d->from_us % 1000000, d->type, d->cmd);
+  if (n < 0 || (size_t)n >= len || strchr(d->type, '\n') != NULL ||
+      strchr(d->cmd, '\n') != NULL)
+    return SIZE_MAX;
+  return (size_t)n;
+}
+
+void pqact_state_behind(struct pqact_state *st,
+                        const struct pqact_state_dec *decs, size_t n) {
+  if (n == 0) {
+    if (st->nbeh > 0) {
+      free_lines(st->beh, st->nbeh);
+      st->beh = NULL;
+      st->nbeh = 0;
+      st->ext_dirty = true;
+    }
+    return;
+  }
+  /* oldest first (insertion sort: a few decoders) */
+  const struct pqact_state_dec *few[16];
+  const struct pqact_state_dec **by =
+      n <= sizeof few / sizeof few[0] ? few : malloc(n * sizeof *by);
+  if (by == NULL)
+    goto nomem;
+  for (size_t i = 0; i < n; i++) {
+    size_t j = i;
+    for (; j > 0 && by[j - 1]->from_us > decs[i].from_us; j--)
+      by[j] = by[j - 1];
+    by[j] = &decs[i];
+  }
+  /* the same as before (the common case, product after product)? */
+  bool same = n == st->nbeh;
+  for (size_t i = 0; same && i < n; i++)
+    same = st->beh[i].from_us == by[i]->from_us &&
+           strcmp(st->beh[i].cmd, by[i]->cmd) == 0 &&
+           strcmp(st->beh[i].type, by[i]->type) == 0;
+  struct behind_line *l = same ? NULL : calloc(n, sizeof *l);
+  if (same || l == NULL) {
+    if (by != few)
+      free(by);
+    if (same)
+      return;
+    goto nomem;
+  }
+  char line[PQACT_STATE_PAGE];
+  for (size_t i = 0; i < n; i++) {
+    size_t len = format_line(by[i], line, sizeof line);
+    l[i].from_us = by[i]->from_us;
+    l[i].len = len;
+    l[i].type = strdup(by[i]->type);
+    l[i].cmd = strdup(by[i]->cmd);
+    if (len != SIZE_MAX)
+      l[i].text = malloc(len);
+    if (l[i].type == NULL || l[i].cmd == NULL ||
+        (len != SIZE_MAX && l[i].text == NULL)) {
+      free_lines(l, n);
+      if (by != few)
+        free(by);
+      goto nomem;
+    }
+    if (len != SIZE_MAX)
+      memcpy(l[i].text, line, len);
+  }
+  if (by != few)
+    free(by);
+  free_lines(st->beh, st->nbeh);
+  st->beh = l;
+  st->nbeh = n;
+  st->ext_dirty = true;
+  return;
+nomem:
+  /* No lines: T1 would be lowered to their oldest F; keeping the old
+   * lines would say less than is true.  Say nothing beyond T0. */
+  log_error("cannot list the decoders behind in the state file: %s",
+            strerror(ENOMEM));
+  free_lines(st->beh, st->nbeh);
+  st->beh = NULL;
+  st->nbeh = 0;
+  st->ext_dirty = true;
 }

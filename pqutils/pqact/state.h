@@ -43,6 +43,30 @@
  * advance the state, a later one that succeeds does).  The synchronous path
  * is begin then release: O(1), one pwrite.
  *
+ * Decoders behind.  While a decoder holds products back, the mark T0
+ * stays before the oldest of them although every other action of the
+ * products after it is done; a restart from T0 alone would do those
+ * again.  So while products are held the file also says, after LDM's
+ * time line (LDM's pqact reads only the first time after the comment
+ * lines, so it ignores the rest), how far the rest went:
+ *
+ *   # done to here but for the decoders below (this pqact; LDM's ignores it)
+ *   #+T1
+ *   #-F TYPE COMMAND
+ *
+ * `#+T1`: every product up to T1 had all its actions done but those of
+ * the decoders listed; `#-F TYPE COMMAND`: that decoder (its action and
+ * its key, decoder.h) had every product it matched from insertion time F
+ * on still waiting (its products wait in order, so one time says it).
+ * T1 is the newest product whose synchronous part (pqact_state_end())
+ * ended with no failure.  With the lines, the file is exactly
+ * PQACT_STATE_PAGE bytes (the lines, spaces, a newline) and every update
+ * pwrite(2)s that whole page at offset 0: a write within one page is not
+ * torn by a kill, as above.  Lines that do not fit are dropped, and T1 is
+ * lowered below the oldest F dropped (a restart redoes more, never less).
+ * When nothing is held any more one last page without the lines is
+ * written, and the records go back to the few bytes in place.
+ *
  * Logs through ldmd/site/log.h (a failed write, with the path and
  * strerror).  Not thread-safe: one state per pqact, used by its main loop.
  */
@@ -79,6 +103,31 @@ enum pqact_state_found {
  */
 enum pqact_state_found pqact_state_read(const char *path, uint64_t now_us,
                                         uint64_t *inserted_us);
+
+/* The size of the file while it lists decoders behind. */
+#define PQACT_STATE_PAGE 4096
+
+/* A decoder behind: its action's name ("PIPE", "SPIPE", "XPIPE"), its key
+ * (decoder.h) and the insertion time of its oldest product waiting. */
+struct pqact_state_dec {
+  const char *type;
+  const char *cmd;
+  uint64_t from_us;
+};
+
+/**
+ * Read what a state file says beyond LDM's time: T1 and the decoders
+ * behind (their strings are allocated; pqact_state_decs_free()).  Lines
+ * that do not parse are ignored; so is a T1 not after t0.
+ * @param t0  the time pqact_state_read() found
+ * @param[out] t1  T1, or 0 when the file has none (then *n is 0)
+ * @return 0, or -1 when the file cannot be read or memory ran out (errno)
+ */
+int pqact_state_read_behind(const char *path, uint64_t t0, uint64_t *t1,
+                            struct pqact_state_dec **decs, size_t *n);
+
+/** Free what pqact_state_read_behind() allocated. */
+void pqact_state_decs_free(struct pqact_state_dec *decs, size_t n);
 
 /** Format a time as the file's record, LDM's "%ld.%06ld\n", into buf
  *  (at least 32 bytes).  @return its length */
@@ -117,6 +166,39 @@ void pqact_state_hold(struct pqact_state *st, pqact_state_token t);
  * last release of the oldest products held moves the mark and writes it.
  */
 void pqact_state_release(struct pqact_state *st, pqact_state_token t, bool ok);
+
+/**
+ * The synchronous part of the product is over (its actions but those that
+ * end later, which hold it): a release, and the product becomes T1 if ok.
+ * Writes the page when decoders are behind and T1 moved.
+ */
+void pqact_state_end(struct pqact_state *st, pqact_state_token t, bool ok);
+
+/**
+ * A restart's T1 (pqact_state_read_behind()): this run's T1 starts there,
+ * so that the file goes on saying what the run before did until this one
+ * passes it (the caller lists the old decoders behind meanwhile).
+ */
+void pqact_state_resume(struct pqact_state *st, uint64_t t1);
+
+/** Holds not yet released, over every product (the synchronous one of a
+ *  product being acted on included). */
+size_t pqact_state_holds(const struct pqact_state *st);
+
+/**
+ * The decoders behind now (copied; n == 0: none).  When it is not what the
+ * file says, the page is written with the next record, pqact_state_end()
+ * or pqact_state_flush().
+ */
+void pqact_state_behind(struct pqact_state *st,
+                        const struct pqact_state_dec *decs, size_t n);
+
+/** Are decoders behind (pqact_state_behind() was given some)? */
+bool pqact_state_any_behind(const struct pqact_state *st);
+
+/** Write the page now if the decoders behind changed since it was last
+ *  written. */
+void pqact_state_flush(struct pqact_state *st);
 
 /** The mark: the insertion time recorded this run (0: none yet). */
 uint64_t pqact_state_mark(const struct pqact_state *st);

@@ -6,7 +6,10 @@
  * product after product and the whole file rewritten at a clean exit or
  * when the record's width changes, and the low-water mark over products
  * whose holds are released out of order, with failures, past the ring's
- * first size.  In a scratch directory.
+ * first size; the page that lists the decoders behind (one page, LDM's
+ * time line first as LDM's fscanf reads it, in place, the lines that do not
+ * fit dropped and T1 lowered below them, removed when nothing is held) and
+ * reading it back.  In a scratch directory.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -230,12 +233,231 @@ static void test_low_water(void **state) {
   pqact_state_free(st);
 }
 
+/* LDM's pqact's reading, independent of ours: lines that begin with '#'
+ * skipped, then fscanf("%ld.%ld").  How many fields it read. */
+static int ldm_read(const char *path, long *sec, long *usec) {
+  FILE *f = fopen(path, "r");
+  assert_non_null(f);
+  int c;
+  while ((c = getc(f)) == '#')
+    while ((c = getc(f)) != EOF && c != '\n')
+      ;
+  if (c != EOF)
+    ungetc(c, f);
+  int n = fscanf(f, "%ld.%ld", sec, usec);
+  fclose(f);
+  return n;
+}
+
+static long size_of(const char *path) {
+  struct stat sb;
+  assert_int_equal(stat(path, &sb), 0);
+  return (long)sb.st_size;
+}
+
+/* The page holds LDM's bytes for the time, then only spaces and a final
+ * newline (the lines that were there are gone). */
+static void page_blank_after(const char *path, long sec, long usec) {
+  static char buf[PQACT_STATE_PAGE + 1];
+  FILE *f = fopen(path, "rb");
+  assert_non_null(f);
+  assert_int_equal(fread(buf, 1, sizeof buf, f), PQACT_STATE_PAGE);
+  fclose(f);
+  const char *ldm = ldm_bytes(sec, usec);
+  size_t len = strlen(ldm);
+  assert_memory_equal(buf, ldm, len);
+  for (size_t i = len; i < PQACT_STATE_PAGE - 1; i++)
+    assert_int_equal(buf[i], ' ');
+  assert_int_equal(buf[PQACT_STATE_PAGE - 1], '\n');
+}
+
+/* The page ends with the line, then spaces and a newline. */
+static void page_ends_with(const char *path, const char *line) {
+  static char buf[PQACT_STATE_PAGE + 1];
+  FILE *f = fopen(path, "rb");
+  assert_non_null(f);
+  assert_int_equal(fread(buf, 1, sizeof buf, f), PQACT_STATE_PAGE);
+  fclose(f);
+  buf[PQACT_STATE_PAGE] = '\0';
+  const char *at = strstr(buf, line);
+  assert_non_null(at);
+  for (size_t i = (size_t)(at - buf) + strlen(line); i < PQACT_STATE_PAGE - 1;
+       i++)
+    assert_int_equal(buf[i], ' ');
+  assert_int_equal(buf[PQACT_STATE_PAGE - 1], '\n');
+}
+
+/* read_behind on path after t0: T1, and the decoders (freed). */
+static uint64_t behind_of(const char *path, uint64_t t0, size_t *n,
+                          struct pqact_state_dec *first) {
+  uint64_t t1;
+  struct pqact_state_dec *d;
+  assert_int_equal(pqact_state_read_behind(path, t0, &t1, &d, n), 0);
+  if (*n > 0 && first != NULL) {
+    static char type[16], cmd[4096];
+    snprintf(type, sizeof type, "%s", d[0].type);
+    snprintf(cmd, sizeof cmd, "%s", d[0].cmd);
+    *first = (struct pqact_state_dec){type, cmd, d[0].from_us};
+  }
+  pqact_state_decs_free(d, *n);
+  return t1;
+}
+
+static void test_behind(void **state) {
+  (void)state;
+  const uint64_t t0 = 1733000000000000ULL;
+  struct pqact_state *st = pqact_state_new("b.state");
+  assert_non_null(st);
+  long sec, usec;
+  size_t n;
+  struct pqact_state_dec d0;
+  /* nothing held: LDM's bytes, no lines */
+  pqact_state_end(st, pqact_state_begin(st, t0 + 1), true);
+  assert_string_equal(slurp("b.state"), ldm_bytes(1733000000, 1));
+  assert_int_equal(behind_of("b.state", t0 + 1, &n, NULL), 0);
+  ino_t ino = inode("b.state");
+  /* a decoder holds b: the page, LDM's time first, then T1 and the line */
+  pqact_state_token b = pqact_state_begin(st, t0 + 2);
+  pqact_state_hold(st, b);
+  assert_int_equal(pqact_state_holds(st), 2);
+  const struct pqact_state_dec one = {"PIPE", "/bin/dec -x 1", t0 + 2};
+  pqact_state_behind(st, &one, 1);
+  assert_true(pqact_state_any_behind(st));
+  pqact_state_end(st, b, true);
+  assert_int_equal(pqact_state_holds(st), 1);
+  assert_int_equal(size_of("b.state"), PQACT_STATE_PAGE);
+  assert_int_equal(inode("b.state"), ino);
+  assert_int_equal(ldm_read("b.state", &sec, &usec), 2);
+  assert_int_equal(sec, 1733000000);
+  assert_int_equal(usec, 1);
+  const char *text = slurp("b.state");
+  assert_int_equal(
+      strncmp(text, ldm_bytes(1733000000, 1), strlen(ldm_bytes(1733000000, 1))),
+      0);
+  assert_non_null(strstr(text, "\n#+1733000000.000002\n"
+                               "#-1733000000.000002 PIPE /bin/dec -x 1\n"));
+  page_ends_with("b.state", "#-1733000000.000002 PIPE /bin/dec -x 1\n");
+  assert_int_equal(behind_of("b.state", t0 + 1, &n, &d0), t0 + 2);
+  assert_int_equal(n, 1);
+  assert_string_equal(d0.type, "PIPE");
+  assert_string_equal(d0.cmd, "/bin/dec -x 1");
+  assert_int_equal(d0.from_us, t0 + 2);
+  /* the next product done: T1 moves, in place */
+  pqact_state_end(st, pqact_state_begin(st, t0 + 3), true);
+  assert_int_equal(behind_of("b.state", t0 + 1, &n, NULL), t0 + 3);
+  assert_int_equal(n, 1);
+  /* a failed one does not move T1 */
+  pqact_state_end(st, pqact_state_begin(st, t0 + 4), false);
+  assert_int_equal(behind_of("b.state", t0 + 1, &n, NULL), t0 + 3);
+  /* a T1 not after the given time says nothing */
+  assert_int_equal(behind_of("b.state", t0 + 3, &n, NULL), 0);
+  assert_int_equal(n, 0);
+  /* the clean exit keeps the lines, in the page, whole */
+  assert_int_equal(pqact_state_save(st), 0);
+  assert_int_not_equal(inode("b.state"), ino);
+  ino = inode("b.state");
+  assert_int_equal(size_of("b.state"), PQACT_STATE_PAGE);
+  assert_int_equal(behind_of("b.state", t0 + 1, &n, NULL), t0 + 3);
+  assert_int_equal(n, 1);
+  /* the decoder takes b: the mark passes the products done, the lines go
+   * (spaces in their place), and the record is written in place again */
+  pqact_state_release(st, b, true);
+  pqact_state_behind(st, NULL, 0);
+  pqact_state_flush(st);
+  assert_false(pqact_state_any_behind(st));
+  assert_int_equal(pqact_state_mark(st), t0 + 3);
+  assert_int_equal(behind_of("b.state", 0, &n, NULL), 0);
+  assert_int_equal(n, 0);
+  page_blank_after("b.state", 1733000000, 3);
+  pqact_state_end(st, pqact_state_begin(st, t0 + 5), true);
+  assert_int_equal(ldm_read("b.state", &sec, &usec), 2);
+  assert_int_equal(usec, 5);
+  assert_int_equal(inode("b.state"), ino);
+  assert_int_equal(size_of("b.state"), PQACT_STATE_PAGE);
+  page_blank_after("b.state", 1733000000, 5);
+  pqact_state_free(st);
+}
+
+/* The lines that do not fit the page are dropped, oldest kept, and T1
+ * goes below the first one dropped; a command with a newline cannot be a
+ * line, so it is dropped the same way. */
+static void test_behind_overflow(void **state) {
+  (void)state;
+  const uint64_t t0 = 1733000000000000ULL;
+  static char long1[2000], long2[2000];
+  memset(long1, 'a', sizeof long1 - 1);
+  memset(long2, 'b', sizeof long2 - 1);
+  struct pqact_state *st = pqact_state_new("o.state");
+  assert_non_null(st);
+  pqact_state_end(st, pqact_state_begin(st, t0 + 1), true);
+  pqact_state_token h = pqact_state_begin(st, t0 + 10);
+  pqact_state_hold(st, h);
+  pqact_state_end(st, h, true);
+  for (uint64_t t = t0 + 11; t <= t0 + 40; t++)
+    pqact_state_end(st, pqact_state_begin(st, t), true);
+  /* given newest first: written oldest first */
+  const struct pqact_state_dec three[] = {{"PIPE", long2, t0 + 30},
+                                          {"XPIPE", long1, t0 + 20},
+                                          {"SPIPE", "short", t0 + 10}};
+  pqact_state_behind(st, three, 3);
+  pqact_state_flush(st);
+  size_t n;
+  struct pqact_state_dec d0;
+  assert_int_equal(size_of("o.state"), PQACT_STATE_PAGE);
+  assert_int_equal(behind_of("o.state", t0 + 1, &n, &d0), t0 + 29);
+  assert_int_equal(n, 2);
+  assert_string_equal(d0.type, "SPIPE");
+  assert_int_equal(d0.from_us, t0 + 10);
+  /* all of them fit: T1 as it is */
+  pqact_state_behind(st, three + 1, 2);
+  pqact_state_flush(st);
+  assert_int_equal(behind_of("o.state", t0 + 1, &n, NULL), t0 + 40);
+  assert_int_equal(n, 2);
+  /* a newline in the command */
+  const struct pqact_state_dec nl[] = {{"PIPE", "short", t0 + 10},
+                                       {"PIPE", "two\nlines", t0 + 15}};
+  pqact_state_behind(st, nl, 2);
+  pqact_state_flush(st);
+  assert_int_equal(behind_of("o.state", t0 + 1, &n, &d0), t0 + 14);
+  assert_int_equal(n, 1);
+  assert_string_equal(d0.cmd, "short");
+  /* the first does not fit: no lines, T0 alone says what was done */
+  const struct pqact_state_dec none[] = {{"PIPE", "two\nlines", t0 + 2}};
+  pqact_state_behind(st, none, 1);
+  pqact_state_flush(st);
+  assert_int_equal(behind_of("o.state", t0 + 1, &n, NULL), 0);
+  long sec, usec;
+  assert_int_equal(ldm_read("o.state", &sec, &usec), 2);
+  assert_int_equal(usec, 1);
+  pqact_state_free(st);
+  /* lines that do not parse are skipped */
+  put("o.state", "# c\n1733000000.000001\n#+1733000000.000009\n"
+                 "#-x PIPE a\n#-1733000000.000002 PIPE\n"
+                 "#-1733000000.000003 PIPE a b\n");
+  assert_int_equal(behind_of("o.state", t0 + 1, &n, &d0), t0 + 9);
+  assert_int_equal(n, 1);
+  assert_string_equal(d0.cmd, "a b");
+  /* no file: nothing */
+  assert_int_equal(behind_of("absent.state", 0, &n, NULL), 0);
+  /* decoders behind before any product is begun: no time to write yet,
+   * the file (a run before's) is left alone */
+  st = pqact_state_new("absent.state");
+  assert_non_null(st);
+  pqact_state_resume(st, t0 + 9);
+  pqact_state_behind(st, three, 3);
+  pqact_state_flush(st);
+  assert_int_equal(access("absent.state", F_OK), -1);
+  pqact_state_free(st);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_format),
       cmocka_unit_test_setup_teardown(test_read, setup, teardown),
       cmocka_unit_test_setup_teardown(test_write, setup, teardown),
       cmocka_unit_test_setup_teardown(test_low_water, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_behind, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_behind_overflow, setup, teardown),
   };
   return tu_exit_code(cmocka_run_group_tests(tests, NULL, NULL));
 }
