@@ -28,6 +28,7 @@
 
 #include "ldmd/proto/ldm6_xdr.h"
 #include "ldmd/site/log.h"
+#include "pqutils/cli.h"
 #include "pqutils/pqact/filing.h"
 #include "pqutils/stopio.h"
 
@@ -130,12 +131,6 @@ struct pqact_decoders {
 /* Products waiting for x: in memory, and in the queue. */
 static size_t pending(const struct decoder *x) {
   return x->waiting.n + x->nrefs;
-}
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* ---- lists ---- */
@@ -335,7 +330,7 @@ static void decoder_died(struct decoder *x) {
   if (x->fd < 0)
     return;
   uint64_t read = bytes_read(x);
-  trim_sent(x, read, now_s());
+  trim_sent(x, read, cli_monotonic());
   close(x->fd);
   x->fd = -1;
   /* What it did not read whole goes first, in order: the written ones,
@@ -358,7 +353,7 @@ static void decoder_died(struct decoder *x) {
   x->waiting_bytes = 0;
   for (c = x->waiting.head; c != NULL; c = c->next)
     x->waiting_bytes += c->len;
-  x->died_at = now_s();
+  x->died_at = cli_monotonic();
   x->deaths++;
   unsigned delay = x->deaths <= 1
                        ? 0
@@ -602,7 +597,7 @@ bool pqact_decoders_pump(struct pqact_decoders *d) {
       (void)pqact_children_reap(d->kids);
       break;
     }
-  double now = now_s();
+  double now = cli_monotonic();
   bool waiting = false;
   struct decoder *x = d->head, *next;
   for (; x != NULL; x = next) {
@@ -636,7 +631,7 @@ bool pqact_decoders_wait(struct pqact_decoders *d, int timeout_ms) {
   struct decoder *of[64];
   size_t n = 0;
   bool capped_out = false;
-  double now = now_s(), soonest = now + timeout_ms / 1000.0;
+  double now = cli_monotonic(), soonest = now + timeout_ms / 1000.0;
   for (struct decoder *x = d->head; x != NULL; x = x->next) {
     if (x->fd >= 0 && x->waiting.n == 0 && x->sent.head != NULL &&
         n < sizeof fds / sizeof fds[0]) { /* reading: wake if it dies */
@@ -903,9 +898,9 @@ int pqact_pipe_action(struct pqact_decoders *d, enum pqact_action type,
   if (d->hold != NULL)
     d->hold(d->arg, token);
   if (pending(x) == 0)
-    x->progress_at = now_s(); /* the timeout counts from now */
+    x->progress_at = cli_monotonic(); /* the timeout counts from now */
   list_push(&x->waiting, c);
   x->waiting_bytes += c->len;
-  (void)pump_one(x, now_s(), false); /* within a read of the queue */
+  (void)pump_one(x, cli_monotonic(), false); /* within a read of the queue */
   return 0;
 }

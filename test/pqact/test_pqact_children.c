@@ -37,7 +37,9 @@
 #include "pqutils/stopio.h"
 #include "test/lib/tu_skip.h"
 
-static char dir[256];
+#define TU_TMPDIR_PREFIX "pqact_children"
+#include "test/lib/tu_tmpdir.h"
+
 static char self[4096]; /* this program, for --report */
 
 /* --report FILE: this process's pid and process group, its descriptors,
@@ -73,23 +75,6 @@ static int report(const char *path) {
   }
   fprintf(f, "\n");
   return fclose(f) == 0 ? 0 : 1;
-}
-
-static int setup(void **state) {
-  (void)state;
-  const char *base = getenv("PQ_TEST_DIR");
-  snprintf(dir, sizeof dir, "%s/pqact_children.XXXXXX",
-           base != NULL ? base : "/tmp");
-  if (mkdtemp(dir) == NULL || chdir(dir) != 0)
-    return -1;
-  return 0;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  char cmd[300];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  return system(cmd) == 0 ? 0 : -1;
 }
 
 static const char *slurp(const char *path) {
@@ -364,11 +349,16 @@ int main(int argc, char **argv) {
     return 1;
   self[n] = '\0';
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(test_child_gets, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_reap, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_cap, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_default_cap, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_stop, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_child_gets, tu_tmpdir_setup,
+                                      tu_tmpdir_teardown),
+      cmocka_unit_test_setup_teardown(test_reap, tu_tmpdir_setup,
+                                      tu_tmpdir_teardown),
+      cmocka_unit_test_setup_teardown(test_cap, tu_tmpdir_setup,
+                                      tu_tmpdir_teardown),
+      cmocka_unit_test_setup_teardown(test_default_cap, tu_tmpdir_setup,
+                                      tu_tmpdir_teardown),
+      cmocka_unit_test_setup_teardown(test_stop, tu_tmpdir_setup,
+                                      tu_tmpdir_teardown),
   };
   return tu_exit_code(cmocka_run_group_tests(tests, NULL, NULL));
 }

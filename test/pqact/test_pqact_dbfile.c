@@ -21,24 +21,8 @@
 #include "pqutils/pqact/dbfile.h"
 #include "test/lib/tu_skip.h"
 
-static char dir[256];
-
-static int setup(void **state) {
-  (void)state;
-  const char *base = getenv("PQ_TEST_DIR");
-  snprintf(dir, sizeof dir, "%s/pqact_dbfile.XXXXXX",
-           base != NULL ? base : "/tmp");
-  if (mkdtemp(dir) == NULL || chdir(dir) != 0)
-    return -1;
-  return 0;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  char cmd[300];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  return system(cmd) == 0 ? 0 : -1;
-}
+#define TU_TMPDIR_PREFIX "pqact_dbfile"
+#include "test/lib/tu_tmpdir.h"
 
 static pq_prod_info info = {.feedtype = PQ_FT_EXP, .size = 2};
 
@@ -109,7 +93,8 @@ static void test_shared_limit(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(test_shared_limit, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_shared_limit, tu_tmpdir_setup,
+                                      tu_tmpdir_teardown),
   };
   return tu_exit_code(cmocka_run_group_tests(tests, NULL, NULL));
 }

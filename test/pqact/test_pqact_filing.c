@@ -30,6 +30,9 @@
 #include "pqutils/pqact/filing.h"
 #include "test/lib/tu_skip.h"
 
+#define TU_TMPDIR_PREFIX "pqact_filing"
+#include "test/lib/tu_tmpdir.h"
+
 /* What -removewmo keeps of s (static). */
 static const char *rw(const char *s, size_t len) {
   static char out[512];
@@ -140,25 +143,6 @@ static void test_metadata(void **state) {
 
 /* ---- on real files ---- */
 
-static char dir[256];
-
-static int setup(void **state) {
-  (void)state;
-  const char *base = getenv("PQ_TEST_DIR");
-  snprintf(dir, sizeof dir, "%s/pqact_filing.XXXXXX",
-           base != NULL ? base : "/tmp");
-  if (mkdtemp(dir) == NULL || chdir(dir) != 0)
-    return -1;
-  return 0;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  char cmd[300];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  return system(cmd) == 0 ? 0 : -1;
-}
-
 static const char *slurp(const char *path, size_t *len) {
   static char buf[4096];
   FILE *f = fopen(path, "rb");
@@ -261,11 +245,11 @@ static void test_files(void **state) {
  * and read again from its start each time. */
 static DIR *fd_dir;
 
-/* How many of this process's descriptors are open on dir/name. */
+/* How many of this process's descriptors are open on tu_dir/name. */
 static int fds_on(const char *name) {
   char want[600], link[600], path[300];
   int n = 0;
-  snprintf(want, sizeof want, "%s/%s", dir, name);
+  snprintf(want, sizeof want, "%s/%s", tu_dir, name);
   if (fd_dir == NULL)
     fd_dir = opendir("/proc/self/fd");
   DIR *d = fd_dir;
@@ -443,9 +427,12 @@ int main(void) {
       cmocka_unit_test(test_removewmo),
       cmocka_unit_test(test_strip),
       cmocka_unit_test(test_metadata),
-      cmocka_unit_test_setup_teardown(test_files, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_idle, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_open_limit, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_files, tu_tmpdir_setup,
+                                      tu_tmpdir_teardown),
+      cmocka_unit_test_setup_teardown(test_idle, tu_tmpdir_setup,
+                                      tu_tmpdir_teardown),
+      cmocka_unit_test_setup_teardown(test_open_limit, tu_tmpdir_setup,
+                                      tu_tmpdir_teardown),
   };
   return tu_exit_code(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -26,24 +26,8 @@
 #include "pqutils/pqact/state.h"
 #include "test/lib/tu_skip.h"
 
-static char dir[256];
-
-static int setup(void **state) {
-  (void)state;
-  const char *base = getenv("PQ_TEST_DIR");
-  snprintf(dir, sizeof dir, "%s/pqact_state.XXXXXX",
-           base != NULL ? base : "/tmp");
-  if (mkdtemp(dir) == NULL || chdir(dir) != 0)
-    return -1;
-  return 0;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  char cmd[300];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  return system(cmd) == 0 ? 0 : -1;
-}
+#define TU_TMPDIR_PREFIX "pqact_state"
+#include "test/lib/tu_tmpdir.h"
 
 static void put(const char *path, const char *text) {
   FILE *f = fopen(path, "w");
@@ -453,11 +437,16 @@ static void test_behind_overflow(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_format),
-      cmocka_unit_test_setup_teardown(test_read, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_write, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_low_water, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_behind, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_behind_overflow, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_read, tu_tmpdir_setup,
+                                      tu_tmpdir_teardown),
+      cmocka_unit_test_setup_teardown(test_write, tu_tmpdir_setup,
+                                      tu_tmpdir_teardown),
+      cmocka_unit_test_setup_teardown(test_low_water, tu_tmpdir_setup,
+                                      tu_tmpdir_teardown),
+      cmocka_unit_test_setup_teardown(test_behind, tu_tmpdir_setup,
+                                      tu_tmpdir_teardown),
+      cmocka_unit_test_setup_teardown(test_behind_overflow, tu_tmpdir_setup,
+                                      tu_tmpdir_teardown),
   };
   return tu_exit_code(cmocka_run_group_tests(tests, NULL, NULL));
 }
