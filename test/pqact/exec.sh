@@ -101,14 +101,7 @@ wait "$pid" || fail "pqact exited $?"
 ok "EXEC -wa (-wait): the next product's script starts after it ends"
 
 # ---- the cap ----
-write_registry pqact-test-host "  <queue>
-    <path>$Q</path>
-  </queue>
-  <pqact>
-    <config-path>$CONF</config-path>
-    <datadir-path>$DATA</datadir-path>
-    <max-children>2</max-children>
-  </pqact>"
+pqact_registry "<max-children>2</max-children>"
 cat >block.sh <<'SH'
 #!/bin/sh
 # block.sh DIR NAME: say it runs (and how many ran with it), then wait, at

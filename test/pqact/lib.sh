@@ -22,14 +22,20 @@ Q=$SCRATCH/ldm.pq
 DATA=$SCRATCH/data
 CONF=$SCRATCH/pqact.conf
 mkdir -p "$DATA"
-write_registry pqact-test-host "  <queue>
+# pqact_registry [XML]: the test's registry: its queue, data directory
+# and pqact.conf, and XML (more elements inside <pqact>).
+pqact_registry() {
+  write_registry pqact-test-host "  <queue>
     <path>$Q</path>
     <size>2M</size>
   </queue>
   <pqact>
     <config-path>$CONF</config-path>
-    <datadir-path>$DATA</datadir-path>
+    <datadir-path>$DATA</datadir-path>${1:+
+    $1}
   </pqact>"
+}
+pqact_registry
 export PATH=$BIN:$PATH
 FAIL_LOGS=(OUT:stdout ERR:stderr)
 FAIL_BYTES=3000

@@ -152,14 +152,7 @@ ok "a decoder that cannot be run is logged and the other actions are done"
 # PIPE -close under the cap of children (/pqact/max-children 2): with 30
 # products whose decoders block until the test releases them, never more
 # than 2 run at once; once released, each product reached its own decoder.
-write_registry pqact-test-host "  <queue>
-    <path>$Q</path>
-  </queue>
-  <pqact>
-    <config-path>$CONF</config-path>
-    <datadir-path>$DATA</datadir-path>
-    <max-children>2</max-children>
-  </pqact>"
+pqact_registry "<max-children>2</max-children>"
 cat >"$SCRATCH/block.sh" <<'SH'
 #!/bin/sh
 # block.sh DIR NAME: read the product, say it runs (and with how many),
