@@ -35,7 +35,7 @@ pqact_registry() {
     $1}
   </pqact>"
 }
-pqact_registry
+pqact_registry "" # the tests add their own keys by calling it again
 export PATH=$BIN:$PATH
 FAIL_LOGS=(OUT:stdout ERR:stderr)
 FAIL_BYTES=3000
