@@ -13,20 +13,20 @@ aged $((D + H)) "$DATA/days/old"
 aged $((D - H)) "$DATA/days/young"
 aged $((D + 2 * H + 600)) "$DATA/dayshours/old"
 aged $((D + 2 * H - 600)) "$DATA/dayshours/young"
-aged $((90 * 60 + 120)) "$DATA/minutes/old"
-aged $((90 * 60 - 120)) "$DATA/minutes/young"
+aged $((90 * 60 + 120)) "$DATA/minutes/old" "$DATA/hm/old"
+aged $((90 * 60 - 120)) "$DATA/minutes/young" "$DATA/hm/young"
 aged $((2 * H + 600)) "$DATA/hours/old"
 aged $((2 * H - 600)) "$DATA/hours/young"
 aged $((36 * H + 600)) "$DATA/many/old"
 aged $((36 * H - 600)) "$DATA/many/young"
 conf "# ages" "" "days 1" "dayshours  1-02" "	minutes	0-01:30" "hours -02" \
-  "many -36" "  # indented comment"
+  "many -36" "hm -01:30" "  # indented comment"
 expect_rc 0 "$SCOUR" -l- "$CONF"
-for d in days dayshours minutes hours many; do
+for d in days dayshours minutes hours many hm; do
   deleted "$DATA/$d/old"
   kept "$DATA/$d/young" "$DATA/$d"
 done
-ok "ages D, D-hh, D-hh:mm, -hh, -36"
+ok "ages D, D-hh, D-hh:mm, -hh, -hh:mm, -36"
 
 # The glob, matched against names; the default skips dot files.
 aged $((2 * D)) "$DATA/glob/a.txt" "$DATA/glob/b.dat" "$DATA/glob/.hidden" \
@@ -134,3 +134,10 @@ expect_in "$OUT" "usage: scour"
 expect_rc 1 "$SCOUR" "$SCRATCH/none.conf"
 expect_in "$ERR" "cannot open the configuration $SCRATCH/none.conf: No such file or directory"
 ok "command line"
+
+# The example configuration reads without an error (dry run).
+mkdir -p "$DATA"/{surface,afd,nexrad3,conduit,other}
+expect_rc 0 "$SCOUR" -n -v "$(dirname "$0")/../../etc/scour.conf"
+expect_not_in "$ERR" "ERROR"
+expect_in "$ERR" "$DATA/other: would delete 0 files"
+ok "etc/scour.conf"
