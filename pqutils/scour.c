@@ -414,6 +414,10 @@ static long scour_subdir(struct run *r, struct job *j, int dfd,
       return 0;
     if (errno == ENOTEMPTY || errno == EEXIST) /* written to meanwhile */
       return 1;
+    if (errno == ENOTDIR) { /* no longer a directory: leave it */
+      log_warning("not removing %s: it changed while scouring", j->path);
+      return 1;
+    }
     log_error("cannot remove directory %s: %s", j->path, strerror(errno));
     r->errors++;
     return 1;

@@ -3,9 +3,11 @@
 # program on a scour.conf and check which files are left.  basic: the ages,
 # the glob, recursion, -d, -n, the configuration's mistakes; safety:
 # symbolic links, refused directories, excludes, the queue file, mounts
-# (root only, skipped otherwise).
+# (root only, skipped otherwise); race: directories swapped for links
+# (scourswap) while scour runs never lead it outside the tree.
 if(TARGET scour)
+  add_executable(scourswap ${CMAKE_CURRENT_LIST_DIR}/scourswap.c)
   pq_script_suite(scour LABEL scour
-    ARGS $<TARGET_FILE:scour>
-    TESTS basic 60 safety 60)
+    ARGS $<TARGET_FILE:scour> $<TARGET_FILE:scourswap>
+    TESTS basic 60 safety 60 race 120)
 endif()
