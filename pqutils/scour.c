@@ -153,11 +153,41 @@ static int set_add(struct dirset *s, const struct stat *st) {
   return 0;
 }
 
+/* Is a directory above the one open at fd (its parent, and so on up to /)
+ * in the set?  A directory that cannot be opened on the way counts as in
+ * it: better refuse than scour an excluded subtree. */
+static bool below_set(const struct dirset *s, int fd) {
+  struct stat prev, st;
+  if (s->n == 0)
+    return false;
+  if (fstat(fd, &prev) != 0)
+    return true;
+  int cur = fd;
+  bool found = false;
+  for (unsigned i = 0; i < 4096 && !found; i++) {
+    int up = openat(cur, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (cur != fd)
+      close(cur);
+    if (up < 0 || fstat(up, &st) != 0) {
+      if (up >= 0)
+        close(up);
+      return true;
+    }
+    cur = up;
+    if (st.st_dev == prev.st_dev && st.st_ino == prev.st_ino)
+      break; /* "/": its own parent */
+    found = in_set(s, &st);
+    prev = st;
+  }
+  if (cur != fd)
+    close(cur);
+  return found;
+}
+
 /*
- * Why the directory open at fd (named name in messages) must not be
- * scoured, or NULL.  Judged on what was opened: its path as the kernel
- * knows it, and its identity, so a bind mount of / or of /etc is refused
- * as they are.
+ * Why the directory open at fd must not be scoured, or NULL.  Judged on what
+ * was opened: its path as the kernel knows it, and its identity, so a bind
+ * mount of / or of /etc is refused as they are.
  */
 static const char *refusal(const struct run *r, int fd) {
   char link[64], real[PATH_MAX];
@@ -182,6 +212,8 @@ static const char *refusal(const struct run *r, int fd) {
     return "it is a home directory";
   if (in_set(&r->excluded, &st))
     return "it is excluded (-e)";
+  if (below_set(&r->excluded, fd))
+    return "it is below an excluded directory (-e)";
   return NULL;
 }
 
