@@ -20,7 +20,8 @@
  * mount below is left alone, a bind mount too).  A line's directory is
  * resolved as written (symbolic links in it are followed, as cd would) and
  * then refused if what was opened is a system directory, a home directory,
- * or listed in the excludes file.  The product queue file is never deleted.
+ * or listed in the excludes file or below one.  The product queue file is
+ * never deleted.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -64,8 +65,8 @@ static const char usage_text[] =
 struct opts {
   bool empty_dirs;     /* -d */
   bool dry_run;        /* -n */
-  const char *exclude; /* -e, or NULL */
-  const char *conf;    /* the operand, or NULL */
+  const char *exclude; /* -e, else the registry's (set in main()) */
+  const char *conf;    /* the operand, else the registry's */
 };
 
 struct devino {
@@ -73,7 +74,7 @@ struct devino {
   ino_t ino;
 };
 
-/* A list of directories (the excludes, the refused ones that exist). */
+/* Directories by identity: the excluded ones, the homes. */
 struct dirset {
   struct devino *v;
   size_t n, cap;
