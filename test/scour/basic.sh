@@ -125,6 +125,19 @@ expect_in "$ERR" "scour.conf:8: expected \"dir age [glob]\""
 expect_in "$ERR" "scour.conf:9: cannot open directory $DATA/nosuchdir: No such file or directory"
 ok "bad lines and a missing directory"
 
+# A registry that cannot be read (empty: nobody chose its settings) stops
+# scour before it deletes anything: relative lines need its data directory.
+aged $((2 * D)) "$DATA/noreg/old"
+: >"$LDM_REGISTRY"
+printf 'noreg 1\n%s 1\n' "$DATA/noreg" >"$SCRATCH/noreg.conf"
+expect_rc 1 "$SCOUR" "$SCRATCH/noreg.conf"
+expect_in "$ERR" "$LDM_REGISTRY"
+kept "$DATA/noreg/old"
+write_registry scour-test-host "  <pqact>
+    <datadir-path>$DATA</datadir-path>
+  </pqact>"
+ok "an unreadable registry stops everything"
+
 # The command line.
 expect_rc 1 "$SCOUR" -k
 expect_in "$ERR" "usage:"
