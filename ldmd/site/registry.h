@@ -61,6 +61,9 @@
 /* Ours, not LDM's: the most EXEC and PIPE -close children pqact runs at
  * once (pqutils/pqact/pqact.1); 0 for no cap. */
 #define REG_PQACT_MAX_CHILDREN "/pqact/max-children"
+/* LDM's SCOUR_CONFIG_PATH and SCOUR_EXCLUDE_PATH (pqutils/scour.1). */
+#define REG_SCOUR_CONFIG "/scour/config-path"
+#define REG_SCOUR_EXCLUDE "/scour/exclude-path"
 #define REG_LOG_FILE "/log/file"
 #define REG_LOG_COUNT "/log/count"
 #define REG_LOG_ROTATE "/log/rotate"

@@ -34,6 +34,9 @@ const struct reg_default ldm__reg_defaults[] = {
     {REG_PQACT_DATADIR, "$LDMHOME/var/data", RT_STRING, 0, 0, NULL},
     /* ours: PQACT_CHILDREN_CAP of pqutils/pqact/children.h */
     {REG_PQACT_MAX_CHILDREN, "32", RT_UINT, 0, UINT32_MAX, NULL},
+    {REG_SCOUR_CONFIG, "$LDMHOME/etc/scour.conf", RT_STRING, 0, 0, NULL},
+    {REG_SCOUR_EXCLUDE, "$LDMHOME/etc/scour_excludes.conf", RT_STRING, 0, 0,
+     NULL},
     {REG_LOG_FILE, "$LDMHOME/var/logs/ldmd.log", RT_STRING, 0, 0, NULL},
     {REG_LOG_COUNT, "7", RT_UINT, 0, UINT32_MAX, NULL},
     {REG_LOG_ROTATE, "1", RT_BOOL, 0, 0, NULL},

@@ -27,8 +27,8 @@
 #include "test/lib/tu_reg_keys.h"
 #include "test/unit/testutil.h"
 
-/* Keys with a built-in default: LDM's 19, ldmd's own 8, pqact's own 1. */
-#define NBUILTIN 28
+/* Keys with a built-in default: LDM's 21, ldmd's own 8, pqact's own 1. */
+#define NBUILTIN 30
 
 static char scratch[1024]; /* this run's directory */
 static char home[2048];    /* LDMHOME for the tests */
