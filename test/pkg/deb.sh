@@ -18,7 +18,9 @@
 #    rewrite the registry), checks the installed configuration with ldmd -n
 #    and pqact, builds a program against the installed library with
 #    pkg-config, runs postinst again (nothing changes), removes the package
-#    (configuration, data and queue stay) and purges it (they go).
+#    (configuration, data and queue stay) and purges it (they go); then
+#    installs it with a registry whose queue has no room (postinst says so
+#    and the install goes on).
 # A real install on this host, or starting the service, is not done: the
 #    test must not change the machine, and systemd does not run in the test
 #    environment (postinst and prerm touch the service only without
@@ -234,3 +236,17 @@ for f in /etc/ldm /var/lib/ldm /dev/shm/ldm.pq; do
 done
 grep -q '^ldm:' "$R/etc/passwd" || fail "dpkg -P removed the user ldm"
 ok "purged: configuration, LDMHOME and queue gone, the user kept"
+
+# A queue that cannot be made (no room for 100000G): postinst says so and
+# the install goes on, with the user ldm already there.
+mkdir -p "$R/etc/ldm"
+dpkg-deb --fsys-tarfile "$DEB" | tar -xO ./etc/ldm/registry.xml >"$R/etc/ldm/registry.xml" ||
+  fail "cannot extract registry.xml from $DEB"
+expect_rc 0 env LDM_REGISTRY="$R/etc/ldm/registry.xml" "$B/pqutils/regutil" -s 100000G /queue/size
+expect_rc 0 "${DPKG[@]}" -i "$DEB"
+expect_in "$ERR" "ldmpq: no queue made at /dev/shm/ldm.pq"
+[[ ! -e $Q && ! -e $R/var/lib/ldm/var/queues/made-by-package ]] ||
+  fail "a queue too big for the disk was made: $(ls -l "$Q" 2>&1)"
+(($(grep -c '^ldm:' "$R/etc/passwd") == 1)) || fail "a second install added ldm again"
+expect_rc 0 "${DPKG[@]}" -P ldmpq
+ok "a queue without room: postinst says so, the install goes on"
