@@ -18,10 +18,18 @@ foreach(script postinst prerm postrm)
   configure_file(${CMAKE_CURRENT_LIST_DIR}/debian/${script}
     ${LDMPQ_DEB_CONTROL}/${script} @ONLY) # keeps the source's mode, 0755
 endforeach()
+# conffiles: the site's configuration, and whatever else a folder installs
+# under /etc and names with
+#   set_property(GLOBAL APPEND PROPERTY LDMPQ_CONFFILES /etc/...)
+# (a logrotate file, say): dpkg keeps a site's changes to those.
 set(conffiles "")
 foreach(f ${LDMPQ_SITE_FILES})
   get_filename_component(name ${f} NAME)
   string(APPEND conffiles "${LDMPQ_CONFDIR}/${name}\n")
+endforeach()
+get_property(extra GLOBAL PROPERTY LDMPQ_CONFFILES)
+foreach(f ${extra})
+  string(APPEND conffiles "${f}\n")
 endforeach()
 file(WRITE ${LDMPQ_DEB_CONTROL}/conffiles "${conffiles}")
 

@@ -109,16 +109,18 @@ done < <(grep -ho '#include "[^"]*"' "$SRC/pq/pq.h" "$SRC/pq/product.h" | cut -d
 grep -qE '^/usr/lib/([^/]+/)?libldmpq\.a$' "$LIST" || fail "the package lacks libldmpq.a"
 PC=$(grep -E '^/usr/lib/([^/]+/)?pkgconfig/ldmpq\.pc$' "$LIST") ||
   fail "the package lacks ldmpq.pc"
-conffiles=$(sort "$CTRL/conffiles")
-expect_conf=
 for f in "$SRC"/etc/*.conf "$SRC"/etc/*.xml; do
   n=$(basename "$f")
   has "/etc/ldm/$n"
   has "/usr/share/doc/ldmpq/examples/$n"
-  expect_conf+="/etc/ldm/$n"$'\n'
+  grep -qxF "/etc/ldm/$n" "$CTRL/conffiles" || fail "/etc/ldm/$n is not a conffile"
 done
-[[ $conffiles == "$(sort <<<"$expect_conf" | sed '/^$/d')" ]] ||
-  fail "conffiles is '$conffiles', expected the files of etc/ under /etc/ldm"
+# Every file under /etc is a conffile (dpkg keeps a site's changes), and
+# every conffile is in the package.
+etcfiles=$(dpkg-deb --fsys-tarfile "$DEB" | tar -tv | awk '$1 ~ /^-/ { print $NF }' |
+  sed 's|^\./|/|' | grep '^/etc/' | sort)
+[[ $(sort "$CTRL/conffiles") == "$etcfiles" ]] ||
+  fail "conffiles ($(tr '\n' ' ' <"$CTRL/conffiles")) are not the files under /etc ($etcfiles)"
 if [[ -f $SRC/etc/ldmd.service ]]; then
   has /usr/lib/systemd/system/ldmd.service
 else
