@@ -1,0 +1,62 @@
+# deb.cmake - the Debian package, with CPack's DEB generator (no debhelper,
+# no network): `cpack -G DEB` in a build configured with
+# -DCMAKE_INSTALL_PREFIX=/usr -DPQ_TESTS=OFF makes ldmpq_<version>_<arch>.deb
+# from the install rules (packaging/install.cmake), with the maintainer
+# scripts of packaging/debian/ and the site's configuration as conffiles.
+# Run-time dependencies come from dpkg-shlibdeps (dpkg-dev, part of
+# build-essential); passwd for useradd.  One package: the library, its
+# header and ldmpq.pc are in it too.  test/pkg/deb.sh builds it and checks
+# it.
+if(NOT CMAKE_INSTALL_PREFIX STREQUAL "/usr")
+  message(STATUS "ldmpq: the Debian package wants -DCMAKE_INSTALL_PREFIX=/usr "
+    "(this build installs under ${CMAKE_INSTALL_PREFIX})")
+endif()
+
+# The maintainer scripts and conffiles, with this build's paths.
+set(LDMPQ_DEB_CONTROL ${CMAKE_BINARY_DIR}/packaging/debian)
+foreach(script postinst prerm postrm)
+  configure_file(${CMAKE_CURRENT_LIST_DIR}/debian/${script}
+    ${LDMPQ_DEB_CONTROL}/${script} @ONLY) # keeps the source's mode, 0755
+endforeach()
+# conffiles: the site's configuration, and whatever else a folder installs
+# under /etc and names with
+#   set_property(GLOBAL APPEND PROPERTY LDMPQ_CONFFILES /etc/...)
+# (a logrotate file, say): dpkg keeps a site's changes to those.
+set(conffiles "")
+foreach(f ${LDMPQ_SITE_FILES})
+  get_filename_component(name ${f} NAME)
+  string(APPEND conffiles "${LDMPQ_CONFDIR}/${name}\n")
+endforeach()
+get_property(extra GLOBAL PROPERTY LDMPQ_CONFFILES)
+foreach(f ${extra})
+  string(APPEND conffiles "${f}\n")
+endforeach()
+file(WRITE ${LDMPQ_DEB_CONTROL}/conffiles "${conffiles}")
+
+set(CPACK_GENERATOR DEB)
+set(CPACK_PACKAGE_NAME ldmpq)
+set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+set(CPACK_PACKAGE_CONTACT "ldmpq maintainers <ldmpq@localhost>")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
+  "LDM-compatible product queue, server and utilities")
+set(CPACK_PACKAGE_DESCRIPTION
+  "A product queue server in the tradition of Unidata's LDM: ldmd (the
+LDM-6 protocol), pqact, the queue utilities (pqcreate, pqinsert, pqcat,
+...), the protocol clients (notifyme, ldmsend, ldmping), regutil, and the
+queue library with its header and pkg-config file.  The package creates the
+system user ldm, its home /var/lib/ldm, a registry and a queue.")
+# A directory of its own for the staging, and absolute destinations
+# (/etc/ldm) staged, not written to the build host.
+set(CPACK_SET_DESTDIR ON)
+set(CPACK_STRIP_FILES TRUE)
+set(CPACK_PACKAGING_INSTALL_PREFIX ${CMAKE_INSTALL_PREFIX})
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_SECTION net)
+set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "passwd")
+set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
+  ${LDMPQ_DEB_CONTROL}/postinst ${LDMPQ_DEB_CONTROL}/prerm
+  ${LDMPQ_DEB_CONTROL}/postrm ${LDMPQ_DEB_CONTROL}/conffiles)
+set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION TRUE)
+include(CPack)

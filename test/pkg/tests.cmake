@@ -1,0 +1,10 @@
+# The Debian package (packaging/deb.cmake): pkg_deb builds it from this
+# source tree in a scratch build of its own (prefix /usr, no tests), checks
+# its contents and control files, and installs, re-configures, removes and
+# purges it in a scratch root with dpkg --root (test/pkg/deb.sh).  Its
+# second argument is this build's test folder, whose programs must not be
+# in the package.  Label nosan: the package is a release build of its own,
+# whichever build runs the test, so the sanitizer build skips it.
+pq_script_test(pkg_deb ${CMAKE_CURRENT_LIST_DIR}/deb.sh TIMEOUT 900
+  LABELS pkg nosan ENVIRONMENT ${PQ_TESTDATA_ENV}
+  ARGS ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR}/test)
