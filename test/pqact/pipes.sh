@@ -33,6 +33,7 @@ IDS|NGRID${tab}^(AAA|BBB)${tab}PIPE${tab}$D $SCRATCH/plain
 IDS${tab}^AAA${tab}PIPE${tab}-metadata -strip${tab}$D $SCRATCH/meta
 IDS${tab}^AAA (.*)${tab}PIPE${tab}-nodata $D $SCRATCH/nodata
 IDS${tab}^AAA (.*)${tab}PIPE${tab}-close $D $SCRATCH/close
+IDS${tab}^AAA${tab}PIPE${tab}-transient -fl${tab}$D $SCRATCH/tf
 IDS${tab}^AAA (.*)${tab}PIPE${tab}$D $SCRATCH/per.\\1
 IDS|NGRID${tab}^(AAA|BBB)${tab}SPIPE${tab}$D $SCRATCH/spipe
 IDS|NGRID${tab}^(AAA|BBB)${tab}XPIPE${tab}$D $SCRATCH/xpipe
@@ -139,6 +140,9 @@ wait_until 10 has_size "$SCRATCH/close.out" "$(wc -c <want.close)" ||
 cmp -s "$SCRATCH/close.out" want.close || { cat p2 p1 | cmp -s "$SCRATCH/close.out" -; } ||
   fail "the -close decoders read other bytes"
 (($(sort -u close.pids | wc -l) == 2)) || fail "-close: $(sort -u close.pids | wc -l) decoders for 2 products"
+cat p1 p2 >want.tf
+pipe_out tf want.tf
+ok "PIPE -transient and -fl (-flush) are taken: the data as it is"
 pipe_out per.one p1
 pipe_out per.two p2
 ok "PIPE -close: a decoder per product; substituted command lines: a decoder each"
