@@ -102,25 +102,7 @@ ok "EXEC -wa (-wait): the next product's script starts after it ends"
 
 # ---- the cap ----
 pqact_registry "<max-children>2</max-children>"
-cat >block.sh <<'SH'
-#!/bin/sh
-# block.sh DIR NAME: say it runs (and how many ran with it), then wait, at
-# most 60 s, for DIR/release, then say it is done.
-cd "$1" || exit 1
-: >"running.$2"
-n=0
-for f in running.*; do [ -e "$f" ] && n=$((n + 1)); done
-echo "$2" >>started
-[ $n -le 2 ] || echo "$2 ran with $n" >>overcap
-i=0
-while [ ! -e release ] && [ $i -lt 1200 ]; do
-  sleep 0.05
-  i=$((i + 1))
-done
-rm -f "running.$2"
-echo "$2" >>finished
-SH
-chmod +x block.sh
+block_script block.sh
 mkdir cap
 for i in $(seq 1 100); do
   put EXP 0 "$NOW" 0 here "cap $i" x

@@ -116,3 +116,30 @@ $(od -c "$2" | head -20)"
 pqact_run() {
   run "$PQACT" -l- -d "$DATA" "$@"
 }
+
+# block_script FILE: write FILE, a child for the tests of the cap on
+# children, and make it executable.  FILE DIR NAME [read]: with "read",
+# first copy standard input to DIR/in.NAME; then record NAME in
+# DIR/started, make DIR/running.NAME while it runs, note in DIR/overcap if
+# more than 2 run at once, wait (at most 60 s) for DIR/release, and record
+# NAME in DIR/finished.
+block_script() {
+  cat >"$1" <<'SH'
+#!/bin/sh
+cd "$1" || exit 1
+[ "${3:-}" = read ] && cat >"in.$2"
+: >"running.$2"
+n=0
+for f in running.*; do [ -e "$f" ] && n=$((n + 1)); done
+echo "$2" >>started
+[ $n -le 2 ] || echo "$2 ran with $n" >>overcap
+i=0
+while [ ! -e release ] && [ $i -lt 1200 ]; do
+  sleep 0.05
+  i=$((i + 1))
+done
+rm -f "running.$2"
+echo "$2" >>finished
+SH
+  chmod +x "$1"
+}

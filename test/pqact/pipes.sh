@@ -157,31 +157,13 @@ ok "a decoder that cannot be run is logged and the other actions are done"
 # products whose decoders block until the test releases them, never more
 # than 2 run at once; once released, each product reached its own decoder.
 pqact_registry "<max-children>2</max-children>"
-cat >"$SCRATCH/block.sh" <<'SH'
-#!/bin/sh
-# block.sh DIR NAME: read the product, say it runs (and with how many),
-# wait (at most 60 s) for DIR/release, then say it is done.
-cd "$1" || exit 1
-cat >"in.$2"
-: >"running.$2"
-n=0
-for f in running.*; do [ -e "$f" ] && n=$((n + 1)); done
-[ $n -le 2 ] || echo "$2 ran with $n" >>overcap
-i=0
-while [ ! -e release ] && [ $i -lt 1200 ]; do
-  sleep 0.05
-  i=$((i + 1))
-done
-rm -f "running.$2"
-echo "$2" >>finished
-SH
-chmod +x "$SCRATCH/block.sh"
+block_script "$SCRATCH/block.sh"
 mkdir "$SCRATCH/cap"
 for i in $(seq 1 30); do
   printf 'product %s\n' "$i" >"c.$i"
   put EXP 0 "$T" 0 here "cap $i" "c.$i"
 done
-printf 'EXP\t^cap ([0-9]+)\tPIPE\t-close %s %s \\1\n' "$SCRATCH/block.sh" "$SCRATCH/cap" >"$CONF"
+printf 'EXP\t^cap ([0-9]+)\tPIPE\t-close %s %s \\1 read\n' "$SCRATCH/block.sh" "$SCRATCH/cap" >"$CONF"
 rm -f "$CONF.state"
 background "$PQACT" -l "$SCRATCH/cap.log" -d "$DATA" -o "$ALL" -i 0 "$CONF"
 pid=$BG
