@@ -1,0 +1,85 @@
+# shellcheck shell=bash
+# lib.sh - sourced by every ldmadmin test.
+#
+# Usage:  source "$(dirname "$0")/lib.sh" "$@"
+# Arguments: ldmadmin.sh, then the directories of ldmd, of the queue
+# utilities and of pqact, which go first in PATH.
+#
+# Gives the test its scratch directory (test/lib/common.sh: registry,
+# LDMHOME, cleanup) holding an ldmd.conf that allows 127.0.0.1 and runs
+# pqact, a pqact.conf, and a registry that names them, the queue, the log
+# file and a scour.conf; $ADMIN runs ldmadmin.  The test's ldmd, when one
+# runs, is stopped (by pid) at exit.
+
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
+
+ADMIN=$(cd "$(dirname "${1:?ldmadmin.sh}")" && pwd)/$(basename "$1")
+export PATH=${2:?ldmd dir}:${3:?utilities dir}:${4:?pqact dir}:$PATH
+scratch_init ldmadmin /dev/shm
+mkdir -p "$LDMHOME" "$SCRATCH/data"
+Q=$SCRATCH/ldm.pq
+LOG=$SCRATCH/logs/ldmd.log
+PIDFILE=$LDMHOME/ldmd.pid
+CONF=$SCRATCH/ldmd.conf
+PQACT_CONF=$SCRATCH/pqact.conf
+printf 'ALLOW\tANY\t^127\\.0\\.0\\.1$\nEXEC\t"pqact -d %s %s"\n' \
+  "$SCRATCH/data" "$PQACT_CONF" >"$CONF"
+printf 'ANY\t^(.*)\n\tFILE\t\\1\n' >"$PQACT_CONF"
+write_registry ldmadmin-test.example "  <queue>
+    <path>$Q</path>
+    <size>2M</size>
+  </queue>
+  <server>
+    <config-path>$CONF</config-path>
+    <ip-addr>127.0.0.1</ip-addr>
+  </server>
+  <pqact>
+    <config-path>$PQACT_CONF</config-path>
+  </pqact>
+  <scour>
+    <config-path>$SCRATCH/scour.conf</config-path>
+  </scour>
+  <log>
+    <file>$LOG</file>
+  </log>"
+FAIL_LOGS=(OUT:stdout ERR:stderr LOG:ldmd.log)
+
+# The server's pid (or nothing), for cleanup.
+server_pid() {
+  [[ -r $PIDFILE ]] && cat "$PIDFILE"
+}
+admin_cleanup() {
+  local st=$? p
+  p=$(server_pid 2>/dev/null)
+  if [[ -n $p ]]; then
+    kill -TERM "$p" 2>/dev/null
+    wait_until 10 gone "$p" || kill -KILL "$p" 2>/dev/null
+  fi
+  cleanup "$st"
+}
+trap admin_cleanup EXIT
+
+# admin ARGS...: run ldmadmin (under sh, as installed) with run.
+admin() {
+  run sh "$ADMIN" "$@"
+}
+
+# admin_ok ARGS...: exit 0.  admin_fails ARGS... -- TEXT: exit 1 and TEXT
+# on stderr.
+admin_ok() {
+  admin "$@"
+  ((rc == 0)) || fail "'ldmadmin $*' exited $rc, expected 0"
+}
+admin_fails() {
+  local args=() text
+  while [[ $1 != -- ]]; do
+    args+=("$1")
+    shift
+  done
+  text=$2
+  admin "${args[@]}"
+  ((rc == 1)) || fail "'ldmadmin ${args[*]}' exited $rc, expected 1"
+  [[ -z $text ]] || grep -qF -- "$text" "$ERR" ||
+    fail "'ldmadmin ${args[*]}': no \"$text\" on stderr"
+}

@@ -1,0 +1,14 @@
+# ldmadmin's tests (pqutils/ldmadmin/ldmadmin.1): shell scripts that run
+# the script from the source tree against the built programs (ldmd,
+# pqcreate, pqcheck, pqact, regutil, scour), with a scratch registry, a real
+# ldmd on 127.0.0.1 on a port the kernel picks, real queues and files.
+# server: start, stop, restart, isrunning, clean, pqactHUP, log, tail;
+# queue: mkqueue, delqueue, queuecheck, config, scour, pqactcheck; space:
+# mkqueue on a full tmpfs (root only, skipped otherwise).
+if(TARGET ldmd AND TARGET pqact AND TARGET scour)
+  pq_script_suite(ldmadmin LABEL ldmadmin
+    ARGS ${CMAKE_SOURCE_DIR}/pqutils/ldmadmin/ldmadmin.sh
+         $<TARGET_FILE_DIR:ldmd> $<TARGET_FILE_DIR:pqcreate>
+         $<TARGET_FILE_DIR:pqact>
+    TESTS server 120)
+endif()
