@@ -254,7 +254,7 @@ cmd_queuecheck() {
 pqact_configs() {
   awk -v dflt="$(reg /pqact/config-path)" '
     tolower($1) == "exec" && $0 ~ /pqact/ {
-      line = $0; sub(/^[^ \t]+[ \t]+/, "", line); gsub(/"/, "", line)
+      line = $0; sub(/^[ \t]*[^ \t]+[ \t]+/, "", line); gsub(/"/, "", line)
       n = split(line, w, /[ \t]+/)
       if (w[n] == "") n--
       if (n < 2 || w[n] ~ /^-/ || w[n - 1] ~ /^-[ldqfpito]$/) print dflt

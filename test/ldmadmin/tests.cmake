@@ -10,5 +10,5 @@ if(TARGET ldmd AND TARGET pqact AND TARGET scour)
     ARGS ${CMAKE_SOURCE_DIR}/pqutils/ldmadmin/ldmadmin.sh
          $<TARGET_FILE_DIR:ldmd> $<TARGET_FILE_DIR:pqcreate>
          $<TARGET_FILE_DIR:pqact>
-    TESTS server 120)
+    TESTS server 120 queue 60 space 60)
 endif()
