@@ -10,7 +10,8 @@
 # POSIX sh, not C: each subcommand is a few calls of those programs, and a
 # shell script is what an operator can read when a subcommand refuses.
 #
-# The programs are looked up in PATH; LDMADMIN_STOP_TIMEOUT (seconds, 60)
+# Every command runs in $LDMHOME, as LDM's.  The programs are looked up
+# in PATH; LDMADMIN_STOP_TIMEOUT (seconds, 60)
 # bounds how long stop waits for the server to exit.
 
 PROG=ldmadmin
@@ -361,6 +362,10 @@ cmd_tail() {
 }
 
 [ $# -ge 1 ] || usage
+# As LDM's ldmadmin: every command runs in LDMHOME, so relative paths (in
+# the registry, in ldmd.conf's EXEC entries, on the command line) mean
+# the same for ldmadmin, ldmd and the programs ldmd starts.
+cd "$LDMHOME" 2>/dev/null || die "cannot change to LDMHOME $LDMHOME: no such directory, or no access"
 cmd=$1
 shift
 case $cmd in

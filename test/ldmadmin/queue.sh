@@ -75,17 +75,21 @@ ok "scour"
 admin_ok pqactcheck
 expect_in "$ERR" "$PQACT_CONF is a valid pqact configuration"
 printf 'ANY\t(unclosed\n\tFILE\tx\n' >bad.pqact
-admin_fails pqactcheck -p bad.pqact -- "bad.pqact is not a valid pqact configuration"
+admin_fails pqactcheck -p "$SCRATCH/bad.pqact" -- "$SCRATCH/bad.pqact is not a valid pqact configuration"
 admin_ok pqactcheck -p "$PQACT_CONF"
 # The path is the entry's last word; after -d (or an option) the registry's.
 printf 'EXEC\t"pqact -d /tmp %s"\n EXEC "pqact"\n' "$SCRATCH/bad.pqact" >other.conf
-admin_fails pqactcheck other.conf -- "$SCRATCH/bad.pqact is not a valid pqact configuration"
+admin_fails pqactcheck "$SCRATCH/other.conf" -- "$SCRATCH/bad.pqact is not a valid pqact configuration"
 expect_in "$ERR" "$PQACT_CONF is a valid pqact configuration"
 expect_in "$ERR" "the lines above start with a space"
 printf 'EXEC\t"pqact -d %s"\n' "$SCRATCH/bad.pqact" >dash.conf
-admin_ok pqactcheck dash.conf
+admin_ok pqactcheck "$SCRATCH/dash.conf"
 expect_in "$ERR" "$PQACT_CONF is a valid pqact configuration"
 admin_fails pqactcheck nosuch.conf -- "cannot read the server's configuration nosuch.conf"
+# Relative to LDMHOME, as in LDM.
+mv "$SCRATCH/dash.conf" "$LDMHOME/rel.conf"
+admin_ok pqactcheck rel.conf
+LDMHOME=$SCRATCH/nosuch admin_fails config -- "cannot change to LDMHOME $SCRATCH/nosuch"
 ok "pqactcheck"
 
 admin_fails frobnicate -- 'unknown command "frobnicate"'
