@@ -33,6 +33,7 @@ usage: $PROG command [options]
   mkqueue [-c] [-f]     create the queue (-c: replace an existing one)
   delqueue [-y]         delete the queue (-y: without asking)
   queuecheck            check the queue (pqcheck), the server stopped
+  checkinsertion        is the newest product younger than the registry's limit?
   pqactcheck [ldmd.conf] | -p pqact.conf
   pqactHUP              make this server's pqact reread its configuration
   scour [-d]            delete old files (scour and the registry's scour.conf)
@@ -134,7 +135,7 @@ cmd_stop() {
 # stop_server: SIGTERM the server and wait, bounded, for its exit.
 stop_server() {
   pid=$(server_pid) || die "the LDM server is not running"
-  kill -TERM "$pid" 2>/dev/null || die "cannot signal the LDM server (pid $pid)"
+  kill -TERM "$pid" || die "cannot signal the LDM server (pid $pid)"
   # Bounded wait for the exit, in tenths of a second.
   n=$((STOP_TIMEOUT * 10))
   while [ -d "/proc/$pid" ] && [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = ldmd ]; do
@@ -326,6 +327,22 @@ cmd_pqactHUP() {
   say "check that pqact reread its configuration with \"ldmadmin tail\""
 }
 
+# checkinsertion: the newest product of the queue is younger than the
+# registry's /insertion-check-interval (seconds): data still arrives.
+cmd_checkinsertion() {
+  [ $# -eq 0 ] || usage
+  queue=$(reg /queue/path) || exit 1
+  limit=$(reg /insertion-check-interval) || exit 1
+  stats=$(pqmon -S -q "$queue") || die "cannot read the statistics of the queue $queue (pqmon failed, above)"
+  # shellcheck disable=SC2086 # pqmon -S: twelve numbers
+  set -- $stats
+  [ "${7:-0}" -gt 0 ] || die "the queue $queue holds no product: is data arriving?"
+  if [ "$9" -gt "$limit" ]; then
+    die "the newest product in the queue $queue was inserted $9 s ago, more than /insertion-check-interval ($limit s): is data arriving?"
+  fi
+  say "the newest product in the queue $queue was inserted $9 s ago (limit $limit s)"
+}
+
 cmd_config() {
   [ $# -eq 0 ] || usage
   echo "LDMHOME : $LDMHOME"
@@ -370,7 +387,8 @@ cmd=$1
 shift
 case $cmd in
   start | stop | restart | isrunning | clean | mkqueue | delqueue | \
-    queuecheck | pqactcheck | pqactHUP | config | scour | log | tail)
+    queuecheck | checkinsertion | pqactcheck | pqactHUP | config | scour | \
+    log | tail)
     "cmd_$cmd" "$@"
     ;;
   usage | -h | --help) usage ;;

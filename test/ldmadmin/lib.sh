@@ -3,7 +3,8 @@
 #
 # Usage:  source "$(dirname "$0")/lib.sh" "$@"
 # Arguments: ldmadmin.sh, then the directories of ldmd, of the queue
-# utilities and of pqact, which go first in PATH.
+# utilities and of pqact, which go first in PATH, and test/cli's
+# pqclihelper ($HELPER: it inserts products with a chosen insertion time).
 #
 # Gives the test its scratch directory (test/lib/common.sh: registry,
 # LDMHOME, cleanup) holding an ldmd.conf that allows 127.0.0.1 and runs
@@ -16,6 +17,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 
 ADMIN=$(cd "$(dirname "${1:?ldmadmin.sh}")" && pwd)/$(basename "$1")
 export PATH=${2:?ldmd dir}:${3:?utilities dir}:${4:?pqact dir}:$PATH
+# shellcheck disable=SC2034 # used by the tests
+HELPER=${5:?path of pqclihelper}
 scratch_init ldmadmin /dev/shm
 mkdir -p "$LDMHOME" "$SCRATCH/data"
 Q=$SCRATCH/ldm.pq

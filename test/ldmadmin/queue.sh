@@ -2,7 +2,7 @@
 # ldmadmin's commands on the queue and the configuration, no server
 # running: mkqueue (an existing queue kept without -c, replaced with it),
 # delqueue (never without being asked: refused off a terminal without -y,
-# "no" on a terminal keeps it), queuecheck (a sound and a damaged queue),
+# "no" on a terminal keeps it), checkinsertion, queuecheck (a sound and a damaged queue),
 # config, scour (on a scratch tree), pqactcheck (good and bad files,
 # LDM's rule for the path in an EXEC entry, lines starting with a space)
 # and the usage.
@@ -23,6 +23,18 @@ admin_ok mkqueue -c
 [[ $(pqmon -S -q "$Q" | awk '{print $7}') == 0 ]] ||
   fail "mkqueue -c did not replace the queue"
 ok "mkqueue, -c"
+
+# checkinsertion: an empty queue, one whose newest product is 10 minutes
+# old (more than the default 300 s), then a new product.
+admin_fails checkinsertion -- "the queue $Q holds no product: is data arriving?"
+old_us=$((($(date +%s) - 600) * 1000000))
+"$HELPER" insert-at "$Q" "$old_us" old-product || fail "pqclihelper insert-at"
+admin_fails checkinsertion -- "more than /insertion-check-interval (300 s)"
+run pqinsert prod
+((rc == 0)) || fail "pqinsert exited $rc"
+admin_ok checkinsertion
+expect_in "$ERR" "(limit 300 s)"
+ok "checkinsertion"
 
 # queuecheck.
 admin_ok queuecheck

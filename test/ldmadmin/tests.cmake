@@ -3,12 +3,13 @@
 # pqcreate, pqcheck, pqact, regutil, scour), with a scratch registry, a real
 # ldmd on 127.0.0.1 on a port the kernel picks, real queues and files.
 # server: start, stop, restart, isrunning, clean, pqactHUP, log, tail;
-# queue: mkqueue, delqueue, queuecheck, config, scour, pqactcheck; space:
-# mkqueue on a full tmpfs (root only, skipped otherwise).
-if(TARGET ldmd AND TARGET pqact AND TARGET scour)
+# queue: mkqueue, delqueue, checkinsertion (with test/cli's pqclihelper),
+# queuecheck, config, scour, pqactcheck; space:
+# mkqueue on a small tmpfs (root only, skipped otherwise).
+if(TARGET ldmd AND TARGET pqact AND TARGET scour AND TARGET pqclihelper)
   pq_script_suite(ldmadmin LABEL ldmadmin
     ARGS ${CMAKE_SOURCE_DIR}/pqutils/ldmadmin/ldmadmin.sh
          $<TARGET_FILE_DIR:ldmd> $<TARGET_FILE_DIR:pqcreate>
-         $<TARGET_FILE_DIR:pqact>
+         $<TARGET_FILE_DIR:pqact> $<TARGET_FILE:pqclihelper>
     TESTS server 120 queue 60 space 60)
 endif()
