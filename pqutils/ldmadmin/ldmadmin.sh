@@ -3,21 +3,26 @@
 # success, 1 failure; isrunning 0 when the server runs), for the scripts
 # and cron jobs sites already have (pqutils/ldmadmin/ldmadmin.1).  It owns
 # the pid file, $LDMHOME/ldmd.pid (LDM's place; ldmd writes it with -W and
-# removes it at exit), and nothing else: every setting comes from the
-# registry through regutil (pqutils/regutil.1), and the work is done by the
-# other programs (ldmd, pqcreate, pqcheck, pqact, scour).
+# removes it at exit), and its lock file, and nothing else: every setting
+# comes from the registry through regutil (pqutils/regutil.1), and the
+# work is done by the other programs (ldmd, pqcreate, pqcheck, pqact,
+# scour).
 #
 # POSIX sh, not C: each subcommand is a few calls of those programs, and a
 # shell script is what an operator can read when a subcommand refuses.
 #
 # Every command runs in $LDMHOME, as LDM's.  The programs are looked up
-# in PATH; LDMADMIN_STOP_TIMEOUT (seconds, 60)
-# bounds how long stop waits for the server to exit.
+# in PATH; LDMADMIN_STOP_TIMEOUT (seconds, 60) bounds how long stop waits
+# for the server to exit, LDMADMIN_LOCK_TIMEOUT (60) how long a command
+# that changes the server or the queue waits for another one's lock
+# ($LDMHOME/.ldmadmin.lock).
 
 PROG=ldmadmin
 LDMHOME=${LDMHOME:-/var/lib/ldm}
 PIDFILE=$LDMHOME/ldmd.pid
 STOP_TIMEOUT=${LDMADMIN_STOP_TIMEOUT:-60}
+LOCKFILE=$LDMHOME/.ldmadmin.lock
+LOCK_TIMEOUT=${LDMADMIN_LOCK_TIMEOUT:-60}
 
 say() { printf '%s: %s\n' "$PROG" "$*" >&2; }
 die() {
@@ -77,6 +82,16 @@ size_bytes() {
     printf "%.0f\n", n * m }'
 }
 
+# lock: as LDM's getLock, one command that changes the server or the
+# queue at a time: an exclusive flock(1) on $LOCKFILE held on descriptor 9
+# until ldmadmin exits, waited for at most LOCK_TIMEOUT seconds.  The
+# server does not inherit it (ldmd runs with 9 closed).
+lock() {
+  exec 9>>"$LOCKFILE" || die "cannot open the lock file $LOCKFILE"
+  flock -w "$LOCK_TIMEOUT" 9 ||
+    die "another ldmadmin command holds $LOCKFILE (waited ${LOCK_TIMEOUT} s): try again when it is done"
+}
+
 cmd_isrunning() {
   [ $# -eq 0 ] || usage
   is_running
@@ -120,7 +135,7 @@ cmd_start() {
   # ldmd daemonizes; its starting process exits 0 once the server listens
   # and has written the pid file.
   # shellcheck disable=SC2086
-  if ! ldmd -l "$log" -W "$PIDFILE" $args "$conf" >/dev/null; then
+  if ! ldmd -l "$log" -W "$PIDFILE" $args "$conf" >/dev/null 9>&-; then
     die "the LDM server did not start: see its log, $log"
   fi
   pid=$(server_pid) || die "the LDM server started but is not running: see its log, $log"
@@ -385,6 +400,9 @@ cmd_tail() {
 cd "$LDMHOME" 2>/dev/null || die "cannot change to LDMHOME $LDMHOME: no such directory, or no access"
 cmd=$1
 shift
+case $cmd in
+  start | stop | restart | clean | mkqueue | delqueue | queuecheck) lock ;;
+esac
 case $cmd in
   start | stop | restart | isrunning | clean | mkqueue | delqueue | \
     queuecheck | checkinsertion | pqactcheck | pqactHUP | config | scour | \

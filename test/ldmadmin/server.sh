@@ -3,8 +3,9 @@
 # kernel picks, -P 0): isrunning, start (its refusals: no queue, a bad
 # ldmd.conf, a bad pqact.conf, already running, a stale pid file), stop
 # (not running, a server that does not exit in time), restart, clean,
-# pqactHUP (the server's pqact rereads, a process of the same name that is
-# not its child is left alone), log and tail.
+# the lock of the commands that change things, pqactHUP (the server's
+# pqact rereads, a process of the same name that is not its child is left
+# alone), log and tail.
 source "$(dirname "$0")/lib.sh" "$@"
 cd "$SCRATCH" || fail "cd"
 
@@ -42,6 +43,22 @@ admin_fails queuecheck -- 'the LDM server is running: ldmadmin stop'
 [[ -f $Q ]] || fail "the queue went while the server ran"
 ok "start, isrunning, and the refusals while it runs"
 
+# The lock: the server does not hold it; while another command holds it,
+# a start waits, bounded, and says so.
+LOCKFILE=$LDMHOME/.ldmadmin.lock
+flock -n "$LOCKFILE" true || fail "the running server holds $LOCKFILE"
+# The holder is one process (flock, then exec): killing it frees the lock.
+# shellcheck disable=SC2016 # $1 is the inner shell's
+background sh -c 'exec 8>>"$1" && flock 8 && exec sleep 300' sh "$LOCKFILE"
+holder=$BG
+wait_until 10 sh -c "! flock -n '$LOCKFILE' true" || fail "flock did not take $LOCKFILE"
+LDMADMIN_LOCK_TIMEOUT=1 admin_fails stop -- \
+  "another ldmadmin command holds $LOCKFILE (waited 1 s)"
+admin_ok isrunning
+kill -TERM "$holder"
+wait_until 10 flock -n "$LOCKFILE" true || fail "the lock stayed held"
+ok "one command at a time, the lock bounded"
+
 # pqactHUP: the server's pqact rereads; a "pqact" that is not its child is
 # not signalled (it would die of SIGHUP).
 wait_until 10 grep -q 'pqact.*starting' "$LOG" ||
@@ -50,7 +67,8 @@ mkdir "$SCRATCH/decoy"
 cp "$(command -v sleep)" "$SCRATCH/decoy/pqact"
 background "$SCRATCH/decoy/pqact" 300
 decoy=$BG
-wait_until 5 test "$(cat "/proc/$decoy/comm" 2>/dev/null)" = pqact ||
+named_pqact() { [[ $(cat "/proc/$1/comm" 2>/dev/null) == pqact ]]; }
+wait_until 5 named_pqact "$decoy" ||
   fail "the decoy did not start"
 admin_ok pqactHUP
 expect_in "$ERR" 'sent SIGHUP to pqact'
