@@ -29,6 +29,8 @@ stop=$(seconds "$(unit_key TimeoutStopSec)")
 ((stop > 10 && stop <= 300)) ||
   fail "TimeoutStopSec is $stop s: more than ldmd's 10 s for its children, and bounded, please"
 grep -qx 'WantedBy=multi-user.target' "$UNIT" || fail "the unit is not wanted by multi-user.target"
+grep -qx 'RequiresMountsFor=/var/lib/ldm' "$UNIT" ||
+  fail "the unit does not keep /var/lib/ldm mounted for the save at shutdown"
 ok "the unit's settings"
 
 # The package's paths: what install.cmake and service/CMakeLists.txt put
