@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Restarts under load: a writer inserts products one by one (pqinsert)
-# while the service is stopped and started RESTARTS times (default 20)
+# while the service is stopped and started RESTARTS times (default 50)
 # with the unit's command lines (each stop saves the queue, each start
 # finds it there).  Then the writer stops, a last stop saves, /dev/shm is
 # wiped and a start restores: the queue holds every product the writer
@@ -10,7 +10,7 @@
 QUEUE_SIZE=60M QUEUE_SLOTS=60000
 source "$(dirname "$0")/lib.sh" "$@"
 cd "$SCRATCH" || fail "cd"
-restarts=${RESTARTS:-20}
+restarts=${RESTARTS:-50}
 files=40000
 mkdir f || fail "mkdir"
 head -c $((files * 1000)) /dev/urandom | split -b 1000 -a 5 -d - f/f ||

@@ -4,7 +4,7 @@
 # registry and a queue in a scratch directory of /dev/shm (test/service/
 # lib.sh).  service_unit: the unit's settings and systemd-analyze verify;
 # service_queue: products survive a stop, a wiped /dev/shm and a start,
-# and ldmd-queue's other cases; service_restart: 20 stops and starts while
+# and ldmd-queue's other cases; service_restart: 50 stops and starts while
 # a writer inserts, nothing lost or damaged; service_logrotate: the
 # logrotate file rotates every log and signals ldmd.
 if(TARGET ldmd AND TARGET pqcreate)
