@@ -14,7 +14,7 @@ say() { printf '==> %s\n' "$*"; }
 # Debian packages the build, the tests and the lint need.
 packages=(build-essential cmake pkg-config libtirpc-dev libxml2-dev libssl-dev
           libcmocka-dev libisal-dev libgdbm-dev clang libclang-rt-14-dev
-          clang-format cppcheck strace dpkg-dev)
+          clang-format cppcheck strace dpkg-dev logrotate systemd)
 
 install_deps() {
   local missing=()

@@ -1,0 +1,155 @@
+# shellcheck shell=bash
+# lib.sh - sourced by the tests of the service (etc/ldmd.service and
+# service/ldmd-queue).  Systemd does not run here, so the tests run the
+# unit's own command lines as systemd would: every ExecStartPre in order,
+# ExecStart in the background until ldmd listens, SIGTERM (the unit's
+# KillSignal) and a wait bounded by its TimeoutStopSec, then every
+# ExecStopPost.  The lines are read from the unit file, with the installed
+# paths (/usr/sbin/ldmd, /usr/sbin/ldmd-queue) turned into this build's.
+#
+# Usage in a test:  source "$(dirname "$0")/lib.sh" "$@"
+# Arguments: the source tree, the build tree.
+#
+# It gives the test a scratch directory on /dev/shm (a tmpfs, as the
+# package's queue), a scratch LDMHOME and registry (through $LDMHOME and
+# $LDM_REGISTRY: no system path is read or written) whose queue is
+# $SHM/ldm.pq, ldmd on 127.0.0.1 on a free port (free_port), and an
+# ldmd.conf in $LDMHOME/etc.
+
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
+
+SRC=$(cd "${1:?source tree}" && pwd)
+BUILD=$(cd "${2:?build tree}" && pwd)
+UNIT=$SRC/etc/ldmd.service
+export LDMPQ_BINDIR=$BUILD/pqutils
+export PATH=$BUILD/pqutils:$PATH
+scratch_init service /dev/shm
+
+# free_port: a TCP port nothing listens on now.  The unit's ExecStart takes
+# the registry's port, which may not be 0 (kernel-chosen), so the test
+# picks one; another program may take it before ldmd does, which then fails
+# to listen and the test says so.
+free_port() {
+  local p used
+  used=$(ss -Htln | awk '{ sub(/.*:/, "", $4); print $4 }') || fail "ss"
+  for ((p = 20000 + RANDOM % 30000; ; p++)); do
+    grep -qx "$p" <<<"$used" || break
+  done
+  echo "$p"
+}
+SHM=$SCRATCH/shm
+Q=$SHM/ldm.pq
+# shellcheck disable=SC2034 # used by the tests
+SNAP=$LDMHOME/var/queues/ldm.pq.snap
+mkdir -p "$LDMHOME/etc" "$LDMHOME/var/queues" "$SHM" || fail "mkdir"
+write_registry service-test-host "  <queue>
+    <path>$Q</path>
+    <size>${QUEUE_SIZE:-20M}</size>
+    <slots>${QUEUE_SLOTS:-20000}</slots>
+  </queue>
+  <server>
+    <ip-addr>127.0.0.1</ip-addr>
+    <port>$(free_port)</port>
+  </server>"
+echo 'ALLOW ANY ^127\.0\.0\.1$' >"$LDMHOME/etc/ldmd.conf"
+LDMD_PID=
+KILL_AT_EXIT=(LDMD_PID)
+RUNS=0
+
+# unit_key KEY: the values of KEY= in the unit's [Service] section, one a
+# line, in order.
+unit_key() {
+  awk -v key="$1" '
+    /^\[/ { service = ($0 == "[Service]") }
+    service && index($0, key "=") == 1 { print substr($0, length(key) + 2) }
+  ' "$UNIT"
+}
+
+# unit_cmd LINE: the words of the command line LINE with the package's
+# paths made this build's, in the array CMD.  A line with what systemd
+# would read differently from a shell's split (quotes, specifiers, $,
+# a prefix such as - or @) fails the test: this parser does not know it.
+unit_cmd() {
+  local w
+  [[ $1 != *[\"\'\$%\\]* && $1 != [-@+!:]* ]] ||
+    fail "the unit's command line '$1' needs a real systemd parser"
+  read -r -a CMD <<<"$1"
+  for w in "${!CMD[@]}"; do
+    case ${CMD[w]} in
+    /usr/sbin/ldmd) CMD[w]=$BUILD/ldmd/ldmd ;;
+    /usr/sbin/ldmd-queue) CMD[w]=$BUILD/service/ldmd-queue ;;
+    /usr/bin/*) CMD[w]=$BUILD/pqutils/${CMD[w]#/usr/bin/} ;;
+    /usr/*) fail "the unit names ${CMD[w]}, which this test does not know" ;;
+    esac
+  done
+}
+
+# seconds VALUE: a systemd time span of whole seconds (120, 120s, 2min) in
+# seconds.
+seconds() {
+  case $1 in
+  *min) echo $((${1%min} * 60)) ;;
+  *s) echo "${1%s}" ;;
+  *[!0-9]*) fail "time span '$1': not one this test reads" ;;
+  *) echo "$1" ;;
+  esac
+}
+
+# unit_start: as "systemctl start": each ExecStartPre (their output in
+# $SCRATCH/pre.N), then ExecStart in the background (its stderr, where the
+# unit logs, in $LOG) until ldmd logs that it listens.
+unit_start() {
+  local line n=0
+  RUNS=$((RUNS + 1))
+  while IFS= read -r line; do
+    n=$((n + 1))
+    unit_cmd "$line"
+    "${CMD[@]}" >"$SCRATCH/pre.$n" 2>&1 ||
+      fail "start $RUNS: ExecStartPre '$line' exited $? ($(cat "$SCRATCH/pre.$n"))"
+    sanitizer_check "$SCRATCH/pre.$n"
+  done < <(unit_key ExecStartPre)
+  line=$(unit_key ExecStart)
+  [[ -n $line && $line != *$'\n'* ]] || fail "the unit needs one ExecStart"
+  unit_cmd "$line"
+  LOG=$SCRATCH/ldmd.$RUNS.log
+  FAIL_LOGS=(OUT ERR LOG)
+  "${CMD[@]}" </dev/null >/dev/null 2>"$LOG" &
+  LDMD_PID=$!
+  wait_until 20 listening_or_gone || fail "start $RUNS: ldmd does not listen after 20 s"
+  listening || fail "start $RUNS: ldmd exited without listening"
+}
+listening() { grep -q "listening on 127.0.0.1 port" "$LOG"; }
+listening_or_gone() { listening || gone "$LDMD_PID"; }
+
+# unit_stop: as "systemctl stop": KillSignal to ldmd, which must exit 0
+# within TimeoutStopSec, then each ExecStopPost (output in $SCRATCH/post.N;
+# $SCRATCH/post.1 is ldmd-queue's).
+unit_stop() {
+  local line n=0 sig limit
+  sig=$(unit_key KillSignal)
+  limit=$(seconds "$(unit_key TimeoutStopSec)")
+  stop_within "$LDMD_PID" "${sig#SIG}" "$limit" "ldmd (start $RUNS)"
+  LDMD_PID=
+  ((rc == 0)) || fail "stop $RUNS: ldmd exited $rc on $sig"
+  sanitizer_check "$LOG"
+  while IFS= read -r line; do
+    n=$((n + 1))
+    unit_cmd "$line"
+    "${CMD[@]}" >"$SCRATCH/post.$n" 2>&1 ||
+      fail "stop $RUNS: ExecStopPost '$line' exited $? ($(cat "$SCRATCH/post.$n"))"
+    sanitizer_check "$SCRATCH/post.$n"
+  done < <(unit_key ExecStopPost)
+}
+
+# wipe: the reboot, for the queue: the tmpfs directory emptied.
+wipe() {
+  rm -rf "$SHM" || fail "cannot remove $SHM"
+  mkdir "$SHM" || fail "cannot make $SHM"
+}
+
+# idents: the identifiers of the products of $Q, oldest first, one a line (the last word of pqcat -v's product lines).
+idents() {
+  pqcat -v -l - -q "$Q" 2>&1 >/dev/null |
+    awk '/cli_log_product/ { print $NF }'
+}
