@@ -5,7 +5,8 @@
  *
  * Define TU_TMPDIR_PREFIX before including; use tu_tmpdir_setup and
  * tu_tmpdir_teardown with cmocka_unit_test_setup_teardown(); the path is
- * in tu_dir.
+ * in tu_dir.  tu_slurp() reads a small file there (cmocka's asserts: include
+ * cmocka.h first).
  */
 #ifndef TU_TMPDIR_H
 #define TU_TMPDIR_H
@@ -20,7 +21,7 @@
 
 static char tu_dir[256];
 
-static int tu_tmpdir_setup(void **state) {
+static inline int tu_tmpdir_setup(void **state) {
   (void)state;
   const char *base = getenv("PQ_TEST_DIR");
   snprintf(tu_dir, sizeof tu_dir, "%s/%s.XXXXXX", base != NULL ? base : "/tmp",
@@ -30,11 +31,22 @@ static int tu_tmpdir_setup(void **state) {
   return 0;
 }
 
-static int tu_tmpdir_teardown(void **state) {
+static inline int tu_tmpdir_teardown(void **state) {
   (void)state;
   char cmd[300];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", tu_dir);
   return system(cmd) == 0 ? 0 : -1;
+}
+
+/* The first 4 KiB of path, as a string (a static buffer). */
+static inline const char *tu_slurp(const char *path) {
+  static char buf[4096];
+  FILE *f = fopen(path, "rb");
+  assert_non_null(f);
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  buf[n] = '\0';
+  fclose(f);
+  return buf;
 }
 
 #endif /* TU_TMPDIR_H */

@@ -11,12 +11,7 @@ cd "$SCRATCH" || fail "cd"
 expect_rc 0 pqcreate -s 96M -S 400 -q "$Q"
 tab=$'\t'
 S=$SCRATCH
-cat >"$S/dec.sh" <<'SH'
-#!/bin/sh
-echo $$ >>"$1.pids"
-exec cat >>"$1.out"
-SH
-chmod +x "$S/dec.sh"
+decoder_script "$S/dec.sh"
 cat >"$CONF" <<CONF
 EXP${tab}^(first|big)${tab}PIPE${tab}$S/dec.sh $S/stuck
 EXP${tab}^(first|big)${tab}PIPE${tab}$S/dec.sh $S/free

@@ -14,13 +14,7 @@ expect_rc 0 pqcreate -s 8M -S 400 -q "$Q"
 tab=$'\t'
 S=$SCRATCH
 
-# dec.sh NAME: records its pid in NAME.pids, appends what it reads to
-# NAME.out.
-cat >"$S/dec.sh" <<'SH'
-#!/bin/sh
-echo $$ >>"$1.pids"
-exec cat >>"$1.out"
-SH
+decoder_script "$S/dec.sh"
 # lines.sh NAME: reads lines (one byte at a time, as bash's read does on
 # a pipe); dies of a line with POISON, and of a line with FLAKY the first
 # time it sees one; exits 0 at a line with QUIT; appends the others to

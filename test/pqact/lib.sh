@@ -143,3 +143,15 @@ echo "$2" >>finished
 SH
   chmod +x "$1"
 }
+
+# decoder_script FILE: write FILE, a decoder for the tests, and make it
+# executable.  FILE NAME records its pid in NAME.pids and appends what it
+# reads to NAME.out.
+decoder_script() {
+  cat >"$1" <<'SH'
+#!/bin/sh
+echo $$ >>"$1.pids"
+exec cat >>"$1.out"
+SH
+  chmod +x "$1"
+}

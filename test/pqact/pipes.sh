@@ -10,14 +10,7 @@ cd "$SCRATCH" || fail "cd"
 expect_rc 0 pqcreate -s 2M -S 100 -q "$Q"
 tab=$'\t'
 
-# dec.sh NAME: a decoder that records its pid in NAME.pids and appends
-# what it reads to NAME.out.
-cat >"$SCRATCH/dec.sh" <<'SH'
-#!/bin/sh
-echo $$ >>"$1.pids"
-exec cat >>"$1.out"
-SH
-chmod +x "$SCRATCH/dec.sh"
+decoder_script "$SCRATCH/dec.sh"
 D=$SCRATCH/dec.sh
 
 printf 'one\r\n\001x\n' >p1

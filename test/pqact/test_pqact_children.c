@@ -77,16 +77,6 @@ static int report(const char *path) {
   return fclose(f) == 0 ? 0 : 1;
 }
 
-static const char *slurp(const char *path) {
-  static char buf[4096];
-  FILE *f = fopen(path, "rb");
-  assert_non_null(f);
-  size_t n = fread(buf, 1, sizeof buf - 1, f);
-  buf[n] = '\0';
-  fclose(f);
-  return buf;
-}
-
 static double now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -154,12 +144,12 @@ static void test_child_gets(void **state) {
   assert_true(fcntl(p[0], F_GETFD) >= 0);
   assert_int_equal(pqact_children_wait(k, pid), 0);
   close(p[0]);
-  assert_string_equal(slurp("in.out"), "hello\n");
+  assert_string_equal(tu_slurp("in.out"), "hello\n");
   /* without one, /dev/null */
   pid = pqact_children_spawn(k, cat, -1, true, NULL, NULL);
   assert_true(pid > 0);
   assert_int_equal(pqact_children_wait(k, pid), 0);
-  assert_string_equal(slurp("in.out"), "");
+  assert_string_equal(tu_slurp("in.out"), "");
 
   /* its own process group, no descriptor but 0-2 (not even one opened
    * without close-on-exec), nothing blocked or ignored, though the parent
@@ -186,7 +176,7 @@ static void test_child_gets(void **state) {
   char want[200];
   snprintf(want, sizeof want, "pid %d pgrp %d\nfds 0 1 2\nblocked\nignored\n",
            (int)pid, (int)pid);
-  assert_string_equal(slurp("report"), want);
+  assert_string_equal(tu_slurp("report"), want);
   pqact_children_free(k);
 }
 
@@ -268,7 +258,7 @@ static void test_cap(void **state) {
   pid_t d = pqact_children_spawn(k, never, -1, true, NULL, NULL);
   assert_true(d > 0);
   assert_int_equal(pqact_children_wait(k, d), 0);
-  assert_string_equal(slurp("never.out"), "ran\n");
+  assert_string_equal(tu_slurp("never.out"), "ran\n");
   /* waiting for one child: it returns when that one exits */
   close(g2.w);
   assert_int_equal(pqact_children_wait(k, b), 0);

@@ -36,16 +36,6 @@ static void put(const char *path, const char *text) {
   assert_int_equal(fclose(f), 0);
 }
 
-static const char *slurp(const char *path) {
-  static char buf[4096];
-  FILE *f = fopen(path, "rb");
-  assert_non_null(f);
-  size_t n = fread(buf, 1, sizeof buf - 1, f);
-  buf[n] = '\0';
-  fclose(f);
-  return buf;
-}
-
 /* LDM's bytes for a time. */
 static const char *ldm_bytes(long sec, long usec) {
   static char buf[512];
@@ -121,27 +111,27 @@ static void test_write(void **state) {
   assert_int_equal(access("w.state", F_OK), -1);
   put("w.state", ldm_bytes(1700000000, 1));
   assert_int_equal(pqact_state_save(st), 0);
-  assert_string_equal(slurp("w.state"), ldm_bytes(1700000000, 1));
+  assert_string_equal(tu_slurp("w.state"), ldm_bytes(1700000000, 1));
 
   /* the first product done writes the whole file; the next ones rewrite
    * the record in place (the same inode) */
   pqact_state_release(st, pqact_state_begin(st, 1733000000000001ULL), true);
-  assert_string_equal(slurp("w.state"), ldm_bytes(1733000000, 1));
+  assert_string_equal(tu_slurp("w.state"), ldm_bytes(1733000000, 1));
   ino_t ino = inode("w.state");
   pqact_state_release(st, pqact_state_begin(st, 1733000000999999ULL), true);
-  assert_string_equal(slurp("w.state"), ldm_bytes(1733000000, 999999));
+  assert_string_equal(tu_slurp("w.state"), ldm_bytes(1733000000, 999999));
   assert_int_equal(inode("w.state"), ino);
   /* a failed product does not advance it; a later success does */
   pqact_state_release(st, pqact_state_begin(st, 1733000001000000ULL), false);
-  assert_string_equal(slurp("w.state"), ldm_bytes(1733000000, 999999));
+  assert_string_equal(tu_slurp("w.state"), ldm_bytes(1733000000, 999999));
   assert_int_equal(pqact_state_mark(st), 1733000000999999ULL);
   pqact_state_release(st, pqact_state_begin(st, 1733000002000007ULL), true);
-  assert_string_equal(slurp("w.state"), ldm_bytes(1733000002, 7));
+  assert_string_equal(tu_slurp("w.state"), ldm_bytes(1733000002, 7));
   assert_int_equal(inode("w.state"), ino);
   assert_int_equal(pqact_state_sync(st, 0), 0);
   /* the clean exit: whole, by rename (a new inode), no temporary left */
   assert_int_equal(pqact_state_save(st), 0);
-  assert_string_equal(slurp("w.state"), ldm_bytes(1733000002, 7));
+  assert_string_equal(tu_slurp("w.state"), ldm_bytes(1733000002, 7));
   assert_int_not_equal(inode("w.state"), ino);
   assert_int_equal(access("w.state.tmp", F_OK), -1);
   /* a record of another width: the whole file again, still LDM's bytes */
@@ -149,9 +139,9 @@ static void test_write(void **state) {
   st = pqact_state_new("w.state");
   assert_non_null(st);
   pqact_state_release(st, pqact_state_begin(st, 5), true);
-  assert_string_equal(slurp("w.state"), ldm_bytes(0, 5));
+  assert_string_equal(tu_slurp("w.state"), ldm_bytes(0, 5));
   pqact_state_release(st, pqact_state_begin(st, 12345678901000000ULL), true);
-  assert_string_equal(slurp("w.state"), ldm_bytes(12345678901L, 0));
+  assert_string_equal(tu_slurp("w.state"), ldm_bytes(12345678901L, 0));
   pqact_state_free(st);
 
   /* a file that cannot be written: said, and no harm */
@@ -181,10 +171,10 @@ static void test_low_water(void **state) {
   assert_int_equal(access("m.state", F_OK), -1);
   pqact_state_release(st, a, true);
   assert_int_equal(pqact_state_mark(st), t0 + 1); /* b not done */
-  assert_string_equal(slurp("m.state"), ldm_bytes(1733000000, 1));
+  assert_string_equal(tu_slurp("m.state"), ldm_bytes(1733000000, 1));
   pqact_state_release(st, b, false); /* b failed: the mark passes to d */
   assert_int_equal(pqact_state_mark(st), t0 + 4);
-  assert_string_equal(slurp("m.state"), ldm_bytes(1733000000, 4));
+  assert_string_equal(tu_slurp("m.state"), ldm_bytes(1733000000, 4));
   assert_int_equal(pqact_state_pending(st), 0);
   /* stale or unknown tokens change nothing */
   pqact_state_release(st, b, true);
@@ -297,7 +287,7 @@ static void test_behind(void **state) {
   struct pqact_state_dec d0;
   /* nothing held: LDM's bytes, no lines */
   pqact_state_end(st, pqact_state_begin(st, t0 + 1), true);
-  assert_string_equal(slurp("b.state"), ldm_bytes(1733000000, 1));
+  assert_string_equal(tu_slurp("b.state"), ldm_bytes(1733000000, 1));
   assert_int_equal(behind_of("b.state", t0 + 1, &n, NULL), 0);
   ino_t ino = inode("b.state");
   /* a decoder holds b: the page, LDM's time first, then T1 and the line */
@@ -314,7 +304,7 @@ static void test_behind(void **state) {
   assert_int_equal(ldm_read("b.state", &sec, &usec), 2);
   assert_int_equal(sec, 1733000000);
   assert_int_equal(usec, 1);
-  const char *text = slurp("b.state");
+  const char *text = tu_slurp("b.state");
   assert_int_equal(
       strncmp(text, ldm_bytes(1733000000, 1), strlen(ldm_bytes(1733000000, 1))),
       0);
