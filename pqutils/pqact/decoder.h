@@ -54,7 +54,8 @@
 #include "pqutils/pqact/conf.h"
 #include "pqutils/pqact/state.h"
 
-/* Bytes a decoder's buffer may hold before pqact waits for it. */
+/* Bytes a decoder's buffer may hold; past them its products wait in the
+ * queue (or, with no queue set, pqact waits for it to drain). */
 #define PQACT_DECODER_BUFFER (32u << 20)
 /* The longest delay before a dead decoder is started again, seconds. */
 #define PQACT_DECODER_BACKOFF_MAX 30
