@@ -71,22 +71,8 @@ die() {
   echo "pqact_bench: $*" >&2
   exit 1
 }
-# best_ns BEFORE CMD...: the fastest of $runs runs, in nanoseconds; BEFORE
-# runs before each, untimed, and must succeed.
-best_ns() {
-  local before=$1 best=0 i ns
-  shift
-  for ((i = 0; i < runs; i++)); do
-    eval "$before" >"$scratch/before.out" 2>&1 ||
-      die "'$before' failed: $(head -c 500 "$scratch/before.out")"
-    "$timecmd" "$scratch/ns" "$@" >/dev/null 2>"$scratch/err" ||
-      die "'$*' failed: $(head -c 500 "$scratch/err")"
-    ns=$(<"$scratch/ns")
-    [[ $ns =~ ^[0-9]+$ && $ns -gt 0 ]] || die "no time for '$*': '$ns'"
-    ((best == 0 || ns < best)) && best=$ns
-  done
-  echo "$best"
-}
+# shellcheck source=test/bench/bench_lib.sh
+source "$top/test/bench/bench_lib.sh"
 # best_floor CMD...: the fastest of $runs runs of a floor (it prints ns),
 # each in a new empty directory fl/.
 best_floor() {
@@ -112,7 +98,7 @@ queue() {
 }
 # pqact_ns QUEUE CONF: best time of pqact over the whole queue.
 pqact_ns() {
-  best_ns "rm -rf data && mkdir data" \
+  BEFORE="rm -rf data && mkdir data" best_ns \
     "$pqact" -l "$scratch/pqact.log" -i 0 -o $ALL -d "$scratch/data" -q "$scratch/$1" "$2"
 }
 # check_files N BYTES: data/out holds N files (find counts) of BYTES in all.

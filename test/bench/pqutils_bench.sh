@@ -27,6 +27,7 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-$top/build/release}" && pwd)
 bin=$build/pqutils
+# shellcheck disable=SC2034 # read by bench_lib.sh
 runs=${BENCH_RUNS:-3}
 timecmd=$build/test/timecmd
 for p in $bin/pqcreate $bin/pqinsert $bin/pqcat $bin/pqexpire $bin/pqmon $timecmd; do
@@ -43,23 +44,8 @@ die() {
   exit 1
 }
 now() { date +%s%N; }
-# best_ns CMD...: the fastest of $runs runs, in nanoseconds; $BEFORE, if
-# set, runs before each (untimed) and must succeed.
-best_ns() {
-  local best=0 i ns
-  for ((i = 0; i < runs; i++)); do
-    if [[ -n ${BEFORE:-} ]]; then
-      eval "$BEFORE" >"$scratch/before.out" 2>&1 ||
-        die "'$BEFORE' failed: $(head -c 500 "$scratch/before.out")"
-    fi
-    "$timecmd" "$scratch/ns" "$@" >/dev/null 2>"$scratch/err" ||
-      die "'$*' failed: $(head -c 500 "$scratch/err")"
-    ns=$(<"$scratch/ns")
-    [[ $ns =~ ^[0-9]+$ && $ns -gt 0 ]] || die "no time for '$*': '$ns'"
-    ((best == 0 || ns < best)) && best=$ns
-  done
-  echo "$best"
-}
+# shellcheck source=test/bench/bench_lib.sh
+source "$top/test/bench/bench_lib.sh"
 rate() { # count bytes ns
   awk -v n="$1" -v b="$2" -v t="$3" \
     'BEGIN { printf "%10.0f products/s %9.1f MB/s %8.3f s", n / (t / 1e9), b / 1e6 / (t / 1e9), t / 1e9 }'
