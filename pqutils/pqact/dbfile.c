@@ -38,21 +38,19 @@ int pqact_xdr_product(const pq_prod_info *info, const void *data, uint8_t **out,
   ldm6_product p = {.data = data};
   int rc = ldm6_info_from_pq(info, &p.info);
   if (rc != 0) {
-    log_error("cannot encode %s for DBFILE: %s", info->ident,
-              ldm6_strerror(rc));
+    log_error("cannot encode %s as XDR: %s", info->ident, ldm6_strerror(rc));
     return -1;
   }
   /* the prod_info at its largest, the data and its padding */
   size_t cap = 512 + (size_t)info->size + 4;
   *out = malloc(cap);
   if (*out == NULL) {
-    log_error("cannot encode %s for DBFILE: %s", info->ident, strerror(ENOMEM));
+    log_error("cannot encode %s as XDR: %s", info->ident, strerror(ENOMEM));
     return -1;
   }
   rc = ldm6_encode(LDM6_T_PRODUCT, &p, *out, cap, len);
   if (rc != 0) {
-    log_error("cannot encode %s for DBFILE: %s", info->ident,
-              ldm6_strerror(rc));
+    log_error("cannot encode %s as XDR: %s", info->ident, ldm6_strerror(rc));
     free(*out);
     *out = NULL;
     return -1;

@@ -26,9 +26,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ldmd/proto/ldm6_xdr.h"
 #include "ldmd/site/log.h"
 #include "pqutils/cli.h"
+#include "pqutils/pqact/dbfile.h"
 #include "pqutils/pqact/filing.h"
 #include "pqutils/stopio.h"
 
@@ -204,13 +204,6 @@ struct pqact_decoders *pqact_decoders_new(struct pqact_children *kids,
 
 void pqact_decoders_set_queue(struct pqact_decoders *d, pq_t *pq) {
   d->pq = pq;
-}
-
-unsigned pqact_decoders_running(const struct pqact_decoders *d) {
-  unsigned n = 0;
-  for (const struct decoder *x = d->head; x != NULL; x = x->next)
-    n += x->fd >= 0;
-  return n;
 }
 
 /* Forget a decoder whose input is closed: what waits fails. */
@@ -729,38 +722,49 @@ static struct decoder *new_decoder(struct pqact_decoders *d,
 #define SPIPE_SYNC 0x1DFCCF1Aul
 
 /* The bytes a product becomes for a decoder of x's type and options. */
+/* An empty chunk for n bytes, for the product info names. */
+static struct chunk *new_chunk(const pq_prod_info *info, size_t n) {
+  struct chunk *c = malloc(sizeof *c + n);
+  if (c == NULL)
+    return NULL;
+  memset(c, 0, sizeof *c);
+  snprintf(c->ident, sizeof c->ident, "%s", info->ident);
+  return c;
+}
+
 static struct chunk *make_chunk(const struct decoder *x,
                                 const pq_prod_info *info, const void *data) {
-  size_t start = 0, len = (size_t)info->size;
-  if (x->type == PQACT_PIPE && (x->flags & OPT_REMOVEWMO))
-    pqact_remove_wmo(data, len, &start, &len);
-  uint8_t meta[PQACT_META_FIXED + 8 + PQ_IDENT_MAX + PQ_ORIGIN_MAX];
-  uint8_t xdr[64 + PQ_IDENT_MAX + PQ_ORIGIN_MAX];
-  size_t head = 0, tail = 0;
-  ldm6_prod_info wire;
-  if (x->type == PQACT_XPIPE) {
-    if (ldm6_info_from_pq(info, &wire) != 0 ||
-        ldm6_encode(LDM6_T_PROD_INFO, &wire, xdr, sizeof xdr, &head) != 0) {
+  if (x->type == PQACT_XPIPE) { /* as DBFILE stores it (logged) */
+    uint8_t *xdr;
+    size_t n;
+    if (pqact_xdr_product(info, data, &xdr, &n) != 0) {
       errno = ERANGE;
       return NULL;
     }
-    tail = ldm6_xdr_pad((uint32_t)len);
-  } else if (x->type == PQACT_SPIPE) {
+    struct chunk *c = new_chunk(info, n);
+    if (c != NULL) {
+      memcpy(c->bytes, xdr, n);
+      c->len = n;
+    }
+    free(xdr);
+    return c;
+  }
+  size_t start = 0, len = (size_t)info->size;
+  if (x->type == PQACT_PIPE && (x->flags & OPT_REMOVEWMO))
+    pqact_remove_wmo(data, len, &start, &len);
+  size_t meta = PQACT_META_FIXED + 8 + PQ_IDENT_MAX + PQ_ORIGIN_MAX;
+  size_t head = 0, tail = 0;
+  if (x->type == PQACT_SPIPE) {
     head = 3 * sizeof(unsigned long) + strlen(info->ident);
     tail = 2;
   }
   bool nodata = x->type == PQACT_PIPE && (x->flags & OPT_NODATA);
   size_t body = nodata ? 0 : len;
-  struct chunk *c = malloc(sizeof *c + sizeof meta + head + body + tail);
+  struct chunk *c = new_chunk(info, meta + head + body + tail);
   if (c == NULL)
     return NULL;
-  memset(c, 0, sizeof *c);
-  snprintf(c->ident, sizeof c->ident, "%s", info->ident);
   uint8_t *p = c->bytes;
-  if (x->type == PQACT_XPIPE) {
-    memcpy(p, xdr, head);
-    p += head;
-  } else if (x->type == PQACT_SPIPE) {
+  if (x->type == PQACT_SPIPE) {
     unsigned long w[2] = {SPIPE_SYNC, strlen(info->ident)};
     memcpy(p, w, sizeof w);
     p += sizeof w;
@@ -784,9 +788,6 @@ static struct chunk *make_chunk(const struct decoder *x,
   if (x->type == PQACT_SPIPE) {
     *p++ = 0x03;
     *p++ = 0x1e;
-  } else if (tail > 0) {
-    memset(p, 0, tail);
-    p += tail;
   }
   c->len = (size_t)(p - c->bytes);
   return c;

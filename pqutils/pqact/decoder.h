@@ -153,7 +153,4 @@ bool pqact_decoders_wait(struct pqact_decoders *d, int timeout_ms);
  *  not read to the next one.) */
 bool pqact_decoders_reading(const struct pqact_decoders *d);
 
-/** How many decoders are running (for the statistics and the tests). */
-unsigned pqact_decoders_running(const struct pqact_decoders *d);
-
 #endif /* PQACT_DECODER_H */
