@@ -96,19 +96,27 @@ seconds() {
   esac
 }
 
+# unit_run KEY NAME WHEN: each command line of KEY in order, each to
+# succeed, its output in $SCRATCH/NAME.1, NAME.2...; WHEN says in a failure
+# which start or stop it was.
+unit_run() {
+  local line n=0
+  while IFS= read -r line; do
+    n=$((n + 1))
+    unit_cmd "$line"
+    "${CMD[@]}" >"$SCRATCH/$2.$n" 2>&1 ||
+      fail "$3: $1 '$line' exited $? ($(cat "$SCRATCH/$2.$n"))"
+    sanitizer_check "$SCRATCH/$2.$n"
+  done < <(unit_key "$1")
+}
+
 # unit_start: as "systemctl start": each ExecStartPre (their output in
 # $SCRATCH/pre.N), then ExecStart in the background (its stderr, where the
 # unit logs, in $LOG) until ldmd logs that it listens.
 unit_start() {
-  local line n=0
+  local line
   RUNS=$((RUNS + 1))
-  while IFS= read -r line; do
-    n=$((n + 1))
-    unit_cmd "$line"
-    "${CMD[@]}" >"$SCRATCH/pre.$n" 2>&1 ||
-      fail "start $RUNS: ExecStartPre '$line' exited $? ($(cat "$SCRATCH/pre.$n"))"
-    sanitizer_check "$SCRATCH/pre.$n"
-  done < <(unit_key ExecStartPre)
+  unit_run ExecStartPre pre "start $RUNS"
   line=$(unit_key ExecStart)
   [[ -n $line && $line != *$'\n'* ]] || fail "the unit needs one ExecStart"
   unit_cmd "$line"
@@ -126,20 +134,14 @@ listening_or_gone() { listening || gone "$LDMD_PID"; }
 # within TimeoutStopSec, then each ExecStopPost (output in $SCRATCH/post.N;
 # $SCRATCH/post.1 is ldmd-queue's).
 unit_stop() {
-  local line n=0 sig limit
+  local sig limit
   sig=$(unit_key KillSignal)
   limit=$(seconds "$(unit_key TimeoutStopSec)")
   stop_within "$LDMD_PID" "${sig#SIG}" "$limit" "ldmd (start $RUNS)"
   LDMD_PID=
   ((rc == 0)) || fail "stop $RUNS: ldmd exited $rc on $sig"
   sanitizer_check "$LOG"
-  while IFS= read -r line; do
-    n=$((n + 1))
-    unit_cmd "$line"
-    "${CMD[@]}" >"$SCRATCH/post.$n" 2>&1 ||
-      fail "stop $RUNS: ExecStopPost '$line' exited $? ($(cat "$SCRATCH/post.$n"))"
-    sanitizer_check "$SCRATCH/post.$n"
-  done < <(unit_key ExecStopPost)
+  unit_run ExecStopPost post "stop $RUNS"
 }
 
 # wipe: the reboot, for the queue: the tmpfs directory emptied.
