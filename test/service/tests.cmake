@@ -7,7 +7,9 @@
 # service_queue: products survive a stop, a wiped /dev/shm and a start,
 # and ldmd-queue's other cases; service_restart: 50 stops and starts while
 # a writer inserts, nothing lost or damaged; service_logrotate: the
-# logrotate file rotates every log and signals ldmd.
+# logrotate file rotates every log and signals ldmd; service_notify: ldmd's
+# READY=1, STATUS= and STOPPING=1, and ldmd without or with a bad
+# NOTIFY_SOCKET.
 if(TARGET ldmd AND TARGET pqcreate)
   add_executable(notify_listen ${CMAKE_CURRENT_LIST_DIR}/notify_listen.c)
   pq_script_suite(service LABEL service
@@ -16,5 +18,6 @@ if(TARGET ldmd AND TARGET pqcreate)
       unit 60
       queue 120
       restart 600
-      logrotate 60)
+      logrotate 60
+      notify 90)
 endif()
