@@ -27,9 +27,10 @@ echo "EXEC \"$SCRATCH/envprobe $SCRATCH/exec.env\"" >>"$LDMHOME/etc/ldmd.conf"
 
 # notified: lines ldmd's pid sent, without the pid.
 notified() { sed -n "s/^$LDMD_PID //p" "$NOTES"; }
-# held: ldmd waits in the sendmsg(2) of a notification (the gate closed),
-# or is gone.
-held() { asleep_in "$LDMD_PID" unix_wait_for_peer; }
+# held: ldmd waits in the sendmsg(2) of a notification, the gate closed
+# (in the kernel function unix_wait_for_peer, or its caller where that is
+# inlined); held_or_gone: that, or ldmd is gone.
+held() { asleep_in "$LDMD_PID" '^unix_(wait_for_peer|dgram_sendmsg)$'; }
 held_or_gone() { held || gone "$LDMD_PID"; }
 connects() {
   local fd
