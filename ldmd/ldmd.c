@@ -21,7 +21,9 @@
  * containers, with any log destination).  Otherwise ldmd daemonizes as LDM
  * does and the intermediate process prints the daemon's pid on stdout;
  * the starting process exits 0 once the daemon listens, 1 if it failed to
- * get that far.
+ * get that far.  Under systemd (NOTIFY_SOCKET set: a unit of Type=notify)
+ * the serving process tells it READY=1 once it serves and STOPPING=1 when
+ * a stop begins (notify_ready(), server/notify.h).
  *
  * The signal flags are the only file-scope state: they belong to the
  * process, not to a connection.
@@ -43,6 +45,7 @@
 #include "ldmd/server/accept.h"
 #include "ldmd/server/children.h"
 #include "ldmd/server/listen.h"
+#include "ldmd/server/notify.h"
 #include "ldmd/site/log.h"
 #include "ldmd/site/registry.h"
 #include "ldmd/server/requester.h"
@@ -524,6 +527,7 @@ static void become_child(server *s) {
   struct sigaction dfl;
   sigset_t none;
 
+  ldmd_notify_child();
   memset(&dfl, 0, sizeof dfl);
   dfl.sa_handler = SIG_DFL;
   (void)sigaction(SIGCHLD, &dfl, NULL);
@@ -719,6 +723,30 @@ static void start_tasks(server *s) {
   }
 }
 
+/*
+ * systemd's READY=1 (notify.h), with what an operator wants to see in
+ * "systemctl status": where ldmd listens, its queue, its tasks.  Sent once
+ * the start-up is done: the queue opened for writing (check_queue()), the
+ * sockets listen, the pid file is written, the EXEC programs and
+ * requesters are started.  Only the accept loop is left, and a connection
+ * made from now on is queued by the kernel until the loop takes it.
+ */
+static void notify_ready(const server *s) {
+  char where[LDMD_MAX_LISTEN * 84] = "not listening (no ALLOW or ACCEPT entry)";
+  size_t i, len = 0;
+
+  for (i = 0; i < s->lis.n && len < sizeof where; i++) {
+    int n = snprintf(where + len, sizeof where - len, "%s%s",
+                     i == 0 ? "listening on " : ", ", s->lis.names[i]);
+
+    if (n < 0)
+      break;
+    len += (size_t)n;
+  }
+  ldmd_notify("READY=1\nSTATUS=%s; queue %s; %zu REQUEST, %zu EXEC", where,
+              s->queue, s->conf->nrequests, s->conf->nexecs);
+}
+
 /* Everything before the accept loop; in the process that will serve. */
 static int start(server *s) {
   size_t i;
@@ -751,6 +779,7 @@ static int start(server *s) {
   /* Before the tasks: a requester's process must not hold the pipe. */
   daemon_ready(&s->ready_fd);
   start_tasks(s);
+  notify_ready(s);
   return 0;
 }
 
@@ -782,6 +811,7 @@ int main(int argc, char **argv) {
   if (check_queue(&s) != 0 || start(&s) != 0)
     goto out;
   serve(&s);
+  ldmd_notify("STOPPING=1\nSTATUS=stopping: %zu processes to stop", s.kids.n);
   ldmd_acceptor_free(&s.acc);
   log_notice("stopping: %zu processes to stop", s.kids.n);
   ldmd_listen_close(&s.lis);

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ldmd/server/notify.h"
 #include "ldmd/site/log.h"
 
 #define STOP_POLL_MS 50
@@ -236,6 +237,7 @@ static void exec_child(const ldm_conf_exec *e, const int *close_fds,
   sigset_t none;
   size_t i;
 
+  ldmd_notify_child();
   for (i = 0; i < sizeof dflt / sizeof dflt[0]; i++)
     (void)signal(dflt[i], SIG_DFL);
   (void)signal(SIGUSR1, SIG_IGN);

@@ -2,9 +2,10 @@
 # etc/ldmd.service, parsed: systemd-analyze verify finds nothing wrong with
 # it (with its programs pointed at this build's), and it says what the
 # package and the issue need: ldmd in the foreground logging to the
-# journal, as ldm, SIGTERM with a bounded timeout, Restart=on-failure,
-# RemoveIPC=no, the queue restored before ldmd and saved after it, the
-# package's paths.  Skipped (77) where systemd-analyze is missing.
+# journal, ready when it says so (Type=notify, from its main process), as
+# ldm, SIGTERM with a bounded timeout, Restart=on-failure, RemoveIPC=no,
+# the queue restored before ldmd and saved after it, the package's paths.
+# Skipped (77) where systemd-analyze is missing.
 source "$(dirname "$0")/lib.sh" "$@"
 
 # want KEY VALUE: the unit sets KEY to VALUE, once.
@@ -13,7 +14,8 @@ want() {
   got=$(unit_key "$1")
   [[ $got == "$2" ]] || fail "$UNIT: $1 is '$got', expected '$2'"
 }
-want Type exec
+want Type notify
+want NotifyAccess main
 want User ldm
 want Group ldm
 want WorkingDirectory /var/lib/ldm
