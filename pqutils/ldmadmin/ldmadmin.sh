@@ -97,8 +97,11 @@ cmd_isrunning() {
   is_running
 }
 
-cmd_start() {
+# start_options ARGS...: start's options and configuration file, in
+# $args (the ldmd options, words) and $conf.
+start_options() {
   args=
+  OPTIND=1
   while getopts vxm:o:q:M:I:P: opt; do
     case $opt in
       v | x) args="$args -$opt" ;;
@@ -108,6 +111,22 @@ cmd_start() {
   done
   shift $((OPTIND - 1))
   [ $# -le 1 ] || usage
+  conf=${1:-$(reg /server/config-path)} || exit 1
+}
+
+# check_configs: the server's configuration (ldmd -n, with start's
+# options) and every pqact configuration it runs are valid.
+check_configs() {
+  # shellcheck disable=SC2086 # args is a list of words made by start_options
+  if ! out=$(ldmd -n -l - $args "$conf" 2>&1); then
+    printf '%s\n' "$out" >&2
+    die "the server's configuration $conf is not valid (above)"
+  fi
+  pqactcheck_conf "$conf" || die "a pqact configuration of $conf is not valid (above)"
+}
+
+cmd_start() {
+  start_options "$@"
   if pid=$(server_pid); then
     die "the LDM server is already running (pid $pid): ldmadmin stop first"
   fi
@@ -121,13 +140,7 @@ cmd_start() {
     printf '%s\n' "$out" >&2
     die "the queue $queue failed its check (above): ldmadmin delqueue and mkqueue, or pqcheck -F"
   fi
-  conf=${1:-$(reg /server/config-path)} || exit 1
-  # shellcheck disable=SC2086 # args is a list of words made above
-  if ! out=$(ldmd -n -l - $args "$conf" 2>&1); then
-    printf '%s\n' "$out" >&2
-    die "the server's configuration $conf is not valid (above)"
-  fi
-  pqactcheck_conf "$conf" || die "a pqact configuration of $conf is not valid (above)"
+  check_configs
   log=$(reg /log/file) || exit 1
   logdir=$(dirname "$log")
   [ -d "$logdir" ] || mkdir -p "$logdir" ||
@@ -163,8 +176,12 @@ stop_server() {
   say "the LDM server (pid $pid) has stopped"
 }
 
+# restart: the configurations are checked before the running server is
+# stopped, so that a mistake in them does not leave the site without one.
 cmd_restart() {
+  start_options "$@"
   if is_running; then
+    check_configs
     stop_server || exit 1
   fi
   cmd_start "$@"

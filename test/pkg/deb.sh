@@ -20,12 +20,21 @@
 #    pkg-config, runs postinst again (nothing changes), removes the package
 #    (configuration, data and queue stay) and purges it (they go); then
 #    installs it with a registry whose queue has no room (postinst says so
-#    and the install goes on).
-# A real install on this host, or starting the service, is not done: the
-#    test must not change the machine, and systemd does not run in the test
-#    environment (postinst and prerm touch the service only without
-#    $DPKG_ROOT and with /run/systemd/system).
+#    and the install goes on).  Before the removal, the installed site runs
+#    (site.sh): the unit's command lines in a chroot of the scratch root,
+#    products in and out, ldmadmin check, stop, a restart with the queue
+#    kept.
+# A real install on this host, or starting the service under systemd, is
+#    not done: the test must not change the machine, and systemd does not
+#    run in the test environment (postinst and prerm touch the service only
+#    without $DPKG_ROOT and with /run/systemd/system).  As root the test
+#    runs in a private mount namespace of its own, so that what it mounts
+#    in the scratch root (/proc) is never seen by the host and goes with it.
 set -u
+if (($(id -u) == 0)) && [[ ${PKG_TEST_NS:-} != 1 ]]; then
+  command -v unshare >/dev/null || { echo "FAIL (deb): no unshare (util-linux)" >&2 && exit 1; }
+  PKG_TEST_NS=1 exec unshare --mount --propagation private "$BASH" "$0" "$@"
+fi
 # shellcheck source-path=SCRIPTDIR source=../lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 
@@ -33,6 +42,14 @@ SRC=$(cd "${1:?source directory}" && pwd)
 TESTBIN=$(cd "${2:?test directory of the build}" && pwd)
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 scratch_init pkg "${PQ_TEST_DIR:-}"
+# What site.sh mounts in the scratch root goes before the scratch does.
+unmount_all() {
+  local m
+  for m in "$SCRATCH/root/proc" "$SCRATCH/root/dev/shm"; do
+    ! mountpoint -q "$m" || umount -l "$m"
+  done
+}
+trap 'st=$?; unmount_all; cleanup $st' EXIT
 FAIL_LOGS=(OUT:stdout ERR:stderr)
 FAIL_SHOW='tail'
 
@@ -180,11 +197,17 @@ ok "installed: user ldm ($uid:$gid), LDMHOME, /var/lib/ldm/etc -> /etc/ldm, a 2M
 # The installed programs, in a chroot of the scratch root with their
 # libraries: they find the registry (/var/lib/ldm/etc/registry.xml) and the
 # queue by default.
-for f in "$R"/usr/bin/* "$R"/usr/sbin/*; do
-  ldd "$f" | grep -oE '/[^ ]+' | while read -r lib; do
-    [[ -e $R$lib ]] || { mkdir -p "$R$(dirname "$lib")" && cp -L "$lib" "$R$lib"; }
+# chroot_libs: the libraries of every program in the scratch root's
+# /usr/bin and /usr/sbin, copied from this host where it has none.
+chroot_libs() {
+  local f lib
+  for f in "$R"/usr/bin/* "$R"/usr/sbin/*; do
+    ldd "$f" 2>/dev/null | grep -oE '/[^ ]+' | while read -r lib; do
+      [[ -e $R$lib ]] || { mkdir -p "$R$(dirname "$lib")" && cp -L "$lib" "$R$lib"; }
+    done
   done
-done
+}
+chroot_libs
 CH=(env -i PATH=/usr/bin:/usr/sbin:/bin chroot)
 expect_rc 0 "${CH[@]}" "$R" regutil /queue/size
 [[ $(cat "$OUT") == 2M ]] || fail "regutil found /queue/size '$(cat "$OUT")', not the site's 2M"
@@ -202,6 +225,10 @@ expect_rc 1 "${CH[@]}" "$R" pqact -vl- -q /dev/null /etc/ldm/pqact.conf
 expect_in "$ERR" 'successfully read configuration-file "/etc/ldm/pqact.conf"'
 ok "installed programs in a chroot: registry and queue by default, ldm rewrites" \
   "the registry, ldmd.conf and pqact.conf valid"
+
+# The site runs: the unit, products in and out, ldmadmin, a restart.
+# shellcheck source-path=SCRIPTDIR source=site.sh
+source "$HERE/site.sh"
 
 # A program of a library user, against the installed files alone.
 pcdir=$(dirname "$PC")

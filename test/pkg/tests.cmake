@@ -1,7 +1,8 @@
 # The Debian package (packaging/deb.cmake): pkg_deb builds it from this
 # source tree in a scratch build of its own (prefix /usr, no tests), checks
 # its contents and control files, and installs, re-configures, removes and
-# purges it in a scratch root with dpkg --root (test/pkg/deb.sh).  Its
+# purges it in a scratch root with dpkg --root, and runs the installed
+# site there (the unit's lines, ldmadmin, a restart: test/pkg/site.sh).  Its
 # second argument is this build's test folder, whose programs must not be
 # in the package.  Label nosan: the package is a release build of its own,
 # whichever build runs the test, so the sanitizer build skips it.
