@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # deb.sh - the Debian package's test (packaging/deb.cmake,
-# packaging/debian/).  Usage: deb.sh SOURCE_DIR TEST_BUILD_DIR
+# packaging/debian/).  Usage: deb.sh SOURCE_DIR TEST_BUILD_DIR NOTIFY_LISTEN
+# (the last: test/service's notify_listen, systemd's socket for site.sh).
 #
 # 1. Builds the package from SOURCE_DIR in a scratch build of its own
 #    (-DCMAKE_INSTALL_PREFIX=/usr -DPQ_TESTS=OFF, cpack -G DEB).
@@ -40,6 +41,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 
 SRC=$(cd "${1:?source directory}" && pwd)
 TESTBIN=$(cd "${2:?test directory of the build}" && pwd)
+LISTEN=$(cd "$(dirname "${3:?path of notify_listen}")" && pwd)/$(basename "$3")
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 scratch_init pkg "${PQ_TEST_DIR:-}"
 # What site.sh mounts in the scratch root goes before the scratch does.

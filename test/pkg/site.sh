@@ -7,7 +7,8 @@
 # awk, sed, grep, find, flock) copied from this host, /dev/null made, /proc
 # and a tmpfs on /dev/shm mounted in the private mount namespace deb.sh
 # runs in.  As the unit's
-# User in its WorkingDirectory it runs ExecStartPre and ExecStart, sends
+# User in its WorkingDirectory it runs ExecStartPre and ExecStart (ready
+# when ldmd says READY=1 on the socket the test gives it), sends
 # products to the server (ldmsend), receives them (notifyme, and pqact
 # filing them under var/data), checks that "ldmadmin check" is green,
 # stops the server with "ldmadmin stop" and runs ExecStopPost, wipes
@@ -15,7 +16,7 @@
 # still there and new ones arriving, then stops it as "systemctl stop".
 #
 # Needs from deb.sh: R, SCRATCH, OUT, ERR, CH (the env -i chroot prefix),
-# chroot_libs, the common.sh functions, and the mount namespace
+# LISTEN (test/service's notify_listen), chroot_libs, the common.sh functions, and the mount namespace
 # (PKG_TEST_NS), whose exit trap unmounts $R/proc and $R/dev/shm.  The
 # tmpfs on $R/dev/shm stays for the rest of deb.sh (the removal keeps the
 # queue there, the purge removes it).
@@ -97,8 +98,24 @@ expect_in "$ERR" "/var/lib/ldm/etc/pqact.conf is a valid pqact configuration"
 SITE_PID=
 KILL_AT_EXIT+=(SITE_PID)
 SITE_RUN=0
+# systemd's notification socket for the unit (Type=notify, NotifyAccess=
+# main): test/service's listener on a path in the root, /run/notify.sock
+# in the chroot.
+[[ $(site_key Type) == notify && $(site_key NotifyAccess) == main ]] ||
+  fail "the unit is not Type=notify with NotifyAccess=main, as this test runs it"
+mkdir -p "$R/run" || fail "mkdir $R/run"
+SITE_NOTES=$SCRATCH/notify.out
+"$LISTEN" "$R/run/notify.sock" >"$SITE_NOTES" 2>"$SCRATCH/notify.err" &
+# shellcheck disable=SC2034 # killed at exit, through KILL_AT_EXIT
+LISTEN_PID=$!
+KILL_AT_EXIT+=(LISTEN_PID)
+wait_until 10 grep -q '^# listening' "$SITE_NOTES" ||
+  fail "notify_listen does not listen on $R/run/notify.sock: $(cat "$SCRATCH/notify.err")"
+# As systemd's own (/run/systemd/notify), anyone may send to it.
+chmod 666 "$R/run/notify.sock" || fail "chmod $R/run/notify.sock"
 # site_start: as "systemctl start": ExecStartPre, then ExecStart in the
-# background (its stderr, where it logs, in $SITE_LOG) until it listens.
+# background (its stderr, where it logs, in $SITE_LOG) with NOTIFY_SOCKET,
+# until ldmd's own pid says READY=1.
 site_start() {
   SITE_RUN=$((SITE_RUN + 1))
   site_line ExecStartPre
@@ -106,14 +123,16 @@ site_start() {
   site_line ExecStart
   SITE_LOG=$SCRATCH/site.$SITE_RUN.log
   # shellcheck disable=SC2034 # read by fail (common.sh)
-  FAIL_LOGS=(OUT:stdout ERR:stderr SITE_LOG:ldmd)
-  "${AS_LDM[@]}" "${LINE[@]}" </dev/null >/dev/null 2>"$SITE_LOG" &
+  FAIL_LOGS=(OUT:stdout ERR:stderr SITE_LOG:ldmd SITE_NOTES:notifications)
+  # env -i NOTIFY_SOCKET=... PATH=... chroot ...: as_ldm with the socket.
+  "${CH[@]:0:2}" NOTIFY_SOCKET=/run/notify.sock "${AS_LDM[@]:2}" "${LINE[@]}" \
+    </dev/null >/dev/null 2>"$SITE_LOG" &
   SITE_PID=$!
-  wait_until 20 site_up_or_gone || fail "start $SITE_RUN: ldmd does not listen after 20 s"
-  grep -q "listening on 127.0.0.1 port $port" "$SITE_LOG" ||
-    fail "start $SITE_RUN: ldmd exited without listening"
+  wait_until 20 site_up_or_gone || fail "start $SITE_RUN: ldmd sent no READY=1 within 20 s"
+  grep -qxF "$SITE_PID READY=1" "$SITE_NOTES" || fail "start $SITE_RUN: ldmd exited without READY=1"
+  expect_in "$SITE_LOG" "listening on 127.0.0.1 port $port"
 }
-site_up_or_gone() { grep -q "listening on" "$SITE_LOG" || gone "$SITE_PID"; }
+site_up_or_gone() { grep -qxF "$SITE_PID READY=1" "$SITE_NOTES" || gone "$SITE_PID"; }
 # site_exited: after the server was stopped: it exited 0; then, as systemd
 # does once the main process is gone, ExecStopPost.
 site_exited() {
