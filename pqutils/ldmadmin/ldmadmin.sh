@@ -1,12 +1,13 @@
 #!/bin/sh
 # ldmadmin - the LDM control program, LDM's subcommands and exit codes (0
-# success, 1 failure; isrunning 0 when the server runs), for the scripts
-# and cron jobs sites already have (pqutils/ldmadmin/ldmadmin.1).  It owns
-# the pid file, $LDMHOME/ldmd.pid (LDM's place; ldmd writes it with -W and
-# removes it at exit), and its lock file, and nothing else: every setting
-# comes from the registry through regutil (pqutils/regutil.1), and the
-# work is done by the other programs (ldmd, pqcreate, pqcheck, pqact,
-# scour).
+# success, 1 failure; isrunning 0 when the server runs; check 2, 4, 5),
+# for the scripts and cron jobs sites already have
+# (pqutils/ldmadmin/ldmadmin.1).  It owns the pid file, $LDMHOME/ldmd.pid
+# (LDM's place; ldmd writes it with -W and removes it at exit), its lock
+# file, and vetqueuesize's temporary queue beside the queue, and nothing
+# else: every setting comes from the registry through regutil
+# (pqutils/regutil.1), and the work is done by the other programs (ldmd,
+# pqcreate, pqcopy, pqmon, pqcheck, pqact, scour).
 #
 # POSIX sh, not C: each subcommand is a few calls of those programs, and a
 # shell script is what an operator can read when a subcommand refuses.
@@ -538,7 +539,8 @@ vet_increase() {
     max-size) why="/queue/max-size ($max_size) is the cap" ;;
     space) why="the free space of $dir ($fs_free KiB free, of which $(awk -v k="$KEEP_FREE" 'BEGIN { print k * 100 }')% of the file system stays free while the old and new queues coexist)" ;;
   esac
-  [ "$need" -ge 0 ] || need="more than any size (an MVRT under 1 s)"
+  needed="$need bytes would hold it"
+  [ "$need" -ge 0 ] || needed="no size would hold it: its MVRT is under 1 s"
   if [ "$new" -le "$capacity" ]; then
     die "$too_small; it cannot grow: $why; nothing changed"
   fi
@@ -592,7 +594,7 @@ vet_increase() {
       die "the queue $queue is grown, but the LDM server did not start again (above): ldmadmin start"
   fi
   [ "$bound" = none ] ||
-    die "the queue $queue is still too small for /server/max-latency ($need bytes would hold it): $why"
+    die "the queue $queue is still too small for /server/max-latency ($needed): $why"
 }
 
 # check: as LDM's, for cron: the server runs (else exit 2), data arrives

@@ -202,7 +202,7 @@ done
 [[ $(stat_field 1) == 1 ]] || fail "twelve 200 kB products did not fill 2M"
 cap=$(stat_field 2)
 admin_fails vetqueuesize -- "at most 4 times its size in one run"
-expect_in "$ERR" "more than any size (an MVRT under 1 s)"
+expect_in "$ERR" "no size would hold it: its MVRT is under 1 s"
 reg_is /queue/slots default
 (($(stat_field 2) == cap * 4)) || fail "the queue holds $(stat_field 2) bytes, not 4 times $cap"
 ok "increase bounded by the factor of a run; slots stay default"
