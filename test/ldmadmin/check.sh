@@ -4,7 +4,8 @@
 # not run (whatever the queue), 4 when it runs but no product arrives (an
 # empty queue, then a newest product older than /insertion-check-interval),
 # 5 when data arrives but the queue is too small for /server/max-latency
-# (left unchanged: /reconciliation-mode is "do nothing"), and 0, "green",
+# (left unchanged when /reconciliation-mode is "do nothing", grown when it
+# is "increase queue"), and 0, "green",
 # when all three pass; never 3 (LDM's clock check is left out).
 source "$(dirname "$0")/lib.sh" "$@"
 cd "$SCRATCH" || fail "cd"
@@ -40,6 +41,17 @@ expect_in "$ERR" '/reconciliation-mode is "do nothing"'
 cmp -s "$Q" before.pq || fail "check changed the queue"
 cmp -s "$LDM_REGISTRY" before.xml || fail "check changed the registry"
 ok "5: the queue too small, nothing changed"
+
+# Unless /reconciliation-mode asks: then check grows the queue (4 times at
+# most: an MVRT of 0 s wants more), and still exits 5, the server running.
+cap=$(pqmon -S -q "$Q" | awk '{ print $2 }')
+run regutil -s 'increase queue' /reconciliation-mode
+((rc == 0)) || fail "regutil -s exited $rc"
+check_exits 5 "at most 4 times its size in one run"
+(($(pqmon -S -q "$Q" | awk '{ print $2 }') == 4 * cap)) || fail "check did not grow the queue"
+admin_ok isrunning
+run regutil -s 'do nothing' /reconciliation-mode
+ok "5: in mode \"increase queue\", check grows the queue"
 
 # A new queue that has never been full, with a new product: green.
 admin_ok stop

@@ -12,7 +12,8 @@
 # /queue/max-size, by the growth factor of one run (slots "default" stay
 # so), by the free space of the queue's file system (on a small tmpfs:
 # root only, that part skipped otherwise) and by slots that run out before
-# bytes; a pqcopy that fails, or that copies nothing, leaves the old queue
+# bytes; a pqcopy that fails or that copies nothing, or a pqcreate that
+# fails, leaves the old queue
 # and the registry as they were, no temporary queue, and the server
 # running.
 source "$(dirname "$0")/lib.sh" "$@"
@@ -144,8 +145,8 @@ expect_in "$ERR" "has never been full"
 admin_ok stop
 ok "increase: grown to $want bytes, $new_slots slots, $n_before products kept, server restarted"
 
-# A failure midway: pqcopy fails, then a pqcopy that "succeeds" without
-# copying.  The old queue and the registry stay, the server runs again.
+# A failure midway: pqcopy fails, a pqcopy that "succeeds" without
+# copying, pqcreate fails.  The old queue and the registry stay, the server runs again.
 fresh_queue 20000
 fill 600
 admin_ok start -P 0
@@ -160,6 +161,10 @@ expect_in "$ERR" "pqcopy: cannot copy (a test stands in for it)"
 expect_in "$ERR" "the queue and the registry are as they were; the LDM server runs again"
 printf '#!/bin/sh\nexit 0\n' >shim/pqcopy
 PATH=$SCRATCH/shim:$PATH admin_fails vetqueuesize -- "holds 0 products of the $(wc -l <before.dump) copied"
+rm shim/pqcopy
+printf '#!/bin/sh\necho "pqcreate: no room (a test stands in for it)" >&2\nexit 1\n' >shim/pqcreate
+chmod +x shim/pqcreate
+PATH=$SCRATCH/shim:$PATH admin_fails vetqueuesize -- "cannot grow the queue $Q: making the new queue"
 [[ $(stat -c %i "$Q") == "$ino" ]] || fail "the queue file was replaced"
 "$HELPER" dump "$Q" >after.dump || fail "dump"
 cmp -s before.dump after.dump || fail "a failed growth changed the queue's products"
