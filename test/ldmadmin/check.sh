@@ -25,7 +25,18 @@ check_exits 4 "the queue $Q holds no product: is data arriving?"
 old_us=$((($(date +%s) - 600) * 1000000))
 "$HELPER" insert-at "$Q" "$old_us" old-product || fail "pqclihelper insert-at"
 check_exits 4 "more than /insertion-check-interval (300 s)"
-ok "2: not running; 4: no data"
+# Both old and too small (20 products inserted 10 minutes ago overflow
+# the 14 slots: an MVRT of 600 s): insertion comes first, 4.
+for i in $(seq 20); do
+  "$HELPER" insert-at "$Q" $((old_us + i)) "old.$i" || fail "pqclihelper insert-at"
+done
+[[ $(pqmon -S -q "$Q" | awk '{ print $1 }') == 1 ]] || fail "20 products did not fill 14 slots"
+check_exits 4 "more than /insertion-check-interval (300 s)"
+expect_not_in "$ERR" "too small"
+admin_ok stop
+admin_ok mkqueue -c
+admin_ok start -P 0
+ok "2: not running; 4: no data (before 5)"
 
 # Fresh products fill the 2M queue past full: MVRT 0 s, less than 3600 s.
 head -c 200000 /dev/urandom >big.0

@@ -241,13 +241,15 @@ if mount -t tmpfs -o size=12m tmpfs "$MNT" 2>"$ERR"; then
   reg_set 100000000 /server/max-latency
   fresh_queue 20000
   fill 600
-  free=$(($(df -Pk "$MNT" | awk 'NR == 2 { print $4 }') * 1024))
+  read -r total free < <(df -Pk "$MNT" | awk 'NR == 2 { print $2 * 1024, $4 * 1024 }')
   admin_fails vetqueuesize -- "the queue $Q is still too small for /server/max-latency"
   expect_in "$ERR" "the free space of $MNT"
   size=$(regutil /queue/size)
   ((size > 2002944)) || fail "the queue did not grow (/queue/size $size)"
   file=$(stat -c %s "$Q")
   ((file < free)) || fail "the new queue ($file bytes) is larger than the $free bytes that were free"
+  ((file <= free - total / 20)) ||
+    fail "the new queue ($file bytes) left less than 5% of the $total bytes of $MNT free beside the old"
   (($(stat_field 2) == size)) || fail "the queue holds $(stat_field 2) bytes, not $size"
   no_tmp_left
   fill 600
