@@ -522,8 +522,11 @@ vet_increase() {
   max_size=$(reg /queue/max-size) || exit 1
   max_bytes=$(size_bytes "$max_size") ||
     die "the registry's /queue/max-size \"$max_size\" is not a size"
-  dir=$(dirname "$queue")
-  file_bytes=$(stat -c %s "$queue") || die "cannot find the size of the queue $queue (stat failed, above)"
+  # The file itself, where /queue/path is a symbolic link to it: the new
+  # queue is made beside it and takes its place.
+  qfile=$(readlink -f -- "$queue") || die "cannot resolve the queue's path $queue"
+  dir=$(dirname "$qfile")
+  file_bytes=$(stat -c %s "$qfile") || die "cannot find the size of the queue $qfile (stat failed, above)"
   # shellcheck disable=SC2046 # two numbers
   set -- $(df -Pk "$dir" 2>/dev/null | awk 'NR == 2 { print $2, $4 }')
   [ $# -eq 2 ] || die "cannot find the free space of $dir (df failed)"
@@ -550,7 +553,7 @@ vet_increase() {
       'BEGIN { x = s * n / c; printf "%.0f\n", x == int(x) ? x : int(x) + 1 }')
   fi
   running="" args="" reg_changed=""
-  tmp=$dir/.$(basename "$queue").vet.$$
+  tmp=$dir/.$(basename "$qfile").vet.$$
   if pid=$(server_pid); then
     running=1
     args=$(server_args "$pid") ||
@@ -572,6 +575,14 @@ vet_increase() {
     set -- -S "$new_slots" -s "$new" -q "$tmp"
   fi
   pqcreate "$@" || vet_undo "making the new queue $tmp (pqcreate, above) failed"
+  # The old queue's mode, and its owner when root runs this (the server may
+  # run as another user).
+  chmod --reference="$qfile" "$tmp" ||
+    vet_undo "giving $tmp the mode of $qfile (chmod, above) failed"
+  if [ "$(id -u)" = 0 ]; then
+    chown --reference="$qfile" "$tmp" ||
+      vet_undo "giving $tmp the owner of $qfile (chown, above) failed"
+  fi
   out=$(pqcopy -l - "$queue" "$tmp" 2>&1) || {
     printf '%s\n' "$out" >&2
     vet_undo "copying the products into $tmp (pqcopy, above) failed"
@@ -587,7 +598,7 @@ vet_increase() {
     vet_undo "setting /queue/size to $new (regutil, above) failed"
   regutil -s "$new_slots" /queue/slots ||
     vet_undo "setting /queue/slots to $new_slots (regutil, above) failed"
-  mv -f "$tmp" "$queue" || vet_undo "renaming $tmp to $queue failed"
+  mv -f "$tmp" "$qfile" || vet_undo "renaming $tmp to $qfile failed"
   say "grew the queue $queue to $new bytes with its $before products; /queue/size is $new, /queue/slots $new_slots"
   if [ -n "$running" ]; then
     restart_as "$args" ||

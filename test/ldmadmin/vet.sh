@@ -8,7 +8,8 @@
 # maximum latency" refuses an MVRT under 1 s, else sets max-latency and
 # time-offset to the MVRT and restarts the running server with them;
 # "increase queue" grows the queue (registry updated, every product kept
-# with its insertion time, the server restarted), bounded by
+# with its insertion time, the file's mode and owner, a symbolic link to
+# it left in place, the server restarted), bounded by
 # /queue/max-size, by the growth factor of one run (slots "default" stay
 # so), by the free space of the queue's file system (on a small tmpfs:
 # root only, that part skipped otherwise) and by slots that run out before
@@ -110,7 +111,8 @@ admin_ok stop
 ok "decrease: registry set, server restarted with -m $mvrt -o $mvrt"
 
 # "increase queue" with the server running: MVRT 600 s, max-latency 900 s:
-# 1.5 times the bytes held, and a tenth more.
+# 1.5 times the bytes held, and a tenth more.  The queue is reached through
+# a symbolic link, and has its own mode and owner.
 reg_set 'increase queue' /reconciliation-mode
 reg_set 900 /server/max-latency
 reg_set 900 /server/time-offset
@@ -121,6 +123,15 @@ cap=$(stat_field 2)
 slots=$(stat_field 5)
 "$HELPER" dump "$Q" >before.dump || fail "dump"
 n_before=$(wc -l <before.dump)
+# The queue's mode and owner are kept; /queue/path may be a symbolic link.
+chmod 640 "$Q"
+owner=$(id -u):$(id -g)
+if [[ $(id -u) == 0 ]]; then
+  owner=1:1
+  chown "$owner" "$Q" || fail "chown $owner $Q"
+fi
+mv "$Q" "$Q.real"
+ln -s "$Q.real" "$Q"
 admin_ok start -P 0
 pid1=$(server_pid)
 admin_ok vetqueuesize
@@ -139,6 +150,11 @@ cmp -s before.dump after.dump || fail "the grown queue does not hold the same pr
 pid2=$(server_pid)
 [[ -n $pid2 && $pid2 != "$pid1" ]] || fail "the server was not restarted"
 admin_ok isrunning
+[[ -L $Q && $(readlink "$Q") == "$Q.real" ]] || fail "the symbolic link $Q was replaced"
+[[ $(stat -c '%a %u:%g' "$Q.real") == "640 $owner" ]] ||
+  fail "the grown queue has mode and owner $(stat -c '%a %u:%g' "$Q.real"), not 640 $owner"
+rm "$Q"
+mv "$Q.real" "$Q"
 no_tmp_left
 admin_ok vetqueuesize
 expect_in "$ERR" "has never been full"
