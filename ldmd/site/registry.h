@@ -28,9 +28,10 @@
  * files contain $LDMHOME, expanded when read; /hostname defaults to
  * gethostname() at the time it is read.  The built-in keys (LDM's and
  * ldmd's own, below) have types that ldm_reg_set_string() enforces (a port
- * is an integer 1-65535, /queue/size a size, /queue/slots "default" or an
- * integer, booleans booleans, /reconciliation-mode one of LDM's three modes,
- * ldmd's timers integers 1-REG_SECONDS_MAX); other keys are strings.
+ * is an integer 1-65535, /queue/size and /queue/max-size sizes, /queue/slots
+ * "default" or an integer, booleans booleans, /reconciliation-mode one of LDM's
+ * three modes, ldmd's timers integers 1-REG_SECONDS_MAX); other keys are
+ * strings.
  *
  * Not thread-safe per handle; safe across fork() for reading.
  */
@@ -49,6 +50,9 @@
 #define REG_QUEUE_PATH "/queue/path"   /* default /dev/shm/ldm.pq */
 #define REG_QUEUE_SIZE "/queue/size"   /* default 500M */
 #define REG_QUEUE_SLOTS "/queue/slots" /* default "default" */
+/* Ours, not LDM's: the largest /queue/size "ldmadmin vetqueuesize" grows
+ * the queue to (a size, default 40G: pqutils/ldmadmin/ldmadmin.1). */
+#define REG_QUEUE_MAX_SIZE "/queue/max-size"
 #define REG_LDMD_CONFIG "/server/config-path"
 #define REG_IP_ADDR "/server/ip-addr"
 #define REG_PORT "/server/port"

@@ -23,6 +23,8 @@ const struct reg_default ldm__reg_defaults[] = {
     {REG_QUEUE_PATH, "/dev/shm/ldm.pq", RT_STRING, 0, 0, NULL},
     {REG_QUEUE_SIZE, "500M", RT_SIZE, 0, 0, NULL},
     {REG_QUEUE_SLOTS, "default", RT_SLOTS, 0, 0, NULL},
+    /* ours: the cap of "ldmadmin vetqueuesize" (LDM issue #126) */
+    {REG_QUEUE_MAX_SIZE, "40G", RT_SIZE, 0, 0, NULL},
     {REG_LDMD_CONFIG, "$LDMHOME/etc/ldmd.conf", RT_STRING, 0, 0, NULL},
     {REG_IP_ADDR, "0.0.0.0", RT_STRING, 0, 0, NULL},
     {REG_PORT, "388", RT_UINT, 1, 65535, NULL},

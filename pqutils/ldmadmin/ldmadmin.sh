@@ -1,12 +1,13 @@
 #!/bin/sh
 # ldmadmin - the LDM control program, LDM's subcommands and exit codes (0
-# success, 1 failure; isrunning 0 when the server runs), for the scripts
-# and cron jobs sites already have (pqutils/ldmadmin/ldmadmin.1).  It owns
-# the pid file, $LDMHOME/ldmd.pid (LDM's place; ldmd writes it with -W and
-# removes it at exit), and its lock file, and nothing else: every setting
-# comes from the registry through regutil (pqutils/regutil.1), and the
-# work is done by the other programs (ldmd, pqcreate, pqcheck, pqact,
-# scour).
+# success, 1 failure; isrunning 0 when the server runs; check 2, 4, 5),
+# for the scripts and cron jobs sites already have
+# (pqutils/ldmadmin/ldmadmin.1).  It owns the pid file, $LDMHOME/ldmd.pid
+# (LDM's place; ldmd writes it with -W and removes it at exit), its lock
+# file, and vetqueuesize's temporary queue beside the queue, and nothing
+# else: every setting comes from the registry through regutil
+# (pqutils/regutil.1), and the work is done by the other programs (ldmd,
+# pqcreate, pqcopy, pqmon, pqcheck, pqact, scour).
 #
 # POSIX sh, not C: each subcommand is a few calls of those programs, and a
 # shell script is what an operator can read when a subcommand refuses.
@@ -23,6 +24,12 @@ PIDFILE=$LDMHOME/ldmd.pid
 STOP_TIMEOUT=${LDMADMIN_STOP_TIMEOUT:-60}
 LOCKFILE=$LDMHOME/.ldmadmin.lock
 LOCK_TIMEOUT=${LDMADMIN_LOCK_TIMEOUT:-60}
+# vetqueuesize's bounds on growth (ldmadmin.1 says why these): at most
+# this many times the queue's size per run, this margin over what would
+# have held max-latency, and this part of the file system left free.
+GROWTH_MAX=4
+GROWTH_MARGIN=1.1
+KEEP_FREE=0.05
 
 say() { printf '%s: %s\n' "$PROG" "$*" >&2; }
 die() {
@@ -39,6 +46,10 @@ usage: $PROG command [options]
   delqueue [-y]         delete the queue (-y: without asking)
   queuecheck            check the queue (pqcheck), the server stopped
   checkinsertion        is the newest product younger than the registry's limit?
+  vetqueuesize          does the queue hold max-latency?  (acts on
+                        /reconciliation-mode; at most /queue/max-size)
+  check                 for cron: isrunning (else exit 2), checkinsertion (4),
+                        vetqueuesize (5)
   pqactcheck [ldmd.conf] | -p pqact.conf
   pqactHUP              make this server's pqact reread its configuration
   scour [-d]            delete old files (scour and the registry's scour.conf)
@@ -375,6 +386,259 @@ cmd_checkinsertion() {
   say "the newest product in the queue $queue was inserted $9 s ago (limit $limit s)"
 }
 
+# server_args PID: the options the running server was started with, as
+# ldmadmin start takes them back (its -l and -W dropped: start adds them;
+# also -m and -o when $drop_mo is set), one line; status 1 if it runs in
+# the foreground (-f: a service manager runs it and must restart it).
+server_args() {
+  tr '\0' '\n' <"/proc/$1/cmdline" | awk -v drop="${drop_mo:-}" '
+    NR == 1 { next }
+    skip { skip = 0; next }
+    $0 == "-f" { fg = 1; next }
+    $0 == "-l" || $0 == "-W" || (drop != "" && ($0 == "-m" || $0 == "-o")) {
+      skip = 1; next }
+    { out = out (out == "" ? "" : " ") $0 }
+    END { print out; exit fg }'
+}
+
+# restart_as ARGS: start the server again with the options it had, in a
+# subshell (start's refusals exit it, not the caller).
+restart_as() {
+  # shellcheck disable=SC2086 # a list of words, as ldmd got them
+  (cmd_start $1)
+}
+
+# vet_figures: read the queue's statistics (pqmon -S) into is_full,
+# capacity, slots_now, mvrt, mvrt_bytes, and the registry's
+# max-latency into maxlat.
+vet_figures() {
+  stats=$(pqmon -S -q "$queue") ||
+    die "cannot read the statistics of the queue $queue (pqmon failed, above)"
+  # shellcheck disable=SC2086 # pqmon -S: twelve numbers
+  set -- $stats
+  [ $# -eq 12 ] || die "pqmon -S printed \"$stats\", not twelve numbers"
+  is_full=$1 capacity=$2 slots_now=$5 mvrt=${10} mvrt_bytes=${11}
+  maxlat=$(reg /server/max-latency) || exit 1
+}
+
+# vetqueuesize: is the queue big enough to hold products for
+# /server/max-latency?  Its minimum virtual residence time (MVRT: how
+# long the shortest-lived evicted product stayed) says; when it is
+# shorter, /reconciliation-mode says what to do.
+cmd_vetqueuesize() {
+  [ $# -eq 0 ] || usage
+  queue=$(reg /queue/path) || exit 1
+  mode=$(reg /reconciliation-mode) || exit 1
+  [ -e "$queue" ] || die "there is no queue $queue to vet"
+  # A mode that changes things takes the lock first, then reads the
+  # figures, so that they are still true when it acts.
+  [ "$mode" = "do nothing" ] || lock
+  vet_figures
+  if [ "$is_full" -eq 0 ] || [ "$mvrt" -lt 0 ]; then
+    say "the queue $queue has never been full: it holds products longer than /server/max-latency ($maxlat s)"
+    return 0
+  fi
+  if [ "$mvrt" -ge "$maxlat" ]; then
+    say "the queue $queue holds products for at least $mvrt s (its minimum virtual residence time), not less than /server/max-latency ($maxlat s)"
+    return 0
+  fi
+  too_small="the queue $queue is too small for /server/max-latency: its minimum virtual residence time is $mvrt s, less than $maxlat s (it held $mvrt_bytes bytes then, of $capacity)"
+  case $mode in
+    "do nothing")
+      say "$too_small"
+      die "/reconciliation-mode is \"do nothing\": to act, \"regutil -s 'increase queue' /reconciliation-mode\" (vetqueuesize then grows the queue, at most to /queue/max-size) or \"regutil -s 'decrease maximum latency' /reconciliation-mode\" (it then sets max-latency to $mvrt s), then ldmadmin vetqueuesize; or grow it yourself: regutil -s SIZE /queue/size, ldmadmin stop, mkqueue -c, start (the products are lost)"
+      ;;
+    "decrease maximum latency") vet_decrease ;;
+    "increase queue") vet_increase ;;
+    *) die "the registry's /reconciliation-mode \"$mode\" is none of LDM's three" ;;
+  esac
+}
+
+# vet_decrease: max-latency and time-offset become the MVRT, in the
+# registry and, by a restart, in the running server.
+vet_decrease() {
+  [ "$mvrt" -ge 1 ] ||
+    die "$too_small: not decreasing /server/max-latency to $mvrt s, less than 1 s (ldmd refuses it); nothing changed"
+  running=
+  if pid=$(server_pid); then
+    running=1
+    args=$(drop_mo=1 server_args "$pid") ||
+      die "the LDM server (pid $pid) runs in the foreground, under a service manager: nothing changed; stop it there, run vetqueuesize, start it there"
+  fi
+  old_off=$(reg /server/time-offset) || exit 1
+  regutil -s "$mvrt" /server/max-latency ||
+    die "cannot set /server/max-latency to $mvrt (regutil failed, above): nothing changed"
+  if ! regutil -s "$mvrt" /server/time-offset; then
+    regutil -s "$maxlat" /server/max-latency ||
+      say "cannot set /server/max-latency back to $maxlat: set it with regutil -s $maxlat /server/max-latency"
+    die "cannot set /server/time-offset to $mvrt (regutil failed, above): /server/max-latency is back at $maxlat"
+  fi
+  say "$too_small: set /server/max-latency and /server/time-offset to $mvrt s (were $maxlat and $old_off)"
+  [ -n "$running" ] || return 0
+  (stop_server) ||
+    die "the registry has the new max-latency, but the server did not stop (above): restart it with ldmadmin restart"
+  restart_as "-m $mvrt -o $mvrt $args" ||
+    die "the registry has the new max-latency, but the server did not start again (above): ldmadmin start"
+  say "restarted the LDM server with -m $mvrt -o $mvrt"
+}
+
+# vet_plan: the new size (bytes, a multiple of the 4096 bytes the queue
+# rounds its data area to), the size needed, and what bounds the new size
+# (none, factor, max-size, space, or slots when the bytes are not what
+# runs out), one line.
+vet_plan() {
+  awk -v cap="$capacity" -v held="$mvrt_bytes" -v mvrt="$mvrt" \
+    -v lat="$maxlat" -v max="$max_bytes" -v file="$file_bytes" \
+    -v fs="$fs_kib" -v free="$fs_free" -v f="$GROWTH_MAX" \
+    -v margin="$GROWTH_MARGIN" -v keep="$KEEP_FREE" 'BEGIN {
+    # What would have held max-latency: the bytes held, scaled.  An MVRT
+    # under a second scales to no bound at all (need -1).
+    need = mvrt > 0 ? held * lat / mvrt * margin : -1
+    if (need >= 0 && need <= cap) { printf "0 %.0f slots\n", need; exit }
+    new = need; bound = "none"
+    if (new < 0 || cap * f < new) { new = cap * f; bound = "factor" }
+    if (max < new) { new = max; bound = "max-size" }
+    # The new file beside the old, keeping keep of the file system free;
+    # the file grows with the data area (the slots with it).
+    room = (free - fs * keep) * 1024 * cap / file
+    if (room < new) { new = room; bound = "space" }
+    new = new < 0 ? 0 : int(new / 4096) * 4096
+    printf "%.0f %.0f %s\n", new, need, bound }'
+}
+
+# vet_undo STEP: a step of the growth failed: remove the new queue, put the
+# registry back, start the server again if it ran, and fail naming STEP.
+vet_undo() {
+  rm -f "$tmp"
+  if [ -n "$reg_changed" ]; then
+    regutil -s "$old_size" /queue/size ||
+      say "cannot set /queue/size back to $old_size: set it with regutil -s $old_size /queue/size"
+    regutil -s "$old_slots" /queue/slots ||
+      say "cannot set /queue/slots back to $old_slots: set it with regutil -s $old_slots /queue/slots"
+  fi
+  restarted=
+  if [ -n "$running" ]; then
+    if restart_as "$args"; then
+      restarted="; the LDM server runs again"
+    else
+      restarted="; the LDM server did not start again (above): ldmadmin start"
+    fi
+  fi
+  die "cannot grow the queue $queue: $1; the queue and the registry are as they were$restarted"
+}
+
+# vet_increase: grow the queue to hold max-latency, bounded (LDM issue
+# #126: LDM's grew a queue to 2 TB): at most /queue/max-size, at most
+# GROWTH_MAX times its size per run, and no more than its file system
+# holds beside the old queue while KEEP_FREE of it stays free.  The
+# products are copied; /queue/size and /queue/slots follow (LDM issue
+# #122: LDM's left the registry with the old size).
+vet_increase() {
+  old_size=$(reg /queue/size) || exit 1
+  old_slots=$(reg /queue/slots) || exit 1
+  max_size=$(reg /queue/max-size) || exit 1
+  max_bytes=$(size_bytes "$max_size") ||
+    die "the registry's /queue/max-size \"$max_size\" is not a size"
+  # The file itself, where /queue/path is a symbolic link to it: the new
+  # queue is made beside it and takes its place.
+  qfile=$(readlink -f -- "$queue") || die "cannot resolve the queue's path $queue"
+  dir=$(dirname "$qfile")
+  file_bytes=$(stat -c %s "$qfile") || die "cannot find the size of the queue $qfile (stat failed, above)"
+  # shellcheck disable=SC2046 # two numbers
+  set -- $(df -Pk "$dir" 2>/dev/null | awk 'NR == 2 { print $2, $4 }')
+  [ $# -eq 2 ] || die "cannot find the free space of $dir (df failed)"
+  fs_kib=$1 fs_free=$2
+  # shellcheck disable=SC2046 # three words
+  set -- $(vet_plan)
+  new=$1 need=$2 bound=$3
+  case $bound in
+    slots)
+      die "$too_small; its data area would hold /server/max-latency ($need bytes needed, it has $capacity): the slots ran out first ($slots_now of them); not growing it: raise /queue/slots with regutil -s, then ldmadmin stop, mkqueue -c, start" ;;
+    none) why= ;;
+    factor) why="at most $GROWTH_MAX times its size in one run (run vetqueuesize again to grow it further)" ;;
+    max-size) why="/queue/max-size ($max_size) is the cap" ;;
+    space) why="the free space of $dir ($fs_free KiB free, of which $(awk -v k="$KEEP_FREE" 'BEGIN { print k * 100 }')% of the file system stays free while the old and new queues coexist)" ;;
+  esac
+  needed="$need bytes would hold it"
+  [ "$need" -ge 0 ] || needed="no size would hold it: its MVRT is under 1 s"
+  if [ "$new" -le "$capacity" ]; then
+    die "$too_small; it cannot grow: $why; nothing changed"
+  fi
+  new_slots=$old_slots
+  if [ "$old_slots" != default ]; then
+    new_slots=$(awk -v s="$slots_now" -v n="$new" -v c="$capacity" \
+      'BEGIN { x = s * n / c; printf "%.0f\n", x == int(x) ? x : int(x) + 1 }')
+  fi
+  running="" args="" reg_changed=""
+  tmp=$dir/.$(basename "$qfile").vet.$$
+  if pid=$(server_pid); then
+    running=1
+    args=$(server_args "$pid") ||
+      die "the LDM server (pid $pid) runs in the foreground, under a service manager: nothing changed; stop it there, run vetqueuesize, start it there"
+  fi
+  say "$too_small; growing it from $capacity to $new bytes ($new_slots slots)"
+  if [ -n "$running" ]; then
+    (stop_server) || die "cannot grow the queue $queue: the server did not stop (above); nothing changed"
+  fi
+  # The products there are once the server is stopped.
+  stats=$(pqmon -S -q "$queue") ||
+    vet_undo "reading the statistics of $queue (pqmon, above) failed"
+  # shellcheck disable=SC2086 # pqmon -S: twelve numbers
+  set -- $stats
+  before=$7
+  if [ "$new_slots" = default ]; then
+    set -- -s "$new" -q "$tmp"
+  else
+    set -- -S "$new_slots" -s "$new" -q "$tmp"
+  fi
+  pqcreate "$@" || vet_undo "making the new queue $tmp (pqcreate, above) failed"
+  # The old queue's mode, and its owner when root runs this (the server may
+  # run as another user).
+  chmod --reference="$qfile" "$tmp" ||
+    vet_undo "giving $tmp the mode of $qfile (chmod, above) failed"
+  if [ "$(id -u)" = 0 ]; then
+    chown --reference="$qfile" "$tmp" ||
+      vet_undo "giving $tmp the owner of $qfile (chown, above) failed"
+  fi
+  out=$(pqcopy -l - "$queue" "$tmp" 2>&1) || {
+    printf '%s\n' "$out" >&2
+    vet_undo "copying the products into $tmp (pqcopy, above) failed"
+  }
+  stats=$(pqmon -S -q "$tmp") ||
+    vet_undo "reading the statistics of $tmp (pqmon, above) failed"
+  # shellcheck disable=SC2086 # pqmon -S: twelve numbers
+  set -- $stats
+  [ "${7:-}" = "$before" ] ||
+    vet_undo "the new queue $tmp holds ${7:-no} products of the $before copied"
+  reg_changed=1
+  regutil -s "$new" /queue/size ||
+    vet_undo "setting /queue/size to $new (regutil, above) failed"
+  regutil -s "$new_slots" /queue/slots ||
+    vet_undo "setting /queue/slots to $new_slots (regutil, above) failed"
+  mv -f "$tmp" "$qfile" || vet_undo "renaming $tmp to $qfile failed"
+  say "grew the queue $queue to $new bytes with its $before products; /queue/size is $new, /queue/slots $new_slots"
+  if [ -n "$running" ]; then
+    restart_as "$args" ||
+      die "the queue $queue is grown, but the LDM server did not start again (above): ldmadmin start"
+  fi
+  [ "$bound" = none ] ||
+    die "the queue $queue is still too small for /server/max-latency ($needed): $why"
+}
+
+# check: as LDM's, for cron: the server runs (else exit 2), data arrives
+# (else 4), the queue holds max-latency (else 5); 0 when all pass.  LDM's
+# clock check (3) is left out: ldmadmin.1 says what to use instead.
+cmd_check() {
+  [ $# -eq 0 ] || usage
+  is_running || {
+    say "the LDM server is not running"
+    exit 2
+  }
+  (cmd_checkinsertion "$@") || exit 4
+  (cmd_vetqueuesize "$@") || exit 5
+  say "all is well (green): the LDM server runs, data arrives, the queue holds /server/max-latency"
+}
+
 cmd_config() {
   [ $# -eq 0 ] || usage
   echo "LDMHOME : $LDMHOME"
@@ -422,7 +686,7 @@ case $cmd in
 esac
 case $cmd in
   start | stop | restart | isrunning | clean | mkqueue | delqueue | \
-    queuecheck | checkinsertion | pqactcheck | pqactHUP | config | scour | \
+    queuecheck | checkinsertion | vetqueuesize | check | pqactcheck | pqactHUP | config | scour | \
     log | tail)
     "cmd_$cmd" "$@"
     ;;

@@ -167,7 +167,8 @@ site_start
 expect_rc 0 as_ldm ldmadmin isrunning
 site_send SITE-1
 site_send SITE-2
-expect_rc 0 as_ldm ldmadmin checkinsertion
+expect_rc 0 as_ldm ldmadmin check
+expect_in "$ERR" "green"
 expect_rc 0 as_ldm ldmadmin stop
 expect_in "$ERR" "has stopped"
 site_exited
@@ -175,7 +176,7 @@ expect_rc 1 as_ldm ldmadmin isrunning
 snap=$R/var/lib/ldm/var/queues/ldm.pq.snap
 [[ -f $snap ]] || fail "ExecStopPost saved no queue at $snap"
 ok "site: the unit's ExecStart as ldm; ldmsend in, notifyme and pqact out;" \
-  "ldmadmin checkinsertion; ldmadmin stop, the queue saved"
+  "ldmadmin check green; ldmadmin stop, the queue saved"
 
 # A reboot: /dev/shm is a new, empty tmpfs.  The unit restores the queue
 # and serves.
@@ -186,7 +187,7 @@ for id in SITE-1 SITE-2; do
   expect_in "$ERR" " $id"
 done
 site_send SITE-3
-expect_rc 0 as_ldm ldmadmin checkinsertion
+expect_rc 0 as_ldm ldmadmin check
 # As "systemctl stop": the unit's KillSignal to ldmd.
 sig=$(site_key KillSignal)
 kill -"${sig#SIG}" "$SITE_PID" || fail "cannot send $sig to ldmd"

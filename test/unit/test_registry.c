@@ -27,8 +27,9 @@
 #include "test/lib/tu_reg_keys.h"
 #include "test/unit/testutil.h"
 
-/* Keys with a built-in default: LDM's 21, ldmd's own 8, pqact's own 1. */
-#define NBUILTIN 30
+/* Keys with a built-in default: LDM's 21, ldmd's own 8, pqact's own 1,
+ * ldmadmin's own 1. */
+#define NBUILTIN 31
 
 static char scratch[1024]; /* this run's directory */
 static char home[2048];    /* LDMHOME for the tests */
@@ -215,6 +216,7 @@ static void check_all_defaults(ldm_registry *reg) {
   assert_int_equal(ldm_reg_get_size(reg, REG_QUEUE_SIZE, &size), LDM_REG_OK);
   assert_int_equal(size, 500000000);
   want_string(reg, REG_QUEUE_SLOTS, "default");
+  want_string(reg, REG_QUEUE_MAX_SIZE, "40G");
   snprintf(want, sizeof want, "%s/etc/ldmd.conf", home);
   want_string(reg, REG_LDMD_CONFIG, want);
   want_string(reg, REG_IP_ADDR, "0.0.0.0");
@@ -532,6 +534,9 @@ static void test_set_refused(void **state) {
       {REG_QUEUE_SIZE, "1.5G", LDM_REG_EVALUE},
       {REG_QUEUE_SIZE, "lots", LDM_REG_EVALUE},
       {REG_QUEUE_SIZE, "0x10M", LDM_REG_OK},
+      {REG_QUEUE_MAX_SIZE, "huge", LDM_REG_EVALUE},
+      {REG_QUEUE_MAX_SIZE, "2T", LDM_REG_EVALUE},
+      {REG_QUEUE_MAX_SIZE, "100G", LDM_REG_OK},
       {REG_QUEUE_SLOTS, "0", LDM_REG_EVALUE},
       {REG_QUEUE_SLOTS, "many", LDM_REG_EVALUE},
       {REG_QUEUE_SLOTS, "70000", LDM_REG_OK},
@@ -792,11 +797,12 @@ static void test_walk(void **state) {
   assert_true(find_seen(&s, "/log/file") > find_seen(&s, "/log/count"));
 
   /* Under a prefix; a trailing slash is the same prefix. */
-  walk_n(reg, "/queue", &s, 3);
-  assert_string_equal(s.keys[0], REG_QUEUE_PATH);
-  assert_string_equal(s.keys[1], REG_QUEUE_SIZE);
-  assert_string_equal(s.keys[2], REG_QUEUE_SLOTS);
-  walk_n(reg, "/queue/", &s, 3);
+  walk_n(reg, "/queue", &s, 4);
+  assert_string_equal(s.keys[0], REG_QUEUE_MAX_SIZE);
+  assert_string_equal(s.keys[1], REG_QUEUE_PATH);
+  assert_string_equal(s.keys[2], REG_QUEUE_SIZE);
+  assert_string_equal(s.keys[3], REG_QUEUE_SLOTS);
+  walk_n(reg, "/queue/", &s, 4);
   walk_n(reg, "/alpha", &s, 2); /* not /alpha-x */
   walk_n(reg, REG_PORT, &s, 1);
   assert_string_equal(s.values[0], "388");
@@ -1112,7 +1118,8 @@ static void test_regutil(void **state) {
   RUN(0, "/queue/size");
   assert_string_equal(out, "2G\n");
   RUN(0, "/queue"); /* a node: key : value */
-  assert_string_equal(out, "/queue/path : /dev/shm/ldm.pq\n"
+  assert_string_equal(out, "/queue/max-size : 40G\n"
+                           "/queue/path : /dev/shm/ldm.pq\n"
                            "/queue/size : 2G\n"
                            "/queue/slots : default\n");
   RUN(0, "");
