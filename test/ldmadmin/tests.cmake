@@ -5,11 +5,14 @@
 # server: start, stop, restart, isrunning, clean, pqactHUP, log, tail;
 # queue: mkqueue, delqueue, checkinsertion (with test/cli's pqclihelper),
 # queuecheck, config, scour, pqactcheck; space:
-# mkqueue on a small tmpfs (root only, skipped otherwise).
-if(TARGET ldmd AND TARGET pqact AND TARGET scour AND TARGET pqclihelper)
+# mkqueue on a small tmpfs (root only, skipped otherwise); metrics:
+# printmetrics, addmetrics, newmetrics and plotmetrics with a running
+# server, its upstream and a notifyme (plots skipped without gnuplot).
+if(TARGET ldmd AND TARGET pqact AND TARGET scour AND TARGET pqclihelper
+   AND TARGET notifyme)
   pq_script_suite(ldmadmin LABEL ldmadmin
     ARGS ${CMAKE_SOURCE_DIR}/pqutils/ldmadmin/ldmadmin.sh
          $<TARGET_FILE_DIR:ldmd> $<TARGET_FILE_DIR:pqcreate>
          $<TARGET_FILE_DIR:pqact> $<TARGET_FILE:pqclihelper>
-    TESTS server 120 queue 60 space 60)
+    TESTS server 120 queue 60 space 60 metrics 120)
 endif()
