@@ -4,7 +4,8 @@
 # upstream), products in its queue, a notifyme held connected to it.
 # printmetrics: 18 numeric fields, the queue's figures those of pqmon -S,
 # the local count 1 while notifyme is connected and 0 once it has gone,
-# the remote count 1 for the REQUEST; addmetrics appends whole lines,
+# the remote count 1 for the REQUEST, both 0 with the server stopped;
+# addmetrics appends whole lines,
 # under the metrics file's lock (refused in time while another holds it;
 # two at once give two whole lines); newmetrics shifts the files and keeps
 # /metrics/count of them; plotmetrics draws PNG files from the metrics of
@@ -72,8 +73,8 @@ read -r -a S1 <<<"$stats1"
 ((F[9] + F[10] + F[11] + F[12] <= 102)) ||
   fail "the CPU percentages ${F[*]:9:4} add up to more than 100"
 mem_total=$(awk '$1 == "MemTotal:" { print $2 }' /proc/meminfo)
-((F[13] > 0 && F[13] + F[14] <= mem_total)) ||
-  fail "memory used ${F[13]} + free ${F[14]} KiB is not within MemTotal $mem_total KiB"
+((F[13] > 0 && F[13] <= mem_total && F[14] > 0 && F[14] <= mem_total)) ||
+  fail "memory used ${F[13]} or free ${F[14]} KiB is not within MemTotal $mem_total KiB"
 # The CPU is measured over LDMADMIN_METRICS_INTERVAL, not since boot: the
 # command takes at least that long.
 ms0=$(date +%s%N)
@@ -208,4 +209,9 @@ regutil -s "$SCRATCH/none/metrics.txt*" /metrics/files || fail "regutil -s /metr
 admin_fails plotmetrics -- "no metrics file matches $SCRATCH/none/metrics.txt*"
 ok "plotmetrics refuses a bad time, begin after end, no data, no gnuplot"
 
+# With the server stopped: the same line, no connection of its own.
 admin_ok stop
+metrics
+((${#F[@]} == 18 && F[4] == 0 && F[5] == 0 && F[7] == 4)) ||
+  fail "printmetrics with the server stopped: ${F[*]}"
+ok "printmetrics with the server stopped"
