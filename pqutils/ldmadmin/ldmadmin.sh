@@ -438,11 +438,11 @@ socket_inodes() {
   done
 }
 
-# port_counts PORT: "local remote": the established TCP connections (IPv4
-# and IPv6) to the server's port (its listening sockets' ports when it
-# runs, else PORT): downstream sites and clients fed by us; and those the
-# server's processes opened to other servers (a socket of ldmd or of a
-# descendant whose local port is not one it listens on): its upstreams.
+# port_counts PORT: "local remote", the established TCP connections (IPv4
+# and IPv6) of the server's processes (ldmd and its descendants): local,
+# those on a port it listens on (downstream sites and clients fed by us);
+# remote, the others, which it opened to other servers (its upstreams).
+# When no server runs: the established connections on PORT, and 0.
 port_counts() {
   inodes=
   if spid=$(server_pid); then
@@ -454,16 +454,15 @@ port_counts() {
       v = 0; s = toupper(s)
       for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789ABCDEF", substr(s, i, 1)) - 1
       return v }
+    BEGIN { n = split(inodes, a, " "); for (i = 1; i <= n; i++) ours[a[i]] = 1 }
     $1 == "sl" { next }
-    { n = split($2, a, ":"); lp = hex(a[n]); ino = $10
-      if (" " inodes " " ~ " " ino " ") {
-        if ($4 == "0A") { listen[lp] = 1; nl++ }
-        else if ($4 == "01") mine[++nm] = lp }
-      if ($4 == "01") est[++ne] = lp }
+    { n = split($2, a, ":"); lp = hex(a[n])
+      if ($4 == "01") { est[++ne] = lp; mine[ne] = ($10 in ours) }
+      else if ($4 == "0A" && ($10 in ours)) { listen[lp] = 1; nl++ } }
     END {
-      if (nl == 0) listen[port] = 1
-      for (i = 1; i <= ne; i++) if (est[i] in listen) l++
-      for (i = 1; i <= nm; i++) if (!(mine[i] in listen)) r++
+      for (i = 1; i <= ne; i++)
+        if (nl == 0) { if (est[i] == port) l++ }
+        else if (mine[i]) { if (est[i] in listen) l++; else r++ }
       printf "%d %d\n", l, r }'
 }
 
@@ -471,8 +470,9 @@ port_counts() {
 metrics_line() {
   now=$(date -u +%Y%m%d.%H%M%S)
   case $METRICS_INTERVAL in
-    '' | *[!0-9.]* | *.*.* | .) die "LDMADMIN_METRICS_INTERVAL \"$METRICS_INTERVAL\" is not a number of seconds" ;;
-  esac
+    '' | *[!0-9.]* | *.*.* | .) false ;;
+    *) awk -v d="$METRICS_INTERVAL" 'BEGIN { exit !(d + 0 > 0) }' ;;
+  esac || die "LDMADMIN_METRICS_INTERVAL \"$METRICS_INTERVAL\" is not a number of seconds above 0"
   read -r l1 l5 l15 _ </proc/loadavg || die "cannot read /proc/loadavg"
   port=$(reg /server/port) || exit 1
   ports=$(port_counts "$port") || die "cannot read the TCP connections (/proc/net/tcp)"
@@ -494,7 +494,7 @@ metrics_line() {
   cpu=$(echo "$s1 $s2" | awk -v dt="$METRICS_INTERVAL" '{
     t = $11 - $5; if (t <= 0) t = 1
     printf "%.0f %.0f %.0f %.0f %.0f", 100 * ($7 - $1) / t, 100 * ($8 - $2) / t,
-      100 * ($9 - $3) / t, 100 * ($10 - $4) / t, (dt > 0) ? ($12 - $6) / dt : 0 }')
+      100 * ($9 - $3) / t, 100 * ($10 - $4) / t, ($12 - $6) / dt }')
   # shellcheck disable=SC2086 # five numbers
   set -- $cpu
   echo "$now $l1 $l5 $l15 $ports $q $1 $2 $3 $4 $mem $5"

@@ -4,13 +4,13 @@
 # upstream), products in its queue, a notifyme held connected to it.
 # printmetrics: 18 numeric fields, the queue's figures those of pqmon -S,
 # the local count 1 while notifyme is connected and 0 once it has gone,
-# the remote count 1 for the REQUEST, both 0 with the server stopped;
-# addmetrics appends whole lines,
+# the remote count 1 for the REQUEST, both 0 with the server stopped, the
+# CPU measured over the interval asked; addmetrics appends whole lines
 # under the metrics file's lock (refused in time while another holds it;
 # two at once give two whole lines); newmetrics shifts the files and keeps
 # /metrics/count of them; plotmetrics draws PNG files from the metrics of
 # this run, honours -b, -e and -o, and refuses a bad time, begin after
-# end, no line in range, no gnuplot.
+# end, no line in range, no metrics file, no gnuplot.
 source "$(dirname "$0")/lib.sh" "$@"
 cd "$SCRATCH" || fail "cd"
 # A short measured CPU interval: printmetrics takes that long.
@@ -81,6 +81,10 @@ ms0=$(date +%s%N)
 LDMADMIN_METRICS_INTERVAL=0.5 metrics
 ms=$((($(date +%s%N) - ms0) / 1000000))
 ((ms >= 500)) || fail "printmetrics measured the CPU in $ms ms, under the 0.5 s asked"
+LDMADMIN_METRICS_INTERVAL=0 admin_fails printmetrics -- \
+  'LDMADMIN_METRICS_INTERVAL "0" is not a number of seconds above 0'
+LDMADMIN_METRICS_INTERVAL=1s admin_fails printmetrics -- \
+  'LDMADMIN_METRICS_INTERVAL "1s" is not a number of seconds above 0'
 ok "printmetrics: 18 numeric fields, the queue's figures those of pqmon -S"
 
 # The connections: the REQUEST to the upstream is the one remote; nothing
