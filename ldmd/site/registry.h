@@ -74,6 +74,12 @@
 #define REG_INSERTION_CHECK "/insertion-check-interval"
 #define REG_RECONCILIATION "/reconciliation-mode"
 #define REG_DELETE_INFO_FILES "/delete-info-files"
+/* LDM's METRICS_FILE, METRICS_FILES (a glob) and METRICS_COUNT, of
+ * ldmadmin's addmetrics, plotmetrics and newmetrics
+ * (pqutils/ldmadmin/ldmadmin.1). */
+#define REG_METRICS_FILE "/metrics/file"
+#define REG_METRICS_FILES "/metrics/files"
+#define REG_METRICS_COUNT "/metrics/count"
 
 /* Keys of ldmd's own, not LDM's (ldmd.8 says what they do; their defaults
  * are in the table in registry.c, which regutil lists): timers in whole

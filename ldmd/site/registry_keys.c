@@ -45,6 +45,10 @@ const struct reg_default ldm__reg_defaults[] = {
     {REG_INSERTION_CHECK, "300", RT_UINT, 0, UINT32_MAX, NULL},
     {REG_RECONCILIATION, "do nothing", RT_CHOICE, 0, 0, reconciliation_modes},
     {REG_DELETE_INFO_FILES, "0", RT_BOOL, 0, 0, NULL},
+    {REG_METRICS_FILE, "$LDMHOME/var/logs/metrics.txt", RT_STRING, 0, 0, NULL},
+    {REG_METRICS_FILES, "$LDMHOME/var/logs/metrics.txt*", RT_STRING, 0, 0,
+     NULL},
+    {REG_METRICS_COUNT, "4", RT_UINT, 1, UINT32_MAX, NULL},
     /* ldmd's own keys (ldmd.8): LDM's values where LDM has one. */
     {REG_INTERVAL, "30", RT_UINT, 1, REG_SECONDS_MAX, NULL},
     {REG_RESTART_MIN, "1", RT_UINT, 1, REG_SECONDS_MAX, NULL},

@@ -4,10 +4,11 @@
 # for the scripts and cron jobs sites already have
 # (pqutils/ldmadmin/ldmadmin.1).  It owns the pid file, $LDMHOME/ldmd.pid
 # (LDM's place; ldmd writes it with -W and removes it at exit), its lock
-# file, and vetqueuesize's temporary queue beside the queue, and nothing
-# else: every setting comes from the registry through regutil
-# (pqutils/regutil.1), and the work is done by the other programs (ldmd,
-# pqcreate, pqcopy, pqmon, pqcheck, pqact, scour).
+# file, vetqueuesize's temporary queue beside the queue, and the metrics
+# files (addmetrics, newmetrics), and nothing else: every setting comes
+# from the registry through regutil (pqutils/regutil.1), and the work is
+# done by the other programs (ldmd, pqcreate, pqcopy, pqmon, pqcheck,
+# pqact, scour, gnuplot).
 #
 # POSIX sh, not C: each subcommand is a few calls of those programs, and a
 # shell script is what an operator can read when a subcommand refuses.
@@ -54,6 +55,8 @@ usage: $PROG command [options]
   pqactHUP              make this server's pqact reread its configuration
   scour [-d]            delete old files (scour and the registry's scour.conf)
   log | tail            page or follow the log file
+  printmetrics | addmetrics | newmetrics    print, append, rotate the metrics
+  plotmetrics [-b begin] [-e end] [-o prefix]   PNG plots of the metrics
 EOF
   exit 1
 }
@@ -674,6 +677,308 @@ cmd_tail() {
   exec tail -f "$log"
 }
 
+# ---- metrics: printmetrics, addmetrics, newmetrics, plotmetrics ----
+# LDM's performance metrics (ldmadmin.1 lists the fields): one line of
+# numbers read from /proc and pqmon -S rather than from top, vmstat and
+# netstat, whose output differs between systems (and which a fresh Debian
+# may lack); the metrics file of the registry (/metrics/file), its
+# rotation (/metrics/count) and its plots with gnuplot.
+# LDMADMIN_METRICS_INTERVAL (seconds, 1 as LDM's "vmstat 1 2") is how long
+# printmetrics measures the CPU and the context switches; GNUPLOT names
+# the gnuplot program (gnuplot).
+
+METRICS_INTERVAL=${LDMADMIN_METRICS_INTERVAL:-1}
+
+# cpu_sample: "user system idle iowait total ctxt" from /proc/stat: clock
+# ticks of all CPUs since boot (user with nice; system with irq and
+# softirq; total without guest, which user already counts) and context
+# switches since boot.
+cpu_sample() {
+  awk '$1 == "cpu" { t = 0; for (i = 2; i <= 9; i++) t += $i
+                     c = ($2 + $3) " " ($4 + $7 + $8) " " $5 " " $6 " " t }
+       $1 == "ctxt" { x = $2 }
+       END { if (c == "" || x == "") exit 1; print c, x }' /proc/stat
+}
+
+# server_tree PID: PID and its descendants, one a line.
+server_tree() {
+  cat /proc/[0-9]*/stat 2>/dev/null | awk -v root="$1" '
+    { s = $0; sub(/.*\) /, "", s); split(s, f, " "); kids[f[2]] = kids[f[2]] " " $1 }
+    END { q[1] = root; n = 1
+          for (i = 1; i <= n; i++) {
+            print q[i]; m = split(kids[q[i]], k, " ")
+            for (j = 1; j <= m; j++) q[++n] = k[j] } }'
+}
+
+# socket_inodes PID...: the inodes of the sockets the processes hold.
+socket_inodes() {
+  for p in "$@"; do
+    for fd in /proc/"$p"/fd/*; do
+      l=$(readlink "$fd" 2>/dev/null) || continue
+      case $l in socket:\[*\]) l=${l#socket:[} && echo "${l%]}" ;; esac
+    done
+  done
+}
+
+# port_counts PORT: "local remote", the established TCP connections (IPv4
+# and IPv6) of the server's processes (ldmd and its descendants): local,
+# those on a port it listens on (downstream sites and clients fed by us);
+# remote, the others, which it opened to other servers (its upstreams).
+# When no server runs: the established connections on PORT, and 0.
+port_counts() {
+  inodes=
+  if spid=$(server_pid); then
+    # shellcheck disable=SC2046 # one pid a line
+    inodes=$(socket_inodes $(server_tree "$spid") | tr '\n' ' ')
+  fi
+  cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | awk -v port="$1" -v inodes="$inodes" '
+    function hex(s,   i, v) {
+      v = 0; s = toupper(s)
+      for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789ABCDEF", substr(s, i, 1)) - 1
+      return v }
+    BEGIN { n = split(inodes, a, " "); for (i = 1; i <= n; i++) ours[a[i]] = 1 }
+    $1 == "sl" { next }
+    { n = split($2, a, ":"); lp = hex(a[n])
+      if ($4 == "01") { est[++ne] = lp; mine[ne] = ($10 in ours) }
+      else if ($4 == "0A" && ($10 in ours)) { listen[lp] = 1; nl++ } }
+    END {
+      for (i = 1; i <= ne; i++)
+        if (nl == 0) { if (est[i] == port) l++ }
+        else if (mine[i]) { if (est[i] in listen) l++; else r++ }
+      printf "%d %d\n", l, r }'
+}
+
+# metrics_line: LDM's printmetrics line (the fields: ldmadmin.1).
+metrics_line() {
+  now=$(date -u +%Y%m%d.%H%M%S)
+  case $METRICS_INTERVAL in
+    '' | *[!0-9.]* | *.*.* | .) false ;;
+    *) awk -v d="$METRICS_INTERVAL" 'BEGIN { exit !(d + 0 > 0) }' ;;
+  esac || die "LDMADMIN_METRICS_INTERVAL \"$METRICS_INTERVAL\" is not a number of seconds above 0"
+  read -r l1 l5 l15 _ </proc/loadavg || die "cannot read /proc/loadavg"
+  port=$(reg /server/port) || exit 1
+  ports=$(port_counts "$port") || die "cannot read the TCP connections (/proc/net/tcp)"
+  queue=$(reg /queue/path) || exit 1
+  stats=$(pqmon -S -q "$queue") ||
+    die "cannot read the statistics of the queue $queue (pqmon failed, above)"
+  # shellcheck disable=SC2086 # pqmon -S: twelve numbers
+  set -- $stats
+  [ $# -eq 12 ] || die "pqmon -S printed \"$stats\", not twelve numbers"
+  q="$8 $7 $4"
+  mem=$(awk '{ v[$1] = $2 }
+    END { if (!("MemTotal:" in v) || !("MemAvailable:" in v)) exit 1
+          print v["MemTotal:"] - v["MemAvailable:"], v["MemFree:"] + 0,
+                v["SwapTotal:"] - v["SwapFree:"], v["SwapFree:"] + 0 }' /proc/meminfo) ||
+    die "cannot read the memory figures of /proc/meminfo"
+  s1=$(cpu_sample) || die "cannot read /proc/stat"
+  sleep "$METRICS_INTERVAL" || die "sleep $METRICS_INTERVAL failed"
+  s2=$(cpu_sample) || die "cannot read /proc/stat"
+  cpu=$(echo "$s1 $s2" | awk -v dt="$METRICS_INTERVAL" '{
+    t = $11 - $5; if (t <= 0) t = 1
+    printf "%.0f %.0f %.0f %.0f %.0f", 100 * ($7 - $1) / t, 100 * ($8 - $2) / t,
+      100 * ($9 - $3) / t, 100 * ($10 - $4) / t, ($12 - $6) / dt }')
+  # shellcheck disable=SC2086 # five numbers
+  set -- $cpu
+  echo "$now $l1 $l5 $l15 $ports $q $1 $2 $3 $4 $mem $5"
+}
+
+cmd_printmetrics() {
+  [ $# -eq 0 ] || usage
+  metrics_line
+}
+
+# metrics_file: the registry's /metrics/file; its directory made if need be.
+metrics_file() {
+  mf=$(reg /metrics/file) || exit 1
+  mdir=$(dirname "$mf")
+  [ -d "$mdir" ] || mkdir -p "$mdir" || die "cannot make the metrics directory $mdir"
+  echo "$mf"
+}
+
+# addmetrics: measure first (outside the lock), then append the line in
+# one write under an exclusive flock(1) on the metrics file itself, as
+# LDM's, waited for at most LOCK_TIMEOUT seconds.
+cmd_addmetrics() {
+  [ $# -eq 0 ] || usage
+  mf=$(metrics_file) || exit 1
+  line=$(metrics_line) || exit 1
+  {
+    flock -w "$LOCK_TIMEOUT" 8 ||
+      die "another process holds the lock of the metrics file $mf (waited ${LOCK_TIMEOUT} s)"
+    printf '%s\n' "$line" >&8 || die "cannot append to the metrics file $mf"
+  } 8>>"$mf" || die "cannot open the metrics file $mf"
+}
+
+# newmetrics: keep /metrics/count files, the current one included:
+# FILE.N-1 is removed, FILE.i becomes FILE.i+1, FILE becomes FILE.1, and
+# a new empty FILE is made, all under the metrics file's lock (an
+# addmetrics waiting for it appends to the file that was current).
+cmd_newmetrics() {
+  [ $# -eq 0 ] || usage
+  mf=$(metrics_file) || exit 1
+  count=$(reg /metrics/count) || exit 1
+  case $count in '' | *[!0-9]* | 0) die "the registry's /metrics/count \"$count\" is not a count of at least 1" ;; esac
+  # shellcheck disable=SC2094 # descriptor 8 only holds the lock
+  {
+    flock -w "$LOCK_TIMEOUT" 8 ||
+      die "another process holds the lock of the metrics file $mf (waited ${LOCK_TIMEOUT} s)"
+    i=$((count - 1))
+    if [ "$i" -ge 1 ]; then
+      rm -f "$mf.$i" || die "cannot remove the oldest metrics file $mf.$i"
+    fi
+    while [ "$i" -gt 1 ]; do
+      if [ -e "$mf.$((i - 1))" ]; then
+        mv -f "$mf.$((i - 1))" "$mf.$i" || die "cannot rename $mf.$((i - 1)) to $mf.$i"
+      fi
+      i=$((i - 1))
+    done
+    if [ "$count" -gt 1 ]; then
+      mv -f "$mf" "$mf.1" || die "cannot rename $mf to $mf.1"
+      : >"$mf" || die "cannot make the new metrics file $mf"
+    else
+      : >"$mf" || die "cannot empty the metrics file $mf"
+    fi
+  } 8>>"$mf" || die "cannot open the metrics file $mf"
+  say "rotated the metrics file $mf (keeping $count)"
+}
+
+# metrics_time WHEN: plotmetrics' -b and -e as YYYYMMDD.hhmmss (UTC, the
+# form of printmetrics' first field): LDM's YYYYMMDD[.hh[mm[ss]]], missing
+# digits zeros; or ours, "now" and "now-N" with N in s, m, h or d.
+metrics_time() {
+  case $1 in
+    now) date -u +%Y%m%d.%H%M%S ;;
+    now-*[0-9][smhd])
+      n=${1#now-}
+      unit=${n#"${n%?}"}
+      n=${n%?}
+      case $n in '' | *[!0-9]*) return 1 ;; esac
+      case $unit in s) m=1 ;; m) m=60 ;; h) m=3600 ;; d) m=86400 ;; esac
+      date -u -d "@$(($(date +%s) - n * m))" +%Y%m%d.%H%M%S
+      ;;
+    *)
+      echo "$1" | awk '
+        !/^[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9](\.[0-9][0-9]([0-9][0-9]([0-9][0-9])?)?)?$/ { exit 1 }
+        { t = substr($0, 10) "000000"
+          mo = substr($0, 5, 2) + 0; d = substr($0, 7, 2) + 0
+          h = substr(t, 1, 2) + 0; mi = substr(t, 3, 2) + 0; s = substr(t, 5, 2) + 0
+          if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60) exit 1
+          print substr($0, 1, 8) "." substr(t, 1, 6) }'
+      ;;
+  esac
+}
+
+# plotmetrics [-b begin] [-e end] [-o prefix]: the PNG plots of the
+# metrics files' lines within [begin, end], drawn by gnuplot; prints
+# their paths.
+cmd_plotmetrics() {
+  begin=00000000.000000
+  end=99999999.999999
+  prefix=
+  while getopts b:e:o: opt; do
+    case $opt in
+      b) begin=$(metrics_time "$OPTARG") ||
+        die "-b \"$OPTARG\" is not a time: YYYYMMDD[.hh[mm[ss]]] (UTC), now or now-N[smhd]" ;;
+      e) end=$(metrics_time "$OPTARG") ||
+        die "-e \"$OPTARG\" is not a time: YYYYMMDD[.hh[mm[ss]]] (UTC), now or now-N[smhd]" ;;
+      o) prefix=$OPTARG ;;
+      *) usage ;;
+    esac
+  done
+  shift $((OPTIND - 1))
+  [ $# -eq 0 ] || usage
+  awk -v b="$begin" -v e="$end" 'BEGIN { exit !(b "" <= e "") }' ||
+    die "the beginning $begin is after the end $end"
+  pattern=$(reg /metrics/files) || exit 1
+  mf=$(reg /metrics/file) || exit 1
+  [ -n "$prefix" ] || prefix=$(dirname "$mf")/metrics-
+  case $prefix in *\"* | *\\*) die "the output prefix \"$prefix\" may not hold a \" or a \\" ;; esac
+  pdir=$(dirname "$prefix.png")
+  [ -d "$pdir" ] || die "cannot write the plots $prefix*.png: no directory $pdir"
+  tmp=$(mktemp -d "${TMPDIR:-/tmp}/ldmadmin-plot.XXXXXX") ||
+    die "cannot make a temporary directory in ${TMPDIR:-/tmp}"
+  # shellcheck disable=SC2064 # the path is fixed now
+  trap "rm -rf '$tmp'" EXIT
+  # shellcheck disable=SC2086 # the registry's pattern, expanded here
+  set -- $pattern
+  files=
+  for f in "$@"; do
+    [ -f "$f" ] && [ -r "$f" ] && files="$files $f"
+  done
+  [ -n "$files" ] || die "no metrics file matches $pattern: run ldmadmin addmetrics first (from cron)"
+  # The lines of 18 fields within the range, in time order, the time as
+  # gnuplot reads it.
+  # shellcheck disable=SC2086 # the list of files made above
+  awk -v b="$begin" -v e="$end" '
+    NF == 18 && $1 ~ /^[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]\.[0-9][0-9][0-9][0-9][0-9][0-9]$/ &&
+    $1 >= b && $1 <= e {
+      $1 = substr($1, 1, 4) "-" substr($1, 5, 2) "-" substr($1, 7, 2) "T" \
+           substr($1, 10, 2) ":" substr($1, 12, 2) ":" substr($1, 14, 2)
+      print }' $files | sort >"$tmp/data" ||
+    die "cannot read the metrics files$files"
+  [ -s "$tmp/data" ] ||
+    die "no metrics between $begin and $end in$files"
+  n=$(wc -l <"$tmp/data")
+  gp=${GNUPLOT:-gnuplot}
+  command -v "$gp" >/dev/null 2>&1 ||
+    die "cannot plot: no $gp program (on Debian: apt-get install gnuplot-nox)"
+  cat >"$tmp/plot.gp" <<GP
+set terminal png size 900,450
+set xdata time
+set timefmt "%Y-%m-%dT%H:%M:%S"
+set format x "%m-%d\n%H:%M:%S"
+set xlabel "time (UTC)"
+set grid
+set key outside right top
+set style data linespoints
+data = "$tmp/data"
+set output "${prefix}age.png"
+set title "Age of the oldest product in the queue (minimum residence)"
+set ylabel "seconds"
+plot data using 1:7 title "age"
+set output "${prefix}queue.png"
+set title "Products in the queue"
+set ylabel "products"
+set y2label "megabytes"
+set y2tics
+plot data using 1:8 title "products", data using 1:(\$9 / 1e6) axes x1y2 title "MB"
+unset y2tics
+unset y2label
+set output "${prefix}connections.png"
+set title "Established connections"
+set ylabel "connections"
+plot data using 1:5 title "local (downstreams)", data using 1:6 title "remote (upstreams)"
+set output "${prefix}load.png"
+set title "Load average"
+set ylabel "runnable processes"
+plot data using 1:2 title "1 min", data using 1:3 title "5 min", data using 1:4 title "15 min"
+set output "${prefix}cpu.png"
+set title "CPU"
+set ylabel "percent"
+set yrange [0:100]
+plot data using 1:10 title "user", data using 1:11 title "system", data using 1:12 title "idle", data using 1:13 title "iowait"
+set autoscale y
+set output "${prefix}memory.png"
+set title "Memory"
+set ylabel "MiB"
+plot data using 1:(\$14 / 1024) title "memory used", data using 1:(\$15 / 1024) title "memory free", data using 1:(\$16 / 1024) title "swap used", data using 1:(\$17 / 1024) title "swap free"
+set output "${prefix}switches.png"
+set title "Context switches"
+set ylabel "per second"
+plot data using 1:18 title "context switches"
+set output
+GP
+  if ! "$gp" "$tmp/plot.gp" >"$tmp/gnuplot.out" 2>&1; then
+    cat "$tmp/gnuplot.out" >&2
+    die "gnuplot failed to draw the plots $prefix*.png (above)"
+  fi
+  for p in age queue connections load cpu memory switches; do
+    [ -s "$prefix$p.png" ] || die "gnuplot made no $prefix$p.png"
+    echo "$prefix$p.png"
+  done
+  say "plotted $n metrics lines from $begin to $end: the PNG files above"
+}
+
 [ $# -ge 1 ] || usage
 # As LDM's ldmadmin: every command runs in LDMHOME, so relative paths (in
 # the registry, in ldmd.conf's EXEC entries, on the command line) mean
@@ -687,7 +992,7 @@ esac
 case $cmd in
   start | stop | restart | isrunning | clean | mkqueue | delqueue | \
     queuecheck | checkinsertion | vetqueuesize | check | pqactcheck | pqactHUP | config | scour | \
-    log | tail)
+    log | tail | printmetrics | addmetrics | newmetrics | plotmetrics)
     "cmd_$cmd" "$@"
     ;;
   usage | -h | --help) usage ;;

@@ -7,11 +7,14 @@
 # queuecheck, config, scour, pqactcheck; space:
 # mkqueue on a small tmpfs (root only, skipped otherwise); vet:
 # vetqueuesize in each mode and its bounds; check: its exit codes;
-# failures: the refusals the others do not reach.
-if(TARGET ldmd AND TARGET pqact AND TARGET scour AND TARGET pqclihelper)
+# failures: the refusals the others do not reach; metrics: printmetrics,
+# addmetrics, newmetrics and plotmetrics with a running server, its
+# upstream and a notifyme (plots skipped without gnuplot).
+if(TARGET ldmd AND TARGET pqact AND TARGET scour AND TARGET pqclihelper
+   AND TARGET notifyme)
   pq_script_suite(ldmadmin LABEL ldmadmin
     ARGS ${CMAKE_SOURCE_DIR}/pqutils/ldmadmin/ldmadmin.sh
          $<TARGET_FILE_DIR:ldmd> $<TARGET_FILE_DIR:pqcreate>
          $<TARGET_FILE_DIR:pqact> $<TARGET_FILE:pqclihelper>
-    TESTS server 120 queue 60 space 60 vet 120 check 60 failures 60)
+    TESTS server 120 queue 60 space 60 vet 120 check 60 failures 60 metrics 120)
 endif()

@@ -27,9 +27,9 @@
 #include "test/lib/tu_reg_keys.h"
 #include "test/unit/testutil.h"
 
-/* Keys with a built-in default: LDM's 21, ldmd's own 8, pqact's own 1,
+/* Keys with a built-in default: LDM's 24, ldmd's own 8, pqact's own 1,
  * ldmadmin's own 1. */
-#define NBUILTIN 31
+#define NBUILTIN 34
 
 static char scratch[1024]; /* this run's directory */
 static char home[2048];    /* LDMHOME for the tests */
@@ -239,6 +239,11 @@ static void check_all_defaults(ldm_registry *reg) {
   want_string(reg, REG_RECONCILIATION, "do nothing");
   want_uint(reg, REG_DELETE_INFO_FILES, 0);
   want_bool(reg, REG_DELETE_INFO_FILES, false);
+  snprintf(want, sizeof want, "%s/var/logs/metrics.txt", home);
+  want_string(reg, REG_METRICS_FILE, want);
+  snprintf(want, sizeof want, "%s/var/logs/metrics.txt*", home);
+  want_string(reg, REG_METRICS_FILES, want);
+  want_uint(reg, REG_METRICS_COUNT, 4);
   want_uint(reg, REG_INTERVAL, 30);
   want_uint(reg, REG_RESTART_MIN, 1);
   want_uint(reg, REG_RESTART_MAX, 60);
