@@ -44,6 +44,8 @@ usage: $PROG command [options]
   scour [-d]            delete old files (scour and the registry's scour.conf)
   newlog [-n count] [-l logfile]
                         rotate the logs, then SIGUSR1 to the server
+  watch [-f feedset] [-p pattern]
+                        print the line of each product inserted from now on
   log | tail            page or follow the log file
 EOF
   exit 1
@@ -521,6 +523,33 @@ cmd_newlog() {
   return $st
 }
 
+# watch: LDM's line (size, creation time, feedtype, seqno, ident) of each
+# product inserted into the queue from now on, on standard output, until
+# interrupted; pqcat -e -L -i (pqutils/pqcat.1) does it, in this process
+# (exec), so SIGINT and SIGTERM stop it.  -f and -p are checked first
+# (pqcat -i 0 at the end of the queue exits at once) so that a bad one is
+# refused with its message and ours; unlike LDM's watch, -p is honoured.
+cmd_watch() {
+  ft=ANY
+  pat='.*'
+  while getopts f:p: opt; do
+    case $opt in
+      f) ft=$OPTARG ;;
+      p) pat=$OPTARG ;;
+      *) usage ;;
+    esac
+  done
+  shift $((OPTIND - 1))
+  [ $# -eq 0 ] || usage
+  queue=$(reg /queue/path) || exit 1
+  [ -e "$queue" ] || die "there is no queue $queue to watch: ldmadmin mkqueue makes it"
+  if ! out=$(pqcat -e -L -i 0 -f "$ft" -p "$pat" -q "$queue" -l - 2>&1 >/dev/null); then
+    printf '%s\n' "$out" >&2
+    die "cannot watch the queue $queue with -f \"$ft\" -p \"$pat\" (above)"
+  fi
+  exec pqcat -e -L -i 1 -f "$ft" -p "$pat" -q "$queue" -l -
+}
+
 cmd_config() {
   [ $# -eq 0 ] || usage
   echo "LDMHOME : $LDMHOME"
@@ -568,7 +597,7 @@ case $cmd in
 esac
 case $cmd in
   start | stop | restart | isrunning | clean | mkqueue | delqueue | \
-    queuecheck | checkinsertion | pqactcheck | pqactHUP | newlog | \
+    queuecheck | checkinsertion | pqactcheck | pqactHUP | newlog | watch | \
     config | scour | log | tail)
     "cmd_$cmd" "$@"
     ;;
