@@ -3,9 +3,9 @@
 # (a feeder child serving notifyme, an EXEC pqact writing its own -l log,
 # relative to LDMHOME, with -d elsewhere): both logs rotated at once (LDM
 # issue #116), the old lines in .1, the new ones, from the same processes,
-# in fresh files; the count kept over several rotations, .2 on compressed
-# as logrotate names them (an existing .K.gz shifted); -l rotates that one
-# file only; bad -n values refused; the logs an ldmd.conf names (-l FILE,
+# in fresh files; the count kept over several rotations (and lowered),
+# .2 on compressed as logrotate names them (an existing .K.gz shifted); -l
+# rotates that one file only; bad -n values refused; the logs an ldmd.conf names (-l FILE,
 # -lFILE, -vl FILE, through INCLUDE; never "-"); a missing log; the server
 # stopped (rotated, no signal); /log/rotate at start.
 source "$(dirname "$0")/lib.sh" "$@"
@@ -81,7 +81,11 @@ for f in "$LOG" "$PQLOG"; do
   done
 done
 zgrep -qE -- "$FEED" "$LOG.3.gz" || fail "ldmd.log.3.gz holds no product line"
-ok "count kept: .1, .2.gz, .3.gz and never .4"
+# A lower count: the files past it go.
+wait_until 20 fresh || fail "no new lines"
+admin_ok newlog -n 2 -l "$LOG"
+[[ -e $LOG.2.gz && ! -e $LOG.3.gz && ! -e $LOG.3 ]] || fail "newlog -n 2 kept $LOG.3.gz: $(ls "$(dirname "$LOG")")"
+ok "count kept: .1, .2.gz, .3.gz and never .4; -n 2 removes .3.gz"
 
 # -l: that file only.
 ino() { stat -c %i "$1"; }
