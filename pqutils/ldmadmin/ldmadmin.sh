@@ -3,10 +3,10 @@
 # success, 1 failure; isrunning 0 when the server runs), for the scripts
 # and cron jobs sites already have (pqutils/ldmadmin/ldmadmin.1).  It owns
 # the pid file, $LDMHOME/ldmd.pid (LDM's place; ldmd writes it with -W and
-# removes it at exit), and its lock file, and nothing else: every setting
-# comes from the registry through regutil (pqutils/regutil.1), and the
-# work is done by the other programs (ldmd, pqcreate, pqcheck, pqact,
-# scour).
+# removes it at exit), its lock file, and the renaming of rotated logs
+# (newlog), and nothing else: every setting comes from the registry
+# through regutil (pqutils/regutil.1), and the work is done by the other
+# programs (ldmd, pqcreate, pqcheck, pqact, pqcat, scour).
 #
 # POSIX sh, not C: each subcommand is a few calls of those programs, and a
 # shell script is what an operator can read when a subcommand refuses.
@@ -484,10 +484,12 @@ rotate_logs() {
   old_ifs=$IFS
   IFS='
 '
+  set -f # one path a line, never a pattern
   for f in $logs; do
     IFS=$old_ifs
     rotate_log "$f" "$1" || st=1
   done
+  set +f
   IFS=$old_ifs
   return $st
 }
