@@ -134,7 +134,8 @@ cmd_start() {
   pqactcheck_conf "$conf" || die "a pqact configuration of $conf is not valid (above)"
   # /log/rotate (LDM's): the logs rotated before the server starts, as
   # newlog does (no signal: nothing runs yet).  A rotation that fails does
-  # not keep the server from starting.
+  # not keep the server from starting; a bad /log/count does, as a bad
+  # setting.
   rotate=$(reg /log/rotate) || exit 1
   case $rotate in
     1 | [Tt][Rr][Uu][Ee] | [Yy][Ee][Ss])
