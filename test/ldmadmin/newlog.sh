@@ -7,7 +7,7 @@
 # .2 on compressed as logrotate names them (an existing .K.gz shifted); -l
 # rotates that one file only; bad -n values refused; the logs an ldmd.conf names (-l FILE,
 # -lFILE, -vl FILE, through INCLUDE; never "-"); a missing log; the server
-# stopped (rotated, no signal); /log/rotate at start.
+# stopped (rotated, no signal); /log/rotate at start; a bad /log/count.
 source "$(dirname "$0")/lib.sh" "$@"
 cd "$SCRATCH" || fail "cd"
 
@@ -166,3 +166,12 @@ admin_ok start -P 0
 [[ $(ino "$LOG") == "$before" ]] || fail "start rotated the log with /log/rotate 0"
 admin_ok stop
 ok "/log/rotate: start rotates the logs first, or not"
+
+# A bad /log/count: newlog and a rotating start refuse it.
+regutil -b TRUE /log/rotate || fail "regutil -b TRUE /log/rotate"
+regutil -u 0 /log/count || fail "regutil -u 0 /log/count"
+admin_fails newlog -- \
+  "the number of log files to keep (the registry's /log/count) must be a whole number from 1 to 999, not \"0\""
+admin_fails start -P 0 -- "the registry's /log/count"
+admin_fails isrunning -- ''
+ok "a bad /log/count is refused by newlog and start"
