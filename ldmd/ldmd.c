@@ -609,6 +609,10 @@ static void signals_arrived(server *s) {
   }
   if (usr1_flag) {
     usr1_flag = 0;
+    /* The first line of the fresh file after a rotation (the refresh is
+     * applied by it), and the operator's sign that the signal came. */
+    log_notice("SIGUSR1: log file reopened; passing it on to %zu processes",
+               s->kids.n);
     ldmd_children_signal(&s->kids, SIGUSR1);
   }
   if (usr2_flag) {

@@ -5,10 +5,10 @@
  * defaults read from the registry only when they are needed, LDM's signal
  * conventions (SIGTERM: stop cleanly, SIGUSR1: reopen the log and report,
  * SIGUSR2: cycle the log level; SIGHUP, for a program that asks: reread its
- * configuration; a stop, a report or a reread request wakes the waits of
- * stopio.h), and strict parsers for the values users type, so that "-s 10X" or
- * "-i soon" is refused with a message instead of being read as 0 the way atoi()
- * would.
+ * configuration and reopen the log; a stop, a report or a reread request
+ * wakes the waits of stopio.h), and strict parsers for the values users
+ * type, so that "-s 10X" or "-i soon" is refused with a message instead of
+ * being read as 0 the way atoi() would.
  */
 #include "pqutils/cli.h"
 
@@ -227,7 +227,9 @@ static void on_signal(int sig) {
   case SIGUSR2:
     ldm_log_request_roll();
     break;
-  case SIGHUP: /* only after cli_signals_reread() */
+  case SIGHUP: /* only after cli_signals_reread(): a reread, and the log
+                 reopened as SIGUSR1 does (pqutils/pqact/pqact.1) */
+    ldm_log_request_refresh();
     atomic_store(&reread_flag, 1);
     stopio_notice();
     break;

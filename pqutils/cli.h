@@ -136,8 +136,9 @@ void cli_hostname(struct cli *c, char buf[PQ_ORIGIN_MAX + 1]);
 void cli_signals(void);
 /**
  * After cli_signals(), for a program that rereads its configuration on
- * SIGHUP (pqact): SIGHUP then asks for a reread (cli_reread_requested())
- * and wakes the waits as SIGUSR1 does, instead of being ignored.
+ * SIGHUP (pqact): SIGHUP then asks for a reread (cli_reread_requested()),
+ * reopens the log file and wakes the waits as SIGUSR1 does, instead of
+ * being ignored.
  */
 void cli_signals_reread(void);
 /** Was SIGHUP received since the last call (after cli_signals_reread())?

@@ -8,6 +8,9 @@
  * New: -C checks each product against the CRC32C the queue computed when
  * it was inserted (pq_set_verify()); a damaged product is reported (its
  * identifier and insertion time), not written, and makes the exit status 1.
+ * -e starts at the end of the queue (the products inserted from now on,
+ * whatever their creation time) and -L writes each product's LDM line (the
+ * -v text) instead of its data: "ldmadmin watch" is pqcat -e -L -i.
  *
  * Data is copied out of the queue into an output buffer while the product is
  * read-locked and written after, so a slow consumer does not hold products;
@@ -35,6 +38,7 @@ static const char usage_text[] =
     "  -p pattern   products whose identifier matches this ERE (default .*)\n"
     "  -o offset    start with products created offset seconds ago\n"
     "               (default: the oldest product)\n"
+    "  -e           start at the end: products inserted from now on\n"
     "  -i interval  at the end of the queue, wait for new products, polling\n"
     "               at least every interval seconds; 0 exits (default 0)\n"
     "  -c           verify each product's MD5 signature\n"
@@ -42,7 +46,9 @@ static const char usage_text[] =
     "               inserted; report and skip a damaged one (exit 1)\n"
     "  -s           count the products and compare with the queue's count\n"
     "               (exit 0 if equal, 1 if not); writes no data\n"
-    "  -O           add the origin to the -v lines\n"
+    "  -O           add the origin to the -v and -L lines\n"
+    "  -L           write each product's line (size, creation time,\n"
+    "               feedtype, seqno, ident) instead of its data\n"
     "  -q queue     queue (default: the registry's /queue/path)\n"
     "  -l dest      log to dest: \"\" syslog, \"-\" stderr, or a file\n"
     "  -v           log each product\n"
@@ -54,6 +60,8 @@ struct opts {
   struct cli_select sel; /* -f, -p, -o */
   uint64_t interval;
   bool check_sig, check_crc, tally_only, show_origin;
+  bool from_end; /* -e */
+  bool lines;    /* -L */
   const char *output;
 };
 
@@ -117,7 +125,18 @@ static int on_product(const pq_prod_info *info, const void *data,
   cli_log_product("", info, k->o->show_origin);
   if (k->o->check_sig)
     check_signature(info, data);
-  if (out(k, data, info->size) != 0)
+  if (k->o->lines) {
+    /* the product's text (600 bytes suffice, product.h), then the origin */
+    char line[600 + 1 + PQ_ORIGIN_MAX + 2];
+    int n =
+        pq_prod_info_format(info, ldm_log_enabled(LDM_LOG_DEBUG), line, 600);
+    n = n < 0 ? 0 : n > 599 ? 599 : n;
+    n += snprintf(line + n, sizeof line - (size_t)n, "%s%s\n",
+                  k->o->show_origin ? " " : "",
+                  k->o->show_origin ? info->origin : "");
+    if (out(k, line, (uint64_t)n) != 0)
+      return WRITE_FAILED;
+  } else if (out(k, data, info->size) != 0)
     return WRITE_FAILED;
   k->nprods++;
   return 0;
@@ -200,6 +219,12 @@ static int option(struct cli *c, int ch, const char *arg, void *opts) {
   case 'O':
     o->show_origin = true;
     return 0;
+  case 'e':
+    o->from_end = true;
+    return 0;
+  case 'L':
+    o->lines = true;
+    return 0;
   case 's':
     o->tally_only = true;
     return 0;
@@ -215,8 +240,8 @@ static int operands(struct cli *c, int argc, char **argv, void *opts) {
   return cli_output_operand(c, argc, argv, usage_text, &o->output);
 }
 
-static const struct cli_spec spec = {":hcCvxOsl:p:f:q:o:i:", usage_text, option,
-                                     operands};
+static const struct cli_spec spec = {":hcCvxOseLl:p:f:q:o:i:", usage_text,
+                                     option, operands};
 
 int main(int argc, char **argv) {
   struct cli c;
@@ -246,6 +271,8 @@ int main(int argc, char **argv) {
   } else if (path != NULL &&
              (pq = cli_open_queue(path, PQ_READONLY, NULL)) != NULL) {
     cli_select_cursor(pq, &o.sel, &cls);
+    if (o.from_end)
+      pq_cursor_set(pq, pq_ts_to_us(pq_ts_now()));
     pq_set_verify(pq, o.check_crc);
     status = cat_queue(pq, &cls, &k);
     if (k.ndamaged > 0) {

@@ -125,15 +125,39 @@ static void use_syslog_locked(void) {
   lg.kind = DEST_SYSLOG;
 }
 
+/* The path a file destination is kept as: absolute, so that the reopen
+ * after a rotation (SIGUSR1) finds the same file after the program has
+ * changed directory (pqact -d with a relative -l). */
+static int absolute_path(const char *dest, char *path, size_t len) {
+  size_t n = strlen(dest);
+
+  if (dest[0] == '/') {
+    if (n >= len) {
+      errno = ENAMETOOLONG;
+      return -1;
+    }
+    memcpy(path, dest, n + 1);
+    return 0;
+  }
+  if (getcwd(path, len) == NULL)
+    return -1;
+  size_t cwd = strlen(path);
+  if (cwd + 1 + n >= len) {
+    errno = ENAMETOOLONG;
+    return -1;
+  }
+  if (cwd > 1) /* not "/" */
+    path[cwd++] = '/';
+  memcpy(path + cwd, dest, n + 1);
+  return 0;
+}
+
 static int use_file_locked(const char *dest) {
   char path[PATH_MAX]; /* dest may be lg.path itself */
   int fd;
 
-  if (strlen(dest) >= sizeof path) {
-    errno = ENAMETOOLONG;
+  if (absolute_path(dest, path, sizeof path) != 0)
     return -1;
-  }
-  strcpy(path, dest);
   fd = open_log_file(path);
   if (fd < 0)
     return -1;

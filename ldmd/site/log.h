@@ -62,7 +62,8 @@ void ldm_log_set_stop(bool (*stopping)(void));
  *         previous destination stays).
  */
 int ldm_log_set_destination(const char *dest);
-/** The current destination ("" syslog, "-" stderr, or the path). */
+/** The current destination ("" syslog, "-" stderr, or the file's path,
+ *  made absolute when it was set: a reopen after chdir() finds it). */
 const char *ldm_log_get_destination(void);
 
 void ldm_log_set_level(enum ldm_log_level level);

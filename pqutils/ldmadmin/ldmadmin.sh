@@ -4,11 +4,11 @@
 # for the scripts and cron jobs sites already have
 # (pqutils/ldmadmin/ldmadmin.1).  It owns the pid file, $LDMHOME/ldmd.pid
 # (LDM's place; ldmd writes it with -W and removes it at exit), its lock
-# file, vetqueuesize's temporary queue beside the queue, and the metrics
-# files (addmetrics, newmetrics), and nothing else: every setting comes
-# from the registry through regutil (pqutils/regutil.1), and the work is
-# done by the other programs (ldmd, pqcreate, pqcopy, pqmon, pqcheck,
-# pqact, scour, gnuplot).
+# file, vetqueuesize's temporary queue beside the queue, the renaming of
+# rotated logs (newlog) and the metrics files (addmetrics, newmetrics),
+# and nothing else: every setting comes from the registry through regutil
+# (pqutils/regutil.1), and the work is done by the other programs (ldmd,
+# pqcreate, pqcopy, pqmon, pqcheck, pqact, pqcat, scour, gnuplot).
 #
 # POSIX sh, not C: each subcommand is a few calls of those programs, and a
 # shell script is what an operator can read when a subcommand refuses.
@@ -54,6 +54,10 @@ usage: $PROG command [options]
   pqactcheck [ldmd.conf] | -p pqact.conf
   pqactHUP              make this server's pqact reread its configuration
   scour [-d]            delete old files (scour and the registry's scour.conf)
+  newlog [-n count] [-l logfile]
+                        rotate the logs, then SIGUSR1 to the server
+  watch [-f feedset] [-p pattern]
+                        print the line of each product inserted from now on
   log | tail            page or follow the log file
   printmetrics | addmetrics | newmetrics    print, append, rotate the metrics
   plotmetrics [-b begin] [-e end] [-o prefix]   PNG plots of the metrics
@@ -155,6 +159,20 @@ cmd_start() {
     die "the queue $queue failed its check (above): ldmadmin delqueue and mkqueue, or pqcheck -F"
   fi
   check_configs
+  # /log/rotate (LDM's): the logs rotated before the server starts, as
+  # newlog does (no signal: nothing runs yet).  A rotation that fails does
+  # not keep the server from starting; a bad /log/count does, as a bad
+  # setting.
+  rotate=$(reg /log/rotate) || exit 1
+  case $rotate in
+    1 | [Tt][Rr][Uu][Ee] | [Yy][Ee][Ss])
+      count=$(reg /log/count) || exit 1
+      count=$(log_count "$count" "the registry's /log/count") || exit 1
+      NEWLOG_CONF=$conf
+      rotate_logs "$count" ||
+        say "could not rotate every log (above): starting the server anyway"
+      ;;
+  esac
   log=$(reg /log/file) || exit 1
   logdir=$(dirname "$log")
   [ -d "$logdir" ] || mkdir -p "$logdir" ||
@@ -642,6 +660,183 @@ cmd_check() {
   say "all is well (green): the LDM server runs, data arrives, the queue holds /server/max-latency"
 }
 
+# ---- newlog: the rotation of every log our programs write ----
+
+# exec_logs CONF [DEPTH]: the log files that CONF's EXEC entries give with
+# -l (also -lFILE, and -vl/-xl FILE as getopt reads them), one a line,
+# then those of the files its INCLUDE entries name (relative to the
+# including file, as ldmd reads them), at most 10 deep.  Entries are
+# keywords in column 1 with their argument on the same line (the way
+# ldmd.conf files are written); "-" (stderr) and "" (syslog) are left out.
+exec_logs() {
+  [ "${2:-0}" -le 10 ] || return 0
+  [ -r "$1" ] || return 0
+  awk -v dir="$(dirname "$1")" '
+    /^[Ee][Xx][Ee][Cc][ \t]/ {
+      line = $0; sub(/^[^ \t]+[ \t]+/, "", line); sub(/[ \t]*#.*$/, "", line)
+      gsub(/"/, "", line)
+      n = split(line, w, /[ \t]+/)
+      for (i = 1; i <= n; i++) {
+        f = ""
+        if (w[i] ~ /^-[vx]*l$/) f = w[i + 1]
+        else if (w[i] ~ /^-[vx]*l./) { f = w[i]; sub(/^-[vx]*l/, "", f) }
+        if (f != "" && f != "-") print "L " f
+      }
+    }
+    /^[Ii][Nn][Cc][Ll][Uu][Dd][Ee][ \t]/ {
+      f = $2; gsub(/"/, "", f)
+      if (f != "") print "I " (f ~ /^\// ? f : dir "/" f)
+    }' "$1" | while IFS= read -r entry; do
+    case $entry in
+      L\ *) printf '%s\n' "${entry#L }" ;;
+      I\ *) exec_logs "${entry#I }" $((${2:-0} + 1)) ;;
+    esac
+  done
+}
+
+# site_logs CONF: the registry's /log/file and the EXEC entries' logs,
+# each once (a relative path is relative to LDMHOME, where the programs
+# run).
+site_logs() {
+  { reg /log/file; exec_logs "$1"; } | awk '
+    $0 == "" || $0 == "-" { next }
+    { p = $0; if (p !~ /^\//) p = home "/" p }
+    !seen[p]++ { print }' home="$LDMHOME"
+}
+
+# log_count N WHERE: N if it is a whole number from 1 to 999, else a
+# message naming WHERE and status 1.
+log_count() {
+  case $1 in
+    [1-9] | [1-9][0-9] | [1-9][0-9][0-9]) echo "$1" ;;
+    *)
+      say "the number of log files to keep ($2) must be a whole number from 1 to 999, not \"$1\""
+      return 1
+      ;;
+  esac
+}
+
+# rotate_log FILE COUNT: as logrotate with compress and delaycompress
+# (etc/logrotate.d/ldm), so that both make one sequence: FILE.COUNT(.gz)
+# is removed (and any older one, when COUNT was lowered), every FILE.K and
+# FILE.K.gz becomes FILE.K+1(.gz), FILE becomes FILE.1, and the previous
+# FILE.1, now FILE.2, is compressed (its programs have reopened their logs
+# since).  A missing or empty FILE is not rotated (logrotate's missingok,
+# notifempty).
+rotate_log() {
+  f=$1
+  if [ ! -e "$f" ]; then
+    say "no log file $f: nothing to rotate"
+    return 0
+  fi
+  if [ ! -s "$f" ]; then
+    say "the log file $f is empty: not rotated"
+    return 0
+  fi
+  k=$2
+  while [ -e "$f.$k" ] || [ -e "$f.$k.gz" ]; do
+    rm -f "$f.$k" "$f.$k.gz" || { say "cannot remove the old log $f.$k"; return 1; }
+    k=$((k + 1))
+  done
+  k=$(($2 - 1))
+  while [ "$k" -ge 1 ]; do
+    for ext in '' .gz; do
+      if [ -e "$f.$k$ext" ]; then
+        mv -f "$f.$k$ext" "$f.$((k + 1))$ext" ||
+          { say "cannot rename $f.$k$ext to $f.$((k + 1))$ext"; return 1; }
+      fi
+    done
+    k=$((k - 1))
+  done
+  mv -f "$f" "$f.1" || { say "cannot rename $f to $f.1"; return 1; }
+  if [ -e "$f.2" ] && [ ! -e "$f.2.gz" ]; then
+    gzip -n "$f.2" || say "cannot compress $f.2 (kept as it is)"
+  fi
+  say "rotated $f (keeping $2)"
+}
+
+# rotate_logs COUNT [FILE]: rotate FILE, or every log of the site (the
+# server's configuration being $NEWLOG_CONF).
+rotate_logs() {
+  st=0
+  if [ -n "${2:-}" ]; then
+    rotate_log "$2" "$1" || st=1
+    return $st
+  fi
+  [ -r "$NEWLOG_CONF" ] ||
+    say "cannot read the server's configuration $NEWLOG_CONF: rotating /log/file only"
+  logs=$(site_logs "$NEWLOG_CONF") || return 1
+  old_ifs=$IFS
+  IFS='
+'
+  set -f # one path a line, never a pattern
+  for f in $logs; do
+    IFS=$old_ifs
+    rotate_log "$f" "$1" || st=1
+  done
+  set +f
+  IFS=$old_ifs
+  return $st
+}
+
+cmd_newlog() {
+  count=
+  file=
+  while getopts n:l: opt; do
+    case $opt in
+      n) count=$(log_count "$OPTARG" "-n") || exit 1 ;;
+      l) file=$OPTARG ;;
+      *) usage ;;
+    esac
+  done
+  shift $((OPTIND - 1))
+  [ $# -eq 0 ] || usage
+  case $file in
+    -) die "-l -: standard error is not a file to rotate" ;;
+  esac
+  if [ -z "$count" ]; then
+    count=$(reg /log/count) || exit 1
+    count=$(log_count "$count" "the registry's /log/count") || exit 1
+  fi
+  NEWLOG_CONF=$(reg /server/config-path) || exit 1
+  st=0
+  rotate_logs "$count" "$file" || st=1
+  if pid=$(server_pid); then
+    kill -USR1 "$pid" || die "cannot signal the LDM server (pid $pid): its programs still write to the rotated logs"
+    say "sent SIGUSR1 to the LDM server (pid $pid): it and its programs reopen their logs"
+  else
+    say "the LDM server is not running: the logs are rotated, no signal sent"
+  fi
+  return $st
+}
+
+# watch: LDM's line (size, creation time, feedtype, seqno, ident) of each
+# product inserted into the queue from now on, on standard output, until
+# interrupted; pqcat -e -L -i (pqutils/pqcat.1) does it, in this process
+# (exec), so SIGINT and SIGTERM stop it.  -f and -p are checked first
+# (pqcat -i 0 at the end of the queue exits at once) so that a bad one is
+# refused with its message and ours; unlike LDM's watch, -p is honoured.
+cmd_watch() {
+  ft=ANY
+  pat='.*'
+  while getopts f:p: opt; do
+    case $opt in
+      f) ft=$OPTARG ;;
+      p) pat=$OPTARG ;;
+      *) usage ;;
+    esac
+  done
+  shift $((OPTIND - 1))
+  [ $# -eq 0 ] || usage
+  queue=$(reg /queue/path) || exit 1
+  [ -e "$queue" ] || die "there is no queue $queue to watch: ldmadmin mkqueue makes it"
+  if ! out=$(pqcat -e -L -i 0 -f "$ft" -p "$pat" -q "$queue" -l - 2>&1 >/dev/null); then
+    printf '%s\n' "$out" >&2
+    die "cannot watch the queue $queue with -f \"$ft\" -p \"$pat\" (above)"
+  fi
+  exec pqcat -e -L -i 1 -f "$ft" -p "$pat" -q "$queue" -l -
+}
+
 cmd_config() {
   [ $# -eq 0 ] || usage
   echo "LDMHOME : $LDMHOME"
@@ -987,12 +1182,13 @@ cd "$LDMHOME" 2>/dev/null || die "cannot change to LDMHOME $LDMHOME: no such dir
 cmd=$1
 shift
 case $cmd in
-  start | stop | restart | clean | mkqueue | delqueue | queuecheck) lock ;;
+  start | stop | restart | clean | mkqueue | delqueue | queuecheck | newlog) lock ;;
 esac
 case $cmd in
   start | stop | restart | isrunning | clean | mkqueue | delqueue | \
-    queuecheck | checkinsertion | vetqueuesize | check | pqactcheck | pqactHUP | config | scour | \
-    log | tail | printmetrics | addmetrics | newmetrics | plotmetrics)
+    queuecheck | checkinsertion | vetqueuesize | check | pqactcheck | pqactHUP | \
+    newlog | watch | config | scour | log | tail | printmetrics | addmetrics | \
+    newmetrics | plotmetrics)
     "cmd_$cmd" "$@"
     ;;
   usage | -h | --help) usage ;;

@@ -2,8 +2,8 @@
 # pqinsert and pqcat: files of every size (empty, 1 byte, 1 KiB, 100 and
 # 150 kB, 20 MB read in place) go in and come back byte-identical and in
 # order; identifiers, sequence numbers, feedtypes, origins and signatures are
-# LDM's; duplicates exit 4, input problems 3; pqcat's filters, -c, -s, -O and
-# output file.
+# LDM's; duplicates exit 4, input problems 3; pqcat's filters, -c, -s, -O,
+# -L, -e and output file.
 source "$(dirname "$0")/lib.sh" "$@"
 cd "$SCRATCH" || fail "cd"
 
@@ -113,6 +113,23 @@ expect_rc 0 pqcat -s
 expect_in "$ERR" "consistent with value in queue"
 [[ ! -s $OUT ]] || fail "pqcat -s wrote data"
 ok "pqcat -s"
+
+# pqcat -L: each product's LDM line instead of its data; -e -i: only what
+# is inserted from now on, whatever its creation time (-o 0 would take
+# the creation time).
+expect_rc 0 pqcat -L -O -p '^one$'
+[[ $(cat "$OUT") =~ ^\ +1\ [0-9]{14}\.[0-9]{6}\ EXP\ [0-9]{3}\ \ one\ cli-test-host$ ]] ||
+  fail "pqcat -L -O wrote: $(cat "$OUT")"
+background pqcat -e -L -i 100 -l follow.log >follow.out
+follower=$BG
+wait_until 10 asleep || fail "pqcat -e -i is not waiting on the queue"
+"$HELPER" insert-old "$Q" 1 3600 late || fail "insert-old"
+wait_until 10 grep -q ' late\.0$' follow.out ||
+  fail "pqcat -e missed a product created an hour before its insertion"
+[[ $(wc -l <follow.out) == 1 ]] || fail "pqcat -e wrote products inserted before it began: $(cat follow.out)"
+kill -TERM "$follower"
+wait_until 10 gone "$follower" || fail "pqcat -e -i did not stop on SIGTERM"
+ok "pqcat -L and -e"
 
 # A product larger than the queue: refused by its size, exit 3 (the exact
 # limit and inputs without a size are in cli_insert_limit).

@@ -9,12 +9,17 @@
 # vetqueuesize in each mode and its bounds; check: its exit codes;
 # failures: the refusals the others do not reach; metrics: printmetrics,
 # addmetrics, newmetrics and plotmetrics with a running server, its
-# upstream and a notifyme (plots skipped without gnuplot).
+# upstream and a notifyme (plots skipped without gnuplot); newlog: the
+# rotation of the server's and pqact's logs with products flowing, and
+# /log/rotate at start; watch: the product lines, -f and -p, SIGINT and
+# SIGTERM; reopen: every long-running program reopens its log on SIGUSR1
+# (pqact on SIGHUP too), a requester child of ldmd on newlog's.
 if(TARGET ldmd AND TARGET pqact AND TARGET scour AND TARGET pqclihelper
    AND TARGET notifyme)
   pq_script_suite(ldmadmin LABEL ldmadmin
     ARGS ${CMAKE_SOURCE_DIR}/pqutils/ldmadmin/ldmadmin.sh
          $<TARGET_FILE_DIR:ldmd> $<TARGET_FILE_DIR:pqcreate>
          $<TARGET_FILE_DIR:pqact> $<TARGET_FILE:pqclihelper>
-    TESTS server 120 queue 60 space 60 vet 120 check 60 failures 60 metrics 120)
+    TESTS server 120 queue 60 space 60 vet 120 check 60 failures 60 metrics 120
+          newlog 180 watch 60 reopen 180)
 endif()

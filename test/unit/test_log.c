@@ -1,10 +1,11 @@
 /*
  * test_log.c - the logger (ldmd/site/log.h): the simple line format column by
  * column, levels and their words, rolling the level (directly and from
- * SIGUSR2), reopening after rotation (directly and from SIGUSR1), one line
- * per message line, destinations (file, stderr, syslog, the default with
- * and without a /dev/null stderr), ident, errno kept, long messages, and
- * several processes appending to one file without mixing lines.  Log files
+ * SIGUSR2), reopening after rotation (directly and from SIGUSR1, and after
+ * a chdir() for a relative path), one line per message line, destinations
+ * (file, stderr, syslog, the default with and without a /dev/null stderr),
+ * ident, errno kept, long messages, and several processes appending to one
+ * file without mixing lines.  Log files
  * live in a scratch directory under $PQ_TEST_DIR (or /tmp).
  */
 #include <stdarg.h>
@@ -387,6 +388,37 @@ static void test_refresh_after_rotation(void **state) {
   assert_int_equal(n, 2);
 }
 
+/* A relative path is kept absolute: after a chdir() (pqact -d) the
+ * reopen of a rotation makes the file where it was, not under the new
+ * directory. */
+static void test_refresh_relative_after_chdir(void **state) {
+  char cwd[4096], path[4096], old[4096], sub[4096];
+  (void)state;
+
+  assert_non_null(getcwd(cwd, sizeof cwd));
+  scratch_path(path, sizeof path, "rel.log");
+  scratch_path(old, sizeof old, "rel.log.1");
+  scratch_path(sub, sizeof sub, "elsewhere");
+  (void)unlink(path);
+  (void)mkdir(sub, 0755);
+  assert_int_equal(chdir(scratch), 0);
+  ldm_log_set_level(LDM_LOG_NOTICE);
+  assert_int_equal(ldm_log_set_destination("rel.log"), 0);
+  const char *dest = ldm_log_get_destination();
+  size_t n = strlen(dest);
+  assert_true(dest[0] == '/' && n > 8 && strcmp(dest + n - 8, "/rel.log") == 0);
+  log_notice("before");
+  assert_int_equal(chdir(sub), 0);
+  assert_int_equal(rename(path, old), 0);
+  ldm_log_request_refresh();
+  log_notice("after");
+  assert_int_equal(chdir(cwd), 0);
+  assert_true(file_has(old, "before"));
+  assert_false(file_has(old, "after"));
+  assert_true(file_has(path, "after"));
+  assert_int_equal(access("elsewhere/rel.log", F_OK), -1);
+}
+
 /* ---- message lines ---- */
 
 static void test_multiline(void **state) {
@@ -611,6 +643,7 @@ int main(void) {
       cmocka_unit_test(test_levels),
       cmocka_unit_test(test_roll),
       cmocka_unit_test(test_refresh_after_rotation),
+      cmocka_unit_test(test_refresh_relative_after_chdir),
       cmocka_unit_test(test_multiline),
       cmocka_unit_test(test_long_message),
       cmocka_unit_test(test_errno_kept),
