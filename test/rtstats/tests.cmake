@@ -1,0 +1,8 @@
+# rtstats's tests: test_binstats, the cmocka unit test of its bins, report
+# line and schedule (pqutils/binstats.c), with the clock and the random
+# draw in the test's hands.
+if(TARGET rtstats_core)
+  add_executable(test_binstats ${CMAKE_CURRENT_LIST_DIR}/test_binstats.c)
+  target_link_libraries(test_binstats PRIVATE rtstats_core ${CMOCKA_LIB})
+  pq_test(test_binstats TIMEOUT 60 LABELS rtstats COMMAND test_binstats)
+endif()
