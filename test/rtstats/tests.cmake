@@ -6,3 +6,13 @@ if(TARGET rtstats_core)
   target_link_libraries(test_binstats PRIVATE rtstats_core ${CMOCKA_LIB})
   pq_test(test_binstats TIMEOUT 60 LABELS rtstats COMMAND test_binstats)
 endif()
+
+# The shell tests: rtstats_NAME runs rtstats/NAME.sh against our ldmd
+# (report) or fakeldm (the protocol's answers, refusals, signals, bad
+# command lines), with products inserted by pqacthelper (test/pqact).
+if(TARGET rtstats AND TARGET ldmd AND TARGET fakeldm AND TARGET pqacthelper)
+  pq_script_suite(rtstats LABEL rtstats
+    ARGS $<TARGET_FILE_DIR:rtstats> $<TARGET_FILE:fakeldm>
+         $<TARGET_FILE_DIR:ldmd> $<TARGET_FILE:pqacthelper> ${PROJECT_VERSION}
+    TESTS report 180)
+endif()
