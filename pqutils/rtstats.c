@@ -167,8 +167,6 @@ static int make_report(struct rtstats *r, const struct rts_bin *bin,
   }
   snprintf(info->origin, sizeof info->origin, "%s", r->origin);
   info->feedtype = PQ_FT_EXP;
-  info->seqno = r->seqno;
-  r->seqno = (r->seqno + 1) % SEQNO_CYCLE;
   info->arrival = pq_ts_now();
   info->size = (uint64_t)n;
   if (pq_md5(line, (size_t)n, info->signature) != 0) {
@@ -204,6 +202,8 @@ static int send_bins(struct rtstats *r, struct ldmc_push *push, size_t nchanged,
       nunwanted++;
       continue;
     }
+    info.seqno = r->seqno; /* one more for each report offered */
+    r->seqno = (r->seqno + 1) % SEQNO_CYCLE;
     rc = ldmc_push_product(push, &info, line, err, sizeof err);
     if (rc == LDM6_IO_OK) {
       (*nsent)++;
