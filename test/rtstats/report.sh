@@ -12,7 +12,7 @@
 #      the bins that changed, with the hour's figures so far;
 #   3. the server down: the failure is logged, rtstats goes on, and once
 #      the server is back the figures binned meanwhile all arrive;
-#   4. SIGTERM: exit 0 within 5 s.
+#   4. SIGUSR1 logs the bins; SIGTERM: exit 0 within 5 s.
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "$0")/lib.sh" "$@"
 
@@ -82,6 +82,14 @@ between "${F[9]%@*}" 20 26 || fail "max after 2 products ${F[9]}"
   fail "the unchanged HDS bin was reported again"
 grep -q 'sent 1 reports' "$RLOG" || fail "no cycle of the IDS bin alone"
 ok "a changed bin is reported again with the hour's figures; an unchanged one is not"
+
+# SIGUSR1: every bin's line in the log.
+kill -USR1 "$RT_PID"
+wait_until 10 grep -qE 'NOTE  2 bins, [01] with figures to report' "$RLOG" ||
+  fail "no list of the bins after SIGUSR1"
+wait_until 10 grep -qE "NOTE  [0-9]{14} [0-9]{14} +$MYNAME +IDS +$ORIG +2 +1000 " "$RLOG" ||
+  fail "the IDS bin is not in the list"
+ok "SIGUSR1: the bins' lines logged"
 
 # 3. The server goes away: logged, not fatal; back on the same port, it
 # gets what was binned meanwhile.
