@@ -76,11 +76,13 @@ insert() {
     fail "cannot insert $4"
 }
 
-# reports: the reports in $RQ, one per line: the product line as pqcat -v
+# reports: the reports in $RQ (the products whose identifier starts with
+# "rtstats-"), one per line: the product line as pqcat -v
 # -O logs it (size, time, feedtype, seqno, ident, origin), a tab, then the
 # report's own line.  Into $SCRATCH/reports; their number in nreports.
 reports() {
-  pqcat -v -O -q "$RQ" -l - >"$SCRATCH/rq.txt" 2>"$SCRATCH/rq.log" ||
+  pqcat -v -O -q "$RQ" -p '^rtstats-' -l - >"$SCRATCH/rq.txt" \
+    2>"$SCRATCH/rq.log" ||
     fail "pqcat of $RQ failed: $(cat "$SCRATCH/rq.log")"
   : >"$SCRATCH/reports"
   products "$SCRATCH/rq.log" >"$SCRATCH/rq.prods"

@@ -14,5 +14,5 @@ if(TARGET rtstats AND TARGET ldmd AND TARGET fakeldm AND TARGET pqacthelper)
   pq_script_suite(rtstats LABEL rtstats
     ARGS $<TARGET_FILE_DIR:rtstats> $<TARGET_FILE:fakeldm>
          $<TARGET_FILE_DIR:ldmd> $<TARGET_FILE:pqacthelper> ${PROJECT_VERSION}
-    TESTS report 180 protocol 180 badinput 60)
+    TESTS report 180 protocol 180 badinput 60 chain 120)
 endif()
