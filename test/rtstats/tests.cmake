@@ -8,8 +8,9 @@ if(TARGET rtstats_core)
 endif()
 
 # The shell tests: rtstats_NAME runs rtstats/NAME.sh against our ldmd
-# (report) or fakeldm (the protocol's answers, refusals, signals, bad
-# command lines), with products inserted by pqacthelper (test/pqact).
+# (report; chain, two of them relaying) or fakeldm (protocol: the answers,
+# refusals, signals; badinput: bad command lines), with products inserted
+# by pqacthelper (test/pqact).
 if(TARGET rtstats AND TARGET ldmd AND TARGET fakeldm AND TARGET pqacthelper)
   pq_script_suite(rtstats LABEL rtstats
     ARGS $<TARGET_FILE_DIR:rtstats> $<TARGET_FILE:fakeldm>
