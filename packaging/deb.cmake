@@ -42,7 +42,7 @@ set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
 set(CPACK_PACKAGE_DESCRIPTION
   "A product queue server in the tradition of Unidata's LDM: ldmd (the
 LDM-6 protocol), pqact, the queue utilities (pqcreate, pqinsert, pqcat,
-...), the protocol clients (notifyme, ldmsend, ldmping), regutil, and the
+...), the protocol clients (notifyme, ldmsend, ldmping, rtstats), regutil, and the
 queue library with its header and pkg-config file.  The package creates the
 system user ldm, its home /var/lib/ldm, a registry and a queue.")
 # A directory of its own for the staging, and absolute destinations

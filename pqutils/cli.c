@@ -491,7 +491,11 @@ void cli_select_cursor(pq_t *pq, const struct cli_select *s,
 #define WAIT_SLICE_MS 100
 
 int cli_wait_for_products(pq_t *pq, uint64_t seconds) {
-  uint64_t waited_ms = 0, limit_ms = seconds * 1000;
+  return cli_wait_for_products_ms(pq, seconds * 1000);
+}
+
+int cli_wait_for_products_ms(pq_t *pq, uint64_t limit_ms) {
+  uint64_t waited_ms = 0;
   while (waited_ms < limit_ms && !cli_stopping() && !cli_stats_pending() &&
          !cli_reread_pending()) {
     uint64_t slice = limit_ms - waited_ms;

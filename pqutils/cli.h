@@ -239,5 +239,7 @@ int cli_open_append(const char *path);
  *  returning early on a stop, a statistics or a reread request: PQ_OK, or
  *  pq_wait()'s error.  For the followers (pqcat -i, pqact). */
 int cli_wait_for_products(pq_t *pq, uint64_t seconds);
+/** The same, for up to limit_ms milliseconds (rtstats: until a report). */
+int cli_wait_for_products_ms(pq_t *pq, uint64_t limit_ms);
 
 #endif /* PQUTILS_CLI_H */

@@ -1,7 +1,8 @@
 /*
- * ldmclient.h - what the LDM protocol clients (notifyme, ldmsend, ldmping)
- * share: where the server is, connecting to it, and making one synchronous
- * LDM call, each of which a stop (SIGTERM, SIGINT) ends at once.
+ * ldmclient.h - what the LDM protocol clients (notifyme, ldmsend, ldmping,
+ * rtstats) share: where the server is, connecting to it, and making one
+ * synchronous LDM call, each of which a stop (SIGTERM, SIGINT) ends at
+ * once.  (The sending side of a push is ldmpush.h's.)
  *
  * WHERE.  A server is named as LDM users name it, "host", plus what LDM's
  * own clients cannot do (they only ever use port 388): "host:port",

@@ -9,7 +9,8 @@
  *   is at most max_hereis, else COMINGSOON (answered; DONT_SEND means the
  *   server has it or does not want it) and one BLKDATA (one-way) with all
  *   the data.  A final NULLPROC flushes the one-way calls and confirms that
- *   the server has taken them.
+ *   the server has taken them.  The calls themselves are ldmpush.c's,
+ *   which rtstats uses too; what is sent, and what is said, is here.
  *
  * Each product: ident = the file name as given, origin = the registry's
  * /hostname (else this host's name), creation time = now, signature = MD5
@@ -40,6 +41,7 @@
 #include "ldmd/site/log.h"
 #include "pqutils/cli.h"
 #include "pqutils/ldmclient.h"
+#include "pqutils/ldmpush.h"
 
 /* Exit statuses, LDM's (exitStatus.h) where they apply. */
 enum {
@@ -89,19 +91,14 @@ struct ldmsend {
   int nfiles;
 
   ldm6_io *io;
-  uint32_t max_hereis;
-  bool want_all;  /* OK: everything offered is wanted */
-  bool want_none; /* DONT_SEND: nothing is */
-  pq_class want;  /* RECLASS: the accepted class */
-  uint8_t *buf;   /* the file being sent */
+  struct ldmc_push push; /* what the server wants, once HIYA is answered */
+  uint8_t *buf;          /* the file being sent */
   size_t cap;
   int status; /* the exit status so far */
   /* offered and not confirmed yet (one per file at most) */
   struct offered *offered;
   size_t noffered;
 };
-
-static const uint8_t zeros[4];
 
 /* Status of a failed call (or send): a stop ends them by shutting the
  * socket down (ldmc_watch()), which is an interruption, not a failure. */
@@ -129,7 +126,6 @@ static void set_status(struct ldmsend *s, int status) {
 /* HIYA: learn what the server wants.  @return 0 or -1 (status set). */
 static int hiya(struct ldmsend *s) {
   ldm6_prod_class offer;
-  ldm6_hiya_reply rep;
   char err[700];
   char text[9000];
   int rc;
@@ -148,44 +144,27 @@ static int hiya(struct ldmsend *s) {
   ldm6_class_format(&offer, text, sizeof text);
   log_debug("offering %s to %s", text, s->peer.name);
 
-  rc = ldmc_call(s->io, &s->peer, "HIYA", LDM6_VERSION6, LDM6_HIYA,
-                 LDM6_T_PROD_CLASS, &offer, LDM6_T_HIYA_REPLY, &rep,
-                 CALL_TIMEOUT_MS, NULL, err, sizeof err);
+  rc = ldmc_push_hiya(&s->push, &offer, err, sizeof err);
   if (rc != LDM6_IO_OK) {
     log_call_error(err);
     set_status(s, call_status(rc));
     return -1;
   }
-  switch (rep.code) {
+  switch (s->push.answer) {
   case LDM6_OK:
-    s->want_all = true;
-    s->max_hereis = rep.u.max_hereis;
     log_debug("%s accepts everything offered (max_hereis %u)", s->peer.name,
-              (unsigned)s->max_hereis);
-    return 0;
+              (unsigned)s->push.max_hereis);
+    break;
   case LDM6_RECLASS:
-    s->max_hereis = rep.u.feedpar.max_hereis;
-    ldm6_class_format(&rep.u.feedpar.prod_class, text, sizeof text);
+    ldm6_class_format(&s->push.accepted, text, sizeof text);
     log_info("%s accepts only %s", s->peer.name, text);
-    rc = ldm6_class_to_pq(&rep.u.feedpar.prod_class, &s->want, err, sizeof err);
-    if (rc != 0) {
-      log_error("cannot use the class %s accepts: %s%s%s", s->peer.name,
-                ldm6_strerror(rc), err[0] != '\0' ? ": " : "", err);
-      set_status(s, EXIT_CONN_ABORT);
-      return -1;
-    }
-    return 0;
-  case LDM6_DONT_SEND:
+    break;
+  default: /* DONT_SEND */
     log_notice("%s wants none of the products offered (DONT_SEND)",
                s->peer.name);
-    s->want_none = true;
-    return 0;
-  default:
-    log_error("%s answered HIYA with %s", s->peer.name,
-              ldm6_errt_name(rep.code));
-    set_status(s, EXIT_CONN_ABORT);
-    return -1;
+    break;
   }
+  return 0;
 }
 
 /* Read the whole file into s->buf.  @return bytes read, or -1 (logged). */
@@ -220,91 +199,33 @@ static int64_t read_file(struct ldmsend *s, const char *path, int fd,
   return (int64_t)got;
 }
 
-/* Send call proc (HEREIS or BLKDATA): its argument head, hlen bytes, then
- * the sz bytes of data in s->buf, padded.  @return 0, or -1 after the
- * connection failed (status set; `what` precedes the product's name in
- * the message: "", "the data of "). */
-static int send_data_call(struct ldmsend *s, uint32_t proc, uint8_t *head,
-                          size_t hlen, uint32_t sz, const char *what,
-                          const pq_prod_info *info) {
-  struct iovec iov[3] = {
-      {head, hlen}, {s->buf, sz}, {(void *)zeros, ldm6_xdr_pad(sz)}};
-  char err[700], msg[1000];
-  int rc = ldm6_io_send_call(s->io, LDM6_VERSION6, proc, iov, 3, NULL);
-
-  if (rc == LDM6_IO_OK)
-    return 0;
-  snprintf(msg, sizeof msg, "cannot send %s%s to %s: %s", what, info->ident,
-           s->peer.name, ldmc_io_text(s->io, rc, err, sizeof err));
-  log_call_error(msg);
-  set_status(s, call_status(rc));
-  return -1;
-}
-
 /* Send one product whose data is s->buf.  @return 0 offered; 1 not
  * offered (it could not be encoded: status set); -1 the connection failed
  * (status set). */
 static int send_product(struct ldmsend *s, const pq_prod_info *info) {
-  ldm6_prod_info wire;
-  uint8_t head[512];
-  size_t hlen = 0;
-  uint32_t sz;
-  int rc;
+  char err[1000];
+  int rc = ldmc_push_product(&s->push, info, s->buf, err, sizeof err);
 
-  rc = ldm6_info_from_pq(info, &wire);
-  if (rc != 0) {
-    log_error("cannot describe %s for LDM: %s", info->ident, ldm6_strerror(rc));
+  switch (rc) {
+  case LDM6_IO_OK:
+    return 0;
+  case LDMC_UNWANTED: {
+    char line[700];
+
+    pq_prod_info_format(info, ldm_log_enabled(LDM_LOG_DEBUG), line,
+                        sizeof line);
+    log_notice("Unwanted product: %s", line);
+    return 0;
+  }
+  case LDMC_EPRODUCT:
+    log_error("%s", err);
     set_status(s, EXIT_SYSTEM);
     return 1; /* the next file may do */
+  default:
+    log_call_error(err);
+    set_status(s, call_status(rc));
+    return -1;
   }
-  sz = wire.sz;
-  if (sz <= s->max_hereis) {
-    rc = ldm6_encode(LDM6_T_PROD_INFO, &wire, head, sizeof head, &hlen);
-    if (rc == 0)
-      return send_data_call(s, LDM6_HEREIS, head, hlen, sz, "", info);
-  } else {
-    ldm6_comingsoon_args cs;
-    ldm6_comingsoon_reply answer = LDM6_OK;
-    ldm6_datapkt pkt;
-    char err[700];
-
-    cs.info = wire;
-    cs.pktsz = sz;
-    rc =
-        ldmc_call(s->io, &s->peer, "COMINGSOON", LDM6_VERSION6, LDM6_COMINGSOON,
-                  LDM6_T_COMINGSOON_ARGS, &cs, LDM6_T_COMINGSOON_REPLY, &answer,
-                  CALL_TIMEOUT_MS, NULL, err, sizeof err);
-    if (rc != LDM6_IO_OK) {
-      log_call_error(err);
-      set_status(s, call_status(rc));
-      return -1;
-    }
-    if (answer == LDM6_DONT_SEND) {
-      char line[700];
-
-      pq_prod_info_format(info, ldm_log_enabled(LDM_LOG_DEBUG), line,
-                          sizeof line);
-      log_notice("Unwanted product: %s", line);
-      return 0;
-    }
-    if (answer != LDM6_OK) {
-      log_error("%s answered COMINGSOON with %s", s->peer.name,
-                ldm6_errt_name(answer));
-      set_status(s, EXIT_CONN_ABORT);
-      return -1;
-    }
-    memcpy(pkt.signature, wire.signature, sizeof pkt.signature);
-    pkt.pktnum = 0;
-    pkt.data_len = sz;
-    pkt.data = s->buf;
-    rc = ldm6_encode_datapkt_head(&pkt, head, sizeof head, &hlen);
-    if (rc == 0)
-      return send_data_call(s, LDM6_BLKDATA, head, hlen, sz, "the data of ",
-                            info);
-  }
-  log_error("cannot encode %s: %s", info->ident, ldm6_strerror(rc));
-  set_status(s, EXIT_SYSTEM);
-  return 1;
 }
 
 /* Send file i.  @return 0 (sent, skipped or failed alone) or -1 (the
@@ -330,7 +251,7 @@ static int send_file(struct ldmsend *s, int i) {
   info.feedtype = s->feedtype;
   info.seqno = seqno;
   info.arrival = pq_ts_now();
-  if (s->want_none || (!s->want_all && !pq_class_match(&s->want, &info))) {
+  if (!ldmc_push_wanted(&s->push, &info)) {
     log_info("%s doesn't want %s", s->peer.name, path);
     return 0;
   }
@@ -489,6 +410,7 @@ int main(int argc, char **argv) {
     }
   } else {
     ldmc_watch(s.io); /* a stop ends every wait on it */
+    ldmc_push_init(&s.push, s.io, &s.peer, CALL_TIMEOUT_MS);
   }
   if (s.io != NULL && hiya(&s) == 0) {
     bool broken = false;
@@ -505,9 +427,7 @@ int main(int argc, char **argv) {
     }
     if (!broken) {
       /* Flush the one-way calls; the answer confirms their arrival. */
-      int rc = ldmc_call(s.io, &s.peer, "NULLPROC", LDM6_VERSION6,
-                         LDM6_NULLPROC, LDM6_T_VOID, NULL, LDM6_T_VOID, NULL,
-                         CALL_TIMEOUT_MS, NULL, err, sizeof err);
+      int rc = ldmc_push_flush(&s.push, err, sizeof err);
 
       if (rc != LDM6_IO_OK) {
         log_call_error(err);
@@ -520,7 +440,7 @@ int main(int argc, char **argv) {
   ldmc_watch(NULL);
   report_undelivered(&s, next);
   ldm6_io_free(s.io);
-  pq_class_free(&s.want); /* empty unless RECLASS */
+  ldmc_push_free(&s.push);
   free(s.buf);
   free(s.offered);
   return s.status;
