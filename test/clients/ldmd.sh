@@ -33,15 +33,6 @@ EOF
 V6=0
 have_ipv6 && V6=1
 
-stop_ldmd() {
-  [[ -n $LDMD_PID ]] || return 0
-  kill -TERM "$LDMD_PID"
-  wait_exit "$LDMD_PID" 20
-  LDMD_PID=
-  ((rc == 0)) || fail "ldmd exited $rc on SIGTERM"
-  sanitizer_check "$SCRATCH/ldmd.err"
-  sanitizer_check "$LOG"
-}
 # On a failure, let ldmd stop its children (up to 5 s) before everything
 # is killed.
 ldmd_cleanup() {
@@ -60,14 +51,7 @@ expect_rc 0 pqinsert -f EXP -s 10 data/old1 data/old2 data/old3
 
 addrs=(-I 127.0.0.1)
 ((V6)) && addrs+=(-I ::1)
-background "$LDMD_DIR/ldmd" -f -l "$LOG" -P 0 -m 3600 "${addrs[@]}" "$CONF" \
-  2>"$SCRATCH/ldmd.err"
-LDMD_PID=$BG
-wait_until 10 grep -q 'listening on 127.0.0.1 port' "$LOG" ||
-  fail "ldmd did not start"
-PORT=$(sed -n 's/.*listening on 127\.0\.0\.1 port \([0-9]*\).*/\1/p' "$LOG" |
-  head -1)
-[[ -n $PORT ]] || fail "no port in ldmd's log"
+ldmd_start "$LDMD_DIR/ldmd" "$LOG" -P 0 -m 3600 "${addrs[@]}" "$CONF"
 
 # 1. ldmping.
 expect_rc 0 ldmping -v -i 0 -h "127.0.0.1:$PORT"
@@ -148,5 +132,5 @@ else
   skip_part "IPv6 (ldmping, ldmsend, notifyme over ::1): cannot listen on ::1"
 fi
 
-stop_ldmd
+ldmd_stop "$LOG"
 ok "ldmd stopped cleanly"

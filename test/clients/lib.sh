@@ -35,6 +35,35 @@ wait_exit() {
   rc=$?
 }
 
+# ldmd_start LDMD LOG ARGS...: our server in the foreground (ldmd -f -l
+# LOG ARGS..., its stderr appended to $SCRATCH/ldmd.err), LOG emptied
+# first, until it listens on 127.0.0.1; its port in $PORT, its pid in
+# $LDMD_PID.
+ldmd_start() {
+  local ldmd=$1 log=$2
+  shift 2
+  : >"$log"
+  background "$ldmd" -f -l "$log" "$@" 2>>"$SCRATCH/ldmd.err"
+  LDMD_PID=$BG
+  wait_until 10 grep -q 'listening on 127.0.0.1 port' "$log" ||
+    fail "ldmd did not start: $(cat "$SCRATCH/ldmd.err")"
+  PORT=$(sed -n 's/.*listening on 127\.0\.0\.1 port \([0-9]*\).*/\1/p' "$log" |
+    head -1)
+  [[ -n $PORT ]] || fail "no port in ldmd's log"
+}
+
+# ldmd_stop LOG: SIGTERM to $LDMD_PID (none: nothing to do), which must
+# exit 0 within 20 s with no sanitizer report in LOG or its stderr.
+ldmd_stop() {
+  [[ -n $LDMD_PID ]] || return 0
+  kill -TERM "$LDMD_PID"
+  wait_exit "$LDMD_PID" 20
+  LDMD_PID=
+  ((rc == 0)) || fail "ldmd exited $rc on SIGTERM"
+  sanitizer_check "$SCRATCH/ldmd.err"
+  sanitizer_check "$1"
+}
+
 # start_fake MODE ADDR ARGS...: start fakeldm (report in $REPORT, which is
 # emptied); its port in $PORT, its pid in $FAKE_PID.
 start_fake() {

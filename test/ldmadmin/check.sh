@@ -39,12 +39,7 @@ admin_ok start -P 0
 ok "2: not running; 4: no data (before 5)"
 
 # Fresh products fill the 2M queue past full: MVRT 0 s, less than 3600 s.
-head -c 200000 /dev/urandom >big.0
-for i in 1 2 3 4 5 6 7 8 9 10 11 12; do
-  { cat big.0; echo "$i"; } >"big.$i"
-  run pqinsert "big.$i"
-  ((rc == 0)) || fail "pqinsert big.$i exited $rc"
-done
+fill_fresh
 cp "$Q" before.pq
 cp "$LDM_REGISTRY" before.xml
 check_exits 5 "the queue $Q is too small for /server/max-latency"

@@ -86,3 +86,32 @@ admin_fails() {
   [[ -z $text ]] || grep -qF -- "$text" "$ERR" ||
     fail "'ldmadmin ${args[*]}': no \"$text\" on stderr"
 }
+
+# mount_tmpfs SIZE: a tmpfs of SIZE of the test's own at $MNT
+# ($SCRATCH/mnt), unmounted at exit before the cleanup; status 1, with
+# mount's message in $ERR, where this host does not permit it.
+mount_tmpfs() {
+  MNT=$SCRATCH/mnt
+  mkdir -p "$MNT" || fail "mkdir $MNT"
+  trap tmpfs_cleanup EXIT
+  mount -t tmpfs -o size="$1" tmpfs "$MNT" 2>"$ERR"
+}
+tmpfs_cleanup() {
+  local st=$?
+  umount "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null
+  trap - EXIT
+  (exit "$st")
+  admin_cleanup
+}
+
+# fill_fresh: twelve products of 200 kB, each different, inserted now:
+# a 2M queue past full, its minimum virtual residence time 0 s.
+fill_fresh() {
+  local i
+  head -c 200000 /dev/urandom >"$SCRATCH/big.0"
+  for i in 1 2 3 4 5 6 7 8 9 10 11 12; do
+    { cat "$SCRATCH/big.0"; echo "$i"; } >"$SCRATCH/big.$i"
+    run pqinsert "$SCRATCH/big.$i"
+    ((rc == 0)) || fail "pqinsert big.$i exited $rc"
+  done
+}

@@ -8,17 +8,7 @@
 source "$(dirname "$0")/lib.sh" "$@"
 cd "$SCRATCH" || fail "cd"
 
-MNT=$SCRATCH/mnt
-mkdir "$MNT"
-space_cleanup() {
-  local st=$?
-  umount "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null
-  trap - EXIT
-  (exit "$st")
-  admin_cleanup
-}
-trap space_cleanup EXIT
-if ! mount -t tmpfs -o size=4m tmpfs "$MNT" 2>"$ERR"; then
+if ! mount_tmpfs 4m; then
   if [[ $(id -u) != 0 ]] || grep -qi 'permission denied' "$ERR"; then
     echo "skipped: mounting a tmpfs is not permitted here: $(cat "$ERR")"
     exit 77

@@ -214,12 +214,7 @@ ok "increase bounded by /queue/max-size: grown to the cap, exit 1; at the cap, n
 # 0 s, which no size would fix) of 200 kB grow the queue 4 times at most.
 reg_set 40G /queue/max-size
 fresh_queue default
-head -c 200000 /dev/urandom >big.0
-for i in 1 2 3 4 5 6 7 8 9 10 11 12; do
-  { cat big.0; echo "$i"; } >"big.$i"
-  run pqinsert "big.$i"
-  ((rc == 0)) || fail "pqinsert big.$i exited $rc"
-done
+fill_fresh
 [[ $(stat_field 1) == 1 ]] || fail "twelve 200 kB products did not fill 2M"
 cap=$(stat_field 2)
 admin_fails vetqueuesize -- "at most 4 times its size in one run"
@@ -241,17 +236,7 @@ ok "slots that run out first: refused, nothing changed"
 
 # Bounded by the free space: a tmpfs of 12 MiB holding a 2M queue of 20000
 # slots (4.6 MB); a huge max-latency and a cap far above the room.
-MNT=$SCRATCH/mnt
-mkdir "$MNT"
-vet_cleanup() {
-  local st=$?
-  umount "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null
-  trap - EXIT
-  (exit "$st")
-  admin_cleanup
-}
-trap vet_cleanup EXIT
-if mount -t tmpfs -o size=12m tmpfs "$MNT" 2>"$ERR"; then
+if mount_tmpfs 12m; then
   Q=$MNT/ldm.pq
   reg_set "$Q" /queue/path
   reg_set 100000000 /server/max-latency

@@ -47,26 +47,9 @@ PEERNAME=${PEERNAME:-127.0.0.1}
 # start_ldmd [PORT]: the receiving ldmd on 127.0.0.1, on PORT or one the
 # kernel picks; sets PORT and LDMD_PID.
 start_ldmd() {
-  : >"$LOG"
-  background "$LDMD_DIR/ldmd" -f -l "$LOG" -P "${1:-0}" -I 127.0.0.1 \
-    -q "$RQ" "$CONF" 2>>"$SCRATCH/ldmd.err"
-  LDMD_PID=$BG
-  wait_until 10 grep -q 'listening on 127.0.0.1 port' "$LOG" ||
-    fail "ldmd did not start: $(cat "$SCRATCH/ldmd.err")"
-  PORT=$(sed -n 's/.*listening on 127\.0\.0\.1 port \([0-9]*\).*/\1/p' "$LOG" |
-    head -1)
-  [[ -n $PORT ]] || fail "no port in ldmd's log"
+  ldmd_start "$LDMD_DIR/ldmd" "$LOG" -P "${1:-0}" -I 127.0.0.1 -q "$RQ" "$CONF"
 }
-
-stop_ldmd() {
-  [[ -n $LDMD_PID ]] || return 0
-  kill -TERM "$LDMD_PID"
-  wait_exit "$LDMD_PID" 20
-  LDMD_PID=
-  ((rc == 0)) || fail "ldmd exited $rc on SIGTERM"
-  sanitizer_check "$SCRATCH/ldmd.err"
-  sanitizer_check "$LOG"
-}
+stop_ldmd() { ldmd_stop "$LOG"; }
 
 # insert FEEDTYPE CREATED ORIGIN IDENT SIZE: a product of SIZE bytes into
 # $LQ, created at CREATED (seconds since the epoch).
