@@ -1,6 +1,7 @@
 /*
  * tu_reg_keys.h - the registry's built-in keys as the tests list them:
- * LDM's 21, ldmd's own 8 and pqact's own 1 (pqutils/regutil.1), typed here
+ * LDM's 21, ldmd's own 8 and 3 for its live figures, and pqact's own 1
+ * (pqutils/regutil.1), typed here
  * independently of ldmd/site/registry_keys.c, so that test_registry can check
  * the registry has each of them and no other (it counts them), and
  * fuzz_registry reads each one.  A key added to the registry is added here.
@@ -19,6 +20,7 @@
       REG_SCOUR_EXCLUDE, REG_LOG_FILE, REG_LOG_COUNT, REG_LOG_ROTATE,          \
       REG_INSERTION_CHECK, REG_RECONCILIATION, REG_DELETE_INFO_FILES,          \
       REG_INTERVAL, REG_RESTART_MIN, REG_RESTART_MAX, REG_SILENCE_LIMIT,       \
-      REG_RETRY_MIN, REG_RETRY_MAX, REG_AUTOSHIFT, REG_STATE_DIR
+      REG_RETRY_MIN, REG_RETRY_MAX, REG_AUTOSHIFT, REG_STATE_DIR,              \
+      REG_METRICS_ENABLE, REG_METRICS_PATH, REG_METRICS_HTTP
 
 #endif /* TEST_TU_REG_KEYS_H */
