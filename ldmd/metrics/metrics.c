@@ -330,9 +330,9 @@ static void copy_hist(const ldmm_hist *h, ldmm_hist_copy *c) {
   c->sum_us = atomic_load_explicit(&h->sum_us, memory_order_relaxed);
 }
 
-/* The description of s, consistent (its sequence even and unmoved).
- * @return 0, or -1 if it kept changing */
-static int copy_desc(const ldmm_slot *s, ldmm_conn_copy *c) {
+/* The description of s, consistent (its sequence even and unmoved); if
+ * it kept changing, or its writer died while it wrote it, an empty one. */
+static void copy_desc(const ldmm_slot *s, ldmm_conn_copy *c) {
   int k;
 
   for (k = 0; k < DESC_TRIES; k++) {
@@ -350,10 +350,12 @@ static int copy_desc(const ldmm_slot *s, ldmm_conn_copy *c) {
       c->feed[sizeof c->feed - 1] = '\0';
       if (c->kind >= LDMM_NKINDS)
         c->kind = LDMM_KIND_CONNECTION;
-      return 0;
+      return;
     }
   }
-  return -1;
+  c->kind = LDMM_KIND_CONNECTION;
+  c->peer[0] = '\0';
+  c->feed[0] = '\0';
 }
 
 /* Slot i into c.  @return 0, or -1 when it is not live or changed hands
@@ -368,8 +370,7 @@ static int copy_slot(const ldmm_slot *s, int i, ldmm_conn_copy *c) {
   c->index = i;
   c->pid = (pid_t)atomic_load_explicit(&s->pid, memory_order_relaxed);
   c->start_us = atomic_load_explicit(&s->start_us, memory_order_relaxed);
-  if (copy_desc(s, c) != 0)
-    return -1;
+  copy_desc(s, c);
   c->products = atomic_load_explicit(&s->products, memory_order_relaxed);
   c->bytes = atomic_load_explicit(&s->bytes, memory_order_relaxed);
   c->reconnections =

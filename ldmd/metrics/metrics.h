@@ -22,10 +22,13 @@
  * READING.  ldmm_snapshot_take() copies every live slot and the aggregates into
  * process memory: a slot whose state or generation changed during the copy
  * is left out (it was freed or reused), and a description being rewritten
- * (its sequence number odd or moved) is read again a few times, then left
- * out.  The counters of one slot are not read at one instant: each is
- * exact, the set is as of "during the copy".  A histogram's count is the
- * sum of its buckets as read, so _count and the +Inf bucket always agree.
+ * (its sequence number odd or moved) is read again a few times, then shown
+ * empty (so is the description of a child killed while it wrote it).  The
+ * counters of one slot are not read at one instant: each is exact, the set
+ * is as of "during the copy", and the adds of one product are not one
+ * step (a process killed between them leaves, say, products one ahead of
+ * the latency count).  A histogram's count is the sum of its buckets as
+ * read, so _count and the +Inf bucket always agree.
  *
  * THE FILE.  Host-local, never moved between machines: native byte order
  * (the header's byte_order field is 0x01020304 as written), fixed-width
