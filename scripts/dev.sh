@@ -14,7 +14,8 @@ say() { printf '==> %s\n' "$*"; }
 # Debian packages the build, the tests and the lint need.
 packages=(build-essential cmake pkg-config libtirpc-dev libxml2-dev libssl-dev
           libcmocka-dev libisal-dev libgdbm-dev clang libclang-rt-14-dev
-          clang-format cppcheck strace dpkg-dev logrotate systemd)
+          clang-format cppcheck strace dpkg-dev logrotate systemd
+          libmicrohttpd-dev curl)
 
 install_deps() {
   local missing=()

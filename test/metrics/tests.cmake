@@ -12,3 +12,9 @@ if(TARGET ldmmetrics)
                            ${CMAKE_CURRENT_LIST_DIR}/promcheck.c)
   target_link_libraries(promcheck PRIVATE m)
 endif()
+if(TARGET ldmd AND TARGET ldm6_peer AND TARGET ldmsend AND TARGET notifyme)
+  pq_script_test(metrics_endpoint ${CMAKE_CURRENT_LIST_DIR}/endpoint.sh
+    TIMEOUT 180 LABELS net ENVIRONMENT ${PQ_TESTDATA_ENV}
+    ARGS $<TARGET_FILE:ldmd> $<TARGET_FILE:ldm6_peer> $<TARGET_FILE:ldmsend>
+         $<TARGET_FILE:notifyme> $<TARGET_FILE:promcheck>)
+endif()

@@ -61,7 +61,7 @@ for field in "Package: ldmpq" "Version: $version" "Maintainer: " "Description: "
   grep -q "^ $field" "$INFO" || fail "dpkg-deb --info: no '$field'"
 done
 depends=$(sed -n 's/^ Depends: //p' "$INFO")
-for dep in passwd libc6 libssl3 libxml2 libtirpc3 libisal2 libgdbm6; do
+for dep in passwd libc6 libssl3 libxml2 libtirpc3 libisal2 libgdbm6 libmicrohttpd12; do
   [[ ,$depends, =~ [\ ,]${dep}[\ ,] ]] || fail "Depends lacks $dep: $depends"
 done
 CTRL=$SCRATCH/control
