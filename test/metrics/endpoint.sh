@@ -116,6 +116,25 @@ srv_stop quiet
   fail "the metrics file outlived the server"
 ok "off by default: no HTTP port; the figures' file is made, and removed at stop"
 
+# An address ldmd cannot use stops it at start, saying why.
+metrics_key quiet '<http-address>127.0.0.1:99999</http-address>'
+run env LDM_REGISTRY="$(srv_dir quiet)/registry.xml" "$LDMD" -f -l - -P 0 \
+  -I 127.0.0.1 "$(srv_dir quiet)/ldmd.conf"
+((rc == 1)) || fail "ldmd with a bad metrics address exited $rc, not 1"
+expect_in "$ERR" 'invalid metrics address "127.0.0.1:99999"'
+ok "a bad metrics address stops ldmd with a message"
+if [[ $HAVE_V6 == 1 ]]; then
+  sed -i 's|127.0.0.1:99999|[::1]:0|' "$(srv_dir quiet)/registry.xml"
+  srv_start quiet
+  [[ $(addr quiet) == "[::1]:"* ]] || fail "[::1]:0 bound $(addr quiet)"
+  scrape quiet
+  expect_in quiet.prom "ldmd_queue_up 1"
+  srv_stop quiet
+  ok "an IPv6 address: served on $(addr quiet)"
+else
+  skip_part "no ::1 on this host: the IPv6 address of the endpoint"
+fi
+
 # ---- the relay pair ----------------------------------------------------
 srv_init up 100000000 2000
 srv_init down 100000000 2000
