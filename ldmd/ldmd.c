@@ -781,7 +781,10 @@ static void start_tasks(server *s) {
 }
 
 /* The live figures: the metrics file, and the endpoint's socket if it is
- * served.  @return 0 or -1 (logged) */
+ * served.  A file that cannot be made (a directory ldmd may not write) is
+ * an error only when the figures are to be served: otherwise the server
+ * runs without them, with a warning, as before they existed.
+ * @return 0 or -1 (logged) */
 static int start_metrics(server *s) {
   char err[PATH_MAX + 256];
   uint32_t nslots = s->max_clients + (uint32_t)s->conf->nrequests + SPARE_SLOTS;
@@ -792,8 +795,13 @@ static int start_metrics(server *s) {
   }
   s->set.metrics = ldmm_create(s->metrics_path, nslots, s->queue, LDMD_VERSION,
                                err, sizeof err);
+  if (s->set.metrics == NULL && s->http_addr[0] == '\0') {
+    log_warning("%s: running without live figures (registry %s)", err,
+                REG_METRICS_PATH);
+    return 0;
+  }
   if (s->set.metrics == NULL) {
-    log_error("%s", err);
+    log_error("%s: cannot serve the live figures on %s", err, s->http_addr);
     return -1;
   }
   s->kids.metrics = s->set.metrics;

@@ -135,6 +135,23 @@ else
   skip_part "no ::1 on this host: the IPv6 address of the endpoint"
 fi
 
+# A file ldmd cannot make: figures off with a warning, unless they are to
+# be served.
+srv_init nofile
+metrics_key nofile '<path>/nonexistent-dir-for-test/m.metrics</path>'
+srv_upstream nofile
+srv_log_has nofile "running without live figures" ||
+  srv_fail nofile "no warning for a metrics file that cannot be made"
+srv_stop nofile
+sed -i 's|<path>/nonexistent|<http-address>0</http-address><path>/nonexistent|' \
+  "$(srv_dir nofile)/registry.xml"
+run env LDM_REGISTRY="$(srv_dir nofile)/registry.xml" "$LDMD" -f -l - -P 0 \
+  -I 127.0.0.1 "$(srv_dir nofile)/ldmd.conf"
+((rc == 1)) || fail "ldmd that cannot serve its figures exited $rc, not 1"
+expect_in "$ERR" "cannot serve the live figures"
+expect_in "$ERR" /nonexistent-dir-for-test/
+ok "a metrics file that cannot be made: a warning, or a stop if it is served"
+
 # ---- the relay pair ----------------------------------------------------
 srv_init up 100000000 2000
 srv_init down 100000000 2000
