@@ -279,6 +279,18 @@ wait_until 30 has_ident "$(srv_queue down)" tick/19 ||
   srv_fail down "down did not catch up"
 ok "a stopped downstream's lag rose past 1 s, and fell to 0 when it went on"
 
+# ---- the metrics process dies: ldmd starts it again ----------------------
+mpid=$(srv_log up | sed -n 's/.*started metrics server process \([0-9]*\).*/\1/p' |
+  tail -1)
+[[ -n $mpid ]] || srv_fail up "no metrics server process in up's log"
+kill -KILL "$mpid"
+wait_until 15 bash -c "[[ \$(grep -c 'started metrics server process' \
+  '$(srv_dir up)/ldmd.log') -ge 2 ]]" || srv_fail up "the metrics process was not started again"
+within 10 up 'ldmd_queue_up' '==' 1 "the restarted metrics process"
+expect up 'ldmd_connection_info\{[^}]*kind="upstream"' '==' 1 \
+  "up's feeder, seen by the restarted metrics process"
+ok "a killed metrics process is started again and serves the same figures"
+
 kill -TERM "$NOTI"
 srv_stop down
 srv_stop up
