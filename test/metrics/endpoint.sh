@@ -238,9 +238,17 @@ expect_rc 0 "$PEER" hiya -p "${SRV_PORT[down]}" -f IDS -n 1 -s 100 -a 7200 \
   -i old -z 2
 within 5 down 'ldmd_feed_refused_total\{feed="IDS",cause="too_old"\}' '==' 1 \
   "the too-old product"
+# Announced by COMINGSOON, larger than down's queue: refused before its
+# data is sent (DONT_SEND), and the NULLPROC after it answered SYSTEM_ERR,
+# since it was not stored (server.h): the peer exits 1.
+expect_rc 1 "$PEER" hiya -p "${SRV_PORT[down]}" -f IDS -n 1 -c -b 0 \
+  -s 150000000 -i huge -z 5
+expect_in "$OUT" "DONT_SEND huge/0"
+within 5 down 'ldmd_feed_refused_total\{feed="IDS",cause="too_big"\}' '==' 1 \
+  "the product larger than the queue"
 expect down 'ldmd_feed_refused_total\{feed="IDS",cause="unwanted"\}' '==' 0 \
   "unwanted products"
-ok "refusals counted by cause: a duplicate (ldmsend), a too-old product"
+ok "refusals counted by cause: a duplicate (ldmsend), a too-old product, one too big"
 
 # ---- a reconnection ----------------------------------------------------
 feeder=$(pid_of up upstream)
