@@ -55,6 +55,10 @@
 #define STOP_GRACE_MS 10000
 #define MAX_ADDRS 8
 #define SPARE_SLOTS 8 /* metrics slots beyond max_clients and requesters */
+/* Connection slots at most (640 bytes each): -M allows a million clients,
+ * which would make the file 640 MB; past this, connections are counted as
+ * untracked (docs/metrics.md §2). */
+#define MAX_CONN_SLOTS 4096u
 
 static volatile sig_atomic_t stop_flag;
 static volatile sig_atomic_t child_flag;
@@ -787,7 +791,9 @@ static void start_tasks(server *s) {
  * @return 0 or -1 (logged) */
 static int start_metrics(server *s) {
   char err[PATH_MAX + 256];
-  uint32_t nslots = s->max_clients + (uint32_t)s->conf->nrequests + SPARE_SLOTS;
+  uint32_t nslots =
+      (s->max_clients < MAX_CONN_SLOTS ? s->max_clients : MAX_CONN_SLOTS) +
+      (uint32_t)s->conf->nrequests + SPARE_SLOTS;
 
   if (!s->metrics_on) {
     log_info("live figures off (%s is false)", REG_METRICS_ENABLE);
