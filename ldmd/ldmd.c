@@ -2,8 +2,11 @@
  * ldmd.c - the LDM server's top-level process: the command line (LDM's
  * options, defaults from the registry), ldmd.conf, the listening sockets,
  * daemonizing (or not), the EXEC programs and the requesters of the
- * REQUEST entries (tasks that children.c keeps running), and the accept
- * loop that forks one process per connection (docs/protocol.md §15).
+ * REQUEST entries (tasks that children.c keeps running), the live figures
+ * (the metrics file every child writes its own figures into, a slot
+ * claimed for each child before it is forked, and the HTTP endpoint's
+ * process: docs/metrics.md), and the accept loop that forks one process
+ * per connection (docs/protocol.md §15).
  *
  * The loop sleeps in ppoll(2) on the listening sockets, until the next
  * restart of a task that died is due, with the signals it acts on blocked
@@ -45,6 +48,7 @@
 #include "ldmd/server/accept.h"
 #include "ldmd/server/children.h"
 #include "ldmd/server/listen.h"
+#include "ldmd/server/metrics_http.h"
 #include "ldmd/server/notify.h"
 #include "ldmd/site/log.h"
 #include "ldmd/site/registry.h"
@@ -53,6 +57,11 @@
 
 #define STOP_GRACE_MS 10000
 #define MAX_ADDRS 8
+#define SPARE_SLOTS 8 /* metrics slots beyond max_clients and requesters */
+/* Connection slots at most (640 bytes each): -M allows a million clients,
+ * which would make the file 640 MB; past this, connections are counted as
+ * untracked (docs/metrics.md §2). */
+#define MAX_CONN_SLOTS 4096u
 
 static volatile sig_atomic_t stop_flag;
 static volatile sig_atomic_t child_flag;
@@ -94,6 +103,12 @@ typedef struct server {
   ldmd_supervision sup;
   sigset_t waitmask; /* the mask while sleeping: our signals let through */
   int ready_fd;      /* daemonizing: tells the starting process (or -1) */
+  /* The live figures. */
+  bool metrics_on;
+  char metrics_path[PATH_MAX]; /* "" until settings(): <queue>.metrics */
+  char http_addr[256];         /* as the registry says it; "": not served */
+  char http_name[128];         /* as bound */
+  int http_fd;                 /* the endpoint's socket, or -1 */
 } server;
 
 static void usage(const char *prog) {
@@ -272,6 +287,14 @@ static int own_settings(server *s, ldm_registry *reg) {
   bad |= reg_seconds(reg, REG_RETRY_MAX, &t->retry_max_ms);
   bad |= reg_seconds(reg, REG_AUTOSHIFT, &t->autoshift_ms);
   bad |= reg_string(reg, REG_STATE_DIR, s->state_dir, sizeof s->state_dir);
+  if (ldm_reg_get_bool(reg, REG_METRICS_ENABLE, &s->metrics_on) != LDM_REG_OK) {
+    log_error("cannot get %s from the registry %s: %s", REG_METRICS_ENABLE,
+              ldm_reg_path(reg), ldm_reg_error(reg));
+    bad = -1;
+  }
+  bad |= reg_string(reg, REG_METRICS_PATH, s->metrics_path,
+                    sizeof s->metrics_path);
+  bad |= reg_string(reg, REG_METRICS_HTTP, s->http_addr, sizeof s->http_addr);
   if (bad)
     return -1;
   if (t->retry_max_ms < t->retry_min_ms)
@@ -334,6 +357,18 @@ static int settings(server *s) {
   s->set.rpc_timeout = (unsigned)o->timeout;
   s->set.port = s->port;
   s->set.stop = &stop_flag;
+  s->set.metrics_slot = -1;
+  if (s->metrics_path[0] == '\0' &&
+      ldmm_default_path(s->queue, s->metrics_path, sizeof s->metrics_path) !=
+          0) {
+    log_error("cannot name the metrics file of %s: path too long", s->queue);
+    return -1;
+  }
+  if (!s->metrics_on && s->http_addr[0] != '\0') {
+    log_error("registry: %s is \"%s\" but %s is false: nothing to serve",
+              REG_METRICS_HTTP, s->http_addr, REG_METRICS_ENABLE);
+    return -1;
+  }
   return 0;
 }
 
@@ -533,18 +568,22 @@ static void become_child(server *s) {
   (void)sigaction(SIGCHLD, &dfl, NULL);
   ldmd_listen_close(&s->lis);
   ldmd_acceptor_free(&s->acc);
+  if (s->http_fd >= 0)
+    close(s->http_fd);
+  s->http_fd = -1;
   sigemptyset(&none);
   (void)sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
-/* In a new connection child: become its server. */
-static void run_child(server *s, int fd) {
+/* In a new connection child: become its server, with metrics slot mslot. */
+static void run_child(server *s, int fd, int mslot) {
   pid_t *sibs;
   size_t nsibs;
   int status;
 
   sibs = ldmd_children_conn_pids(&s->kids, &nsibs);
   become_child(s);
+  s->set.metrics_slot = mslot;
   status = ldmd_conn_serve(&s->set, fd, sibs, nsibs);
   free(sibs);
   ldmd_children_free(&s->kids);
@@ -552,12 +591,30 @@ static void run_child(server *s, int fd) {
   exit(status);
 }
 
-/* In a new requester child (ldmd_task_main): run the REQUEST's requester. */
-static void run_requester(void *arg, const ldmd_task *task) {
+/* In the metrics server's process: serve the endpoint. */
+static int run_metrics(server *s) {
+  int fd = s->http_fd;
+
+  s->http_fd = -1; /* become_child() leaves it to us */
+  become_child(s);
+  ldm_log_set_ident("metrics");
+  return ldmd_metrics_serve(s->set.metrics, fd, s->queue);
+}
+
+/* In a new task child (ldmd_task_main): run the REQUEST's requester, or
+ * the metrics server. */
+static void run_task(void *arg, const ldmd_task *task) {
   server *s = arg;
   int status;
 
+  if (task->kind == LDMD_CHILD_METRICS) {
+    status = run_metrics(s);
+    ldmd_children_free(&s->kids);
+    ldm_conf_free(s->conf);
+    exit(status);
+  }
   become_child(s);
+  s->set.metrics_slot = task->mslot;
   status = ldmd_requester_run(&s->set, task->entry);
   ldmd_children_free(&s->kids);
   ldm_conf_free(s->conf);
@@ -571,6 +628,7 @@ static int new_connection(server *s, int fd) {
   socklen_t sl = sizeof ss;
   char ip[64] = "unknown";
   pid_t pid, parent = getpid();
+  int mslot;
 
   if (getpeername(fd, (struct sockaddr *)&ss, &sl) == 0)
     (void)getnameinfo((struct sockaddr *)&ss, sl, ip, sizeof ip, NULL, 0,
@@ -581,21 +639,24 @@ static int new_connection(server *s, int fd) {
     close(fd);
     return 0;
   }
+  mslot = ldmm_claim(s->set.metrics);
   fflush(NULL);
   pid = fork();
   if (pid < 0) {
     int err = errno;
 
+    ldmm_release(s->set.metrics, mslot);
     close(fd);
     errno = err;
     return -1;
   }
   if (pid == 0) {
     ldmd_child_follow_parent(parent);
-    run_child(s, fd);
+    run_child(s, fd, mslot);
   }
   close(fd);
-  if (ldmd_children_add(&s->kids, pid, ip) != 0)
+  ldmm_bind(s->set.metrics, mslot, pid);
+  if (ldmd_children_add(&s->kids, pid, ip, mslot) != 0)
     log_error("cannot record connection process %ld: out of memory", (long)pid);
   log_debug("connection from %s: process %ld", ip, (long)pid);
   return 0;
@@ -710,7 +771,7 @@ static void start_tasks(server *s) {
 
   s->sup.close_fds = s->lis.fds;
   s->sup.nclose = s->lis.n;
-  s->sup.requester_main = run_requester;
+  s->sup.task_main = run_task;
   s->sup.arg = s;
   ldmd_children_supervise(&s->kids, &s->sup);
   if (s->conf->nrequests > 0 && s->state_dir[0] != '\0' &&
@@ -725,6 +786,50 @@ static void start_tasks(server *s) {
     (void)ldmd_children_task(&s->kids, LDMD_CHILD_REQUESTER,
                              &s->conf->requests[i], what);
   }
+  if (s->http_fd >= 0) {
+    snprintf(what, sizeof what, "http://%s/metrics", s->http_name);
+    (void)ldmd_children_task(&s->kids, LDMD_CHILD_METRICS, NULL, what);
+  }
+}
+
+/* The live figures: the metrics file, and the endpoint's socket if it is
+ * served.  A file that cannot be made (a directory ldmd may not write) is
+ * an error only when the figures are to be served: otherwise the server
+ * runs without them, with a warning, as before they existed.
+ * @return 0 or -1 (logged) */
+static int start_metrics(server *s) {
+  char err[PATH_MAX + 256];
+  uint32_t nslots =
+      (s->max_clients < MAX_CONN_SLOTS ? s->max_clients : MAX_CONN_SLOTS) +
+      (uint32_t)s->conf->nrequests + SPARE_SLOTS;
+
+  if (!s->metrics_on) {
+    log_info("live figures off (%s is false)", REG_METRICS_ENABLE);
+    return 0;
+  }
+  s->set.metrics = ldmm_create(s->metrics_path, nslots, s->queue, LDMD_VERSION,
+                               err, sizeof err);
+  if (s->set.metrics == NULL && s->http_addr[0] == '\0') {
+    log_warning("%s: running without live figures (registry %s)", err,
+                REG_METRICS_PATH);
+    return 0;
+  }
+  if (s->set.metrics == NULL) {
+    log_error("%s: cannot serve the live figures on %s", err, s->http_addr);
+    return -1;
+  }
+  s->kids.metrics = s->set.metrics;
+  if (s->http_addr[0] == '\0')
+    return 0;
+  s->http_fd = ldmd_metrics_listen(s->http_addr, s->http_name,
+                                   sizeof s->http_name, err, sizeof err);
+  if (s->http_fd < 0) {
+    log_error("%s (registry %s)", err, REG_METRICS_HTTP);
+    return -1;
+  }
+  ldmm_set_http_addr(s->set.metrics, s->http_name);
+  log_notice("serving metrics on http://%s/metrics", s->http_name);
+  return 0;
 }
 
 /*
@@ -773,6 +878,8 @@ static int start(server *s) {
       (void)ldm_log_set_destination(NULL); /* stderr is /dev/null now */
   }
   setup_signals(s);
+  if (start_metrics(s) != 0)
+    return -1;
   ldmd_acceptor_init(&s->acc);
   if (s->opt.pidfile != NULL && write_pidfile(s->opt.pidfile) != 0)
     return -1;
@@ -794,6 +901,7 @@ int main(int argc, char **argv) {
   memset(&s, 0, sizeof s);
   s.ready_fd = -1;
   s.acc.spare = -1;
+  s.http_fd = -1;
   ldm_log_init("ldmd");
   if (parse_options(argc, argv, &s.opt) != 0) {
     usage(argv[0]);
@@ -829,5 +937,8 @@ out:
   ldmd_acceptor_free(&s.acc);
   ldmd_children_free(&s.kids);
   ldm_conf_free(s.conf);
+  if (s.http_fd >= 0)
+    close(s.http_fd);
+  ldmm_close(s.set.metrics, true);
   return rc;
 }

@@ -35,6 +35,8 @@ static const char *kind_name(enum ldmd_child_kind kind) {
     return "EXEC'd process";
   case LDMD_CHILD_REQUESTER:
     return "requester process";
+  case LDMD_CHILD_METRICS:
+    return "metrics server process";
   default:
     return "connection process";
   }
@@ -48,7 +50,7 @@ void ldmd_child_follow_parent(pid_t parent) {
 
 /* Record a child of any kind.  @return 0 or -1 (out of memory) */
 static int add(ldmd_children *t, pid_t pid, enum ldmd_child_kind kind,
-               size_t task, const char *what) {
+               size_t task, const char *what, int mslot) {
   if (t->n == t->cap) {
     size_t cap = t->cap == 0 ? 16 : t->cap * 2;
     ldmd_child *v = realloc(t->v, cap * sizeof *v);
@@ -61,6 +63,7 @@ static int add(ldmd_children *t, pid_t pid, enum ldmd_child_kind kind,
   t->v[t->n].pid = pid;
   t->v[t->n].kind = kind;
   t->v[t->n].task = task;
+  t->v[t->n].mslot = mslot;
   snprintf(t->v[t->n].what, sizeof t->v[t->n].what, "%s", what);
   t->n++;
   if (kind == LDMD_CHILD_CONN)
@@ -68,8 +71,9 @@ static int add(ldmd_children *t, pid_t pid, enum ldmd_child_kind kind,
   return 0;
 }
 
-int ldmd_children_add(ldmd_children *t, pid_t pid, const char *what) {
-  return add(t, pid, LDMD_CHILD_CONN, 0, what);
+int ldmd_children_add(ldmd_children *t, pid_t pid, const char *what,
+                      int mslot) {
+  return add(t, pid, LDMD_CHILD_CONN, 0, what, mslot);
 }
 
 pid_t *ldmd_children_conn_pids(const ldmd_children *t, size_t *n) {
@@ -170,6 +174,7 @@ static void ended(ldmd_children *t, pid_t pid, int status) {
 
       log_end(&c, status);
       drop(t, i);
+      ldmm_release(t->metrics, c.mslot);
       if (c.kind != LDMD_CHILD_CONN && c.task < t->ntasks &&
           t->tasks[c.task].pid == pid)
         schedule(t, &t->tasks[c.task], status);
@@ -258,11 +263,13 @@ static void spawn(ldmd_children *t, size_t i) {
   pid_t parent = getpid(), pid;
 
   k->started_ms = mono_ms();
+  k->mslot = k->kind == LDMD_CHILD_REQUESTER ? ldmm_claim(t->metrics) : -1;
   fflush(NULL);
   pid = fork();
   if (pid < 0) {
     log_error("cannot start %s (%s): fork: %s", kind_name(k->kind), k->what,
               strerror(errno));
+    ldmm_release(t->metrics, k->mslot);
     schedule(t, k, -1);
     return;
   }
@@ -270,11 +277,12 @@ static void spawn(ldmd_children *t, size_t i) {
     ldmd_child_follow_parent(parent);
     if (k->kind == LDMD_CHILD_EXEC)
       exec_child(k->entry, t->sup.close_fds, t->sup.nclose);
-    t->sup.requester_main(t->sup.arg, k);
+    t->sup.task_main(t->sup.arg, k);
     _exit(1); /* not reached */
   }
   k->pid = pid;
-  if (add(t, pid, k->kind, i, k->what) != 0)
+  ldmm_bind(t->metrics, k->mslot, pid);
+  if (add(t, pid, k->kind, i, k->what, k->mslot) != 0)
     log_error("cannot record %s %ld: out of memory", kind_name(k->kind),
               (long)pid);
   log_notice("started %s %ld: %s", kind_name(k->kind), (long)pid, k->what);

@@ -22,6 +22,10 @@
  * requester or program outlives an ldmd killed with SIGKILL and races a
  * new one.  EXEC programs keep this across execve(2) (not set-uid ones).
  *
+ * METRICS.  Connection and requester processes get a slot of the metrics
+ * file (ldmd/metrics/metrics.h), claimed before fork(), bound to the pid
+ * after it, and freed when the child is reaped; t->metrics NULL: none.
+ *
  * The table lives in the top-level process only (a connection child gets a
  * copy of the connection pids for IS_ALIVE).  Children are signalled by pid,
  * never by process group, so ldmd started from a shell in the foreground
@@ -35,36 +39,40 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "ldmd/metrics/metrics.h"
 #include "ldmd/site/ldmd_conf.h"
 
 enum ldmd_child_kind {
   LDMD_CHILD_CONN = 0,  /**< serves one accepted connection */
   LDMD_CHILD_EXEC,      /**< the program of an EXEC entry */
   LDMD_CHILD_REQUESTER, /**< the requester of a REQUEST entry */
+  LDMD_CHILD_METRICS,   /**< the HTTP server of the live figures */
 };
 
 typedef struct ldmd_child {
   pid_t pid;
   enum ldmd_child_kind kind;
-  size_t task;    /**< its task (EXEC, REQUESTER) */
+  size_t task;    /**< its task (EXEC, REQUESTER, METRICS) */
+  int mslot;      /**< its slot of the metrics file, or -1 */
   char what[160]; /**< the command, request or peer, for messages */
 } ldmd_child;
 
 /** A task: an EXEC or REQUEST entry that ldmd keeps running. */
 typedef struct ldmd_task {
-  enum ldmd_child_kind kind; /**< LDMD_CHILD_EXEC or LDMD_CHILD_REQUESTER */
-  const void *entry;         /**< its ldm_conf_exec or ldm_conf_request */
+  enum ldmd_child_kind kind; /**< LDMD_CHILD_EXEC, _REQUESTER, _METRICS */
+  const void *entry; /**< its ldm_conf_exec or ldm_conf_request, or NULL */
   char what[160];
   pid_t pid;          /**< running process, or 0 */
   int64_t started_ms; /**< when the last run started (monotonic) */
   int64_t due_ms;     /**< when to start it again (pid 0, !done) */
   unsigned quick;     /**< quick deaths in a row: the backoff's exponent */
   bool done;          /**< finished for good: not to be started again */
+  int mslot;          /**< the running process's metrics slot, or -1 */
 } ldmd_task;
 
 /**
- * In a new child process, the body of a requester task: must not return
- * (it exits).  arg is ldmd_supervision.arg.
+ * In a new child process, the body of a requester or metrics task: must
+ * not return (it exits).  arg is ldmd_supervision.arg.
  */
 typedef void ldmd_task_main(void *arg, const ldmd_task *task);
 
@@ -74,7 +82,7 @@ typedef struct ldmd_supervision {
   int restart_max_ms;   /**< its bound */
   const int *close_fds; /**< descriptors an EXEC'd program must not get */
   size_t nclose;
-  ldmd_task_main *requester_main;
+  ldmd_task_main *task_main; /**< requester and metrics tasks */
   void *arg;
 } ldmd_supervision;
 
@@ -85,11 +93,13 @@ typedef struct ldmd_children {
   ldmd_task *tasks;
   size_t ntasks;
   ldmd_supervision sup;
-  bool stopping; /**< no more restarts */
+  bool stopping;      /**< no more restarts */
+  ldmm_file *metrics; /**< slots for the children, or NULL */
 } ldmd_children;
 
-/** Record a connection child.  @return 0, or -1 when out of memory */
-int ldmd_children_add(ldmd_children *t, pid_t pid, const char *what);
+/** Record a connection child, with its metrics slot (or -1), which is
+ *  released when it is reaped.  @return 0, or -1 when out of memory */
+int ldmd_children_add(ldmd_children *t, pid_t pid, const char *what, int mslot);
 
 /** The pids of the connection children, in a new array (NULL if none or
  *  out of memory); *n is set to their number. */
@@ -120,9 +130,10 @@ void ldmd_children_supervise(ldmd_children *t, const ldmd_supervision *sup);
  * Add a task and start it now.  An EXEC'd program gets, before execvp(3),
  * default dispositions for SIGPIPE, SIGCHLD, SIGALRM, SIGINT, SIGTERM and
  * SIGHUP, SIGUSR1 and SIGUSR2 ignored (as LDM), no signal blocked, and the
- * descriptors sup.close_fds closed.  A requester runs sup.requester_main.
+ * descriptors sup.close_fds closed.  A requester or metrics task runs
+ * sup.task_main; a requester gets a metrics slot (task->mslot).
  * @param entry  an ldm_conf_exec (EXEC) or ldm_conf_request (REQUESTER),
- *               which must outlive the table
+ *               which must outlive the table, or NULL (METRICS)
  * @return 0, or -1 when out of memory (a failed fork is logged and retried
  *         like a death)
  */

@@ -38,6 +38,8 @@ struct ldmd_down {
   /* what ldmd_down_stream_end() completes */
   enum { STREAM_NONE, STREAM_HEREIS, STREAM_BLKDATA } stream;
   uint64_t stream_len; /* BLKDATA bytes promised */
+  ldmm_slot *ms;       /* the live figures, or NULL */
+  ldmm_feed *mfeeds;
 };
 
 ldmd_down *ldmd_down_new(pq_t *pq, const char *upstream, unsigned max_latency,
@@ -56,6 +58,11 @@ ldmd_down *ldmd_down_new(pq_t *pq, const char *upstream, unsigned max_latency,
   return d;
 }
 
+void ldmd_down_set_metrics(ldmd_down *d, ldmm_slot *slot, ldmm_feed *feeds) {
+  d->ms = slot;
+  d->mfeeds = feeds;
+}
+
 static void discard_pending(ldmd_down *d, const char *why) {
   char text[PRODTEXT_LEN];
   int rc;
@@ -64,6 +71,7 @@ static void discard_pending(ldmd_down *d, const char *why) {
     return;
   d->pending = false;
   d->st.incomplete++;
+  ldmm_refused(d->ms, d->mfeeds, d->pinfo.feedtype, LDMM_INCOMPLETE);
   pq_prod_info_format(&d->pinfo, false, text, sizeof text);
   if (why != NULL)
     log_warning("discarding incomplete product (%s; %llu of its %llu bytes "
@@ -153,6 +161,7 @@ static enum vet vet(ldmd_down *d, const ldm6_prod_info *w, pq_prod_info *info,
   d->st.received++;
   if (ldm6_info_to_pq(w, info) != 0) {
     d->st.bad++;
+    ldmm_refused(d->ms, d->mfeeds, w->feedtype, LDMM_INVALID);
     log_warning("%s: ignoring product with invalid metadata: %s", what,
                 w->ident);
     return VET_REFUSED;
@@ -163,6 +172,7 @@ static enum vet vet(ldmd_down *d, const ldm6_prod_info *w, pq_prod_info *info,
   from.sec -= (int64_t)d->max_latency;
   if (pq_ts_cmp(info->arrival, from) < 0) {
     d->st.too_old++;
+    ldmm_refused(d->ms, d->mfeeds, info->feedtype, LDMM_TOO_OLD);
     settle(d, info);
     pq_prod_info_format(info, false, text, sizeof text);
     log_warning("%s: ignoring too-old product: %s", what, text);
@@ -171,6 +181,7 @@ static enum vet vet(ldmd_down *d, const ldm6_prod_info *w, pq_prod_info *info,
   d->cls.from = from;
   if (pq_ts_cmp(from, d->cls.to) > 0 || !pq_class_match(&d->cls, info)) {
     d->st.unwanted++;
+    ldmm_refused(d->ms, d->mfeeds, info->feedtype, LDMM_UNWANTED);
     settle(d, info);
     pq_prod_info_format(info, false, text, sizeof text);
     log_warning("%s: ignoring unrequested product: %s", what, text);
@@ -183,6 +194,10 @@ static void inserted(ldmd_down *d, const pq_prod_info *info) {
   settle(d, info);
   d->st.inserted++;
   d->st.bytes += info->size;
+  if (d->ms != NULL || d->mfeeds != NULL) /* the clock is vDSO: no syscall */
+    ldmm_inserted(
+        d->ms, d->mfeeds, info->feedtype, info->size,
+        (int64_t)(pq_ts_to_us(pq_ts_now()) - pq_ts_to_us(info->arrival)));
   if (ldm_log_enabled(LDM_LOG_INFO)) {
     char text[PRODTEXT_LEN];
 
@@ -204,19 +219,23 @@ static int refused(ldmd_down *d, int rc, const pq_prod_info *info,
   switch (rc) {
   case PQ_DUP:
     d->st.duplicates++;
+    ldmm_refused(d->ms, d->mfeeds, info->feedtype, LDMM_DUPLICATE);
     log_info("%s: duplicate: %s", what, text);
     return LDMD_DOWN_OK;
   case PQ_BIG:
     d->st.too_big++;
+    ldmm_refused(d->ms, d->mfeeds, info->feedtype, LDMM_TOO_BIG);
     log_warning("%s: product too big for %s: %s", what, pq_path(d->pq), text);
     return LDMD_DOWN_OK;
   case PQ_LOCKED:
     d->st.no_room++;
+    ldmm_refused(d->ms, d->mfeeds, info->feedtype, LDMM_NO_ROOM);
     log_warning("%s: no room in %s (all products in use), dropped: %s", what,
                 pq_path(d->pq), text);
     return LDMD_DOWN_OK;
   case PQ_INVAL:
     d->st.bad++;
+    ldmm_refused(d->ms, d->mfeeds, info->feedtype, LDMM_INVALID);
     log_warning("%s: metadata unfit for the queue, dropped: %s", what, text);
     return LDMD_DOWN_OK;
   default:

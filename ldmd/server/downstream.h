@@ -17,7 +17,10 @@
  * calls reserve room and say where the caller is to read the data from the
  * socket (receive.c), then commit.
  * Duplicates are dropped silently (an INFO line); too-old and unrequested
- * products get a WARNING; every outcome is counted.
+ * products get a WARNING; every outcome is counted, and also, when the
+ * object is given them (ldmd_down_set_metrics()), in the process's slot of
+ * the live figures and in the feedtype's aggregate (ldmd/metrics/metrics.h:
+ * a few relaxed atomic adds per product, no lock, no system call).
  *
  * Logs through ldmd/site/log.h.  One object per connection; not thread-safe.
  * The queue handle is borrowed and must belong to this process.
@@ -28,6 +31,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "ldmd/metrics/metrics.h"
 #include "ldmd/proto/ldm6_types.h"
 #include "pq/pq.h"
 
@@ -71,6 +75,9 @@ uint64_t ldmd_down_lost(const ldmd_down_stats *st);
  */
 ldmd_down *ldmd_down_new(pq_t *pq, const char *upstream, unsigned max_latency,
                          pq_class *cls);
+
+/** Count into the live figures too: slot and feeds may be NULL. */
+void ldmd_down_set_metrics(ldmd_down *d, ldmm_slot *slot, ldmm_feed *feeds);
 
 /** Free; a product still waiting for BLKDATA is discarded. */
 void ldmd_down_free(ldmd_down *d);

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ldmd/proto/ldm6_text.h"
 #include "ldmd/proto/ldm6_xdr.h"
 #include "ldmd/site/log.h"
 #include "ldmd/server/server.h"
@@ -107,6 +108,18 @@ static int answer(ldmd_conn *c, uint32_t xid, const pq_class *offer,
   return ldmd_conn_reply(c, xid, LDM6_T_HIYA_REPLY, &reply);
 }
 
+/* The live figures: this process receives the accepted class. */
+static void describe(ldmd_conn *c, const pq_class *accepted) {
+  ldm6_prod_class wire;
+  char text[LDMM_FEED_MAX] = "";
+
+  if (c->ms == NULL)
+    return;
+  if (ldm6_class_from_pq(accepted, &wire) == 0)
+    (void)ldm6_class_format(&wire, text, sizeof text);
+  ldmm_describe(c->ms, LDMM_KIND_DOWNSTREAM, c->peer, text);
+}
+
 int ldmd_hiya(ldmd_conn *c, const ldm6_io_msg *m) {
   ldm6_prod_class offer;
   pq_class want, accepted;
@@ -146,11 +159,13 @@ int ldmd_hiya(ldmd_conn *c, const ldm6_io_msg *m) {
   next = answer(c, m->hdr.xid, &want, &accepted);
   pq_class_free(&want);
   ldmd_down_free(c->down);
+  describe(c, &accepted);
   c->down = ldmd_down_new(c->pq, c->name, c->set->max_latency, &accepted);
   if (c->down == NULL) {
     log_error("cannot receive from %s: out of memory", c->peer);
     return LDMD_FAIL;
   }
+  ldmd_down_set_metrics(c->down, c->ms, c->mfeeds);
   c->push = true;
   c->lost_told = 0;
   if (next == LDMD_CONTINUE)

@@ -64,6 +64,8 @@ typedef struct requester {
   ldmd_autoshift shift;
   uint64_t seen_settled, seen_inserted, seen_dups; /* of this connection */
   uint64_t messages;                               /* of this connection */
+  uint64_t connections; /* connections made (FEEDME sent) */
+  ldmm_slot *ms;        /* the live figures, or NULL */
 } requester;
 
 /*
@@ -568,6 +570,9 @@ static enum outcome serve(requester *r, ldm6_io *io) {
   c.down = make_down(r);
   if (c.down == NULL)
     return OUT_FAIL;
+  c.ms = r->ms;
+  c.mfeeds = ldmm_feeds(r->set->metrics);
+  ldmd_down_set_metrics(c.down, c.ms, c.mfeeds);
   ldm6_io_set_max_record(io, max > SIZE_MAX ? SIZE_MAX : (size_t)max);
   r->seen_settled = r->seen_inserted = r->seen_dups = 0;
   ldmd_autoshift_init(&r->shift, r->req->group_size, r->primary,
@@ -606,6 +611,8 @@ static enum outcome session(requester *r) {
     log_warning("%s", err);
     return OUT_FAIL;
   }
+  if (r->connections++ > 0)
+    ldmm_reconnected(r->ms);
   if (r->have_sig)
     pq_sig_format(r->sig, hex);
   ldm6_class_format(&cls, text, sizeof text);
@@ -678,6 +685,14 @@ int ldmd_requester_run(const ldmd_settings *set, const ldm_conf_request *req) {
            req->host, req->port);
   snprintf(ident, sizeof ident, "%s(req)", req->host);
   ldm_log_set_ident(ident);
+  r.ms = ldmm_slot_at(set->metrics, set->metrics_slot);
+  if (r.ms != NULL) {
+    char ft[192], feed[LDMM_FEED_MAX];
+
+    pq_feedtype_format(req->feedtype, ft, sizeof ft);
+    snprintf(feed, sizeof feed, "%s \"%s\"", ft, req->pattern);
+    ldmm_describe(r.ms, LDMM_KIND_REQUESTER, r.where, feed);
+  }
   catch_term(set->stop);
   if (start(&r) != 0) {
     status = *set->stop ? 0 : 1;

@@ -24,6 +24,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "ldmd/metrics/metrics.h"
 #include "ldmd/server/downstream.h"
 #include "ldmd/site/ldmd_conf.h"
 #include "ldmd/proto/rpc_io.h"
@@ -60,6 +61,11 @@ typedef struct ldmd_settings {
   const char *state_dir;
   /** Set by SIGTERM (and SIGINT): stop at the next check. */
   volatile sig_atomic_t *stop;
+  /** The live figures (shared with every process), or NULL when off. */
+  ldmm_file *metrics;
+  /** This process's slot of them: set in the child after fork(); -1 for
+   *  none. */
+  int metrics_slot;
 } ldmd_settings;
 
 /** One connection, in its child process. */
@@ -81,6 +87,9 @@ typedef struct ldmd_conn {
    *  since the one before was stored or refused on purpose. */
   bool push;
   uint64_t lost_told; /**< ldmd_down_lost() at the last NULLPROC */
+  /** This process's figures and the feed aggregates (NULL: none). */
+  ldmm_slot *ms;
+  ldmm_feed *mfeeds;
 } ldmd_conn;
 
 /** What a handler asks the call loop to do next. */

@@ -331,6 +331,8 @@ int ldmd_conn_serve(const ldmd_settings *set, int fd, const pid_t *siblings,
   snprintf(c.ip, sizeof c.ip, "%s", ldm6_io_peer_addr(c.io));
   snprintf(c.name, sizeof c.name, "%s", c.ip);
   snprintf(c.peer, sizeof c.peer, "%s", c.ip);
+  c.ms = ldmm_slot_at(set->metrics, set->metrics_slot);
+  c.mfeeds = ldmm_feeds(set->metrics);
   if (!admitted(&c)) {
     ldm_log_set_ident(c.name);
     deny(&c);
@@ -338,6 +340,7 @@ int ldmd_conn_serve(const ldmd_settings *set, int fd, const pid_t *siblings,
     return 0;
   }
   ldm_log_set_ident(c.name);
+  ldmm_describe(c.ms, LDMM_KIND_CONNECTION, c.peer, NULL);
   log_info("connection from %s port %u", c.peer, ldm6_io_peer_port(c.io));
   rc = call_loop(&c);
   log_push_summary(&c);

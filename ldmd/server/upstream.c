@@ -590,6 +590,7 @@ static int send_v5(upstream *u, const ldm6_prod_info *w) {
 static void sent(upstream *u, const pq_prod_info *info) {
   u->nsent++;
   u->nbytes += info->size;
+  ldmm_sent(u->c->ms, info->size);
   if (ldm_log_enabled(LDM_LOG_DEBUG)) {
     char text[640];
 
@@ -718,6 +719,8 @@ static int feed(upstream *u) {
       return LDMD_DONE;
     }
     rc = pq_next(u->pq, PQ_FORWARD, &u->cls, send_product, u);
+    /* Where the feed is, for its lag behind the queue (one store). */
+    ldmm_cursor(u->c->ms, pq_cursor_get(u->pq));
     if (rc == PQ_OK) {
       /* What the callback left for after the lock. */
       if (u->part.on && finish_part(u, true) != LDM6_IO_OK)
@@ -787,6 +790,9 @@ static int start_feed(upstream *u, const ldm6_io_msg *m, bool have_sig,
            u->mode == UP_NOTIFY ? "noti" : "feed");
   ldm_log_set_ident(ident);
   class_text(&u->cls, text, sizeof text);
+  ldmm_describe(u->c->ms,
+                u->mode == UP_NOTIFY ? LDMM_KIND_NOTIFYME : LDMM_KIND_UPSTREAM,
+                u->c->peer, text);
   if (have_sig)
     pq_sig_format(sig, hex);
   log_notice("starting up (ldmd %s/%u): %s, SIG=%s, %s", LDMD_VERSION,

@@ -93,6 +93,13 @@
 #define REG_RETRY_MAX "/requester/retry-max"
 #define REG_AUTOSHIFT "/requester/autoshift-interval"
 #define REG_STATE_DIR "/requester/state-dir"
+/* ldmd's live figures (docs/metrics.md, ldmd.8): whether they are kept,
+ * the file they live in ("": the queue's path with ".metrics" added), and
+ * where they are served over HTTP ("": nowhere; "PORT" is 127.0.0.1:PORT,
+ * else "HOST:PORT" or "[HOST]:PORT" with a numeric host). */
+#define REG_METRICS_ENABLE "/metrics/enable"
+#define REG_METRICS_PATH "/metrics/path"
+#define REG_METRICS_HTTP "/metrics/http-address"
 /** The most seconds a timer key may hold: ldmd counts them in int
  *  milliseconds. */
 #define REG_SECONDS_MAX (INT_MAX / 1000)

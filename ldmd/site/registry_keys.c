@@ -58,6 +58,10 @@ const struct reg_default ldm__reg_defaults[] = {
     {REG_RETRY_MAX, "60", RT_UINT, 1, REG_SECONDS_MAX, NULL},
     {REG_AUTOSHIFT, "60", RT_UINT, 1, REG_SECONDS_MAX, NULL},
     {REG_STATE_DIR, "", RT_STRING, 0, 0, NULL}, /* "": the queue's directory */
+    /* ldmd's live figures (docs/metrics.md) */
+    {REG_METRICS_ENABLE, "TRUE", RT_BOOL, 0, 0, NULL},
+    {REG_METRICS_PATH, "", RT_STRING, 0, 0, NULL}, /* "": <queue>.metrics */
+    {REG_METRICS_HTTP, "", RT_STRING, 0, 0, NULL}, /* "": not served */
 };
 const size_t ldm__reg_ndefaults =
     sizeof ldm__reg_defaults / sizeof ldm__reg_defaults[0];

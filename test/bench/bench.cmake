@@ -28,3 +28,17 @@ add_executable(timecmd ${CMAKE_CURRENT_LIST_DIR}/timecmd.c)
 # decoder.  Run by hand: test/bench/pqact_bench.sh [BUILD_DIR].
 add_executable(pqact_bench_aux ${CMAKE_CURRENT_LIST_DIR}/pqact_bench_aux.c)
 target_link_libraries(pqact_bench_aux PRIVATE ldmpq)
+
+# metrics_bench: what ldmd's live figures cost the relay (figures off, on,
+# and on while both servers are scraped, side by side) and the CPU of one
+# scrape; see metrics_bench.c.
+if(TARGET ldmd)
+  add_executable(metrics_bench ${CMAKE_CURRENT_LIST_DIR}/metrics_bench.c
+                               ${CMAKE_CURRENT_LIST_DIR}/relay_servers.c
+                               ${CMAKE_CURRENT_LIST_DIR}/iddmix.c
+                               ${CMAKE_CURRENT_LIST_DIR}/procstat.c)
+  target_link_libraries(metrics_bench PRIVATE ldmmetrics ldmpq m)
+  target_compile_definitions(metrics_bench PRIVATE
+                             LDMD_PATH="$<TARGET_FILE:ldmd>")
+  add_dependencies(metrics_bench ldmd)
+endif()

@@ -296,6 +296,25 @@ int rb_server_setup(server *s, const char *run, const char *name,
   return make_queue(s->queue, bytes, slots);
 }
 
+int rb_server_registry_add(const server *s, const char *xml) {
+  char text[8 * RB_RUN_MAX], *end;
+  FILE *f = fopen(s->reg, "r");
+  size_t n = f != NULL ? fread(text, 1, sizeof text - 1, f) : 0;
+
+  if (f != NULL)
+    fclose(f);
+  text[n] = '\0';
+  end = strstr(text, "</registry>");
+  if (end == NULL || n + strlen(xml) + 2 >= sizeof text) {
+    rb_warn("cannot add to the registry %s", s->reg);
+    return -1;
+  }
+  memmove(end + strlen(xml) + 1, end, strlen(end) + 1);
+  memcpy(end, xml, strlen(xml));
+  end[strlen(xml)] = '\n';
+  return write_file(s->reg, text);
+}
+
 /* Start ldmd with conf_text as its ldmd.conf; wait for its port. */
 int rb_server_start(server *s, const char *ldmd, const char *conf_text) {
   double end = rb_now() + 10;

@@ -55,6 +55,13 @@ int rb_server_setup(server *s, const char *run, const char *name,
                     uint64_t bytes, uint64_t slots);
 
 /**
+ * Add XML elements (inside <registry>, e.g. "<metrics>...</metrics>") to
+ * the registry rb_server_setup() wrote.
+ * @return 0, or -1 with a message
+ */
+int rb_server_registry_add(const server *s, const char *xml);
+
+/**
  * Start ldmd (-f, logging to s->log, on 127.0.0.1, a port the kernel
  * picks) with conf_text as its ldmd.conf; wait up to 10 s for its port.
  * @return 0, or -1 with a message

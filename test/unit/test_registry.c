@@ -27,9 +27,9 @@
 #include "test/lib/tu_reg_keys.h"
 #include "test/unit/testutil.h"
 
-/* Keys with a built-in default: LDM's 24, ldmd's own 8, pqact's own 1,
- * ldmadmin's own 1. */
-#define NBUILTIN 34
+/* Keys with a built-in default: LDM's 24, ldmd's own 8 and 3 for its live
+ * figures, pqact's own 1, ldmadmin's own 1. */
+#define NBUILTIN 37
 
 static char scratch[1024]; /* this run's directory */
 static char home[2048];    /* LDMHOME for the tests */
@@ -252,6 +252,9 @@ static void check_all_defaults(ldm_registry *reg) {
   want_uint(reg, REG_RETRY_MAX, 60);
   want_uint(reg, REG_AUTOSHIFT, 60);
   want_string(reg, REG_STATE_DIR, "");
+  want_bool(reg, REG_METRICS_ENABLE, true);
+  want_string(reg, REG_METRICS_PATH, "");
+  want_string(reg, REG_METRICS_HTTP, "");
   assert_int_equal(gethostname(host, sizeof host), 0);
   want_string(reg, REG_HOSTNAME, host);
 }

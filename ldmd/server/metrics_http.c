@@ -1,0 +1,279 @@
+/*
+ * metrics_http.c - the metrics endpoint (metrics_http.h): parsing its
+ * address and binding it, and the serving process: libmicrohttpd on the
+ * bound socket, one handler that dispatches on the path, and a main
+ * thread that waits for signals.
+ */
+#include "ldmd/server/metrics_http.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "ldmd/metrics/render.h"
+#include "ldmd/site/log.h"
+
+#define MAX_CONNECTIONS 16u
+#define IDLE_TIMEOUT_S 10u
+
+/* ---------------------------------------------------------------------- */
+/* The address                                                            */
+/* ---------------------------------------------------------------------- */
+
+/* Split "PORT", "HOST:PORT", "[HOST]:PORT" into host and port.
+ * @return 0 or -1 */
+static int split(const char *addr, char *host, size_t hlen, long *port) {
+  const char *colon, *p;
+  char *end;
+
+  if (addr[0] == '[') {
+    const char *close = strchr(addr, ']');
+
+    if (close == NULL || close[1] != ':' || (size_t)(close - addr - 1) >= hlen)
+      return -1;
+    memcpy(host, addr + 1, (size_t)(close - addr - 1));
+    host[close - addr - 1] = '\0';
+    p = close + 2;
+  } else if ((colon = strrchr(addr, ':')) != NULL) {
+    if ((size_t)(colon - addr) >= hlen || strchr(addr, ':') != colon)
+      return -1;
+    memcpy(host, addr, (size_t)(colon - addr));
+    host[colon - addr] = '\0';
+    p = colon + 1;
+  } else {
+    snprintf(host, hlen, "127.0.0.1");
+    p = addr;
+  }
+  if (*p < '0' || *p > '9')
+    return -1;
+  errno = 0;
+  *port = strtol(p, &end, 10);
+  return errno != 0 || *end != '\0' || *port < 0 || *port > 65535 ? -1 : 0;
+}
+
+int ldmd_metrics_listen(const char *addr, char *name, size_t namelen, char *err,
+                        size_t errlen) {
+  struct sockaddr_storage ss;
+  struct sockaddr_in *v4 = (struct sockaddr_in *)&ss;
+  struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&ss;
+  socklen_t sl;
+  char host[INET6_ADDRSTRLEN + 1], text[INET6_ADDRSTRLEN];
+  long port;
+  int fd, one = 1;
+
+  memset(&ss, 0, sizeof ss);
+  if (split(addr, host, sizeof host, &port) != 0) {
+    snprintf(err, errlen,
+             "invalid metrics address \"%s\": not PORT, HOST:PORT or "
+             "[HOST]:PORT",
+             addr);
+    return -1;
+  }
+  if (inet_pton(AF_INET, host, &v4->sin_addr) == 1) {
+    v4->sin_family = AF_INET;
+    v4->sin_port = htons((uint16_t)port);
+    sl = sizeof *v4;
+  } else if (inet_pton(AF_INET6, host, &v6->sin6_addr) == 1) {
+    v6->sin6_family = AF_INET6;
+    v6->sin6_port = htons((uint16_t)port);
+    sl = sizeof *v6;
+  } else {
+    snprintf(err, errlen,
+             "invalid metrics address \"%s\": %s is not a numeric IPv4 or "
+             "IPv6 address",
+             addr, host);
+    return -1;
+  }
+  fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    snprintf(err, errlen, "cannot serve metrics on %s: socket: %s", addr,
+             strerror(errno));
+    return -1;
+  }
+  (void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (ss.ss_family == AF_INET6)
+    (void)setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+  if (bind(fd, (struct sockaddr *)&ss, sl) != 0 || listen(fd, 16) != 0 ||
+      getsockname(fd, (struct sockaddr *)&ss, &sl) != 0) {
+    snprintf(err, errlen, "cannot serve metrics on %s: %s", addr,
+             strerror(errno));
+    close(fd);
+    return -1;
+  }
+  if (ss.ss_family == AF_INET) {
+    inet_ntop(AF_INET, &v4->sin_addr, text, sizeof text);
+    snprintf(name, namelen, "%s:%u", text, (unsigned)ntohs(v4->sin_port));
+  } else {
+    inet_ntop(AF_INET6, &v6->sin6_addr, text, sizeof text);
+    snprintf(name, namelen, "[%s]:%u", text, (unsigned)ntohs(v6->sin6_port));
+  }
+  return fd;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Serving                                                                */
+/* ---------------------------------------------------------------------- */
+
+/* What the handler works with; used by the polling thread only. */
+typedef struct endpoint {
+  const ldmm_file *file;
+  const char *queue_path;
+  pq_t *pq; /* opened at the first request that needs it */
+  ldmm_snapshot snap;
+  bool said_queue; /* the queue's failure was logged */
+} endpoint;
+
+static const char index_text[] =
+    "ldmd metrics\n"
+    "  /metrics      Prometheus text format 0.0.4\n"
+    "  /status.json  the same figures as JSON\n";
+
+static void figures(endpoint *e, ldmm_queue *q) {
+  if (e->pq == NULL) {
+    pq_error err;
+
+    if (pq_open(e->queue_path, PQ_READONLY, &e->pq, &err) != PQ_OK) {
+      e->pq = NULL;
+      if (!e->said_queue)
+        log_error("metrics: cannot open the queue %s: %s", e->queue_path,
+                  err.pe_msg);
+      e->said_queue = true;
+    }
+  }
+  ldmm_queue_read(e->pq, q);
+}
+
+static enum MHD_Result respond(struct MHD_Connection *conn, unsigned status,
+                               const char *type, char *body, size_t len,
+                               bool owned) {
+  struct MHD_Response *r = MHD_create_response_from_buffer(
+      len, body, owned ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
+  enum MHD_Result rc;
+
+  if (r == NULL) {
+    if (owned)
+      free(body);
+    return MHD_NO;
+  }
+  (void)MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+  (void)MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+  rc = MHD_queue_response(conn, status, r);
+  MHD_destroy_response(r);
+  return rc;
+}
+
+static enum MHD_Result plain(struct MHD_Connection *conn, unsigned status,
+                             const char *text) {
+  return respond(conn, status, "text/plain; charset=utf-8", (char *)text,
+                 strlen(text), false);
+}
+
+/* /metrics or /status.json: the figures, rendered. */
+static enum MHD_Result render(endpoint *e, struct MHD_Connection *conn,
+                              bool json) {
+  prom_buf b = {0};
+  ldmm_queue q;
+
+  if (ldmm_snapshot_take(e->file, &e->snap) != 0)
+    return plain(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+  figures(e, &q);
+  if (json)
+    ldmm_render_json(&e->snap, &q, &b);
+  else
+    ldmm_render_prom(&e->snap, &q, &b);
+  if (b.failed || b.p == NULL) {
+    prom_free(&b);
+    return plain(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+  }
+  return respond(conn, MHD_HTTP_OK,
+                 json ? "application/json"
+                      : "text/plain; version=0.0.4; charset=utf-8",
+                 b.p, b.len, true);
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *conn,
+                              const char *url, const char *method,
+                              const char *version, const char *upload,
+                              size_t *upload_size, void **state) {
+  endpoint *e = cls;
+
+  (void)version;
+  (void)upload;
+  (void)upload_size;
+  if (*state == NULL) { /* the headers are in; the body, if any, is not */
+    *state = e;
+    return MHD_YES;
+  }
+  if (*upload_size > 0) {
+    *upload_size = 0; /* a body is read and dropped */
+    return MHD_YES;
+  }
+  if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 &&
+      strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
+    return plain(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET and HEAD\n");
+  if (strcmp(url, "/metrics") == 0)
+    return render(e, conn, false);
+  if (strcmp(url, "/status.json") == 0)
+    return render(e, conn, true);
+  if (strcmp(url, "/") == 0) /* the status page's place */
+    return plain(conn, MHD_HTTP_OK, index_text);
+  return plain(conn, MHD_HTTP_NOT_FOUND, "not found\n");
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap) {
+  char text[512];
+
+  (void)cls;
+  vsnprintf(text, sizeof text, fmt, ap);
+  text[strcspn(text, "\n")] = '\0';
+  log_warning("metrics: %s", text);
+}
+
+int ldmd_metrics_serve(const ldmm_file *f, int fd, const char *queue_path) {
+  endpoint e;
+  struct MHD_Daemon *d;
+  sigset_t set;
+  int sig = 0;
+
+  memset(&e, 0, sizeof e);
+  e.file = f;
+  e.queue_path = queue_path;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGUSR1);
+  sigaddset(&set, SIGUSR2);
+  /* Before the thread starts, so that it inherits the mask. */
+  (void)sigprocmask(SIG_BLOCK, &set, NULL);
+  d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0,
+                       NULL, NULL, handle, &e, MHD_OPTION_EXTERNAL_LOGGER,
+                       mhd_log, NULL, MHD_OPTION_LISTEN_SOCKET, fd,
+                       MHD_OPTION_CONNECTION_LIMIT, MAX_CONNECTIONS,
+                       MHD_OPTION_CONNECTION_TIMEOUT, IDLE_TIMEOUT_S,
+                       MHD_OPTION_END);
+  if (d == NULL) {
+    log_error("metrics: cannot start the HTTP server (libmicrohttpd)");
+    return 1;
+  }
+  while (sig != SIGTERM && sig != SIGINT) {
+    if (sigwait(&set, &sig) != 0)
+      break;
+    if (sig == SIGUSR1)
+      ldm_log_request_refresh();
+    else if (sig == SIGUSR2)
+      ldm_log_request_roll();
+  }
+  MHD_stop_daemon(d);
+  ldmm_snapshot_free(&e.snap);
+  if (e.pq != NULL)
+    pq_close(e.pq);
+  return 0;
+}

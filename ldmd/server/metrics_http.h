@@ -1,0 +1,43 @@
+/*
+ * metrics_http.h - the HTTP endpoint of ldmd's live figures
+ * (docs/metrics.md): its address (the registry's /metrics/http-address),
+ * the listening socket the top-level ldmd binds at start, and the process
+ * of its own that serves it (a task of the top process, children.h), so
+ * that a scrape never makes the server's event loop wait.
+ *
+ *   GET /metrics      the Prometheus text exposition format 0.0.4
+ *   GET /status.json  the same figures as JSON, for a status page
+ *   GET /             the status page's place: for now a short index
+ *
+ * The serving process uses libmicrohttpd with its own polling thread
+ * (one request at a time, at most 16 connections, 10 s idle timeout);
+ * its main thread only waits for signals.  It reads the figures from the
+ * metrics file (ldmd/metrics/metrics.h) and the queue's own statistics
+ * at each request, with a read-only queue handle.
+ */
+#ifndef LDMD_SERVER_METRICS_HTTP_H
+#define LDMD_SERVER_METRICS_HTTP_H
+
+#include <stddef.h>
+
+#include "ldmd/metrics/metrics.h"
+
+/**
+ * Bind and listen on addr: "PORT" (127.0.0.1:PORT), "HOST:PORT" or
+ * "[V6ADDR]:PORT", with a numeric host; PORT 0 lets the kernel choose.
+ * The socket is close-on-exec.
+ * @param name  set to "ADDR:PORT" (or "[ADDR]:PORT") as bound
+ * @return the descriptor, or -1 (err: the address and what failed)
+ */
+int ldmd_metrics_listen(const char *addr, char *name, size_t namelen, char *err,
+                        size_t errlen);
+
+/**
+ * In the serving process: serve fd until SIGTERM or SIGINT (SIGUSR1
+ * reopens the log, SIGUSR2 rolls its level).  Blocks those signals.
+ * @param queue_path  the queue whose statistics are shown
+ * @return the process's exit status
+ */
+int ldmd_metrics_serve(const ldmm_file *f, int fd, const char *queue_path);
+
+#endif /* LDMD_SERVER_METRICS_HTTP_H */

@@ -1,0 +1,20 @@
+# ldmd's live figures (issue 12): the unit tests of ldmd/metrics/ and of
+# the strict Prometheus checker (test_metrics), the checker as a program
+# (promcheck), and the endpoint's test with real servers on 127.0.0.1
+# (endpoint.sh: a relay pair, notifyme, ldmsend).
+if(TARGET ldmmetrics)
+  add_executable(test_metrics ${CMAKE_CURRENT_LIST_DIR}/test_metrics.c
+                              ${CMAKE_CURRENT_LIST_DIR}/promcheck.c)
+  target_link_libraries(test_metrics PRIVATE ldmmetrics ${CMOCKA_LIB})
+  pq_test(test_metrics TIMEOUT 60 ENVIRONMENT ${PQ_TESTDATA_ENV}
+    COMMAND test_metrics)
+  add_executable(promcheck ${CMAKE_CURRENT_LIST_DIR}/promcheck_main.c
+                           ${CMAKE_CURRENT_LIST_DIR}/promcheck.c)
+  target_link_libraries(promcheck PRIVATE m)
+endif()
+if(TARGET ldmd AND TARGET ldm6_peer AND TARGET ldmsend AND TARGET notifyme)
+  pq_script_test(metrics_endpoint ${CMAKE_CURRENT_LIST_DIR}/endpoint.sh
+    TIMEOUT 180 LABELS net ENVIRONMENT ${PQ_TESTDATA_ENV}
+    ARGS $<TARGET_FILE:ldmd> $<TARGET_FILE:ldm6_peer> $<TARGET_FILE:ldmsend>
+         $<TARGET_FILE:notifyme> $<TARGET_FILE:promcheck>)
+endif()
