@@ -4,7 +4,9 @@
 # through chromedriver's WebDriver HTTP API with curl.  Two of our servers
 # on 127.0.0.1 as a relay pair (down REQUESTs IDS from up), the endpoint
 # on in both.  With curl: / is the page as built from the tree, as
-# text/html with a strict Content-Security-Policy.  In the browser: the
+# text/html with a strict Content-Security-Policy (whose hashes are
+# checked against the page's script and style when openssl is installed;
+# the browser checks them anyway).  In the browser: the
 # page loads (its title), its script runs under that policy (it refreshes,
 # nothing is blocked, its style applies), it shows down's feed and its
 # requester to up, and up's feeder to down; its plots update: their
@@ -197,7 +199,7 @@ browser() {
       \"goog:chromeOptions\":{\"binary\":\"$CHROMIUM\",\"args\":[\"--headless\",
       \"--no-sandbox\",\"--disable-gpu\",\"--disable-quic\",\"--no-first-run\",
       \"--disable-background-networking\",\"--disable-component-update\",
-      \"--disable-sync\",\"--disable-dev-shm-usage\",\"--window-size=1300,1500\",
+      \"--disable-sync\",\"--disable-dev-shm-usage\",\"--window-size=1300,1200\",
       \"--user-data-dir=$SCRATCH/profile\"]}}}}"; then
     skip_part "chromium does not start: $(sed -n \
       's/.*"message":"\([^"]*\)".*/\1/p' <<<"$WD_OUT" | head -c 500)"
