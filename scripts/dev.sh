@@ -15,7 +15,8 @@ say() { printf '==> %s\n' "$*"; }
 packages=(build-essential cmake pkg-config libtirpc-dev libxml2-dev libssl-dev
           libcmocka-dev libisal-dev libgdbm-dev clang libclang-rt-14-dev
           clang-format cppcheck strace dpkg-dev logrotate systemd
-          libsystemd-dev gnuplot-nox libmicrohttpd-dev curl)
+          libsystemd-dev gnuplot-nox libmicrohttpd-dev curl chromium
+          chromium-driver)
 
 install_deps() {
   local missing=()

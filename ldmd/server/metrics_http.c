@@ -1,7 +1,8 @@
 /*
  * metrics_http.c - the metrics endpoint (metrics_http.h): parsing its
  * address and binding it, and the serving process: libmicrohttpd on the
- * bound socket, one handler that dispatches on the path, and a main
+ * bound socket, one handler that dispatches on the path (the figures, and
+ * the status page built in from ldmd/metrics/status.html), and a main
  * thread that waits for signals.
  */
 #include "ldmd/server/metrics_http.h"
@@ -19,6 +20,7 @@
 #include <unistd.h>
 
 #include "ldmd/metrics/render.h"
+#include "ldmd/metrics/status_page.h"
 #include "ldmd/site/log.h"
 
 #define MAX_CONNECTIONS 16u
@@ -131,11 +133,6 @@ typedef struct endpoint {
   bool said_queue; /* the queue's failure was logged */
 } endpoint;
 
-static const char index_text[] =
-    "ldmd metrics\n"
-    "  /metrics      Prometheus text format 0.0.4\n"
-    "  /status.json  the same figures as JSON\n";
-
 static void figures(endpoint *e, ldmm_queue *q) {
   if (e->pq == NULL) {
     pq_error err;
@@ -151,9 +148,11 @@ static void figures(endpoint *e, ldmm_queue *q) {
   ldmm_queue_read(e->pq, q);
 }
 
+/* Send BODY (LEN bytes; freed after if OWNED) as TYPE; with CSP (not
+ * NULL) the page's headers too: its policy, no sniffing, no referrer. */
 static enum MHD_Result respond(struct MHD_Connection *conn, unsigned status,
                                const char *type, char *body, size_t len,
-                               bool owned) {
+                               bool owned, const char *csp) {
   struct MHD_Response *r = MHD_create_response_from_buffer(
       len, body, owned ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
   enum MHD_Result rc;
@@ -165,6 +164,11 @@ static enum MHD_Result respond(struct MHD_Connection *conn, unsigned status,
   }
   (void)MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
   (void)MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+  if (csp != NULL) {
+    (void)MHD_add_response_header(r, "Content-Security-Policy", csp);
+    (void)MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+    (void)MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
+  }
   rc = MHD_queue_response(conn, status, r);
   MHD_destroy_response(r);
   return rc;
@@ -173,7 +177,7 @@ static enum MHD_Result respond(struct MHD_Connection *conn, unsigned status,
 static enum MHD_Result plain(struct MHD_Connection *conn, unsigned status,
                              const char *text) {
   return respond(conn, status, "text/plain; charset=utf-8", (char *)text,
-                 strlen(text), false);
+                 strlen(text), false, NULL);
 }
 
 /* /metrics or /status.json: the figures, rendered. */
@@ -196,7 +200,7 @@ static enum MHD_Result render(endpoint *e, struct MHD_Connection *conn,
   return respond(conn, MHD_HTTP_OK,
                  json ? "application/json"
                       : "text/plain; version=0.0.4; charset=utf-8",
-                 b.p, b.len, true);
+                 b.p, b.len, true, NULL);
 }
 
 static enum MHD_Result handle(void *cls, struct MHD_Connection *conn,
@@ -223,8 +227,10 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn,
     return render(e, conn, false);
   if (strcmp(url, "/status.json") == 0)
     return render(e, conn, true);
-  if (strcmp(url, "/") == 0) /* the status page's place */
-    return plain(conn, MHD_HTTP_OK, index_text);
+  if (strcmp(url, "/") == 0)
+    return respond(conn, MHD_HTTP_OK, "text/html; charset=utf-8",
+                   (char *)ldmm_status_page, ldmm_status_page_len, false,
+                   ldmm_status_page_csp);
   return plain(conn, MHD_HTTP_NOT_FOUND, "not found\n");
 }
 

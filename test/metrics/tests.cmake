@@ -1,7 +1,8 @@
 # ldmd's live figures (issue 12): the unit tests of ldmd/metrics/ and of
 # the strict Prometheus checker (test_metrics), the checker as a program
 # (promcheck), and the endpoint's test with real servers on 127.0.0.1
-# (endpoint.sh: a relay pair, notifyme, ldmsend).
+# (endpoint.sh: a relay pair, notifyme, ldmsend), and the status page in
+# headless Chromium (status_page.sh, label browser).
 if(TARGET ldmmetrics)
   add_executable(test_metrics ${CMAKE_CURRENT_LIST_DIR}/test_metrics.c
                               ${CMAKE_CURRENT_LIST_DIR}/promcheck.c)
@@ -17,4 +18,9 @@ if(TARGET ldmd AND TARGET ldm6_peer AND TARGET ldmsend AND TARGET notifyme)
     TIMEOUT 180 LABELS net ENVIRONMENT ${PQ_TESTDATA_ENV}
     ARGS $<TARGET_FILE:ldmd> $<TARGET_FILE:ldm6_peer> $<TARGET_FILE:ldmsend>
          $<TARGET_FILE:notifyme> $<TARGET_FILE:promcheck>)
+endif()
+if(TARGET ldmd AND TARGET ldm6_peer)
+  pq_script_test(metrics_status_page ${CMAKE_CURRENT_LIST_DIR}/status_page.sh
+    TIMEOUT 240 LABELS net browser ENVIRONMENT ${PQ_TESTDATA_ENV}
+    ARGS $<TARGET_FILE:ldmd> $<TARGET_FILE:ldm6_peer>)
 endif()
