@@ -52,10 +52,10 @@ static void add(lines *l, const char *fmt, ...) {
   vsnprintf(buf, sizeof buf, fmt, ap);
   va_end(ap);
   len = strlen(buf);
-  while (len > 0 && buf[len - 1] == ' ')
-    len--;
   if (len > (size_t)l->width)
     len = (size_t)l->width;
+  while (len > 0 && buf[len - 1] == ' ')
+    len--; /* padding at the end, and where the cut fell */
   buf[len] = '\0';
   l->v[l->n] = strdup(buf);
   if (l->v[l->n] == NULL)
