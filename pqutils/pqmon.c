@@ -264,7 +264,8 @@ struct figures {
   char cand[2][LDMM_PATH_MAX]; /* where to look: the registry's, the default */
   int ncand;
   ldmm_file *f;
-  int which; /* the candidate open */
+  int which;       /* the candidate open */
+  bool is_default; /* the last candidate is <queue>.metrics */
   dev_t dev;
   ino_t ino;
   char why[2 * LDMM_PATH_MAX + 512]; /* why none is open */
@@ -279,8 +280,8 @@ static bool same_file(const char *a, const char *b) {
 
 /* Where ldmd writes the figures of the queue at qpath (docs/metrics.md):
  * the registry's /metrics/path when it names one, and the queue's path with
- * ".metrics" (ldmd's default).  Each is taken only if its header names this
- * queue (the registry's may be another queue's, with -q). */
+ * ".metrics" (ldmd's default).  figures_take() takes the first whose header
+ * names this queue (the registry's may be another queue's, with -q). */
 static void figures_init(struct cli *c, struct figures *fg, const char *qpath) {
   char reg[LDMM_PATH_MAX] = "";
 
@@ -289,9 +290,11 @@ static void figures_init(struct cli *c, struct figures *fg, const char *qpath) {
   if (cli_reg_string(c, REG_METRICS_PATH, reg, sizeof reg) == 0 &&
       reg[0] != '\0')
     snprintf(fg->cand[fg->ncand++], LDMM_PATH_MAX, "%s", reg);
-  if (ldmm_default_path(qpath, fg->cand[fg->ncand], LDMM_PATH_MAX) == 0 &&
-      (fg->ncand == 0 || strcmp(fg->cand[0], fg->cand[fg->ncand]) != 0))
-    fg->ncand++;
+  if (ldmm_default_path(qpath, fg->cand[fg->ncand], LDMM_PATH_MAX) == 0) {
+    if (fg->ncand == 0 || strcmp(fg->cand[0], fg->cand[fg->ncand]) != 0)
+      fg->ncand++;
+    fg->is_default = true;
+  }
 }
 
 static void figures_close(struct figures *fg) {
@@ -311,11 +314,12 @@ static bool figures_take(struct figures *fg, const char *qpath,
   if (fg->f != NULL && (stat(fg->cand[fg->which], &st) != 0 ||
                         st.st_dev != fg->dev || st.st_ino != fg->ino))
     figures_close(fg);
-  if (fg->f != NULL)
-    return ldmm_snapshot_take(fg->f, snap) == 0 ||
-           (snprintf(fg->why, sizeof fg->why, "cannot copy them: %s",
-                     strerror(ENOMEM)),
-            false);
+  if (fg->f != NULL) {
+    if (ldmm_snapshot_take(fg->f, snap) == 0)
+      return true;
+    snprintf(fg->why, sizeof fg->why, "cannot copy them: %s", strerror(ENOMEM));
+    return false;
+  }
   fg->why[0] = '\0';
   for (i = 0; i < fg->ncand; i++) {
     char err[LDMM_PATH_MAX + 128];
@@ -324,7 +328,15 @@ static bool figures_take(struct figures *fg, const char *qpath,
 
     if (f != NULL && stat(fg->cand[i], &st) == 0 &&
         ldmm_snapshot_take(f, snap) == 0) {
-      if (same_file(snap->queue_path, qpath)) {
+      /* The default file is this queue's unless its header names another
+       * file that exists; the registry's must name this queue (a queue
+       * path the server was given relative to its own directory may not
+       * be found from here). */
+      bool mine = same_file(snap->queue_path, qpath);
+      struct stat other;
+
+      if (mine || (i == fg->ncand - 1 && fg->is_default &&
+                   stat(snap->queue_path, &other) != 0)) {
         fg->f = f;
         fg->which = i;
         fg->dev = st.st_dev;
@@ -451,7 +463,11 @@ static int live(struct cli *c, pq_t *pq, const char *qpath,
 
     if (frame > 0 && (wait_frame(next, &keys) || cli_stopping()))
       break;
-    next += o->live_interval;
+    /* The next frame one interval after this one was due, or after now if
+     * this one came late (a slow frame does not make a burst of them). */
+    next = next + o->live_interval > cli_monotonic()
+               ? next + o->live_interval
+               : cli_monotonic() + o->live_interval;
     ldmm_queue_read(pq, &q);
     if (!q.ok)
       v.queue_why = pq_last_error(pq)->pe_msg;

@@ -10,7 +10,8 @@
 # alone, as it does from the start when there is no figures file.  In a
 # pseudo-terminal (script(1)), the frames are drawn with the escapes, q
 # quits, ^C (SIGINT) quits, and the terminal is left as it was (canonical
-# mode, echo).
+# mode, echo).  A figures file the registry names (/metrics/path) is found,
+# and not taken for a queue it is not of.
 #
 # Usage: pqmon_live.sh LDMD LDM6_PEER PQMON
 
@@ -216,6 +217,25 @@ st=$?
 tail -8 watch.out | grep -q '^queue: [0-9]* products' ||
   fail "no queue line once the figures went: $(tail -8 watch.out)"
 ok "a live view sees ldmd stop: its figures go, the queue stays; SIGTERM ends it (0)"
+
+# The registry's /metrics/path: found there, and taken only for its queue.
+srv_stop up
+sed -i "s|</registry>|  <metrics><path>$SCRATCH/up.figures</path></metrics>\n</registry>|" \
+  "$(srv_dir up)/registry.xml"
+srv_start up
+wait_until 10 test -e "$SCRATCH/up.figures" || srv_fail up "no $SCRATCH/up.figures"
+[[ ! -e $(srv_queue up).metrics ]] || fail "a figures file beside up's queue too"
+live up named.out -n 1
+expect_in named.out "ldmd: pid ${SRV_PID[up]}, up "
+cp "$(srv_dir up)/registry.xml" other.xml
+sed -i "s|<path>$(srv_queue up)</path>|<path>$(srv_queue alone)</path>|" other.xml
+LDM_REGISTRY=$SCRATCH/other.xml "$PQMON" -l - -L -n 1 >other.out 2>other.err ||
+  fail "pqmon -L with another queue's figures file failed: $(cat other.err)"
+expect_in other.out "queue: 0 products"
+expect_in other.out "ldmd: its figures are not there:"
+awk '/^  / { printf "%s", substr($0, 3) }' other.out >other.why
+expect_in other.why "$SCRATCH/up.figures is the figures of another queue, $(srv_queue up)"
+ok "the registry's /metrics/path is read, and not taken for another queue"
 
 kill -TERM "$INSERTER" 2>/dev/null
 srv_stop up
