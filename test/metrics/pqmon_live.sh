@@ -82,7 +82,7 @@ background "$PEER" insert -q "$(srv_queue up)" -n 5000 -s 1000 -f IDS -a 2 \
 INSERTER=$BG
 wait_until 15 holds "$(srv_queue down)" 20 || srv_fail down "no product in down"
 
-live down down.out -n 3 -i 0.3
+live down down.out -n 3 -i 0.5
 (($(frames down.out) == 3)) || fail "-n 3 printed $(frames down.out) frames"
 if grep -q $'\033' down.out; then
   fail "escape sequences in piped frames"
@@ -90,7 +90,7 @@ fi
 awk 'length($0) > 80 { exit 1 }' down.out || fail "a line wider than 80 columns"
 awk '/^pqmon -L / { if (n > 24) exit 1; n = 0 } { if ($0 != "") n++ }
      END { exit n > 24 }' down.out || fail "a frame taller than 24 lines"
-grep -qE '^pqmon -L  [0-9-]+ [0-9:]+ UTC  every 0\.3s  /' down.out ||
+grep -qE '^pqmon -L  [0-9-]+ [0-9:]+ UTC  every 0\.5s  /' down.out ||
   fail "no title with the time, the interval and the queue"
 mapfile -t q < <(column down.out '^queue: ' 2)
 mapfile -t feed < <(column down.out '^IDS ' 2)
@@ -107,19 +107,20 @@ mapfile -t connrate < <(column down.out '^requester ' 3)
 [[ ${feedrate[0]} == - && ${connrate[0]} == - ]] ||
   fail "rates in the first frame, before any interval: ${feedrate[0]} ${connrate[0]}"
 # 50 a second inserted into up (at most: a busy machine may pace the
-# inserter slower); what one interval of 0.3 s saw.
+# inserter slower); what one interval of 0.5 s saw.
 for r in "${feedrate[1]}" "${feedrate[2]}" "${connrate[1]}" "${connrate[2]}"; do
   awk -v r="$r" 'BEGIN { exit !(r ~ /^[0-9.]+$/ && r > 0 && r <= 200) }' ||
     fail "a rate of $r products/s, not up to about 50: $(cat down.out)"
 done
-# Created 2 s before insertion into up: a mean of 2.x s (the sum is
-# exact), p50 and p95 within the bucket that holds them all (1 to 2.5 s).
+# Created 2 s before insertion into up: a mean of 2 s and a little (the
+# sum is exact; under 5 s even on a busy machine), p50 and p95 within the
+# buckets that hold such latencies (1 to 2.5 s, 2.5 to 5 s).
 for i in 1 2; do
-  [[ ${mean[i]} =~ ^2\.[0-9]+s$ ]] ||
-    fail "mean latency ${mean[i]}, not 2.x s: $(cat down.out)"
+  awk -v m="${mean[i]}" 'BEGIN { exit !(m ~ /^[0-9.]+s$/ && m + 0 >= 2 && m + 0 < 5) }' ||
+    fail "mean latency ${mean[i]}, not 2 to 5 s: $(cat down.out)"
   for p in "${p50[i]}" "${p95[i]}"; do
-    awk -v p="$p" 'BEGIN { exit !(p ~ /s$/ && p + 0 >= 1 && p + 0 <= 2.5) }' ||
-      fail "a latency percentile of $p, not within 1 to 2.5 s: $(cat down.out)"
+    awk -v p="$p" 'BEGIN { exit !(p ~ /^[0-9.]+s$/ && p + 0 >= 1 && p + 0 <= 5) }' ||
+      fail "a latency percentile of $p, not within 1 to 5 s: $(cat down.out)"
   done
 done
 grep -qE "^requester .* 127\.0\.0\.1 port ${SRV_PORT[up]} +IDS" down.out ||
