@@ -369,7 +369,8 @@ static void conns_part(lines *l, const pqmon_view *v, const ldmm_snapshot *p) {
     peer_w = 12;
   if (peer_w > 40)
     peer_w = 40;
-  qsort(rows, s->nconns, sizeof rows[0], conn_cmp);
+  if (s->nconns > 0) /* rows is NULL without any */
+    qsort(rows, s->nconns, sizeof rows[0], conn_cmp);
   add(l, "%-10s %7s %8s %7s %5s %7s %-*s %s", "KIND", "PID", "PROD/S", "LAG",
       "RECON", "REFUSED", peer_w, "PEER", "FEED");
   if (s->nconns == 0)

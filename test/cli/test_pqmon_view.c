@@ -5,8 +5,9 @@
  * the latency's mean and percentiles from the histogram over the interval
  * (and the quantile estimate itself), the order of feeds and connections,
  * the queue's line, a frame cut to the screen's width and height, no rates
- * against another server's snapshot, a frame without ldmd's figures, and
- * text from the figures that cannot drive the terminal.
+ * against another server's snapshot, a frame without ldmd's figures, a
+ * server with no feed and no connection yet, and text from the figures
+ * that cannot drive the terminal.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -424,6 +425,29 @@ static void test_no_figures(void **state) {
   free(text);
 }
 
+/* A server that has had no connection and no product yet. */
+static void test_empty(void **state) {
+  ldmm_snapshot prev, now;
+  ldmm_queue q;
+  pqmon_view v;
+  char *text;
+  (void)state;
+
+  snap_init(&prev, 0);
+  snap_init(&now, 0);
+  queue_init(&q);
+  v = view(&q, &now, &prev, 80, 24);
+  text = pqmon_view_render(&v);
+  assert_non_null(text);
+  assert_non_null(strstr(text, "\nldmd: pid 100, up 1h02m, version 9.9, "
+                               "connections 0\n\nFEED "));
+  assert_non_null(strstr(text, "\n  (no product received yet)\n\nKIND "));
+  assert_non_null(strstr(text, "\n  (no connection)\n"));
+  free(text);
+  ldmm_snapshot_free(&prev);
+  ldmm_snapshot_free(&now);
+}
+
 static void test_hostile_text(void **state) {
   ldmm_snapshot now;
   ldmm_queue q;
@@ -451,9 +475,9 @@ static void test_hostile_text(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_quantile),     cmocka_unit_test(test_rates),
-      cmocka_unit_test(test_cut),          cmocka_unit_test(test_no_figures),
-      cmocka_unit_test(test_hostile_text),
+      cmocka_unit_test(test_quantile), cmocka_unit_test(test_rates),
+      cmocka_unit_test(test_cut),      cmocka_unit_test(test_no_figures),
+      cmocka_unit_test(test_empty),    cmocka_unit_test(test_hostile_text),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

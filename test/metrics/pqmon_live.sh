@@ -144,7 +144,7 @@ ok "up: its feeder to down sends ${sent[1]} products/s, lag ${lag[1]}"
 # ---- in a terminal -----------------------------------------------------
 # drawn FILE N: has FILE at least N frames (titles, wherever they are)?
 drawn() {
-  (($(grep -ao 'pqmon -L  ' "$1" | wc -l) >= $2))
+  (($(grep -ao 'pqmon -L  ' "$1" 2>/dev/null | wc -l) >= $2))
 }
 
 # tty_run NAME KEY COLS: pqmon -L on up's queue in a pseudo-terminal
