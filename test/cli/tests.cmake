@@ -8,6 +8,14 @@ if(TARGET pqcreate)
   add_executable(pqclihelper ${CMAKE_CURRENT_LIST_DIR}/pqclihelper.c)
   target_link_libraries(pqclihelper PRIVATE ldmpq)
 
+  # pqmon's live view: the frame rendered from fixed snapshots
+  # (pqutils/pqmon_view.c).  Its test with real servers is
+  # test/metrics/pqmon_live.sh.
+  add_executable(test_pqmon_view ${CMAKE_CURRENT_LIST_DIR}/test_pqmon_view.c
+                                 ${PROJECT_SOURCE_DIR}/pqutils/pqmon_view.c)
+  target_link_libraries(test_pqmon_view PRIVATE ldmmetrics ${CMOCKA_LIB})
+  pq_test(cli_pqmon_view TIMEOUT 30 LABELS cli COMMAND test_pqmon_view)
+
   # cli_NAME runs cli/NAME.sh, with its timeout in seconds.
   pq_script_suite(cli LABEL cli
     ARGS $<TARGET_FILE_DIR:pqcreate> $<TARGET_FILE:pqclihelper>

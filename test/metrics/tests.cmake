@@ -24,3 +24,10 @@ if(TARGET ldmd AND TARGET ldm6_peer)
     TIMEOUT 240 LABELS net browser ENVIRONMENT ${PQ_TESTDATA_ENV}
     ARGS $<TARGET_FILE:ldmd> $<TARGET_FILE:ldm6_peer>)
 endif()
+# pqmon's live view (pqmon -L) against a real relay pair, piped and in a
+# pseudo-terminal (script, util-linux).
+if(TARGET ldmd AND TARGET ldm6_peer AND TARGET pqmon)
+  pq_script_test(metrics_pqmon_live ${CMAKE_CURRENT_LIST_DIR}/pqmon_live.sh
+    TIMEOUT 180 LABELS net ENVIRONMENT ${PQ_TESTDATA_ENV}
+    ARGS $<TARGET_FILE:ldmd> $<TARGET_FILE:ldm6_peer> $<TARGET_FILE:pqmon>)
+endif()
