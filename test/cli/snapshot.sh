@@ -23,7 +23,10 @@ for round in 1 2 3; do
   expect_rc 0 pqsave "$Q" snap$round
   expect_in "$ERR" "saved "
   n=$(sed -n 's/.*saved \([0-9]*\) products.*/\1/p' "$ERR")
-  ((n > 100)) || fail "only $n products saved"
+  # How many depends on the machine: the writer evicts the products the
+  # walk has not reached yet (pqsave.1), and on a loaded machine it may
+  # outrun the walk by far (14 of about 1000 seen under load 11).
+  ((n > 0)) || fail "no product saved"
   expect_rc 0 pqrestore snap$round r$round.pq
   expect_in "$ERR" "restored $n of $n products"
   expect_rc 0 pqsave r$round.pq again$round
