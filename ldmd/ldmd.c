@@ -28,10 +28,12 @@
  * The signal flags are the only file-scope state: they belong to the
  * process, not to a connection.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -86,6 +88,7 @@ typedef struct server {
   char state_dir[PATH_MAX];
   unsigned port;
   unsigned max_clients;
+  unsigned max_per_address; /* connections of one peer address */
   ldm_conf *conf;
   ldmd_settings set;
   ldmd_listeners lis;
@@ -263,6 +266,7 @@ static int reg_seconds(ldm_registry *reg, const char *key, int *ms) {
 static int own_settings(server *s, ldm_registry *reg) {
   ldmd_settings *t = &s->set;
   int bad = 0, rmin = 0, rmax = 0;
+  long per = 0;
 
   bad |= reg_seconds(reg, REG_INTERVAL, &t->interval_ms);
   bad |= reg_seconds(reg, REG_RESTART_MIN, &rmin);
@@ -271,6 +275,11 @@ static int own_settings(server *s, ldm_registry *reg) {
   bad |= reg_seconds(reg, REG_RETRY_MIN, &t->retry_min_ms);
   bad |= reg_seconds(reg, REG_RETRY_MAX, &t->retry_max_ms);
   bad |= reg_seconds(reg, REG_AUTOSHIFT, &t->autoshift_ms);
+  bad |= reg_seconds(reg, REG_FIRST_CALL_LIMIT, &t->first_call_ms);
+  if (reg_uint(reg, REG_MAX_PER_ADDRESS, 1, 1000000, &per) == 0)
+    s->max_per_address = (unsigned)per;
+  else
+    bad = -1;
   bad |= reg_string(reg, REG_STATE_DIR, s->state_dir, sizeof s->state_dir);
   if (bad)
     return -1;
@@ -564,20 +573,55 @@ static void run_requester(void *arg, const ldmd_task *task) {
   exit(status);
 }
 
+/* The peer's address as text, an IPv4-mapped IPv6 address as its dotted
+ * quad (as ldm6_io_peer_addr() gives it to the connection process), so
+ * that one peer counts as one address on either listener. */
+static void peer_address(int fd, char *buf, size_t len) {
+  struct sockaddr_storage ss;
+  struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+  socklen_t sl = sizeof ss;
+
+  snprintf(buf, len, "unknown");
+  if (getpeername(fd, (struct sockaddr *)&ss, &sl) != 0)
+    return;
+  if (ss.ss_family == AF_INET6 && IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr))
+    (void)inet_ntop(AF_INET, &s6->sin6_addr.s6_addr[12], buf, (socklen_t)len);
+  else
+    (void)getnameinfo((struct sockaddr *)&ss, sl, buf, (socklen_t)len, NULL, 0,
+                      NI_NUMERICHOST);
+}
+
+/* The connection limits, checked before anything is read or forked: the
+ * connection processes in all (-M, /server/max-clients), and those of one
+ * peer address (/server/max-per-address).  @return true if the
+ * connection from ip may be served; false: it was logged, to be closed */
+static bool within_limits(const server *s, const char *ip) {
+  size_t mine;
+
+  if (s->kids.nconn >= s->max_clients) {
+    log_notice("denying connection from %s because too many clients (%u, "
+               "-M or %s)",
+               ip, s->max_clients, REG_MAX_CLIENTS);
+    return false;
+  }
+  mine = ldmd_children_conn_from(&s->kids, ip);
+  if (mine >= s->max_per_address) {
+    log_notice("denying connection from %s because too many connections "
+               "from that address (%zu, %s %u)",
+               ip, mine, REG_MAX_PER_ADDRESS, s->max_per_address);
+    return false;
+  }
+  return true;
+}
+
 /* Hand a new connection to a process of its own.  @return 0, or -1 when
  * fork() failed (errno) */
 static int new_connection(server *s, int fd) {
-  struct sockaddr_storage ss;
-  socklen_t sl = sizeof ss;
-  char ip[64] = "unknown";
+  char ip[64];
   pid_t pid, parent = getpid();
 
-  if (getpeername(fd, (struct sockaddr *)&ss, &sl) == 0)
-    (void)getnameinfo((struct sockaddr *)&ss, sl, ip, sizeof ip, NULL, 0,
-                      NI_NUMERICHOST);
-  if (s->kids.nconn >= s->max_clients) {
-    log_notice("denying connection from %s because too many clients (%u)", ip,
-               s->max_clients);
+  peer_address(fd, ip, sizeof ip);
+  if (!within_limits(s, ip)) {
     close(fd);
     return 0;
   }

@@ -91,6 +91,10 @@ typedef struct ldmd_children {
 /** Record a connection child.  @return 0, or -1 when out of memory */
 int ldmd_children_add(ldmd_children *t, pid_t pid, const char *what);
 
+/** The connection children recorded with `what` (their peer's address):
+ *  the per-address limit of the accept loop (ldmd.c). */
+size_t ldmd_children_conn_from(const ldmd_children *t, const char *what);
+
 /** The pids of the connection children, in a new array (NULL if none or
  *  out of memory); *n is set to their number. */
 pid_t *ldmd_children_conn_pids(const ldmd_children *t, size_t *n);

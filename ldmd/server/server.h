@@ -56,6 +56,8 @@ typedef struct ldmd_settings {
   int retry_min_ms;     /**< a requester's first reconnection delay */
   int retry_max_ms;     /**< ... and its bound */
   int autoshift_ms;     /**< period of the primary/alternate evaluation */
+  /** A new connection's time for its first whole call (slowloris). */
+  int first_call_ms;
   /** Directory of the requesters' resume files ("": beside the queue). */
   const char *state_dir;
   /** Set by SIGTERM (and SIGINT): stop at the next check. */
@@ -66,6 +68,10 @@ typedef struct ldmd_settings {
 typedef struct ldmd_conn {
   const ldmd_settings *set;
   ldm6_io *io;
+  /** Monotonic ms by which the first whole call must have come (counted
+   *  from the start of the connection process, right after accept), or 0
+   *  once it has: see ldmd_conn_deadline_left_ms(). */
+  int64_t deadline_ms;
   char ip[64];     /**< the peer's address text */
   char name[1025]; /**< its reverse-DNS name (NI_MAXHOST), or the address */
   bool named;      /**< name is a real name */
@@ -100,6 +106,15 @@ enum ldmd_next {
  */
 int ldmd_conn_serve(const ldmd_settings *set, int fd, const pid_t *siblings,
                     size_t nsiblings);
+
+/**
+ * What is left of the first-call deadline (/server/first-call-limit),
+ * in milliseconds: what a step before the first call (the name lookup, a
+ * TLS handshake) may still wait.  0 when the deadline has passed: close
+ * the connection (ldmd_conn_serve() logs it when its call loop sees it);
+ * -1 when there is no deadline any more (the first call came).
+ */
+int ldmd_conn_deadline_left_ms(const ldmd_conn *c);
 
 /** The peer's name for messages ("host (1.2.3.4)" or "1.2.3.4"). */
 const char *ldmd_conn_peer(const ldmd_conn *c);

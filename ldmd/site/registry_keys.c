@@ -58,6 +58,11 @@ const struct reg_default ldm__reg_defaults[] = {
     {REG_RETRY_MAX, "60", RT_UINT, 1, REG_SECONDS_MAX, NULL},
     {REG_AUTOSHIFT, "60", RT_UINT, 1, REG_SECONDS_MAX, NULL},
     {REG_STATE_DIR, "", RT_STRING, 0, 0, NULL}, /* "": the queue's directory */
+    /* ldmd's limits against abuse (docs/security.md): none is LDM's. */
+    {REG_MAX_PER_ADDRESS, "32", RT_UINT, 1, 1000000, NULL},
+    {REG_FIRST_CALL_LIMIT, "30", RT_UINT, 1, REG_SECONDS_MAX, NULL},
+    {REG_MAX_PRODUCT_SIZE, "0", RT_SIZE, 0, 0, NULL}, /* 0: the queue's size */
+    {REG_USER, "", RT_STRING, 0, 0, NULL}, /* "": ldm, if it exists */
 };
 const size_t ldm__reg_ndefaults =
     sizeof ldm__reg_defaults / sizeof ldm__reg_defaults[0];

@@ -42,6 +42,8 @@ if(TARGET ldmproto)
         daemon 60
         emfile 90
         lengths 90
+        # Limits against abuse (issue 13).
+        connlimits 90
         held 120)
     if(TARGET ldmsend)
       pq_script_test(net_undelivered ${CMAKE_CURRENT_LIST_DIR}/undelivered.sh
