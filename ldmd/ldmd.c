@@ -3,7 +3,10 @@
  * options, defaults from the registry), ldmd.conf, the listening sockets,
  * daemonizing (or not), the EXEC programs and the requesters of the
  * REQUEST entries (tasks that children.c keeps running), and the accept
- * loop that forks one process per connection (docs/protocol.md §15).
+ * loop that forks one process per connection (docs/protocol.md §15), once
+ * the connection limits let it in (in all, and per peer address).
+ * Started as root, ldmd becomes an unprivileged user right after it binds
+ * its sockets (privilege.h), before it opens the queue or serves anybody.
  *
  * The loop sleeps in ppoll(2) on the listening sockets, until the next
  * restart of a task that died is due, with the signals it acts on blocked
@@ -48,6 +51,7 @@
 #include "ldmd/server/children.h"
 #include "ldmd/server/listen.h"
 #include "ldmd/server/notify.h"
+#include "ldmd/server/privilege.h"
 #include "ldmd/site/log.h"
 #include "ldmd/site/registry.h"
 #include "ldmd/server/requester.h"
@@ -77,6 +81,7 @@ typedef struct options {
   long max_clients; /* -1: registry */
   const char *pidfile;
   const char *conf;
+  const char *user; /* -U, or NULL: the registry */
 } options;
 
 /* Everything the top-level process owns. */
@@ -89,6 +94,8 @@ typedef struct server {
   unsigned port;
   unsigned max_clients;
   unsigned max_per_address; /* connections of one peer address */
+  char user[256];           /* the user to become (-U, /server/user) */
+  ldmd_priv priv;
   ldm_conf *conf;
   ldmd_settings set;
   ldmd_listeners lis;
@@ -103,7 +110,7 @@ static void usage(const char *prog) {
   fprintf(stderr,
           "usage: %s [-I addr] [-P port] [-q queue] [-l log] [-v] [-x] [-n]\n"
           "       [-f] [-m max_latency] [-o offset] [-t timeout] [-M max]\n"
-          "       [-W pidfile] [conf]\n"
+          "       [-W pidfile] [-U user] [conf]\n"
           "  -I addr     listen on addr (repeatable; 0.0.0.0: all IPv4 and "
           "IPv6)\n"
           "  -P port     port (registry %s)\n"
@@ -118,9 +125,11 @@ static void usage(const char *prog) {
           "  -t seconds  LDM-5 RPC timeout, 1-32767 (60)\n"
           "  -M n        most connections at once (registry %s)\n"
           "  -W pidfile  write the server's pid there\n"
+          "  -U user     started as root, run as user (registry %s;\n"
+          "              default %s if it exists; root: stay root)\n"
           "  conf        configuration file (registry %s)\n",
           prog, REG_PORT, REG_QUEUE_PATH, REG_MAX_LATENCY, REG_TIME_OFFSET,
-          REG_MAX_CLIENTS, REG_LDMD_CONFIG);
+          REG_MAX_CLIENTS, REG_USER, LDMD_DEFAULT_USER, REG_LDMD_CONFIG);
 }
 
 static long number(const char *s, long lo, long hi, char opt) {
@@ -151,7 +160,7 @@ static int parse_options(int argc, char **argv, options *o) {
   o->timeout = 60;
   o->level = -1;
   opterr = 1;
-  while ((ch = getopt(argc, argv, ":I:P:q:l:vxnfm:o:t:M:W:h")) != -1) {
+  while ((ch = getopt(argc, argv, ":I:P:q:l:vxnfm:o:t:M:W:U:h")) != -1) {
     switch (ch) {
     case 'I':
       if (o->naddrs == MAX_ADDRS) {
@@ -196,6 +205,9 @@ static int parse_options(int argc, char **argv, options *o) {
       break;
     case 'W':
       o->pidfile = optarg;
+      break;
+    case 'U':
+      o->user = optarg;
       break;
     case ':':
       fprintf(stderr, "ldmd: option -%c needs a value\n", optopt);
@@ -281,6 +293,10 @@ static int own_settings(server *s, ldm_registry *reg) {
   else
     bad = -1;
   bad |= reg_string(reg, REG_STATE_DIR, s->state_dir, sizeof s->state_dir);
+  if (s->opt.user != NULL)
+    snprintf(s->user, sizeof s->user, "%s", s->opt.user);
+  else
+    bad |= reg_string(reg, REG_USER, s->user, sizeof s->user);
   if (bad)
     return -1;
   if (t->retry_max_ms < t->retry_min_ms)
@@ -795,6 +811,35 @@ static void notify_ready(const server *s) {
               s->queue, s->conf->nrequests, s->conf->nexecs);
 }
 
+/* Started as root: become the unprivileged user (privilege.h), once the
+ * sockets are bound and before anything is read from them.  The log file
+ * named by -l, opened as root, is given to the user first, so that it can
+ * still reopen it on SIGUSR1. */
+static int drop_privileges(server *s) {
+  struct stat st;
+  char err[512];
+
+  if (s->priv.root) /* asked for: a notice, not a warning */
+    log_notice("running as root (%s root): every connection is served by "
+               "root",
+               s->opt.user != NULL ? "-U" : REG_USER);
+  if (!s->priv.drop)
+    return 0;
+  if (s->opt.log != NULL && s->opt.log[0] != '\0' &&
+      strcmp(s->opt.log, "-") != 0 && stat(s->opt.log, &st) == 0 &&
+      S_ISREG(st.st_mode) && st.st_uid == 0 &&
+      chown(s->opt.log, s->priv.uid, s->priv.gid) != 0)
+    log_warning("cannot give the log %s to user %s: chown: %s", s->opt.log,
+                s->priv.name, strerror(errno));
+  if (ldmd_priv_drop(&s->priv, err, sizeof err) != 0) {
+    log_error("%s", err);
+    return -1;
+  }
+  log_notice("running as user %s (uid %ld, gid %ld)", s->priv.name,
+             (long)s->priv.uid, (long)s->priv.gid);
+  return 0;
+}
+
 /* Everything before the accept loop; in the process that will serve. */
 static int start(server *s) {
   size_t i;
@@ -810,6 +855,10 @@ static int start(server *s) {
   } else {
     log_warning("%s has no ALLOW or ACCEPT entry: not listening", s->conf_path);
   }
+  /* Root only for bind(2): nothing from the network is read as root, and
+   * the queue must open for writing as the user that will serve. */
+  if (drop_privileges(s) != 0 || check_queue(s) != 0)
+    return -1;
   if (!s->opt.foreground) {
     if (daemonize(&s->ready_fd) != 0)
       return -1;
@@ -833,6 +882,7 @@ static int start(server *s) {
 
 int main(int argc, char **argv) {
   server s;
+  char err[512];
   int rc = 1;
 
   memset(&s, 0, sizeof s);
@@ -856,7 +906,11 @@ int main(int argc, char **argv) {
     rc = 0;
     goto out;
   }
-  if (check_queue(&s) != 0 || start(&s) != 0)
+  if (ldmd_priv_plan(s.user, &s.priv, err, sizeof err) != 0) {
+    log_error("%s", err);
+    goto out;
+  }
+  if (start(&s) != 0)
     goto out;
   serve(&s);
   ldmd_notify("STOPPING=1\nSTATUS=stopping: %zu processes to stop", s.kids.n);
