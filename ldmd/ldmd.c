@@ -774,7 +774,7 @@ static void start_tasks(server *s) {
   s->sup.arg = s;
   ldmd_children_supervise(&s->kids, &s->sup);
   if (s->conf->nrequests > 0 && s->state_dir[0] != '\0' &&
-      mkdir(s->state_dir, 0755) != 0 && errno != EEXIST)
+      mkdir(s->state_dir, 0750) != 0 && errno != EEXIST)
     log_error("cannot make the state directory %s: mkdir: %s", s->state_dir,
               strerror(errno));
   for (i = 0; i < s->conf->nexecs; i++)

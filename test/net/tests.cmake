@@ -45,6 +45,7 @@ if(TARGET ldmproto)
         # Limits against abuse (issue 13).
         connlimits 90
         privdrop 60
+        filemodes 60
         held 120)
     if(TARGET ldmsend)
       pq_script_test(net_undelivered ${CMAKE_CURRENT_LIST_DIR}/undelivered.sh
