@@ -288,6 +288,12 @@ static int own_settings(server *s, ldm_registry *reg) {
   bad |= reg_seconds(reg, REG_RETRY_MAX, &t->retry_max_ms);
   bad |= reg_seconds(reg, REG_AUTOSHIFT, &t->autoshift_ms);
   bad |= reg_seconds(reg, REG_FIRST_CALL_LIMIT, &t->first_call_ms);
+  if (ldm_reg_get_size(reg, REG_MAX_PRODUCT_SIZE, &t->max_product) !=
+      LDM_REG_OK) {
+    log_error("cannot get %s from the registry %s: %s", REG_MAX_PRODUCT_SIZE,
+              ldm_reg_path(reg), ldm_reg_error(reg));
+    bad = -1;
+  }
   if (reg_uint(reg, REG_MAX_PER_ADDRESS, 1, 1000000, &per) == 0)
     s->max_per_address = (unsigned)per;
   else

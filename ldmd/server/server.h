@@ -58,6 +58,9 @@ typedef struct ldmd_settings {
   int autoshift_ms;     /**< period of the primary/alternate evaluation */
   /** A new connection's time for its first whole call (slowloris). */
   int first_call_ms;
+  /** The largest product a peer may send, in bytes (0: what the queue
+   *  can hold, LDM's only bound). */
+  uint64_t max_product;
   /** Directory of the requesters' resume files ("": beside the queue). */
   const char *state_dir;
   /** Set by SIGTERM (and SIGINT): stop at the next check. */
@@ -165,6 +168,20 @@ int ldmd_product_call(ldmd_conn *c, const ldm6_io_msg *call);
  * stored.  A requester's upstream always gets SUCCESS, as from LDM.
  */
 int ldmd_product_flush(ldmd_conn *c, const ldm6_io_msg *call);
+
+/**
+ * Refuse a product larger than c->set->max_product (HEREIS, COMINGSOON):
+ * an error names the product, the peer, its size and the limit, nothing
+ * of it is stored, and the connection is to be closed.
+ * @return LDMD_CONTINUE if the product may come; LDMD_FAIL if refused
+ */
+int ldmd_product_size_check(ldmd_conn *c, uint32_t xid, const char *call,
+                            const ldm6_prod_info *info);
+
+/** The largest record a receiver of products takes: its largest product
+ *  (the queue's data size, or less by c->set->max_product) and the
+ *  record's other bytes. */
+uint64_t ldmd_product_record_max(const ldmd_settings *set, const pq_t *pq);
 
 /** Bytes of a datapkt before its data: signature, pktnum, dbuf length. */
 #define LDMD_DATAPKT_HEAD 24

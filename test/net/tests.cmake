@@ -46,6 +46,7 @@ if(TARGET ldmproto)
         connlimits 90
         privdrop 60
         filemodes 60
+        prodlimit 60
         held 120)
     if(TARGET ldmsend)
       pq_script_test(net_undelivered ${CMAKE_CURRENT_LIST_DIR}/undelivered.sh
