@@ -49,6 +49,7 @@
 
 #include "ldmd/server/accept.h"
 #include "ldmd/server/children.h"
+#include "ldmd/server/feeds.h"
 #include "ldmd/server/listen.h"
 #include "ldmd/server/notify.h"
 #include "ldmd/server/privilege.h"
@@ -288,6 +289,11 @@ static int own_settings(server *s, ldm_registry *reg) {
   bad |= reg_seconds(reg, REG_RETRY_MAX, &t->retry_max_ms);
   bad |= reg_seconds(reg, REG_AUTOSHIFT, &t->autoshift_ms);
   bad |= reg_seconds(reg, REG_FIRST_CALL_LIMIT, &t->first_call_ms);
+  if (ldm_reg_get_bool(reg, REG_ANTI_DOS, &t->anti_dos) != LDM_REG_OK) {
+    log_error("cannot get %s from the registry %s: %s", REG_ANTI_DOS,
+              ldm_reg_path(reg), ldm_reg_error(reg));
+    bad = -1;
+  }
   if (ldm_reg_get_size(reg, REG_MAX_PRODUCT_SIZE, &t->max_product) !=
       LDM_REG_OK) {
     log_error("cannot get %s from the registry %s: %s", REG_MAX_PRODUCT_SIZE,
@@ -846,6 +852,11 @@ static int drop_privileges(server *s) {
   return 0;
 }
 
+/* A connection process was reaped: its feed leaves the upstream table. */
+static void conn_ended(void *arg, pid_t pid) {
+  ldmd_feeds_reaped(arg, pid);
+}
+
 /* Everything before the accept loop; in the process that will serve. */
 static int start(server *s) {
   size_t i;
@@ -873,6 +884,14 @@ static int start(server *s) {
   }
   setup_signals(s);
   ldmd_acceptor_init(&s->acc);
+  /* Before the first fork: every connection process shares it. */
+  s->set.feeds = ldmd_feeds_new(s->max_clients);
+  if (s->set.feeds == NULL) {
+    log_error("cannot make the upstream table: mmap: %s", strerror(errno));
+    return -1;
+  }
+  s->kids.conn_ended = conn_ended;
+  s->kids.conn_ended_arg = s->set.feeds;
   if (s->opt.pidfile != NULL && write_pidfile(s->opt.pidfile) != 0)
     return -1;
   log_notice("starting up (ldmd %s): queue %s, configuration %s", LDMD_VERSION,
@@ -932,6 +951,7 @@ out:
   ldmd_listen_close(&s.lis);
   ldmd_acceptor_free(&s.acc);
   ldmd_children_free(&s.kids);
+  ldmd_feeds_free(s.set.feeds);
   ldm_conf_free(s.conf);
   return rc;
 }

@@ -179,6 +179,8 @@ static void ended(ldmd_children *t, pid_t pid, int status) {
 
       log_end(&c, status);
       drop(t, i);
+      if (c.kind == LDMD_CHILD_CONN && t->conn_ended != NULL)
+        t->conn_ended(t->conn_ended_arg, pid);
       if (c.kind != LDMD_CHILD_CONN && c.task < t->ntasks &&
           t->tasks[c.task].pid == pid)
         schedule(t, &t->tasks[c.task], status);

@@ -86,6 +86,10 @@ typedef struct ldmd_children {
   size_t ntasks;
   ldmd_supervision sup;
   bool stopping; /**< no more restarts */
+  /** Called when a connection child has been reaped (or NULL): what the
+   *  server recorded for it goes (feeds.h). */
+  void (*conn_ended)(void *arg, pid_t pid);
+  void *conn_ended_arg;
 } ldmd_children;
 
 /** Record a connection child.  @return 0, or -1 when out of memory */

@@ -58,6 +58,10 @@ typedef struct ldmd_settings {
   int autoshift_ms;     /**< period of the primary/alternate evaluation */
   /** A new connection's time for its first whole call (slowloris). */
   int first_call_ms;
+  /** The upstream database (feeds.h), shared by the connection
+   *  processes; NULL: none (a requester's connection). */
+  struct ldmd_feeds *feeds;
+  bool anti_dos; /**< /server/enable-anti-DOS */
   /** The largest product a peer may send, in bytes (0: what the queue
    *  can hold, LDM's only bound). */
   uint64_t max_product;

@@ -47,6 +47,7 @@ if(TARGET ldmproto)
         privdrop 60
         filemodes 60
         prodlimit 60
+        antidos 120
         held 120)
     if(TARGET ldmsend)
       pq_script_test(net_undelivered ${CMAKE_CURRENT_LIST_DIR}/undelivered.sh
