@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -29,6 +30,7 @@
 
 #include "ldmd/proto/ldm6_xdr.h"
 #include "ldmd/site/log.h"
+#include "ldmd/server/peername.h"
 #include "ldmd/server/server.h"
 
 #define REPLY_BUF 12288       /* the largest result: a RECLASS class */
@@ -92,7 +94,27 @@ int ldmd_conn_reply_error(ldmd_conn *c, uint32_t xid, uint32_t accept_stat) {
 /* Who is there                                                           */
 /* ---------------------------------------------------------------------- */
 
-/* The reverse-DNS name of the peer (no forward confirmation, as LDM). */
+/* An IPv4-mapped IPv6 address (an IPv4 peer on a dual-stack listener) as
+ * the IPv4 address it is, so that its name is looked up as an IPv4
+ * peer's: the reverse zone (and /etc/hosts) knows 1.2.3.4, not
+ * ::ffff:1.2.3.4. */
+static void unmap(struct sockaddr_storage *ss, socklen_t *sl) {
+  const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)ss;
+  struct sockaddr_in s4;
+
+  if (ss->ss_family != AF_INET6 || !IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr))
+    return;
+  memset(&s4, 0, sizeof s4);
+  s4.sin_family = AF_INET;
+  s4.sin_port = s6->sin6_port;
+  memcpy(&s4.sin_addr, &s6->sin6_addr.s6_addr[12], 4);
+  memcpy(ss, &s4, sizeof s4);
+  *sl = sizeof s4;
+}
+
+/* The reverse-DNS name of the peer, kept only if forward-confirmed
+ * (peername.h): an unconfirmed name is logged and never matched nor
+ * shown as the peer's. */
 static void resolve_name(ldmd_conn *c) {
   struct sockaddr_storage ss;
   socklen_t sl = sizeof ss;
@@ -102,6 +124,7 @@ static void resolve_name(ldmd_conn *c) {
 
   if (getpeername(ldm6_io_fd(c->io), (struct sockaddr *)&ss, &sl) != 0)
     return;
+  unmap(&ss, &sl);
   rc = getnameinfo((struct sockaddr *)&ss, sl, host, sizeof host, NULL, 0,
                    NI_NAMEREQD);
   took = mono_ms() - t0;
@@ -110,6 +133,12 @@ static void resolve_name(ldmd_conn *c) {
                 (long long)took);
   if (rc != 0) {
     log_debug("no name for %s: %s", c->ip, gai_strerror(rc));
+    return;
+  }
+  if (!ldmd_name_confirmed(host, (struct sockaddr *)&ss, sl, NULL)) {
+    log_notice("the name %s of %s is not confirmed by its addresses: "
+               "matching and naming the peer by its address only",
+               host, c->ip);
     return;
   }
   snprintf(c->name, sizeof c->name, "%s", host);
