@@ -6,7 +6,10 @@
  * (the metrics file every child writes its own figures into, a slot
  * claimed for each child before it is forked, and the HTTP endpoint's
  * process: docs/metrics.md), and the accept loop that forks one process
- * per connection (docs/protocol.md §15).
+ * per connection (docs/protocol.md §15), once the connection limits let it
+ * in (in all, and per peer address).  Started as root, ldmd becomes an
+ * unprivileged user right after it binds its sockets (privilege.h), before
+ * it opens the queue or serves anybody.
  *
  * The loop sleeps in ppoll(2) on the listening sockets, until the next
  * restart of a task that died is due, with the signals it acts on blocked
@@ -31,10 +34,12 @@
  * The signal flags are the only file-scope state: they belong to the
  * process, not to a connection.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -47,9 +52,11 @@
 
 #include "ldmd/server/accept.h"
 #include "ldmd/server/children.h"
+#include "ldmd/server/feeds.h"
 #include "ldmd/server/listen.h"
 #include "ldmd/server/metrics_http.h"
 #include "ldmd/server/notify.h"
+#include "ldmd/server/privilege.h"
 #include "ldmd/site/log.h"
 #include "ldmd/site/registry.h"
 #include "ldmd/server/requester.h"
@@ -84,6 +91,7 @@ typedef struct options {
   long max_clients; /* -1: registry */
   const char *pidfile;
   const char *conf;
+  const char *user; /* -U, or NULL: the registry */
 } options;
 
 /* Everything the top-level process owns. */
@@ -95,6 +103,9 @@ typedef struct server {
   char state_dir[PATH_MAX];
   unsigned port;
   unsigned max_clients;
+  unsigned max_per_address; /* connections of one peer address */
+  char user[256];           /* the user to become (-U, /server/user) */
+  ldmd_priv priv;
   ldm_conf *conf;
   ldmd_settings set;
   ldmd_listeners lis;
@@ -115,7 +126,7 @@ static void usage(const char *prog) {
   fprintf(stderr,
           "usage: %s [-I addr] [-P port] [-q queue] [-l log] [-v] [-x] [-n]\n"
           "       [-f] [-m max_latency] [-o offset] [-t timeout] [-M max]\n"
-          "       [-W pidfile] [conf]\n"
+          "       [-W pidfile] [-U user] [conf]\n"
           "  -I addr     listen on addr (repeatable; 0.0.0.0: all IPv4 and "
           "IPv6)\n"
           "  -P port     port (registry %s)\n"
@@ -130,9 +141,11 @@ static void usage(const char *prog) {
           "  -t seconds  LDM-5 RPC timeout, 1-32767 (60)\n"
           "  -M n        most connections at once (registry %s)\n"
           "  -W pidfile  write the server's pid there\n"
+          "  -U user     started as root, run as user (registry %s;\n"
+          "              default %s if it exists; root: stay root)\n"
           "  conf        configuration file (registry %s)\n",
           prog, REG_PORT, REG_QUEUE_PATH, REG_MAX_LATENCY, REG_TIME_OFFSET,
-          REG_MAX_CLIENTS, REG_LDMD_CONFIG);
+          REG_MAX_CLIENTS, REG_USER, LDMD_DEFAULT_USER, REG_LDMD_CONFIG);
 }
 
 static long number(const char *s, long lo, long hi, char opt) {
@@ -163,7 +176,7 @@ static int parse_options(int argc, char **argv, options *o) {
   o->timeout = 60;
   o->level = -1;
   opterr = 1;
-  while ((ch = getopt(argc, argv, ":I:P:q:l:vxnfm:o:t:M:W:h")) != -1) {
+  while ((ch = getopt(argc, argv, ":I:P:q:l:vxnfm:o:t:M:W:U:h")) != -1) {
     switch (ch) {
     case 'I':
       if (o->naddrs == MAX_ADDRS) {
@@ -208,6 +221,9 @@ static int parse_options(int argc, char **argv, options *o) {
       break;
     case 'W':
       o->pidfile = optarg;
+      break;
+    case 'U':
+      o->user = optarg;
       break;
     case ':':
       fprintf(stderr, "ldmd: option -%c needs a value\n", optopt);
@@ -278,6 +294,7 @@ static int reg_seconds(ldm_registry *reg, const char *key, int *ms) {
 static int own_settings(server *s, ldm_registry *reg) {
   ldmd_settings *t = &s->set;
   int bad = 0, rmin = 0, rmax = 0;
+  long per = 0;
 
   bad |= reg_seconds(reg, REG_INTERVAL, &t->interval_ms);
   bad |= reg_seconds(reg, REG_RESTART_MIN, &rmin);
@@ -286,6 +303,22 @@ static int own_settings(server *s, ldm_registry *reg) {
   bad |= reg_seconds(reg, REG_RETRY_MIN, &t->retry_min_ms);
   bad |= reg_seconds(reg, REG_RETRY_MAX, &t->retry_max_ms);
   bad |= reg_seconds(reg, REG_AUTOSHIFT, &t->autoshift_ms);
+  bad |= reg_seconds(reg, REG_FIRST_CALL_LIMIT, &t->first_call_ms);
+  if (ldm_reg_get_bool(reg, REG_ANTI_DOS, &t->anti_dos) != LDM_REG_OK) {
+    log_error("cannot get %s from the registry %s: %s", REG_ANTI_DOS,
+              ldm_reg_path(reg), ldm_reg_error(reg));
+    bad = -1;
+  }
+  if (ldm_reg_get_size(reg, REG_MAX_PRODUCT_SIZE, &t->max_product) !=
+      LDM_REG_OK) {
+    log_error("cannot get %s from the registry %s: %s", REG_MAX_PRODUCT_SIZE,
+              ldm_reg_path(reg), ldm_reg_error(reg));
+    bad = -1;
+  }
+  if (reg_uint(reg, REG_MAX_PER_ADDRESS, 1, 1000000, &per) == 0)
+    s->max_per_address = (unsigned)per;
+  else
+    bad = -1;
   bad |= reg_string(reg, REG_STATE_DIR, s->state_dir, sizeof s->state_dir);
   if (ldm_reg_get_bool(reg, REG_METRICS_ENABLE, &s->metrics_on) != LDM_REG_OK) {
     log_error("cannot get %s from the registry %s: %s", REG_METRICS_ENABLE,
@@ -295,6 +328,10 @@ static int own_settings(server *s, ldm_registry *reg) {
   bad |= reg_string(reg, REG_METRICS_PATH, s->metrics_path,
                     sizeof s->metrics_path);
   bad |= reg_string(reg, REG_METRICS_HTTP, s->http_addr, sizeof s->http_addr);
+  if (s->opt.user != NULL)
+    snprintf(s->user, sizeof s->user, "%s", s->opt.user);
+  else
+    bad |= reg_string(reg, REG_USER, s->user, sizeof s->user);
   if (bad)
     return -1;
   if (t->retry_max_ms < t->retry_min_ms)
@@ -621,21 +658,56 @@ static void run_task(void *arg, const ldmd_task *task) {
   exit(status);
 }
 
+/* The peer's address as text, an IPv4-mapped IPv6 address as its dotted
+ * quad (as ldm6_io_peer_addr() gives it to the connection process), so
+ * that one peer counts as one address on either listener. */
+static void peer_address(int fd, char *buf, size_t len) {
+  struct sockaddr_storage ss;
+  struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+  socklen_t sl = sizeof ss;
+
+  snprintf(buf, len, "unknown");
+  if (getpeername(fd, (struct sockaddr *)&ss, &sl) != 0)
+    return;
+  if (ss.ss_family == AF_INET6 && IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr))
+    (void)inet_ntop(AF_INET, &s6->sin6_addr.s6_addr[12], buf, (socklen_t)len);
+  else
+    (void)getnameinfo((struct sockaddr *)&ss, sl, buf, (socklen_t)len, NULL, 0,
+                      NI_NUMERICHOST);
+}
+
+/* The connection limits, checked before anything is read or forked: the
+ * connection processes in all (-M, /server/max-clients), and those of one
+ * peer address (/server/max-per-address).  @return true if the
+ * connection from ip may be served; false: it was logged, to be closed */
+static bool within_limits(const server *s, const char *ip) {
+  size_t mine;
+
+  if (s->kids.nconn >= s->max_clients) {
+    log_notice("denying connection from %s because too many clients (%u, "
+               "-M or %s)",
+               ip, s->max_clients, REG_MAX_CLIENTS);
+    return false;
+  }
+  mine = ldmd_children_conn_from(&s->kids, ip);
+  if (mine >= s->max_per_address) {
+    log_notice("denying connection from %s because too many connections "
+               "from that address (%zu, %s %u)",
+               ip, mine, REG_MAX_PER_ADDRESS, s->max_per_address);
+    return false;
+  }
+  return true;
+}
+
 /* Hand a new connection to a process of its own.  @return 0, or -1 when
  * fork() failed (errno) */
 static int new_connection(server *s, int fd) {
-  struct sockaddr_storage ss;
-  socklen_t sl = sizeof ss;
-  char ip[64] = "unknown";
+  char ip[64];
   pid_t pid, parent = getpid();
   int mslot;
 
-  if (getpeername(fd, (struct sockaddr *)&ss, &sl) == 0)
-    (void)getnameinfo((struct sockaddr *)&ss, sl, ip, sizeof ip, NULL, 0,
-                      NI_NUMERICHOST);
-  if (s->kids.nconn >= s->max_clients) {
-    log_notice("denying connection from %s because too many clients (%u)", ip,
-               s->max_clients);
+  peer_address(fd, ip, sizeof ip);
+  if (!within_limits(s, ip)) {
     close(fd);
     return 0;
   }
@@ -775,7 +847,7 @@ static void start_tasks(server *s) {
   s->sup.arg = s;
   ldmd_children_supervise(&s->kids, &s->sup);
   if (s->conf->nrequests > 0 && s->state_dir[0] != '\0' &&
-      mkdir(s->state_dir, 0755) != 0 && errno != EEXIST)
+      mkdir(s->state_dir, 0750) != 0 && errno != EEXIST)
     log_error("cannot make the state directory %s: mkdir: %s", s->state_dir,
               strerror(errno));
   for (i = 0; i < s->conf->nexecs; i++)
@@ -856,6 +928,40 @@ static void notify_ready(const server *s) {
               s->queue, s->conf->nrequests, s->conf->nexecs);
 }
 
+/* Started as root: become the unprivileged user (privilege.h), once the
+ * sockets are bound and before anything is read from them.  The log file
+ * named by -l, opened as root, is given to the user first, so that it can
+ * still reopen it on SIGUSR1. */
+static int drop_privileges(server *s) {
+  struct stat st;
+  char err[512];
+
+  if (s->priv.root) /* asked for: a notice, not a warning */
+    log_notice("running as root (%s root): every connection is served by "
+               "root",
+               s->opt.user != NULL ? "-U" : REG_USER);
+  if (!s->priv.drop)
+    return 0;
+  if (s->opt.log != NULL && s->opt.log[0] != '\0' &&
+      strcmp(s->opt.log, "-") != 0 && stat(s->opt.log, &st) == 0 &&
+      S_ISREG(st.st_mode) && st.st_uid == 0 &&
+      chown(s->opt.log, s->priv.uid, s->priv.gid) != 0)
+    log_warning("cannot give the log %s to user %s: chown: %s", s->opt.log,
+                s->priv.name, strerror(errno));
+  if (ldmd_priv_drop(&s->priv, err, sizeof err) != 0) {
+    log_error("%s", err);
+    return -1;
+  }
+  log_notice("running as user %s (uid %ld, gid %ld)", s->priv.name,
+             (long)s->priv.uid, (long)s->priv.gid);
+  return 0;
+}
+
+/* A connection process was reaped: its feed leaves the upstream table. */
+static void conn_ended(void *arg, pid_t pid) {
+  ldmd_feeds_reaped(arg, pid);
+}
+
 /* Everything before the accept loop; in the process that will serve. */
 static int start(server *s) {
   size_t i;
@@ -871,6 +977,10 @@ static int start(server *s) {
   } else {
     log_warning("%s has no ALLOW or ACCEPT entry: not listening", s->conf_path);
   }
+  /* Root only for bind(2): nothing from the network is read as root, and
+   * the queue must open for writing as the user that will serve. */
+  if (drop_privileges(s) != 0 || check_queue(s) != 0)
+    return -1;
   if (!s->opt.foreground) {
     if (daemonize(&s->ready_fd) != 0)
       return -1;
@@ -881,6 +991,14 @@ static int start(server *s) {
   if (start_metrics(s) != 0)
     return -1;
   ldmd_acceptor_init(&s->acc);
+  /* Before the first fork: every connection process shares it. */
+  s->set.feeds = ldmd_feeds_new(s->max_clients);
+  if (s->set.feeds == NULL) {
+    log_error("cannot make the upstream table: mmap: %s", strerror(errno));
+    return -1;
+  }
+  s->kids.conn_ended = conn_ended;
+  s->kids.conn_ended_arg = s->set.feeds;
   if (s->opt.pidfile != NULL && write_pidfile(s->opt.pidfile) != 0)
     return -1;
   log_notice("starting up (ldmd %s): queue %s, configuration %s", LDMD_VERSION,
@@ -896,6 +1014,7 @@ static int start(server *s) {
 
 int main(int argc, char **argv) {
   server s;
+  char err[512];
   int rc = 1;
 
   memset(&s, 0, sizeof s);
@@ -920,7 +1039,11 @@ int main(int argc, char **argv) {
     rc = 0;
     goto out;
   }
-  if (check_queue(&s) != 0 || start(&s) != 0)
+  if (ldmd_priv_plan(s.user, &s.priv, err, sizeof err) != 0) {
+    log_error("%s", err);
+    goto out;
+  }
+  if (start(&s) != 0)
     goto out;
   serve(&s);
   ldmd_notify("STOPPING=1\nSTATUS=stopping: %zu processes to stop", s.kids.n);
@@ -936,6 +1059,7 @@ out:
   ldmd_listen_close(&s.lis);
   ldmd_acceptor_free(&s.acc);
   ldmd_children_free(&s.kids);
+  ldmd_feeds_free(s.set.feeds);
   ldm_conf_free(s.conf);
   if (s.http_fd >= 0)
     close(s.http_fd);

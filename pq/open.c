@@ -175,7 +175,9 @@ int pq_create(const char *path, const pq_create_opts *opts, pq_t **pqp,
   static atomic_uint serial;
   snprintf(tmp, tlen, "%s.new%ld.%u", path, (long)getpid(),
            atomic_fetch_add(&serial, 1));
-  unsigned mode = opts->pc_mode ? opts->pc_mode : 0666;
+  /* Owner and group only: a queue holds every product, which other local
+   * users have no business reading (docs/security.md, "Abuse"). */
+  unsigned mode = opts->pc_mode ? opts->pc_mode : 0660;
   int fd = pq__sys_open(tmp, O_RDWR | O_CREAT | O_EXCL, mode);
   if (fd < 0) {
     rc = pq__fail(err, PQ_SYSTEM, errno, "open %s", tmp);

@@ -201,7 +201,7 @@ typedef struct pq pq_t;
 typedef struct pq_create_opts {
   uint64_t pc_data_size; /**< bytes for products (rounded up to 4 KiB) */
   uint64_t pc_slots;     /**< product slots; 0: data_size / 140,000, >= 8 */
-  unsigned pc_mode;      /**< permission bits before the umask; 0: 0666 */
+  unsigned pc_mode;      /**< permission bits before the umask; 0: 0660 */
   unsigned pc_flags;     /**< PQ_CLOBBER */
 } pq_create_opts;
 

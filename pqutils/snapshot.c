@@ -233,7 +233,7 @@ int snap_create(const char *path, const struct snap_meta *meta,
     }
     mode_t mask = umask(0);
     umask(mask);
-    (void)fchmod(w->fd, 0666 & ~mask);
+    (void)fchmod(w->fd, 0660 & ~mask); /* a queue's products: as pq_create */
   }
   uint8_t h[SNAP_HEADER_SIZE];
   encode_header(h, meta);

@@ -231,6 +231,8 @@ registry() {
   </queue>
   <server>
     <config-path>$1/ldmd.conf</config-path>
+    <!-- root, if started as root: a dev machine may have no user ldm -->
+    <user>root</user>
     <ip-addr>127.0.0.1</ip-addr>
     <max-latency>3600</max-latency>
     <time-offset>3600</time-offset>

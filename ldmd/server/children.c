@@ -76,6 +76,15 @@ int ldmd_children_add(ldmd_children *t, pid_t pid, const char *what,
   return add(t, pid, LDMD_CHILD_CONN, 0, what, mslot);
 }
 
+size_t ldmd_children_conn_from(const ldmd_children *t, const char *what) {
+  size_t i, k = 0;
+
+  for (i = 0; i < t->n; i++)
+    if (t->v[i].kind == LDMD_CHILD_CONN && strcmp(t->v[i].what, what) == 0)
+      k++;
+  return k;
+}
+
 pid_t *ldmd_children_conn_pids(const ldmd_children *t, size_t *n) {
   pid_t *v;
   size_t i, k = 0;
@@ -175,6 +184,8 @@ static void ended(ldmd_children *t, pid_t pid, int status) {
       log_end(&c, status);
       drop(t, i);
       ldmm_release(t->metrics, c.mslot);
+      if (c.kind == LDMD_CHILD_CONN && t->conn_ended != NULL)
+        t->conn_ended(t->conn_ended_arg, pid);
       if (c.kind != LDMD_CHILD_CONN && c.task < t->ntasks &&
           t->tasks[c.task].pid == pid)
         schedule(t, &t->tasks[c.task], status);

@@ -95,11 +95,19 @@ typedef struct ldmd_children {
   ldmd_supervision sup;
   bool stopping;      /**< no more restarts */
   ldmm_file *metrics; /**< slots for the children, or NULL */
+  /** Called when a connection child has been reaped (or NULL): what the
+   *  server recorded for it goes (feeds.h). */
+  void (*conn_ended)(void *arg, pid_t pid);
+  void *conn_ended_arg;
 } ldmd_children;
 
 /** Record a connection child, with its metrics slot (or -1), which is
  *  released when it is reaped.  @return 0, or -1 when out of memory */
 int ldmd_children_add(ldmd_children *t, pid_t pid, const char *what, int mslot);
+
+/** The connection children recorded with `what` (their peer's address):
+ *  the per-address limit of the accept loop (ldmd.c). */
+size_t ldmd_children_conn_from(const ldmd_children *t, const char *what);
 
 /** The pids of the connection children, in a new array (NULL if none or
  *  out of memory); *n is set to their number. */

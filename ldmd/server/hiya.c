@@ -61,6 +61,26 @@ int ldmd_refuse_product(ldmd_conn *c, uint32_t xid, const char *call,
   return LDMD_FAIL;
 }
 
+int ldmd_product_size_check(ldmd_conn *c, uint32_t xid, const char *call,
+                            const ldm6_prod_info *info) {
+  char why[128];
+
+  if (c->set->max_product == 0 || info->sz <= c->set->max_product)
+    return LDMD_CONTINUE;
+  snprintf(why, sizeof why, "more than the largest product taken (%s %llu)",
+           "/server/max-product-size", (unsigned long long)c->set->max_product);
+  return ldmd_refuse_product(c, xid, call, info->ident, info->signature,
+                             info->sz, why);
+}
+
+uint64_t ldmd_product_record_max(const ldmd_settings *set, const pq_t *pq) {
+  uint64_t biggest = pq_data_size(pq);
+
+  if (set->max_product > 0 && set->max_product < biggest)
+    biggest = set->max_product;
+  return biggest + RECORD_SLACK;
+}
+
 /* The queue, opened for writing on the first push. */
 static int open_queue(ldmd_conn *c) {
   pq_error err;
@@ -77,7 +97,7 @@ static int open_queue(ldmd_conn *c) {
     return -1;
   }
   /* A HEREIS record holds a whole product. */
-  max = pq_data_size(c->pq) + RECORD_SLACK;
+  max = ldmd_product_record_max(c->set, c->pq);
   if (max > SIZE_MAX)
     max = SIZE_MAX;
   ldm6_io_set_max_record(c->io, (size_t)max);
@@ -185,6 +205,9 @@ static int hereis(ldmd_conn *c, const ldm6_io_msg *m) {
 
   if (decode_used(c, m, LDM6_T_PROD_INFO, &prod.info, &used, &next) != 0)
     return next;
+  if (ldmd_product_size_check(c, m->hdr.xid, "HEREIS", &prod.info) !=
+      LDMD_CONTINUE)
+    return LDMD_FAIL;
   have = m->body_len - used;
   if (have != (size_t)prod.info.sz + ldm6_xdr_pad(prod.info.sz)) {
     char why[96];
@@ -205,6 +228,9 @@ static int comingsoon(ldmd_conn *c, const ldm6_io_msg *m) {
 
   if (decode_args(c, m, LDM6_T_COMINGSOON_ARGS, &args, &next) != 0)
     return next;
+  if (ldmd_product_size_check(c, m->hdr.xid, "COMINGSOON", &args.info) !=
+      LDMD_CONTINUE)
+    return LDMD_FAIL;
   if (ldmd_down_comingsoon(c->down, &args, &reply) != LDMD_DOWN_OK) {
     (void)ldmd_conn_reply_error(c, m->hdr.xid, LDM6_RPC_SYSTEM_ERR);
     return LDMD_FAIL;

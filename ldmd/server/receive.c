@@ -125,6 +125,8 @@ static int hereis(ldmd_conn *c, const ldm6_io_msg *m, int timeout_ms) {
               ldm6_strerror(rc));
     return LDMD_FAIL;
   }
+  if (ldmd_product_size_check(c, m->hdr.xid, "HEREIS", &info) != LDMD_CONTINUE)
+    return LDMD_FAIL;
   if (ldmd_down_hereis_begin(c->down, &info, &dst) != LDMD_DOWN_OK) {
     (void)ldmd_down_stream_end(c->down, false);
     return LDMD_FAIL;

@@ -25,9 +25,8 @@
 #include "ldmd/site/log.h"
 #include "ldmd/server/resume.h"
 
-#define RECORD_SLACK (1u << 20) /* record bytes beyond a product's data */
-#define MAX_RECLASS 8           /* RECLASS answers in a row before giving up */
-#define FEEDPAR_BUF 12288       /* an encoded feedpar (at most ~8.5 KB) */
+#define MAX_RECLASS 8     /* RECLASS answers in a row before giving up */
+#define FEEDPAR_BUF 12288 /* an encoded feedpar (at most ~8.5 KB) */
 #define CLASS_TEXT 10240
 #define SCAN_SLACK_US (30 * 1000000ull) /* LDM's backward-scan margin */
 #define BUSY_NAP_MS 1000
@@ -554,7 +553,7 @@ static enum outcome serve_one(requester *r, ldmd_conn *c, int64_t *last,
 
 /* After OK: serve the upstream's calls until the connection ends. */
 static enum outcome serve(requester *r, ldm6_io *io) {
-  uint64_t max = pq_data_size(r->pq) + RECORD_SLACK, rx = 0;
+  uint64_t max = ldmd_product_record_max(r->set, r->pq), rx = 0;
   int64_t last = mono_ms();
   enum outcome o = OUT_GO_ON;
   ldmd_conn c;

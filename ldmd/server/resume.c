@@ -194,7 +194,8 @@ static int create(const char *path, const char *describe, char *err,
            "product received, its creation time (us), check.\n",
            describe);
   snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
-  fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  /* The server's user only: where its feeds stand is nobody else's. */
+  fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) {
     free(text);
     return fail(err, errlen, "cannot create %s: open: %s", tmp,

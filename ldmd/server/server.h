@@ -57,6 +57,15 @@ typedef struct ldmd_settings {
   int retry_min_ms;     /**< a requester's first reconnection delay */
   int retry_max_ms;     /**< ... and its bound */
   int autoshift_ms;     /**< period of the primary/alternate evaluation */
+  /** A new connection's time for its first whole call (slowloris). */
+  int first_call_ms;
+  /** The upstream database (feeds.h), shared by the connection
+   *  processes; NULL: none (a requester's connection). */
+  struct ldmd_feeds *feeds;
+  bool anti_dos; /**< /server/enable-anti-DOS */
+  /** The largest product a peer may send, in bytes (0: what the queue
+   *  can hold, LDM's only bound). */
+  uint64_t max_product;
   /** Directory of the requesters' resume files ("": beside the queue). */
   const char *state_dir;
   /** Set by SIGTERM (and SIGINT): stop at the next check. */
@@ -72,6 +81,10 @@ typedef struct ldmd_settings {
 typedef struct ldmd_conn {
   const ldmd_settings *set;
   ldm6_io *io;
+  /** Monotonic ms by which the first whole call must have come (counted
+   *  from the start of the connection process, right after accept), or 0
+   *  once it has: see ldmd_conn_deadline_left_ms(). */
+  int64_t deadline_ms;
   char ip[64];     /**< the peer's address text */
   char name[1025]; /**< its reverse-DNS name (NI_MAXHOST), or the address */
   bool named;      /**< name is a real name */
@@ -109,6 +122,15 @@ enum ldmd_next {
  */
 int ldmd_conn_serve(const ldmd_settings *set, int fd, const pid_t *siblings,
                     size_t nsiblings);
+
+/**
+ * What is left of the first-call deadline (/server/first-call-limit),
+ * in milliseconds: what a step before the first call (the name lookup, a
+ * TLS handshake) may still wait.  0 when the deadline has passed: close
+ * the connection (ldmd_conn_serve() logs it when its call loop sees it);
+ * -1 when there is no deadline any more (the first call came).
+ */
+int ldmd_conn_deadline_left_ms(const ldmd_conn *c);
 
 /** The peer's name for messages ("host (1.2.3.4)" or "1.2.3.4"). */
 const char *ldmd_conn_peer(const ldmd_conn *c);
@@ -159,6 +181,20 @@ int ldmd_product_call(ldmd_conn *c, const ldm6_io_msg *call);
  * stored.  A requester's upstream always gets SUCCESS, as from LDM.
  */
 int ldmd_product_flush(ldmd_conn *c, const ldm6_io_msg *call);
+
+/**
+ * Refuse a product larger than c->set->max_product (HEREIS, COMINGSOON):
+ * an error names the product, the peer, its size and the limit, nothing
+ * of it is stored, and the connection is to be closed.
+ * @return LDMD_CONTINUE if the product may come; LDMD_FAIL if refused
+ */
+int ldmd_product_size_check(ldmd_conn *c, uint32_t xid, const char *call,
+                            const ldm6_prod_info *info);
+
+/** The largest record a receiver of products takes: its largest product
+ *  (the queue's data size, or less by c->set->max_product) and the
+ *  record's other bytes. */
+uint64_t ldmd_product_record_max(const ldmd_settings *set, const pq_t *pq);
 
 /** Bytes of a datapkt before its data: signature, pktnum, dbuf length. */
 #define LDMD_DATAPKT_HEAD 24

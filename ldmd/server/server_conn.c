@@ -7,16 +7,20 @@
  * The loop is where a bad peer ends: a record that is not an RPC message,
  * truncated, too long or garbage ends this connection (and only this
  * process) with a log line, as does silence longer than LDM's 120 s before
- * the connection is turned around or during a push.  Undecodable arguments
- * get GARBAGE_ARGS, unknown procedures PROC_UNAVAIL, versions other than
- * 4-6 PROG_MISMATCH, and the connection goes on, as LDM's RPC library does.
- * Waits are cut into slices of at most a second, and SIGTERM cuts any
+ * the connection is turned around or during a push, and a first call that
+ * is not whole within /server/first-call-limit of the connection's start
+ * (a peer that sends nothing, or a byte at a time: slowloris).  Undecodable
+ * arguments get GARBAGE_ARGS, unknown procedures PROC_UNAVAIL, versions other
+ * than 4-6 PROG_MISMATCH, and the connection goes on, as LDM's RPC library
+ * does. Waits are cut into slices of at most a second, and SIGTERM cuts any
  * wait short (ldm6_io_set_cancel()), so that it is seen promptly.  After
  * HIYA, long product records are streamed into the queue (receive.c)
  * instead of being gathered whole.
  */
 #include <errno.h>
+#include <limits.h>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -26,6 +30,7 @@
 
 #include "ldmd/proto/ldm6_xdr.h"
 #include "ldmd/site/log.h"
+#include "ldmd/server/peername.h"
 #include "ldmd/server/server.h"
 
 #define REPLY_BUF 12288       /* the largest result: a RECLASS class */
@@ -37,6 +42,15 @@ static int64_t mono_ms(void) {
 
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int ldmd_conn_deadline_left_ms(const ldmd_conn *c) {
+  int64_t left;
+
+  if (c->deadline_ms == 0)
+    return -1;
+  left = c->deadline_ms - mono_ms();
+  return left <= 0 ? 0 : left > INT_MAX ? INT_MAX : (int)left;
 }
 
 const char *ldmd_conn_peer(const ldmd_conn *c) {
@@ -80,7 +94,27 @@ int ldmd_conn_reply_error(ldmd_conn *c, uint32_t xid, uint32_t accept_stat) {
 /* Who is there                                                           */
 /* ---------------------------------------------------------------------- */
 
-/* The reverse-DNS name of the peer (no forward confirmation, as LDM). */
+/* An IPv4-mapped IPv6 address (an IPv4 peer on a dual-stack listener) as
+ * the IPv4 address it is, so that its name is looked up as an IPv4
+ * peer's: the reverse zone (and /etc/hosts) knows 1.2.3.4, not
+ * ::ffff:1.2.3.4. */
+static void unmap(struct sockaddr_storage *ss, socklen_t *sl) {
+  const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)ss;
+  struct sockaddr_in s4;
+
+  if (ss->ss_family != AF_INET6 || !IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr))
+    return;
+  memset(&s4, 0, sizeof s4);
+  s4.sin_family = AF_INET;
+  s4.sin_port = s6->sin6_port;
+  memcpy(&s4.sin_addr, &s6->sin6_addr.s6_addr[12], 4);
+  memcpy(ss, &s4, sizeof s4);
+  *sl = sizeof s4;
+}
+
+/* The reverse-DNS name of the peer, kept only if forward-confirmed
+ * (peername.h): an unconfirmed name is logged and never matched nor
+ * shown as the peer's. */
 static void resolve_name(ldmd_conn *c) {
   struct sockaddr_storage ss;
   socklen_t sl = sizeof ss;
@@ -90,6 +124,7 @@ static void resolve_name(ldmd_conn *c) {
 
   if (getpeername(ldm6_io_fd(c->io), (struct sockaddr *)&ss, &sl) != 0)
     return;
+  unmap(&ss, &sl);
   rc = getnameinfo((struct sockaddr *)&ss, sl, host, sizeof host, NULL, 0,
                    NI_NAMEREQD);
   took = mono_ms() - t0;
@@ -98,6 +133,12 @@ static void resolve_name(ldmd_conn *c) {
                 (long long)took);
   if (rc != 0) {
     log_debug("no name for %s: %s", c->ip, gai_strerror(rc));
+    return;
+  }
+  if (!ldmd_name_confirmed(host, (struct sockaddr *)&ss, sl, NULL)) {
+    log_notice("the name %s of %s is not confirmed by its addresses: "
+               "matching and naming the peer by its address only",
+               host, c->ip);
     return;
   }
   snprintf(c->name, sizeof c->name, "%s", host);
@@ -248,17 +289,27 @@ static int call_loop(ldmd_conn *c) {
     bool more = false;
     int rc;
 
+    int wait = LDMD_SLICE_MS, left = ldmd_conn_deadline_left_ms(c);
+
     if (*c->set->stop)
       return LDMD_DONE;
+    if (left >= 0 && left < wait)
+      wait = left;
     /* After HIYA the data of long products is streamed into the queue. */
     if (c->down != NULL)
-      rc = ldm6_io_recv_head(c->io, LDMD_SLICE_MS, LDMD_RECORD_HEAD, &m, &more);
+      rc = ldm6_io_recv_head(c->io, wait, LDMD_RECORD_HEAD, &m, &more);
     else
-      rc = ldm6_io_recv(c->io, LDMD_SLICE_MS, &m);
+      rc = ldm6_io_recv(c->io, wait, &m);
     switch (rc) {
     case LDM6_IO_OK:
       break;
     case LDM6_IO_TIMEDOUT:
+      if (ldmd_conn_deadline_left_ms(c) == 0) {
+        log_notice("no call from %s within %d s of connecting (%s): closing",
+                   c->peer, c->set->first_call_ms / 1000,
+                   "/server/first-call-limit");
+        return LDMD_DONE;
+      }
       if (mono_ms() - last >= LDMD_IDLE_MS) {
         log_notice("no message from %s for %d s: closing", c->peer,
                    LDMD_IDLE_MS / 1000);
@@ -290,6 +341,7 @@ static int call_loop(ldmd_conn *c) {
                 c->peer);
       continue;
     }
+    c->deadline_ms = 0; /* the first call came */
     rc = dispatch(c, &m);
     if (rc != LDMD_CONTINUE)
       return rc;
@@ -318,6 +370,9 @@ int ldmd_conn_serve(const ldmd_settings *set, int fd, const pid_t *siblings,
 
   memset(&c, 0, sizeof c);
   c.set = set;
+  /* Counted from here, right after accept(2): the name lookup is in it. */
+  c.deadline_ms =
+      mono_ms() + (set->first_call_ms > 0 ? set->first_call_ms : LDMD_IDLE_MS);
   c.siblings = siblings;
   c.nsiblings = nsiblings;
   /* Calls are small until a push raises the limit (hiya.c). */

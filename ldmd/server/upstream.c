@@ -48,6 +48,7 @@
 #include "ldmd/proto/ldm6_text.h"
 #include "ldmd/proto/ldm6_xdr.h"
 #include "ldmd/site/log.h"
+#include "ldmd/server/feeds.h"
 #include "ldmd/server/server.h"
 
 #define INFO_BUF 512     /* prod_info (364 B at most), COMINGSOON args (368) */
@@ -775,7 +776,7 @@ static int start_feed(upstream *u, const ldm6_io_msg *m, bool have_sig,
   static const char *const modes[] = {"primary", "alternate", "notify",
                                       "LDM-5"};
   char ident[1100], text[CLASS_TEXT], hex[33] = "NONE", skipped[96] = "";
-  int rc;
+  int rc, slot = -1;
 
   u->pq = open_queue(u->c);
   if (u->pq == NULL) {
@@ -783,9 +784,16 @@ static int start_feed(upstream *u, const ldm6_io_msg *m, bool have_sig,
     return LDMD_FAIL;
   }
   position(u, have_sig, sig);
+  /* One feed per downstream address and class (feeds.h); before OK, as
+   * LDM's upstream database.  NOTIFYME never counts. */
+  if (u->mode != UP_NOTIFY)
+    slot = ldmd_feeds_join(u->c->set->feeds, u->c->ip, &u->cls,
+                           u->c->set->anti_dos, u->c->peer);
   rc = answer(u->c, m, LDM6_OK, NULL);
-  if (rc != LDMD_CONTINUE)
+  if (rc != LDMD_CONTINUE) {
+    ldmd_feeds_leave(u->c->set->feeds, slot);
     return rc;
+  }
   snprintf(ident, sizeof ident, "%s(%s)", u->c->name,
            u->mode == UP_NOTIFY ? "noti" : "feed");
   ldm_log_set_ident(ident);
@@ -808,6 +816,7 @@ static int start_feed(upstream *u, const ldm6_io_msg *m, bool have_sig,
   log_notice("%llu products sent (%llu bytes), %llu declined%s",
              (unsigned long long)u->nsent, (unsigned long long)u->nbytes,
              (unsigned long long)u->ndeclined, skipped);
+  ldmd_feeds_leave(u->c->set->feeds, slot);
   pq_close(u->pq);
   return rc;
 }

@@ -100,6 +100,15 @@
 #define REG_METRICS_ENABLE "/metrics/enable"
 #define REG_METRICS_PATH "/metrics/path"
 #define REG_METRICS_HTTP "/metrics/http-address"
+/* ldmd's own limits against abusive peers (ldmd.8, docs/security.md): the
+ * connections of one peer address, the time a new connection has for its
+ * first whole call (seconds), the largest product a peer may send (a size;
+ * 0: what the queue can hold, as LDM), and the user ldmd started as root
+ * becomes ("": ldm if there is such a user). */
+#define REG_MAX_PER_ADDRESS "/server/max-per-address"
+#define REG_FIRST_CALL_LIMIT "/server/first-call-limit"
+#define REG_MAX_PRODUCT_SIZE "/server/max-product-size"
+#define REG_USER "/server/user"
 /** The most seconds a timer key may hold: ldmd counts them in int
  *  milliseconds. */
 #define REG_SECONDS_MAX (INT_MAX / 1000)

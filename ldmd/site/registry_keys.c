@@ -62,6 +62,11 @@ const struct reg_default ldm__reg_defaults[] = {
     {REG_METRICS_ENABLE, "TRUE", RT_BOOL, 0, 0, NULL},
     {REG_METRICS_PATH, "", RT_STRING, 0, 0, NULL}, /* "": <queue>.metrics */
     {REG_METRICS_HTTP, "", RT_STRING, 0, 0, NULL}, /* "": not served */
+    /* ldmd's limits against abuse (docs/security.md): none is LDM's. */
+    {REG_MAX_PER_ADDRESS, "32", RT_UINT, 1, 1000000, NULL},
+    {REG_FIRST_CALL_LIMIT, "30", RT_UINT, 1, REG_SECONDS_MAX, NULL},
+    {REG_MAX_PRODUCT_SIZE, "0", RT_SIZE, 0, 0, NULL}, /* 0: the queue's size */
+    {REG_USER, "", RT_STRING, 0, 0, NULL}, /* "": ldm, if it exists */
 };
 const size_t ldm__reg_ndefaults =
     sizeof ldm__reg_defaults / sizeof ldm__reg_defaults[0];

@@ -287,7 +287,7 @@ int rb_server_setup(server *s, const char *run, const char *name,
            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<registry>\n"
            "  <hostname>%s.relay-bench</hostname>\n"
            "  <queue><path>%s</path></queue>\n"
-           "  <server><config-path>%s</config-path>"
+           "  <server><config-path>%s</config-path><user>root</user>"
            "<max-latency>3600</max-latency><time-offset>3600</time-offset>"
            "</server>\n</registry>\n",
            name, s->queue, s->conf);

@@ -20,7 +20,7 @@ cat >"$LDM_REGISTRY" <<EOF
 <registry>
   <hostname>clients-test-host</hostname>
   <queue><path>$Q</path></queue>
-  <server><config-path>$CONF</config-path></server>
+  <server><config-path>$CONF</config-path><user>root</user></server>
 </registry>
 EOF
 cat >"$CONF" <<'EOF'

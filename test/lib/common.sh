@@ -87,11 +87,19 @@ cleanup() {
 # write_registry HOST [XML]: the registry file, with hostname HOST and then
 # XML (more elements, whole lines, indented) inside <registry>.
 write_registry() {
+  local rest=${2:-}
+  # Tests run as root on hosts without the user ldm: ldmd is told to stay
+  # root (/server/user, ldmd.8), unless the test names a user itself.
+  if [[ $rest != *"<user>"* && $rest == *"<server>"* ]]; then
+    rest=${rest/<server>/<server><user>root</user>}
+  elif [[ $rest != *"<user>"* ]]; then
+    rest+=${rest:+$'\n'}"  <server><user>root</user></server>"
+  fi
   {
     echo '<?xml version="1.0" encoding="UTF-8"?>'
     echo '<registry>'
     echo "  <hostname>$1</hostname>"
-    [[ -z ${2:-} ]] || printf '%s\n' "$2"
+    printf '%s\n' "$rest"
     echo '</registry>'
   } >"$LDM_REGISTRY"
 }

@@ -4,10 +4,11 @@
  * sender of a HIYA push or its receiver, a client of single calls (NULLPROC of
  * every version, IS_ALIVE, unknown versions and procedures), and a hostile peer
  * (garbage, truncated records, huge length words, pushes whose records
- * hold more or fewer bytes than they declare), or a slow downstream (one
- * that never answers COMINGSOON, one that stops reading).  It also makes and
- * fills queues, dumps them (insertion order, MD5 checked) and measures the
- * delay from an insert to its notification.
+ * hold more or fewer bytes than they declare, a slowloris that sends
+ * nothing or a byte at a time, many connections held open), or a slow
+ * downstream (one that never answers COMINGSOON, one that stops reading).  It
+ * also makes and fills queues, dumps them (insertion order, MD5 checked) and
+ * measures the delay from an insert to its notification.
  *
  * Products it makes have random data whose MD5 is their signature, so a
  * receiver verifies every byte by hashing: "ok" lines mean the data matched.
@@ -759,6 +760,108 @@ static int one_call(const peer_opts *o) {
   return rc;
 }
 
+/* Wait up to ms for the server to close fd (EOF or reset; what it sends
+ * first is read and dropped).  @return true if it closed */
+static bool closed_within(int fd, int64_t ms) {
+  int64_t end = tu_now_ms() + ms;
+
+  for (;;) {
+    struct pollfd p = {fd, POLLIN, 0};
+    int64_t left = end - tu_now_ms();
+    char b[512];
+    ssize_t n;
+
+    if (left < 0)
+      left = 0;
+    if (poll(&p, 1, (int)left) == 0)
+      return false;
+    n = read(fd, b, sizeof b);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+      return true;
+  }
+}
+
+/* Slowloris: send nothing ("silent"), or a NULLPROC call a byte every -d
+ * ms ("trickle"); print when the server closed, counted from the connect.
+ * @return 0 if it closed within the timeout */
+static int slow(const peer_opts *o, const char *kind) {
+  static const uint8_t nullproc[44] = {0x80, 0, 0,    40,   0, 0, 0, 7,
+                                       0,    0, 0,    0,    0, 0, 0, 2,
+                                       0,    4, 0x93, 0x7d, 0, 0, 0, 6};
+  int64_t t0 = tu_now_ms(), end = t0 + o->timeout * 1000;
+  ldm6_io *io = connect_peer(o);
+  size_t sent = 0;
+  bool closed = false;
+  int fd;
+
+  if (io == NULL)
+    return 1;
+  fd = ldm6_io_fd(io);
+  while (!closed && tu_now_ms() < end) {
+    int64_t step = strcmp(kind, "trickle") == 0 && sent < sizeof nullproc
+                       ? (o->delay_ms > 0 ? o->delay_ms : 100)
+                       : end - tu_now_ms();
+
+    if (strcmp(kind, "trickle") == 0 && sent < sizeof nullproc) {
+      if (send(fd, nullproc + sent, 1, MSG_NOSIGNAL) != 1) {
+        closed = true;
+        break;
+      }
+      sent++;
+    }
+    closed = closed_within(fd, step);
+  }
+  printf("%s after %lld ms, %zu bytes sent\n", closed ? "CLOSED" : "STILL-OPEN",
+         (long long)(tu_now_ms() - t0), sent);
+  ldm6_io_free(io);
+  return closed ? 0 : 1;
+}
+
+/* Open -n connections that send nothing, and hold them for the timeout:
+ * "OPEN n" once all are connected, then "CLOSED i after ms" for each the
+ * server closes, "HELD k" at the end (those still open).  @return 0 */
+static int hold(const peer_opts *o) {
+  long n = o->count > 0 ? o->count : 1, i, open_n;
+  int64_t t0 = tu_now_ms(), end = t0 + o->timeout * 1000;
+  struct pollfd *p = calloc((size_t)n, sizeof *p);
+  ldm6_io **io = calloc((size_t)n, sizeof *io);
+
+  if (p == NULL || io == NULL)
+    return 1;
+  for (i = 0; i < n; i++) {
+    io[i] = connect_peer(o);
+    if (io[i] == NULL)
+      return 1;
+    p[i].fd = ldm6_io_fd(io[i]);
+    p[i].events = POLLIN;
+  }
+  printf("OPEN %ld\n", n);
+  open_n = n;
+  while (open_n > 0 && tu_now_ms() < end) {
+    if (poll(p, (nfds_t)n, (int)(end - tu_now_ms())) <= 0)
+      continue;
+    for (i = 0; i < n; i++) {
+      char b[512];
+      ssize_t r;
+
+      if (p[i].fd < 0 || p[i].revents == 0)
+        continue;
+      r = read(p[i].fd, b, sizeof b);
+      if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR)) {
+        printf("CLOSED %ld after %lld ms\n", i, (long long)(tu_now_ms() - t0));
+        p[i].fd = -1;
+        open_n--;
+      }
+    }
+  }
+  printf("HELD %ld\n", open_n);
+  for (i = 0; i < n; i++)
+    ldm6_io_free(io[i]);
+  free(p);
+  free(io);
+  return 0;
+}
+
 /* Send hostile bytes; the server must close within the timeout. */
 static int hostile(const peer_opts *o, const char *kind) {
   static const uint8_t huge[8] = {0x7f, 0xff, 0xff, 0xff, 1, 2, 3, 4};
@@ -1192,19 +1295,22 @@ out:
 /* ---------------------------------------------------------------------- */
 
 static void usage(void) {
-  fprintf(stderr,
-          "usage: ldm6_peer CMD [options]\n"
-          "  notifyme|feedme|hiya|call|hostile|insert|mkqueue|latency|check\n"
-          "  hiya-server (-n count -k close|systemerr -b max_hereis)\n"
-          "  replay (-k script -q queue)|dump|count (-q queue)|have-ipv6\n"
-          "  -h host -p port -f feed -P pattern -o offset -n count -s size\n"
-          "  -t timeout -a age -d delay_ms -q queue -S sig -i ident -A\n"
-          "  -k huge|garbage|badheader|truncated (hostile)\n"
-          "  -U (reply PROC_UNAVAIL) -c (COMINGSOON) -b big -D (DONT_SEND)\n"
-          "  -Z declared size -Y BLKDATA length word (crafted pushes)\n"
-          "  -W (never answer COMINGSOON) -X n (stop reading after n\n"
-          "     products, for -d ms if given)\n"
-          "  -V vers -R proc -x arg -L p50_us -z seed\n");
+  fprintf(
+      stderr,
+      "usage: ldm6_peer CMD [options]\n"
+      "  notifyme|feedme|hiya|call|hostile|hold|insert|mkqueue|latency|check\n"
+      "  hiya-server (-n count -k close|systemerr -b max_hereis)\n"
+      "  replay (-k script -q queue)|dump|count (-q queue)|have-ipv6\n"
+      "  -h host -p port -f feed -P pattern -o offset -n count -s size\n"
+      "  -t timeout -a age -d delay_ms -q queue -S sig -i ident -A\n"
+      "  -k huge|garbage|badheader|truncated|silent|trickle (hostile;\n"
+      "     trickle: a NULLPROC a byte every -d ms)\n"
+      "  hold (-n connections held for -t seconds, sending nothing)\n"
+      "  -U (reply PROC_UNAVAIL) -c (COMINGSOON) -b big -D (DONT_SEND)\n"
+      "  -Z declared size -Y BLKDATA length word (crafted pushes)\n"
+      "  -W (never answer COMINGSOON) -X n (stop reading after n\n"
+      "     products, for -d ms if given)\n"
+      "  -V vers -R proc -x arg -L p50_us -z seed\n");
 }
 
 static long num(const char *s) {
@@ -1349,6 +1455,11 @@ int main(int argc, char **argv) {
     return hiya_server(&o);
   if (strcmp(cmd, "call") == 0)
     return one_call(&o);
+  if (strcmp(cmd, "hold") == 0)
+    return hold(&o);
+  if (strcmp(cmd, "hostile") == 0 && o.kind != NULL &&
+      (strcmp(o.kind, "silent") == 0 || strcmp(o.kind, "trickle") == 0))
+    return slow(&o, o.kind);
   if (strcmp(cmd, "hostile") == 0 && o.kind != NULL)
     return hostile(&o, o.kind);
   if (strcmp(cmd, "replay") == 0 && o.queue != NULL && o.kind != NULL)

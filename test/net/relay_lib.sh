@@ -50,7 +50,7 @@ srv_init() {
 <registry>
   <hostname>$1.test</hostname>
   <queue><path>$d/ldm.pq</path></queue>
-  <server><config-path>$d/ldmd.conf</config-path>$RELAY_SERVER_KEYS</server>
+  <server><config-path>$d/ldmd.conf</config-path><user>root</user>$RELAY_SERVER_KEYS</server>
   <requester>$RELAY_REQUESTER_KEYS</requester>
 </registry>
 EOF

@@ -15,6 +15,11 @@ if(TARGET ldmproto)
   pq_test(test_resume TIMEOUT 60 LABELS net ENVIRONMENT ${PQ_TESTDATA_ENV}
     COMMAND test_resume)
 
+  # Forward confirmation of peer names, with a stand-in resolver (issue 13).
+  add_executable(test_peername ${CMAKE_CURRENT_LIST_DIR}/test_peername.c)
+  target_link_libraries(test_peername PRIVATE ldmserver ${CMOCKA_LIB})
+  pq_test(test_peername TIMEOUT 60 LABELS net COMMAND test_peername)
+
   # ldm6_peer: the scriptable LDM-6 peer the server tests drive.
   add_executable(ldm6_peer ${CMAKE_CURRENT_LIST_DIR}/ldm6_peer.c)
   target_link_libraries(ldm6_peer PRIVATE ldmproto)
@@ -42,6 +47,13 @@ if(TARGET ldmproto)
         daemon 60
         emfile 90
         lengths 90
+        # Limits against abuse (issue 13).
+        connlimits 90
+        privdrop 60
+        filemodes 60
+        prodlimit 60
+        antidos 120
+        names 60
         held 120)
     if(TARGET ldmsend)
       pq_script_test(net_undelivered ${CMAKE_CURRENT_LIST_DIR}/undelivered.sh

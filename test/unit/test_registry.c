@@ -28,8 +28,8 @@
 #include "test/unit/testutil.h"
 
 /* Keys with a built-in default: LDM's 24, ldmd's own 8 and 3 for its live
- * figures, pqact's own 1, ldmadmin's own 1. */
-#define NBUILTIN 37
+ * figures and 4 against abuse, pqact's own 1, ldmadmin's own 1. */
+#define NBUILTIN 41
 
 static char scratch[1024]; /* this run's directory */
 static char home[2048];    /* LDMHOME for the tests */
@@ -255,6 +255,10 @@ static void check_all_defaults(ldm_registry *reg) {
   want_bool(reg, REG_METRICS_ENABLE, true);
   want_string(reg, REG_METRICS_PATH, "");
   want_string(reg, REG_METRICS_HTTP, "");
+  want_uint(reg, REG_MAX_PER_ADDRESS, 32);
+  want_uint(reg, REG_FIRST_CALL_LIMIT, 30);
+  want_uint(reg, REG_MAX_PRODUCT_SIZE, 0);
+  want_string(reg, REG_USER, "");
   assert_int_equal(gethostname(host, sizeof host), 0);
   want_string(reg, REG_HOSTNAME, host);
 }
@@ -886,7 +890,7 @@ static void test_own_keys(void **state) {
   assert_string_equal(s.values[4], "");
   for (int i = 0; i < s.n; i++)
     assert_true(s.is_default[i]);
-  walk_n(reg, "/server", &s, 10); /* LDM's 7 and ldmd's 3 */
+  walk_n(reg, "/server", &s, 14); /* LDM's 7 and ldmd's 7 */
   for (size_t i = 0; i < NOWN; i++)
     if (strncmp(own_keys[i].key, "/server/", 8) == 0) {
       int j = find_seen(&s, own_keys[i].key);
