@@ -58,6 +58,9 @@ const struct reg_default ldm__reg_defaults[] = {
     {REG_RETRY_MAX, "60", RT_UINT, 1, REG_SECONDS_MAX, NULL},
     {REG_AUTOSHIFT, "60", RT_UINT, 1, REG_SECONDS_MAX, NULL},
     {REG_STATE_DIR, "", RT_STRING, 0, 0, NULL}, /* "": the queue's directory */
+    {REG_TLS_CERT, "", RT_STRING, 0, 0, NULL},  /* "": TLS off */
+    {REG_TLS_KEY, "", RT_STRING, 0, 0, NULL},   /* "": in the cert's file */
+    {REG_TLS_CA, "", RT_STRING, 0, 0, NULL},
 };
 const size_t ldm__reg_ndefaults =
     sizeof ldm__reg_defaults / sizeof ldm__reg_defaults[0];

@@ -1,6 +1,6 @@
 /*
  * tu_reg_keys.h - the registry's built-in keys as the tests list them:
- * LDM's 24, ldmd's own 8, pqact's own 1 and ldmadmin's own 1 (regutil.1),
+ * LDM's 24, ldmd's own 11, pqact's own 1 and ldmadmin's own 1 (regutil.1),
  * typed here independently of ldmd/site/registry_keys.c, so that
  * test_registry can check the registry has each of them and no other (it
  * counts them), and
@@ -21,6 +21,7 @@
       REG_INSERTION_CHECK, REG_RECONCILIATION, REG_DELETE_INFO_FILES,          \
       REG_METRICS_FILE, REG_METRICS_FILES, REG_METRICS_COUNT, REG_INTERVAL,    \
       REG_RESTART_MIN, REG_RESTART_MAX, REG_SILENCE_LIMIT, REG_RETRY_MIN,      \
-      REG_RETRY_MAX, REG_AUTOSHIFT, REG_STATE_DIR, REG_QUEUE_MAX_SIZE
+      REG_RETRY_MAX, REG_AUTOSHIFT, REG_STATE_DIR, REG_QUEUE_MAX_SIZE,         \
+      REG_TLS_CERT, REG_TLS_KEY, REG_TLS_CA
 
 #endif /* TEST_TU_REG_KEYS_H */

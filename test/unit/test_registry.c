@@ -27,9 +27,9 @@
 #include "test/lib/tu_reg_keys.h"
 #include "test/unit/testutil.h"
 
-/* Keys with a built-in default: LDM's 24, ldmd's own 8, pqact's own 1,
- * ldmadmin's own 1. */
-#define NBUILTIN 34
+/* Keys with a built-in default: LDM's 24, ldmd's own 11 (3 of them
+ * /tls/...), pqact's own 1, ldmadmin's own 1. */
+#define NBUILTIN 37
 
 static char scratch[1024]; /* this run's directory */
 static char home[2048];    /* LDMHOME for the tests */
@@ -252,6 +252,12 @@ static void check_all_defaults(ldm_registry *reg) {
   want_uint(reg, REG_RETRY_MAX, 60);
   want_uint(reg, REG_AUTOSHIFT, 60);
   want_string(reg, REG_STATE_DIR, "");
+  want_string(reg, REG_TLS_CERT, ""); /* TLS off */
+  want_string(reg, REG_TLS_KEY, "");
+  want_string(reg, REG_TLS_CA, "");
+  assert_string_equal(REG_TLS_CERT, "/tls/cert");
+  assert_string_equal(REG_TLS_KEY, "/tls/key");
+  assert_string_equal(REG_TLS_CA, "/tls/ca");
   assert_int_equal(gethostname(host, sizeof host), 0);
   want_string(reg, REG_HOSTNAME, host);
 }
