@@ -43,6 +43,13 @@ if(TARGET ldmproto)
         emfile 90
         lengths 90
         held 120)
+    if(TARGET ldmsend AND TARGET notifyme AND TARGET ldmping)
+      # TLS and plain LDM-6 on one port (issue 13).
+      pq_script_test(net_tls ${CMAKE_CURRENT_LIST_DIR}/tls.sh
+        TIMEOUT 180 LABELS net ENVIRONMENT ${PQ_TESTDATA_ENV}
+        ARGS ${_args} $<TARGET_FILE:ldmping> $<TARGET_FILE:notifyme>
+        $<TARGET_FILE:ldmsend>)
+    endif()
     if(TARGET ldmsend)
       pq_script_test(net_undelivered ${CMAKE_CURRENT_LIST_DIR}/undelivered.sh
         TIMEOUT 90 LABELS net ENVIRONMENT ${PQ_TESTDATA_ENV}
