@@ -385,8 +385,9 @@ static int tls_setup(server *s) {
   }
   if (s->set.tls_client == NULL)
     return 0;
-  log_info("TLS: certificate %s, CA bundle %s", s->tls_cert,
-           s->tls_ca[0] != '\0' ? s->tls_ca : "(none)");
+  log_notice("TLS: certificate %s, CA bundle %s",
+             s->tls_cert[0] != '\0' ? s->tls_cert : "(none)",
+             s->tls_ca[0] != '\0' ? s->tls_ca : "(none)");
   return 0;
 }
 

@@ -15,7 +15,7 @@ say() { printf '==> %s\n' "$*"; }
 packages=(build-essential cmake pkg-config libtirpc-dev libxml2-dev libssl-dev
           libcmocka-dev libisal-dev libgdbm-dev clang libclang-rt-14-dev
           clang-format cppcheck strace dpkg-dev logrotate systemd
-          libsystemd-dev gnuplot-nox)
+          libsystemd-dev gnuplot-nox openssl)
 
 install_deps() {
   local missing=()
