@@ -5,12 +5,13 @@
 # downstream B's (CN b.test), one of another CA with B's name, one of the
 # right CA with a name A does not allow, and one with B's name that
 # expired in 2020.
-#   1. A allows only {cn=^b\.test$}.  B requests over TLS, verifying that
+#   1. A allows only {cn=^b\.test$} and P's pinned key.  B requests over TLS, verifying that
 #      A's certificate names 127.0.0.1: products arrive; both logs say TLS
 #      and the peer's identity.  Downstreams with no certificate, with the
 #      other CA's, with the name not allowed and with the expired one are
 #      each refused with a log line that says why, and their queues stay
-#      empty; so is G, which asks for an upstream CN A does not have.
+#      empty; so is G, which asks for an upstream CN A does not have.  P,
+#      with a self-signed certificate, is admitted by the pin of its key.
 #   2. A restarted on the same port with a plain rule beside the TLS one:
 #      ldmping, notifyme, ldmsend and a plain REQUEST work there as
 #      always, and B comes back over TLS.
@@ -69,6 +70,11 @@ mkleaf b ca1 b.test
 mkleaf other ca2 b.test
 mkleaf e ca1 e.test
 mkleaf old ca1 b.test 20200101000000Z 20200102000000Z
+# P's self-signed certificate, of no CA, which A admits by its key's pin.
+run openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+  -keyout p.key -out p.pem -days 2 -subj /CN=p.test
+PIN=$(openssl x509 -in p.pem -pubkey -noout | openssl pkey -pubin -outform DER |
+  openssl dgst -sha256 -r | cut -c1-64)
 PKI=$PWD
 cd "$SCRATCH" || exit 1
 
@@ -86,7 +92,7 @@ srv_tls() {
 # ---- 1. TLS with mutual authentication, and the peers refused ----------
 # shellcheck disable=SC2034 # relay_lib.sh's srv_init reads it
 RELAY_REQUESTER_KEYS="<retry-min>1</retry-min><retry-max>1</retry-max>"
-for s in A B C D E F G H; do
+for s in A B C D E F G H P; do
   srv_init $s 20000000 2000
 done
 srv_tls A a ca1
@@ -96,13 +102,15 @@ srv_tls D other ca1
 srv_tls E e ca1
 srv_tls F old ca1
 srv_tls G b ca1
-srv_conf A <<'EOF2'
-ALLOW ANY {cn=^b\.test$}^127\.0\.0\.1$
+srv_tls P p ca1
+srv_conf A <<EOF2
+ALLOW ANY {cn=^b\.test\$}^127\.0\.0\.1\$
+ALLOW ANY {sha256=$PIN}
 EOF2
 srv_start A
 QA=$(srv_queue A)
 # (Each downstream listens too, for srv_start to see it started.)
-for s in B C D E F; do
+for s in B C D E F P; do
   srv_conf $s <<'EOF2'
 ALLOW ANY ^127\.0\.0\.1$
 REQUEST ANY .* {tls}127.0.0.1:@A@
@@ -112,7 +120,7 @@ srv_conf G <<'EOF2'
 ALLOW ANY ^127\.0\.0\.1$
 REQUEST ANY .* {tls,cn=^wrong\.test$}127.0.0.1:@A@
 EOF2
-for s in B C D E F G; do
+for s in B C D E F G P; do
   srv_start $s
 done
 expect_rc 0 "$PEER" insert -q "$QA" -n 20 -s 5000 -f IDS -i one -z 31
@@ -127,6 +135,11 @@ srv_log A | grep -qE "TLS connection from $PEER_RE port [0-9]+: TLSv1\.3, TLS_[A
 srv_log B | grep -qE "TLS to upstream LDM 127\.0\.0\.1 port [0-9]+: TLSv1\.3, .*certificate CN=a\.test, .*, verified" ||
   srv_fail B "B does not log A's verified identity"
 ok "B gets A's 20 products over TLS 1.3; each side logs the other's certificate"
+wait_until 20 has_ident "$(srv_queue P)" one/19 ||
+  srv_fail P "P, whose key A pins, did not get A's products"
+srv_log A | grep -qE "TLS connection from $PEER_RE port [0-9]+: .*certificate CN=p\.test, SHA256=${PIN:0:16}\.\.\., not verified: self-signed certificate" ||
+  srv_fail A "A does not log P's pinned, self-signed certificate"
+ok "P, self-signed, admitted by the pin of its key"
 
 # deny_logged TEXT: has A refused a TLS connection for that reason?
 deny_logged() {
