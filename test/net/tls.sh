@@ -15,6 +15,9 @@
 #   2. A restarted on the same port with a plain rule beside the TLS one:
 #      ldmping, notifyme, ldmsend and a plain REQUEST work there as
 #      always, and B comes back over TLS.
+#   3. ldmping, notifyme and ldmsend with -S, B's certificate and A's CA:
+#      TLS (A logs B's identity); a host name the certificate lacks and a
+#      registry without a CA bundle are refused.
 # Arguments: ldmd, ldm6_peer, ldmping, notifyme, ldmsend.
 HERE=$(cd "$(dirname "$0")" && pwd)
 source "$HERE/lib.sh" "$@"
@@ -202,3 +205,35 @@ wait "$NM"
 srv_log A | grep -qE "TLS connection from $PEER_RE port [0-9]+: TLSv1\.3" ||
   srv_fail A "no TLS connection after A's restart"
 ok "ldmping, notifyme, ldmsend and a plain REQUEST on the TLS port; B back over TLS"
+
+# ---- 3. the clients over TLS (-S) ---------------------------------------
+# With B's registry: its certificate (CN b.test) and the CA of A's.
+CLIENT_REG=$(srv_dir B)/registry.xml
+tls_conns() {
+  srv_log A | grep -cE "TLS connection from $PEER_RE port [0-9]+: .*CN=b\.test"
+}
+before=$(tls_conns)
+LDM_REGISTRY=$CLIENT_REG expect_rc 0 "$LDMPING" -S -v -i 0 -h "127.0.0.1:$PORT"
+grep -q RESPONDING "$ERR" || fail "ldmping -S: no RESPONDING: $(cat "$ERR")"
+LDM_REGISTRY=$CLIENT_REG background "$NOTIFYME" -S -v -h "127.0.0.1:$PORT" \
+  -f EXP -o 3600 2>nm2.log
+NM=$BG
+head -c 3000 /dev/urandom >pushed2
+LDM_REGISTRY=$CLIENT_REG expect_rc 0 "$LDMSEND" -S -v -h "127.0.0.1:$PORT" \
+  -f EXP pushed2
+wait_until 20 has_ident "$QA" pushed2 || fail "ldmsend -S: pushed2 is not in A's queue"
+wait_until 10 grep -qF pushed2 nm2.log || fail "notifyme -S did not see pushed2: $(cat nm2.log)"
+kill -TERM "$NM"
+wait "$NM"
+after=$(tls_conns)
+((after >= before + 3)) ||
+  srv_fail A "A logs $((after - before)) TLS connections of the clients, not 3"
+# The server's certificate must name the host asked for: it does not name
+# "localhost".
+LDM_REGISTRY=$CLIENT_REG expect_rc 1 "$LDMPING" -S -i 0 -h "localhost:$PORT"
+grep -qF "its certificate (CN=a.test) does not name localhost" "$ERR" ||
+  fail "ldmping -S to localhost: no refusal of the name: $(cat "$ERR")"
+# Without a CA bundle nothing can be verified: -S is refused.
+expect_rc 1 "$LDMPING" -S -i 0 -h "127.0.0.1:$PORT"
+grep -qF "sets no /tls/ca" "$ERR" || fail "ldmping -S without /tls/ca: $(cat "$ERR")"
+ok "ldmping, notifyme and ldmsend with -S: TLS, the server verified; a wrong name and no CA refused"
