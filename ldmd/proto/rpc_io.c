@@ -274,21 +274,27 @@ static ssize_t io_sendv(ldm6_io *io, const struct iovec *iov, size_t n,
     mh.msg_iovlen = n < IOV_CHUNK ? n : IOV_CHUNK;
     return sendmsg(io->fd, &mh, flags);
   }
+  /* Records until the socket is full: a partial write (one record at a
+   * time, SSL_MODE_ENABLE_PARTIAL_WRITE) goes on from where it stopped. */
   for (i = 0; i < n; i++) {
-    size_t w = 0;
+    const uint8_t *base = iov[i].iov_base;
+    size_t off = 0;
 
-    if (iov[i].iov_len == 0)
-      continue;
-    ERR_clear_error();
-    if (SSL_write_ex(io->ssl, iov[i].iov_base, iov[i].iov_len, &w) == 1) {
-      total += (ssize_t)w;
-      if (w < iov[i].iov_len)
-        break; /* the socket took one record: go on later */
-      continue;
+    while (off < iov[i].iov_len) {
+      size_t w = 0;
+
+      ERR_clear_error();
+      if (SSL_write_ex(io->ssl, base + off, iov[i].iov_len - off, &w) == 1) {
+        off += w;
+        total += (ssize_t)w;
+        continue;
+      }
+      /* The caller comes back with these same bytes at this same offset,
+       * as OpenSSL wants after a write that must wait. */
+      if (total > 0)
+        return total;
+      return tls_fail(io, 0);
     }
-    if (total > 0) /* the same piece comes again, as OpenSSL wants */
-      return total;
-    return tls_fail(io, 0);
   }
   return total;
 }

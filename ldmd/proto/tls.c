@@ -128,6 +128,11 @@ SSL_CTX *ldm6_tls_ctx_new(bool server, const char *cert, const char *key,
   SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE |
                             SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
   SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);
+  /* Read what the socket has, not a record header then its body: two
+   * system calls fewer per 16 KiB record (ldm6_io_buffered() sees what
+   * OpenSSL holds). */
+  SSL_CTX_set_read_ahead(ctx, 1);
+  SSL_CTX_set_default_read_buffer_len(ctx, 128 * 1024);
   SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, verify_cb);
   if (server) {
     /* No resumption: every connection shows its certificate. */

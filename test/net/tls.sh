@@ -5,11 +5,11 @@
 # downstream B's (CN b.test), one of another CA with B's name, one of the
 # right CA with a name A does not allow, and one with B's name that
 # expired in 2020.
-#   1. A allows only {cn=^b\.test$} and P's pinned key.  B requests over TLS, verifying that
-#      A's certificate names 127.0.0.1: products arrive; both logs say TLS
-#      and the peer's identity.  Downstreams with no certificate, with the
-#      other CA's, with the name not allowed and with the expired one are
-#      each refused with a log line that says why, and their queues stay
+#   1. A allows only {cn=^b\.test$} and P's pinned key.  B requests over
+#      TLS, verifying that A's certificate names 127.0.0.1: products (some
+#      of 2 MB) arrive intact; both logs say TLS and the peer's identity.
+#      Downstreams with no certificate, with the other CA's, with the name
+#      not allowed and with the expired one are each refused with a log line that says why, and their queues stay
 #      empty; so is G, which asks for an upstream CN A does not have.  P,
 #      with a self-signed certificate, is admitted by the pin of its key.
 #   2. A restarted on the same port with a plain rule beside the TLS one:
@@ -126,6 +126,9 @@ EOF2
 for s in B C D E F G P; do
   srv_start $s
 done
+# Small products, and large ones that go through TLS in many records and
+# are streamed into B's queue.
+expect_rc 0 "$PEER" insert -q "$QA" -n 3 -s 2000000 -f NEXRAD2 -i big -z 30
 expect_rc 0 "$PEER" insert -q "$QA" -n 20 -s 5000 -f IDS -i one -z 31
 wait_until 20 has_ident "$(srv_queue B)" one/19 ||
   srv_fail B "B did not get A's products over TLS"
@@ -137,7 +140,7 @@ srv_log A | grep -qE "TLS connection from $PEER_RE port [0-9]+: TLSv1\.3, TLS_[A
   srv_fail A "A does not log B's verified identity"
 srv_log B | grep -qE "TLS to upstream LDM 127\.0\.0\.1 port [0-9]+: TLSv1\.3, .*certificate CN=a\.test, .*, verified" ||
   srv_fail B "B does not log A's verified identity"
-ok "B gets A's 20 products over TLS 1.3; each side logs the other's certificate"
+ok "B gets A's 23 products (3 of 2 MB) over TLS 1.3, byte-identical; each side logs the other's certificate"
 wait_until 20 has_ident "$(srv_queue P)" one/19 ||
   srv_fail P "P, whose key A pins, did not get A's products"
 srv_log A | grep -qE "TLS connection from $PEER_RE port [0-9]+: .*certificate CN=p\.test, SHA256=${PIN:0:16}\.\.\., not verified: self-signed certificate" ||
