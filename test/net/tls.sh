@@ -9,9 +9,10 @@
 #      TLS, verifying that A's certificate names 127.0.0.1: products (some
 #      of 2 MB) arrive intact; both logs say TLS and the peer's identity.
 #      Downstreams with no certificate, with the other CA's, with the name
-#      not allowed and with the expired one are each refused with a log line that says why, and their queues stay
-#      empty; so is G, which asks for an upstream CN A does not have.  P,
-#      with a self-signed certificate, is admitted by the pin of its key.
+#      not allowed and with the expired one are each refused with a log
+#      line that says why, and their queues stay empty; so is G, which asks
+#      for an upstream CN A does not have.  P, with a self-signed
+#      certificate, is admitted by the pin of its key.
 #   2. A restarted on the same port with a plain rule beside the TLS one:
 #      ldmping, notifyme, ldmsend and a plain REQUEST work there as
 #      always, and B comes back over TLS.
