@@ -257,7 +257,7 @@ ldm6_io *ldmc_connect(const struct ldmc_peer *p, int timeout_ms,
     errno = ENOMEM;
   } else if (p->tls != NULL && start_tls(io, p, deadline, err, errlen) != 0) {
     ldm6_io_free(io);
-    errno = EPROTO;
+    errno = stopio_stopping() ? EINTR : EPROTO; /* EINTR: a stop */
     return NULL;
   }
   return io;
@@ -272,10 +272,17 @@ static int start_tls(ldm6_io *io, const struct ldmc_peer *p, int64_t deadline,
   const ldm6_tls_peer *t;
   int rc;
 
+  /* A stop shuts the socket down, which ends the handshake's waits. */
+  stopio_watch_socket(ldm6_io_fd(io));
   rc = ldm6_io_start_tls(io, p->tls, false, p->host, left > 0 ? (int)left : 0);
+  stopio_watch_socket(-1);
   if (rc != LDM6_IO_OK) {
-    snprintf(err, errlen, "TLS with %s failed: %s", p->name,
-             ldm6_io_detail(io));
+    if (stopio_stopping())
+      snprintf(err, errlen, "stopped during the TLS handshake with %s",
+               p->name);
+    else
+      snprintf(err, errlen, "TLS with %s failed: %s", p->name,
+               ldm6_io_detail(io));
     return -1;
   }
   t = ldm6_io_tls_peer(io);

@@ -24,7 +24,8 @@
  * the server's certificate against the registry's /tls/ca and that it
  * names the host; it shows the registry's /tls/cert, if set, so that a
  * server whose ldmd.conf asks for a certificate identity admits it
- * (docs/security.md).  ldmc_connect() then runs the handshake.
+ * (docs/security.md).  ldmc_connect() then runs the handshake, which a stop
+ * ends (errno EINTR).
  *
  * COMMAND LINE.  The options the three programs share (-P port, the
  * server named with -h or as an operand, feedtype and whole-number values)
