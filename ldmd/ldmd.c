@@ -101,6 +101,7 @@ typedef struct server {
   char conf_path[PATH_MAX];
   char ip_addr[256];
   char state_dir[PATH_MAX];
+  char tls_cert[PATH_MAX], tls_key[PATH_MAX], tls_ca[PATH_MAX];
   unsigned port;
   unsigned max_clients;
   unsigned max_per_address; /* connections of one peer address */
@@ -332,6 +333,9 @@ static int own_settings(server *s, ldm_registry *reg) {
     snprintf(s->user, sizeof s->user, "%s", s->opt.user);
   else
     bad |= reg_string(reg, REG_USER, s->user, sizeof s->user);
+  bad |= reg_string(reg, REG_TLS_CERT, s->tls_cert, sizeof s->tls_cert);
+  bad |= reg_string(reg, REG_TLS_KEY, s->tls_key, sizeof s->tls_key);
+  bad |= reg_string(reg, REG_TLS_CA, s->tls_ca, sizeof s->tls_ca);
   if (bad)
     return -1;
   if (t->retry_max_ms < t->retry_min_ms)
@@ -409,6 +413,56 @@ static int settings(server *s) {
   return 0;
 }
 
+/*
+ * TLS contexts from the registry's /tls keys: with /tls/cert, the
+ * listener's and the requesters' (which show the same certificate);
+ * without it but with /tls/ca, only the requesters' (they verify their
+ * upstreams and show none); with neither, none, and no entry of ldmd.conf
+ * may ask for TLS.  @return 0 or -1 (logged)
+ */
+static int tls_setup(server *s) {
+  const ldm_conf_origin *o;
+  bool server_tls = s->tls_cert[0] != '\0';
+  char err[512];
+
+  if (server_tls) {
+    s->set.tls_server = ldm6_tls_ctx_new(true, s->tls_cert, s->tls_key,
+                                         s->tls_ca, err, sizeof err);
+    if (s->set.tls_server == NULL) {
+      log_error("TLS: %s", err);
+      return -1;
+    }
+  }
+  if (server_tls || s->tls_ca[0] != '\0') {
+    s->set.tls_client = ldm6_tls_ctx_new(false, s->tls_cert, s->tls_key,
+                                         s->tls_ca, err, sizeof err);
+    if (s->set.tls_client == NULL) {
+      log_error("TLS: %s", err);
+      return -1;
+    }
+  }
+  o = ldm_conf_tls_entry(s->conf, false);
+  if (o != NULL && s->set.tls_server == NULL) {
+    log_error("%s:%u: the entry asks for TLS, but TLS is not configured "
+              "(registry %s is not set)",
+              o->file, o->line, REG_TLS_CERT);
+    return -1;
+  }
+  o = ldm_conf_tls_entry(s->conf, true);
+  if (o != NULL && s->set.tls_client == NULL) {
+    log_error("%s:%u: the REQUEST asks for TLS, but TLS is not configured "
+              "(registry %s and %s are not set)",
+              o->file, o->line, REG_TLS_CERT, REG_TLS_CA);
+    return -1;
+  }
+  if (s->set.tls_client == NULL)
+    return 0;
+  log_notice("TLS: certificate %s, CA bundle %s",
+             s->tls_cert[0] != '\0' ? s->tls_cert : "(none)",
+             s->tls_ca[0] != '\0' ? s->tls_ca : "(none)");
+  return 0;
+}
+
 /* Read ldmd.conf; log its warnings. */
 static int configure(server *s) {
   ldm_conf_options copt = {.default_port = s->port};
@@ -427,6 +481,8 @@ static int configure(server *s) {
     return -1;
   }
   s->set.conf = s->conf;
+  if (tls_setup(s) != 0)
+    return -1;
   return 0;
 }
 
@@ -1064,5 +1120,7 @@ out:
   if (s.http_fd >= 0)
     close(s.http_fd);
   ldmm_close(s.set.metrics, true);
+  SSL_CTX_free(s.set.tls_server);
+  SSL_CTX_free(s.set.tls_client);
   return rc;
 }

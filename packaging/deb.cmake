@@ -57,6 +57,8 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "passwd")
 # "ldmadmin plotmetrics" draws with gnuplot; nothing else needs it.
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "gnuplot-nox")
+# "ldmadmin mkcert" makes the site's TLS key and certificate with openssl.
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "openssl")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
   ${LDMPQ_DEB_CONTROL}/postinst ${LDMPQ_DEB_CONTROL}/prerm
   ${LDMPQ_DEB_CONTROL}/postrm ${LDMPQ_DEB_CONTROL}/conffiles)

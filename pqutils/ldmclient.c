@@ -197,6 +197,9 @@ fail:
   return -1;
 }
 
+static int start_tls(ldm6_io *io, const struct ldmc_peer *p, int64_t deadline,
+                     char *err, size_t errlen);
+
 ldm6_io *ldmc_connect(const struct ldmc_peer *p, int timeout_ms,
                       bool *unresolved, char *err, size_t errlen) {
   struct addrinfo hints, *res = NULL, *ai;
@@ -252,8 +255,81 @@ ldm6_io *ldmc_connect(const struct ldmc_peer *p, int timeout_ms,
     snprintf(err, errlen, "cannot connect to %s port %u: %s", p->host, p->port,
              strerror(ENOMEM));
     errno = ENOMEM;
+  } else if (p->tls != NULL && start_tls(io, p, deadline, err, errlen) != 0) {
+    ldm6_io_free(io);
+    errno = stopio_stopping() ? EINTR : EPROTO; /* EINTR: a stop */
+    return NULL;
   }
   return io;
+}
+
+/* TLS on a connected io (ldmc_peer.tls): the handshake within the time
+ * left, then the server's certificate must verify and name the host.
+ * @return 0, or -1 with the message in err (io then freed) */
+static int start_tls(ldm6_io *io, const struct ldmc_peer *p, int64_t deadline,
+                     char *err, size_t errlen) {
+  int64_t left = deadline - now_ms();
+  const ldm6_tls_peer *t;
+  int rc;
+
+  /* A stop shuts the socket down, which ends the handshake's waits. */
+  stopio_watch_socket(ldm6_io_fd(io));
+  rc = ldm6_io_start_tls(io, p->tls, false, p->host, left > 0 ? (int)left : 0);
+  stopio_watch_socket(-1);
+  if (rc != LDM6_IO_OK) {
+    if (stopio_stopping())
+      snprintf(err, errlen, "stopped during the TLS handshake with %s",
+               p->name);
+    else
+      snprintf(err, errlen, "TLS with %s failed: %s", p->name,
+               ldm6_io_detail(io));
+    return -1;
+  }
+  t = ldm6_io_tls_peer(io);
+  if (!t->verified) {
+    snprintf(err, errlen, "refusing %s: its certificate is not verified: %s",
+             p->name, t->verify_error);
+    return -1;
+  }
+  if (!ldm6_io_tls_names_host(io, p->host)) {
+    snprintf(err, errlen,
+             "refusing %s: its certificate (CN=%s) does not name %s", p->name,
+             t->cn, p->host);
+    return -1;
+  }
+  return 0;
+}
+
+int ldmc_opt_tls(SSL_CTX **ctx) {
+  char cert[4096] = "", key[4096] = "", ca[4096] = "", why[512] = "";
+  ldm_registry *reg = NULL;
+
+  *ctx = NULL;
+  if (ldm_reg_open(NULL, &reg, why, sizeof why) != LDM_REG_OK) {
+    log_error("-S: cannot read the registry: %s", why);
+    return -1;
+  }
+  if (ldm_reg_get_string(reg, REG_TLS_CA, ca, sizeof ca) != LDM_REG_OK ||
+      ldm_reg_get_string(reg, REG_TLS_CERT, cert, sizeof cert) != LDM_REG_OK ||
+      ldm_reg_get_string(reg, REG_TLS_KEY, key, sizeof key) != LDM_REG_OK) {
+    log_error("-S: cannot read /tls from the registry %s: %s",
+              ldm_reg_path(reg), ldm_reg_error(reg));
+    ldm_reg_close(reg);
+    return -1;
+  }
+  if (ca[0] == '\0') {
+    log_error("-S: the registry %s sets no %s: no server could be verified",
+              ldm_reg_path(reg), REG_TLS_CA);
+    ldm_reg_close(reg);
+    return -1;
+  }
+  ldm_reg_close(reg);
+  *ctx = ldm6_tls_ctx_new(false, cert, key, ca, why, sizeof why);
+  if (*ctx == NULL) {
+    log_error("-S: %s", why);
+    return -1;
+  }
+  return 0;
 }
 
 void ldmc_watch(const ldm6_io *io) {

@@ -19,6 +19,14 @@
  * Such a reply, whatever its xid, is LDMC_DENIED rather than a closed
  * connection, so the user is told "not allowed" instead of "closed".
  *
+ * TLS.  With -S a client speaks TLS 1.3 to the server (on the same port:
+ * ldmd tells a TLS handshake from LDM-6 by its first byte) and verifies
+ * the server's certificate against the registry's /tls/ca and that it
+ * names the host; it shows the registry's /tls/cert, if set, so that a
+ * server whose ldmd.conf asks for a certificate identity admits it
+ * (docs/security.md).  ldmc_connect() then runs the handshake, which a stop
+ * ends (errno EINTR).
+ *
  * COMMAND LINE.  The options the three programs share (-P port, the
  * server named with -h or as an operand, feedtype and whole-number values)
  * are parsed by the ldmc_opt_*() functions, which report a bad value as
@@ -55,6 +63,7 @@ struct ldmc_peer {
   unsigned port;                /* 1..65535 */
   bool port_given;              /* the port came with the host */
   char name[LDMC_NAME_MAX];     /* "host:port" or "[v6]:port" */
+  SSL_CTX *tls; /* borrowed: speak TLS with it (-S), or NULL: plain */
 };
 
 /**
@@ -142,6 +151,14 @@ int ldmc_opt_port(struct cli *c, const char *usage, const char *arg,
  */
 int ldmc_opt_peer(struct cli *c, const char *usage, const char *spec,
                   unsigned *port, struct ldmc_peer *p);
+
+/**
+ * -S: a TLS 1.3 client context from the registry's /tls/ca, /tls/cert and
+ * /tls/key, for the peers' tls field; free it with SSL_CTX_free() after
+ * the last connection.  A registry without /tls/ca is refused (nothing
+ * could be verified).  @return 0, or -1 after printing why.
+ */
+int ldmc_opt_tls(SSL_CTX **ctx);
 
 /** A feedtype expression (-f). */
 int ldmc_opt_feedtype(struct cli *c, const char *usage, const char *arg,

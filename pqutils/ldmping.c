@@ -42,6 +42,8 @@ static const char usage_text[] =
     "                 IPv6 as [addr]:port\n"
     "  -P port        port of the servers given without one (default: the\n"
     "                 registry's /server/port, else 388)\n"
+    "  -S             speak TLS 1.3 and verify the server's certificate\n"
+    "                 (the registry's /tls/ca; shows /tls/cert if set)\n"
     "  -t timeout     seconds to wait for each server (default 10)\n"
     "  -i interval    seconds between passes; 0: one pass (default 25 if\n"
     "                 stderr is a terminal, else 0)\n"
@@ -69,6 +71,7 @@ struct ldmping {
   bool verbose;
   unsigned interval;
   int timeout_ms;
+  SSL_CTX *tls; /* -S, else NULL */
 };
 
 static bool is_version_mismatch(const ldm6_rpc_msg *hdr) {
@@ -151,7 +154,7 @@ static int parse_args(struct ldmping *p, int argc, char **argv) {
   }
   /* -q is quiet here (cli leaves a -q without a value to us), -v verbose:
    * the last of them wins. */
-  while ((rc = cli_next_option(&p->cli, argc, argv, ":h:P:t:i:l:vqx",
+  while ((rc = cli_next_option(&p->cli, argc, argv, ":h:P:t:i:Sl:vqx",
                                usage_text, &opt)) == CLI_OPT_OWN) {
     switch (opt) {
     case 'q':
@@ -177,6 +180,10 @@ static int parse_args(struct ldmping *p, int argc, char **argv) {
         goto bad;
       p->interval = (unsigned)v;
       break;
+    case 'S':
+      if (p->tls == NULL && ldmc_opt_tls(&p->tls) != 0)
+        goto bad;
+      break;
     }
   }
   if (rc != CLI_OPT_DONE)
@@ -200,6 +207,7 @@ static int parse_args(struct ldmping *p, int argc, char **argv) {
     t->vers = LDM6_VERSION5;
     if (ldmc_opt_peer(&p->cli, usage_text, specs[i], &port, &t->peer) != 0)
       goto bad;
+    t->peer.tls = p->tls;
   }
   free(specs);
   return 0;
@@ -248,5 +256,6 @@ int main(int argc, char **argv) {
   for (i = 0; i < p.ntargets; i++)
     ldm6_io_free(p.targets[i].io);
   free(p.targets);
+  SSL_CTX_free(p.tls);
   return status;
 }

@@ -64,6 +64,8 @@ static const char usage_text[] =
     "  -h host[:port] LDM server (default localhost); IPv6 as [addr]:port\n"
     "  -P port        port when -h gives none (default: the registry's\n"
     "                 /server/port, else 388)\n"
+    "  -S             speak TLS 1.3 and verify the server's certificate\n"
+    "                 (the registry's /tls/ca; shows /tls/cert if set)\n"
     "  -f feedtype    feedtype of the products (default EXP)\n"
     "  -s seqno       sequence number of the first file, one more per file\n"
     "                 (default 0)\n"
@@ -338,12 +340,13 @@ static void report_undelivered(const struct ldmsend *s, int next) {
 static int parse_args(struct ldmsend *s, int argc, char **argv) {
   const char *host = "localhost";
   unsigned port = 0;
+  bool tls = false;
   uint64_t v;
   int opt, rc;
 
   s->feedtype = PQ_FT_EXP;
-  while ((rc = cli_next_option(&s->cli, argc, argv, ":h:P:f:s:l:vx", usage_text,
-                               &opt)) == CLI_OPT_OWN) {
+  while ((rc = cli_next_option(&s->cli, argc, argv, ":h:P:f:s:Sl:vx",
+                               usage_text, &opt)) == CLI_OPT_OWN) {
     switch (opt) {
     case 'h':
       host = optarg;
@@ -368,6 +371,9 @@ static int parse_args(struct ldmsend *s, int argc, char **argv) {
         return -1;
       s->seqno = (uint32_t)v;
       break;
+    case 'S':
+      tls = true;
+      break;
     }
   }
   if (rc != CLI_OPT_DONE)
@@ -378,7 +384,9 @@ static int parse_args(struct ldmsend *s, int argc, char **argv) {
   }
   s->files = argv + optind;
   s->nfiles = argc - optind;
-  return ldmc_opt_peer(&s->cli, usage_text, host, &port, &s->peer);
+  if (ldmc_opt_peer(&s->cli, usage_text, host, &port, &s->peer) != 0)
+    return -1;
+  return tls ? ldmc_opt_tls(&s->peer.tls) : 0;
 }
 
 int main(int argc, char **argv) {

@@ -51,6 +51,8 @@ static const char usage_text[] =
     "  -h host[:port] LDM server (default localhost); IPv6 as [addr]:port\n"
     "  -P port        port when -h gives none (default: the registry's\n"
     "                 /server/port, else 388)\n"
+    "  -S             speak TLS 1.3 and verify the server's certificate\n"
+    "                 (the registry's /tls/ca; shows /tls/cert if set)\n"
     "  -f feedtype    feedtype expression of the products (default ANY)\n"
     "  -p pattern     ERE their identifiers must match (default \".*\")\n"
     "  -o offset      ask from offset seconds before now (default 0)\n"
@@ -309,11 +311,12 @@ static int parse_args(struct notifyme *n, int argc, char **argv) {
   unsigned port = 0;
   int offset = 0;
   pq_class cls;
+  bool tls = false;
   int opt, rc;
 
   n->timeo_s = DEFAULT_TIMEO;
   n->total_s = DEFAULT_TOTAL;
-  while ((rc = cli_next_option(&n->cli, argc, argv, ":h:P:f:p:o:Ot:T:l:vx",
+  while ((rc = cli_next_option(&n->cli, argc, argv, ":h:P:f:p:o:Ot:T:Sl:vx",
                                usage_text, &opt)) == CLI_OPT_OWN) {
     switch (opt) {
     case 'h':
@@ -336,6 +339,9 @@ static int parse_args(struct notifyme *n, int argc, char **argv) {
       break;
     case 'O':
       n->show_origin = true;
+      break;
+    case 'S':
+      tls = true;
       break;
     case 't':
       if (parse_secs(n, opt, optarg, 1, 32767, &n->timeo_s) != 0)
@@ -361,6 +367,8 @@ static int parse_args(struct notifyme *n, int argc, char **argv) {
     return -1;
   }
   if (ldmc_opt_peer(&n->cli, usage_text, host, &port, &n->peer) != 0)
+    return -1;
+  if (tls && ldmc_opt_tls(&n->peer.tls) != 0)
     return -1;
 
   /* LDM's re_vetSpec, done here so that the server gets the pattern used. */
@@ -421,5 +429,6 @@ int main(int argc, char **argv) {
       break;
   }
   log_notice("exiting");
+  SSL_CTX_free(n.peer.tls);
   return status;
 }

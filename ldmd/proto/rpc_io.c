@@ -14,6 +14,7 @@
  */
 #include "ldmd/proto/rpc_io.h"
 #include "ldmd/proto/rpc_io_internal.h"
+#include "ldmd/proto/tls.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -30,6 +31,9 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <openssl/bio.h>
+#include <openssl/err.h>
 
 #define RBUF_SIZE (128u * 1024u)
 #define HDR_MAX 64     /* a CALL or REPLY header LDM-style, and more */
@@ -60,6 +64,12 @@ struct ldm6_io {
   unsigned orecords; /* records among them */
   char peer[INET6_ADDRSTRLEN];
   unsigned port;
+  SSL *ssl;          /* after ldm6_io_start_tls(), else NULL */
+  ldm6_tls_peer tls; /* what its handshake showed */
+  short want;        /* what the last EAGAIN waits for: POLLIN, POLLOUT */
+  int bio_errno;     /* errno of the last failed recv/send under TLS */
+  bool bio_eof;      /* the socket's end was read under TLS */
+  char tlserr[128];  /* the last TLS fault (errno EPROTO) */
   char detail[160];
   uint8_t hdr[HDR_MAX];
   uint8_t rbuf[RBUF_SIZE];
@@ -123,6 +133,290 @@ static int io_wait(ldm6_io *io, short events, int64_t deadline) {
 }
 
 /* ---------------------------------------------------------------------- */
+/* The transport: the socket itself, or TLS over it                      */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * Everything below reads and writes through io_read() and io_sendv(): on a
+ * plain connection read(2) and sendmsg(2), after ldm6_io_start_tls()
+ * SSL_read_ex() and SSL_write_ex().  Both keep the system calls' contract
+ * (bytes, 0 at the end, or -1 with errno) so that the record layer is the
+ * same for both, and set io->want to what an EAGAIN must wait for: under
+ * TLS a read may need to write and a write to read.  OpenSSL talks to the
+ * socket through our own BIO (send with MSG_NOSIGNAL, so a closed peer is
+ * EPIPE and never SIGPIPE; errno kept for us), on the same non-blocking
+ * descriptor, so every wait is still io_wait()'s poll with its deadline.
+ */
+
+/* The detail of a failed read or write: errno's text, or the TLS fault. */
+static void sys_detail(ldm6_io *io, const char *what) {
+  if (errno == EPROTO && io->tlserr[0] != '\0')
+    snprintf(io->detail, sizeof io->detail, "TLS %s: %s", what, io->tlserr);
+  else
+    snprintf(io->detail, sizeof io->detail, "%s: %s", what, strerror(errno));
+}
+
+static int bio_write(BIO *b, const char *buf, size_t len, size_t *done) {
+  ldm6_io *io = BIO_get_data(b);
+  ssize_t w;
+
+  BIO_clear_retry_flags(b);
+  do
+    w = send(io->fd, buf, len, MSG_NOSIGNAL);
+  while (w < 0 && errno == EINTR);
+  if (w >= 0) {
+    *done = (size_t)w;
+    return 1;
+  }
+  io->bio_errno = errno;
+  if (errno == EAGAIN || errno == EWOULDBLOCK)
+    BIO_set_retry_write(b);
+  return 0;
+}
+
+static int bio_read(BIO *b, char *buf, size_t len, size_t *done) {
+  ldm6_io *io = BIO_get_data(b);
+  ssize_t r;
+
+  BIO_clear_retry_flags(b);
+  do
+    r = recv(io->fd, buf, len, 0);
+  while (r < 0 && errno == EINTR);
+  if (r > 0) {
+    *done = (size_t)r;
+    return 1;
+  }
+  if (r == 0) {
+    io->bio_eof = true;
+    return 0;
+  }
+  io->bio_errno = errno;
+  if (errno == EAGAIN || errno == EWOULDBLOCK)
+    BIO_set_retry_read(b);
+  return 0;
+}
+
+static long bio_ctrl(BIO *b, int cmd, long num, void *ptr) {
+  const ldm6_io *io = BIO_get_data(b);
+
+  (void)num;
+  (void)ptr;
+  if (cmd == BIO_CTRL_FLUSH)
+    return 1;
+  if (cmd == BIO_CTRL_EOF)
+    return io != NULL && io->bio_eof;
+  return 0;
+}
+
+/* The BIO method, made once per process (before fork() in ldmd). */
+static BIO_METHOD *bio_method(void) {
+  static BIO_METHOD *m;
+
+  if (m == NULL) {
+    m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "ldm6_io");
+    if (m != NULL && (BIO_meth_set_write_ex(m, bio_write) != 1 ||
+                      BIO_meth_set_read_ex(m, bio_read) != 1 ||
+                      BIO_meth_set_ctrl(m, bio_ctrl) != 1)) {
+      BIO_meth_free(m);
+      m = NULL;
+    }
+  }
+  return m;
+}
+
+/* An SSL_*_ex() failure r as a system call's: -1 with errno, or 0. */
+static ssize_t tls_fail(ldm6_io *io, int r) {
+  switch (SSL_get_error(io->ssl, r)) {
+  case SSL_ERROR_WANT_READ:
+    io->want = POLLIN;
+    errno = EAGAIN;
+    return -1;
+  case SSL_ERROR_WANT_WRITE:
+    io->want = POLLOUT;
+    errno = EAGAIN;
+    return -1;
+  case SSL_ERROR_ZERO_RETURN:
+    return 0;
+  case SSL_ERROR_SYSCALL:
+    errno = io->bio_errno != 0 ? io->bio_errno : ECONNRESET;
+    return -1;
+  default:
+    (void)ldm6_tls_error(io->tlserr, sizeof io->tlserr);
+    errno = EPROTO;
+    return -1;
+  }
+}
+
+static ssize_t io_read(ldm6_io *io, void *buf, size_t n) {
+  size_t got = 0;
+
+  io->want = POLLIN;
+  if (io->ssl == NULL)
+    return read(io->fd, buf, n);
+  ERR_clear_error();
+  if (SSL_read_ex(io->ssl, buf, n, &got) == 1)
+    return (ssize_t)got;
+  return tls_fail(io, 0);
+}
+
+/* sendmsg(2) of iov[0..n), or under TLS the pieces in turn: bytes written
+ * (a short count when the socket is full), or -1 with errno. */
+static ssize_t io_sendv(ldm6_io *io, const struct iovec *iov, size_t n,
+                        int flags) {
+  ssize_t total = 0;
+  size_t i;
+
+  io->want = POLLOUT;
+  if (io->ssl == NULL) {
+    struct msghdr mh = {0};
+
+    mh.msg_iov = (struct iovec *)iov;
+    mh.msg_iovlen = n < IOV_CHUNK ? n : IOV_CHUNK;
+    return sendmsg(io->fd, &mh, flags);
+  }
+  /* Records until the socket is full: a partial write (one record at a
+   * time, SSL_MODE_ENABLE_PARTIAL_WRITE) goes on from where it stopped. */
+  for (i = 0; i < n; i++) {
+    const uint8_t *base = iov[i].iov_base;
+    size_t off = 0;
+
+    while (off < iov[i].iov_len) {
+      size_t w = 0;
+
+      ERR_clear_error();
+      if (SSL_write_ex(io->ssl, base + off, iov[i].iov_len - off, &w) == 1) {
+        off += w;
+        total += (ssize_t)w;
+        continue;
+      }
+      /* The caller comes back with these same bytes at this same offset,
+       * as OpenSSL wants after a write that must wait. */
+      if (total > 0)
+        return total;
+      return tls_fail(io, 0);
+    }
+  }
+  return total;
+}
+
+static bool is_address(const char *host) {
+  struct in6_addr a6;
+  struct in_addr a4;
+
+  return inet_pton(AF_INET, host, &a4) == 1 ||
+         inet_pton(AF_INET6, host, &a6) == 1;
+}
+
+/* Set up io->ssl over the socket.  @return 0 or -1 (detail set) */
+static int tls_new(ldm6_io *io, SSL_CTX *ctx, bool server, const char *host) {
+  BIO_METHOD *m = bio_method();
+  BIO *bio = m != NULL ? BIO_new(m) : NULL;
+
+  io->ssl = bio != NULL ? SSL_new(ctx) : NULL;
+  if (io->ssl == NULL || ldm6_tls_prepare(io->ssl, &io->tls) != 0) {
+    char why[128];
+
+    snprintf(io->detail, sizeof io->detail, "cannot start TLS: %s",
+             ldm6_tls_error(why, sizeof why));
+    BIO_free(bio);
+    SSL_free(io->ssl);
+    io->ssl = NULL;
+    return -1;
+  }
+  BIO_set_data(bio, io);
+  BIO_set_init(bio, 1);
+  SSL_set_bio(io->ssl, bio, bio);
+  if (server) {
+    SSL_set_accept_state(io->ssl);
+  } else {
+    SSL_set_connect_state(io->ssl);
+    if (host != NULL && !is_address(host))
+      (void)SSL_set_tlsext_host_name(io->ssl, host);
+  }
+  return 0;
+}
+
+int ldm6_io_start_tls(ldm6_io *io, SSL_CTX *ctx, bool server, const char *host,
+                      int timeout_ms) {
+  int64_t deadline = deadline_of(timeout_ms);
+
+  io->detail[0] = '\0';
+  if (io->ssl != NULL || io->rpos < io->rlen || io->olen > io->ostart) {
+    snprintf(io->detail, sizeof io->detail, "TLS must start before any record");
+    return LDM6_IO_EPROTO;
+  }
+  if (tls_new(io, ctx, server, host) != 0)
+    return LDM6_IO_ESYS;
+  for (;;) {
+    int r, rc;
+
+    ERR_clear_error();
+    r = SSL_do_handshake(io->ssl);
+    if (r == 1)
+      break;
+    if (tls_fail(io, r) == 0 || errno != EAGAIN) {
+      bool fault = r != 0 && errno == EPROTO;
+
+      if (fault)
+        snprintf(io->detail, sizeof io->detail, "TLS handshake: %s",
+                 io->tlserr);
+      else
+        snprintf(io->detail, sizeof io->detail,
+                 "TLS handshake: connection closed by the peer");
+      return fault ? LDM6_IO_EPROTO : LDM6_IO_CLOSED;
+    }
+    rc = io_wait(io, io->want, deadline);
+    if (rc == LDM6_IO_TIMEDOUT)
+      snprintf(io->detail, sizeof io->detail,
+               "TLS handshake not finished within %d ms", timeout_ms);
+    if (rc != LDM6_IO_OK)
+      return rc;
+  }
+  ldm6_tls_peer_fill(io->ssl, &io->tls);
+  return LDM6_IO_OK;
+}
+
+bool ldm6_io_is_tls(const ldm6_io *io) {
+  return io->ssl != NULL;
+}
+
+const ldm6_tls_peer *ldm6_io_tls_peer(const ldm6_io *io) {
+  return &io->tls;
+}
+
+bool ldm6_io_tls_names_host(const ldm6_io *io, const char *host) {
+  return io->ssl != NULL && ldm6_tls_names_host(io->ssl, host);
+}
+
+int ldm6_io_peek(ldm6_io *io, int timeout_ms, uint8_t *byte) {
+  int64_t deadline = deadline_of(timeout_ms);
+
+  io->detail[0] = '\0';
+  if (io->rpos < io->rlen) {
+    *byte = io->rbuf[io->rpos];
+    return LDM6_IO_OK;
+  }
+  for (;;) {
+    ssize_t n = recv(io->fd, byte, 1, MSG_PEEK);
+    int rc;
+
+    if (n == 1)
+      return LDM6_IO_OK;
+    if (n == 0)
+      return LDM6_IO_CLOSED;
+    if (errno == ECONNRESET)
+      return LDM6_IO_CLOSED;
+    if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+      snprintf(io->detail, sizeof io->detail, "recv: %s", strerror(errno));
+      return LDM6_IO_ESYS;
+    }
+    rc = io_wait(io, POLLIN, deadline);
+    if (rc != LDM6_IO_OK)
+      return rc;
+  }
+}
+
+/* ---------------------------------------------------------------------- */
 /* Construction                                                           */
 /* ---------------------------------------------------------------------- */
 
@@ -170,6 +464,7 @@ ldm6_io *ldm6_io_new(int fd, size_t max_record) {
   io->send_timeout_ms = DEFAULT_SEND_MS;
   io->next_xid = initial_xid();
   io->lowat = 1;
+  io->want = POLLIN;
   ldm6_rpc_framer_init(&io->fr, io->max_record);
   (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
@@ -189,6 +484,10 @@ void ldm6_io_free(ldm6_io *io) {
     return;
   ldm6_rpc_framer_free(&io->fr);
   free(io->obuf);
+  if (io->ssl != NULL) {
+    (void)SSL_shutdown(io->ssl); /* one try: close_notify if it fits */
+    SSL_free(io->ssl);
+  }
   if (io->fd >= 0)
     close(io->fd);
   free(io);
@@ -220,7 +519,8 @@ const char *ldm6_io_detail(const ldm6_io *io) {
 }
 
 bool ldm6_io_buffered(const ldm6_io *io) {
-  return io->rpos < io->rlen || io->partial;
+  return io->rpos < io->rlen || io->partial ||
+         (io->ssl != NULL && SSL_has_pending(io->ssl));
 }
 
 uint64_t ldm6_io_rx_bytes(const ldm6_io *io) {
@@ -417,6 +717,11 @@ ldm6_io *ldm6_io_connect_cancel(const char *host, unsigned port, int timeout_ms,
 static void set_lowat(ldm6_io *io, size_t want) {
   int v = want < LOWAT_MIN ? 1 : (int)(want < LOWAT_MAX ? want : LOWAT_MAX);
 
+  /* Under TLS the socket holds records whose start OpenSSL may have read
+   * already: waiting for n more bytes there could wait for bytes that
+   * never come. */
+  if (io->ssl != NULL)
+    v = 1;
   if (v != io->lowat &&
       setsockopt(io->fd, SOL_SOCKET, SO_RCVLOWAT, &v, sizeof v) == 0)
     io->lowat = v;
@@ -429,7 +734,7 @@ static int fill(ldm6_io *io, int64_t deadline) {
 
   set_lowat(io, 1);
   for (;;) {
-    ssize_t n = read(io->fd, io->rbuf, sizeof io->rbuf);
+    ssize_t n = io_read(io, io->rbuf, sizeof io->rbuf);
 
     if (n > 0) {
       io->rpos = 0;
@@ -447,14 +752,14 @@ static int fill(ldm6_io *io, int64_t deadline) {
     if (errno == EINTR)
       continue;
     if (errno == ECONNRESET) {
-      snprintf(io->detail, sizeof io->detail, "read: %s", strerror(errno));
+      sys_detail(io, "read");
       return LDM6_IO_CLOSED;
     }
     if (errno != EAGAIN && errno != EWOULDBLOCK) {
-      snprintf(io->detail, sizeof io->detail, "read: %s", strerror(errno));
-      return LDM6_IO_ESYS;
+      sys_detail(io, "read");
+      return errno == EPROTO ? LDM6_IO_EPROTO : LDM6_IO_ESYS;
     }
-    rc = io_wait(io, POLLIN, deadline);
+    rc = io_wait(io, io->want, deadline);
     if (rc != LDM6_IO_OK)
       return rc;
   }
@@ -585,7 +890,7 @@ static long read_direct(ldm6_io *io, uint8_t *dst, size_t n, int64_t deadline) {
   int rc;
 
   for (;;) {
-    ssize_t r = read(io->fd, dst, n);
+    ssize_t r = io_read(io, dst, n);
 
     if (r > 0) {
       io->rx_bytes += (uint64_t)r;
@@ -599,11 +904,11 @@ static long read_direct(ldm6_io *io, uint8_t *dst, size_t n, int64_t deadline) {
     if (errno == EINTR)
       continue;
     if (errno != EAGAIN && errno != EWOULDBLOCK) {
-      snprintf(io->detail, sizeof io->detail, "read: %s", strerror(errno));
-      return LDM6_IO_ESYS;
+      sys_detail(io, "read");
+      return errno == EPROTO ? LDM6_IO_EPROTO : LDM6_IO_ESYS;
     }
     set_lowat(io, n);
-    rc = io_wait(io, POLLIN, deadline);
+    rc = io_wait(io, io->want, deadline);
     if (rc != LDM6_IO_OK)
       return rc;
   }
@@ -712,17 +1017,13 @@ static int send_all(ldm6_io *io, struct iovec *iov, size_t n) {
   int64_t deadline = deadline_of(io->send_timeout_ms);
 
   while (n > 0) {
-    struct msghdr mh = {0};
-    ssize_t w;
+    ssize_t w = io_sendv(io, iov, n, MSG_NOSIGNAL);
 
-    mh.msg_iov = iov;
-    mh.msg_iovlen = n < IOV_CHUNK ? n : IOV_CHUNK;
-    w = sendmsg(io->fd, &mh, MSG_NOSIGNAL);
     if (w < 0) {
       if (errno == EINTR)
         continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) {
-        int r = io_wait(io, POLLOUT, deadline);
+        int r = io_wait(io, io->want, deadline);
 
         if (r == LDM6_IO_TIMEDOUT)
           snprintf(io->detail, sizeof io->detail, "peer took nothing for %d ms",
@@ -733,8 +1034,8 @@ static int send_all(ldm6_io *io, struct iovec *iov, size_t n) {
       }
       if (errno == EPIPE || errno == ECONNRESET)
         return LDM6_IO_CLOSED;
-      snprintf(io->detail, sizeof io->detail, "sendmsg: %s", strerror(errno));
-      return LDM6_IO_ESYS;
+      sys_detail(io, "sendmsg");
+      return errno == EPROTO ? LDM6_IO_EPROTO : LDM6_IO_ESYS;
     }
     deadline = deadline_of(io->send_timeout_ms); /* progress */
     while (n > 0 && (size_t)w >= iov->iov_len) {
@@ -772,12 +1073,8 @@ static long write_nowait(ldm6_io *io, const struct iovec *iov, size_t n) {
   long total = 0;
 
   while (n > 0) {
-    struct msghdr mh = {0};
-    ssize_t w;
+    ssize_t w = io_sendv(io, iov, n, MSG_NOSIGNAL | MSG_DONTWAIT);
 
-    mh.msg_iov = (struct iovec *)iov;
-    mh.msg_iovlen = n < IOV_CHUNK ? n : IOV_CHUNK;
-    w = sendmsg(io->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (w < 0) {
       if (errno == EINTR)
         continue;
@@ -785,8 +1082,8 @@ static long write_nowait(ldm6_io *io, const struct iovec *iov, size_t n) {
         return total;
       if (errno == EPIPE || errno == ECONNRESET)
         return LDM6_IO_CLOSED;
-      snprintf(io->detail, sizeof io->detail, "sendmsg: %s", strerror(errno));
-      return LDM6_IO_ESYS;
+      sys_detail(io, "sendmsg");
+      return errno == EPROTO ? LDM6_IO_EPROTO : LDM6_IO_ESYS;
     }
     total += (long)w;
     while (n > 0 && (size_t)w >= iov->iov_len) {
@@ -1024,7 +1321,9 @@ int ldm6_io_send_nowait(ldm6_io *io, uint32_t vers, uint32_t proc,
 }
 
 int ldm6_io_wait_writable(ldm6_io *io, int timeout_ms) {
-  return io_wait(io, POLLOUT, deadline_of(timeout_ms));
+  /* Under TLS a write may wait for the peer's bytes (io->want). */
+  return io_wait(io, io->ssl != NULL ? io->want : POLLOUT,
+                 deadline_of(timeout_ms));
 }
 
 int ldm6_io_call(ldm6_io *io, uint32_t vers, uint32_t proc,

@@ -21,6 +21,11 @@
  * TCP_NODELAY: LDM's flushes wait ~40 ms on Nagle's algorithm, ours do not.
  * Every wait has a timeout; nothing polls.
  *
+ * The bytes may instead go through TLS 1.3 (ldm6_io_start_tls(), tls.h),
+ * before the first record: every function below then works the same,
+ * with OpenSSL's wants to read or write mapped to the same polls and
+ * deadlines.
+ *
  * Not thread-safe: one ldm6_io per connection, used by one thread (LDM runs
  * one process per connection).  Never logs; returns LDM6_IO_* codes.
  */
@@ -34,6 +39,7 @@
 #include <sys/uio.h>
 
 #include "ldmd/proto/rpc_msg.h"
+#include "ldmd/proto/tls.h"
 
 /* Results (0 or negative). */
 #define LDM6_IO_OK 0
@@ -250,6 +256,46 @@ int ldm6_io_reply_auth_error(ldm6_io *io, uint32_t xid, uint32_t auth_stat);
 /** Reply MSG_DENIED / RPC_MISMATCH (2, 2): the answer to a call whose
  *  rpcvers is not 2. */
 int ldm6_io_reply_rpc_mismatch(ldm6_io *io, uint32_t xid);
+
+/*
+ * TLS.  A server looks at the first byte a peer sends (ldm6_io_peek()):
+ * 0x16 begins a TLS handshake record (a ClientHello), while a plain LDM-6
+ * connection begins with the high byte of an RPC record mark (0x80 for
+ * every call of LDM's size).  A client starts TLS right after connecting.
+ */
+
+/** The first byte of a TLS connection: a handshake record's type. */
+#define LDM6_TLS_RECORD_HANDSHAKE 0x16
+
+/**
+ * The first byte the peer sends, left in the socket, within timeout_ms.
+ * @return LDM6_IO_OK, LDM6_IO_CLOSED (nothing ever came), LDM6_IO_TIMEDOUT,
+ *         LDM6_IO_ESYS
+ */
+int ldm6_io_peek(ldm6_io *io, int timeout_ms, uint8_t *byte);
+
+/**
+ * Run a TLS handshake on the connection (nothing read or sent before it
+ * but a peek), as the server (accepting) or as a client, within
+ * timeout_ms; from then on every record goes through TLS.  host (a client,
+ * may be NULL) is sent as SNI when it is a name.  The peer's certificate
+ * does not end the handshake: ldm6_io_tls_peer() says what it is worth.
+ * @return LDM6_IO_OK; LDM6_IO_EPROTO (a TLS fault: no common version, bad
+ *         messages; the detail has OpenSSL's reason); LDM6_IO_CLOSED;
+ *         LDM6_IO_TIMEDOUT; LDM6_IO_ESYS
+ */
+int ldm6_io_start_tls(ldm6_io *io, SSL_CTX *ctx, bool server, const char *host,
+                      int timeout_ms);
+
+/** True after a successful ldm6_io_start_tls(). */
+bool ldm6_io_is_tls(const ldm6_io *io);
+
+/** What the handshake showed of the peer (->tls false on a plain
+ *  connection). */
+const ldm6_tls_peer *ldm6_io_tls_peer(const ldm6_io *io);
+
+/** Does the peer's certificate name host (DNS name or address)? */
+bool ldm6_io_tls_names_host(const ldm6_io *io, const char *host);
 
 /** Text of an LDM6_IO_* result. */
 const char *ldm6_io_strerror(int rc);

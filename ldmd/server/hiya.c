@@ -154,8 +154,9 @@ int ldmd_hiya(ldmd_conn *c, const ldm6_io_msg *m) {
                 rc == LDM6_EPATTERN ? err : "");
     return ldmd_conn_reply_error(c, m->hdr.xid, LDM6_RPC_SYSTEM_ERR);
   }
-  rc = ldm_conf_accepted_class(c->set->conf, c->named ? c->name : NULL, c->ip,
-                               &want, &accepted, err, sizeof err);
+  rc = ldm_conf_accepted_class_peer(c->set->conf, c->named ? c->name : NULL,
+                                    c->ip, c->tls, &want, &accepted, err,
+                                    sizeof err);
   if (rc == LDM_CONF_EDENIED) {
     log_notice("denying products from %s: no ACCEPT entry takes the offer",
                c->peer);

@@ -588,6 +588,52 @@ static enum outcome serve(requester *r, ldm6_io *io) {
 /* The requester's life                                                   */
 /* ---------------------------------------------------------------------- */
 
+/*
+ * TLS to the upstream when the REQUEST's host field has "{...}"
+ * (ldmd_conf.h): a handshake, then the upstream's certificate must verify
+ * against /tls/ca and name the host, or meet the cn=, dns= or sha256= that
+ * the entry gives instead.  @return 0, or -1 (logged)
+ */
+static int upstream_tls(requester *r, ldm6_io *io) {
+  const ldm_conf_ident *id = &r->req->id;
+  const ldm6_tls_peer *t;
+  char who[1024];
+  ldmd_conn c;
+  bool ok;
+  int rc;
+
+  if (!id->given)
+    return 0;
+  rc = ldm6_io_start_tls(io, r->set->tls_client, false, r->req->host,
+                         LDMD_HANDSHAKE_MS);
+  if (rc != LDM6_IO_OK) {
+    log_warning("TLS handshake with upstream LDM %s failed: %s", r->where,
+                ldm6_io_detail(io));
+    return -1;
+  }
+  t = ldm6_io_tls_peer(io);
+  ldm6_tls_peer_text(t, who, sizeof who);
+  memset(&c, 0, sizeof c);
+  c.io = io;
+  ldmd_conn_tls_identity(&c);
+  if (id->cn_ere != NULL || id->dns_ere != NULL || id->pin)
+    ok = ldm_conf_ident_match(id, c.tls);
+  else
+    ok = t->verified && ldm6_io_tls_names_host(io, r->req->host);
+  if (!ok) {
+    log_error("refusing upstream LDM %s: its certificate (%s) is not the "
+              "one %s:%u asks for%s%s",
+              r->where, who, r->req->where.file, r->req->where.line,
+              t->verified ? "" : ": not verified: ",
+              t->verified ? "" : t->verify_error);
+    return -1;
+  }
+  log_notice("TLS to upstream LDM %s: %s, %s, certificate %s, %s", r->where,
+             t->version, t->cipher, who,
+             t->verified ? "verified" : "admitted by its pinned key");
+  return 0;
+}
+
 /* One connection, from connect to its end. */
 static enum outcome session(requester *r) {
   ldm6_prod_class cls;
@@ -608,6 +654,10 @@ static enum outcome session(requester *r) {
     if (*r->set->stop)
       return OUT_STOP;
     log_warning("%s", err);
+    return OUT_FAIL;
+  }
+  if (upstream_tls(r, io) != 0) {
+    ldm6_io_free(io);
     return OUT_FAIL;
   }
   if (r->connections++ > 0)

@@ -39,6 +39,7 @@
 #define LDMD_SYNC_TIMEOUT_MS 60000  /**< a synchronous v6 call */
 #define LDMD_V5_KEEPALIVE_MS 300000 /**< NULLPROC of an idle v5 feed */
 #define LDMD_SLICE_MS 1000          /**< longest wait between checks */
+#define LDMD_HANDSHAKE_MS 30000     /**< a TLS handshake, from its first byte */
 /** Bytes of a record gathered before its data is streamed (receive.c):
  *  more than any record but HEREIS and BLKDATA (a class of 32 specs with
  *  255-character patterns and its RPC header take about 8.5 KB). */
@@ -75,6 +76,10 @@ typedef struct ldmd_settings {
   /** This process's slot of them: set in the child after fork(); -1 for
    *  none. */
   int metrics_slot;
+  /** TLS (registry /tls/...; docs/security.md): the listener's context
+   *  and the requesters', or NULL when TLS is not configured. */
+  SSL_CTX *tls_server;
+  SSL_CTX *tls_client;
 } ldmd_settings;
 
 /** One connection, in its child process. */
@@ -89,6 +94,11 @@ typedef struct ldmd_conn {
   char name[1025]; /**< its reverse-DNS name (NI_MAXHOST), or the address */
   bool named;      /**< name is a real name */
   char peer[1100]; /**< "name (address)" or "address", for messages */
+  /** The peer's TLS identity for ldmd.conf's "{...}" rules: &tls_id on a
+   *  TLS connection, NULL on a plain one. */
+  const ldm_conf_peer_id *tls;
+  ldm_conf_peer_id tls_id;
+  const char *tls_dns[LDM6_TLS_MAX_DNS]; /**< tls_id.dns points here */
   /** Connection children of the server when this one was forked (for
    *  IS_ALIVE). */
   const pid_t *siblings;
@@ -131,6 +141,9 @@ int ldmd_conn_serve(const ldmd_settings *set, int fd, const pid_t *siblings,
  * -1 when there is no deadline any more (the first call came).
  */
 int ldmd_conn_deadline_left_ms(const ldmd_conn *c);
+/** Fill c->tls_id from a TLS connection's handshake and point c->tls at
+ *  it (a requester's connection too). */
+void ldmd_conn_tls_identity(ldmd_conn *c);
 
 /** The peer's name for messages ("host (1.2.3.4)" or "1.2.3.4"). */
 const char *ldmd_conn_peer(const ldmd_conn *c);

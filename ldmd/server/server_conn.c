@@ -1,8 +1,9 @@
 /*
  * server_conn.c - one accepted connection, in its own child process: who
- * the peer is (address, then reverse-DNS name), whether ALLOW or ACCEPT
- * lets it in, and the call loop that dispatches each ONC RPC call by
- * version and procedure to the handlers of upstream.c and hiya.c.
+ * the peer is (address, then reverse-DNS name, and on a TLS connection its
+ * certificate), whether ALLOW or ACCEPT lets it in, and the call loop that
+ * dispatches each ONC RPC call by version and procedure to the handlers of
+ * upstream.c and hiya.c.
  *
  * The loop is where a bad peer ends: a record that is not an RPC message,
  * truncated, too long or garbage ends this connection (and only this
@@ -16,6 +17,12 @@
  * wait short (ldm6_io_set_cancel()), so that it is seen promptly.  After
  * HIYA, long product records are streamed into the queue (receive.c)
  * instead of being gathered whole.
+ *
+ * One port serves plain LDM-6 and TLS: the first byte a peer sends is
+ * looked at before anything is read (rpc_io.h, ldm6_io_peek()).  0x16, a
+ * TLS handshake record, starts TLS when the server has a certificate
+ * (registry /tls/cert); anything else is LDM-6 as always, so LDM peers see
+ * no change.
  */
 #include <errno.h>
 #include <limits.h>
@@ -146,6 +153,97 @@ static void resolve_name(ldmd_conn *c) {
   snprintf(c->peer, sizeof c->peer, "%s (%s)", c->name, c->ip);
 }
 
+void ldmd_conn_tls_identity(ldmd_conn *c) {
+  const ldm6_tls_peer *t = ldm6_io_tls_peer(c->io);
+  size_t i;
+
+  memset(&c->tls_id, 0, sizeof c->tls_id);
+  c->tls = NULL;
+  if (!t->tls)
+    return;
+  for (i = 0; i < t->ndns; i++)
+    c->tls_dns[i] = t->dns[i];
+  c->tls_id.tls = true;
+  c->tls_id.cert = t->cert;
+  c->tls_id.verified = t->verified;
+  c->tls_id.pin_ok = t->pin_ok;
+  c->tls_id.cn = t->cn[0] != '\0' ? t->cn : NULL;
+  c->tls_id.dns = c->tls_dns;
+  c->tls_id.ndns = t->ndns;
+  memcpy(c->tls_id.spki_sha256, t->spki_sha256, sizeof t->spki_sha256);
+  c->tls = &c->tls_id;
+}
+
+/* "TLS, CN=..., verified" or "plain LDM-6", for log lines. */
+static void transport_text(const ldmd_conn *c, char *buf, size_t len) {
+  const ldm6_tls_peer *t = ldm6_io_tls_peer(c->io);
+  char who[1024];
+
+  if (!t->tls) {
+    snprintf(buf, len, "plain LDM-6");
+    return;
+  }
+  ldm6_tls_peer_text(t, who, sizeof who);
+  if (t->verified)
+    snprintf(buf, len, "%s, %s, certificate %s, verified", t->version,
+             t->cipher, who);
+  else if (t->cert)
+    snprintf(buf, len, "%s, %s, certificate %s, not verified: %s", t->version,
+             t->cipher, who, t->verify_error);
+  else
+    snprintf(buf, len, "%s, %s, no certificate", t->version, t->cipher);
+}
+
+/*
+ * Plain or TLS, as the first byte says; a TLS handshake is run here.  Both
+ * the wait for the first byte and the handshake are inside the first-call
+ * deadline (/server/first-call-limit, ldmd_conn_deadline_left_ms()), the
+ * handshake also within LDMD_HANDSHAKE_MS.  @return 0 (go on), -1 (logged:
+ * close)
+ */
+static int start_transport(ldmd_conn *c) {
+  uint8_t first = 0;
+  int left;
+  int rc = ldm6_io_peek(c->io, ldmd_conn_deadline_left_ms(c), &first);
+
+  if (rc != LDM6_IO_OK) {
+    if (rc == LDM6_IO_CLOSED)
+      log_info("connection from %s closed before its first call", c->ip);
+    else if (rc == LDM6_IO_TIMEDOUT && ldmd_conn_deadline_left_ms(c) == 0)
+      log_notice("no call from %s within %d s of connecting (%s): closing",
+                 c->ip, c->set->first_call_ms / 1000,
+                 "/server/first-call-limit");
+    else
+      log_notice("nothing from %s: %s %s: closing", c->ip, ldm6_io_strerror(rc),
+                 ldm6_io_detail(c->io));
+    return -1;
+  }
+  if (first != LDM6_TLS_RECORD_HANDSHAKE)
+    return 0;
+  if (c->set->tls_server == NULL) {
+    log_warning("refusing a TLS handshake from %s: TLS is not configured "
+                "(registry /tls/cert is not set)",
+                c->ip);
+    return -1;
+  }
+  left = ldmd_conn_deadline_left_ms(c);
+  if (left == 0) {
+    log_notice("no TLS handshake from %s within %d s of its connection: "
+               "closing",
+               c->ip, c->set->first_call_ms / 1000);
+    return -1;
+  }
+  rc = ldm6_io_start_tls(c->io, c->set->tls_server, true, NULL,
+                         left < LDMD_HANDSHAKE_MS ? left : LDMD_HANDSHAKE_MS);
+  if (rc != LDM6_IO_OK) {
+    log_notice("TLS handshake with %s failed: %s", c->ip,
+               ldm6_io_detail(c->io));
+    return -1;
+  }
+  ldmd_conn_tls_identity(c);
+  return 0;
+}
+
 /* Refuse as LDM does: AUTH_TOOWEAK with xid 0, then close.  The peer's
  * first call is read and dropped for a moment, so that closing with it
  * unread does not reset the connection before the refusal is read. */
@@ -153,7 +251,11 @@ static void deny(ldmd_conn *c) {
   int64_t end = mono_ms() + DENY_LINGER_MS;
   ldm6_io_msg m;
 
-  log_notice("denying connection from %s because not allowed", c->peer);
+  char how[1400];
+
+  transport_text(c, how, sizeof how);
+  log_notice("denying connection from %s because not allowed (%s)", c->peer,
+             how);
   if (ldm6_io_reply_auth_error(c->io, 0, LDM6_RPC_AUTH_TOOWEAK) != LDM6_IO_OK)
     return;
   (void)shutdown(ldm6_io_fd(c->io), SHUT_WR);
@@ -169,11 +271,11 @@ static void deny(ldmd_conn *c) {
  * name only if the address is not enough.  The name is looked up in any
  * case, for the log ident and for ALLOW entries written with names. */
 static bool admitted(ldmd_conn *c) {
-  bool ok = ldm_conf_host_allowed(c->set->conf, NULL, c->ip);
+  bool ok = ldm_conf_host_allowed_peer(c->set->conf, NULL, c->ip, c->tls);
 
   resolve_name(c);
   if (!ok && c->named)
-    ok = ldm_conf_host_allowed(c->set->conf, c->name, c->ip);
+    ok = ldm_conf_host_allowed_peer(c->set->conf, c->name, c->ip, c->tls);
   return ok;
 }
 
@@ -388,6 +490,10 @@ int ldmd_conn_serve(const ldmd_settings *set, int fd, const pid_t *siblings,
   snprintf(c.peer, sizeof c.peer, "%s", c.ip);
   c.ms = ldmm_slot_at(set->metrics, set->metrics_slot);
   c.mfeeds = ldmm_feeds(set->metrics);
+  if (start_transport(&c) != 0) {
+    ldm6_io_free(c.io);
+    return 0;
+  }
   if (!admitted(&c)) {
     ldm_log_set_ident(c.name);
     deny(&c);
@@ -396,7 +502,15 @@ int ldmd_conn_serve(const ldmd_settings *set, int fd, const pid_t *siblings,
   }
   ldm_log_set_ident(c.name);
   ldmm_describe(c.ms, LDMM_KIND_CONNECTION, c.peer, NULL);
-  log_info("connection from %s port %u", c.peer, ldm6_io_peer_port(c.io));
+  if (c.tls != NULL) {
+    char how[1400];
+
+    transport_text(&c, how, sizeof how);
+    log_notice("TLS connection from %s port %u: %s", c.peer,
+               ldm6_io_peer_port(c.io), how);
+  } else {
+    log_info("connection from %s port %u", c.peer, ldm6_io_peer_port(c.io));
+  }
   rc = call_loop(&c);
   log_push_summary(&c);
   ldmd_down_free(c.down);

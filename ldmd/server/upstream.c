@@ -870,8 +870,9 @@ int ldmd_upstream(ldmd_conn *c, const ldm6_io_msg *m) {
     log_warning("bad class from %s: %s", c->peer, ldm6_strerror(rc));
     return ldmd_conn_reply_error(c, m->hdr.xid, LDM6_RPC_GARBAGE_ARGS);
   }
-  rc = ldm_conf_allowed_class(c->set->conf, c->named ? c->name : NULL, c->ip,
-                              &want, &allowed, &u.filter, err, sizeof err);
+  rc = ldm_conf_allowed_class_peer(c->set->conf, c->named ? c->name : NULL,
+                                   c->ip, c->tls, &want, &allowed, &u.filter,
+                                   err, sizeof err);
   if (rc == LDM_CONF_OK && ldm_conf_class_equal(&allowed, &want)) {
     pq_class_free(&allowed);
     u.cls = want;

@@ -2,7 +2,9 @@
  * ldmd_access.c - the LDM access semantics of a parsed ldmd.conf: who may
  * connect at all (docs/protocol.md §5.1), what a downstream may have and
  * through which upstream filter its products pass (ALLOW, docs/protocol.md
- * §5.3), and what an upstream may push (ACCEPT, docs/protocol.md §8).  These
+ * §5.3), and what an upstream may push (ACCEPT, docs/protocol.md §8), with
+ * the certificate identities of our extension ("{...}", docs/security.md)
+ * matched against what a TLS handshake showed.  These
  * are the rules users' files rely on, matched as LDM matches them; they
  * live apart from the parser (ldmd_conf.c) so each can be read and tested
  * on its own, and they only read the configuration it built.
@@ -34,19 +36,60 @@ static bool host_matches(const regex_t *re, const char *name, const char *ip) {
   return name != NULL && regexec(re, name, 0, NULL, 0) == 0;
 }
 
-bool ldm_conf_host_allowed(const ldm_conf *conf, const char *name,
-                           const char *ip) {
+static bool any_dns_matches(const regex_t *re, const ldm_conf_peer_id *peer) {
+  size_t i;
+
+  for (i = 0; i < peer->ndns; i++)
+    if (peer->dns[i] != NULL && regexec(re, peer->dns[i], 0, NULL, 0) == 0)
+      return true;
+  return false;
+}
+
+bool ldm_conf_ident_match(const ldm_conf_ident *id,
+                          const ldm_conf_peer_id *peer) {
+  if (!id->given)
+    return true;
+  if (peer == NULL || !peer->tls)
+    return false;
+  if (id->pin && (!peer->cert || !peer->pin_ok ||
+                  memcmp(id->sha256, peer->spki_sha256, 32) != 0))
+    return false;
+  if ((id->cert || id->cn_ere != NULL || id->dns_ere != NULL) &&
+      !peer->verified)
+    return false;
+  if (id->cn_ere != NULL &&
+      (peer->cn == NULL || regexec(&id->cn_re, peer->cn, 0, NULL, 0) != 0))
+    return false;
+  return id->dns_ere == NULL || any_dns_matches(&id->dns_re, peer);
+}
+
+/* An entry matches when its identity (if any) and its host ERE do. */
+static bool entry_matches(const ldm_conf_ident *id, const regex_t *re,
+                          const char *name, const char *ip,
+                          const ldm_conf_peer_id *peer) {
+  return ldm_conf_ident_match(id, peer) && host_matches(re, name, ip);
+}
+
+bool ldm_conf_host_allowed_peer(const ldm_conf *conf, const char *name,
+                                const char *ip, const ldm_conf_peer_id *peer) {
   size_t i;
 
   if (conf == NULL)
     return false;
   for (i = 0; i < conf->nallows; i++)
-    if (host_matches(&conf->allows[i].host_re, name, ip))
+    if (entry_matches(&conf->allows[i].id, &conf->allows[i].host_re, name, ip,
+                      peer))
       return true;
   for (i = 0; i < conf->naccepts; i++)
-    if (host_matches(&conf->accepts[i].host_re, name, ip))
+    if (entry_matches(&conf->accepts[i].id, &conf->accepts[i].host_re, name, ip,
+                      peer))
       return true;
   return false;
+}
+
+bool ldm_conf_host_allowed(const ldm_conf *conf, const char *name,
+                           const char *ip) {
+  return ldm_conf_host_allowed_peer(conf, name, ip, NULL);
 }
 
 static const char *peer_text(const char *name, const char *ip, char *buf,
@@ -60,14 +103,15 @@ static const char *peer_text(const char *name, const char *ip, char *buf,
 
 /* Which ALLOW entries match the peer, computed once: 0 no, 1 yes. */
 static unsigned char *allow_hits(const ldm_conf *conf, const char *name,
-                                 const char *ip) {
+                                 const char *ip, const ldm_conf_peer_id *peer) {
   unsigned char *hit = calloc(conf->nallows + 1, 1);
 
   if (hit != NULL) {
     size_t i;
 
     for (i = 0; i < conf->nallows; i++)
-      hit[i] = host_matches(&conf->allows[i].host_re, name, ip);
+      hit[i] = entry_matches(&conf->allows[i].id, &conf->allows[i].host_re,
+                             name, ip, peer);
   }
   return hit;
 }
@@ -146,6 +190,15 @@ int ldm_conf_allowed_class(const ldm_conf *conf, const char *name,
                            const char *ip, const pq_class *want,
                            pq_class *allowed, ldm_conf_filter *filter,
                            char *err, size_t errlen) {
+  return ldm_conf_allowed_class_peer(conf, name, ip, NULL, want, allowed,
+                                     filter, err, errlen);
+}
+
+int ldm_conf_allowed_class_peer(const ldm_conf *conf, const char *name,
+                                const char *ip, const ldm_conf_peer_id *id,
+                                const pq_class *want, pq_class *allowed,
+                                ldm_conf_filter *filter, char *err,
+                                size_t errlen) {
   unsigned char *hit;
   int rc;
 
@@ -158,7 +211,7 @@ int ldm_conf_allowed_class(const ldm_conf *conf, const char *name,
     return LDM_CONF_EINVAL;
   }
   set_err(err, errlen, "%s", "");
-  hit = allow_hits(conf, name, ip);
+  hit = allow_hits(conf, name, ip, id);
   if (hit == NULL) {
     set_err(err, errlen, "out of memory");
     return LDM_CONF_ENOMEM;
@@ -236,6 +289,14 @@ static int accept_fail(pq_class *accepted, int rc) {
 int ldm_conf_accepted_class(const ldm_conf *conf, const char *name,
                             const char *ip, const pq_class *offer,
                             pq_class *accepted, char *err, size_t errlen) {
+  return ldm_conf_accepted_class_peer(conf, name, ip, NULL, offer, accepted,
+                                      err, errlen);
+}
+
+int ldm_conf_accepted_class_peer(const ldm_conf *conf, const char *name,
+                                 const char *ip, const ldm_conf_peer_id *id,
+                                 const pq_class *offer, pq_class *accepted,
+                                 char *err, size_t errlen) {
   char msg[ERE_ERRLEN], peer[2 * SHOW_LEN + 8], b[SHOW_LEN];
   size_t i, nhits = 0;
 
@@ -252,7 +313,7 @@ int ldm_conf_accepted_class(const ldm_conf *conf, const char *name,
     uint32_t ft;
     int rc;
 
-    if (!host_matches(&a->host_re, name, ip))
+    if (!entry_matches(&a->id, &a->host_re, name, ip, id))
       continue;
     nhits++;
     ft = offered_part(offer, a->feedtype);

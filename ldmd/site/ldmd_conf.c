@@ -454,3 +454,18 @@ bool ldm_conf_is_empty(const ldm_conf *conf) {
 bool ldm_conf_needs_listener(const ldm_conf *conf) {
   return conf->nallows > 0 || conf->naccepts > 0;
 }
+
+const ldm_conf_origin *ldm_conf_tls_entry(const ldm_conf *conf, bool requests) {
+  size_t i;
+
+  for (i = 0; requests && i < conf->nrequests; i++)
+    if (conf->requests[i].id.given)
+      return &conf->requests[i].where;
+  for (i = 0; !requests && i < conf->nallows; i++)
+    if (conf->allows[i].id.given)
+      return &conf->allows[i].where;
+  for (i = 0; !requests && i < conf->naccepts; i++)
+    if (conf->accepts[i].id.given)
+      return &conf->accepts[i].where;
+  return NULL;
+}

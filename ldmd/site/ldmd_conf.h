@@ -24,9 +24,9 @@
  *
  * Entries (the number of arguments is checked; a bad line is an error whose
  * message begins "<file>:<line>: "):
- *   ALLOW feedset hostERE [okERE [notERE]]
- *   ACCEPT feedset prodERE hostERE
- *   REQUEST feedset prodERE host[:port] [word]   (POLL is a synonym)
+ *   ALLOW feedset [{ident}]hostERE [okERE [notERE]]
+ *   ACCEPT feedset prodERE [{ident}]hostERE
+ *   REQUEST feedset prodERE [{ident}]host[:port] [word]   (POLL: a synonym)
  *   EXEC "command"
  *   INCLUDE path
  *   RECEIVE (2, 5 or 6 arguments) and MULTICAST (2 to 9: LDM's versions
@@ -58,6 +58,23 @@
  * deeper than LDM_CONF_MAX_DEPTH are errors; the same file may be included
  * twice side by side.  Only regular files are read (a FIFO or device would
  * block or never end).
+ *
+ * Certificate identities (our extension; docs/security.md).  The host
+ * field of ALLOW, ACCEPT and REQUEST may begin with "{items}", items
+ * separated by commas, the rest of the field being the host ERE (ALLOW,
+ * ACCEPT; empty: any host) or host[:port] (REQUEST):
+ *   tls          the connection must be TLS
+ *   cert         ... with a certificate that verifies against /tls/ca
+ *   cn=ERE       ... whose subject CN matches ERE (case-insensitive)
+ *   dns=ERE      ... with a SAN DNS name that matches ERE (likewise)
+ *   sha256=HEX   ... whose public key (SubjectPublicKeyInfo, DER) has this
+ *                SHA-256 (64 hex digits, colons allowed); a pin admits a
+ *                self-signed certificate, never an expired one
+ * Every item given must hold.  On a REQUEST any item means TLS to the
+ * upstream, whose certificate must verify and name the host, unless cn=,
+ * dns= or sha256= say what it must be instead.  An ERE here may not hold
+ * ',' or '}'.  Old files parse as before: glibc's regcomp refuses a host
+ * ERE that begins with '{' (REG_BADRPT), and no host name has one.
  *
  * EXEC commands are split shell-style with wordexp(3) at parse time, as LDM
  * does, so `ldmd -n` catches bad quoting; but command substitution ($(...)
@@ -128,9 +145,35 @@ typedef struct ldm_conf_origin {
   unsigned line;    /**< line of the entry's keyword, from 1 */
 } ldm_conf_origin;
 
+/** The "{...}" of an entry's host field (see above). */
+typedef struct ldm_conf_ident {
+  bool given;         /**< there is one: the connection must be TLS */
+  bool cert;          /**< a verified certificate is required */
+  char *cn_ere;       /**< or NULL */
+  regex_t cn_re;      /**< REG_EXTENDED|REG_ICASE|REG_NOSUB */
+  char *dns_ere;      /**< or NULL */
+  regex_t dns_re;     /**< likewise */
+  bool pin;           /**< sha256 is given */
+  uint8_t sha256[32]; /**< SHA-256 of the peer's SubjectPublicKeyInfo */
+} ldm_conf_ident;
+
+/** What a TLS handshake showed of a peer, for matching identities (the
+ *  server fills it from the connection; NULL or tls false: plain). */
+typedef struct ldm_conf_peer_id {
+  bool tls;               /**< the connection is TLS */
+  bool cert;              /**< the peer showed a certificate */
+  bool verified;          /**< it verifies against /tls/ca and is in date */
+  bool pin_ok;            /**< no fault but an unknown issuer (for a pin) */
+  const char *cn;         /**< subject CN, or NULL */
+  const char *const *dns; /**< SAN DNS names */
+  size_t ndns;
+  uint8_t spki_sha256[32];
+} ldm_conf_peer_id;
+
 /** ALLOW feedset hostERE [okERE [notERE]]: what a downstream may request. */
 typedef struct ldm_conf_allow {
   ldm_conf_origin where;
+  ldm_conf_ident id; /**< "{...}" before the host ERE, if any */
   uint32_t feedtype; /**< the feedset, evaluated */
   char *host_ere;    /**< as compiled (leading ".*" stripped) */
   regex_t host_re;   /**< REG_EXTENDED|REG_ICASE|REG_NOSUB */
@@ -144,6 +187,7 @@ typedef struct ldm_conf_allow {
 /** ACCEPT feedset prodERE hostERE: what an upstream may push (HIYA). */
 typedef struct ldm_conf_accept {
   ldm_conf_origin where;
+  ldm_conf_ident id; /**< "{...}" before the host ERE, if any */
   uint32_t feedtype;
   char *pattern;   /**< prodERE as written: sent back in RECLASS */
   char *host_ere;  /**< as compiled (leading ".*" stripped) */
@@ -161,6 +205,7 @@ enum ldm_conf_word {
 /** REQUEST feedset prodERE host[:port] [word]: one requester process. */
 typedef struct ldm_conf_request {
   ldm_conf_origin where;
+  ldm_conf_ident id; /**< "{...}" before host[:port]: TLS to the upstream */
   uint32_t feedtype; /**< after reduction by earlier REQUESTs; never 0 */
   uint32_t written;  /**< the feedset as written */
   char *pattern;     /**< prodERE as written (pq_class_add strips ".*") */
@@ -241,6 +286,21 @@ bool ldm_conf_is_empty(const ldm_conf *conf);
 /** True when the server must listen: there is an ALLOW or ACCEPT entry. */
 bool ldm_conf_needs_listener(const ldm_conf *conf);
 
+/** The first ALLOW or ACCEPT entry (requests false) or REQUEST (true)
+ *  that asks for TLS ("{...}"), or NULL: ldmd refuses to start with one
+ *  while TLS is not configured for it. */
+const ldm_conf_origin *ldm_conf_tls_entry(const ldm_conf *conf, bool requests);
+
+/**
+ * Does a TLS peer meet an entry's "{...}"?  True when id->given is false
+ * (the entry is a plain host rule, for plain and TLS peers alike).
+ * Otherwise peer must be TLS, and every item must hold: cert, cn= and dns=
+ * need peer->verified; sha256= needs a certificate with that key and
+ * peer->pin_ok.
+ */
+bool ldm_conf_ident_match(const ldm_conf_ident *id,
+                          const ldm_conf_peer_id *peer);
+
 /*
  * Access rules (implemented in ldmd_access.c).
  *
@@ -261,6 +321,11 @@ bool ldm_conf_needs_listener(const ldm_conf *conf);
  */
 bool ldm_conf_host_allowed(const ldm_conf *conf, const char *name,
                            const char *ip);
+
+/** ldm_conf_host_allowed() for a peer whose TLS identity is peer (NULL:
+ *  a plain connection, which no entry with "{...}" matches). */
+bool ldm_conf_host_allowed_peer(const ldm_conf *conf, const char *name,
+                                const char *ip, const ldm_conf_peer_id *peer);
 
 /** One part of an upstream filter: products of these feedtypes are sent
  *  iff their ident matches the ALLOW entry's OK ERE and not its NOT ERE. */
@@ -313,6 +378,14 @@ int ldm_conf_allowed_class(const ldm_conf *conf, const char *name,
                            pq_class *allowed, ldm_conf_filter *filter,
                            char *err, size_t errlen);
 
+/** ldm_conf_allowed_class() for a peer of TLS identity peer (NULL: plain):
+ *  an ALLOW entry with "{...}" matches only when its identity does. */
+int ldm_conf_allowed_class_peer(const ldm_conf *conf, const char *name,
+                                const char *ip, const ldm_conf_peer_id *peer,
+                                const pq_class *want, pq_class *allowed,
+                                ldm_conf_filter *filter, char *err,
+                                size_t errlen);
+
 /**
  * Does the upstream filter let this product through?  The parts are tried
  * last to first, as LDM does, and the first whose feedtype intersects the
@@ -349,6 +422,14 @@ int ldm_conf_filter_format(const ldm_conf_filter *filter, char *buf,
 int ldm_conf_accepted_class(const ldm_conf *conf, const char *name,
                             const char *ip, const pq_class *offer,
                             pq_class *accepted, char *err, size_t errlen);
+
+/** ldm_conf_accepted_class() for a peer of TLS identity peer (NULL:
+ *  plain): an ACCEPT entry with "{...}" matches only when its identity
+ *  does. */
+int ldm_conf_accepted_class_peer(const ldm_conf *conf, const char *name,
+                                 const char *ip, const ldm_conf_peer_id *peer,
+                                 const pq_class *offer, pq_class *accepted,
+                                 char *err, size_t errlen);
 
 /** LDM's class equality: same from, to, and specs in the same order with
  *  the same feedtype and byte-identical pattern. */

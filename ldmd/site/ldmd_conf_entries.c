@@ -2,7 +2,8 @@
  * ldmd_conf_entries.c - the entries of ldmd.conf, checked as LDM checks
  * them: feedsets and EREs (LDM's leading ".*" vetting, host EREs without
  * case), ALLOW, ACCEPT and EXEC (its words split as a shell would, with
- * wordexp), and REQUEST (host, port, the fifth word), then LDM's
+ * wordexp), and REQUEST (host, port, the fifth word), each host field with
+ * the certificate identity that may open it (ldmd_conf_ident.c), then LDM's
  * post-processing of requests: overlapping requests to one server reduced
  * to one, and primary and alternate groups.  Part of the parser described
  * in ldmd_conf_parser.h.
@@ -97,6 +98,29 @@ static int host_ere(conf_parser *p, const conf_src *s, const conf_tok *t,
                      re, kept);
 }
 
+/*
+ * A host field of ALLOW or ACCEPT: [{ident}]hostERE.  After an identity
+ * the ERE may be empty: any host.
+ */
+static int host_field(conf_parser *p, const conf_src *s, const conf_tok *t,
+                      ldm_conf_ident *id, regex_t *re, char **kept) {
+  char any[] = ".*";
+  const char *rest;
+  conf_tok h;
+  int rc = ldm__conf_ident_parse(p, s, t, id, &rest);
+
+  if (rc != LDM_CONF_OK)
+    return rc;
+  if (!id->given)
+    return host_ere(p, s, t, re, kept);
+  h = *t;
+  h.text = rest[0] != '\0' ? t->text + (rest - t->text) : any;
+  rc = host_ere(p, s, &h, re, kept);
+  if (rc != LDM_CONF_OK)
+    ldm__conf_ident_free(id);
+  return rc;
+}
+
 /* A product ERE that travels in a product class: not empty, not longer
  * than a class holds, and it must compile (then it is not kept). */
 static int product_ere(conf_parser *p, const conf_src *s, const conf_tok *t) {
@@ -119,6 +143,7 @@ static int product_ere(conf_parser *p, const conf_src *s, const conf_tok *t) {
 /* ---------------------------------------------------------------------- */
 
 void ldm__conf_allow_free(ldm_conf_allow *a) {
+  ldm__conf_ident_free(&a->id);
   if (a->host_ere != NULL)
     regfree(&a->host_re);
   if (a->ok_ere != NULL && !a->ok_all)
@@ -161,7 +186,7 @@ int ldm__conf_add_allow(conf_parser *p, const conf_src *s, unsigned line,
   a.where = (ldm_conf_origin){s->path, line};
   rc = parse_feedset(p, s, &args[0], &a.feedtype);
   if (rc == LDM_CONF_OK)
-    rc = host_ere(p, s, &args[1], &a.host_re, &a.host_ere);
+    rc = host_field(p, s, &args[1], &a.id, &a.host_re, &a.host_ere);
   if (rc == LDM_CONF_OK)
     rc = allow_patterns(p, s, args, nargs, &a);
   if (rc == LDM_CONF_OK)
@@ -173,6 +198,7 @@ int ldm__conf_add_allow(conf_parser *p, const conf_src *s, unsigned line,
 }
 
 void ldm__conf_accept_free(ldm_conf_accept *a) {
+  ldm__conf_ident_free(&a->id);
   if (a->host_ere != NULL)
     regfree(&a->host_re);
   free(a->host_ere);
@@ -195,7 +221,7 @@ int ldm__conf_add_accept(conf_parser *p, const conf_src *s, unsigned line,
     rc = a.pattern == NULL ? ldm__conf_nomem(p) : LDM_CONF_OK;
   }
   if (rc == LDM_CONF_OK)
-    rc = host_ere(p, s, &args[2], &a.host_re, &a.host_ere);
+    rc = host_field(p, s, &args[2], &a.id, &a.host_re, &a.host_ere);
   if (rc == LDM_CONF_OK)
     rc = ldm__conf_append(p, (void **)&conf->accepts, &p->cap_accepts,
                           &conf->naccepts, &a, sizeof a);
@@ -286,6 +312,7 @@ int ldm__conf_add_exec(conf_parser *p, const conf_src *s, unsigned line,
 /* ---------------------------------------------------------------------- */
 
 void ldm__conf_request_free(ldm_conf_request *r) {
+  ldm__conf_ident_free(&r->id);
   free(r->pattern);
   free(r->host);
 }
@@ -375,6 +402,20 @@ static int parse_hostport(conf_parser *p, const conf_src *s, const conf_tok *t,
   return parse_port(p, s, t, port, &r->port);
 }
 
+/* [{ident}]host[:port]: the identity asks for TLS to the upstream. */
+static int request_host(conf_parser *p, const conf_src *s, const conf_tok *t,
+                        ldm_conf_request *r) {
+  const char *rest;
+  conf_tok h;
+  int rc = ldm__conf_ident_parse(p, s, t, &r->id, &rest);
+
+  if (rc != LDM_CONF_OK)
+    return rc;
+  h = *t;
+  h.text = t->text + (rest - t->text);
+  return parse_hostport(p, s, &h, r);
+}
+
 /* The fifth word: recorded, otherwise ignored (LDM ignores it). */
 static int request_word(conf_parser *p, const conf_src *s, const conf_tok *t,
                         ldm_conf_request *r) {
@@ -457,7 +498,7 @@ int ldm__conf_add_request(conf_parser *p, const conf_src *s, unsigned line,
     rc = r.pattern == NULL ? ldm__conf_nomem(p) : LDM_CONF_OK;
   }
   if (rc == LDM_CONF_OK)
-    rc = parse_hostport(p, s, &args[2], &r);
+    rc = request_host(p, s, &args[2], &r);
   if (rc == LDM_CONF_OK && nargs == 4)
     rc = request_word(p, s, &args[3], &r);
   r.feedtype = r.written;

@@ -6,7 +6,8 @@
  * ldmd_conf.c (the driver: files, INCLUDE, entries, the public calls),
  * ldmd_conf_lex.c (reading a file and LDM's lexical rules) and
  * ldmd_conf_entries.c (checking ALLOW, ACCEPT, EXEC and REQUEST entries
- * and grouping the requests).  Internal names carry the ldm__conf_ prefix.
+ * and grouping the requests) and ldmd_conf_ident.c (the certificate
+ * identities of our extension).  Internal names carry the ldm__conf_ prefix.
  */
 #ifndef LDMD_SITE_LDMD_CONF_PARSER_H
 #define LDMD_SITE_LDMD_CONF_PARSER_H
@@ -111,5 +112,12 @@ void ldm__conf_request_free(ldm_conf_request *r);
 int ldm__conf_add_request(conf_parser *p, const conf_src *s, unsigned line,
                           const conf_tok *args, size_t nargs);
 int ldm__conf_group_requests(conf_parser *p);
+
+/* ldmd_conf_ident.c: the "{...}" of a host field.  Parses it when t's text
+ * begins with '{' (id->given then), and points *rest at what follows it
+ * (or at all of t's text).  On failure id holds nothing. */
+int ldm__conf_ident_parse(conf_parser *p, const conf_src *s, const conf_tok *t,
+                          ldm_conf_ident *id, const char **rest);
+void ldm__conf_ident_free(ldm_conf_ident *id);
 
 #endif /* LDMD_SITE_LDMD_CONF_PARSER_H */

@@ -109,6 +109,12 @@
 #define REG_FIRST_CALL_LIMIT "/server/first-call-limit"
 #define REG_MAX_PRODUCT_SIZE "/server/max-product-size"
 #define REG_USER "/server/user"
+/* TLS (docs/security.md): PEM files of the site's certificate (chain), its
+ * key ("": in the certificate's file) and the CAs whose certificates
+ * peers must have; TLS is off while /tls/cert is "". */
+#define REG_TLS_CERT "/tls/cert"
+#define REG_TLS_KEY "/tls/key"
+#define REG_TLS_CA "/tls/ca"
 /** The most seconds a timer key may hold: ldmd counts them in int
  *  milliseconds. */
 #define REG_SECONDS_MAX (INT_MAX / 1000)

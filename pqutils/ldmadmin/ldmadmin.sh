@@ -8,7 +8,8 @@
 # rotated logs (newlog) and the metrics files (addmetrics, newmetrics),
 # and nothing else: every setting comes from the registry through regutil
 # (pqutils/regutil.1), and the work is done by the other programs (ldmd,
-# pqcreate, pqcopy, pqmon, pqcheck, pqact, pqcat, scour, gnuplot).
+# pqcreate, pqcopy, pqmon, pqcheck, pqact, pqcat, scour, gnuplot, and
+# openssl for mkcert's key and certificate).
 #
 # POSIX sh, not C: each subcommand is a few calls of those programs, and a
 # shell script is what an operator can read when a subcommand refuses.
@@ -61,6 +62,9 @@ usage: $PROG command [options]
   log | tail            page or follow the log file
   printmetrics | addmetrics | newmetrics    print, append, rotate the metrics
   plotmetrics [-b begin] [-e end] [-o prefix]   PNG plots of the metrics
+  mkcert [-r] [-f] [-s] [-n name] [-d days] [-o dir]
+                        a site key and a self-signed certificate for TLS
+                        (-r: a signing request instead; -s: set /tls/...)
 EOF
   exit 1
 }
@@ -1174,6 +1178,80 @@ GP
   say "plotted $n metrics lines from $begin to $end: the PNG files above"
 }
 
+# mkcert: a site key (EC P-256, mode 0600) and a self-signed certificate
+# naming the site (CN and SAN), or with -r a certificate signing request
+# for a CA; prints the SHA-256 pin of the public key (ldmd.conf's
+# {sha256=...}, docs/security.md); -s sets /tls/cert and /tls/key.
+cmd_mkcert() {
+  name='' days=825 dir=$LDMHOME/etc/tls csr='' force='' set=''
+
+  OPTIND=1
+  while getopts n:d:o:rfs opt; do
+    case $opt in
+      n) name=$OPTARG ;;
+      d) days=$OPTARG ;;
+      o) dir=$OPTARG ;;
+      r) csr=1 ;;
+      f) force=1 ;;
+      s) set=1 ;;
+      *) usage ;;
+    esac
+  done
+  shift $((OPTIND - 1))
+  [ $# -eq 0 ] || usage
+  case $days in '' | *[!0-9]* | 0) die "the days \"$days\" are not a count of at least 1" ;; esac
+  [ -n "$name" ] || name=$(reg /hostname) || exit 1
+  case $name in '' | *[!A-Za-z0-9.:-]*) die "\"$name\" is not a host name or address" ;; esac
+  command -v openssl >/dev/null 2>&1 || die "cannot make a certificate: no openssl command (install the openssl package)"
+  key=$dir/$name.key
+  out=$dir/$name.pem
+  [ -z "$csr" ] || out=$dir/$name.csr
+  if [ -z "$force" ]; then
+    for f in "$key" "$out"; do
+      [ ! -e "$f" ] || die "$f exists: not replaced (-f replaces it)"
+    done
+  fi
+  mkdir -p "$dir" || die "cannot make the directory $dir"
+  case $name in
+    *:* | *[!0-9.]*) san="DNS:$name" ;; # a name (or IPv6: below)
+    *) san="IP:$name" ;;
+  esac
+  case $name in *:*) san="IP:$name" ;; esac
+  # The key is made under umask 077: never readable by others, even briefly.
+  if ! (umask 077 && openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 \
+    -out "$key.tmp" 2>"$dir/.mkcert.err"); then
+    cat "$dir/.mkcert.err" >&2
+    rm -f "$key.tmp" "$dir/.mkcert.err"
+    die "openssl could not make the key $key (above)"
+  fi
+  if [ -n "$csr" ]; then
+    set -- req -new -key "$key.tmp" -subj "/CN=$name" -addext "subjectAltName=$san" -out "$out"
+  else
+    set -- req -x509 -new -key "$key.tmp" -subj "/CN=$name" -addext "subjectAltName=$san" \
+      -addext "basicConstraints=critical,CA:FALSE" -days "$days" -out "$out"
+  fi
+  if ! openssl "$@" 2>"$dir/.mkcert.err"; then
+    cat "$dir/.mkcert.err" >&2
+    rm -f "$key.tmp" "$dir/.mkcert.err"
+    die "openssl could not make $out (above)"
+  fi
+  rm -f "$dir/.mkcert.err"
+  mv -f "$key.tmp" "$key" || die "cannot rename $key.tmp to $key"
+  pin=$(openssl pkey -in "$key" -pubout -outform DER 2>/dev/null | openssl dgst -sha256 -r | cut -c1-64)
+  echo "key $key"
+  if [ -n "$csr" ]; then
+    echo "request $out (have a CA sign it; its certificate then goes in /tls/cert)"
+  else
+    echo "certificate $out (self-signed, $days days, $san)"
+  fi
+  echo "sha256 $pin"
+  if [ -n "$set" ] && [ -z "$csr" ]; then
+    regutil -s "$out" /tls/cert || die "cannot set /tls/cert in the registry"
+    regutil -s "$key" /tls/key || die "cannot set /tls/key in the registry"
+    say "set /tls/cert and /tls/key: restart the server to use them"
+  fi
+}
+
 [ $# -ge 1 ] || usage
 # As LDM's ldmadmin: every command runs in LDMHOME, so relative paths (in
 # the registry, in ldmd.conf's EXEC entries, on the command line) mean
@@ -1188,7 +1266,7 @@ case $cmd in
   start | stop | restart | isrunning | clean | mkqueue | delqueue | \
     queuecheck | checkinsertion | vetqueuesize | check | pqactcheck | pqactHUP | \
     newlog | watch | config | scour | log | tail | printmetrics | addmetrics | \
-    newmetrics | plotmetrics)
+    newmetrics | plotmetrics | mkcert)
     "cmd_$cmd" "$@"
     ;;
   usage | -h | --help) usage ;;

@@ -261,8 +261,8 @@ static int run_once(const opts *o, const char *run, enum mode m, unsigned k,
   int pipefd[2] = {-1, -1}, rc = -1;
 
   memset(r, 0, sizeof *r);
-  if (rb_server_setup(&a, run, "A", qbytes, slots) != 0 ||
-      rb_server_setup(&b, run, "B", qbytes, slots) != 0 ||
+  if (rb_server_setup(&a, run, "A", qbytes, slots, NULL) != 0 ||
+      rb_server_setup(&b, run, "B", qbytes, slots, NULL) != 0 ||
       rb_server_registry_add(&a, mode_xml(m)) != 0 ||
       rb_server_registry_add(&b, mode_xml(m)) != 0 ||
       insert_all(o, &a, 1000u * k + (unsigned)m) != 0)
@@ -332,8 +332,8 @@ static int scrape_cost(const opts *o, const char *run) {
   long bytes = 0;
   int rc = -1;
 
-  if (rb_server_setup(&a, run, "A", qbytes, o->n * 2 + 1000) != 0 ||
-      rb_server_setup(&b, run, "B", qbytes, o->n * 2 + 1000) != 0 ||
+  if (rb_server_setup(&a, run, "A", qbytes, o->n * 2 + 1000, NULL) != 0 ||
+      rb_server_setup(&b, run, "B", qbytes, o->n * 2 + 1000, NULL) != 0 ||
       rb_server_registry_add(&b, mode_xml(SCRAPED)) != 0 ||
       insert_all(o, &a, 7) != 0)
     goto out;

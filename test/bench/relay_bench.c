@@ -34,6 +34,10 @@
  *                 from SIGCONT to the last insertion in B.
  *      "steady" is the rate between the first and the last arrival.  CPU
  *      is that of each server's whole process tree during the transfer.
+ *      Each row is measured over plain TCP and over TLS 1.3 (-l): B's
+ *      REQUEST {tls}, both servers with a key and a self-signed
+ *      certificate naming 127.0.0.1 made at the start, which each takes
+ *      as its CA; a TLS row says how its MB/s compares with plain TCP's.
  *   3. Latency under an IDD-like load (test/bench/iddmix.h: the 2024 feed
  *      mix, sizes lognormal up to 20 MB, unique random bytes, reproducible
  *      from the seed): one long-running ingester process inserts the
@@ -54,7 +58,7 @@
  * its directory removed, at the end or on SIGINT/SIGTERM.
  *
  * usage: relay_bench [-d seconds] [-s seed] [-r rates] [-t tests] [-m mult]
- *                    [-n runs] [-D dir] [-L ldmd] [-k] [-v]
+ *                    [-n runs] [-l links] [-D dir] [-L ldmd] [-k] [-v]
  *   -d seconds  length of each latency step (default 15)
  *   -s seed     seed of the IDD-like stream and of the contents (default 1)
  *   -r rates    latency steps, multiples of the 2024 peak (default 1,3,10)
@@ -63,6 +67,8 @@
  *   -m mult     multiply the throughput product counts (default 1)
  *   -n runs     runs per throughput figure, the best printed (default 3,
  *               as for TCP; the others are listed below it)
+ *   -l links    the throughput's links: tcp, tls, comma-separated (default
+ *               both; the latency steps are plain TCP)
  *   -D dir      where the queues go (default /dev/shm)
  *   -L ldmd     the server (default: the one built with this program)
  *   -k          keep the run directory (queues, logs) for a post-mortem
@@ -83,6 +89,11 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
 
 #include "pq/pq.h"
 #include "test/bench/iddmix.h"
@@ -126,6 +137,9 @@ typedef struct bench {
   bool verbose;
   char run[RB_RUN_MAX];
   server a, b;
+  unsigned links; /* bit 0: plain TCP, bit 1: TLS (-l) */
+  bool tls;       /* the servers being set up speak TLS */
+  char tls_cert[RB_RUN_MAX + 16], tls_key[RB_RUN_MAX + 16];
   double tcp_mbs;  /* best loopback figure, 0 if not measured */
   unsigned errors; /* figures that could not be measured */
 } bench;
@@ -153,12 +167,69 @@ static int start_a(bench *b) {
 static int start_b(bench *b) {
   char conf[512];
 
+  /* Over TLS B verifies that A's certificate names 127.0.0.1. */
   snprintf(conf, sizeof conf,
            "# relay_bench: B requests everything from A.\n"
-           "REQUEST\tANY\t\".*\"\t127.0.0.1:%u\n"
+           "REQUEST\tANY\t\".*\"\t%s127.0.0.1:%u\n"
            "ALLOW\tANY\t^((localhost|loopback)|(127\\.0\\.0\\.1))$\n",
-           b->a.port);
+           b->tls ? "{tls}" : "", b->a.port);
   return rb_server_start(&b->b, b->ldmd, conf);
+}
+
+/* The servers' registries: with /tls keys when b->tls. */
+static int setup_servers(bench *b, uint64_t qbytes, uint64_t slots) {
+  const char *tls[2] = {b->tls_cert, b->tls_key};
+  const char *const *t = b->tls ? tls : NULL;
+
+  return rb_server_setup(&b->a, b->run, "A", qbytes, slots, t) != 0 ||
+                 rb_server_setup(&b->b, b->run, "B", qbytes, slots, t) != 0
+             ? -1
+             : 0;
+}
+
+/*
+ * A key and a self-signed certificate naming 127.0.0.1 (SAN IP), which
+ * both servers show and take as their CA, in the run directory: made with
+ * OpenSSL's API, as the openssl command would.  @return 0 or -1
+ */
+static int make_cert(bench *b) {
+  EVP_PKEY *key = EVP_EC_gen("P-256");
+  X509 *x = X509_new();
+  X509_EXTENSION *san =
+      X509V3_EXT_conf_nid(NULL, NULL, NID_subject_alt_name, "IP:127.0.0.1");
+  FILE *fc = NULL, *fk = NULL;
+  int rc = -1;
+
+  snprintf(b->tls_cert, sizeof b->tls_cert, "%s/cert.pem", b->run);
+  snprintf(b->tls_key, sizeof b->tls_key, "%s/key.pem", b->run);
+  if (key == NULL || x == NULL || san == NULL)
+    goto out;
+  ASN1_INTEGER_set(X509_get_serialNumber(x), 1);
+  X509_gmtime_adj(X509_getm_notBefore(x), -60);
+  X509_gmtime_adj(X509_getm_notAfter(x), 86400);
+  X509_set_pubkey(x, key);
+  X509_NAME_add_entry_by_txt(X509_get_subject_name(x), "CN", MBSTRING_ASC,
+                             (const unsigned char *)"relay-bench", -1, -1, 0);
+  X509_set_issuer_name(x, X509_get_subject_name(x));
+  if (X509_add_ext(x, san, -1) != 1 || X509_sign(x, key, EVP_sha256()) == 0)
+    goto out;
+  fc = fopen(b->tls_cert, "w");
+  fk = fopen(b->tls_key, "w");
+  if (fc == NULL || fk == NULL || PEM_write_X509(fc, x) != 1 ||
+      PEM_write_PrivateKey(fk, key, NULL, NULL, 0, NULL, NULL) != 1)
+    goto out;
+  rc = 0;
+out:
+  if (fc != NULL && fclose(fc) != 0)
+    rc = -1;
+  if (fk != NULL && fclose(fk) != 0)
+    rc = -1;
+  if (rc != 0)
+    rb_warn("cannot make a TLS key and certificate in %s", b->run);
+  X509_EXTENSION_free(san);
+  X509_free(x);
+  EVP_PKEY_free(key);
+  return rc;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -394,8 +465,7 @@ static int throughput(bench *b, unsigned n, uint64_t size, bool warm,
   int rc = -1;
 
   memset(r, 0, sizeof *r);
-  if (buf == NULL || rb_server_setup(&b->a, b->run, "A", qbytes, slots) != 0 ||
-      rb_server_setup(&b->b, b->run, "B", qbytes, slots) != 0)
+  if (buf == NULL || setup_servers(b, qbytes, slots) != 0)
     goto out;
   if (pq_open(b->a.queue, 0, &aq, &err) != PQ_OK ||
       pq_open(b->b.queue, PQ_READONLY, &bq, &err) != PQ_OK) {
@@ -514,7 +584,9 @@ static void run_throughput(bench *b) {
     const char *name;
   } cases[] = {
       {20000, KIB, "1 KiB"}, {10000, 10 * KIB, "10 KiB"}, {2000, MIB, "1 MiB"}};
-  unsigned i, w;
+  static const char *const link_names[] = {"tcp", "tls"};
+  double plain[3][2] = {{-1, -1}, {-1, -1}, {-1, -1}}; /* MB/s, for TLS's */
+  unsigned i, w, l;
 
   printf("\nRelay throughput, A's queue -> ldmd A -> TCP -> ldmd B "
          "(REQUEST) -> B's queue\n"
@@ -527,83 +599,99 @@ static void run_throughput(bench *b) {
          "           go into A; from B's SIGCONT to the last insertion in B\n"
          "  steady: first to last arrival; CPU: cores used by each server's "
          "processes\n"
+         "  link: tcp, plain LDM-6; tls, TLS 1.3 (B's REQUEST {tls}, A's "
+         "certificate\n"
+         "           verified), its MB/s beside plain TCP's of the same row\n"
          "  reference (not measured here): LDM 6.15 relays %.0f 1 KiB "
          "products/s\n",
          LDM_1K_RATE);
-  printf("  %-7s %-8s %8s %10s %8s %10s %8s %5s %5s  %s\n", "size", "conn",
-         "products", "prods/s", "MB/s", "steady/s", "MB/s", "CPU A", "CPU B",
-         "target");
+  printf("  %-7s %-8s %-4s %8s %10s %8s %10s %8s %5s %5s  %s\n", "size", "conn",
+         "link", "products", "prods/s", "MB/s", "steady/s", "MB/s", "CPU A",
+         "CPU B", "target");
   for (i = 0; i < sizeof cases / sizeof cases[0] && !rb_stop; i++)
-    for (w = 0; w < 2 && !rb_stop && (b->thr_sizes & 1u << i); w++) {
-      unsigned n = (unsigned)(cases[i].n * b->mult);
-      struct thr_result r, one;
-      char target[128] = "", runs[160] = "", f[4][16];
-      unsigned failed = 0, done = 0;
-      size_t used = 0;
+    for (w = 0; w < 2 && !rb_stop && (b->thr_sizes & 1u << i); w++)
+      for (l = 0; l < 2 && !rb_stop; l++) {
+        if ((b->links & 1u << l) == 0)
+          continue;
+        b->tls = l == 1;
+        unsigned n = (unsigned)(cases[i].n * b->mult);
+        struct thr_result r, one;
+        char target[128] = "", runs[160] = "", f[4][16];
+        unsigned failed = 0, done = 0;
+        size_t used = 0;
 
-      /* Best of b->thr_runs, as for loopback TCP: this 2-core VM moves
-       * +-30% between runs; the others are printed below.  A run that
-       * failed leaves no figure for the row. */
-      if (n < 2) {
-        printf("  %-7s %-8s %8u  ERROR: -m %g leaves fewer than 2 products: "
-               "no figure\n",
-               w == 0 ? cases[i].name : "", w == 0 ? "new" : "running", n,
-               b->mult);
-        b->errors++;
-        continue;
-      }
-      memset(&r, 0, sizeof r);
-      for (unsigned k = 0; k < b->thr_runs && !rb_stop; k++) {
-        if (throughput(b, n, cases[i].size, w == 1, &one) != 0) {
-          failed += !rb_stop;
+        /* Best of b->thr_runs, as for loopback TCP: this 2-core VM moves
+         * +-30% between runs; the others are printed below.  A run that
+         * failed leaves no figure for the row. */
+        if (n < 2) {
+          printf("  %-7s %-8s %-4s %8u  ERROR: -m %g leaves fewer than 2 "
+                 "products: no figure\n",
+                 w == 0 ? cases[i].name : "", w == 0 ? "new" : "running",
+                 link_names[l], n, b->mult);
+          b->errors++;
           continue;
         }
-        done++;
-        if (one.rate > r.rate)
-          r = one;
-        if (used < sizeof runs)
-          used += (size_t)snprintf(runs + used, sizeof runs - used, "%s%.0f",
-                                   k ? " " : "", one.rate);
+        memset(&r, 0, sizeof r);
+        for (unsigned k = 0; k < b->thr_runs && !rb_stop; k++) {
+          if (throughput(b, n, cases[i].size, w == 1, &one) != 0) {
+            failed += !rb_stop;
+            continue;
+          }
+          done++;
+          if (one.rate > r.rate)
+            r = one;
+          if (used < sizeof runs)
+            used += (size_t)snprintf(runs + used, sizeof runs - used, "%s%.0f",
+                                     k ? " " : "", one.rate);
+        }
+
+        if (rb_stop)
+          break;
+        if (failed > 0 || done == 0) {
+          printf("  %-7s %-8s %-4s %8u  ERROR: %u of %u runs failed (see "
+                 "above): no figure\n",
+                 w == 0 ? cases[i].name : "", w == 0 ? "new" : "running",
+                 link_names[l], n, failed, b->thr_runs);
+          b->errors++;
+          continue;
+        }
+
+        if (l == 0)
+          plain[i][w] = r.mbs;
+        if (l == 1 && plain[i][w] > 0) {
+          snprintf(target, sizeof target, "TLS: %.0f%% of plain TCP's MB/s",
+                   100.0 * r.mbs / plain[i][w]);
+        } else if (l == 1) {
+          snprintf(target, sizeof target, "(no plain TCP figure beside it)");
+        } else if (cases[i].size == KIB) {
+          double want = 3 * LDM_1K_RATE;
+
+          snprintf(target, sizeof target,
+                   "target: >= %.0f/s (3 x the reference): %s", want,
+                   r.rate >= want ? "met" : "MISSED");
+        } else if (cases[i].size == MIB && b->tcp_mbs > 0) {
+          double want = 0.9 * b->tcp_mbs;
+
+          snprintf(target, sizeof target,
+                   "target: >= %.0f MB/s (90%% of TCP): %s", want,
+                   r.mbs >= want ? "met" : "MISSED");
+        } else if (cases[i].size == MIB) {
+          snprintf(target, sizeof target,
+                   "target: 90%% of loopback TCP (not measured: -t tcp,thr)");
+        }
+        printf("  %-7s %-8s %-4s %8u %10.0f %8.1f %s %s %s %s  %s\n",
+               w == 0 ? cases[i].name : "", w == 0 ? "new" : "running",
+               link_names[l], n, r.rate, r.mbs,
+               fig(f[0], sizeof f[0], 10, 0, r.steady),
+               fig(f[1], sizeof f[1], 8, 1, r.steady_mbs),
+               fig(f[2], sizeof f[2], 5, 2, r.cpu_a),
+               fig(f[3], sizeof f[3], 5, 2, r.cpu_b), target);
+        if (b->thr_runs > 1)
+          printf("  %-7s %-8s %-4s %8s (prods/s of the %u runs: %s)\n", "", "",
+                 "", "", b->thr_runs, runs);
+        fflush(stdout);
       }
-
-      if (rb_stop)
-        break;
-      if (failed > 0 || done == 0) {
-        printf("  %-7s %-8s %8u  ERROR: %u of %u runs failed (see above): "
-               "no figure\n",
-               w == 0 ? cases[i].name : "", w == 0 ? "new" : "running", n,
-               failed, b->thr_runs);
-        b->errors++;
-        continue;
-      }
-
-      if (cases[i].size == KIB) {
-        double want = 3 * LDM_1K_RATE;
-
-        snprintf(target, sizeof target,
-                 "target: >= %.0f/s (3 x the reference): %s", want,
-                 r.rate >= want ? "met" : "MISSED");
-      } else if (cases[i].size == MIB && b->tcp_mbs > 0) {
-        double want = 0.9 * b->tcp_mbs;
-
-        snprintf(target, sizeof target,
-                 "target: >= %.0f MB/s (90%% of TCP): %s", want,
-                 r.mbs >= want ? "met" : "MISSED");
-      } else if (cases[i].size == MIB) {
-        snprintf(target, sizeof target,
-                 "target: 90%% of loopback TCP (not measured: -t tcp,thr)");
-      }
-      printf("  %-7s %-8s %8u %10.0f %8.1f %s %s %s %s  %s\n",
-             w == 0 ? cases[i].name : "", w == 0 ? "new" : "running", n, r.rate,
-             r.mbs, fig(f[0], sizeof f[0], 10, 0, r.steady),
-             fig(f[1], sizeof f[1], 8, 1, r.steady_mbs),
-             fig(f[2], sizeof f[2], 5, 2, r.cpu_a),
-             fig(f[3], sizeof f[3], 5, 2, r.cpu_b), target);
-      if (b->thr_runs > 1)
-        printf("  %-7s %-8s %8s (prods/s of the %u runs: %s)\n", "", "", "",
-               b->thr_runs, runs);
-      fflush(stdout);
-    }
+  b->tls = false;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -1027,9 +1115,8 @@ static void run_latency(bench *b) {
   sh->step = -1;
   for (size_t i = 0; i < rd.cap; i++)
     rd.lat[i] = -1;
-  if (rb_server_setup(&b->a, b->run, "A", qbytes, slots) != 0 ||
-      rb_server_setup(&b->b, b->run, "B", qbytes, slots) != 0 ||
-      start_a(b) != 0 || start_b(b) != 0) {
+  if (setup_servers(b, qbytes, slots) != 0 || start_a(b) != 0 ||
+      start_b(b) != 0) {
     b->errors++;
     goto out;
   }
@@ -1074,21 +1161,23 @@ out:
 /* ---------------------------------------------------------------------- */
 
 static void usage(void) {
-  fprintf(stderr,
-          "usage: relay_bench [-d seconds] [-s seed] [-r rates] [-t tests] "
-          "[-m mult]\n"
-          "                   [-n runs] [-D dir] [-L ldmd] [-k] [-v]\n"
-          "  -d seconds  length of each latency step (15)\n"
-          "  -s seed     seed of the stream and contents (1)\n"
-          "  -r rates    latency steps, x the 2024 peak (1,3,10)\n"
-          "  -t tests    tcp,thr,lat (all); thr1k,thr10k,thr1m: one size\n"
-          "  -m mult     multiply the throughput product counts (1)\n"
-          "  -n runs     runs per throughput figure, best printed (3)\n"
-          "  -D dir      where the queues go (/dev/shm)\n"
-          "  -L ldmd     the server (%s)\n"
-          "  -k          keep the run directory\n"
-          "  -v          show the 5 slowest products of each latency step\n",
-          LDMD_PATH);
+  fprintf(
+      stderr,
+      "usage: relay_bench [-d seconds] [-s seed] [-r rates] [-t tests] "
+      "[-m mult]\n"
+      "                   [-n runs] [-l links] [-D dir] [-L ldmd] [-k] [-v]\n"
+      "  -d seconds  length of each latency step (15)\n"
+      "  -s seed     seed of the stream and contents (1)\n"
+      "  -r rates    latency steps, x the 2024 peak (1,3,10)\n"
+      "  -t tests    tcp,thr,lat (all); thr1k,thr10k,thr1m: one size\n"
+      "  -m mult     multiply the throughput product counts (1)\n"
+      "  -n runs     runs per throughput figure, best printed (3)\n"
+      "  -l links    throughput over tcp,tls (both)\n"
+      "  -D dir      where the queues go (/dev/shm)\n"
+      "  -L ldmd     the server (%s)\n"
+      "  -k          keep the run directory\n"
+      "  -v          show the 5 slowest products of each latency step\n",
+      LDMD_PATH);
 }
 
 static int parse(int argc, char **argv, bench *b) {
@@ -1106,9 +1195,10 @@ static int parse(int argc, char **argv, bench *b) {
   b->thr_sizes = 7;
   b->mult = 1;
   b->thr_runs = 3;
+  b->links = 3;
   b->base = "/dev/shm";
   b->ldmd = LDMD_PATH;
-  while ((c = getopt(argc, argv, "d:s:r:t:m:n:D:L:kvh")) != -1) {
+  while ((c = getopt(argc, argv, "d:s:r:t:m:n:l:D:L:kvh")) != -1) {
     errno = 0;
     end = NULL;
     switch (c) {
@@ -1166,6 +1256,20 @@ static int parse(int argc, char **argv, bench *b) {
       b->mult = strtod(optarg, &end);
       if (b->mult <= 0)
         end = optarg;
+      break;
+    case 'l':
+      b->links = 0;
+      for (tok = strtok_r(optarg, ",", &save); tok != NULL;
+           tok = strtok_r(NULL, ",", &save)) {
+        if (strcmp(tok, "tcp") == 0) {
+          b->links |= 1;
+        } else if (strcmp(tok, "tls") == 0) {
+          b->links |= 2;
+        } else {
+          fprintf(stderr, "relay_bench: bad -l %s (tcp, tls)\n", tok);
+          return -1;
+        }
+      }
       break;
     case 'D':
       b->base = optarg;
@@ -1228,6 +1332,10 @@ int main(int argc, char **argv) {
          b.base, date, sysconf(_SC_NPROCESSORS_ONLN), un.release, b.ldmd);
   if (b.do_tcp && !rb_stop)
     run_tcp(&b);
+  if (b.do_thr && (b.links & 2) && make_cert(&b) != 0) {
+    b.errors++;
+    b.links &= ~2u;
+  }
   if (b.do_thr && !rb_stop)
     run_throughput(&b);
   if (b.do_lat && !rb_stop)

@@ -268,8 +268,8 @@ static int make_queue(const char *path, uint64_t bytes, uint64_t slots) {
 
 /* The server's directory, registry and queue. */
 int rb_server_setup(server *s, const char *run, const char *name,
-                    uint64_t bytes, uint64_t slots) {
-  char text[4 * RB_RUN_MAX];
+                    uint64_t bytes, uint64_t slots, const char *const *tls) {
+  char text[8 * RB_RUN_MAX], tlsxml[4 * RB_RUN_MAX] = "";
 
   memset(s, 0, sizeof *s);
   s->name = name;
@@ -283,14 +283,18 @@ int rb_server_setup(server *s, const char *run, const char *name,
     rb_warn("cannot make %s: %s", s->dir, strerror(errno));
     return -1;
   }
+  if (tls != NULL)
+    snprintf(tlsxml, sizeof tlsxml,
+             "  <tls><cert>%s</cert><key>%s</key><ca>%s</ca></tls>\n", tls[0],
+             tls[1], tls[0]);
   snprintf(text, sizeof text,
            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<registry>\n"
            "  <hostname>%s.relay-bench</hostname>\n"
            "  <queue><path>%s</path></queue>\n"
            "  <server><config-path>%s</config-path><user>root</user>"
            "<max-latency>3600</max-latency><time-offset>3600</time-offset>"
-           "</server>\n</registry>\n",
-           name, s->queue, s->conf);
+           "</server>\n%s</registry>\n",
+           name, s->queue, s->conf, tlsxml);
   if (write_file(s->reg, text) != 0)
     return -1;
   return make_queue(s->queue, bytes, slots);

@@ -49,10 +49,12 @@ void rb_tree_signal(pid_t root, int sig);
 /**
  * Make run/name/ with a registry and a queue of that geometry (replacing
  * one there), every page of the queue file written once.
+ * @param tls  NULL, or the PEM files "cert key" (the certificate is its own
+ *             CA) that the registry's /tls keys name: TLS on
  * @return 0, or -1 with a message
  */
 int rb_server_setup(server *s, const char *run, const char *name,
-                    uint64_t bytes, uint64_t slots);
+                    uint64_t bytes, uint64_t slots, const char *const *tls);
 
 /**
  * Add XML elements (inside <registry>, e.g. "<metrics>...</metrics>") to

@@ -131,8 +131,9 @@ function(pq_fuzz_target name)
 endfunction()
 pq_fuzz_target(fuzz_ldmd_conf ${CMAKE_CURRENT_LIST_DIR}/fuzz_ldmd_conf.c
   ${_src}/ldmd/site/ldmd_conf.c ${_src}/ldmd/site/ldmd_conf_lex.c
-  ${_src}/ldmd/site/ldmd_conf_entries.c ${_src}/ldmd/site/ldmd_access.c ${_src}/pq/feedtype.c
-  ${_src}/pq/prodclass.c ${_src}/pq/ere.c ${_src}/pq/timestamp.c)
+  ${_src}/ldmd/site/ldmd_conf_entries.c ${_src}/ldmd/site/ldmd_conf_ident.c
+  ${_src}/ldmd/site/ldmd_access.c ${_src}/pq/feedtype.c
+  ${_src}/pq/prodclass.c ${_src}/pq/ere.c ${_src}/pq/timestamp.c SEEDS)
 pq_fuzz_target(fuzz_pq ${CMAKE_CURRENT_LIST_DIR}/fuzz_pq.c ${_pq_sources})
 pkg_check_modules(FUZZ_XML REQUIRED libxml-2.0)
 pq_fuzz_target(fuzz_registry ${CMAKE_CURRENT_LIST_DIR}/fuzz_registry.c
@@ -142,3 +143,10 @@ pq_fuzz_target(fuzz_registry ${CMAKE_CURRENT_LIST_DIR}/fuzz_registry.c
   SEEDS)
 pq_fuzz_target(fuzz_snapshot ${CMAKE_CURRENT_LIST_DIR}/fuzz_snapshot.c
   ${_src}/pqutils/snapshot.c ${_src}/pqutils/stopio.c SEEDS)
+# fuzz_tls_detect: the start of a server's connection, TLS or plain LDM-6 by
+# its first byte (ldm6_io over a socketpair, OpenSSL as built on the host).
+pq_fuzz_target(fuzz_tls_detect ${CMAKE_CURRENT_LIST_DIR}/fuzz_tls_detect.c
+  ${_src}/ldmd/proto/rpc_io.c ${_src}/ldmd/proto/tls.c
+  ${_src}/ldmd/proto/rpc_msg.c ${_src}/ldmd/proto/ldm6_xdr.c
+  ${_src}/pq/prodclass.c ${_src}/pq/ere.c ${_src}/pq/timestamp.c
+  LIBS -lssl ${FUZZ_TIRPC_LDFLAGS} SEEDS)

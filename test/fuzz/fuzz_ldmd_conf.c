@@ -5,13 +5,20 @@
  * then resolve inside that directory (the input may INCLUDE itself, which
  * exercises the cycle check).  A configuration that parses is then put
  * through every access rule with a fixed peer and class, so the matching
- * code sees the compiled EREs too.
+ * code sees the compiled EREs too, as a plain peer and as TLS peers (with
+ * and without a verified certificate), so the certificate identities of
+ * our extension ("{cn=...,sha256=...}") are matched as well.
  *
  * Properties checked: no crash, leak or sanitizer report; a failed parse
  * leaves *out NULL and a non-empty message; a successful one leaves none.
+ *
+ * Seeds: with FUZZ_SEEDS_DIR set in the environment, the target writes a
+ * few small valid files there, LDM's syntax and the identities, and exits
+ * (the test fuzz_ldmd_conf_seeds does it before the brief run).
  */
 #include <fcntl.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +28,70 @@
 #include "test/fuzz/fuzz_util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+
+static const char *const seeds[] = {
+    "ALLOW ANY ^((localhost|loopback)|(127\\.0\\.0\\.1\\.?))$\n"
+    "ALLOW WMO \\.edu$ ^SA ^SAUS\n"
+    "ACCEPT ANY .* ^pusher\\.org$\n"
+    "REQUEST WMO .* upstream.example.org PRIMARY\n"
+    "EXEC \"pqact -f ANY\"\n",
+    "ALLOW ANY {cn=^b\\.test$}^127\\.0\\.0\\.1$\n"
+    "ALLOW IDS {tls}\n"
+    "ACCEPT EXP .* {dns=\\.example\\.org$,cert}\n"
+    "ACCEPT ANY .* {sha256=00112233445566778899aabbccddeeff"
+    "00112233445566778899aabbccddeeff}^10\\.\n",
+    "REQUEST ANY .* {tls}up.example.org:3888\n"
+    "REQUEST IDS .* {tls,cn=^up$}[::1]:388 ALTERNATE\n"
+    "REQUEST EXP .* {sha256=00:11:22:33:44:55:66:77:88:99:aa:bb:cc:dd:ee:ff:"
+    "00:11:22:33:44:55:66:77:88:99:aa:bb:cc:dd:ee:ff}10.0.0.1\n",
+};
+
+static void write_seeds(const char *dir) {
+  for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++) {
+    char path[4096];
+    int fd;
+
+    snprintf(path, sizeof path, "%s/seed%zu.conf", dir, i);
+    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0 || fuzz_write_all(fd, seeds[i], strlen(seeds[i])) != 0) {
+      perror(path);
+      exit(1);
+    }
+    close(fd);
+  }
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv) {
+  const char *dir = getenv("FUZZ_SEEDS_DIR");
+
+  (void)argc;
+  (void)argv;
+  if (dir != NULL && *dir != '\0') {
+    mkdir(dir, 0755);
+    write_seeds(dir);
+    exit(0);
+  }
+  return 0;
+}
+
+/* The TLS peers the rules are tried with (and a plain one: NULL). */
+static const char *const tls_dns[] = {"b.test", "up.example.org"};
+static const ldm_conf_peer_id tls_peers[] = {
+    {.tls = true,
+     .cert = true,
+     .verified = true,
+     .pin_ok = true,
+     .cn = "b.test",
+     .dns = tls_dns,
+     .ndns = 2,
+     .spki_sha256 = {0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77,
+                     0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff,
+                     0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77,
+                     0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff}},
+    {.tls = true, .cert = true, .cn = "expired"},
+    {.tls = true},
+};
 
 /* Use the access rules of a parsed configuration. */
 static void exercise(const ldm_conf *conf) {
@@ -46,7 +117,18 @@ static void exercise(const ldm_conf *conf) {
   for (i = 0; i < sizeof peers / sizeof peers[0]; i++) {
     const char *name = peers[i][0], *ip = peers[i][1];
 
+    size_t k;
+
     (void)ldm_conf_host_allowed(conf, name, ip);
+    for (k = 0; k < sizeof tls_peers / sizeof tls_peers[0]; k++) {
+      (void)ldm_conf_host_allowed_peer(conf, name, ip, &tls_peers[k]);
+      (void)ldm_conf_allowed_class_peer(conf, name, ip, &tls_peers[k], want,
+                                        got, &filter, err, sizeof err);
+      pq_class_free(got);
+      (void)ldm_conf_accepted_class_peer(conf, name, ip, &tls_peers[k], want,
+                                         got, err, sizeof err);
+      pq_class_free(got);
+    }
     if (ldm_conf_allowed_class(conf, name, ip, want, got, &filter, err,
                                sizeof err) == LDM_CONF_OK) {
       (void)ldm_conf_class_equal(got, want);

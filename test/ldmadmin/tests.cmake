@@ -14,6 +14,7 @@
 # /log/rotate at start; watch: the product lines, -f and -p, SIGINT and
 # SIGTERM; reopen: every long-running program reopens its log on SIGUSR1
 # (pqact on SIGHUP too), a requester child of ldmd on newlog's.
+# mkcert: the site key and certificate, and ldmd loading them.
 if(TARGET ldmd AND TARGET pqact AND TARGET scour AND TARGET pqclihelper
    AND TARGET notifyme)
   pq_script_suite(ldmadmin LABEL ldmadmin
@@ -21,5 +22,5 @@ if(TARGET ldmd AND TARGET pqact AND TARGET scour AND TARGET pqclihelper
          $<TARGET_FILE_DIR:ldmd> $<TARGET_FILE_DIR:pqcreate>
          $<TARGET_FILE_DIR:pqact> $<TARGET_FILE:pqclihelper>
     TESTS server 120 queue 60 space 60 vet 120 check 60 failures 60 metrics 120
-          newlog 180 watch 60 reopen 180)
+          newlog 180 watch 60 reopen 180 mkcert 60)
 endif()

@@ -92,6 +92,14 @@ start_ldmd() {
   [[ -n $PORT ]] || fail "no port in the log"
 }
 
+# children_of PID: the pids of PID's children, one a line, by their parent
+# pid in /proc (no procps needed).
+children_of() {
+  awk -v p="$1" '{ sub(/.*\) /, ""); split($0, f, " ") }
+    f[2] == p { print FILENAME }' /proc/[0-9]*/stat 2>/dev/null |
+    sed 's|/proc/\([0-9]*\)/stat|\1|'
+}
+
 # stop_ldmd [SECONDS [WHEN]]: SIGTERM; ldmd must exit 0 within SECONDS
 # (15); WHEN ("of an episode") ends the message if it does not.
 stop_ldmd() {

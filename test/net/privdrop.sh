@@ -63,10 +63,7 @@ ok "the server runs as nobody, without root's groups 4 and 27"
 background peer notifyme -f ANY -o 3600 -n 1 -t 20 >"$SCRATCH/noti.out"
 wait_until 10 grep -q '^OK ' "$SCRATCH/noti.out" ||
   fail "notifyme was not served: $(cat "$SCRATCH/noti.out")"
-# Its children, by their parent pid in /proc (no procps needed).
-kids=$(awk -v p="$LDMD_PID" '{ sub(/.*\) /, ""); split($0, f, " ") }
-  f[2] == p { print FILENAME }' /proc/[0-9]*/stat 2>/dev/null |
-  sed 's|/proc/\([0-9]*\)/stat|\1|')
+kids=$(children_of "$LDMD_PID")
 [[ -n $kids ]] || fail "no connection process of ldmd"
 for k in $kids; do
   ids_are "$k" "$NUID" "$NGID" "$NGROUPS"

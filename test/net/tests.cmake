@@ -10,6 +10,12 @@ if(TARGET ldmproto)
   pq_test(test_rpc_io_ipv6 TIMEOUT 60 LABELS net
     COMMAND test_rpc_io --only test_ipv6)
 
+  # The same over TLS 1.3, certificates made by the test (issue 13).
+  add_executable(test_tls_io ${CMAKE_CURRENT_LIST_DIR}/test_tls_io.c)
+  target_link_libraries(test_tls_io PRIVATE ldmproto ${CMOCKA_LIB})
+  pq_test(test_tls_io TIMEOUT 60 LABELS net ENVIRONMENT ${PQ_TESTDATA_ENV}
+    COMMAND test_tls_io)
+
   add_executable(test_resume ${CMAKE_CURRENT_LIST_DIR}/test_resume.c)
   target_link_libraries(test_resume PRIVATE ldmserver ${CMOCKA_LIB})
   pq_test(test_resume TIMEOUT 60 LABELS net ENVIRONMENT ${PQ_TESTDATA_ENV}
@@ -55,6 +61,13 @@ if(TARGET ldmproto)
         antidos 120
         names 60
         held 120)
+    if(TARGET ldmsend AND TARGET notifyme AND TARGET ldmping)
+      # TLS and plain LDM-6 on one port (issue 13).
+      pq_script_test(net_tls ${CMAKE_CURRENT_LIST_DIR}/tls.sh
+        TIMEOUT 180 LABELS net ENVIRONMENT ${PQ_TESTDATA_ENV}
+        ARGS ${_args} $<TARGET_FILE:ldmping> $<TARGET_FILE:notifyme>
+        $<TARGET_FILE:ldmsend>)
+    endif()
     if(TARGET ldmsend)
       pq_script_test(net_undelivered ${CMAKE_CURRENT_LIST_DIR}/undelivered.sh
         TIMEOUT 90 LABELS net ENVIRONMENT ${PQ_TESTDATA_ENV}

@@ -1067,6 +1067,175 @@ static void test_host_allowed(void **state) {
   ldm_conf_free(conf);
 }
 
+/* ---------------------------------------------------------------------- */
+/* Certificate identities: "{...}" before a host field (our extension)    */
+/* ---------------------------------------------------------------------- */
+
+#define PIN_HEX                                                                \
+  "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
+
+static void test_ident_parse(void **state) {
+  scratch *s = *state;
+  ldm_conf *conf = parse_ok(
+      s, "ALLOW ANY {cn=^b\\.test$}^127\\.0\\.0\\.1$\n"
+         "ALLOW IDS {tls}\n"
+         "ACCEPT EXP .* {dns=\\.example\\.org$,cert}\n"
+         "ACCEPT ANY .* {sha256=" PIN_HEX "}host\n"
+         "REQUEST ANY .* {tls}up.example.org:3888\n"
+         "REQUEST IDS .* {sha256=00:11:22:33:44:55:66:77:88:99:aa:bb:cc:dd:"
+         "ee:ff:00:11:22:33:44:55:66:77:88:99:aa:bb:cc:dd:ee:ff}[::1]\n"
+         "REQUEST EXP .* plain.example.org\n");
+
+  assert_true(conf->allows[0].id.given);
+  assert_string_equal(conf->allows[0].id.cn_ere, "^b\\.test$");
+  assert_string_equal(conf->allows[0].host_ere, "^127\\.0\\.0\\.1$");
+  /* After an identity, an empty host ERE is any host. */
+  assert_true(conf->allows[1].id.given);
+  assert_null(conf->allows[1].id.cn_ere);
+  assert_string_equal(conf->allows[1].host_ere, ".*");
+  assert_true(conf->accepts[0].id.cert);
+  assert_string_equal(conf->accepts[0].id.dns_ere, "\\.example\\.org$");
+  assert_true(conf->accepts[1].id.pin);
+  assert_int_equal(conf->accepts[1].id.sha256[31], 0xff);
+  assert_string_equal(conf->accepts[1].host_ere, "host");
+  assert_true(conf->requests[0].id.given);
+  assert_string_equal(conf->requests[0].host, "up.example.org");
+  assert_int_equal(conf->requests[0].port, 3888);
+  assert_true(conf->requests[1].id.pin);
+  assert_int_equal(conf->requests[1].id.sha256[1], 0x11);
+  assert_true(conf->requests[1].ipv6);
+  assert_string_equal(conf->requests[1].host, "::1");
+  assert_false(conf->requests[2].id.given);
+  assert_ptr_equal(ldm_conf_tls_entry(conf, false), &conf->allows[0].where);
+  assert_ptr_equal(ldm_conf_tls_entry(conf, true), &conf->requests[0].where);
+  ldm_conf_free(conf);
+
+  /* A file without identities is what it was: none asks for TLS. */
+  conf = parse_ok(s, "ALLOW ANY ^a$\nREQUEST ANY .* b\n");
+  assert_false(conf->allows[0].id.given);
+  assert_null(ldm_conf_tls_entry(conf, false));
+  assert_null(ldm_conf_tls_entry(conf, true));
+  ldm_conf_free(conf);
+
+  parse_bad(s, "ALLOW ANY {cn=a\n", 1, "no \"}\" after the identity");
+  parse_bad(s, "ALLOW ANY {}a\n", 1, "an empty identity");
+  parse_bad(s, "ALLOW ANY {tls,}a\n", 1, "an empty identity item");
+  parse_bad(s, "ALLOW ANY {,tls}a\n", 1, "an empty identity item");
+  parse_bad(s, "ALLOW ANY {cn}a\n", 1, "unknown identity item \"cn\"");
+  parse_bad(s, "ALLOW ANY {cn=}a\n", 1, "empty cn= ERE");
+  parse_bad(s, "ALLOW ANY {cn=(}a\n", 1, "bad cn= ERE \"(\"");
+  parse_bad(s, "ALLOW ANY {cn=a,cn=b}a\n", 1, "cn= given twice");
+  parse_bad(s, "ACCEPT ANY .* {dns=a++++++++++}\n", 1, "too complex");
+  parse_bad(s, "ALLOW ANY {sha256=00}a\n", 1, "sha256= wants 64 hex digits");
+  parse_bad(s, "ALLOW ANY {sha256=" PIN_HEX "00}a\n", 1, "64 hex digits");
+  parse_bad(s, "ALLOW ANY {tls}(\n", 1, "bad host ERE \"(\"");
+  parse_bad(s, "REQUEST ANY .* {tls}\n", 1, "no host name");
+  parse_bad(s, "REQUEST ANY .* {bogus}h\n", 1, "unknown identity item");
+  /* As before, a host ERE cannot begin with '{' (glibc: REG_BADRPT). */
+  parse_bad(s, "ALLOW ANY .*{a\n", 1, "bad host ERE");
+}
+
+/* A TLS peer: CN, one DNS name, a key whose SHA-256 is PIN_HEX's bytes. */
+static ldm_conf_peer_id tls_peer(const char *cn, bool verified,
+                                 const char *const *dns) {
+  ldm_conf_peer_id p = {.tls = true, .cert = true, .verified = verified};
+  size_t i;
+
+  p.pin_ok = verified;
+  p.cn = cn;
+  p.dns = dns;
+  p.ndns = dns != NULL ? 1 : 0;
+  for (i = 0; i < 16; i++)
+    p.spki_sha256[i] = p.spki_sha256[i + 16] = (uint8_t)(i * 0x11);
+  return p;
+}
+
+static void test_ident_match(void **state) {
+  ldm_conf *conf = parse_ok(*state, "ALLOW ANY {cn=^b\\.test$}^127\\.\n"
+                                    "ALLOW IDS {tls}\n"
+                                    "ACCEPT EXP .* {dns=^d\\.test$}\n"
+                                    "ACCEPT EXP .* {sha256=" PIN_HEX "}^10\\.\n"
+                                    "ALLOW WMO ^192\\.168\\.\n");
+  const char *dns_d[] = {"d.test"}, *dns_x[] = {"x.test"};
+  ldm_conf_peer_id b = tls_peer("B.TEST", true, dns_x);
+  ldm_conf_peer_id stale = tls_peer("b.test", false, dns_d);
+  ldm_conf_peer_id d = tls_peer("other", true, dns_d);
+  ldm_conf_peer_id none = {.tls = true};
+  ldm_conf_peer_id pinned = tls_peer("self", false, NULL);
+
+  /* Plain host rules: plain and TLS peers alike. */
+  assert_true(ldm_conf_host_allowed_peer(conf, NULL, "192.168.1.1", NULL));
+  assert_true(ldm_conf_host_allowed_peer(conf, NULL, "192.168.1.1", &none));
+  /* An identity: never a plain peer, whatever its address. */
+  assert_false(ldm_conf_host_allowed_peer(conf, NULL, "127.0.0.1", NULL));
+  assert_false(ldm_conf_host_allowed(conf, NULL, "127.0.0.1"));
+  /* cn= (any case) and the host ERE both. */
+  assert_true(ldm_conf_ident_match(&conf->allows[0].id, &b));
+  assert_true(ldm_conf_host_allowed_peer(conf, NULL, "127.0.0.1", &b));
+  /* {tls}: any TLS peer, a certificate or not; never a plain one. */
+  assert_true(ldm_conf_ident_match(&conf->allows[1].id, &none));
+  assert_false(ldm_conf_ident_match(&conf->allows[1].id, NULL));
+  /* A certificate that does not verify (expired, unknown CA) has no name. */
+  assert_false(ldm_conf_ident_match(&conf->allows[0].id, &stale));
+  assert_false(ldm_conf_ident_match(&conf->accepts[0].id, &stale));
+  assert_false(ldm_conf_ident_match(&conf->allows[0].id, &none));
+  /* dns=: some SAN DNS name. */
+  assert_true(ldm_conf_ident_match(&conf->accepts[0].id, &d));
+  assert_false(ldm_conf_ident_match(&conf->accepts[0].id, &b));
+  /* sha256=: a self-signed certificate with that key; not an expired one,
+   * nor another key. */
+  pinned.pin_ok = true;
+  assert_true(ldm_conf_ident_match(&conf->accepts[1].id, &pinned));
+  pinned.pin_ok = false;
+  assert_false(ldm_conf_ident_match(&conf->accepts[1].id, &pinned));
+  pinned.pin_ok = true;
+  pinned.spki_sha256[0] ^= 1;
+  assert_false(ldm_conf_ident_match(&conf->accepts[1].id, &pinned));
+  assert_false(ldm_conf_ident_match(&conf->accepts[1].id, &none));
+  ldm_conf_free(conf);
+}
+
+static void test_ident_classes(void **state) {
+  ldm_conf *conf = parse_ok(*state, "ALLOW IDS {cn=^b$}\n"
+                                    "ALLOW EXP .*\n"
+                                    "ACCEPT IDS .* {cn=^b$}\n");
+  ldm_conf_peer_id b = tls_peer("b", true, NULL);
+  rules r;
+
+  rules_begin(&r, conf);
+  add_spec(r.want, PQ_FT_IDS | PQ_FT_EXP, ".*");
+  /* Plain: EXP only (RECLASS). */
+  assert_int_equal(ldm_conf_allowed_class_peer(conf, "h", "1.2.3.4", NULL,
+                                               r.want, r.got, &r.filter, r.err,
+                                               sizeof r.err),
+                   LDM_CONF_OK);
+  assert_int_equal(r.got->nspecs, 1);
+  assert_int_equal(r.got->specs[0].feedtype, PQ_FT_EXP);
+  free_class(r.got);
+  r.got = new_class(FROM, FROM);
+  /* b over TLS: the entry with its CN matches. */
+  assert_int_equal(ldm_conf_allowed_class_peer(conf, "h", "1.2.3.4", &b, r.want,
+                                               r.got, &r.filter, r.err,
+                                               sizeof r.err),
+                   LDM_CONF_OK);
+  /* (LDM's rule: the first matching entry gives the spec its feedtype.) */
+  assert_int_equal(r.got->specs[0].feedtype, PQ_FT_IDS);
+  assert_ptr_equal(r.filter.parts[0].allow, &conf->allows[0]);
+  free_class(r.got);
+  r.got = new_class(FROM, FROM);
+  /* What a plain peer may push: nothing here; b may push IDS. */
+  assert_int_equal(ldm_conf_accepted_class_peer(conf, "h", "1.2.3.4", NULL,
+                                                r.want, r.got, r.err,
+                                                sizeof r.err),
+                   LDM_CONF_EDENIED);
+  assert_int_equal(ldm_conf_accepted_class_peer(conf, "h", "1.2.3.4", &b,
+                                                r.want, r.got, r.err,
+                                                sizeof r.err),
+                   LDM_CONF_OK);
+  assert_int_equal(r.got->specs[0].feedtype, PQ_FT_IDS);
+  rules_end(&r);
+}
+
 static void test_allowed_class_reduce(void **state) {
   rules r;
   char text[512];
@@ -1400,6 +1569,9 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_accepted_class, setup, teardown),
       cmocka_unit_test_setup_teardown(test_accepted_class_full, setup,
                                       teardown),
+      cmocka_unit_test_setup_teardown(test_ident_parse, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_ident_match, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_ident_classes, setup, teardown),
       cmocka_unit_test(test_class_equal),
       cmocka_unit_test(test_strerror),
   };

@@ -27,9 +27,9 @@
 #include "test/lib/tu_reg_keys.h"
 #include "test/unit/testutil.h"
 
-/* Keys with a built-in default: LDM's 24, ldmd's own 8 and 3 for its live
- * figures and 4 against abuse, pqact's own 1, ldmadmin's own 1. */
-#define NBUILTIN 41
+/* Keys with a built-in default: LDM's 24, ldmd's own 8, 3 for its live
+ * figures, 4 against abuse and 3 for TLS, pqact's own 1, ldmadmin's own 1. */
+#define NBUILTIN 44
 
 static char scratch[1024]; /* this run's directory */
 static char home[2048];    /* LDMHOME for the tests */
@@ -259,6 +259,12 @@ static void check_all_defaults(ldm_registry *reg) {
   want_uint(reg, REG_FIRST_CALL_LIMIT, 30);
   want_uint(reg, REG_MAX_PRODUCT_SIZE, 0);
   want_string(reg, REG_USER, "");
+  want_string(reg, REG_TLS_CERT, ""); /* TLS off */
+  want_string(reg, REG_TLS_KEY, "");
+  want_string(reg, REG_TLS_CA, "");
+  assert_string_equal(REG_TLS_CERT, "/tls/cert");
+  assert_string_equal(REG_TLS_KEY, "/tls/key");
+  assert_string_equal(REG_TLS_CA, "/tls/ca");
   assert_int_equal(gethostname(host, sizeof host), 0);
   want_string(reg, REG_HOSTNAME, host);
 }
