@@ -179,6 +179,29 @@ static int slurp(int fd, const char *path, char **bufp, size_t *lenp, char *err,
   return LDM_REG_OK;
 }
 
+/* Every element's children have different names: a second <metrics> (or
+ * any element repeated beside itself) would be read as nothing, its keys
+ * silently at their defaults, so the file is refused instead, naming both
+ * lines.  Registries are small (REG_MAX_FILE): the pairs are compared. */
+static int check_unique(const char *path, xmlNodePtr n, char *err,
+                        size_t errlen) {
+  for (xmlNodePtr c = n->children; c != NULL; c = c->next) {
+    if (c->type != XML_ELEMENT_NODE)
+      continue;
+    for (xmlNodePtr d = c->next; d != NULL; d = d->next)
+      if (d->type == XML_ELEMENT_NODE && xmlStrcmp(c->name, d->name) == 0)
+        return ldm__reg_fail(err, errlen, LDM_REG_EFILE,
+                             "parse %s: line %ld: <%s> again (first at line "
+                             "%ld): write its keys in one element",
+                             path, xmlGetLineNo(d), (const char *)d->name,
+                             xmlGetLineNo(c));
+    int rc = check_unique(path, c, err, errlen);
+    if (rc != LDM_REG_OK)
+      return rc;
+  }
+  return LDM_REG_OK;
+}
+
 /* Parse the text of a registry file.  Empty or blank text is an error,
  * except for a writer holding the lock (empty_ok), to which it is an empty
  * registry (*doc NULL). */
@@ -228,6 +251,10 @@ static int parse(const char *path, const char *buf, size_t len, bool empty_ok,
         "parse %s: line %ld: the root element is <%s>, not <registry>", path,
         root != NULL ? xmlGetLineNo(root) : 1L,
         root != NULL ? (const char *)root->name : "");
+    xmlFreeDoc(doc);
+    return LDM_REG_EFILE;
+  }
+  if (check_unique(path, root, err, errlen) != LDM_REG_OK) {
     xmlFreeDoc(doc);
     return LDM_REG_EFILE;
   }

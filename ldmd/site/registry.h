@@ -98,7 +98,7 @@
  * where they are served over HTTP ("": nowhere; "PORT" is 127.0.0.1:PORT,
  * else "HOST:PORT" or "[HOST]:PORT" with a numeric host). */
 #define REG_METRICS_ENABLE "/metrics/enable"
-#define REG_METRICS_PATH "/metrics/path"
+#define REG_METRICS_PATH "/metrics/live-path"
 #define REG_METRICS_HTTP "/metrics/http-address"
 /* ldmd's own limits against abusive peers (ldmd.8, docs/security.md): the
  * connections of one peer address, the time a new connection has for its

@@ -138,12 +138,12 @@ fi
 # A file ldmd cannot make: figures off with a warning, unless they are to
 # be served.
 srv_init nofile
-metrics_key nofile '<path>/nonexistent-dir-for-test/m.metrics</path>'
+metrics_key nofile '<live-path>/nonexistent-dir-for-test/m.metrics</live-path>'
 srv_upstream nofile
 srv_log_has nofile "running without live figures" ||
   srv_fail nofile "no warning for a metrics file that cannot be made"
 srv_stop nofile
-sed -i 's|<path>/nonexistent|<http-address>0</http-address><path>/nonexistent|' \
+sed -i 's|<live-path>/nonexistent|<http-address>0</http-address><live-path>/nonexistent|' \
   "$(srv_dir nofile)/registry.xml"
 run env LDM_REGISTRY="$(srv_dir nofile)/registry.xml" "$LDMD" -f -l - -P 0 \
   -I 127.0.0.1 "$(srv_dir nofile)/ldmd.conf"

@@ -10,7 +10,7 @@
 # alone, as it does from the start when there is no figures file.  In a
 # pseudo-terminal (script(1)), the frames are drawn with the escapes, q
 # quits, ^C (SIGINT) quits, and the terminal is left as it was (canonical
-# mode, echo).  A figures file the registry names (/metrics/path) is found,
+# mode, echo).  A figures file the registry names (/metrics/live-path) is found,
 # and not taken for a queue it is not of.
 #
 # Usage: pqmon_live.sh LDMD LDM6_PEER PQMON
@@ -219,9 +219,9 @@ tail -8 watch.out | grep -q '^queue: [0-9]* products' ||
   fail "no queue line once the figures went: $(tail -8 watch.out)"
 ok "a live view sees ldmd stop: its figures go, the queue stays; SIGTERM ends it (0)"
 
-# The registry's /metrics/path: found there, and taken only for its queue.
+# The registry's /metrics/live-path: found there, and taken only for its queue.
 srv_stop up
-sed -i "s|</registry>|  <metrics><path>$SCRATCH/up.figures</path></metrics>\n</registry>|" \
+sed -i "s|</registry>|  <metrics><live-path>$SCRATCH/up.figures</live-path></metrics>\n</registry>|" \
   "$(srv_dir up)/registry.xml"
 srv_start up
 wait_until 10 test -e "$SCRATCH/up.figures" || srv_fail up "no $SCRATCH/up.figures"
@@ -239,7 +239,7 @@ expect_in other.out "ldmd: its figures are not there:"
 awk '/^  / { printf "%s", substr($0, 3) }' other.out | tr -d ' ' >other.why
 why="$SCRATCH/up.figures is the figures of another queue, $(srv_queue up)"
 expect_in other.why "${why// /}"
-ok "the registry's /metrics/path is read, and not taken for another queue"
+ok "the registry's /metrics/live-path is read, and not taken for another queue"
 
 kill -TERM "$INSERTER" 2>/dev/null
 srv_stop up

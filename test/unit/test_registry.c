@@ -659,6 +659,15 @@ static void test_malformed(void **state) {
   want_malformed(path, "<registry>\n<a>&undefined;</a>\n</registry>\n",
                  "line 2", "undefined");
   want_malformed(path, "not xml at all\n", "line 1", "");
+  /* An element twice beside itself: its second keys would be lost. */
+  want_malformed(path,
+                 "<registry>\n<metrics><enable>TRUE</enable></metrics>\n"
+                 "<metrics><count>9</count></metrics>\n</registry>\n",
+                 "line 3", "<metrics> again (first at line 2)");
+  want_malformed(path,
+                 "<registry>\n<queue>\n  <size>2M</size>\n"
+                 "  <size>3M</size>\n</queue>\n</registry>\n",
+                 "line 4", "<size> again (first at line 3)");
   /* The error buffer may be absent. */
   reg = NULL;
   assert_int_equal(ldm_reg_open(path, &reg, NULL, 0), LDM_REG_EFILE);
@@ -788,18 +797,17 @@ static void test_walk(void **state) {
                    "  <alpha-x>ax</alpha-x>\n"
                    "  <alpha><b>ab</b><a>aa</a></alpha>\n"
                    "  <queue><size>2G</size></queue>\n"
-                   "  <zeta>second</zeta>\n"
                    "</registry>\n");
   reg = open_ok(path);
 
-  /* 5 keys of the file (the repeated one counts once), the built-in
-   * defaults less the one the file sets. */
+  /* 5 keys of the file, the built-in defaults less the one the file sets
+   * (an element repeated beside itself is refused: test_malformed). */
   walk_n(reg, "/", &s, 5 + NBUILTIN - 1);
   assert_string_equal(s.keys[0], "/alpha/a"); /* path order ... */
   assert_string_equal(s.keys[1], "/alpha/b");
   assert_string_equal(s.keys[2], "/alpha-x"); /* ... component-wise */
   assert_string_equal(s.keys[s.n - 1], "/zeta");
-  assert_string_equal(s.values[s.n - 1], "z"); /* the first one counts */
+  assert_string_equal(s.values[s.n - 1], "z");
   for (i = 1; i < s.n; i++)
     if (component_cmp(s.keys[i - 1], s.keys[i]) >= 0)
       fail_msg("out of order: %s then %s", s.keys[i - 1], s.keys[i]);
