@@ -93,11 +93,18 @@ start_ldmd() {
 }
 
 # children_of PID: the pids of PID's children, one a line, by their parent
-# pid in /proc (no procps needed).
+# pid in /proc (no procps needed).  A process that ends while the loop runs
+# is skipped (one awk over every /proc/N/stat would stop at its file).
 children_of() {
-  awk -v p="$1" '{ sub(/.*\) /, ""); split($0, f, " ") }
-    f[2] == p { print FILENAME }' /proc/[0-9]*/stat 2>/dev/null |
-    sed 's|/proc/\([0-9]*\)/stat|\1|'
+  local parent=$1 f line ppid
+  for f in /proc/[0-9]*/stat; do
+    { read -r line <"$f"; } 2>/dev/null || continue
+    read -r _ ppid _ <<<"${line##*) }"
+    if [[ $ppid == "$parent" ]]; then
+      f=${f#/proc/}
+      echo "${f%/stat}"
+    fi
+  done
 }
 
 # stop_ldmd [SECONDS [WHEN]]: SIGTERM; ldmd must exit 0 within SECONDS
