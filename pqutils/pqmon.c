@@ -279,9 +279,9 @@ static bool same_file(const char *a, const char *b) {
 }
 
 /* Where ldmd writes the figures of the queue at qpath (docs/metrics.md):
- * the registry's /metrics/live-path when it names one, and the queue's path with
- * ".metrics" (ldmd's default).  figures_take() takes the first whose header
- * names this queue (the registry's may be another queue's, with -q). */
+ * the registry's /metrics/live-path when it names one, and the queue's path
+ * with ".metrics" (ldmd's default).  figures_take() takes the first whose
+ * header names this queue (the registry's may be another queue's, with -q). */
 static void figures_init(struct cli *c, struct figures *fg, const char *qpath) {
   char reg[LDMM_PATH_MAX] = "";
 
