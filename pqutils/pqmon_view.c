@@ -377,8 +377,7 @@ static void conns_part(lines *l, const pqmon_view *v, const ldmm_snapshot *p) {
     add(l, "  (no connection)");
   for (i = 0; i < s->nconns; i++) {
     const ldmm_conn_copy *c = rows[i].now;
-    bool receiver =
-        c->kind == LDMM_KIND_DOWNSTREAM || c->kind == LDMM_KIND_REQUESTER;
+    bool receiver = ldmm_kind_receives(c->kind);
     char b1[32], b2[32], recon[24], refused[24];
     char peer[LDMM_PEER_MAX], feed[LDMM_FEED_MAX];
 

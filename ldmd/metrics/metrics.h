@@ -91,6 +91,16 @@ enum ldmm_kind {
   LDMM_NKINDS
 };
 
+/** Does a process of this kind receive products (latency, refusals)? */
+static inline bool ldmm_kind_receives(enum ldmm_kind k) {
+  return k == LDMM_KIND_DOWNSTREAM || k == LDMM_KIND_REQUESTER;
+}
+
+/** Does a process of this kind feed a peer from the queue (a lag)? */
+static inline bool ldmm_kind_feeds(enum ldmm_kind k) {
+  return k == LDMM_KIND_UPSTREAM || k == LDMM_KIND_NOTIFYME;
+}
+
 /** Slot states (ldmm_slot.state). */
 #define LDMM_FREE 0u
 #define LDMM_CLAIMED 1u /**< claimed before fork(), pid not bound yet */

@@ -23,8 +23,7 @@ void ldmm_queue_read(pq_t *pq, ldmm_queue *q) {
 }
 
 double ldmm_lag_seconds(const ldmm_conn_copy *c, const ldmm_queue *q) {
-  if ((c->kind != LDMM_KIND_UPSTREAM && c->kind != LDMM_KIND_NOTIFYME) ||
-      c->cursor_us == 0 || !q->ok)
+  if (!ldmm_kind_feeds(c->kind) || c->cursor_us == 0 || !q->ok)
     return -1;
   if (q->st.ps_last_key <= c->cursor_us)
     return 0;
@@ -126,7 +125,7 @@ static void render_conns(const ldmm_snapshot *s, const ldmm_queue *q,
     const ldmm_conn_copy *c = &s->conns[i];
     conn_labels cl = {0};
 
-    if (c->kind != LDMM_KIND_DOWNSTREAM && c->kind != LDMM_KIND_REQUESTER)
+    if (!ldmm_kind_receives(c->kind))
       continue;
     conn_labels_set(&cl, c);
     prom_histogram(b, "ldmd_connection_latency_seconds", cl.l, 3, s->bounds_us,
@@ -139,7 +138,7 @@ static void render_conns(const ldmm_snapshot *s, const ldmm_queue *q,
     const ldmm_conn_copy *c = &s->conns[i];
     conn_labels cl = {0};
 
-    if (c->kind != LDMM_KIND_DOWNSTREAM && c->kind != LDMM_KIND_REQUESTER)
+    if (!ldmm_kind_receives(c->kind))
       continue;
     conn_labels_set(&cl, c);
     for (k = 0; k < LDMM_NCAUSES; k++) {

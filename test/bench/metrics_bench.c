@@ -250,6 +250,15 @@ static uint64_t wait_all(const opts *o, const server *b) {
   return last;
 }
 
+/* Stop both servers of a run and remove what they left. */
+static void pair_down(server *a, server *b, const char *run) {
+  rb_server_stop(b);
+  rb_server_stop(a);
+  rb_kill_leftovers(run);
+  rb_remove_tree(a->dir);
+  rb_remove_tree(b->dir);
+}
+
 static int run_once(const opts *o, const char *run, enum mode m, unsigned k,
                     result *r) {
   uint64_t qbytes = (uint64_t)o->n * (o->size + 512) * 2 + 64 * 1024 * 1024;
@@ -311,11 +320,7 @@ out:
     close(pipefd[0]);
     close(pipefd[1]);
   }
-  rb_server_stop(&b);
-  rb_server_stop(&a);
-  rb_kill_leftovers(run);
-  rb_remove_tree(a.dir);
-  rb_remove_tree(b.dir);
+  pair_down(&a, &b, run);
   return rc;
 }
 
@@ -375,11 +380,7 @@ static int scrape_cost(const opts *o, const char *run) {
   queue_stats_figure(b.queue);
   rc = 0;
 out:
-  rb_server_stop(&b);
-  rb_server_stop(&a);
-  rb_kill_leftovers(run);
-  rb_remove_tree(a.dir);
-  rb_remove_tree(b.dir);
+  pair_down(&a, &b, run);
   return rc;
 }
 
