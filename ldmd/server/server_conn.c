@@ -194,6 +194,12 @@ static void transport_text(const ldmd_conn *c, char *buf, size_t len) {
     snprintf(buf, len, "%s, %s, no certificate", t->version, t->cipher);
 }
 
+/* The first-call deadline closed the connection from who. */
+static void log_deadline(const ldmd_conn *c, const char *who) {
+  log_notice("no call from %s within %d s of connecting (%s): closing", who,
+             c->set->first_call_ms / 1000, "/server/first-call-limit");
+}
+
 /*
  * Plain or TLS, as the first byte says; a TLS handshake is run here.  Both
  * the wait for the first byte and the handshake are inside the first-call
@@ -210,9 +216,7 @@ static int start_transport(ldmd_conn *c) {
     if (rc == LDM6_IO_CLOSED)
       log_info("connection from %s closed before its first call", c->ip);
     else if (rc == LDM6_IO_TIMEDOUT && ldmd_conn_deadline_left_ms(c) == 0)
-      log_notice("no call from %s within %d s of connecting (%s): closing",
-                 c->ip, c->set->first_call_ms / 1000,
-                 "/server/first-call-limit");
+      log_deadline(c, c->ip);
     else
       log_notice("nothing from %s: %s %s: closing", c->ip, ldm6_io_strerror(rc),
                  ldm6_io_detail(c->io));
@@ -407,9 +411,7 @@ static int call_loop(ldmd_conn *c) {
       break;
     case LDM6_IO_TIMEDOUT:
       if (ldmd_conn_deadline_left_ms(c) == 0) {
-        log_notice("no call from %s within %d s of connecting (%s): closing",
-                   c->peer, c->set->first_call_ms / 1000,
-                   "/server/first-call-limit");
+        log_deadline(c, c->peer);
         return LDMD_DONE;
       }
       if (mono_ms() - last >= LDMD_IDLE_MS) {
