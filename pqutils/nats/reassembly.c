@@ -12,16 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The header names of the contract (until the shared library's land). */
-#define NB_HDR_IDENT "Ldm-Ident"
-#define NB_HDR_ORIGIN "Ldm-Origin"
-#define NB_HDR_CREATED "Ldm-Created"
-#define NB_HDR_SEQNO "Ldm-Seqno"
-#define NB_HDR_FEEDTYPE "Ldm-Feedtype"
-#define NB_HDR_SIGNATURE "Ldm-Signature"
-#define NB_HDR_SIZE "Ldm-Size"
-#define NB_HDR_CHUNKS "Ldm-Chunks"
-#define NB_HDR_DATA_MD5 "Ldm-Data-Md5"
+#include "pqutils/nats/ldmnats.h"
 
 /* "NAME: bad value 'V'", with V cut to what fits. */
 static int bad(char *why, size_t whylen, const char *name, const char *value) {
@@ -111,47 +102,47 @@ int n2p_parse_headers(n2p_header_fn *get, void *arg, struct n2p_product *p,
   const char *v;
   uint64_t u;
 
-  v = get(arg, NB_HDR_IDENT);
+  v = get(arg, LDMNATS_H_IDENT);
   if (copy_string(v, p->info.ident, PQ_IDENT_MAX) != 0)
-    return bad(why, whylen, NB_HDR_IDENT, v);
-  v = get(arg, NB_HDR_ORIGIN);
+    return bad(why, whylen, LDMNATS_H_IDENT, v);
+  v = get(arg, LDMNATS_H_ORIGIN);
   if (copy_string(v, p->info.origin, PQ_ORIGIN_MAX) != 0)
-    return bad(why, whylen, NB_HDR_ORIGIN, v);
-  v = get(arg, NB_HDR_CREATED);
+    return bad(why, whylen, LDMNATS_H_ORIGIN, v);
+  v = get(arg, LDMNATS_H_CREATED);
   if (parse_created(v, &p->info.arrival) != 0)
-    return bad(why, whylen, NB_HDR_CREATED, v);
-  v = get(arg, NB_HDR_SEQNO);
+    return bad(why, whylen, LDMNATS_H_CREATED, v);
+  v = get(arg, LDMNATS_H_SEQNO);
   if (parse_u64(v, UINT32_MAX, &u) != 0)
-    return bad(why, whylen, NB_HDR_SEQNO, v);
+    return bad(why, whylen, LDMNATS_H_SEQNO, v);
   p->info.seqno = (uint32_t)u;
-  v = get(arg, NB_HDR_FEEDTYPE);
+  v = get(arg, LDMNATS_H_FEEDTYPE);
   if (parse_feedtype(v, &p->info.feedtype) != 0)
-    return bad(why, whylen, NB_HDR_FEEDTYPE, v);
-  v = get(arg, NB_HDR_SIGNATURE);
+    return bad(why, whylen, LDMNATS_H_FEEDTYPE, v);
+  v = get(arg, LDMNATS_H_SIGNATURE);
   if (v == NULL || strlen(v) != 32 || pq_sig_parse(v, p->info.signature) != 0)
-    return bad(why, whylen, NB_HDR_SIGNATURE, v);
-  v = get(arg, NB_HDR_SIZE);
+    return bad(why, whylen, LDMNATS_H_SIGNATURE, v);
+  v = get(arg, LDMNATS_H_SIZE);
   if (parse_u64(v, UINT64_MAX, &p->info.size) != 0)
-    return bad(why, whylen, NB_HDR_SIZE, v);
+    return bad(why, whylen, LDMNATS_H_SIZE, v);
 
-  v = get(arg, NB_HDR_DATA_MD5);
+  v = get(arg, LDMNATS_H_MD5);
   if (v != NULL) {
     if (strlen(v) != 32 || pq_sig_parse(v, p->md5) != 0)
-      return bad(why, whylen, NB_HDR_DATA_MD5, v);
+      return bad(why, whylen, LDMNATS_H_MD5, v);
     p->has_md5 = true;
   }
-  v = get(arg, NB_HDR_CHUNKS);
+  v = get(arg, LDMNATS_H_CHUNKS);
   if (v != NULL) {
     if (parse_u64(v, N2P_MAX_CHUNKS, &u) != 0 || u == 0)
-      return bad(why, whylen, NB_HDR_CHUNKS, v);
+      return bad(why, whylen, LDMNATS_H_CHUNKS, v);
     if (u > p->info.size) {
       snprintf(why, whylen,
                "header %s: %" PRIu64 " chunks for %" PRIu64 " bytes",
-               NB_HDR_CHUNKS, u, p->info.size);
+               LDMNATS_H_CHUNKS, u, p->info.size);
       return -1;
     }
     if (!p->has_md5)
-      return bad(why, whylen, NB_HDR_DATA_MD5, NULL);
+      return bad(why, whylen, LDMNATS_H_MD5, NULL);
     p->nchunks = (unsigned)u;
   }
   return 0;
@@ -165,7 +156,7 @@ static int check_md5(const struct n2p_product *p, const uint8_t got[PQ_SIGLEN],
   pq_sig_format(p->md5, want);
   pq_sig_format(got, have);
   snprintf(why, whylen, "md5 mismatch: the data's is %s, header %s says %s",
-           have, NB_HDR_DATA_MD5, want);
+           have, LDMNATS_H_MD5, want);
   return -1;
 }
 
@@ -177,7 +168,7 @@ int n2p_check_body(const struct n2p_product *p, const void *body, size_t len,
   }
   if ((uint64_t)len != p->info.size) {
     snprintf(why, whylen, "body of %zu bytes where header %s says %" PRIu64,
-             len, NB_HDR_SIZE, p->info.size);
+             len, LDMNATS_H_SIZE, p->info.size);
     return -1;
   }
   if (!p->has_md5)
