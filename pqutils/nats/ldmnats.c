@@ -125,7 +125,9 @@ static int64_t reconnect_delay(natsConnection *nc, int attempts, void *arg) {
   return ms + (int64_t)(nats_Now() % (ms / 10 + 1));
 }
 
-/* Set while ldmnats_close() closes: that disconnect is not news. */
+/* Set by ldmnats_close(): the disconnect it makes is not news (libnats
+ * may tell it after the close returns, so it stays set: a program closes
+ * its connection on its way out). */
 static atomic_bool closing;
 
 static void on_disconnected(natsConnection *nc, void *arg) {
@@ -286,7 +288,6 @@ void ldmnats_close(struct ldmnats_conn *conn) {
     atomic_store(&closing, true);
     natsConnection_Close(conn->nc);
     natsConnection_Destroy(conn->nc);
-    atomic_store(&closing, false);
   }
   *conn = (struct ldmnats_conn){0};
 }

@@ -802,10 +802,15 @@ static void free_bridge(struct bridge *b) {
   pthread_mutex_destroy(&b->mu);
 }
 
-/* The messages libnats still holds unacknowledged, back and destroyed. */
+/* The messages libnats still holds unacknowledged, back and destroyed.
+ * Only when some are in flight: libnats 3.4.1 crashes in the call on a
+ * context that never published asynchronously. */
 static void take_back_pending(struct run *r) {
+  pthread_mutex_lock(&r->b->mu);
+  bool some = r->b->msgs > 0;
+  pthread_mutex_unlock(&r->b->mu);
   natsMsgList pending = {0};
-  if (r->conn.js != NULL &&
+  if (some && r->conn.js != NULL &&
       js_PublishAsyncGetPendingList(&pending, r->conn.js) == NATS_OK)
     natsMsgList_Destroy(&pending);
 }
