@@ -22,10 +22,12 @@
 #                                     order: signature, size, creation
 #                                     time, feedtype, seqno, identifier
 #   same_queues A B                   fail unless B holds what A holds:
-#                                     the same products (metadata and
-#                                     signatures) in the same order, the
-#                                     same bytes, each product's data
-#                                     matching its signature (pqcat -c)
+#                                     as many products, and for each
+#                                     feedtype (each a subject) the same
+#                                     products (metadata, signatures) in
+#                                     the same order with the same bytes;
+#                                     and each product's data match its
+#                                     signature (pqcat -c)
 #   start_pub NAME ARGS...            pq2nats ARGS in the background, its
 #                                     log $SCRATCH/NAME.log; pid in PID_NAME
 #   start_sub NAME ARGS...            the same for nats2pq
@@ -73,17 +75,25 @@ q_dump() {
 }
 
 same_queues() {
-  local a=$1 b=$2
+  local a=$1 b=$2 ft ma mb
   q_dump "$a" >"$SCRATCH/dump.a"
   q_dump "$b" >"$SCRATCH/dump.b"
-  diff "$SCRATCH/dump.a" "$SCRATCH/dump.b" >"$SCRATCH/dump.diff" ||
-    EXTRA_LOG=$SCRATCH/dump.diff fail "$(basename "$b") does not hold what \
-$(basename "$a") holds, in the same order (diff of the dumps below)"
-  local ma mb
-  ma=$(pqcat -q "$a" -l /dev/null | md5sum)
-  mb=$(pqcat -c -q "$b" -l "$SCRATCH/pqcat_c.log" | md5sum)
-  [[ $ma == "$mb" ]] || fail "the data of $(basename "$b") differ from \
-those of $(basename "$a")"
+  (($(wc -l <"$SCRATCH/dump.a") == $(wc -l <"$SCRATCH/dump.b"))) ||
+    fail "$(basename "$a") holds $(wc -l <"$SCRATCH/dump.a") products, \
+$(basename "$b") $(wc -l <"$SCRATCH/dump.b")"
+  awk '{ print $4 }' "$SCRATCH/dump.a" | sort -u >"$SCRATCH/feeds"
+  while read -r ft; do
+    awk -v f="$ft" '$4 == f' "$SCRATCH/dump.a" >"$SCRATCH/dump.a.$ft"
+    awk -v f="$ft" '$4 == f' "$SCRATCH/dump.b" >"$SCRATCH/dump.b.$ft"
+    diff "$SCRATCH/dump.a.$ft" "$SCRATCH/dump.b.$ft" >"$SCRATCH/dump.diff" ||
+      EXTRA_LOG=$SCRATCH/dump.diff fail "the $ft products of $(basename "$b") \
+are not those of $(basename "$a") in the same order (diff below)"
+    ma=$(pqcat -f "$ft" -q "$a" -l /dev/null | md5sum)
+    mb=$(pqcat -f "$ft" -q "$b" -l /dev/null | md5sum)
+    [[ $ma == "$mb" ]] || fail "the data of the $ft products of \
+$(basename "$b") differ from those of $(basename "$a")"
+  done <"$SCRATCH/feeds"
+  pqcat -c -q "$b" -l "$SCRATCH/pqcat_c.log" >/dev/null
   expect_not_in "$SCRATCH/pqcat_c.log" "signature mismatch"
 }
 

@@ -25,11 +25,12 @@ endif()
 # pqclihelper (test/cli) dumps a queue's products in order.
 if(TARGET nats2pq AND TARGET pqclihelper)
   add_executable(natshelper ${CMAKE_CURRENT_LIST_DIR}/natshelper.c)
-  target_link_libraries(natshelper PRIVATE ldmnats) # for libnats
+  target_link_libraries(natshelper PRIVATE cnats::nats)
   pq_script_suite(nats LABEL nats
     ENVIRONMENT NATSHELPER=$<TARGET_FILE:natshelper>
                 PQCLIHELPER=$<TARGET_FILE:pqclihelper>
     ARGS ${NATS_TEST_ARGS}
     TESTS
-      sub_refuse 120)
+      sub_refuse 120
+      bridge 300)
 endif()
