@@ -32,5 +32,6 @@ if(TARGET nats2pq AND TARGET pqclihelper)
     ARGS ${NATS_TEST_ARGS}
     TESTS
       sub_refuse 120
-      bridge 300)
+      bridge 300
+      bridge_restart 300)
 endif()

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# bridge_restart.sh - each bridge program stopped and started again while
+# products flow, by SIGKILL and by SIGTERM: pq2nats killed, nats2pq
+# killed, pq2nats stopped, nats2pq stopped, each started again at once,
+# while an inserter adds products to queue A one at a time.  Every product
+# reaches queue B once, byte for byte and in order per subject, and the
+# stream holds each once (pq2nats's republished ones dropped by
+# Nats-Msg-Id); a SIGTERM is exit 0.
+# shellcheck source-path=SCRIPTDIR source=bridge_lib.sh
+source "$(dirname "$0")/bridge_lib.sh" "$@"
+[[ -x $NATSPEEK ]] || fail "natspeek is not built: '$NATSPEEK'"
+
+write_registry testhost
+nats_start s 0
+U=$NATS_URL_NOW
+A=$SCRATCH/a.pq
+B=$SCRATCH/b.pq
+expect_rc 0 pqcreate -c -s 64M -S 5000 -q "$A"
+expect_rc 0 pqcreate -c -s 64M -S 5000 -q "$B"
+N=1600
+D=$SCRATCH/data
+make_products "$D" p "$N" 2000
+
+# The inserter: one product at a time, IDS and NEXRAD3 in turns.
+inserter() {
+  local i ft
+  for ((i = 0; i < N; i++)); do
+    ft=IDS
+    ((i % 2 == 0)) || ft=NEXRAD3
+    pqinsert -q "$A" -f "$ft" -p "P$i" -l /dev/null "$D/p.$i" || exit 1
+  done
+}
+
+SUBARGS=(-q "$B" -u "$U" -v)
+PUBARGS=(-q "$A" -u "$U")
+start_pub pub "${PUBARGS[@]}"
+start_sub sub "${SUBARGS[@]}"
+background inserter
+INS=$BG
+
+# restart_at COUNT NAME SIGNAL STATUS: when B holds COUNT products, stop
+# NAME with SIGNAL (it must exit STATUS) and start it again, its log
+# going on; the inserter must still be running (the stream goes on).
+restart_at() {
+  local count=$1 name=$2 sig=$3 want=$4
+  wait_count "$B" "$count" 60
+  gone "$INS" && fail "the inserter ended before the restart of $name \
+(at $count products): not mid-stream"
+  pub_sub_stop "$name" "$sig" "$want"
+  mv "$SCRATCH/$name.log" "$SCRATCH/$name.log.$sig.$count"
+  if [[ $name == pub ]]; then
+    start_pub pub "${PUBARGS[@]}"
+  else
+    start_sub sub "${SUBARGS[@]}"
+  fi
+  ok "$name SIG$sig with $count products in B, started again"
+}
+restart_at 200 pub KILL 137
+restart_at 400 sub KILL 137
+restart_at 600 pub TERM 0
+restart_at 800 sub TERM 0
+
+wait "$INS" || fail "the inserter failed"
+(($(q_count "$A") == N)) || fail "A holds $(q_count "$A"), not $N"
+wait_count "$B" "$N" 120
+pub_sub_stop pub TERM 0
+pub_sub_stop sub TERM 0
+(($(q_count "$B") == N)) || fail "B holds $(q_count "$B"), not $N"
+same_queues "$A" "$B"
+m=$("$NATSPEEK" count "$U" LDM) || fail "natspeek count failed"
+((m == N)) || fail "the stream holds $m messages, not $N"
+ok "$N products, each once in B and in the stream, in order per subject"
