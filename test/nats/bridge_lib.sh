@@ -32,6 +32,9 @@
 #                                     log $SCRATCH/NAME.log; pid in PID_NAME
 #   start_sub NAME ARGS...            the same for nats2pq
 #   pub_sub_stop NAME SIGNAL STATUS   stop one of them, require STATUS
+#   ack_pending SERVER                messages the (one) consumer of the
+#                                     server has delivered and not had
+#                                     acknowledged (/jsz)
 
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
@@ -127,4 +130,11 @@ pub_sub_stop() {
   fi
   ((rc == want)) || fail "$name exited $rc after SIG$sig, expected $want"
   BRIDGE_PID[$name]=
+}
+
+ack_pending() {
+  local n
+  n=$(nats_jsz "$1" "consumers=true" |
+    sed -n 's/.*"num_ack_pending": *\([0-9]*\).*/\1/p' | head -n 1)
+  echo "${n:-0}"
 }
