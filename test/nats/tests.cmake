@@ -33,5 +33,6 @@ if(TARGET nats2pq AND TARGET pqclihelper)
     TESTS
       sub_refuse 120
       bridge 300
-      bridge_restart 300)
+      bridge_restart 300
+      bridge_server_kill 300)
 endif()
