@@ -85,6 +85,7 @@ struct run {
    * consumer's acknowledgement floor), and the consumer sequence of the
    * last delivery (0: unknown, a gap may precede the next one). */
   uint64_t last_seq, last_cseq;
+  bool locked; /* waiting for room in the queue (said once) */
   uint64_t inserted, dups, terminated, bytes;
   /* a failure being retried: when it was last logged, and how often */
   double failing_since_log;
@@ -419,6 +420,10 @@ static enum outcome put(struct run *r, natsMsg *m) {
     if (out != DONE)
       return out;
   }
+  if (rc != PQ_LOCKED && r->locked) {
+    log_notice("room in queue %s again", pq_path(r->pq));
+    r->locked = false;
+  }
   switch (rc) {
   case PQ_OK:
     r->inserted++;
@@ -432,7 +437,11 @@ static enum outcome put(struct run *r, natsMsg *m) {
   case PQ_LOCKED:
     /* Readers hold what would make room: wait for them, keep the
      * message. */
-    log_debug("no room in the queue now (%s): waiting", p.info.ident);
+    if (!r->locked)
+      log_warning("no room in queue %s for %s (%" PRIu64 " bytes): what "
+                  "could make room is held by readers; waiting",
+                  pq_path(r->pq), p.info.ident, p.info.size);
+    r->locked = true;
     cli_sleep(LOCKED_WAIT_S);
     return RETRY;
   case PQ_BIG:

@@ -34,5 +34,6 @@ if(TARGET nats2pq AND TARGET pqclihelper)
       sub_refuse 120
       bridge 300
       bridge_restart 300
-      bridge_server_kill 300)
+      bridge_server_kill 300
+      bridge_slow 300)
 endif()
