@@ -24,9 +24,10 @@
  *
  * Threads: the main thread reads the queue and publishes; libnats's thread
  * for the acknowledgments runs on_ack(), which only counts, under `mu`,
- * and hands a failed message back for a retry.  The state and the ring of
- * products in flight are used under `mu` only.  A publish that fails or
- * is not acknowledged within ACK_WAIT_MS is published again (the same
+ * hands a failed message back for a retry, and an acknowledged one to the
+ * main thread, which destroys it (the thread that allocates frees).  The state
+ * and the ring of products in flight are used under `mu` only.  A publish that
+ * fails or is not acknowledged within ACK_WAIT_MS is published again (the same
  * message, the same Msg-Id) after a bounded wait, once the connection is
  * up; never skipped.  The queue's reader never waits inside a batch: when
  * -m (or MAX_BYTES_IN_FLIGHT) is reached the batch ends before the
@@ -108,7 +109,8 @@ struct entry {
 
 struct bridge {
   pthread_mutex_t mu;
-  pthread_cond_t cv; /* an acknowledgment came */
+  pthread_cond_t cv; /* an acknowledgment came (told only to a waiter) */
+  bool waiting;      /* the main thread waits on cv */
   /* the products in flight: ring[i % cap] for head <= i < tail; product
    * messages are published in order, pub_next the first not yet */
   struct slot *ring;
@@ -117,6 +119,11 @@ struct bridge {
   struct entry *map;
   size_t map_mask;
   uint64_t msgs, bytes; /* in flight: created, not yet acknowledged */
+  /* messages acknowledged, for the main thread to destroy: the thread
+   * that allocates them frees them, so that malloc's per-thread caches
+   * serve the next products (a third of the time at 1 KiB otherwise) */
+  natsMsg **done;
+  size_t ndone, done_cap;
   /* messages to publish again, in the order their failures came */
   natsMsg **retry;
   size_t nretry, retry_cap;
@@ -219,6 +226,18 @@ static void retry_later(struct bridge *b, natsMsg *m, const char *why) {
   b->nfailed++;
 }
 
+/* Room for more acknowledged messages (under mu).  false if out of
+ * memory: the caller destroys the message itself. */
+static bool grow_done(struct bridge *b) {
+  size_t cap = b->done_cap ? b->done_cap * 2 : 1024;
+  natsMsg **v = realloc(b->done, cap * sizeof *v);
+  if (v == NULL)
+    return false;
+  b->done = v;
+  b->done_cap = cap;
+  return true;
+}
+
 /* The oldest products whose publishes are all acknowledged leave the
  * ring (under mu). */
 static void pass_done(struct bridge *b) {
@@ -250,7 +269,8 @@ static void on_ack(jsCtx *js, natsMsg *msg, jsPubAck *pa, jsPubAckErr *pae,
       snprintf(why, sizeof why, "%s",
                natsStatus_GetText(pae != NULL ? pae->Err : NATS_ERR));
     retry_later(b, msg, why);
-    pthread_cond_broadcast(&b->cv);
+    if (b->waiting)
+      pthread_cond_signal(&b->cv);
     pthread_mutex_unlock(&b->mu);
     return;
   }
@@ -267,9 +287,31 @@ static void on_ack(jsCtx *js, natsMsg *msg, jsPubAck *pa, jsPubAckErr *pae,
     pqact_state_release(b->state, s->token, true);
     pass_done(b);
   }
-  pthread_cond_broadcast(&b->cv);
+  bool kept = false;
+  if (b->ndone < b->done_cap || grow_done(b)) {
+    b->done[b->ndone++] = msg;
+    kept = true;
+  }
+  if (b->waiting)
+    pthread_cond_signal(&b->cv);
   pthread_mutex_unlock(&b->mu);
-  natsMsg_Destroy(msg);
+  if (!kept)
+    natsMsg_Destroy(msg);
+}
+
+/* Destroy the messages acknowledged (the main thread). */
+static void destroy_done(struct bridge *b) {
+  natsMsg *v[256];
+  size_t n;
+  do {
+    pthread_mutex_lock(&b->mu);
+    n = b->ndone < 256 ? b->ndone : 256;
+    b->ndone -= n;
+    memcpy(v, b->done + b->ndone, n * sizeof *v);
+    pthread_mutex_unlock(&b->mu);
+    for (size_t i = 0; i < n; i++)
+      natsMsg_Destroy(v[i]);
+  } while (n == 256);
 }
 
 /* ---- publishing (the main thread) ---- */
@@ -581,13 +623,17 @@ static void wait_ack(struct bridge *b, int ms) {
   ts.tv_sec += ts.tv_nsec / 1000000000;
   ts.tv_nsec %= 1000000000;
   pthread_mutex_lock(&b->mu);
-  if (b->msgs > 0)
+  if (b->msgs > 0) {
+    b->waiting = true;
     (void)pthread_cond_timedwait(&b->cv, &b->mu, &ts);
+    b->waiting = false;
+  }
   pthread_mutex_unlock(&b->mu);
 }
 
 /* What is in flight and waiting: published, retried. */
 static void service(struct run *r) {
+  destroy_done(r->b);
   publish_ready(r);
   publish_retries(r);
   say_failures(r);
@@ -795,6 +841,8 @@ static void free_bridge(struct bridge *b) {
     natsMsg_Destroy(b->ring[i % b->cap].prod);
   destroy_all(b->retry, b->nretry);
   free(b->retry);
+  destroy_all(b->done, b->ndone);
+  free(b->done);
   free(b->ring);
   free(b->map);
   pqact_state_free(b->state);
