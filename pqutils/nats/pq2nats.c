@@ -226,6 +226,12 @@ static void retry_later(struct bridge *b, natsMsg *m, const char *why) {
   b->nfailed++;
 }
 
+/* Destroy the n messages of v. */
+static void destroy_all(natsMsg **v, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    natsMsg_Destroy(v[i]);
+}
+
 /* Room for more acknowledged messages (under mu).  false if out of
  * memory: the caller destroys the message itself. */
 static bool grow_done(struct bridge *b) {
@@ -299,19 +305,21 @@ static void on_ack(jsCtx *js, natsMsg *msg, jsPubAck *pa, jsPubAckErr *pae,
     natsMsg_Destroy(msg);
 }
 
-/* Destroy the messages acknowledged (the main thread). */
+/* Destroy the messages acknowledged (the main thread), a few at a time
+ * out of the lock. */
 static void destroy_done(struct bridge *b) {
-  natsMsg *v[256];
-  size_t n;
-  do {
+  enum { BATCH = 256 };
+  natsMsg *v[BATCH];
+  for (;;) {
+    size_t n = 0;
     pthread_mutex_lock(&b->mu);
-    n = b->ndone < 256 ? b->ndone : 256;
-    b->ndone -= n;
-    memcpy(v, b->done + b->ndone, n * sizeof *v);
+    while (n < BATCH && b->ndone > 0)
+      v[n++] = b->done[--b->ndone];
     pthread_mutex_unlock(&b->mu);
-    for (size_t i = 0; i < n; i++)
-      natsMsg_Destroy(v[i]);
-  } while (n == 256);
+    destroy_all(v, n);
+    if (n < BATCH)
+      return;
+  }
 }
 
 /* ---- publishing (the main thread) ---- */
@@ -437,12 +445,6 @@ static const char *subject_of(struct run *r, const pq_prod_info *info,
 #define END_BATCH 1
 /* ... and to stop after a failure (logged). */
 #define FAIL_BATCH 2
-
-/* Destroy the n messages of v. */
-static void destroy_all(natsMsg **v, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    natsMsg_Destroy(v[i]);
-}
 
 /* Make the messages of a product: its chunks into chunks[], its product
  * message into *prod.  NATS_OK or libnats's error (nothing made). */
