@@ -157,6 +157,8 @@ struct run {
   uint64_t oldest_us;
   char oldest_prod[600];
   double oldest_said;
+  uint64_t evicted; /* the queue's evictions at the last warning (start) */
+  bool warned;
   bool failed; /* a runtime failure: exit 2 */
 };
 
@@ -582,8 +584,9 @@ static int on_product(const pq_prod_info *info, const void *data,
 
 /* ---- the loop ---- */
 
-/* The product read was the oldest of a full queue: products may have gone
- * before pq2nats read them (pqact's warning). */
+/* The product read was the oldest of a full queue that evicted products
+ * since the last look: some may have gone before pq2nats read them
+ * (pqact's warning, with how many the queue evicted). */
 static void warn_oldest(struct run *r) {
   r->oldest = false;
   double now = cli_monotonic();
@@ -591,12 +594,19 @@ static void warn_oldest(struct run *r) {
   if ((r->oldest_said != 0 && now - r->oldest_said < OLDEST_EVERY_S) ||
       pq_stats_get(r->pq, &st) != PQ_OK || !st.ps_is_full)
     return;
+  uint64_t n = st.ps_evicted - r->evicted;
+  if (n == 0)
+    return;
+  r->evicted = st.ps_evicted;
   r->oldest_said = now;
   double age = (double)(pq_ts_to_us(pq_ts_now()) - r->oldest_us) / 1e6;
-  log_warning("published oldest product in full queue: age=%g s, prod=%s", age,
-              r->oldest_prod);
-  log_warning("products might be deleted before being published! queue too "
-              "small? NATS server slow or away?");
+  log_warning("read the oldest product of the full queue: age=%g s, prod=%s",
+              age, r->oldest_prod);
+  log_warning("the queue evicted %" PRIu64 " products since %s: those "
+              "pq2nats had not read are lost! queue too small? NATS server "
+              "slow or away?",
+              n, r->warned ? "the last warning" : "pq2nats started");
+  r->warned = true;
 }
 
 static void say_stats(struct run *r) {
@@ -922,6 +932,9 @@ static int run(struct cli *c, struct opts *o, struct bridge *b) {
   r.chunk_max = (uint64_t)r.conn.max_payload - 256;
   jsPubOptions_Init(&r.po);
   r.po.MaxWait = ACK_WAIT_MS;
+  pq_stats st;
+  if (pq_stats_get(r.pq, &st) == PQ_OK)
+    r.evicted = st.ps_evicted;
   start_position(&r, &cls);
   status = publish_queue(&r, &cls);
   drain(&r);
