@@ -981,6 +981,7 @@ int main(int argc, char **argv) {
   int status = run(&c, &o, &b);
   if (b.ring != NULL || b.map != NULL || b.state != NULL)
     free_bridge(&b);
-  nats_Close();
+  /* No nats_Close(): after a TLS connection, libnats 3.4.1's cleanup
+   * leaves OpenSSL's in the exit handlers to crash (OPENSSL_cleanup). */
   return status;
 }

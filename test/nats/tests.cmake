@@ -25,5 +25,6 @@ if(TARGET ldmnats)
   pq_script_suite(nats LABEL nats ARGS ${NATS_TEST_ARGS}
     TESTS
       publish 300
-      publish_lost 180)
+      publish_lost 180
+      publish_auth 120)
 endif()
