@@ -58,6 +58,7 @@ wait_count "$B" "$N" 120
 pub_sub_stop pub TERM 0
 pub_sub_stop sub TERM 0
 (($(q_count "$B") == N)) || fail "B holds $(q_count "$B"), not $N"
+stream_order "$A" "$U"
 same_queues "$A" "$B"
 m=$("$NATSPEEK" count "$U" LDM) || fail "natspeek count failed"
 ((m == N)) || fail "the stream holds $m messages, not $N"
