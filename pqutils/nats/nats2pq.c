@@ -653,11 +653,9 @@ int main(int argc, char **argv) {
   log_notice("Starting Up (%d)", (int)getpgrp());
 
   struct run r = {.o = &o};
-  int code = 0;
-  r.pq = cli_open_queue(path, 0, &code);
+  r.pq = cli_open_queue(path, 0, NULL);
   if (r.pq == NULL)
-    return code == PQ_SYSTEM || code == PQ_NOMEM ? EXIT_RUNTIME
-                                                 : CLI_EXIT_USAGE;
+    return CLI_EXIT_USAGE; /* logged; as the other utilities */
   int status = 0;
   rc = ldmnats_connect(&o.nats, "nats2pq", NULL, &r.conn);
   if (rc == LDMNATS_ECONFIG)
