@@ -213,7 +213,7 @@ static void retry_later(struct bridge *b, natsMsg *m, const char *why) {
   if (b->nretry == b->retry_cap) {
     size_t cap = b->retry_cap ? b->retry_cap * 2 : 64;
     natsMsg **v = realloc(b->retry, cap * sizeof *v);
-    if (v == NULL) { /* the message stays unacknowledged: the stop says */
+    if (v == NULL) { /* lost from view: service() ends the run */
       b->nomem = true;
       return;
     }
@@ -643,12 +643,24 @@ static void wait_ack(struct bridge *b, int ms) {
   pthread_mutex_unlock(&b->mu);
 }
 
-/* What is in flight and waiting: published, retried. */
-static void service(struct run *r) {
+/* What is in flight and waiting: published, retried.  -1 when a failed
+ * message could not be kept for a retry (out of memory): the position
+ * stays before its product, and the run ends (logged). */
+static int service(struct run *r) {
   destroy_done(r->b);
   publish_ready(r);
   publish_retries(r);
   say_failures(r);
+  pthread_mutex_lock(&r->b->mu);
+  bool nomem = r->b->nomem;
+  pthread_mutex_unlock(&r->b->mu);
+  if (nomem) {
+    log_error("cannot keep a failed publish for a retry: %s; exiting, the "
+              "next run publishes it again",
+              strerror(ENOMEM));
+    return -1;
+  }
+  return 0;
 }
 
 static int publish_queue(struct run *r, const pq_class *cls) {
@@ -658,7 +670,8 @@ static int publish_queue(struct run *r, const pq_class *cls) {
     int rc = pq_next_many(r->pq, PQ_FORWARD, cls, 0, on_product, r);
     if (r->oldest)
       warn_oldest(r);
-    service(r);
+    if (service(r) != 0)
+      return 2;
     if (rc == PQ_OK)
       continue;
     if (rc == END_BATCH) { /* full: wait for acknowledgments */
@@ -697,7 +710,8 @@ static int publish_queue(struct run *r, const pq_class *cls) {
 static void drain(struct run *r) {
   double end = cli_monotonic() + STOP_WAIT_S;
   while (!idle(r->b) && cli_monotonic() < end) {
-    service(r);
+    if (service(r) != 0)
+      break;
     wait_ack(r->b, 100);
   }
   if (!idle(r->b)) {
