@@ -337,12 +337,17 @@ static void destroy_done(struct bridge *b) {
 
 /* ---- publishing (the main thread) ---- */
 
-/* Publish m; on a failure it waits for a retry.  Not under mu. */
+/* Publish m; on a failure it waits for a retry.  Not under mu.  Not
+ * while the connection is down: libnats would keep m in its reconnect
+ * buffer and send it first once reconnected, before the messages the
+ * disconnect lost, which recovering() publishes again. */
 static void publish(struct run *r, natsMsg *m) {
   pthread_mutex_lock(&r->b->mu);
   r->b->unacked++; /* before: its acknowledgment may come at once */
   pthread_mutex_unlock(&r->b->mu);
-  natsStatus s = js_PublishMsgAsync(r->conn.js, &m, &r->po);
+  natsStatus s = ldmnats_connected(&r->conn)
+                     ? js_PublishMsgAsync(r->conn.js, &m, &r->po)
+                     : NATS_CONNECTION_DISCONNECTED;
   if (s == NATS_OK)
     return;
   pthread_mutex_lock(&r->b->mu);
