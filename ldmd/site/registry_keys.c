@@ -70,6 +70,15 @@ const struct reg_default ldm__reg_defaults[] = {
     {REG_TLS_CERT, "", RT_STRING, 0, 0, NULL}, /* "": TLS off */
     {REG_TLS_KEY, "", RT_STRING, 0, 0, NULL},  /* "": in the cert's file */
     {REG_TLS_CA, "", RT_STRING, 0, 0, NULL},
+    /* the bridge to NATS JetStream (pqutils/nats/ldmnats.h): none is LDM's */
+    {REG_NATS_URL, "nats://127.0.0.1:4222", RT_STRING, 0, 0, NULL},
+    {REG_NATS_STREAM, "LDM", RT_STRING, 0, 0, NULL},
+    {REG_NATS_PREFIX, "ldm", RT_STRING, 0, 0, NULL},
+    {REG_NATS_DURABLE, "nats2pq", RT_STRING, 0, 0, NULL},
+    {REG_NATS_CREDENTIALS, "", RT_STRING, 0, 0, NULL}, /* "": none */
+    {REG_NATS_CA, "", RT_STRING, 0, 0, NULL},          /* "": no TLS CA */
+    {REG_NATS_CERT, "", RT_STRING, 0, 0, NULL},
+    {REG_NATS_KEY, "", RT_STRING, 0, 0, NULL},
 };
 const size_t ldm__reg_ndefaults =
     sizeof ldm__reg_defaults / sizeof ldm__reg_defaults[0];

@@ -1,10 +1,11 @@
 /*
  * tu_reg_keys.h - the registry's built-in keys as the tests list them:
  * LDM's 24, ldmd's own 8, 3 for its live figures, 4 against abuse and 3
- * for TLS, pqact's own 1 and ldmadmin's own 1 (regutil.1), typed here
- * independently of ldmd/site/registry_keys.c, so that test_registry can
- * check the registry has each of them and no other (it counts them), and
- * fuzz_registry reads each one.  A key added to the registry is added here.
+ * for TLS, pqact's own 1, ldmadmin's own 1 and the NATS bridge's 8
+ * (regutil.1), typed here independently of ldmd/site/registry_keys.c, so that
+ * test_registry can check the registry has each of them and no other (it counts
+ * them), and fuzz_registry reads each one.  A key added to the registry is
+ * added here.
  */
 #ifndef TEST_TU_REG_KEYS_H
 #define TEST_TU_REG_KEYS_H
@@ -24,6 +25,8 @@
       REG_RETRY_MAX, REG_AUTOSHIFT, REG_STATE_DIR, REG_QUEUE_MAX_SIZE,         \
       REG_METRICS_ENABLE, REG_METRICS_PATH, REG_METRICS_HTTP,                  \
       REG_MAX_PER_ADDRESS, REG_FIRST_CALL_LIMIT, REG_MAX_PRODUCT_SIZE,         \
-      REG_USER, REG_TLS_CERT, REG_TLS_KEY, REG_TLS_CA
+      REG_USER, REG_TLS_CERT, REG_TLS_KEY, REG_TLS_CA, REG_NATS_URL,           \
+      REG_NATS_STREAM, REG_NATS_PREFIX, REG_NATS_DURABLE,                      \
+      REG_NATS_CREDENTIALS, REG_NATS_CA, REG_NATS_CERT, REG_NATS_KEY
 
 #endif /* TEST_TU_REG_KEYS_H */

@@ -28,8 +28,9 @@
 #include "test/unit/testutil.h"
 
 /* Keys with a built-in default: LDM's 24, ldmd's own 8, 3 for its live
- * figures, 4 against abuse and 3 for TLS, pqact's own 1, ldmadmin's own 1. */
-#define NBUILTIN 44
+ * figures, 4 against abuse and 3 for TLS, pqact's own 1, ldmadmin's own 1,
+ * the NATS bridge's 8. */
+#define NBUILTIN 52
 
 static char scratch[1024]; /* this run's directory */
 static char home[2048];    /* LDMHOME for the tests */
@@ -265,6 +266,16 @@ static void check_all_defaults(ldm_registry *reg) {
   assert_string_equal(REG_TLS_CERT, "/tls/cert");
   assert_string_equal(REG_TLS_KEY, "/tls/key");
   assert_string_equal(REG_TLS_CA, "/tls/ca");
+  want_string(reg, REG_NATS_URL, "nats://127.0.0.1:4222");
+  want_string(reg, REG_NATS_STREAM, "LDM");
+  want_string(reg, REG_NATS_PREFIX, "ldm");
+  want_string(reg, REG_NATS_DURABLE, "nats2pq");
+  want_string(reg, REG_NATS_CREDENTIALS, "");
+  want_string(reg, REG_NATS_CA, "");
+  want_string(reg, REG_NATS_CERT, "");
+  want_string(reg, REG_NATS_KEY, "");
+  assert_string_equal(REG_NATS_URL, "/nats/url");
+  assert_string_equal(REG_NATS_KEY, "/nats/key");
   assert_int_equal(gethostname(host, sizeof host), 0);
   want_string(reg, REG_HOSTNAME, host);
 }

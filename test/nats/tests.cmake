@@ -1,0 +1,9 @@
+# The bridge to NATS JetStream (pqutils/nats/): shell tests against a real
+# nats-server that each test starts itself on loopback (test/nats/lib.sh),
+# ctest names nats_*.  Each script gets the directory of the queue
+# utilities and that of the bridge's programs.  A test that cannot find
+# nats-server is skipped (77).
+if(TARGET ldmnats)
+  set(NATS_TEST_ARGS $<TARGET_FILE_DIR:pqcreate>
+      ${CMAKE_BINARY_DIR}/pqutils/nats)
+endif()
