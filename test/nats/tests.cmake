@@ -7,3 +7,10 @@ if(TARGET ldmnats)
   set(NATS_TEST_ARGS $<TARGET_FILE_DIR:pqcreate>
       ${CMAKE_BINARY_DIR}/pqutils/nats)
 endif()
+
+# nats_cluster: the bridge across a three-node JetStream cluster, its
+# stream leader killed (SIGKILL) mid-stream and restarted (cluster.sh).
+if(TARGET pq2nats AND TARGET nats2pq)
+  pq_script_test(nats_cluster ${CMAKE_CURRENT_LIST_DIR}/cluster.sh
+    TIMEOUT 400 LABELS nats ARGS ${NATS_TEST_ARGS})
+endif()
