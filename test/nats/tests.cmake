@@ -8,6 +8,21 @@ if(TARGET ldmnats)
       ${CMAKE_BINARY_DIR}/pqutils/nats)
 endif()
 
+# nats2pq's tests: the queue -> pq2nats -> nats-server -> nats2pq -> queue
+# path, restarts of either bridge and of the server, a slow queue, and what
+# nats2pq refuses.  natshelper publishes messages of the test's making;
+# pqclihelper (test/cli) dumps a queue's products in order.
+if(TARGET nats2pq AND TARGET pqclihelper)
+  add_executable(natshelper ${CMAKE_CURRENT_LIST_DIR}/natshelper.c)
+  target_link_libraries(natshelper PRIVATE ldmnats) # for libnats
+  pq_script_suite(nats LABEL nats
+    ENVIRONMENT NATSHELPER=$<TARGET_FILE:natshelper>
+                PQCLIHELPER=$<TARGET_FILE:pqclihelper>
+    ARGS ${NATS_TEST_ARGS}
+    TESTS
+      sub_refuse 120)
+endif()
+
 # nats_cluster: the bridge across a three-node JetStream cluster, its
 # stream leader killed (SIGKILL) mid-stream and restarted (cluster.sh).
 if(TARGET pq2nats AND TARGET nats2pq)
