@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,10 +125,16 @@ static int64_t reconnect_delay(natsConnection *nc, int attempts, void *arg) {
   return ms + (int64_t)(nats_Now() % (ms / 10 + 1));
 }
 
+/* Set by ldmnats_close(): the disconnect it makes is not news (libnats
+ * may tell it after the close returns, so it stays set: a program closes
+ * its connection on its way out). */
+static atomic_bool closing;
+
 static void on_disconnected(natsConnection *nc, void *arg) {
   (void)nc;
   (void)arg;
-  log_warning("disconnected from the NATS server: reconnecting");
+  if (!atomic_load(&closing))
+    log_warning("disconnected from the NATS server: reconnecting");
 }
 
 static void on_reconnected(natsConnection *nc, void *arg) {
@@ -183,7 +190,7 @@ static int make_options(const struct ldmnats_opts *o, const char *name,
     s = natsOptions_SetErrorHandler(no, on_error, NULL);
   /* publishes made while reconnecting wait in a buffer of this size */
   if (s == NATS_OK)
-    s = natsOptions_SetReconnectBufSize(no, 64 * 1024 * 1024);
+    s = natsOptions_SetReconnectBufSize(no, 128 * 1024 * 1024);
   if (s == NATS_OK)
     s = natsOptions_SetPingInterval(no, 5000);
   if (s == NATS_OK)
@@ -278,6 +285,7 @@ void ldmnats_close(struct ldmnats_conn *conn) {
   if (conn->js != NULL)
     jsCtx_Destroy(conn->js);
   if (conn->nc != NULL) {
+    atomic_store(&closing, true);
     natsConnection_Close(conn->nc);
     natsConnection_Destroy(conn->nc);
   }

@@ -4,8 +4,9 @@
 #
 # Usage in a test:  source "$(dirname "$0")/lib.sh" "$@"
 # Arguments: the directory of the queue utilities (pqcreate, pqinsert...),
-# the directory of the bridge's programs; more arguments stay in $@ for the
-# test (NATS_ARGS).
+# the directory of the bridge's programs, then (tests.cmake gives it) the
+# path of natspeek ($NATSPEEK: the server's side of what is stored,
+# natspeek.c); more arguments stay in NATS_ARGS for the test.
 #
 # What the suites share (scratch directory, cleanup, fail, run, wait_until,
 # background) is test/lib/common.sh; here is what only this suite needs:
@@ -47,6 +48,9 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 BIN=$(cd "${1:?directory of the queue utilities}" && pwd)
 NBIN=$(cd "${2:?directory of the bridge programs}" && pwd)
 shift 2
+# shellcheck disable=SC2034 # for the tests
+NATSPEEK=${1:-}
+(($# == 0)) || shift
 # shellcheck disable=SC2034 # for the tests
 NATS_ARGS=("$@")
 scratch_init pqnats /dev/shm

@@ -8,19 +8,31 @@ if(TARGET ldmnats)
       ${CMAKE_BINARY_DIR}/pqutils/nats)
 endif()
 
+# natspeek: the server's side of what the bridge stored (natspeek.c).
+if(TARGET ldmnats)
+  add_executable(natspeek ${CMAKE_CURRENT_LIST_DIR}/natspeek.c)
+  target_link_libraries(natspeek PRIVATE ldmpq cnats::nats)
+  list(APPEND NATS_TEST_ARGS $<TARGET_FILE:natspeek>)
+  # nats_NAME runs nats/NAME.sh, with its timeout in seconds.
+  pq_script_suite(nats LABEL nats ARGS ${NATS_TEST_ARGS}
+    TESTS
+      publish 300)
+endif()
+
 # nats2pq's tests: the queue -> pq2nats -> nats-server -> nats2pq -> queue
 # path, restarts of either bridge and of the server, a slow queue, and what
 # nats2pq refuses.  natshelper publishes messages of the test's making;
 # pqclihelper (test/cli) dumps a queue's products in order.
 if(TARGET nats2pq AND TARGET pqclihelper)
   add_executable(natshelper ${CMAKE_CURRENT_LIST_DIR}/natshelper.c)
-  target_link_libraries(natshelper PRIVATE ldmnats) # for libnats
+  target_link_libraries(natshelper PRIVATE cnats::nats)
   pq_script_suite(nats LABEL nats
     ENVIRONMENT NATSHELPER=$<TARGET_FILE:natshelper>
                 PQCLIHELPER=$<TARGET_FILE:pqclihelper>
     ARGS ${NATS_TEST_ARGS}
     TESTS
-      sub_refuse 120)
+      sub_refuse 120
+      bridge 300)
 endif()
 
 # nats_cluster: the bridge across a three-node JetStream cluster, its

@@ -1,0 +1,130 @@
+# shellcheck shell=bash
+# bridge_lib.sh - what the tests of the whole bridge (queue A -> pq2nats ->
+# nats-server -> nats2pq -> queue B) share, beside test/nats/lib.sh (the
+# servers), which it sources: making products, counting and comparing the
+# products of two queues, and starting and stopping the two programs.
+#
+# Usage in a test:  source "$(dirname "$0")/bridge_lib.sh" "$@"
+# (the arguments of lib.sh).  The environment names the helpers:
+# PQCLIHELPER (test/cli/pqclihelper: `dump` lists a queue in insertion
+# order) and NATSHELPER (test/nats/natshelper: publishes a message of the
+# test's making).
+#
+#   make_products DIR PREFIX N SIZE   N files DIR/PREFIX.I of SIZE bytes
+#                                     (at least 8), each different (its
+#                                     number, then random bytes)
+#   insert_products Q FEED IDENT FILE...  pqinsert them into Q, in order
+#                                     (idents IDENT.SEQNO with several)
+#   q_count Q                         the products in Q (pqmon -S)
+#   wait_count Q N SECONDS            wait until Q holds at least N; fail
+#                                     if it does not within SECONDS
+#   q_dump Q                          one line a product in insertion
+#                                     order: signature, size, creation
+#                                     time, feedtype, seqno, identifier
+#   same_queues A B                   fail unless B holds what A holds:
+#                                     as many products, and for each
+#                                     feedtype (each a subject) the same
+#                                     products (metadata, signatures) in
+#                                     the same order with the same bytes;
+#                                     and each product's data match its
+#                                     signature (pqcat -c)
+#   start_pub NAME ARGS...            pq2nats ARGS in the background, its
+#                                     log $SCRATCH/NAME.log; pid in PID_NAME
+#   start_sub NAME ARGS...            the same for nats2pq
+#   pub_sub_stop NAME SIGNAL STATUS   stop one of them, require STATUS
+
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
+
+[[ -x ${PQCLIHELPER:-} ]] || fail "PQCLIHELPER does not name pqclihelper"
+[[ -x ${NATSHELPER:-} ]] || fail "NATSHELPER does not name natshelper"
+declare -A BRIDGE_PID
+
+make_products() {
+  local dir=$1 prefix=$2 n=$3 size=$4 i
+  mkdir -p "$dir"
+  for ((i = 0; i < n; i++)); do
+    {
+      printf '%08d' "$i"
+      head -c $((size - 8)) /dev/urandom
+    } >"$dir/$prefix.$i"
+  done
+}
+
+insert_products() {
+  local q=$1 feed=$2 ident=$3
+  shift 3
+  expect_rc 0 pqinsert -q "$q" -f "$feed" -p "$ident" -l - "$@"
+}
+
+q_count() {
+  local -a st
+  read -r -a st < <(pqmon -S -q "$1" -l /dev/null) ||
+    fail "pqmon -S -q $1 failed"
+  echo "${st[6]}"
+}
+
+wait_count() {
+  local q=$1 n=$2 limit=$3
+  wait_until "$limit" eval "(( \$(q_count '$q') >= $n ))" ||
+    fail "$(basename "$q") holds $(q_count "$q") products, not $n, after $limit s"
+}
+
+q_dump() {
+  "$PQCLIHELPER" dump "$1" | cut -d' ' -f2- || fail "dump of $1 failed"
+}
+
+same_queues() {
+  local a=$1 b=$2 ft ma mb
+  q_dump "$a" >"$SCRATCH/dump.a"
+  q_dump "$b" >"$SCRATCH/dump.b"
+  (($(wc -l <"$SCRATCH/dump.a") == $(wc -l <"$SCRATCH/dump.b"))) ||
+    fail "$(basename "$a") holds $(wc -l <"$SCRATCH/dump.a") products, \
+$(basename "$b") $(wc -l <"$SCRATCH/dump.b")"
+  awk '{ print $4 }' "$SCRATCH/dump.a" | sort -u >"$SCRATCH/feeds"
+  while read -r ft; do
+    awk -v f="$ft" '$4 == f' "$SCRATCH/dump.a" >"$SCRATCH/dump.a.$ft"
+    awk -v f="$ft" '$4 == f' "$SCRATCH/dump.b" >"$SCRATCH/dump.b.$ft"
+    diff "$SCRATCH/dump.a.$ft" "$SCRATCH/dump.b.$ft" >"$SCRATCH/dump.diff" ||
+      EXTRA_LOG=$SCRATCH/dump.diff fail "the $ft products of $(basename "$b") \
+are not those of $(basename "$a") in the same order (diff below)"
+    ma=$(pqcat -f "$ft" -q "$a" -l /dev/null | md5sum)
+    mb=$(pqcat -f "$ft" -q "$b" -l /dev/null | md5sum)
+    [[ $ma == "$mb" ]] || fail "the data of the $ft products of \
+$(basename "$b") differ from those of $(basename "$a")"
+  done <"$SCRATCH/feeds"
+  pqcat -c -q "$b" -l "$SCRATCH/pqcat_c.log" >/dev/null
+  expect_not_in "$SCRATCH/pqcat_c.log" "signature mismatch"
+}
+
+_bridge_start() {
+  local prog=$1 name=$2
+  shift 2
+  background "$prog" -l "$SCRATCH/$name.log" "$@"
+  BRIDGE_PID[$name]=$BG
+  EXTRA_LOG=$SCRATCH/$name.log
+}
+
+start_pub() {
+  _bridge_start pq2nats "$@"
+}
+
+start_sub() {
+  _bridge_start nats2pq "$@"
+}
+
+pub_sub_stop() {
+  local name=$1 sig=$2 want=$3
+  [[ -n ${BRIDGE_PID[$name]:-} ]] || fail "$name was not started"
+  # shellcheck disable=SC2034 # fail shows it (FAIL_LOGS)
+  EXTRA_LOG=$SCRATCH/$name.log
+  if [[ $sig == KILL ]]; then
+    kill -KILL "${BRIDGE_PID[$name]}"
+    wait "${BRIDGE_PID[$name]}"
+    rc=$?
+  else
+    stop_within "${BRIDGE_PID[$name]}" "$sig" 30 "$name"
+  fi
+  ((rc == want)) || fail "$name exited $rc after SIG$sig, expected $want"
+  BRIDGE_PID[$name]=
+}
