@@ -42,9 +42,9 @@ set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
 set(CPACK_PACKAGE_DESCRIPTION
   "A product queue server in the tradition of Unidata's LDM: ldmd (the
 LDM-6 protocol), pqact, the queue utilities (pqcreate, pqinsert, pqcat,
-...), the protocol clients (notifyme, ldmsend, ldmping, rtstats), regutil, and the
-queue library with its header and pkg-config file.  The package creates the
-system user ldm, its home /var/lib/ldm, a registry and a queue.")
+...), the protocol clients (notifyme, ldmsend, ldmping, rtstats), regutil, the
+bridge to NATS JetStream (pq2nats), and the queue library with its header
+and pkg-config file.  The package creates the system user ldm, its home /var/lib/ldm, a registry and a queue.")
 # A directory of its own for the staging, and absolute destinations
 # (/etc/ldm) staged, not written to the build host.
 set(CPACK_SET_DESTDIR ON)
@@ -55,8 +55,9 @@ set(CPACK_DEBIAN_PACKAGE_SECTION net)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "passwd")
-# "ldmadmin plotmetrics" draws with gnuplot; nothing else needs it.
-set(CPACK_DEBIAN_PACKAGE_SUGGESTS "gnuplot-nox")
+# "ldmadmin plotmetrics" draws with gnuplot; pq2nats and nats2pq talk to a
+# NATS server, which may run on another host; nothing else needs them.
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "gnuplot-nox, nats-server")
 # "ldmadmin mkcert" makes the site's TLS key and certificate with openssl.
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "openssl")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA

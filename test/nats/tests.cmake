@@ -8,6 +8,14 @@ if(TARGET ldmnats)
       ${CMAKE_BINARY_DIR}/pqutils/nats)
 endif()
 
+# The wire format's pure parts (pqutils/nats/subject.c): a cmocka test of
+# test/unit/, built here with the bridge.
+if(TARGET ldmnats_wire)
+  add_executable(test_ldmnats ${PROJECT_SOURCE_DIR}/test/unit/test_ldmnats.c)
+  target_link_libraries(test_ldmnats PRIVATE ldmnats_wire ${CMOCKA_LIB})
+  pq_test(test_ldmnats TIMEOUT 60 COMMAND test_ldmnats)
+endif()
+
 # natspeek: the server's side of what the bridge stored (natspeek.c).
 if(TARGET ldmnats)
   add_executable(natspeek ${CMAKE_CURRENT_LIST_DIR}/natspeek.c)

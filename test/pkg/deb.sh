@@ -81,7 +81,7 @@ for field in "Package: ldmpq" "Version: $version" "Maintainer: " "Description: "
 done
 depends=$(sed -n 's/^ Depends: //p' "$INFO")
 for dep in passwd libc6 libssl3 libxml2 libtirpc3 libisal2 libgdbm6 \
-  libsystemd0 libmicrohttpd12; do
+  libsystemd0 libmicrohttpd12 libnats3.4; do
   [[ ,$depends, =~ [\ ,]${dep}[\ ,] ]] || fail "Depends lacks $dep: $depends"
 done
 CTRL=$SCRATCH/control
@@ -102,7 +102,7 @@ lacks() { ! grep -qxF -- "$1" "$LIST" || fail "the package has $1"; }
 has /usr/sbin/ldmd
 has /usr/share/man/man8/ldmd.8
 for p in pqcreate pqinsert pqcat pqexpire pqmon pqcheck pqcopy pqsave \
-  pqrestore notifyme ldmsend ldmping rtstats regutil pqact ldmadmin; do
+  pqrestore notifyme ldmsend ldmping rtstats regutil pqact ldmadmin pq2nats; do
   has /usr/bin/$p
 done
 # Every program has its man page, and every page its program.
