@@ -51,7 +51,8 @@ endif()
 if(TARGET ldmd)
   add_executable(nats_bench ${CMAKE_CURRENT_LIST_DIR}/nats_bench.c
                             ${CMAKE_CURRENT_LIST_DIR}/relay_servers.c
-                            ${CMAKE_CURRENT_LIST_DIR}/iddmix.c)
+                            ${CMAKE_CURRENT_LIST_DIR}/iddmix.c
+                            ${CMAKE_CURRENT_LIST_DIR}/procstat.c)
   target_link_libraries(nats_bench PRIVATE ldmpq m)
   target_compile_definitions(nats_bench PRIVATE
                              LDMD_PATH="$<TARGET_FILE:ldmd>")

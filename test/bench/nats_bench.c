@@ -45,7 +45,7 @@
  *
  * usage: nats_bench [-p paths] [-s sizes] [-m mult] [-d seconds]
  *                   [-r rate1k,rate1m] [-D dir] [-L ldmd] [-N nats-server]
- *                   [-B bindir] [-k] [-v]
+ *                   [-B bindir] [-a options] [-A options] [-k] [-v]
  *   -p paths    relay, nats, nats-8m, comma-separated (default all three;
  *               nats-8m only runs the 1 MiB size)
  *   -s sizes    1k, 1m, comma-separated (default both)
@@ -59,6 +59,8 @@
  *   -N server   nats-server (default: nats-server in PATH)
  *   -B bindir   where pq2nats and nats2pq are (default: those built with
  *               this program)
+ *   -a options  more options for pq2nats, space-separated (e.g. "-m 8192")
+ *   -A options  more options for nats2pq (e.g. "-b 1024")
  *   -k          keep the run directory (queues, logs) for a post-mortem
  *   -v          name each process's log and the run directory
  * A full default run takes about two minutes.
@@ -73,6 +75,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
@@ -82,6 +85,7 @@
 
 #include "pq/pq.h"
 #include "test/bench/iddmix.h"
+#include "test/bench/procstat.h"
 #include "test/bench/relay_servers.h"
 
 #ifndef LDMD_PATH
@@ -148,6 +152,7 @@ typedef struct bench {
   double mult, lat_s;
   double lat_rate[NSIZES];
   const char *base, *ldmd, *nats_server;
+  const char *pub_args, *sub_args; /* -a, -A: more options */
   char pq2nats[RB_RUN_MAX], nats2pq[RB_RUN_MAX];
   bool keep, verbose;
   char run[RB_RUN_MAX];
@@ -354,6 +359,34 @@ static int start_b(bench *b) {
   return rb_server_start(&b->b, b->ldmd, conf);
 }
 
+/* argv of pq2nats or nats2pq: the queue, the URL, the stream, logging to
+ * stderr (its log file), then the words of extra (-a, -A; copied into
+ * words, split there; at most MAX_ARGS - 10 of them). */
+#define MAX_ARGS 32
+#define WORDS_MAX 512
+static void bridge_argv(char **argv, char *words, char *prog, char *queue,
+                        char *url, const char *extra) {
+  static char q[] = "-q", u[] = "-u", s[] = "-s", stream[] = STREAM, l[] = "-l",
+              dash[] = "-";
+  char *save = NULL, *tok;
+  unsigned n = 0;
+
+  argv[n++] = prog;
+  argv[n++] = q;
+  argv[n++] = queue;
+  argv[n++] = u;
+  argv[n++] = url;
+  argv[n++] = s;
+  argv[n++] = stream;
+  argv[n++] = l;
+  argv[n++] = dash;
+  snprintf(words, WORDS_MAX, "%s", extra != NULL ? extra : "");
+  for (tok = strtok_r(words, " ", &save); tok != NULL && n < MAX_ARGS - 1;
+       tok = strtok_r(NULL, " ", &save))
+    argv[n++] = tok;
+  argv[n] = NULL;
+}
+
 /* The bridge: nats-server, pq2nats (which makes the stream), then nats2pq
  * once the stream exists.  @return 0 or -1 */
 static int bridge_up(bench *b, uint64_t max_payload) {
@@ -365,9 +398,9 @@ static int bridge_up(bench *b, uint64_t max_payload) {
   snprintf(plog, sizeof plog, "%s/pq2nats.log", b->run);
   snprintf(slog, sizeof slog, "%s/nats2pq.log", b->run);
   {
-    char *argv[] = {b->pq2nats, "-q",   b->a.queue, "-u", b->url,
-                    "-s",       STREAM, "-l",       "-",  NULL};
+    char *argv[MAX_ARGS], words[WORDS_MAX];
 
+    bridge_argv(argv, words, b->pq2nats, b->a.queue, b->url, b->pub_args);
     if (spawn(&b->pub, "pq2nats", plog, b->a.reg, argv) != 0)
       return -1;
   }
@@ -381,9 +414,9 @@ static int bridge_up(bench *b, uint64_t max_payload) {
     rb_sleep(0.02);
   }
   {
-    char *argv[] = {b->nats2pq, "-q",   b->b.queue, "-u", b->url,
-                    "-s",       STREAM, "-l",       "-",  NULL};
+    char *argv[MAX_ARGS], words[WORDS_MAX];
 
+    bridge_argv(argv, words, b->nats2pq, b->b.queue, b->url, b->sub_args);
     if (spawn(&b->sub, "nats2pq", slog, b->b.reg, argv) != 0)
       return -1;
   }
@@ -447,13 +480,33 @@ static bool path_alive(bench *b, const struct path *p) {
 }
 
 /* CPU seconds of the path's processes: [0] A or pq2nats, [1] B or
- * nats2pq, [2] nats-server (the relay: none). */
+ * nats2pq, [2] nats-server (the relay: none); and of the whole machine
+ * (busy: not idle, not iowait, not steal), of this process, and the
+ * machine's steal, for what the others took meanwhile. */
 struct cpu3 {
   double wall, c[3];
+  double busy, self, steal; /* seconds; busy < 0: not readable */
 };
 
 static void cpu_mark(const bench *b, const struct path *p, struct cpu3 *m) {
+  struct procstat ps;
+  double hz = (double)sysconf(_SC_CLK_TCK);
+
   m->wall = rb_now();
+  if (procstat_read(&ps) == 0) {
+    m->busy =
+        (double)(ps.user + ps.nice + ps.system + ps.irq + ps.softirq) / hz;
+    m->steal = (double)ps.steal / hz;
+  } else {
+    m->busy = -1;
+  }
+  {
+    struct rusage ru; /* this process only: the others are its children */
+
+    getrusage(RUSAGE_SELF, &ru);
+    m->self = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+              (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+  }
   if (p->kind == PATH_RELAY) {
     m->c[0] = rb_tree_cpu(b->a.pid);
     m->c[1] = rb_tree_cpu(b->b.pid);
@@ -485,6 +538,19 @@ static const char *cpu_text(const struct path *p, const struct cpu3 *m0,
       used +=
           (size_t)snprintf(buf + used, len - used, "%s%s %.2f", used ? " " : "",
                            names[i], (m1->c[i] - m0->c[i]) / wall);
+  }
+  if (m0->busy >= 0 && m1->busy >= 0 && wall > 0 && used < len) {
+    double path = m1->self - m0->self;
+
+    for (unsigned i = 0; i < 3; i++)
+      if (names[i] != NULL && m0->c[i] >= 0 && m1->c[i] >= 0)
+        path += m1->c[i] - m0->c[i];
+    used += (size_t)snprintf(
+        buf + used, len - used, "; the bench %.2f; other processes %.2f",
+        (m1->self - m0->self) / wall, (m1->busy - m0->busy - path) / wall);
+    if (m1->steal - m0->steal > 0.01 * wall && used < len)
+      snprintf(buf + used, len - used, "; steal %.2f",
+               (m1->steal - m0->steal) / wall);
   }
   return buf;
 }
@@ -884,7 +950,7 @@ static void run_all(bench *b) {
     for (unsigned i = 0; i < NPATHS && !rb_stop; i++) {
       const struct path *p = &paths[i];
       struct result r;
-      char cpu[160];
+      char cpu[256];
 
       if ((b->path_mask & 1u << i) == 0 ||
           (p->max_payload > 0 && c->size <= KIB))
@@ -929,7 +995,8 @@ static void usage(void) {
           "usage: nats_bench [-p paths] [-s sizes] [-m mult] [-d seconds]\n"
           "                  [-r rate1k,rate1m] [-D dir] [-L ldmd] "
           "[-N nats-server]\n"
-          "                  [-B bindir] [-k] [-v]\n"
+          "                  [-B bindir] [-a options] [-A options] [-k] "
+          "[-v]\n"
           "  -p paths    relay,nats,nats-8m (all)\n"
           "  -s sizes    1k,1m (both)\n"
           "  -m mult     multiply the product counts (1)\n"
@@ -940,6 +1007,8 @@ static void usage(void) {
           "  -L ldmd     the LDM server (%s)\n"
           "  -N server   nats-server (nats-server in PATH)\n"
           "  -B bindir   where pq2nats and nats2pq are (%s)\n"
+          "  -a options  more options for pq2nats (\"-m 8192\")\n"
+          "  -A options  more options for nats2pq (\"-b 1024\")\n"
           "  -k          keep the run directory\n"
           "  -v          say where the logs are\n",
           LDMD_PATH, NATS_BIN_DIR);
@@ -981,7 +1050,7 @@ static int parse(int argc, char **argv, bench *b) {
   b->base = "/dev/shm";
   b->ldmd = LDMD_PATH;
   b->nats_server = "nats-server";
-  while ((c = getopt(argc, argv, "p:s:m:d:r:D:L:N:B:kvh")) != -1) {
+  while ((c = getopt(argc, argv, "p:s:m:d:r:D:L:N:B:a:A:kvh")) != -1) {
     errno = 0;
     end = NULL;
     switch (c) {
@@ -1025,6 +1094,12 @@ static int parse(int argc, char **argv, bench *b) {
       break;
     case 'B':
       bindir = optarg;
+      break;
+    case 'a':
+      b->pub_args = optarg;
+      break;
+    case 'A':
+      b->sub_args = optarg;
       break;
     case 'k':
       b->keep = true;
