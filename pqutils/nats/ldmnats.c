@@ -205,21 +205,25 @@ static int make_options(const struct ldmnats_opts *o, const char *name,
                                   no, o->creds, NULL)) != NATS_OK) {
     what = "the credentials file";
     path = o->creds;
-  } else if (o->token[0] != '\0' &&
-             (s = natsOptions_SetToken(no, o->token)) != NATS_OK) {
+  }
+  if (what == NULL && o->token[0] != '\0' &&
+      (s = natsOptions_SetToken(no, o->token)) != NATS_OK) {
     what = "the token";
     path = "-T";
-  } else if (o->ca[0] != '\0' &&
-             ((s = natsOptions_SetSecure(no, true)) != NATS_OK ||
-              (s = natsOptions_LoadCATrustedCertificates(no, o->ca)) !=
-                  NATS_OK)) {
+  }
+  if (what == NULL && (o->ca[0] != '\0' || o->cert[0] != '\0') &&
+      (s = natsOptions_SetSecure(no, true)) != NATS_OK) {
+    what = "TLS";
+    path = o->ca[0] != '\0' ? o->ca : o->cert;
+  }
+  if (what == NULL && o->ca[0] != '\0' &&
+      (s = natsOptions_LoadCATrustedCertificates(no, o->ca)) != NATS_OK) {
     what = "the TLS CA file";
     path = o->ca;
-  } else if (o->cert[0] != '\0' &&
-             ((s = natsOptions_SetSecure(no, true)) != NATS_OK ||
-              (s = natsOptions_LoadCertificatesChain(
-                   no, o->cert, o->key[0] != '\0' ? o->key : o->cert)) !=
-                  NATS_OK)) {
+  }
+  if (what == NULL && o->cert[0] != '\0' &&
+      (s = natsOptions_LoadCertificatesChain(
+           no, o->cert, o->key[0] != '\0' ? o->key : o->cert)) != NATS_OK) {
     what = "the TLS certificate or key file";
     path = o->key[0] != '\0' ? o->key : o->cert;
   }

@@ -238,7 +238,9 @@ struct ldmnats_conn {
 int ldmnats_connect(const struct ldmnats_opts *o, const char *name,
                     struct jsOptions *jo, struct ldmnats_conn *conn);
 
-/** Close and free what ldmnats_connect() made (a zeroed conn: nothing). */
+/** Close and free what ldmnats_connect() made (a zeroed conn: nothing).
+ *  A program then exits without nats_Close(): after a TLS connection,
+ *  libnats 3.4.1's global cleanup makes OpenSSL's exit handler crash. */
 void ldmnats_close(struct ldmnats_conn *conn);
 
 /** Is the connection up now?  Thread-safe. */

@@ -19,18 +19,23 @@
  * Order: chunks go out as soon as a product is read, but product messages
  * go out in the queue's order, each once the chunks of its own product
  * are acknowledged, so that a stream's consumer sees the products in the
- * queue's order (retries, which follow a failure, go in the order the
- * failures were seen).
+ * queue's order, failures included (below).
  *
  * Threads: the main thread reads the queue and publishes; libnats's thread
  * for the acknowledgments runs on_ack(), which only counts, under `mu`,
- * and hands a failed message back for a retry.  The state and the ring of
- * products in flight are used under `mu` only.  A publish that fails or
- * is not acknowledged within ACK_WAIT_MS is published again (the same
+ * hands a failed message back for a retry, and an acknowledged one to the
+ * main thread, which destroys it (the thread that allocates frees).  The state
+ * and the ring of products in flight are used under `mu` only.  A publish that
+ * fails or is not acknowledged within ACK_WAIT_MS is published again (the same
  * message, the same Msg-Id) after a bounded wait, once the connection is
- * up; never skipped.  The queue's reader never waits inside a batch: when
- * -m (or MAX_BYTES_IN_FLIGHT) is reached the batch ends before the
- * product, which the next batch offers again.
+ * up; never skipped.  After a failure or a disconnect nothing new goes out
+ * until every message then unacknowledged is published again, in the
+ * queue's order, and acknowledged (recovering()), so that a failure does
+ * not let later products overtake the ones it lost (a server that
+ * refuses a message but stores the ones after it still can).  The
+ * queue's reader never waits inside a batch: when -m (or
+ * MAX_BYTES_IN_FLIGHT) is reached the batch ends before the product,
+ * which the next batch offers again.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -108,7 +113,8 @@ struct entry {
 
 struct bridge {
   pthread_mutex_t mu;
-  pthread_cond_t cv; /* an acknowledgment came */
+  pthread_cond_t cv; /* an acknowledgment came (told only to a waiter) */
+  bool waiting;      /* the main thread waits on cv */
   /* the products in flight: ring[i % cap] for head <= i < tail; product
    * messages are published in order, pub_next the first not yet */
   struct slot *ring;
@@ -117,11 +123,21 @@ struct bridge {
   struct entry *map;
   size_t map_mask;
   uint64_t msgs, bytes; /* in flight: created, not yet acknowledged */
+  /* messages acknowledged, for the main thread to destroy: the thread
+   * that allocates them frees them, so that malloc's per-thread caches
+   * serve the next products (a third of the time at 1 KiB otherwise) */
+  natsMsg **done;
+  size_t ndone, done_cap;
   /* messages to publish again, in the order their failures came */
   natsMsg **retry;
   size_t nretry, retry_cap;
-  unsigned fails;   /* failures since the last acknowledgment */
-  double retry_at;  /* monotonic time the retries are due */
+  unsigned fails;  /* failures since the last acknowledgment */
+  double retry_at; /* monotonic time the retries are due */
+  /* after a failure (or a disconnect) no new message goes out until what
+   * was in flight is published again, in order, and acknowledged
+   * (recovering()): disrupted until then, draining while it is acked */
+  bool disrupted, draining;
+  int64_t unacked;  /* published, neither acknowledged nor failed */
   double fail_said; /* last warning */
   uint64_t nfailed; /* failures since the last warning */
   char why[256];    /* the last failure */
@@ -150,6 +166,8 @@ struct run {
   uint64_t oldest_us;
   char oldest_prod[600];
   double oldest_said;
+  uint64_t evicted; /* the queue's evictions at the last warning (start) */
+  bool warned;
   bool failed; /* a runtime failure: exit 2 */
 };
 
@@ -204,7 +222,7 @@ static void retry_later(struct bridge *b, natsMsg *m, const char *why) {
   if (b->nretry == b->retry_cap) {
     size_t cap = b->retry_cap ? b->retry_cap * 2 : 64;
     natsMsg **v = realloc(b->retry, cap * sizeof *v);
-    if (v == NULL) { /* the message stays unacknowledged: the stop says */
+    if (v == NULL) { /* lost from view: service() ends the run */
       b->nomem = true;
       return;
     }
@@ -212,11 +230,30 @@ static void retry_later(struct bridge *b, natsMsg *m, const char *why) {
     b->retry_cap = cap;
   }
   b->retry[b->nretry++] = m;
+  b->disrupted = true;
   double wait = (double)ldmnats_backoff_ms(b->fails) / 1000;
   if (b->fails < 64)
     b->fails++;
   b->retry_at = cli_monotonic() + wait;
   b->nfailed++;
+}
+
+/* Destroy the n messages of v. */
+static void destroy_all(natsMsg **v, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    natsMsg_Destroy(v[i]);
+}
+
+/* Room for more acknowledged messages (under mu).  false if out of
+ * memory: the caller destroys the message itself. */
+static bool grow_done(struct bridge *b) {
+  size_t cap = b->done_cap ? b->done_cap * 2 : 1024;
+  natsMsg **v = realloc(b->done, cap * sizeof *v);
+  if (v == NULL)
+    return false;
+  b->done = v;
+  b->done_cap = cap;
+  return true;
 }
 
 /* The oldest products whose publishes are all acknowledged leave the
@@ -239,6 +276,7 @@ static void on_ack(jsCtx *js, natsMsg *msg, jsPubAck *pa, jsPubAckErr *pae,
     natsMsg_Destroy(msg);
     return;
   }
+  b->unacked--;
   if (pa == NULL) {
     char why[256];
     if (pae != NULL && pae->Err == NATS_TIMEOUT)
@@ -250,7 +288,8 @@ static void on_ack(jsCtx *js, natsMsg *msg, jsPubAck *pa, jsPubAckErr *pae,
       snprintf(why, sizeof why, "%s",
                natsStatus_GetText(pae != NULL ? pae->Err : NATS_ERR));
     retry_later(b, msg, why);
-    pthread_cond_broadcast(&b->cv);
+    if (b->waiting)
+      pthread_cond_signal(&b->cv);
     pthread_mutex_unlock(&b->mu);
     return;
   }
@@ -267,19 +306,52 @@ static void on_ack(jsCtx *js, natsMsg *msg, jsPubAck *pa, jsPubAckErr *pae,
     pqact_state_release(b->state, s->token, true);
     pass_done(b);
   }
-  pthread_cond_broadcast(&b->cv);
+  bool kept = false;
+  if (b->ndone < b->done_cap || grow_done(b)) {
+    b->done[b->ndone++] = msg;
+    kept = true;
+  }
+  if (b->waiting)
+    pthread_cond_signal(&b->cv);
   pthread_mutex_unlock(&b->mu);
-  natsMsg_Destroy(msg);
+  if (!kept)
+    natsMsg_Destroy(msg);
+}
+
+/* Destroy the messages acknowledged (the main thread), a few at a time
+ * out of the lock. */
+static void destroy_done(struct bridge *b) {
+  enum { BATCH = 256 };
+  natsMsg *v[BATCH];
+  for (;;) {
+    size_t n = 0;
+    pthread_mutex_lock(&b->mu);
+    while (n < BATCH && b->ndone > 0)
+      v[n++] = b->done[--b->ndone];
+    pthread_mutex_unlock(&b->mu);
+    destroy_all(v, n);
+    if (n < BATCH)
+      return;
+  }
 }
 
 /* ---- publishing (the main thread) ---- */
 
-/* Publish m; on a failure it waits for a retry.  Not under mu. */
+/* Publish m; on a failure it waits for a retry.  Not under mu.  Not
+ * while the connection is down: libnats would keep m in its reconnect
+ * buffer and send it first once reconnected, before the messages the
+ * disconnect lost, which recovering() publishes again. */
 static void publish(struct run *r, natsMsg *m) {
-  natsStatus s = js_PublishMsgAsync(r->conn.js, &m, &r->po);
+  pthread_mutex_lock(&r->b->mu);
+  r->b->unacked++; /* before: its acknowledgment may come at once */
+  pthread_mutex_unlock(&r->b->mu);
+  natsStatus s = ldmnats_connected(&r->conn)
+                     ? js_PublishMsgAsync(r->conn.js, &m, &r->po)
+                     : NATS_CONNECTION_DISCONNECTED;
   if (s == NATS_OK)
     return;
   pthread_mutex_lock(&r->b->mu);
+  r->b->unacked--;
   retry_later(r->b, m, natsStatus_GetText(s));
   pthread_mutex_unlock(&r->b->mu);
 }
@@ -288,6 +360,7 @@ static void publish(struct run *r, natsMsg *m) {
  * products before them published), in order. */
 static void publish_ready(struct run *r) {
   struct bridge *b = r->b;
+  /* (not while recovering: service() calls it only in between) */
   for (;;) {
     natsMsg *batch[64];
     size_t n = 0;
@@ -308,24 +381,97 @@ static void publish_ready(struct run *r) {
   }
 }
 
-/* The retries that are due, once the connection is up. */
-static void publish_retries(struct run *r) {
+/* A message to publish again, with its place in the queue's order: its
+ * product's, the chunks before the product message. */
+struct again {
+  uint64_t key;
+  natsMsg *msg;
+};
+
+static int again_cmp(const void *a, const void *b) {
+  uint64_t x = ((const struct again *)a)->key,
+           y = ((const struct again *)b)->key;
+  return x < y ? -1 : x > y;
+}
+
+/* After a failure: is pq2nats recovering (no new message goes out)?  A
+ * disconnect or a failed publish disrupts; once the connection is up and
+ * the retry wait over, every message still unacknowledged is taken back
+ * from libnats and, with the failed ones, published again in the queue's
+ * order (the stream drops what it had: Nats-Msg-Id), so that what follows
+ * a failure never overtakes what the failure lost; then, until all of it
+ * is acknowledged, nothing else goes out.  Out of memory, nomem is set
+ * (service() ends the run). */
+static bool recovering(struct run *r) {
   struct bridge *b = r->b;
+  bool up = ldmnats_connected(&r->conn);
   pthread_mutex_lock(&b->mu);
-  if (b->nretry == 0 || cli_monotonic() < b->retry_at ||
-      !ldmnats_connected(&r->conn)) {
+  if (!up)
+    b->disrupted = true;
+  if (!b->disrupted) {
+    if (b->draining && b->unacked <= 0 && b->nretry == 0)
+      b->draining = false;
+    bool still = b->draining;
     pthread_mutex_unlock(&b->mu);
-    return;
+    return still;
+  }
+  if (!up || cli_monotonic() < b->retry_at) {
+    pthread_mutex_unlock(&b->mu);
+    return true;
+  }
+  b->disrupted = false;
+  b->draining = true;
+  bool some = b->unacked > 0;
+  pthread_mutex_unlock(&b->mu);
+  /* what libnats still waits for (its acknowledgments, should they come
+   * now, are dropped by libnats); only when there is some: libnats 3.4.1
+   * crashes on a context that never published asynchronously */
+  natsMsgList pending = {0};
+  if (some && js_PublishAsyncGetPendingList(&pending, r->conn.js) != NATS_OK)
+    pending = (natsMsgList){0};
+  pthread_mutex_lock(&b->mu);
+  for (int i = 0; i < pending.Count; i++) {
+    if (pending.Msgs[i] == NULL)
+      continue;
+    b->unacked--;
+    if (b->nretry == b->retry_cap) {
+      size_t cap = b->retry_cap ? b->retry_cap * 2 : 64;
+      natsMsg **v = realloc(b->retry, cap * sizeof *v);
+      if (v == NULL) {
+        b->nomem = true;
+        break;
+      }
+      b->retry = v;
+      b->retry_cap = cap;
+    }
+    b->retry[b->nretry++] = pending.Msgs[i];
+    pending.Msgs[i] = NULL; /* ours now */
   }
   size_t n = b->nretry;
   natsMsg **v = b->retry;
+  struct again *order = malloc((n ? n : 1) * sizeof *order);
+  if (order == NULL) {
+    b->nomem = true;
+    pthread_mutex_unlock(&b->mu);
+    natsMsgList_Destroy(&pending);
+    return true;
+  }
+  for (size_t i = 0; i < n; i++) {
+    const struct entry *e = map_find(b, v[i]);
+    order[i].key = e != NULL ? e->slot * 2 + (e->chunk ? 0 : 1) : 0;
+    order[i].msg = v[i];
+  }
   b->retry = NULL;
   b->nretry = b->retry_cap = 0;
   b->nretried += n;
   pthread_mutex_unlock(&b->mu);
-  for (size_t i = 0; i < n; i++)
-    publish(r, v[i]);
+  natsMsgList_Destroy(&pending); /* the array: its messages are taken */
   free(v);
+  qsort(order, n, sizeof *order, again_cmp);
+  for (size_t i = 0; i < n; i++)
+    publish(r, order[i].msg);
+  free(order);
+  return true;
 }
 
 /* A warning, at most every FAIL_SAY_EVERY_S, while publishes fail. */
@@ -396,12 +542,6 @@ static const char *subject_of(struct run *r, const pq_prod_info *info,
 /* ... and to stop after a failure (logged). */
 #define FAIL_BATCH 2
 
-/* Destroy the n messages of v. */
-static void destroy_all(natsMsg **v, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    natsMsg_Destroy(v[i]);
-}
-
 /* Make the messages of a product: its chunks into chunks[], its product
  * message into *prod.  NATS_OK or libnats's error (nothing made). */
 static natsStatus make_msgs(struct run *r, const pq_prod_info *info,
@@ -464,7 +604,7 @@ static int on_product(const pq_prod_info *info, const void *data,
       info->size > r->body_max ? ldmnats_chunks(info->size, r->chunk_max) : 0;
   uint64_t nmsgs = nchunks + 1;
   pthread_mutex_lock(&b->mu);
-  bool room = b->tail - b->head < b->cap &&
+  bool room = !b->disrupted && !b->draining && b->tail - b->head < b->cap &&
               ((b->msgs + nmsgs <= r->o->maxpending &&
                 b->bytes + info->size <= MAX_BYTES_IN_FLIGHT) ||
                b->msgs == 0);
@@ -538,8 +678,9 @@ static int on_product(const pq_prod_info *info, const void *data,
 
 /* ---- the loop ---- */
 
-/* The product read was the oldest of a full queue: products may have gone
- * before pq2nats read them (pqact's warning). */
+/* The product read was the oldest of a full queue that evicted products
+ * since the last look: some may have gone before pq2nats read them
+ * (pqact's warning, with how many the queue evicted). */
 static void warn_oldest(struct run *r) {
   r->oldest = false;
   double now = cli_monotonic();
@@ -547,12 +688,19 @@ static void warn_oldest(struct run *r) {
   if ((r->oldest_said != 0 && now - r->oldest_said < OLDEST_EVERY_S) ||
       pq_stats_get(r->pq, &st) != PQ_OK || !st.ps_is_full)
     return;
+  uint64_t n = st.ps_evicted - r->evicted;
+  if (n == 0)
+    return;
+  r->evicted = st.ps_evicted;
   r->oldest_said = now;
   double age = (double)(pq_ts_to_us(pq_ts_now()) - r->oldest_us) / 1e6;
-  log_warning("published oldest product in full queue: age=%g s, prod=%s", age,
-              r->oldest_prod);
-  log_warning("products might be deleted before being published! queue too "
-              "small? NATS server slow or away?");
+  log_warning("read the oldest product of the full queue: age=%g s, prod=%s",
+              age, r->oldest_prod);
+  log_warning("the queue evicted %" PRIu64 " products since %s: those "
+              "pq2nats had not read are lost! queue too small? NATS server "
+              "slow or away?",
+              n, r->warned ? "the last warning" : "pq2nats started");
+  r->warned = true;
 }
 
 static void say_stats(struct run *r) {
@@ -581,26 +729,50 @@ static void wait_ack(struct bridge *b, int ms) {
   ts.tv_sec += ts.tv_nsec / 1000000000;
   ts.tv_nsec %= 1000000000;
   pthread_mutex_lock(&b->mu);
-  if (b->msgs > 0)
+  if (b->msgs > 0) {
+    b->waiting = true;
     (void)pthread_cond_timedwait(&b->cv, &b->mu, &ts);
+    b->waiting = false;
+  }
   pthread_mutex_unlock(&b->mu);
 }
 
-/* What is in flight and waiting: published, retried. */
-static void service(struct run *r) {
-  publish_ready(r);
-  publish_retries(r);
+/* What is in flight and waiting: destroyed, published, published again.
+ * 0; 1 while recovering from a failure (read nothing new); -1 when a
+ * failed message could not be kept for a retry (out of memory): the
+ * position stays before its product, and the run ends (logged). */
+static int service(struct run *r) {
+  destroy_done(r->b);
+  bool rec = recovering(r);
+  if (!rec)
+    publish_ready(r);
   say_failures(r);
+  pthread_mutex_lock(&r->b->mu);
+  bool nomem = r->b->nomem;
+  pthread_mutex_unlock(&r->b->mu);
+  if (nomem) {
+    log_error("cannot keep a failed publish for a retry: %s; exiting, the "
+              "next run publishes it again",
+              strerror(ENOMEM));
+    return -1;
+  }
+  return rec ? 1 : 0;
 }
 
 static int publish_queue(struct run *r, const pq_class *cls) {
   while (!cli_stopping()) {
     if (cli_stats_pending() && cli_stats_requested())
       say_stats(r);
+    int sv = service(r);
+    if (sv < 0)
+      return 2;
+    if (sv > 0) { /* recovering: the queue waits */
+      wait_ack(r->b, 100);
+      continue;
+    }
     int rc = pq_next_many(r->pq, PQ_FORWARD, cls, 0, on_product, r);
     if (r->oldest)
       warn_oldest(r);
-    service(r);
     if (rc == PQ_OK)
       continue;
     if (rc == END_BATCH) { /* full: wait for acknowledgments */
@@ -639,7 +811,8 @@ static int publish_queue(struct run *r, const pq_class *cls) {
 static void drain(struct run *r) {
   double end = cli_monotonic() + STOP_WAIT_S;
   while (!idle(r->b) && cli_monotonic() < end) {
-    service(r);
+    if (service(r) < 0)
+      break;
     wait_ack(r->b, 100);
   }
   if (!idle(r->b)) {
@@ -795,6 +968,8 @@ static void free_bridge(struct bridge *b) {
     natsMsg_Destroy(b->ring[i % b->cap].prod);
   destroy_all(b->retry, b->nretry);
   free(b->retry);
+  destroy_all(b->done, b->ndone);
+  free(b->done);
   free(b->ring);
   free(b->map);
   pqact_state_free(b->state);
@@ -872,6 +1047,9 @@ static int run(struct cli *c, struct opts *o, struct bridge *b) {
   r.chunk_max = (uint64_t)r.conn.max_payload - 256;
   jsPubOptions_Init(&r.po);
   r.po.MaxWait = ACK_WAIT_MS;
+  pq_stats st;
+  if (pq_stats_get(r.pq, &st) == PQ_OK)
+    r.evicted = st.ps_evicted;
   start_position(&r, &cls);
   status = publish_queue(&r, &cls);
   drain(&r);
@@ -918,6 +1096,7 @@ int main(int argc, char **argv) {
   int status = run(&c, &o, &b);
   if (b.ring != NULL || b.map != NULL || b.state != NULL)
     free_bridge(&b);
-  nats_Close();
+  /* No nats_Close(): after a TLS connection, libnats 3.4.1's cleanup
+   * leaves OpenSSL's in the exit handlers to crash (OPENSSL_cleanup). */
   return status;
 }

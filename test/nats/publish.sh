@@ -131,16 +131,19 @@ grep -q "exiting: $N products published" "$LOG" ||
   fail "the stream did not drop the products published again: $(count LDM) and $(count LDM_CHUNKS)"
 ok "without the state everything is published again and dropped as duplicates"
 
-# all KEYS (signatures) of the stream's products, each once, are those of
-# the files given
+# the stream's products are those of want_md5, each once, in the queue's
+# order (product messages go out in it, failures included)
 all_once() {
   dump
-  grep -v ' H ' "$DUMP" | cut -d' ' -f6 | sort >"$SCRATCH/have"
+  grep -v ' H ' "$DUMP" | cut -d' ' -f6 >"$SCRATCH/have_order"
+  sort "$SCRATCH/have_order" >"$SCRATCH/have"
   [[ -z $(uniq -d "$SCRATCH/have") ]] ||
     fail "products stored twice: $(uniq -d "$SCRATCH/have" | head -3)"
   sort "$SCRATCH/want_md5" >"$SCRATCH/want_sorted"
   cmp -s "$SCRATCH/want_sorted" "$SCRATCH/have" ||
     fail "products lost: $(comm -23 "$SCRATCH/want_sorted" "$SCRATCH/have" | wc -l), extra: $(comm -13 "$SCRATCH/want_sorted" "$SCRATCH/have" | wc -l)"
+  cmp -s "$SCRATCH/want_md5" "$SCRATCH/have_order" ||
+    fail "the stream's products are not in the queue's order: $(diff "$SCRATCH/want_md5" "$SCRATCH/have_order" | head -4)"
 }
 
 # insert_batch TAG COUNT: COUNT more small products, and two of 3 MiB
@@ -157,7 +160,8 @@ insert_batch() {
   expect_rc 0 pqinsert -q "$Q" -f WMO "$D/${tag}big1"
   expect_rc 0 pqinsert -q "$Q" -f NEXRAD3 -p "$tag.b" "${files[@]:n/2}"
   expect_rc 0 pqinsert -q "$Q" -f WMO "$D/${tag}big2"
-  md5s "${files[@]}" "$D/${tag}big1" "$D/${tag}big2" >>"$SCRATCH/want_md5"
+  md5s "${files[@]:0:n/2}" "$D/${tag}big1" "${files[@]:n/2}" "$D/${tag}big2" \
+    >>"$SCRATCH/want_md5"
   N=$((N + n + 2))
 }
 
@@ -203,3 +207,45 @@ expect_in "$LOG" "reconnected to the NATS server"
 [[ $(count LDM) == "$N" ]] || fail "after the server's restart: $(count LDM) products, not $N"
 all_once
 ok "server stopped and restarted mid-stream: nothing lost, nothing twice"
+
+# ---- usage errors exit 1 with a message; -h exits 0 ----
+expect_rc 0 pq2nats -h
+expect_in "$OUT" "usage: pq2nats"
+expect_rc 1 pq2nats -q "$Q" -m 0
+expect_in "$ERR" "maxpending"
+expect_rc 1 pq2nats -q "$Q" -u "$URL" -P 'bad..prefix' -n -l -
+expect_in "$ERR" "not a subject prefix"
+expect_rc 1 pq2nats -q "$Q" -u "$URL" -r "$SCRATCH/no-such-rules" -n -l -
+expect_in "$ERR" "$SCRATCH/no-such-rules"
+printf 'WMO\t(\tx\n' >"$SCRATCH/bad-rules"
+expect_rc 1 pq2nats -q "$Q" -u "$URL" -r "$SCRATCH/bad-rules" -n -l -
+expect_in "$ERR" "bad-rules:1: pattern"
+ok "usage and configuration errors exit 1 and say what is wrong"
+
+# ---- subject rules, into a stream of their own ----
+printf '# rules\nWMO\t^%s/(...)$\tfile.\\1\nNEXRAD3\t^small\\.(1[0-9])$\tsmall.\\1\n' \
+  "${D//./\\.}" >"$SCRATCH/rules"
+expect_rc 0 pq2nats -q "$Q" -u "$URL" -s RULES -P rules -S "$SCRATCH/rules.state" \
+  -r "$SCRATCH/rules" -n -l -
+"$NATSPEEK" dump "$URL" RULES rules >"$DUMP" 2>"$SCRATCH/dump.err" ||
+  fail "natspeek dump RULES: $(cat "$SCRATCH/dump.err")"
+for want in "rules.file.one $D/one" "rules.file.mib $D/mib" \
+  "rules.file.big $D/big" "rules.small.10 small.10" "rules.small.19 small.19" \
+  "rules.NEXRAD3 small.9" "rules.NEXRAD3 small.20"; do
+  grep -qF " $want " "$DUMP" || fail "no message '$want' in the RULES stream"
+done
+ok "-r rules give the subjects, first match wins, the rest the default"
+
+# ---- SIGTERM: a clean exit 0 with the state saved ----
+rm -f "$SCRATCH/term.state"
+background pq2nats -q "$Q" -u "$URL" -s RULES -P rules -S "$SCRATCH/term.state" \
+  -i 1 -l "$LOG"
+P=$BG
+wait_until 60 grep -q "starting at the oldest product" "$LOG" ||
+  fail "pq2nats did not start"
+wait_until 60 test -s "$SCRATCH/term.state" || fail "no state written"
+stop_expect "$P" pq2nats TERM 20 0
+expect_in "$LOG" "exiting:"
+grep -qE '^[0-9]+\.[0-9]{6}$' "$SCRATCH/term.state" ||
+  fail "the state file holds no time: $(cat "$SCRATCH/term.state")"
+ok "SIGTERM: exit 0, state saved"

@@ -24,7 +24,9 @@ if(TARGET ldmnats)
   # nats_NAME runs nats/NAME.sh, with its timeout in seconds.
   pq_script_suite(nats LABEL nats ARGS ${NATS_TEST_ARGS}
     TESTS
-      publish 300)
+      publish 300
+      publish_lost 180
+      publish_auth 120)
 endif()
 
 # nats2pq's tests: the queue -> pq2nats -> nats-server -> nats2pq -> queue
