@@ -78,7 +78,14 @@ struct run {
   struct ldmnats_conn conn;
   natsSubscription *sub;
   char chunk_stream[LDMNATS_NAME_MAX];
-  bool direct; /* the chunk stream answers direct gets */
+  bool direct;          /* the chunk stream answers direct gets */
+  bool direct_products; /* and the product stream */
+  /* Where we are in the stream, for the order (see take_in_order()): the
+   * stream sequence of the last message handled (at the start, the
+   * consumer's acknowledgement floor), and the consumer sequence of the
+   * last delivery (0: unknown, a gap may precede the next one). */
+  uint64_t last_seq, last_cseq;
+  bool locked; /* waiting for room in the queue (said once) */
   uint64_t inserted, dups, terminated, bytes;
   /* a failure being retried: when it was last logged, and how often */
   double failing_since_log;
@@ -182,6 +189,17 @@ static int consumer(struct run *r) {
                    stream, o->filter);
     }
     if (s == NATS_OK) {
+      r->last_seq = ci->AckFloor.Stream;
+      /* Deliveries not acknowledged (a previous run killed): the first
+       * message may follow a gap. */
+      r->last_cseq = ci->Delivered.Consumer == ci->AckFloor.Consumer
+                         ? ci->Delivered.Consumer
+                         : 0;
+      if (r->last_cseq == 0 && ci->Delivered.Consumer > 0)
+        log_notice("%" PRIu64 " messages of stream %s were delivered "
+                   "before and not acknowledged: taking them again first, "
+                   "in order",
+                   ci->Delivered.Stream - ci->AckFloor.Stream, stream);
       const char *f = ci->Config->FilterSubject;
       if (f == NULL)
         f = "";
@@ -229,6 +247,11 @@ static int consumer(struct run *r) {
     r->direct = si->Config != NULL && si->Config->AllowDirect;
     jsStreamInfo_Destroy(si);
   }
+  si = NULL;
+  if (js_GetStreamInfo(&si, r->conn.js, stream, NULL, NULL) == NATS_OK) {
+    r->direct_products = si->Config != NULL && si->Config->AllowDirect;
+    jsStreamInfo_Destroy(si);
+  }
   log_info("chunks from stream %s by %s", r->chunk_stream,
            r->direct ? "direct get" : "message get");
   return 0;
@@ -259,14 +282,23 @@ static const char *header(void *arg, const char *name) {
   return natsMsgHeader_Get(arg, name, &v) == NATS_OK ? v : NULL;
 }
 
-/* A fetched message's sequence in the stream (0 if it has no metadata). */
-static uint64_t stream_seq(natsMsg *m) {
+/* A message's sequence in the stream, and for a fetched one its consumer
+ * sequence (0 if it has none: a message got from the stream directly). */
+static uint64_t stream_seq2(natsMsg *m, uint64_t *cseq) {
   jsMsgMetaData *meta = NULL;
+  if (cseq != NULL)
+    *cseq = 0;
   if (natsMsg_GetMetaData(&meta, m) != NATS_OK)
-    return 0;
+    return natsMsg_GetSequence(m);
   uint64_t seq = meta->Sequence.Stream;
+  if (cseq != NULL)
+    *cseq = meta->Sequence.Consumer;
   jsMsgMetaData_Destroy(meta);
   return seq;
+}
+
+static uint64_t stream_seq(natsMsg *m) {
+  return stream_seq2(m, NULL);
 }
 
 /* The message's place, for log lines: "stream sequence N, subject S". */
@@ -388,6 +420,10 @@ static enum outcome put(struct run *r, natsMsg *m) {
     if (out != DONE)
       return out;
   }
+  if (rc != PQ_LOCKED && r->locked) {
+    log_notice("room in queue %s again", pq_path(r->pq));
+    r->locked = false;
+  }
   switch (rc) {
   case PQ_OK:
     r->inserted++;
@@ -401,7 +437,11 @@ static enum outcome put(struct run *r, natsMsg *m) {
   case PQ_LOCKED:
     /* Readers hold what would make room: wait for them, keep the
      * message. */
-    log_debug("no room in the queue now (%s): waiting", p.info.ident);
+    if (!r->locked)
+      log_warning("no room in queue %s for %s (%" PRIu64 " bytes): what "
+                  "could make room is held by readers; waiting",
+                  pq_path(r->pq), p.info.ident, p.info.size);
+    r->locked = true;
     cli_sleep(LOCKED_WAIT_S);
     return RETRY;
   case PQ_BIG:
@@ -417,19 +457,24 @@ static enum outcome put(struct run *r, natsMsg *m) {
   }
 }
 
-/* Handle message m until it is done with (acknowledged or terminated),
- * the queue fails, or a stop comes while it waits.  0, or -1 to stop. */
+/* Handle message m until it is done with (acknowledged or terminated; a
+ * message got from the stream directly, with fetched < 0, is neither: the
+ * consumer delivers it again later), the queue fails, or a stop comes
+ * while it waits.  0, or -1 to stop. */
 static int handle(struct run *r, natsMsg *m, double fetched) {
+  bool direct = fetched < 0;
   for (;;) {
     /* A message that waited long in our hands (a slow queue, large
      * products before it): tell the server, so that it does not deliver
      * it again meanwhile. */
-    if (cli_monotonic() - fetched > IN_PROGRESS_MS / 1000.0)
+    if (!direct && cli_monotonic() - fetched > IN_PROGRESS_MS / 1000.0)
       (void)natsMsg_InProgress(m, NULL);
     enum outcome out = put(r, m);
     natsStatus s;
     switch (out) {
     case DONE:
+      if (direct)
+        return 0;
       s = natsMsg_Ack(m, NULL);
       if (s != NATS_OK)
         log_debug("ack of stream sequence %" PRIu64 " failed: %s (it "
@@ -438,6 +483,8 @@ static int handle(struct run *r, natsMsg *m, double fetched) {
       return 0;
     case REFUSED:
       r->terminated++;
+      if (direct)
+        return 0;
       s = natsMsg_Term(m, NULL);
       if (s != NATS_OK)
         log_warning("terminating stream sequence %" PRIu64 " failed: %s",
@@ -448,10 +495,97 @@ static int handle(struct run *r, natsMsg *m, double fetched) {
     case RETRY:
       if (cli_stopping())
         return -1;
-      fetched = cli_monotonic() - IN_PROGRESS_MS; /* say so next time */
+      if (!direct)
+        fetched = cli_monotonic() - IN_PROGRESS_MS; /* say so next time */
       break;
     }
   }
+}
+
+/* The messages of the stream after r->last_seq and before upto that the
+ * consumer's filter takes, got from the stream directly (direct gets of
+ * the next message on the filter, else each sequence in turn) and
+ * inserted in order.  0, or -1 to stop. */
+static int catch_up(struct run *r, uint64_t upto) {
+  const char *stream = r->o->nats.stream;
+  while (r->last_seq + 1 < upto) {
+    natsMsg *m = NULL;
+    natsStatus s;
+    if (r->direct_products) {
+      jsDirectGetMsgOptions dg;
+      jsDirectGetMsgOptions_Init(&dg);
+      dg.Sequence = r->last_seq + 1;
+      dg.NextBySubject = r->o->filter;
+      s = js_DirectGetMsg(&m, r->conn.js, stream, NULL, &dg);
+    } else {
+      s = js_GetMsg(&m, r->conn.js, stream, r->last_seq + 1, NULL, NULL);
+    }
+    if (s == NATS_NOT_FOUND) {
+      /* Nothing more on the filter (direct), or a deleted message. */
+      if (r->direct_products)
+        r->last_seq = upto - 1;
+      else
+        r->last_seq++;
+      continue;
+    }
+    if (s != NATS_OK) {
+      if (cli_stopping())
+        return -1;
+      retry_later(r, "get of a message delivered before", s);
+      continue;
+    }
+    retry_over(r);
+    uint64_t seq = stream_seq(m);
+    if (seq <= r->last_seq || seq >= upto) {
+      natsMsg_Destroy(m);
+      r->last_seq = upto - 1;
+      break;
+    }
+    if (!r->direct_products &&
+        !n2p_subject_match(r->o->filter, natsMsg_GetSubject(m))) {
+      natsMsg_Destroy(m);
+      r->last_seq = seq;
+      continue;
+    }
+    log_info("stream sequence %" PRIu64 " taken again (delivered before, "
+             "not acknowledged)",
+             seq);
+    int rc = handle(r, m, -1.0);
+    natsMsg_Destroy(m);
+    if (rc != 0)
+      return -1;
+    r->last_seq = seq;
+  }
+  return 0;
+}
+
+/*
+ * Message m, fetched, in stream order.  The consumer delivers in stream
+ * order, but a message it delivered that never reached us (a run killed
+ * before acknowledging, a response lost with a server) comes again only
+ * after the ack wait, behind newer ones: so when a delivery follows a gap
+ * (its consumer sequence is not the next one) the messages of the stream
+ * between the last one handled and m are taken first (catch_up()), and a
+ * message that comes again after that is acknowledged without inserting
+ * it again (it was handled: inserted, found there or refused).
+ * 0, or -1 to stop.
+ */
+static int take_in_order(struct run *r, natsMsg *m, double fetched) {
+  uint64_t cseq, seq = stream_seq2(m, &cseq);
+  if (seq != 0 && seq <= r->last_seq) {
+    log_debug("stream sequence %" PRIu64 " again: handled already", seq);
+    (void)natsMsg_Ack(m, NULL);
+    r->last_cseq = cseq;
+    return 0;
+  }
+  if (seq > r->last_seq + 1 && (r->last_cseq == 0 || cseq != r->last_cseq + 1))
+    if (catch_up(r, seq) != 0)
+      return -1;
+  if (handle(r, m, fetched) != 0)
+    return -1;
+  r->last_seq = seq;
+  r->last_cseq = cseq;
+  return 0;
 }
 
 /* The fetch loop.  0 when done (-n) or stopped, EXIT_RUNTIME when the
@@ -488,7 +622,7 @@ static int feed(struct run *r) {
     double fetched = cli_monotonic();
     /* A stop now finishes the batch in hand, then ends the loop. */
     for (int i = 0; i < list.Count; i++) {
-      if (handle(r, list.Msgs[i], fetched) != 0) {
+      if (take_in_order(r, list.Msgs[i], fetched) != 0) {
         natsMsgList_Destroy(&list);
         return cli_stopping() ? 0 : EXIT_RUNTIME;
       }
@@ -519,11 +653,9 @@ int main(int argc, char **argv) {
   log_notice("Starting Up (%d)", (int)getpgrp());
 
   struct run r = {.o = &o};
-  int code = 0;
-  r.pq = cli_open_queue(path, 0, &code);
+  r.pq = cli_open_queue(path, 0, NULL);
   if (r.pq == NULL)
-    return code == PQ_SYSTEM || code == PQ_NOMEM ? EXIT_RUNTIME
-                                                 : CLI_EXIT_USAGE;
+    return CLI_EXIT_USAGE; /* logged; as the other utilities */
   int status = 0;
   rc = ldmnats_connect(&o.nats, "nats2pq", NULL, &r.conn);
   if (rc == LDMNATS_ECONFIG)

@@ -246,3 +246,28 @@ void n2p_asm_abort(struct n2p_assembly *a) {
   pq_md5_free(a->md5);
   a->md5 = NULL;
 }
+
+/* The length of the token at s (up to '.' or the end). */
+static size_t token_len(const char *s) {
+  const char *dot = strchr(s, '.');
+  return dot == NULL ? strlen(s) : (size_t)(dot - s);
+}
+
+bool n2p_subject_match(const char *filter, const char *subject) {
+  const char *f = filter, *s = subject;
+  for (;;) {
+    size_t fl = token_len(f), sl = token_len(s);
+    if (fl == 1 && f[0] == '>' && f[1] == '\0')
+      return sl > 0;
+    if (sl == 0)
+      return false;
+    if (!(fl == 1 && f[0] == '*') && (fl != sl || memcmp(f, s, fl) != 0))
+      return false;
+    f += fl;
+    s += sl;
+    if (*f == '\0' || *s == '\0')
+      return *f == '\0' && *s == '\0';
+    f++;
+    s++;
+  }
+}

@@ -94,4 +94,12 @@ int n2p_asm_finish(struct n2p_assembly *a, char *why, size_t whylen);
  *  on a zeroed one). */
 void n2p_asm_abort(struct n2p_assembly *a);
 
+/**
+ * Does a subject match a consumer's filter subject, as the server matches
+ * them: token by token (separated by '.'), '*' matching any one token and
+ * a last token '>' one or more.  For taking messages of the stream
+ * directly with the consumer's filter (nats2pq's catch-up).
+ */
+bool n2p_subject_match(const char *filter, const char *subject);
+
 #endif /* PQUTILS_NATS_REASSEMBLY_H */

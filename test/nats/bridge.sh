@@ -14,8 +14,8 @@ nats_start s 0
 U=$NATS_URL_NOW
 A=$SCRATCH/a.pq
 B=$SCRATCH/b.pq
-expect_rc 0 pqcreate -c -s 64M -q "$A"
-expect_rc 0 pqcreate -c -s 64M -q "$B"
+expect_rc 0 pqcreate -c -s 64M -S 5000 -q "$A"
+expect_rc 0 pqcreate -c -s 64M -S 5000 -q "$B"
 
 start_sub sub -q "$B" -u "$U" -v
 start_pub pub -q "$A" -u "$U"

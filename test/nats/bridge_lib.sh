@@ -32,6 +32,14 @@
 #                                     log $SCRATCH/NAME.log; pid in PID_NAME
 #   start_sub NAME ARGS...            the same for nats2pq
 #   pub_sub_stop NAME SIGNAL STATUS   stop one of them, require STATUS
+#   stream_order A URL                fail unless the product stream LDM
+#                                     (prefix ldm) holds A's products each
+#                                     once and, subject by subject, in A's
+#                                     order: where a disorder in B comes
+#                                     from pq2nats's side (natspeek dump)
+#   ack_pending SERVER                messages the (one) consumer of the
+#                                     server has delivered and not had
+#                                     acknowledged (/jsz)
 
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
@@ -127,4 +135,31 @@ pub_sub_stop() {
   fi
   ((rc == want)) || fail "$name exited $rc after SIG$sig, expected $want"
   BRIDGE_PID[$name]=
+}
+
+ack_pending() {
+  local n
+  n=$(nats_jsz "$1" "consumers=true" |
+    sed -n 's/.*"num_ack_pending": *\([0-9]*\).*/\1/p' | head -n 1)
+  echo "${n:-0}"
+}
+
+stream_order() {
+  local a=$1 url=$2 ft
+  q_dump "$a" >"$SCRATCH/order.a"
+  "$NATSPEEK" dump "$url" LDM ldm >"$SCRATCH/order.stream" ||
+    fail "natspeek dump of the stream failed"
+  awk '$2 != "H" { print $2, $3 }' "$SCRATCH/order.stream" >"$SCRATCH/order.s"
+  awk '{ print $4 }' "$SCRATCH/order.a" | sort -u >"$SCRATCH/order.feeds"
+  while read -r ft; do
+    awk -v f="$ft" '$4 == f { print $6 }' "$SCRATCH/order.a" \
+      >"$SCRATCH/order.a.$ft"
+    awk -v s="ldm.$ft" '$1 == s { print $2 }' "$SCRATCH/order.s" \
+      >"$SCRATCH/order.s.$ft"
+    diff "$SCRATCH/order.a.$ft" "$SCRATCH/order.s.$ft" \
+      >"$SCRATCH/order.diff" ||
+      EXTRA_LOG=$SCRATCH/order.diff fail "the stream holds the $ft products \
+of $(basename "$a") out of order or not once each: pq2nats's side (diff of \
+the identifiers below)"
+  done <"$SCRATCH/order.feeds"
 }

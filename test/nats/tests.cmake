@@ -42,7 +42,10 @@ if(TARGET nats2pq AND TARGET pqclihelper)
     ARGS ${NATS_TEST_ARGS}
     TESTS
       sub_refuse 120
-      bridge 300)
+      bridge 300
+      bridge_restart 300
+      bridge_server_kill 300
+      bridge_slow 300)
 endif()
 
 # nats_cluster: the bridge across a three-node JetStream cluster, its

@@ -330,6 +330,36 @@ static void test_reassemble_refuses(void **state) {
   free(c.data);
 }
 
+/* Subjects against filters, as the server matches them. */
+static void test_subject_match(void **state) {
+  (void)state;
+  static const struct {
+    const char *filter, *subject;
+    bool match;
+  } cases[] = {
+      {"ldm.>", "ldm.IDS", true},
+      {"ldm.>", "ldm.IDS.KWBC", true},
+      {"ldm.>", "ldm", false},
+      {"ldm.>", "ldmx.IDS", false},
+      {"ldm.*", "ldm.IDS", true},
+      {"ldm.*", "ldm.IDS.KWBC", false},
+      {"ldm.*.KWBC", "ldm.IDS.KWBC", true},
+      {"ldm.*.KWBC", "ldm.IDS.KOUN", false},
+      {"ldm.IDS", "ldm.IDS", true},
+      {"ldm.IDS", "ldm.ID", false},
+      {"ldm.IDS", "ldm.IDSX", false},
+      {"ldm.IDS", "ldm.IDS.x", false},
+      {"ldm.IDS.x", "ldm.IDS", false},
+      {">", "anything.at.all", true},
+      {"*", "one", true},
+      {"*", "one.two", false},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    if (n2p_subject_match(cases[i].filter, cases[i].subject) != cases[i].match)
+      fail_msg("%s against %s: expected %s", cases[i].subject, cases[i].filter,
+               cases[i].match ? "a match" : "none");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_parse_good),
@@ -338,6 +368,7 @@ int main(void) {
       cmocka_unit_test(test_body_checks),
       cmocka_unit_test(test_reassemble),
       cmocka_unit_test(test_reassemble_refuses),
+      cmocka_unit_test(test_subject_match),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
