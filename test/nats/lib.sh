@@ -156,8 +156,10 @@ _nats_run() {
     NATS_MPORT[$name]=$port
     sed -i "s/^http: .*/http: 127.0.0.1:$port/" "${NATS_CONF[$name]}"
   fi
-  wait_until 20 _nats_healthy "${NATS_MPORT[$name]}" ||
-    fail "nats-server $name: /healthz is not ok within 20 s"
+  # NATS_HEALTH_WAIT: a restarted cluster node is healthy once its replicas
+  # caught up, which nats-server 2.9.10 once took 157 s for (cluster.sh)
+  wait_until "${NATS_HEALTH_WAIT:-20}" _nats_healthy "${NATS_MPORT[$name]}" ||
+    fail "nats-server $name: /healthz is not ok within ${NATS_HEALTH_WAIT:-20} s"
   NATS_URL[$name]=nats://127.0.0.1:${NATS_PORT[$name]}
   # shellcheck disable=SC2034 # for the tests
   NATS_URL_NOW=${NATS_URL[$name]}
