@@ -42,3 +42,24 @@ if(TARGET ldmd)
                              LDMD_PATH="$<TARGET_FILE:ldmd>")
   add_dependencies(metrics_bench ldmd)
 endif()
+
+# nats_bench: the NATS JetStream bridge (pq2nats -> nats-server -> nats2pq)
+# beside the ldmd -> ldmd relay, 1 KiB and 1 MiB products: products/s,
+# MB/s, latency, CPU per process; see nats_bench.c.  It starts nats-server
+# (Debian nats-server) itself; without the bridge's programs in this build
+# it needs -B (their directory) for its nats paths.
+if(TARGET ldmd)
+  add_executable(nats_bench ${CMAKE_CURRENT_LIST_DIR}/nats_bench.c
+                            ${CMAKE_CURRENT_LIST_DIR}/relay_servers.c
+                            ${CMAKE_CURRENT_LIST_DIR}/iddmix.c
+                            ${CMAKE_CURRENT_LIST_DIR}/procstat.c)
+  target_link_libraries(nats_bench PRIVATE ldmpq m)
+  target_compile_definitions(nats_bench PRIVATE
+                             LDMD_PATH="$<TARGET_FILE:ldmd>")
+  add_dependencies(nats_bench ldmd)
+  if(TARGET pq2nats AND TARGET nats2pq)
+    target_compile_definitions(nats_bench PRIVATE
+                               NATS_BIN_DIR="$<TARGET_FILE_DIR:pq2nats>")
+    add_dependencies(nats_bench pq2nats nats2pq)
+  endif()
+endif()

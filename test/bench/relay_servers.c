@@ -26,6 +26,7 @@
 #define KIB 1024u
 
 volatile sig_atomic_t rb_stop;
+const char *rb_prog = "relay_bench";
 
 /* ---------------------------------------------------------------------- */
 /* Small helpers                                                          */
@@ -59,7 +60,7 @@ void rb_warn(const char *fmt, ...) {
   va_list ap;
 
   fflush(stdout);
-  fputs("relay_bench: ", stderr);
+  fprintf(stderr, "%s: ", rb_prog);
   va_start(ap, fmt);
   vfprintf(stderr, fmt, ap);
   va_end(ap);

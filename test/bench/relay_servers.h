@@ -37,7 +37,9 @@ double rb_now(void);
 void rb_sleep(double s);
 /** Sleep until monotonic time t. */
 void rb_sleep_until(double t);
-/** "relay_bench: <message>" on stderr (after flushing stdout). */
+/** The program rb_warn() names (default "relay_bench"). */
+extern const char *rb_prog;
+/** "<rb_prog>: <message>" on stderr (after flushing stdout). */
 void rb_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /** CPU seconds (user + system, with reaped children's) of the process

@@ -156,8 +156,10 @@ _nats_run() {
     NATS_MPORT[$name]=$port
     sed -i "s/^http: .*/http: 127.0.0.1:$port/" "${NATS_CONF[$name]}"
   fi
-  wait_until 20 _nats_healthy "${NATS_MPORT[$name]}" ||
-    fail "nats-server $name: /healthz is not ok within 20 s"
+  # NATS_HEALTH_WAIT: a restarted cluster node is healthy once its replicas
+  # caught up, which nats-server 2.9.10 once took 157 s for (cluster.sh)
+  wait_until "${NATS_HEALTH_WAIT:-20}" _nats_healthy "${NATS_MPORT[$name]}" ||
+    fail "nats-server $name: /healthz is not ok within ${NATS_HEALTH_WAIT:-20} s"
   NATS_URL[$name]=nats://127.0.0.1:${NATS_PORT[$name]}
   # shellcheck disable=SC2034 # for the tests
   NATS_URL_NOW=${NATS_URL[$name]}
@@ -254,4 +256,62 @@ nats_cluster_start() {
     wait_until 30 _nats_has_leader "$name$i" ||
       fail "the cluster $name has no meta leader within 30 s ($name$i)"
   done
+}
+
+# ---------------------------------------------------------------------------
+# The cluster's streams, for test/nats/cluster.sh: who leads a stream, and
+# whether a restarted node has caught up, as the nodes' monitoring
+# endpoints (/jsz, /healthz) say; for bounded waits (wait_until), never
+# for a time.
+#
+#   nats_stream_leader NAME STREAM   the leader of STREAM as server NAME
+#                                    sees it (nothing if none yet)
+#   nats_cluster_leader CLUSTER STREAM [NODE...]
+#       the leader of STREAM on which the running nodes CLUSTER1..3 other
+#       than NODE... agree, printed; false while they do not agree or it
+#       is one of NODE... (e.g. the node just killed)
+#   nats_stream_msgs NAME STREAM     the messages STREAM holds, as server
+#                                    NAME sees it (nothing if it has none)
+#   nats_node_current NAME           server NAME is up and each stream and
+#                                    consumer it holds a replica of is
+#                                    current (/healthz says ok)
+
+# nats_stream_leader NAME STREAM
+nats_stream_leader() {
+  nats_jsz "${1:?server name}" 'streams=true' 2>/dev/null |
+    awk -v s="\"${2:?stream}\"," '
+      /"stream_detail"/ { in_d = 1 }
+      in_d && $1 == "\"name\":" && $2 == s { found = 1 }
+      found && $1 == "\"state\":" { found = 0 }
+      found && $1 == "\"leader\":" { gsub(/[",]/, "", $2); print $2; exit }'
+}
+
+# nats_stream_msgs NAME STREAM
+nats_stream_msgs() {
+  nats_jsz "${1:?server name}" 'streams=true' 2>/dev/null |
+    awk -v s="\"${2:?stream}\"," '
+      /"stream_detail"/ { in_d = 1 }
+      in_d && $1 == "\"name\":" && $2 == s { found = 1 }
+      found && $1 == "\"state\":" { state = 1 }
+      state && $1 == "\"messages\":" { gsub(/,/, "", $2); print $2; exit }'
+}
+
+# nats_cluster_leader CLUSTER STREAM [NODE...]
+nats_cluster_leader() {
+  local cluster=${1:?cluster name} stream=${2:?stream} i node l leader=
+  shift 2
+  for i in 1 2 3; do
+    node=$cluster$i
+    [[ " $* " == *" $node "* ]] && continue
+    l=$(nats_stream_leader "$node" "$stream")
+    [[ -n $l && " $* " != *" $l "* ]] || return 1
+    leader=${leader:-$l}
+    [[ $l == "$leader" ]] || return 1
+  done
+  echo "$leader"
+}
+
+# nats_node_current NAME
+nats_node_current() {
+  _nats_healthy "${NATS_MPORT[${1:?server name}]}"
 }

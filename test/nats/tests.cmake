@@ -47,3 +47,10 @@ if(TARGET nats2pq AND TARGET pqclihelper)
       bridge_server_kill 300
       bridge_slow 300)
 endif()
+
+# nats_cluster: the bridge across a three-node JetStream cluster, its
+# stream leader killed (SIGKILL) mid-stream and restarted (cluster.sh).
+if(TARGET pq2nats AND TARGET nats2pq)
+  pq_script_test(nats_cluster ${CMAKE_CURRENT_LIST_DIR}/cluster.sh
+    TIMEOUT 400 LABELS nats ARGS ${NATS_TEST_ARGS})
+endif()
