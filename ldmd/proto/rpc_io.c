@@ -45,6 +45,9 @@
 #define OBUF_RECORDS 64          /* records gathered at most before a write */
 #define LOWAT_MIN (64u * 1024u)  /* bulk reads wait for this much at least */
 #define LOWAT_MAX (512u * 1024u) /* and at most */
+/* The longest TLS 1.3 record on the wire: header, 2^14 bytes, and the
+ * most a record may add to them (RFC 8446 section 5.2). */
+#define TLS_RECORD_WIRE (5u + 16384u + 256u)
 
 struct ldm6_io {
   int fd;
@@ -715,13 +718,15 @@ ldm6_io *ldm6_io_connect_cancel(const char *host, unsigned port, int timeout_ms,
  * connection ends the wait anyway.
  */
 static void set_lowat(ldm6_io *io, size_t want) {
-  int v = want < LOWAT_MIN ? 1 : (int)(want < LOWAT_MAX ? want : LOWAT_MAX);
+  int v;
 
-  /* Under TLS the socket holds records whose start OpenSSL may have read
-   * already: waiting for n more bytes there could wait for bytes that
-   * never come. */
+  /* Under TLS OpenSSL may hold the start of the record that carries the
+   * next of these bytes (it asks for more only when it has no whole
+   * record): the socket is bound to get the rest of want's ciphertext,
+   * which is at least want less one record on the wire. */
   if (io->ssl != NULL)
-    v = 1;
+    want = want > TLS_RECORD_WIRE ? want - TLS_RECORD_WIRE : 0;
+  v = want < LOWAT_MIN ? 1 : (int)(want < LOWAT_MAX ? want : LOWAT_MAX);
   if (v != io->lowat &&
       setsockopt(io->fd, SOL_SOCKET, SO_RCVLOWAT, &v, sizeof v) == 0)
     io->lowat = v;
