@@ -210,7 +210,8 @@ static void test_mutual(void **state) {
 
     t = ldm6_io_tls_peer(c);
     ok = ok && t->tls && t->cert && t->verified &&
-         strcmp(t->cn, "srv.test") == 0 && strcmp(t->version, "TLSv1.3") == 0;
+         strcmp(t->cn, "srv.test") == 0 && strcmp(t->version, "TLSv1.3") == 0 &&
+         strcmp(t->cipher, "TLS_AES_128_GCM_SHA256") == 0;
     ok = ok && ldm6_io_tls_names_host(c, "127.0.0.1") &&
          ldm6_io_tls_names_host(c, "srv.test") &&
          !ldm6_io_tls_names_host(c, "other.test");
