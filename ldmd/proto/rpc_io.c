@@ -45,6 +45,10 @@
 #define OBUF_RECORDS 64          /* records gathered at most before a write */
 #define LOWAT_MIN (64u * 1024u)  /* bulk reads wait for this much at least */
 #define LOWAT_MAX (512u * 1024u) /* and at most */
+/* The longest TLS 1.3 record on the wire: header, 2^14 bytes, and the
+ * most a record may add to them (RFC 8446 section 5.2). */
+#define TLS_RECORD_PLAIN 16384u /* the most a TLS record carries */
+#define TLS_RECORD_WIRE (5u + TLS_RECORD_PLAIN + 256u)
 
 struct ldm6_io {
   int fd;
@@ -69,6 +73,8 @@ struct ldm6_io {
   short want;        /* what the last EAGAIN waits for: POLLIN, POLLOUT */
   int bio_errno;     /* errno of the last failed recv/send under TLS */
   bool bio_eof;      /* the socket's end was read under TLS */
+  bool more;         /* under TLS, more records follow this one at once */
+  uint8_t *stage;    /* under TLS, a record gathered from small pieces */
   char tlserr[128];  /* the last TLS fault (errno EPROTO) */
   char detail[160];
   uint8_t hdr[HDR_MAX];
@@ -146,6 +152,9 @@ static int io_wait(ldm6_io *io, short events, int64_t deadline) {
  * socket through our own BIO (send with MSG_NOSIGNAL, so a closed peer is
  * EPIPE and never SIGPIPE; errno kept for us), on the same non-blocking
  * descriptor, so every wait is still io_wait()'s poll with its deadline.
+ * Under TLS io_sendv() cuts the caller's pieces into records of 16 KiB,
+ * the most one carries (small pieces gathered into one), and sends all
+ * but the last record of a call with MSG_MORE.
  */
 
 /* The detail of a failed read or write: errno's text, or the TLS fault. */
@@ -162,7 +171,7 @@ static int bio_write(BIO *b, const char *buf, size_t len, size_t *done) {
 
   BIO_clear_retry_flags(b);
   do
-    w = send(io->fd, buf, len, MSG_NOSIGNAL);
+    w = send(io->fd, buf, len, MSG_NOSIGNAL | (io->more ? MSG_MORE : 0));
   while (w < 0 && errno == EINTR);
   if (w >= 0) {
     *done = (size_t)w;
@@ -259,12 +268,46 @@ static ssize_t io_read(ldm6_io *io, void *buf, size_t n) {
   return tls_fail(io, 0);
 }
 
-/* sendmsg(2) of iov[0..n), or under TLS the pieces in turn: bytes written
- * (a short count when the socket is full), or -1 with errno. */
+/* Send now what went with MSG_MORE and waits for more. */
+static void uncork(const ldm6_io *io) {
+  int one = 1;
+
+  (void)setsockopt(io->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+/* The next TLS record's bytes from iov[i] at off on: straight from the
+ * caller's piece when it holds a whole record or the last bytes, else
+ * gathered from the pieces that follow into io->stage (so that a header,
+ * a mark and the start of the data go as one record, not one each).  The
+ * same bytes always make the same record, as OpenSSL wants of a write
+ * that must be made again.  @return its length (left > 0 bytes remain) */
+static size_t next_record(ldm6_io *io, const struct iovec *iov, size_t n,
+                          size_t i, size_t off, size_t left,
+                          const uint8_t **p) {
+  size_t k = iov[i].iov_len - off, got = 0;
+
+  if (k >= TLS_RECORD_PLAIN || k == left) {
+    *p = (const uint8_t *)iov[i].iov_base + off;
+    return k < TLS_RECORD_PLAIN ? k : TLS_RECORD_PLAIN;
+  }
+  for (; i < n && got < TLS_RECORD_PLAIN; i++, off = 0) {
+    k = iov[i].iov_len - off;
+    if (k > TLS_RECORD_PLAIN - got)
+      k = TLS_RECORD_PLAIN - got;
+    if (k > 0)
+      memcpy(io->stage + got, (const uint8_t *)iov[i].iov_base + off, k);
+    got += k;
+  }
+  *p = io->stage;
+  return got;
+}
+
+/* sendmsg(2) of iov[0..n), or under TLS records of its bytes in turn:
+ * bytes written (a short count when the socket is full), or -1 with
+ * errno. */
 static ssize_t io_sendv(ldm6_io *io, const struct iovec *iov, size_t n,
                         int flags) {
-  ssize_t total = 0;
-  size_t i;
+  size_t total = 0, left = 0, i, off = 0;
 
   io->want = POLLOUT;
   if (io->ssl == NULL) {
@@ -274,29 +317,48 @@ static ssize_t io_sendv(ldm6_io *io, const struct iovec *iov, size_t n,
     mh.msg_iovlen = n < IOV_CHUNK ? n : IOV_CHUNK;
     return sendmsg(io->fd, &mh, flags);
   }
-  /* Records until the socket is full: a partial write (one record at a
-   * time, SSL_MODE_ENABLE_PARTIAL_WRITE) goes on from where it stopped. */
-  for (i = 0; i < n; i++) {
-    const uint8_t *base = iov[i].iov_base;
-    size_t off = 0;
+  for (i = 0; i < n && i < IOV_CHUNK; i++)
+    left += iov[i].iov_len;
+  n = i;
+  /* Records until the socket is full, one SSL_write_ex() each: a partial
+   * write goes on from where it stopped.  All but the last go with
+   * MSG_MORE, so that the kernel sends full segments, not one per record,
+   * and the receiver wakes once for several. */
+  for (i = 0; left > 0;) {
+    const uint8_t *p;
+    size_t w = 0, k;
 
-    while (off < iov[i].iov_len) {
-      size_t w = 0;
-
-      ERR_clear_error();
-      if (SSL_write_ex(io->ssl, base + off, iov[i].iov_len - off, &w) == 1) {
-        off += w;
-        total += (ssize_t)w;
-        continue;
-      }
+    while (off == iov[i].iov_len) { /* empty pieces, or one done */
+      i++;
+      off = 0;
+    }
+    k = next_record(io, iov, n, i, off, left, &p);
+    io->more = k < left;
+    ERR_clear_error();
+    if (SSL_write_ex(io->ssl, p, k, &w) != 1) {
       /* The caller comes back with these same bytes at this same offset,
-       * as OpenSSL wants after a write that must wait. */
-      if (total > 0)
-        return total;
-      return tls_fail(io, 0);
+       * as OpenSSL wants after a write that must wait; what went with
+       * MSG_MORE is pushed now (TCP_NODELAY set again pushes). */
+      uncork(io);
+      return total > 0 ? (ssize_t)total : tls_fail(io, 0);
+    }
+    total += w;
+    left -= w;
+    for (; w > 0; i++, off = 0) { /* past the w bytes written */
+      size_t in = iov[i].iov_len - off;
+
+      if (w < in) {
+        off += w;
+        break;
+      }
+      w -= in;
+      if (w == 0) {
+        off = iov[i].iov_len; /* i stays: the loop skips it */
+        break;
+      }
     }
   }
-  return total;
+  return (ssize_t)total;
 }
 
 static bool is_address(const char *host) {
@@ -312,7 +374,8 @@ static int tls_new(ldm6_io *io, SSL_CTX *ctx, bool server, const char *host) {
   BIO_METHOD *m = bio_method();
   BIO *bio = m != NULL ? BIO_new(m) : NULL;
 
-  io->ssl = bio != NULL ? SSL_new(ctx) : NULL;
+  io->stage = malloc(TLS_RECORD_PLAIN);
+  io->ssl = bio != NULL && io->stage != NULL ? SSL_new(ctx) : NULL;
   if (io->ssl == NULL || ldm6_tls_prepare(io->ssl, &io->tls) != 0) {
     char why[128];
 
@@ -321,6 +384,8 @@ static int tls_new(ldm6_io *io, SSL_CTX *ctx, bool server, const char *host) {
     BIO_free(bio);
     SSL_free(io->ssl);
     io->ssl = NULL;
+    free(io->stage);
+    io->stage = NULL;
     return -1;
   }
   BIO_set_data(bio, io);
@@ -484,6 +549,7 @@ void ldm6_io_free(ldm6_io *io) {
     return;
   ldm6_rpc_framer_free(&io->fr);
   free(io->obuf);
+  free(io->stage);
   if (io->ssl != NULL) {
     (void)SSL_shutdown(io->ssl); /* one try: close_notify if it fits */
     SSL_free(io->ssl);
@@ -715,13 +781,15 @@ ldm6_io *ldm6_io_connect_cancel(const char *host, unsigned port, int timeout_ms,
  * connection ends the wait anyway.
  */
 static void set_lowat(ldm6_io *io, size_t want) {
-  int v = want < LOWAT_MIN ? 1 : (int)(want < LOWAT_MAX ? want : LOWAT_MAX);
+  int v;
 
-  /* Under TLS the socket holds records whose start OpenSSL may have read
-   * already: waiting for n more bytes there could wait for bytes that
-   * never come. */
+  /* Under TLS OpenSSL may hold the start of the record that carries the
+   * next of these bytes (it asks for more only when it has no whole
+   * record): the socket is bound to get the rest of want's ciphertext,
+   * which is at least want less one record on the wire. */
   if (io->ssl != NULL)
-    v = 1;
+    want = want > TLS_RECORD_WIRE ? want - TLS_RECORD_WIRE : 0;
+  v = want < LOWAT_MIN ? 1 : (int)(want < LOWAT_MAX ? want : LOWAT_MAX);
   if (v != io->lowat &&
       setsockopt(io->fd, SOL_SOCKET, SO_RCVLOWAT, &v, sizeof v) == 0)
     io->lowat = v;

@@ -133,6 +133,13 @@ SSL_CTX *ldm6_tls_ctx_new(bool server, const char *cert, const char *key,
    * OpenSSL holds). */
   SSL_CTX_set_read_ahead(ctx, 1);
   SSL_CTX_set_default_read_buffer_len(ctx, 128 * 1024);
+  /* AES-128-GCM first: a tenth faster than AES-256-GCM here (openssl
+   * speed -evp, 16 KiB blocks), and as fit for a relay's links; the
+   * server takes the client's order, so a peer without AES instructions
+   * may still ask for ChaCha20 first. */
+  (void)SSL_CTX_set_ciphersuites(ctx, "TLS_AES_128_GCM_SHA256:"
+                                      "TLS_AES_256_GCM_SHA384:"
+                                      "TLS_CHACHA20_POLY1305_SHA256");
   SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, verify_cb);
   if (server) {
     /* No resumption: every connection shows its certificate. */

@@ -45,7 +45,7 @@ typedef struct ldm6_tls_peer {
   size_t ndns;
   uint8_t spki_sha256[32];
   char version[16]; /**< "TLSv1.3" */
-  char cipher[64];  /**< "TLS_AES_256_GCM_SHA384" */
+  char cipher[64];  /**< "TLS_AES_128_GCM_SHA256" */
 } ldm6_tls_peer;
 
 /**

@@ -63,3 +63,8 @@ if(TARGET ldmd)
     add_dependencies(nats_bench pq2nats nats2pq)
   endif()
 endif()
+
+# tls_io_bench: what TLS costs ldm6_io alone (records streamed over
+# loopback, plain and TLS, CPU per GB of each side); see tls_io_bench.c.
+add_executable(tls_io_bench ${CMAKE_CURRENT_LIST_DIR}/tls_io_bench.c)
+target_link_libraries(tls_io_bench PRIVATE ldmproto)
