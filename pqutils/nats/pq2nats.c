@@ -894,15 +894,6 @@ static int parse_args(struct cli *c, int argc, char **argv, struct opts *o) {
   return 0;
 }
 
-/* "YYYY-mm-dd HH:MM:SS.uuuuuu" (UTC) into buf[40]. */
-static void format_time(uint64_t us, char *buf) {
-  time_t sec = (time_t)(us / 1000000);
-  struct tm tm;
-  gmtime_r(&sec, &tm);
-  size_t n = strftime(buf, 40, "%Y-%m-%d %H:%M:%S", &tm);
-  snprintf(buf + n, 40 - n, ".%06llu", (unsigned long long)(us % 1000000));
-}
-
 /* Where to start: with -o, offset seconds back; else after the state's
  * time; else at the oldest product. */
 static void start_position(struct run *r, const pq_class *cls) {
@@ -914,28 +905,12 @@ static void start_position(struct run *r, const pq_class *cls) {
     return;
   }
   uint64_t us = 0;
-  char when[40];
-  switch (pqact_state_read(path, pq_ts_to_us(pq_ts_now()), &us)) {
-  case PQACT_STATE_FOUND:
+  if (pqact_state_start_at(path, pq_ts_to_us(pq_ts_now()), &us)) {
+    char when[40];
     pq_cursor_set(r->pq, us);
-    format_time(us, when);
+    pqact_state_format_time(us, when);
     log_notice("starting after insertion-time %s UTC (%s)", when, path);
     return;
-  case PQACT_STATE_ABSENT:
-    break;
-  case PQACT_STATE_UNREADABLE:
-    log_warning("cannot read the state file \"%s\": %s", path, strerror(errno));
-    break;
-  case PQACT_STATE_MALFORMED:
-  case PQACT_STATE_NEGATIVE:
-    log_warning("the state file \"%s\" holds no insertion-time: ignored", path);
-    break;
-  case PQACT_STATE_FUTURE:
-    format_time(us, when);
-    log_warning("the state file \"%s\" holds an insertion-time in the "
-                "future (%s UTC): ignored",
-                path, when);
-    break;
   }
   pq_cursor_oldest(r->pq);
   log_notice("starting at the oldest product of the queue");

@@ -463,15 +463,6 @@ static int change_dir(struct cli *c, const struct opts *o) {
   return 0;
 }
 
-/* "YYYY-mm-dd HH:MM:SS.uuuuuu" (UTC) into buf[40]. */
-static void format_time(uint64_t us, char *buf) {
-  time_t sec = (time_t)(us / 1000000);
-  struct tm tm;
-  gmtime_r(&sec, &tm);
-  size_t n = strftime(buf, 40, "%Y-%m-%d %H:%M:%S", &tm);
-  snprintf(buf + n, 40 - n, ".%06llu", (unsigned long long)(us % 1000000));
-}
-
 /* The state file's decoders behind: what the restart from t0 redoes. */
 static void read_behind(struct loop *l, uint64_t t0) {
   uint64_t t1;
@@ -490,8 +481,8 @@ static void read_behind(struct loop *l, uint64_t t0) {
   for (size_t i = 0; i < n; i++)
     if (decs[i].from_us < oldest)
       oldest = decs[i].from_us;
-  format_time(t1, to);
-  format_time(oldest < t0 ? t0 : oldest, from);
+  pqact_state_format_time(t1, to);
+  pqact_state_format_time(oldest < t0 ? t0 : oldest, from);
   log_notice("products to insertion-time %s UTC were done but for %zu "
              "decoder%s behind, resumed from %s UTC",
              to, n, n == 1 ? "" : "s", from);
@@ -504,37 +495,13 @@ static void read_behind(struct loop *l, uint64_t t0) {
 static int start_position(pq_t *pq, struct loop *l) {
   const char *state_path = l->state_path;
   uint64_t us = 0;
-  char when[40];
-  enum pqact_state_found f =
-      pqact_state_read(state_path, pq_ts_to_us(pq_ts_now()), &us);
-  switch (f) {
-  case PQACT_STATE_FOUND:
+  if (pqact_state_start_at(state_path, pq_ts_to_us(pq_ts_now()), &us)) {
+    char when[40];
     pq_cursor_set(pq, us);
-    format_time(us, when);
+    pqact_state_format_time(us, when);
     log_notice("starting from insertion-time %s UTC", when);
     read_behind(l, us);
     return 0;
-  case PQACT_STATE_ABSENT:
-    break;
-  case PQACT_STATE_UNREADABLE:
-    log_warning("cannot read the state file \"%s\": %s", state_path,
-                strerror(errno));
-    break;
-  case PQACT_STATE_MALFORMED:
-    log_warning("the state file \"%s\" holds no insertion-time: ignored",
-                state_path);
-    break;
-  case PQACT_STATE_NEGATIVE:
-    log_warning("the state file \"%s\" holds a negative insertion-time: "
-                "ignored",
-                state_path);
-    break;
-  case PQACT_STATE_FUTURE:
-    format_time(us, when);
-    log_warning("the state file \"%s\" holds an insertion-time in the "
-                "future (%s UTC): ignored",
-                state_path, when);
-    break;
   }
   if (pq_cursor_newest(pq) != PQ_OK) {
     log_error("cannot go to the end of the queue: %s",

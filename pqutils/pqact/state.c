@@ -106,6 +106,43 @@ enum pqact_state_found pqact_state_read(const char *path, uint64_t now_us,
   return *inserted_us > now_us ? PQACT_STATE_FUTURE : PQACT_STATE_FOUND;
 }
 
+void pqact_state_format_time(uint64_t us, char buf[40]) {
+  time_t sec = (time_t)(us / 1000000);
+  struct tm tm;
+  gmtime_r(&sec, &tm);
+  size_t n = strftime(buf, 40, "%Y-%m-%d %H:%M:%S", &tm);
+  snprintf(buf + n, 40 - n, ".%06llu", (unsigned long long)(us % 1000000));
+}
+
+bool pqact_state_start_at(const char *path, uint64_t now_us,
+                          uint64_t *inserted_us) {
+  char when[40];
+  switch (pqact_state_read(path, now_us, inserted_us)) {
+  case PQACT_STATE_FOUND:
+    return true;
+  case PQACT_STATE_ABSENT:
+    break;
+  case PQACT_STATE_UNREADABLE:
+    log_warning("cannot read the state file \"%s\": %s", path, strerror(errno));
+    break;
+  case PQACT_STATE_MALFORMED:
+    log_warning("the state file \"%s\" holds no insertion-time: ignored", path);
+    break;
+  case PQACT_STATE_NEGATIVE:
+    log_warning("the state file \"%s\" holds a negative insertion-time: "
+                "ignored",
+                path);
+    break;
+  case PQACT_STATE_FUTURE:
+    pqact_state_format_time(*inserted_us, when);
+    log_warning("the state file \"%s\" holds an insertion-time in the "
+                "future (%s UTC): ignored",
+                path, when);
+    break;
+  }
+  return false;
+}
+
 size_t pqact_state_format(uint64_t inserted_us, char *buf) {
   return (size_t)snprintf(buf, 32, "%" PRIu64 ".%06" PRIu64 "\n",
                           inserted_us / 1000000, inserted_us % 1000000);

@@ -104,6 +104,18 @@ enum pqact_state_found {
 enum pqact_state_found pqact_state_read(const char *path, uint64_t now_us,
                                         uint64_t *inserted_us);
 
+/**
+ * pqact_state_read(), and for a file there that cannot be used, a warning
+ * naming path that says why (pqact and pq2nats both start so).
+ * @return true with *inserted_us when the file holds a time to resume
+ *         after; false when there is none (the caller picks its default)
+ */
+bool pqact_state_start_at(const char *path, uint64_t now_us,
+                          uint64_t *inserted_us);
+
+/** "YYYY-mm-dd HH:MM:SS.uuuuuu" (UTC), microseconds since the epoch. */
+void pqact_state_format_time(uint64_t us, char buf[40]);
+
 /* The size of the file while it lists decoders behind. */
 #define PQACT_STATE_PAGE 4096
 
