@@ -9,13 +9,7 @@
 # shellcheck source-path=SCRIPTDIR source=bridge_lib.sh
 source "$(dirname "$0")/bridge_lib.sh" "$@"
 
-write_registry testhost
-nats_start s 0
-U=$NATS_URL_NOW
-A=$SCRATCH/a.pq
-B=$SCRATCH/b.pq
-expect_rc 0 pqcreate -c -s 64M -S 5000 -q "$A"
-expect_rc 0 pqcreate -c -s 64M -S 5000 -q "$B"
+bridge_setup 5000
 
 start_sub sub -q "$B" -u "$U" -v
 start_pub pub -q "$A" -u "$U"

@@ -37,6 +37,12 @@
 #                                     once and, subject by subject, in A's
 #                                     order: where a disorder in B comes
 #                                     from pq2nats's side (natspeek dump)
+#   bridge_setup SLOTS                the registry, a server "s" (its URL
+#                                     in U), empty 64 MiB queues A and B
+#                                     of SLOTS slots each (paths in A, B)
+#   feed_a N STEP DIR                 pqinsert DIR/p.0 .. p.N-1 into A one
+#                                     at a time, as P0.. (feedtype IDS for
+#                                     every STEP-th, else NEXRAD3)
 #   ack_pending SERVER                messages the (one) consumer of the
 #                                     server has delivered and not had
 #                                     acknowledged (/jsz)
@@ -162,4 +168,24 @@ stream_order() {
 of $(basename "$a") out of order or not once each: pq2nats's side (diff of \
 the identifiers below)"
   done <"$SCRATCH/order.feeds"
+}
+
+bridge_setup() {
+  write_registry testhost
+  nats_start s 0
+  # shellcheck disable=SC2034 # U, A and B are the tests'
+  U=$NATS_URL_NOW
+  A=$SCRATCH/a.pq
+  B=$SCRATCH/b.pq
+  expect_rc 0 pqcreate -c -s 64M -S "$1" -q "$A"
+  expect_rc 0 pqcreate -c -s 64M -S "$1" -q "$B"
+}
+
+feed_a() {
+  local n=$1 step=$2 dir=$3 i ft
+  for ((i = 0; i < n; i++)); do
+    ft=IDS
+    ((i % step == 0)) || ft=NEXRAD3
+    pqinsert -q "$A" -f "$ft" -p "P$i" -l /dev/null "$dir/p.$i" || exit 1
+  done
 }

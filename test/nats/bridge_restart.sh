@@ -12,32 +12,16 @@
 source "$(dirname "$0")/bridge_lib.sh" "$@"
 [[ -x $NATSPEEK ]] || fail "natspeek is not built: '$NATSPEEK'"
 
-write_registry testhost
-nats_start s 0
-U=$NATS_URL_NOW
-A=$SCRATCH/a.pq
-B=$SCRATCH/b.pq
-expect_rc 0 pqcreate -c -s 64M -S 5000 -q "$A"
-expect_rc 0 pqcreate -c -s 64M -S 5000 -q "$B"
+bridge_setup 5000
 N=1600
 D=$SCRATCH/data
 make_products "$D" p "$N" 2000
-
-# The inserter: one product at a time, IDS and NEXRAD3 in turns.
-inserter() {
-  local i ft
-  for ((i = 0; i < N; i++)); do
-    ft=IDS
-    ((i % 2 == 0)) || ft=NEXRAD3
-    pqinsert -q "$A" -f "$ft" -p "P$i" -l /dev/null "$D/p.$i" || exit 1
-  done
-}
 
 SUBARGS=(-q "$B" -u "$U" -v)
 PUBARGS=(-q "$A" -u "$U")
 start_pub pub "${PUBARGS[@]}"
 start_sub sub "${SUBARGS[@]}"
-background inserter
+background feed_a "$N" 2 "$D"
 INS=$BG
 
 # restart_at COUNT NAME SIGNAL STATUS: when B holds COUNT products, stop

@@ -9,29 +9,14 @@
 source "$(dirname "$0")/bridge_lib.sh" "$@"
 [[ -x $NATSPEEK ]] || fail "natspeek is not built: '$NATSPEEK'"
 
-write_registry testhost
-nats_start s 0
-U=$NATS_URL_NOW
-A=$SCRATCH/a.pq
-B=$SCRATCH/b.pq
-expect_rc 0 pqcreate -c -s 64M -S 5000 -q "$A"
-expect_rc 0 pqcreate -c -s 64M -S 5000 -q "$B"
+bridge_setup 5000
 N=1200
 D=$SCRATCH/data
 make_products "$D" p "$N" 3000
 
-inserter() {
-  local i ft
-  for ((i = 0; i < N; i++)); do
-    ft=IDS
-    ((i % 3 == 0)) || ft=NEXRAD3
-    pqinsert -q "$A" -f "$ft" -p "P$i" -l /dev/null "$D/p.$i" || exit 1
-  done
-}
-
 start_pub pub -q "$A" -u "$U"
 start_sub sub -q "$B" -u "$U" -v
-background inserter
+background feed_a "$N" 3 "$D"
 INS=$BG
 
 # kill_server_at COUNT: when B holds COUNT products, kill the server; once

@@ -10,13 +10,7 @@
 source "$(dirname "$0")/bridge_lib.sh" "$@"
 [[ -x $NATSPEEK ]] || fail "natspeek is not built: '$NATSPEEK'"
 
-write_registry testhost
-nats_start s 0
-U=$NATS_URL_NOW
-A=$SCRATCH/a.pq
-B=$SCRATCH/b.pq
-expect_rc 0 pqcreate -c -s 64M -S 8000 -q "$A"
-expect_rc 0 pqcreate -c -s 64M -S 8000 -q "$B"
+bridge_setup 8000
 D=$SCRATCH/data
 
 # ---- 1: nats2pq stopped while A publishes a lot ----
