@@ -264,7 +264,6 @@ static int run_once(const opts *o, const char *run, enum mode m, unsigned k,
   uint64_t qbytes = (uint64_t)o->n * (o->size + 512) * 2 + 64 * 1024 * 1024;
   uint64_t slots = (uint64_t)o->n * 2 + 1000, start_us, end_us;
   server a, b;
-  char conf[512];
   double cpu0, cpu1;
   pid_t scr = 0;
   int pipefd[2] = {-1, -1}, rc = -1;
@@ -276,15 +275,10 @@ static int run_once(const opts *o, const char *run, enum mode m, unsigned k,
       rb_server_registry_add(&b, mode_xml(m)) != 0 ||
       insert_all(o, &a, 1000u * k + (unsigned)m) != 0)
     goto out;
-  if (rb_server_start(&a, o->ldmd,
-                      "ALLOW\tANY\t^((localhost)|(127\\.0\\.0\\.1))$\n") != 0)
+  if (rb_start_upstream(&a, o->ldmd) != 0)
     goto out;
-  snprintf(conf, sizeof conf,
-           "REQUEST\tANY\t\".*\"\t127.0.0.1:%u\n"
-           "ALLOW\tANY\t^((localhost)|(127\\.0\\.0\\.1))$\n",
-           a.port);
   cpu0 = rb_tree_cpu(a.pid);
-  if (rb_server_start(&b, o->ldmd, conf) != 0)
+  if (rb_start_downstream(&b, &a, o->ldmd, false) != 0)
     goto out;
   if (m == SCRAPED) {
     unsigned pa = http_port(&a), pb = http_port(&b);
@@ -331,7 +325,6 @@ out:
 static int scrape_cost(const opts *o, const char *run) {
   uint64_t qbytes = (uint64_t)o->n * (o->size + 512) * 2 + 64 * 1024 * 1024;
   server a, b;
-  char conf[512];
   unsigned port, i, conns = 0;
   double cpu0, cpu1, w0, w1;
   long bytes = 0;
@@ -342,14 +335,9 @@ static int scrape_cost(const opts *o, const char *run) {
       rb_server_registry_add(&b, mode_xml(SCRAPED)) != 0 ||
       insert_all(o, &a, 7) != 0)
     goto out;
-  if (rb_server_start(&a, o->ldmd,
-                      "ALLOW\tANY\t^((localhost)|(127\\.0\\.0\\.1))$\n") != 0)
+  if (rb_start_upstream(&a, o->ldmd) != 0)
     goto out;
-  snprintf(conf, sizeof conf,
-           "REQUEST\tANY\t\".*\"\t127.0.0.1:%u\n"
-           "ALLOW\tANY\t^((localhost)|(127\\.0\\.0\\.1))$\n",
-           a.port);
-  if (rb_server_start(&b, o->ldmd, conf) != 0 || wait_all(o, &b) == 0)
+  if (rb_start_downstream(&b, &a, o->ldmd, false) != 0 || wait_all(o, &b) == 0)
     goto out;
   port = http_port(&b);
   if (port == 0 || scrape(port) <= 0) {
@@ -534,6 +522,7 @@ int main(int argc, char **argv) {
   opts o;
   double c0 = cpu_now();
 
+  rb_prog = "metrics_bench";
   if (parse(argc, argv, &o) != 0) {
     fprintf(stderr,
             "usage: metrics_bench [-n products] [-s size] [-r runs 1-%d] "

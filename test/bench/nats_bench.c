@@ -109,11 +109,6 @@
 #define FT_BATCH PQ_FT_NOTHER
 #define FT_LAT PQ_FT_NTEXT
 
-static void on_stop(int sig) {
-  (void)sig;
-  rb_stop = 1;
-}
-
 enum path_kind { PATH_RELAY, PATH_NATS };
 
 /* The paths, in the order they run. */
@@ -341,24 +336,6 @@ static bool stream_exists(const bench *b) {
          strstr(body, "\"name\": \"" STREAM "\"") != NULL;
 }
 
-static int start_a(bench *b) {
-  return rb_server_start(
-      &b->a, b->ldmd,
-      "# nats_bench: A serves this host.\n"
-      "ALLOW\tANY\t^((localhost|loopback)|(127\\.0\\.0\\.1))$\n");
-}
-
-static int start_b(bench *b) {
-  char conf[512];
-
-  snprintf(conf, sizeof conf,
-           "# nats_bench: B requests everything from A.\n"
-           "REQUEST\tANY\t\".*\"\t127.0.0.1:%u\n"
-           "ALLOW\tANY\t^((localhost|loopback)|(127\\.0\\.0\\.1))$\n",
-           b->a.port);
-  return rb_server_start(&b->b, b->ldmd, conf);
-}
-
 /* argv of pq2nats or nats2pq: the queue, the URL, the stream, logging to
  * stderr (its log file), then the words of extra (-a, -A; copied into
  * words, split there; at most MAX_ARGS - 10 of them). */
@@ -455,7 +432,8 @@ static int path_up(bench *b, const struct path *p, uint64_t size,
     return -1;
   if (p->kind == PATH_NATS)
     return bridge_up(b, p->max_payload);
-  if (start_a(b) != 0 || start_b(b) != 0)
+  if (rb_start_upstream(&b->a, b->ldmd) != 0 ||
+      rb_start_downstream(&b->b, &b->a, b->ldmd, false) != 0)
     return -1;
   if (rb_wait_feed(&b->a) == 0) {
     rb_warn("B's request did not reach A within 10 s (see %s)", b->b.log);
@@ -1143,7 +1121,6 @@ static int find_in_path(const char *name, char *buf, size_t len) {
 int main(int argc, char **argv) {
   static char nats_server[RB_RUN_MAX];
   bench b;
-  struct sigaction sa;
   struct utsname un;
   double t0 = rb_now();
   char date[64];
@@ -1175,20 +1152,8 @@ int main(int argc, char **argv) {
       return 1;
     }
   }
-  if (strlen(b.base) > RB_RUN_MAX - 64) {
-    rb_warn("directory name too long: %s", b.base);
+  if (rb_run_begin(b.run, b.base) != 0)
     return 1;
-  }
-  snprintf(b.run, sizeof b.run, "%s/nats_bench.XXXXXX", b.base);
-  if (mkdtemp(b.run) == NULL) {
-    rb_warn("cannot make a directory in %s: %s", b.base, strerror(errno));
-    return 1;
-  }
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_stop;
-  sigaction(SIGINT, &sa, NULL);
-  sigaction(SIGTERM, &sa, NULL);
-  signal(SIGPIPE, SIG_IGN);
   uname(&un);
   strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", gmtime(&now));
   printf("nats_bench: queue A -> path -> queue B over 127.0.0.1; queues%s in "

@@ -116,11 +116,6 @@
 #define DRAIN_S 10.0    /* most time given to the last products */
 #define NOPROGRESS_S 20 /* a throughput transfer that stalls this long */
 
-static void on_stop(int sig) {
-  (void)sig;
-  rb_stop = 1;
-}
-
 /* The run: options and what was started. */
 typedef struct bench {
   double step_s;
@@ -155,25 +150,6 @@ static void servers_down(bench *b) {
     if (b->b.dir[0] != '\0')
       rb_remove_tree(b->b.dir);
   }
-}
-
-static int start_a(bench *b) {
-  return rb_server_start(
-      &b->a, b->ldmd,
-      "# relay_bench: A serves this host.\n"
-      "ALLOW\tANY\t^((localhost|loopback)|(127\\.0\\.0\\.1))$\n");
-}
-
-static int start_b(bench *b) {
-  char conf[512];
-
-  /* Over TLS B verifies that A's certificate names 127.0.0.1. */
-  snprintf(conf, sizeof conf,
-           "# relay_bench: B requests everything from A.\n"
-           "REQUEST\tANY\t\".*\"\t%s127.0.0.1:%u\n"
-           "ALLOW\tANY\t^((localhost|loopback)|(127\\.0\\.0\\.1))$\n",
-           b->tls ? "{tls}" : "", b->a.port);
-  return rb_server_start(&b->b, b->ldmd, conf);
 }
 
 /* The servers' registries: with /tls keys when b->tls. */
@@ -474,7 +450,8 @@ static int throughput(bench *b, unsigned n, uint64_t size, bool warm,
   }
   pq_set_spin(bq, 0); /* the reader must not take CPU from the servers */
   if (warm) {
-    if (start_a(b) != 0 || start_b(b) != 0)
+    if (rb_start_upstream(&b->a, b->ldmd) != 0 ||
+        rb_start_downstream(&b->b, &b->a, b->ldmd, b->tls) != 0)
       goto out;
     if (rb_wait_feed(&b->a) == 0) {
       rb_warn("B's request did not reach A within 10 s (see %s)", b->b.log);
@@ -488,7 +465,7 @@ static int throughput(bench *b, unsigned n, uint64_t size, bool warm,
     if (insert_one(aq, b->seed ^ (size << 32), FT_BATCH, i, buf, size,
                    "BATCH") != PQ_OK)
       goto out;
-  if (!warm && start_a(b) != 0)
+  if (!warm && rb_start_upstream(&b->a, b->ldmd) != 0)
     goto out;
   w0 = rb_now();
   a0 = rb_tree_cpu(b->a.pid);
@@ -496,7 +473,7 @@ static int throughput(bench *b, unsigned n, uint64_t size, bool warm,
   if (warm) {
     start_us = pq_ts_to_us(pq_ts_now());
     rb_tree_signal(b->b.pid, SIGCONT);
-  } else if (start_b(b) != 0) {
+  } else if (rb_start_downstream(&b->b, &b->a, b->ldmd, b->tls) != 0) {
     goto out;
   }
   last_progress = rb_now();
@@ -1115,8 +1092,9 @@ static void run_latency(bench *b) {
   sh->step = -1;
   for (size_t i = 0; i < rd.cap; i++)
     rd.lat[i] = -1;
-  if (setup_servers(b, qbytes, slots) != 0 || start_a(b) != 0 ||
-      start_b(b) != 0) {
+  if (setup_servers(b, qbytes, slots) != 0 ||
+      rb_start_upstream(&b->a, b->ldmd) != 0 ||
+      rb_start_downstream(&b->b, &b->a, b->ldmd, b->tls) != 0) {
     b->errors++;
     goto out;
   }
@@ -1296,7 +1274,6 @@ static int parse(int argc, char **argv, bench *b) {
 
 int main(int argc, char **argv) {
   bench b;
-  struct sigaction sa;
   struct utsname un;
   double t0 = rb_now();
   char date[64];
@@ -1311,20 +1288,8 @@ int main(int argc, char **argv) {
             strerror(errno));
     return 1;
   }
-  if (strlen(b.base) > RB_RUN_MAX - 32) {
-    rb_warn("directory name too long: %s", b.base);
+  if (rb_run_begin(b.run, b.base) != 0)
     return 1;
-  }
-  snprintf(b.run, sizeof b.run, "%s/relay_bench.XXXXXX", b.base);
-  if (mkdtemp(b.run) == NULL) {
-    rb_warn("cannot make a directory in %s: %s", b.base, strerror(errno));
-    return 1;
-  }
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_stop;
-  sigaction(SIGINT, &sa, NULL);
-  sigaction(SIGTERM, &sa, NULL);
-  signal(SIGPIPE, SIG_IGN);
   uname(&un);
   strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", gmtime(&now));
   printf("relay_bench: ldmd A -> ldmd B over 127.0.0.1, queues in %s\n"

@@ -8,6 +8,7 @@
 #include "test/bench/relay_servers.h"
 
 #include <dirent.h>
+#include <signal.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -370,6 +371,53 @@ int rb_server_start(server *s, const char *ldmd, const char *conf_text) {
   rb_warn("server %s (%s) did not start; see %s and %s", s->name, ldmd, s->log,
           s->err);
   return -1;
+}
+
+/* This host, as ldmd.conf's ALLOW names it. */
+#define RB_ALLOW_HERE "ALLOW\tANY\t^((localhost|loopback)|(127\\.0\\.0\\.1))$\n"
+
+int rb_start_upstream(server *s, const char *ldmd) {
+  char conf[256];
+
+  snprintf(conf, sizeof conf, "# %s: %s serves this host.\n" RB_ALLOW_HERE,
+           rb_prog, s->name);
+  return rb_server_start(s, ldmd, conf);
+}
+
+int rb_start_downstream(server *s, const server *up, const char *ldmd,
+                        bool tls) {
+  char conf[512];
+
+  snprintf(conf, sizeof conf,
+           "# %s: %s requests everything from %s.\n"
+           "REQUEST\tANY\t\".*\"\t%s127.0.0.1:%u\n" RB_ALLOW_HERE,
+           rb_prog, s->name, up->name, tls ? "{tls}" : "", up->port);
+  return rb_server_start(s, ldmd, conf);
+}
+
+static void rb_on_stop(int sig) {
+  (void)sig;
+  rb_stop = 1;
+}
+
+int rb_run_begin(char *run, const char *base) {
+  struct sigaction sa;
+
+  if (strlen(base) + strlen(rb_prog) + 9 >= RB_RUN_MAX) {
+    rb_warn("directory name too long: %s", base);
+    return -1;
+  }
+  snprintf(run, RB_RUN_MAX, "%s/%s.XXXXXX", base, rb_prog);
+  if (mkdtemp(run) == NULL) {
+    rb_warn("cannot make a directory in %s: %s", base, strerror(errno));
+    return -1;
+  }
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = rb_on_stop;
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+  signal(SIGPIPE, SIG_IGN);
+  return 0;
 }
 
 /* SIGTERM, up to 15 s, then SIGKILL. */

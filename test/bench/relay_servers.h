@@ -9,6 +9,7 @@
 #define TEST_BENCH_RELAY_SERVERS_H
 
 #include <signal.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -71,6 +72,28 @@ int rb_server_registry_add(const server *s, const char *xml);
  * @return 0, or -1 with a message
  */
 int rb_server_start(server *s, const char *ldmd, const char *conf_text);
+
+/**
+ * Start s as the upstream of a relay pair: its ldmd.conf allows this host.
+ * @return 0, or -1 with a message
+ */
+int rb_start_upstream(server *s, const char *ldmd);
+
+/**
+ * Start s as up's downstream: it requests everything from up's port (over
+ * TLS with tls, verifying that up's certificate names 127.0.0.1) and
+ * allows this host.
+ * @return 0, or -1 with a message
+ */
+int rb_start_downstream(server *s, const server *up, const char *ldmd,
+                        bool tls);
+
+/**
+ * Make a run directory base/<rb_prog>.XXXXXX into run (RB_RUN_MAX bytes),
+ * set rb_stop on SIGINT and SIGTERM, and ignore SIGPIPE.
+ * @return 0, or -1 with a message
+ */
+int rb_run_begin(char *run, const char *base);
 
 /** SIGTERM, up to 15 s for it to exit, then SIGKILL. */
 void rb_server_stop(server *s);
