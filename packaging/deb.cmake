@@ -43,7 +43,7 @@ set(CPACK_PACKAGE_DESCRIPTION
   "A product queue server in the tradition of Unidata's LDM: ldmd (the
 LDM-6 protocol), pqact, the queue utilities (pqcreate, pqinsert, pqcat,
 ...), the protocol clients (notifyme, ldmsend, ldmping, rtstats), regutil, the
-bridge to NATS JetStream (pq2nats), and the queue library with its header
+bridge to NATS JetStream (pq2nats, nats2pq), and the queue library with its header
 and pkg-config file.  The package creates the system user ldm, its home /var/lib/ldm, a registry and a queue.")
 # A directory of its own for the staging, and absolute destinations
 # (/etc/ldm) staged, not written to the build host.

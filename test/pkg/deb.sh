@@ -102,7 +102,8 @@ lacks() { ! grep -qxF -- "$1" "$LIST" || fail "the package has $1"; }
 has /usr/sbin/ldmd
 has /usr/share/man/man8/ldmd.8
 for p in pqcreate pqinsert pqcat pqexpire pqmon pqcheck pqcopy pqsave \
-  pqrestore notifyme ldmsend ldmping rtstats regutil pqact ldmadmin pq2nats; do
+  pqrestore notifyme ldmsend ldmping rtstats regutil pqact ldmadmin pq2nats \
+  nats2pq; do
   has /usr/bin/$p
 done
 # Every program has its man page, and every page its program.
