@@ -16,7 +16,8 @@ packages=(build-essential cmake pkg-config libtirpc-dev libxml2-dev libssl-dev
           libcmocka-dev libisal-dev libgdbm-dev clang libclang-rt-14-dev
           clang-format cppcheck strace dpkg-dev logrotate systemd
           libsystemd-dev gnuplot-nox libmicrohttpd-dev curl chromium
-          chromium-driver openssl nats-server libnats-dev)
+          chromium-driver openssl nats-server libnats-dev
+          libjemalloc-dev)
 
 install_deps() {
   local missing=()

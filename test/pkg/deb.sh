@@ -81,7 +81,7 @@ for field in "Package: ldmpq" "Version: $version" "Maintainer: " "Description: "
 done
 depends=$(sed -n 's/^ Depends: //p' "$INFO")
 for dep in passwd libc6 libssl3 libxml2 libtirpc3 libisal2 libgdbm6 \
-  libsystemd0 libmicrohttpd12 libnats3.4; do
+  libsystemd0 libmicrohttpd12 libnats3.4 libjemalloc2; do
   [[ ,$depends, =~ [\ ,]${dep}[\ ,] ]] || fail "Depends lacks $dep: $depends"
 done
 CTRL=$SCRATCH/control
