@@ -537,33 +537,6 @@ static const char *cpu_text(const struct path *p, const struct cpu3 *m0,
 /* Products                                                               */
 /* ---------------------------------------------------------------------- */
 
-/* Insert product i of a phase: `size` bytes of the phase's seed, its MD5
- * as signature, created now.  @return its creation time (us), 0 if the
- * insertion failed (with a message) */
-static uint64_t insert_one(pq_t *pq, uint64_t seed, uint32_t ft, uint32_t i,
-                           uint8_t *buf, uint64_t size, const char *what) {
-  pq_prod_info info;
-  int rc;
-
-  iddmix_fill(seed, i, buf, size);
-  memset(&info, 0, sizeof info);
-  info.feedtype = ft;
-  info.seqno = i;
-  info.size = size;
-  snprintf(info.origin, sizeof info.origin, "nats-bench");
-  snprintf(info.ident, sizeof info.ident, "NATS BENCH %s %llu %u", what,
-           (unsigned long long)size, i);
-  if (pq_md5(buf, size, info.signature) != 0)
-    return 0;
-  info.arrival = pq_ts_now();
-  rc = pq_insert(pq, &info, buf);
-  if (rc != PQ_OK) {
-    rb_warn("cannot insert into %s: %s", pq_path(pq), pq_strerror(rc));
-    return 0;
-  }
-  return pq_ts_to_us(info.arrival);
-}
-
 /* What the bench has read from B. */
 struct tally {
   uint64_t warm, n, bytes;    /* warm-up and batch products */
@@ -573,7 +546,7 @@ struct tally {
   size_t lat_cap;
 };
 
-/* The number at the end of an ident ("NATS BENCH LAT 1024 17"). */
+/* The number at the end of an ident ("nats_bench LAT 1024 000017"). */
 static bool ident_index(const char *ident, unsigned long *i) {
   const char *sp = strrchr(ident, ' ');
   char *end;
@@ -703,9 +676,8 @@ static void lat_inserter(const bench *b, struct lat_share *sh, size_t cap,
       break;
     if (due > rb_now())
       rb_sleep_until(due);
-    t = insert_one(pq, 0x4c4154ull ^ size, FT_LAT, (uint32_t)i, buf, size,
-                   "LAT");
-    if (t == 0) {
+    if (rb_insert(pq, 0x4c4154ull ^ size, FT_LAT, (uint32_t)i, buf, size, "LAT",
+                  &t) != PQ_OK) {
       sh->failed++;
       continue;
     }
@@ -842,8 +814,8 @@ static void run_case(bench *b, const struct path *p, const struct size_case *c,
   }
   pq_set_spin(bq, 0); /* the reader must not take CPU from the path */
   for (unsigned i = 0; i < warm; i++)
-    if (insert_one(aq, 0x5741524dull ^ c->size, FT_WARM, i, buf, c->size,
-                   "WARMUP") == 0)
+    if (rb_insert(aq, 0x5741524dull ^ c->size, FT_WARM, i, buf, c->size,
+                  "WARMUP", NULL) != PQ_OK)
       goto out;
   if (read_b_until(b, p, bq, &t, warm_done, &warm, NOPROGRESS_S, "warm-up") !=
       0)
@@ -855,8 +827,8 @@ static void run_case(bench *b, const struct path *p, const struct size_case *c,
   else
     kill(reader, SIGSTOP);
   for (unsigned i = 0; i < n && !rb_stop; i++)
-    if (insert_one(aq, 0x42415443ull ^ c->size, FT_BATCH, i, buf, c->size,
-                   "BATCH") == 0)
+    if (rb_insert(aq, 0x42415443ull ^ c->size, FT_BATCH, i, buf, c->size,
+                  "BATCH", NULL) != PQ_OK)
       goto out;
   cpu_mark(b, p, &r->m0);
   start = (double)pq_ts_to_us(pq_ts_now());

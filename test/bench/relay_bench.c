@@ -346,29 +346,6 @@ static int drain_b(const bench *b, pq_t *bq, struct tally *t) {
   return 0;
 }
 
-/* Insert one product of `size` random bytes (its MD5 as signature). */
-static int insert_one(pq_t *pq, uint64_t seed, uint32_t ft, uint32_t i,
-                      uint8_t *buf, uint64_t size, const char *what) {
-  pq_prod_info info;
-  int rc;
-
-  iddmix_fill(seed, i, buf, size);
-  memset(&info, 0, sizeof info);
-  info.feedtype = ft;
-  info.seqno = i;
-  info.size = size;
-  snprintf(info.origin, sizeof info.origin, "relay-bench");
-  snprintf(info.ident, sizeof info.ident, "RELAY BENCH %s %llu %06u", what,
-           (unsigned long long)size, i);
-  if (pq_md5(buf, size, info.signature) != 0)
-    return PQ_SYSTEM;
-  info.arrival = pq_ts_now();
-  rc = pq_insert(pq, &info, buf);
-  if (rc != PQ_OK)
-    rb_warn("cannot insert into %s: %s", pq_path(pq), pq_strerror(rc));
-  return rc;
-}
-
 /* Cycle A's and B's rings once through the relay: WARM_SIZE products
  * adding up to A's data area, at most WARM_WINDOW in flight, so that
  * every page of both queues has been used by the processes that will
@@ -392,8 +369,8 @@ static int warm_up(const bench *b, pq_t *aq, pq_t *bq, struct tally *t,
       }
       (void)pq_wait(bq, 100);
     }
-    if (insert_one(aq, b->seed ^ 0x5741524dull, FT_WARM, i, buf, WARM_SIZE,
-                   "WARMUP") != PQ_OK)
+    if (rb_insert(aq, b->seed ^ 0x5741524dull, FT_WARM, i, buf, WARM_SIZE,
+                  "WARMUP", NULL) != PQ_OK)
       return -1;
   }
   while (t->warm < n && !rb_stop) {
@@ -462,8 +439,8 @@ static int throughput(bench *b, unsigned n, uint64_t size, bool warm,
     rb_tree_signal(b->b.pid, SIGSTOP);
   }
   for (i = 0; i < n && !rb_stop; i++)
-    if (insert_one(aq, b->seed ^ (size << 32), FT_BATCH, i, buf, size,
-                   "BATCH") != PQ_OK)
+    if (rb_insert(aq, b->seed ^ (size << 32), FT_BATCH, i, buf, size, "BATCH",
+                  NULL) != PQ_OK)
       goto out;
   if (!warm && rb_start_upstream(&b->a, b->ldmd) != 0)
     goto out;
@@ -700,8 +677,8 @@ static int ingest_warm_up(const bench *b, struct ingest_share *sh, pq_t *pq,
   for (i = 0; i < n && !rb_stop; i++) {
     while (i >= sh->warm_arrived + WARM_WINDOW && rb_now() < end)
       rb_sleep(0.0002);
-    if (rb_now() >= end || insert_one(pq, b->seed ^ 0x5741524dull, FT_WARM, i,
-                                      buf, WARM_SIZE, "WARMUP") != PQ_OK)
+    if (rb_now() >= end || rb_insert(pq, b->seed ^ 0x5741524dull, FT_WARM, i,
+                                     buf, WARM_SIZE, "WARMUP", NULL) != PQ_OK)
       return -1;
   }
   while (!sh->go && rb_now() < end && !rb_stop)

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "pq/pq.h"
+#include "test/bench/iddmix.h"
 
 #define KIB 1024u
 
@@ -543,4 +544,28 @@ uint64_t rb_wait_feed(const server *a) {
   while ((t = rb_feed_started_us(a)) == 0 && rb_now() < end && !rb_stop)
     rb_sleep(0.005);
   return t;
+}
+
+int rb_insert(pq_t *pq, uint64_t seed, uint32_t ft, uint32_t i, uint8_t *buf,
+              uint64_t size, const char *what, uint64_t *arrival_us) {
+  pq_prod_info info;
+  int rc;
+
+  iddmix_fill(seed, i, buf, size);
+  memset(&info, 0, sizeof info);
+  info.feedtype = ft;
+  info.seqno = i;
+  info.size = size;
+  snprintf(info.origin, sizeof info.origin, "%s", rb_prog);
+  snprintf(info.ident, sizeof info.ident, "%s %s %llu %06u", rb_prog, what,
+           (unsigned long long)size, i);
+  if (pq_md5(buf, size, info.signature) != 0)
+    return PQ_SYSTEM;
+  info.arrival = pq_ts_now();
+  rc = pq_insert(pq, &info, buf);
+  if (rc != PQ_OK)
+    rb_warn("cannot insert into %s: %s", pq_path(pq), pq_strerror(rc));
+  else if (arrival_us != NULL)
+    *arrival_us = pq_ts_to_us(info.arrival);
+  return rc;
 }

@@ -2,8 +2,9 @@
  * relay_servers.h - the processes of relay_bench (relay_bench.c): ldmd
  * servers started and stopped by pid, each with its own directory,
  * registry, ldmd.conf, queue and log; the CPU time of a server's process
- * tree (ldmd forks a process per connection); and the bench's clock,
- * sleeps and messages.  Not thread-safe; for one bench process.
+ * tree (ldmd forks a process per connection); the products the benches
+ * insert; and the bench's clock, sleeps and messages.  Not thread-safe;
+ * for one bench process.
  */
 #ifndef TEST_BENCH_RELAY_SERVERS_H
 #define TEST_BENCH_RELAY_SERVERS_H
@@ -13,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#include "pq/pq.h"
 
 #define RB_RUN_MAX 512 /* longest run directory */
 
@@ -94,6 +97,16 @@ int rb_start_downstream(server *s, const server *up, const char *ldmd,
  * @return 0, or -1 with a message
  */
 int rb_run_begin(char *run, const char *base);
+
+/**
+ * Insert product i of a phase into pq: `size` bytes of iddmix_fill(seed,
+ * i) in buf, its MD5 as signature, created now, origin rb_prog and
+ * identifier "<rb_prog> <what> <size> <i>".
+ * @param[out] arrival_us  its creation time (us since the epoch), or NULL
+ * @return PQ_OK, or the error (with a message)
+ */
+int rb_insert(pq_t *pq, uint64_t seed, uint32_t ft, uint32_t i, uint8_t *buf,
+              uint64_t size, const char *what, uint64_t *arrival_us);
 
 /** SIGTERM, up to 15 s for it to exit, then SIGKILL. */
 void rb_server_stop(server *s);
