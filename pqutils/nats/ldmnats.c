@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/crypto.h>
 #include <nats/nats.h>
 
 #include "ldmd/site/log.h"
@@ -283,6 +284,10 @@ int ldmnats_connect(const struct ldmnats_opts *o, const char *name,
     return LDMNATS_EFAIL;
   }
   return 0;
+}
+
+void ldmnats_init(void) {
+  (void)OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT, NULL);
 }
 
 void ldmnats_close(struct ldmnats_conn *conn) {

@@ -238,6 +238,14 @@ struct ldmnats_conn {
 int ldmnats_connect(const struct ldmnats_opts *o, const char *name,
                     struct jsOptions *jo, struct ldmnats_conn *conn);
 
+/** The first call of a program's main(), before anything uses OpenSSL:
+ *  OpenSSL is told not to clean up at exit (OPENSSL_INIT_NO_ATEXIT).
+ *  libnats's threads outlive main() (the programs do not call nats_Close(),
+ *  below), and OpenSSL's exit handler, freeing what such a thread still
+ *  uses after a TLS connection, made a program crash at exit now and then;
+ *  the kernel frees it all anyway. */
+void ldmnats_init(void);
+
 /** Close and free what ldmnats_connect() made (a zeroed conn: nothing).
  *  A program then exits without nats_Close(): after a TLS connection,
  *  libnats 3.4.1's global cleanup makes OpenSSL's exit handler crash. */

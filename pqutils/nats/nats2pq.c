@@ -636,6 +636,7 @@ static int feed(struct run *r) {
 int main(int argc, char **argv) {
   struct cli c;
   struct opts o = {.batch = 256};
+  ldmnats_init();
   int rc = cli_parse(&c, argc, argv, &spec, &o);
   if (rc != CLI_GO_ON)
     return rc;

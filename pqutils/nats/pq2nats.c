@@ -1060,6 +1060,7 @@ int main(int argc, char **argv) {
                    .maxpending = 4096,
                    .dup_window = 120,
                    .replicas = 1};
+  ldmnats_init();
   cli_init(&c, argv[0]);
   int rc = parse_args(&c, argc, argv, &o);
   if (rc != 0)
