@@ -6,13 +6,14 @@
  * one of them expired); what each side learns of the other (CN, SAN,
  * the key's SHA-256, verified or why not); a synchronous call, a record
  * of several megabytes streamed into the caller's memory, and one written
- * by pieces (ldm6_io_send_nowait()) while the peer reads slowly; records
+ * by pieces (ldm6_io_send_nowait()) while the peer does not read; records
  * of many small and large pieces, and a call whose reply must come at
  * once; a client with no certificate; a TLS 1.2-only client refused by the
  * handshake.
  */
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
@@ -20,6 +21,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,6 +158,33 @@ static void tcp_pair(ldm6_io **client, ldm6_io **server) {
   close(lfd);
 }
 
+/* The sender must have to wait while the receiver does not read: socket
+ * buffers far smaller than the records sent. */
+static void small_buffers(ldm6_io *c, ldm6_io *s) {
+  int n = 64 << 10;
+
+  assert_int_equal(
+      setsockopt(ldm6_io_fd(c), SOL_SOCKET, SO_SNDBUF, &n, sizeof n), 0);
+  assert_int_equal(
+      setsockopt(ldm6_io_fd(s), SOL_SOCKET, SO_RCVBUF, &n, sizeof n), 0);
+}
+
+/* The sender's side: say, once, on fd, that a write had to wait. */
+static void say_waited(int fd, bool *said) {
+  if (!*said)
+    *said = write(fd, "w", 1) == 1;
+}
+
+/* The receiver's side: wait (10 s at most) until the sender says that a
+ * write had to wait, so that what it sends next is a write made again. */
+static void wait_sender_waited(int fd) {
+  struct pollfd p = {.fd = fd, .events = POLLIN};
+  char b;
+
+  assert_int_equal(poll(&p, 1, 10000), 1);
+  assert_int_equal(read(fd, &b, 1), 1);
+}
+
 static void wait_ok(pid_t pid) {
   int st;
 
@@ -195,12 +224,17 @@ static void test_mutual(void **state) {
   bool more = false;
   pid_t pid;
 
+  int waited[2];
+
   (void)state;
   assert_non_null(got);
+  assert_int_equal(pipe(waited), 0);
   tcp_pair(&c, &s);
+  small_buffers(c, s);
   pid = fork();
   assert_true(pid >= 0);
   if (pid == 0) { /* the client */
+    bool said = false;
     const ldm6_tls_peer *t;
     struct iovec a = {big, BIG}, small = {big, 4};
     ldm6_io_partial st = {0};
@@ -218,10 +252,12 @@ static void test_mutual(void **state) {
     ok = ok && ldm6_io_call(c, 6, 14, &small, 1, 5000, &r) == LDM6_IO_OK &&
          r.body_len == 4 && memcmp(r.body, "pong", 4) == 0;
     ok = ok && ldm6_io_send_call(c, 6, 1, &a, 1, NULL) == LDM6_IO_OK;
-    /* By pieces: the server reads slowly, so the socket fills. */
+    /* By pieces: the server does not read until the socket is full. */
     while (ok &&
-           (rc = ldm6_io_send_nowait(c, 6, 2, &a, 1, &st)) == LDM6_IO_AGAIN)
+           (rc = ldm6_io_send_nowait(c, 6, 2, &a, 1, &st)) == LDM6_IO_AGAIN) {
+      say_waited(waited[1], &said);
       ok = ldm6_io_wait_writable(c, 5000) == LDM6_IO_OK;
+    }
     ok = ok && rc == LDM6_IO_OK;
     ok = ok && ldm6_io_recv(c, 5000, &r) == LDM6_IO_CLOSED;
     ldm6_io_free(c);
@@ -258,14 +294,16 @@ static void test_mutual(void **state) {
       LDM6_IO_OK);
   assert_int_equal(ldm6_io_recv_end(s, 5000), LDM6_IO_OK);
   assert_memory_equal(got, big, BIG);
-  /* The one sent by pieces, read slowly at first. */
-  usleep(200000);
+  /* The one sent by pieces, read once the sender had to wait. */
+  wait_sender_waited(waited[0]);
   assert_int_equal(ldm6_io_recv(s, 5000, &m), LDM6_IO_OK);
   assert_int_equal(m.hdr.u.call.proc, 2);
   assert_int_equal(m.body_len, BIG);
   assert_memory_equal(m.body, big, BIG);
   ldm6_io_free(s);
   wait_ok(pid);
+  close(waited[0]);
+  close(waited[1]);
   free(big);
   free(got);
   SSL_CTX_free(sctx);
@@ -292,9 +330,10 @@ static size_t pieces_of(uint8_t *big, struct iovec *iov) {
 }
 
 /* Records of many pieces, small and large, sent by pieces while the peer
- * reads slowly (TLS records are gathered across the pieces, and a write
- * that must wait is made again with the same bytes), then a call whose
- * last piece is empty: its reply comes (nothing held back by MSG_MORE). */
+ * does not read until the socket is full (TLS records are gathered across the
+ * pieces, and a write that must wait is made again with the same bytes), then a
+ * call whose last piece is empty: its reply comes (nothing held back by
+ * MSG_MORE). */
 static void test_pieces(void **state) {
   SSL_CTX *sctx = ctx(true, "srv"), *cctx = ctx(false, "cli");
   uint8_t *big = pattern(4u << 20, 7);
@@ -303,14 +342,17 @@ static void test_pieces(void **state) {
   ldm6_io *c, *s;
   ldm6_io_msg m;
   pid_t pid;
-  int k;
+  int k, waited[2];
 
   (void)state;
+  assert_int_equal(pipe(waited), 0);
   tcp_pair(&c, &s);
+  small_buffers(c, s);
   pid = fork();
   assert_true(pid >= 0);
   if (pid == 0) {
     struct iovec last[2] = {{big, 10}, {big, 0}};
+    bool said = false;
     struct timespec t0, t1;
     ldm6_io_msg r;
     long ms;
@@ -322,8 +364,10 @@ static void test_pieces(void **state) {
 
       while ((rc = ldm6_io_send_nowait(c, 6, 2, iov, (int)NPIECES, &st)) ==
                  LDM6_IO_AGAIN &&
-             ok)
+             ok) {
+        say_waited(waited[1], &said);
         ok = ldm6_io_wait_writable(c, 5000) == LDM6_IO_OK;
+      }
       ok = ok && rc == LDM6_IO_OK;
     }
     ok = ok && ldm6_io_send_call(c, 6, 3, iov, (int)NPIECES, NULL) == 0;
@@ -344,7 +388,7 @@ static void test_pieces(void **state) {
   }
   ldm6_io_free(c);
   server_start(s, sctx);
-  usleep(200000); /* read slowly at first: the client's socket fills */
+  wait_sender_waited(waited[0]); /* the client's socket is full */
   for (k = 0; k < 4; k++) {
     assert_int_equal(ldm6_io_recv(s, 5000, &m), LDM6_IO_OK);
     assert_int_equal(m.hdr.u.call.proc, k < 3 ? 2 : 3);
@@ -361,6 +405,8 @@ static void test_pieces(void **state) {
   }
   ldm6_io_free(s);
   wait_ok(pid);
+  close(waited[0]);
+  close(waited[1]);
   free(big);
   SSL_CTX_free(sctx);
   SSL_CTX_free(cctx);
