@@ -51,12 +51,12 @@ die() {
   exit 1
 }
 
-ldmd=$build/ldmd/ldmd
-pqcreate=$build/pqutils/pqcreate
-pqmon=$build/pqutils/pqmon
-notifyme=$build/pqutils/notifyme
-pqact=$build/pqutils/pqact/pqact
-pqcat=$build/pqutils/pqcat
+ldmd=$build/bin/ldmd
+pqcreate=$build/bin/pqcreate
+pqmon=$build/bin/pqmon
+notifyme=$build/bin/notifyme
+pqact=$build/bin/pqact
+pqcat=$build/bin/pqcat
 iddfeed=$build/test/iddfeed
 for p in "$ldmd" "$pqcreate" "$pqmon" "$notifyme" "$pqact" "$pqcat" "$iddfeed"; do
   [[ -x $p ]] || die "$p is missing: build first (scripts/dev.sh run does)"

@@ -51,7 +51,7 @@
 #define REG_QUEUE_SIZE "/queue/size"   /* default 500M */
 #define REG_QUEUE_SLOTS "/queue/slots" /* default "default" */
 /* Ours, not LDM's: the largest /queue/size "ldmadmin vetqueuesize" grows
- * the queue to (a size, default 40G: pqutils/ldmadmin/ldmadmin.1). */
+ * the queue to (a size, default 40G: pqutils/ops/ldmadmin.1). */
 #define REG_QUEUE_MAX_SIZE "/queue/max-size"
 #define REG_LDMD_CONFIG "/server/config-path"
 #define REG_IP_ADDR "/server/ip-addr"
@@ -65,7 +65,7 @@
 /* Ours, not LDM's: the most EXEC and PIPE -close children pqact runs at
  * once (pqutils/pqact/pqact.1); 0 for no cap. */
 #define REG_PQACT_MAX_CHILDREN "/pqact/max-children"
-/* LDM's SCOUR_CONFIG_PATH and SCOUR_EXCLUDE_PATH (pqutils/scour.1). */
+/* LDM's SCOUR_CONFIG_PATH and SCOUR_EXCLUDE_PATH (pqutils/ops/scour.1). */
 #define REG_SCOUR_CONFIG "/scour/config-path"
 #define REG_SCOUR_EXCLUDE "/scour/exclude-path"
 #define REG_LOG_FILE "/log/file"
@@ -76,7 +76,7 @@
 #define REG_DELETE_INFO_FILES "/delete-info-files"
 /* LDM's METRICS_FILE, METRICS_FILES (a glob) and METRICS_COUNT, of
  * ldmadmin's addmetrics, plotmetrics and newmetrics
- * (pqutils/ldmadmin/ldmadmin.1). */
+ * (pqutils/ops/ldmadmin.1). */
 #define REG_METRICS_FILE "/metrics/file"
 #define REG_METRICS_FILES "/metrics/files"
 #define REG_METRICS_COUNT "/metrics/count"

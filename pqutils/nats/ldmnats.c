@@ -16,7 +16,7 @@
 #include <nats/nats.h>
 
 #include "ldmd/site/log.h"
-#include "pqutils/cli.h"
+#include "pqutils/common/cli.h"
 #include "pqutils/nats/ldmnats.h"
 
 /* ---- options ---- */

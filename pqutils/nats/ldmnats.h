@@ -1,12 +1,12 @@
 /*
- * ldmnats.h - what pq2nats and nats2pq share, the bridge between a queue
- * and NATS JetStream (issue 14): the NATS options of their command lines
- * and their registry defaults (/nats/...), the connection (every URL a
- * server of one cluster, credentials, token, TLS; reconnection forever
- * with a bounded wait, each disconnect and reconnect logged), the two
- * streams, and the wire format: the header names, the subjects of
- * products and of chunks, the chunking of products larger than the
- * server's max_payload, and pq2nats's subject rules (-r).
+ * ldmnats.h - what pq2nats and nats2pq share, the bridge between a queue and
+ * NATS JetStream (README, "Bridging to NATS JetStream"): the NATS options of
+ * their command lines and their registry defaults (/nats/...), the
+ * connection (every URL a server of one cluster, credentials, token, TLS;
+ * reconnection forever with a bounded wait, each disconnect and reconnect
+ * logged), the two streams, and the wire format: the header names, the
+ * subjects of products and of chunks, the chunking of products larger than
+ * the server's max_payload, and pq2nats's subject rules (-r).
  *
  * The wire format, for a consumer in any language (pq2nats.1 says it too):
  *   - product stream <stream> (default LDM), subjects <prefix>.> (default

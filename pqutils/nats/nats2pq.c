@@ -1,6 +1,6 @@
 /*
  * nats2pq - feed a product queue from a NATS JetStream stream, the
- * receiving half of the bridge (issue 14; pq2nats is the sending half).
+ * receiving half of the bridge (nats2pq.1; pq2nats is the sending half).
  * A durable pull consumer on the product stream, with explicit acks and a
  * bounded number of messages unacknowledged: each message's headers give
  * the product's metadata (reassembly.c), its body or its chunks (fetched
@@ -30,7 +30,7 @@
 #include <nats/nats.h>
 
 #include "ldmd/site/log.h"
-#include "pqutils/cli.h"
+#include "pqutils/common/cli.h"
 #include "pqutils/nats/ldmnats.h"
 #include "pqutils/nats/reassembly.h"
 

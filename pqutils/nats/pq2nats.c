@@ -1,13 +1,13 @@
 /*
  * pq2nats - publish the products of a queue to a NATS JetStream stream
- * (issue 14; the wire format is ldmnats.h's, the manual pq2nats.1).  This
+ * (the wire format is ldmnats.h's, the manual pq2nats.1).  This
  * file owns the program: its options, the reading loop over the queue (in
  * batches, pq_next_many(), as pqact), the asynchronous publishes with at
  * most -m messages in flight, the chunking of products larger than the
  * server's max_payload, the retries, and the durable position (-S).
  *
  * The position is pqact's state file and low-water mark
- * (pqutils/pqact/state.h): each product read is begun in the state, and
+ * (pqutils/common/cli_state.h): each product read is begun in the state, and
  * released when JetStream has acknowledged its product message, which is
  * published only after all its chunks were acknowledged; the mark then
  * moves over the oldest products whose publishes are all acknowledged, and
@@ -50,9 +50,9 @@
 #include <nats/nats.h>
 
 #include "ldmd/site/log.h"
-#include "pqutils/cli.h"
+#include "pqutils/common/cli.h"
 #include "pqutils/nats/ldmnats.h"
-#include "pqutils/pqact/state.h"
+#include "pqutils/common/cli_state.h"
 
 static const char usage_text[] =
     "usage: pq2nats [options]\n"
@@ -98,7 +98,7 @@ struct opts {
 
 /* A product in flight. */
 struct slot {
-  pqact_state_token token;
+  cli_state_token token;
   natsMsg *prod;   /* its product message, until it is published */
   uint32_t chunks; /* its chunks not yet acknowledged */
   bool acked;      /* its product message is acknowledged */
@@ -141,7 +141,7 @@ struct bridge {
   double fail_said; /* last warning */
   uint64_t nfailed; /* failures since the last warning */
   char why[256];    /* the last failure */
-  struct pqact_state *state;
+  struct cli_state *state;
   bool nomem;
   /* counters, for the statistics */
   uint64_t nprods, nbytes, nchunked, nretried;
@@ -303,7 +303,7 @@ static void on_ack(jsCtx *js, natsMsg *msg, jsPubAck *pa, jsPubAckErr *pae,
     s->chunks--;
   } else {
     s->acked = true;
-    pqact_state_release(b->state, s->token, true);
+    cli_state_release(b->state, s->token, true);
     pass_done(b);
   }
   bool kept = false;
@@ -627,8 +627,8 @@ static int on_product(const pq_prod_info *info, const void *data,
     return FAIL_BATCH;
   }
   pthread_mutex_lock(&b->mu);
-  pqact_state_token t = pqact_state_begin(b->state, place->pp_inserted);
-  if (t == PQACT_STATE_NOTOKEN) {
+  cli_state_token t = cli_state_begin(b->state, place->pp_inserted);
+  if (t == CLI_STATE_NOTOKEN) {
     pthread_mutex_unlock(&b->mu);
     log_error("cannot keep the position of %s: %s", info->ident,
               strerror(ENOMEM));
@@ -790,7 +790,7 @@ static int publish_queue(struct run *r, const pq_class *cls) {
       return 2;
     }
     pthread_mutex_lock(&r->b->mu);
-    (void)pqact_state_sync(r->b->state, 1.0);
+    (void)cli_state_sync(r->b->state, 1.0);
     pthread_mutex_unlock(&r->b->mu);
     if (!idle(r->b)) {
       wait_ack(r->b, 100);
@@ -905,10 +905,10 @@ static void start_position(struct run *r, const pq_class *cls) {
     return;
   }
   uint64_t us = 0;
-  if (pqact_state_start_at(path, pq_ts_to_us(pq_ts_now()), &us)) {
+  if (cli_state_start_at(path, pq_ts_to_us(pq_ts_now()), &us)) {
     char when[40];
     pq_cursor_set(r->pq, us);
-    pqact_state_format_time(us, when);
+    cli_state_format_time(us, when);
     log_notice("starting after insertion-time %s UTC (%s)", when, path);
     return;
   }
@@ -928,7 +928,7 @@ static int make_bridge(struct bridge *b, const struct opts *o,
   b->map_mask = m - 1;
   b->ring = calloc(b->cap, sizeof *b->ring);
   b->map = calloc(m, sizeof *b->map);
-  b->state = pqact_state_new(state_path);
+  b->state = cli_state_new(state_path);
   if (b->ring == NULL || b->map == NULL || b->state == NULL) {
     log_error("cannot allocate the state of %" PRIu64 " messages in flight: %s",
               o->maxpending, strerror(ENOMEM));
@@ -947,7 +947,7 @@ static void free_bridge(struct bridge *b) {
   free(b->done);
   free(b->ring);
   free(b->map);
-  pqact_state_free(b->state);
+  cli_state_free(b->state);
   pthread_cond_destroy(&b->cv);
   pthread_mutex_destroy(&b->mu);
 }
@@ -1031,8 +1031,8 @@ static int run(struct cli *c, struct opts *o, struct bridge *b) {
 out:
   if (b->state != NULL) {
     pthread_mutex_lock(&b->mu);
-    uint64_t mark = pqact_state_mark(b->state);
-    if (mark != 0 && pqact_state_save(b->state) != 0 && status == 0)
+    uint64_t mark = cli_state_mark(b->state);
+    if (mark != 0 && cli_state_save(b->state) != 0 && status == 0)
       status = 2;
     pthread_mutex_unlock(&b->mu);
   }

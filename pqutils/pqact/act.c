@@ -36,7 +36,7 @@ static bool to_redo(const struct pqact_act *a, const struct pqact_entry *e,
   const char *type = pqact_action_name(e->action);
   bool redo = false;
   for (size_t i = 0; i < a->resume->n && !redo; i++) {
-    const struct pqact_state_dec *d = &a->resume->decs[i];
+    const struct cli_state_dec *d = &a->resume->decs[i];
     redo = d->from_us <= a->inserted_us && strcmp(d->type, type) == 0 &&
            strcmp(d->cmd, key) == 0;
   }

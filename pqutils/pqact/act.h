@@ -8,7 +8,7 @@
  * before it fired and the identifier does not begin with '_'; a `_BEGIN_`
  * pseudo-product goes through the table at startup (our pqutils/pqact/pqact.1).
  *
- * After a kill -9 while decoders were behind (state.h), the products up to
+ * After a kill -9 while decoders were behind (cli_state.h), the products up to
  * T1 go only to the decoders that had not taken them: a PIPE, SPIPE or
  * XPIPE entry whose decoder is listed with F no later than the product;
  * every other matching entry is skipped, and counts as fired for _ELSE_.
@@ -27,11 +27,11 @@
 #include "pqutils/pqact/decoder.h"
 #include "pqutils/pqact/filing.h"
 
-/* What a restart redoes (state.h): up to t1, only for the decoders
+/* What a restart redoes (cli_state.h): up to t1, only for the decoders
  * listed, each from its from_us on. */
 struct pqact_resume {
   uint64_t t1;
-  const struct pqact_state_dec *decs;
+  const struct cli_state_dec *decs;
   size_t n;
 };
 

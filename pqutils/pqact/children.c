@@ -4,8 +4,8 @@
  * against the cap; fork and exec, with what the child must and must not
  * get from pqact; reaping; and the waits for one child, or for any capped
  * one, on pidfds (pidfd_open(2)) polled with the stop pipe of
- * pqutils/stopio.h, so that a child's exit or a stop ends a wait at once,
- * without polling on a timer.
+ * pqutils/common/cli_io.h, so that a child's exit or a stop ends a wait at
+ * once, without polling on a timer.
  *
  * The cap is reached in episodes: the first capped spawn it refuses logs a
  * warning naming the cap and its registry key, and the episode lasts until
@@ -29,7 +29,7 @@
 
 #include "ldmd/site/log.h"
 #include "ldmd/site/registry.h"
-#include "pqutils/stopio.h"
+#include "pqutils/common/cli_io.h"
 
 #ifndef CLOSE_RANGE_CLOEXEC
 #define CLOSE_RANGE_CLOEXEC (1U << 2) /* linux/close_range.h */
@@ -275,8 +275,8 @@ int pqact_children_wait(struct pqact_children *k, pid_t pid) {
       break;
     }
     struct pollfd p = {.fd = fd, .events = POLLIN};
-    if (stopio_poll(&p, fd >= 0 ? 1 : 0, fd >= 0 ? -1 : FALLBACK_MS) < 0) {
-      if (errno == EINTR || stopio_stopping()) {
+    if (cli_io_poll(&p, fd >= 0 ? 1 : 0, fd >= 0 ? -1 : FALLBACK_MS) < 0) {
+      if (errno == EINTR || cli_io_stopping()) {
         rc = -1;
         break;
       }
@@ -293,16 +293,16 @@ int pqact_children_wait(struct pqact_children *k, pid_t pid) {
 }
 
 int pqact_children_wait_slot(struct pqact_children *k, int timeout_ms) {
-  int64_t deadline = timeout_ms < 0 ? -1 : stopio_now_ms() + timeout_ms;
+  int64_t deadline = timeout_ms < 0 ? -1 : cli_now_ms() + timeout_ms;
   for (;;) {
-    if (stopio_stopping()) {
+    if (cli_io_stopping()) {
       errno = EINTR;
       return -1;
     }
     (void)pqact_children_reap(k);
     if (!pqact_children_full(k))
       return 1;
-    int left = stopio_left_ms(deadline);
+    int left = cli_left_ms(deadline);
     if (left == 0)
       return 0;
     struct pollfd *p = calloc(k->ncapped, sizeof *p);
@@ -317,16 +317,16 @@ int pqact_children_wait_slot(struct pqact_children *k, int timeout_ms) {
     if (m == 0 && (left < 0 || left > FALLBACK_MS))
       left = FALLBACK_MS;
     struct pollfd none;
-    int rc = stopio_poll(p != NULL ? p : &none, m, left);
+    int rc = cli_io_poll(p != NULL ? p : &none, m, left);
     int e = errno;
     for (size_t i = 0; i < m; i++)
       close(p[i].fd);
     free(p);
-    if (rc < 0 && (e == EINTR || stopio_stopping())) {
+    if (rc < 0 && (e == EINTR || cli_io_stopping())) {
       errno = EINTR;
       return -1;
     }
     if (rc < 0) /* poll failed (ENOMEM...): do not spin */
-      (void)stopio_sleep(FALLBACK_MS / 1000.0);
+      (void)cli_io_sleep(FALLBACK_MS / 1000.0);
   }
 }

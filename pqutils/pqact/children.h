@@ -15,7 +15,7 @@
  * thousands of processes (LDM issue #34).  Long-running decoders are not
  * counted.  Over the cap, pqact_children_wait_slot() waits for one to exit.
  *
- * Waits end at once on a stop (pqutils/stopio.h).  One set per process
+ * Waits end at once on a stop (pqutils/common/cli_io.h).  One set per process
  * (children are reaped with waitpid(-1)); not thread-safe.
  */
 #ifndef PQACT_CHILDREN_H

@@ -27,10 +27,10 @@
 #include <unistd.h>
 
 #include "ldmd/site/log.h"
-#include "pqutils/cli.h"
+#include "pqutils/common/cli.h"
 #include "pqutils/pqact/dbfile.h"
 #include "pqutils/pqact/filing.h"
-#include "pqutils/stopio.h"
+#include "pqutils/common/cli_io.h"
 
 /* What the pipe holds before a write has to wait; more than Linux's 64 KiB
  * default means fewer wake-ups for a decoder reading big products. */
@@ -651,14 +651,14 @@ bool pqact_decoders_wait(struct pqact_decoders *d, int timeout_ms) {
   int ms = soonest <= now ? 0 : (int)((soonest - now) * 1000.0) + 1;
   if (ms > timeout_ms)
     ms = timeout_ms;
-  if (n > 0 && stopio_poll(fds, n, ms) > 0) {
+  if (n > 0 && cli_io_poll(fds, n, ms) > 0) {
     for (size_t i = 0; i < n; i++)
       if (fds[i].revents & (POLLERR | POLLHUP))
         decoder_died(of[i]); /* its reader is gone */
   } else if (n == 0 && capped_out) {
     (void)pqact_children_wait_slot(d->kids, ms);
   } else if (n == 0 && ms > 0) {
-    (void)stopio_sleep(ms / 1000.0);
+    (void)cli_io_sleep(ms / 1000.0);
   }
   return pqact_decoders_pump(d);
 }
@@ -820,7 +820,7 @@ char *pqact_decoder_key(enum pqact_action type, int argc, char **argv) {
 }
 
 size_t pqact_decoders_behind(const struct pqact_decoders *d,
-                             struct pqact_state_dec *out, size_t max) {
+                             struct cli_state_dec *out, size_t max) {
   size_t n = 0, listed = 0;
   for (const struct decoder *x = d->head; x != NULL; x = x->next) {
     if (pending(x) == 0)
@@ -839,8 +839,8 @@ size_t pqact_decoders_behind(const struct pqact_decoders *d,
     }
     n++;
     if (listed < max)
-      out[listed++] = (struct pqact_state_dec){
-          .type = type, .cmd = x->cmd, .from_us = from};
+      out[listed++] =
+          (struct cli_state_dec){.type = type, .cmd = x->cmd, .from_us = from};
   }
   return n;
 }

@@ -52,7 +52,7 @@
 #include "pq/pq.h"
 #include "pqutils/pqact/children.h"
 #include "pqutils/pqact/conf.h"
-#include "pqutils/pqact/state.h"
+#include "pqutils/common/cli_state.h"
 
 /* Bytes a decoder's buffer may hold; past them its products wait in the
  * queue (or, with no queue set, pqact waits for it to drain). */
@@ -112,7 +112,7 @@ char *pqact_decoder_key(enum pqact_action type, int argc, char **argv);
 
 /**
  * The decoders with products waiting (not yet wholly in their pipe), for
- * the state file (state.h): for each, its action's name, its key and the
+ * the state file (cli_state.h): for each, its action's name, its key and the
  * insertion time of its oldest product waiting; decoders of one key (PIPE
  * -close) are one, with the oldest time.  The strings are the set's, good
  * until it next changes.
@@ -120,7 +120,7 @@ char *pqact_decoder_key(enum pqact_action type, int argc, char **argv);
  * @return how many there are (more than max: only max were stored)
  */
 size_t pqact_decoders_behind(const struct pqact_decoders *d,
-                             struct pqact_state_dec *out, size_t max);
+                             struct cli_state_dec *out, size_t max);
 
 /** The queue the products were read from, where those a decoder has no
  *  room for are left and found again (NULL: they all wait in memory).

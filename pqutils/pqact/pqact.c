@@ -9,7 +9,7 @@
  * As LDM's pqact: `-q /dev/null` only checks the file, and exits 1 for a
  * good file too (the log says which it was); `-i 0` exits at the
  * end of the queue; a `_BEGIN_` pseudo-product goes through the table at
- * startup; without -o it starts where the state file (state.h) says, else
+ * startup; without -o it starts where the state file (cli_state.h) says, else
  * at the end of the queue; SIGHUP rereads the table, which replaces the
  * old one only if it has no error; reading the oldest product of a full
  * queue is warned about.  SIGTERM and SIGINT stop it at the next product
@@ -21,7 +21,7 @@
  * it is in their pipe; the loop writes to them as they read, and tells the
  * state which decoders are behind since when, so that a restart after a
  * kill -9 gives the products after the state's time only to the decoders
- * that had not taken them (state.h, act.h).  The cap on
+ * that had not taken them (cli_state.h, act.h).  The cap on
  * the children of EXEC and PIPE -close is the registry's
  * /pqact/max-children, read at startup.
  */
@@ -35,9 +35,9 @@
 #include <unistd.h>
 
 #include "ldmd/site/log.h"
-#include "pqutils/cli.h"
+#include "pqutils/common/cli.h"
 #include "pqutils/pqact/act.h"
-#include "pqutils/pqact/state.h"
+#include "pqutils/common/cli_state.h"
 
 static const char usage_text[] =
     "usage: pqact [options] [conffile]\n"
@@ -77,7 +77,7 @@ static void say_conf(void *arg, bool error, const char *msg) {
 /* What the loop over the queue keeps (one per run). */
 struct loop {
   struct pqact_act *act;
-  struct pqact_state *state; /* the state file */
+  struct cli_state *state; /* the state file */
   pq_t *pq;
   const char *conf_path, *state_path;
   struct pqact_conf *conf; /* the table act->conf points to */
@@ -89,11 +89,11 @@ struct loop {
   /* monotonic times: the lag last measured, said; the last oldest warning */
   double lag_checked, lag_said, oldest_said;
   /* the decoders behind, for the state (room for behind_cap) */
-  struct pqact_state_dec *behind;
+  struct cli_state_dec *behind;
   size_t behind_cap;
   /* a restart's: what is redone, and the decoders read from the file */
   struct pqact_resume resume;
-  struct pqact_state_dec *resume_decs;
+  struct cli_state_dec *resume_decs;
   bool closing; /* what decoders give back now was not done */
 };
 
@@ -108,7 +108,7 @@ struct loop {
 /* An asynchronous action takes a hold on the product in the state... */
 static void hold_product(void *arg, uint64_t token) {
   struct loop *l = arg;
-  pqact_state_hold(l->state, token);
+  cli_state_hold(l->state, token);
 }
 
 /* ...and a decoder gives it back once the product is in its pipe, or was
@@ -116,7 +116,7 @@ static void hold_product(void *arg, uint64_t token) {
 static void on_decoded(void *arg, uint64_t token, bool ok) {
   struct loop *l = arg;
   if (!l->closing)
-    pqact_state_release(l->state, token, ok);
+    cli_state_release(l->state, token, ok);
 }
 
 /* During a restart, the decoders the run before left behind that have
@@ -124,7 +124,7 @@ static void on_decoded(void *arg, uint64_t token, bool ok) {
  * read, up to the old T1: appended to the n of l->behind.  The new n. */
 static size_t add_resumed(struct loop *l, size_t n) {
   for (size_t i = 0; i < l->resume.n; i++) {
-    const struct pqact_state_dec *d = &l->resume.decs[i];
+    const struct cli_state_dec *d = &l->resume.decs[i];
     size_t k = 0;
     while (k < n && (strcmp(l->behind[k].cmd, d->cmd) != 0 ||
                      strcmp(l->behind[k].type, d->type) != 0))
@@ -132,7 +132,7 @@ static size_t add_resumed(struct loop *l, size_t n) {
     if (k < n)
       continue; /* waiting now: its oldest product waiting says it */
     uint64_t next = l->act->inserted_us + 1;
-    l->behind[n++] = (struct pqact_state_dec){
+    l->behind[n++] = (struct cli_state_dec){
         d->type, d->cmd, d->from_us > next ? d->from_us : next};
   }
   return n;
@@ -143,12 +143,12 @@ static size_t add_resumed(struct loop *l, size_t n) {
  * behind, or a restart is under way): the cheap test first, for the
  * products no decoder holds. */
 static void keep_behind(struct loop *l, size_t own) {
-  if (pqact_state_holds(l->state) <= own && !pqact_state_any_behind(l->state) &&
+  if (cli_state_holds(l->state) <= own && !cli_state_any_behind(l->state) &&
       l->act->resume == NULL)
     return;
   size_t extra = l->act->resume != NULL ? l->resume.n : 0;
   if (l->behind_cap < extra + 8) {
-    struct pqact_state_dec *b = realloc(l->behind, (extra + 8) * sizeof *b);
+    struct cli_state_dec *b = realloc(l->behind, (extra + 8) * sizeof *b);
     if (b == NULL)
       goto nomem;
     l->behind = b;
@@ -157,7 +157,7 @@ static void keep_behind(struct loop *l, size_t own) {
   size_t n =
       pqact_decoders_behind(l->act->decs, l->behind, l->behind_cap - extra);
   if (n + extra > l->behind_cap) {
-    struct pqact_state_dec *b = realloc(l->behind, (n + extra) * 2 * sizeof *b);
+    struct cli_state_dec *b = realloc(l->behind, (n + extra) * 2 * sizeof *b);
     if (b == NULL)
       goto nomem;
     l->behind = b;
@@ -166,23 +166,23 @@ static void keep_behind(struct loop *l, size_t own) {
   }
   if (extra > 0)
     n = add_resumed(l, n);
-  pqact_state_behind(l->state, l->behind, n);
+  cli_state_behind(l->state, l->behind, n);
   return;
 nomem: /* T0 alone says what was done */
   log_error("cannot list the decoders behind: %s", strerror(ENOMEM));
-  pqact_state_behind(l->state, NULL, 0);
+  cli_state_behind(l->state, NULL, 0);
 }
 
 /* After the decoders were written to: the state, as they are now. */
 static void pumped(struct loop *l) {
   keep_behind(l, 0);
-  pqact_state_flush(l->state);
+  cli_state_flush(l->state);
 }
 
 /* The restart is over: products from now on go through every entry. */
 static void end_resume(struct loop *l) {
   l->act->resume = NULL;
-  pqact_state_decs_free(l->resume_decs, l->resume.n);
+  cli_state_decs_free(l->resume_decs, l->resume.n);
   l->resume_decs = NULL;
   l->resume = (struct pqact_resume){0};
 }
@@ -198,12 +198,12 @@ static int on_product(const pq_prod_info *info, const void *data,
     return STOP_BATCH; /* the product stays for the next run */
   if (l->act->resume != NULL && place->pp_inserted > l->resume.t1)
     end_resume(l);
-  pqact_state_token t = pqact_state_begin(l->state, place->pp_inserted);
+  cli_state_token t = cli_state_begin(l->state, place->pp_inserted);
   l->act->token = t;
   l->act->inserted_us = place->pp_inserted;
   unsigned failed = pqact_process(l->act, info, data);
   keep_behind(l, 1);
-  pqact_state_end(l->state, t, failed == 0);
+  cli_state_end(l->state, t, failed == 0);
   l->act->nprods++;
   if (place->pp_oldest) { /* said after pq_next(), out of the read lock */
     l->oldest = true;
@@ -321,7 +321,7 @@ static int act_queue(struct loop *l, const pq_class *cls) {
     (void)pqact_children_reap(l->act->kids);
     bool waiting = pqact_decoders_pump(l->act->decs);
     pumped(l);
-    (void)pqact_state_sync(l->state, 1.0);
+    (void)cli_state_sync(l->state, 1.0);
     if (l->interval == 0) { /* the end: once the decoders have it all */
       while (waiting && !cli_stopping()) {
         waiting = pqact_decoders_wait(l->act->decs, 1000);
@@ -466,9 +466,9 @@ static int change_dir(struct cli *c, const struct opts *o) {
 /* The state file's decoders behind: what the restart from t0 redoes. */
 static void read_behind(struct loop *l, uint64_t t0) {
   uint64_t t1;
-  struct pqact_state_dec *decs;
+  struct cli_state_dec *decs;
   size_t n;
-  if (pqact_state_read_behind(l->state_path, t0, &t1, &decs, &n) != 0) {
+  if (cli_state_read_behind(l->state_path, t0, &t1, &decs, &n) != 0) {
     log_warning("cannot read the decoders behind in the state file \"%s\": "
                 "%s; doing again every product after its time",
                 l->state_path, strerror(errno));
@@ -481,8 +481,8 @@ static void read_behind(struct loop *l, uint64_t t0) {
   for (size_t i = 0; i < n; i++)
     if (decs[i].from_us < oldest)
       oldest = decs[i].from_us;
-  pqact_state_format_time(t1, to);
-  pqact_state_format_time(oldest < t0 ? t0 : oldest, from);
+  cli_state_format_time(t1, to);
+  cli_state_format_time(oldest < t0 ? t0 : oldest, from);
   log_notice("products to insertion-time %s UTC were done but for %zu "
              "decoder%s behind, resumed from %s UTC",
              to, n, n == 1 ? "" : "s", from);
@@ -495,10 +495,10 @@ static void read_behind(struct loop *l, uint64_t t0) {
 static int start_position(pq_t *pq, struct loop *l) {
   const char *state_path = l->state_path;
   uint64_t us = 0;
-  if (pqact_state_start_at(state_path, pq_ts_to_us(pq_ts_now()), &us)) {
+  if (cli_state_start_at(state_path, pq_ts_to_us(pq_ts_now()), &us)) {
     char when[40];
     pq_cursor_set(pq, us);
-    pqact_state_format_time(us, when);
+    cli_state_format_time(us, when);
     log_notice("starting from insertion-time %s UTC", when);
     read_behind(l, us);
     return 0;
@@ -542,7 +542,7 @@ static int run(struct cli *c, const struct opts *o, struct loop *l) {
     pqact_begin_product(l->act);
     if (l->resume.t1 != 0) {
       l->act->resume = &l->resume;
-      pqact_state_resume(l->state, l->resume.t1);
+      cli_state_resume(l->state, l->resume.t1);
     }
     status = act_queue(l, &cls);
     (void)pqact_decoders_pump(l->act->decs); /* the last from the queue */
@@ -599,7 +599,7 @@ int main(int argc, char **argv) {
   char state_path[PATH_MAX + 8];
   snprintf(state_path, sizeof state_path, "%s.state", path);
   struct loop l = {.act = &a,
-                   .state = pqact_state_new(state_path),
+                   .state = cli_state_new(state_path),
                    .conf_path = path,
                    .state_path = state_path,
                    .conf = &conf,
@@ -625,16 +625,16 @@ int main(int argc, char **argv) {
   pqact_outputs_free(a.outs);
   pqact_conf_free(&conf);
   if (l.state != NULL) {
-    uint64_t mark = pqact_state_mark(l.state);
+    uint64_t mark = cli_state_mark(l.state);
     if (mark == 0) {
       log_notice("no product was processed");
     } else {
       log_notice("last product processed was inserted %g s ago",
                  (double)(pq_ts_to_us(pq_ts_now()) - mark) / 1e6);
-      (void)pqact_state_save(l.state); /* logged; as LDM's, not fatal */
+      (void)cli_state_save(l.state); /* logged; as LDM's, not fatal */
     }
   }
-  pqact_state_free(l.state);
+  cli_state_free(l.state);
   end_resume(&l); /* kept to here: a clean exit still lists its decoders */
   free(l.behind);
   log_notice("exiting: %llu products", (unsigned long long)a.nprods);

@@ -44,11 +44,11 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-$top/build/release}" && pwd)
-bin=$build/pqutils
+bin=$build/bin
 runs=${BENCH_RUNS:-3}
 timecmd=$build/test/timecmd
 aux=$build/test/pqact_bench_aux
-pqact=${PQACT:-$build/pqutils/pqact/pqact}
+pqact=${PQACT:-$build/bin/pqact}
 for p in $bin/pqcreate $pqact $timecmd $aux; do
   [[ -x $p ]] || { echo "no $p: build first" >&2; exit 1; }
 done

@@ -26,7 +26,7 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-$top/build/release}" && pwd)
-bin=$build/pqutils
+bin=$build/bin
 # shellcheck disable=SC2034 # read by bench_lib.sh
 runs=${BENCH_RUNS:-3}
 timecmd=$build/test/timecmd

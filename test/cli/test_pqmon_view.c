@@ -1,6 +1,6 @@
 /*
  * test_pqmon_view.c - unit tests of the frame of pqmon's live view
- * (pqutils/pqmon_view.c), rendered from fixed snapshots of ldmd's figures
+ * (pqutils/queue/pqmon_view.c), rendered from fixed snapshots of ldmd's figures
  * and fixed queue statistics: rates from two snapshots of the same server,
  * the latency's mean and percentiles from the histogram over the interval
  * (and the quantile estimate itself), the order of feeds and connections,
@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pqutils/pqmon_view.h"
+#include "pqutils/queue/pqmon_view.h"
 
 #define S 1000000ll /* microseconds a second */
 #define T0 (1700000000ll * S)

@@ -9,10 +9,10 @@ if(TARGET pqcreate)
   target_link_libraries(pqclihelper PRIVATE ldmpq)
 
   # pqmon's live view: the frame rendered from fixed snapshots
-  # (pqutils/pqmon_view.c).  Its test with real servers is
+  # (pqutils/queue/pqmon_view.c).  Its test with real servers is
   # test/metrics/pqmon_live.sh.
   add_executable(test_pqmon_view ${CMAKE_CURRENT_LIST_DIR}/test_pqmon_view.c
-                                 ${PROJECT_SOURCE_DIR}/pqutils/pqmon_view.c)
+                                 ${PROJECT_SOURCE_DIR}/pqutils/queue/pqmon_view.c)
   target_link_libraries(test_pqmon_view PRIVATE ldmmetrics ${CMOCKA_LIB})
   pq_test(cli_pqmon_view TIMEOUT 30 LABELS cli COMMAND test_pqmon_view)
 

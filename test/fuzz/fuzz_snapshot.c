@@ -1,7 +1,7 @@
 /*
  * fuzz_snapshot.c - libFuzzer target for the snapshot reader of pqrestore
- * (pqutils/snapshot.c), a trust boundary: a snapshot file is restored into
- * a queue after a reboot, and may have been truncated, damaged or made by
+ * (pqutils/queue/snapshot.c), a trust boundary: a snapshot file is restored
+ * into a queue after a reboot, and may have been truncated, damaged or made by
  * anyone.  Each input is written to a file and read as pqrestore reads it
  * (snap_open, snap_verify, then every record with snap_next and
  * snap_read_data), and once more without the verification, the records'
@@ -26,7 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "pqutils/snapshot.h"
+#include "pqutils/queue/snapshot.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

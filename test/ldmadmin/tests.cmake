@@ -1,4 +1,4 @@
-# ldmadmin's tests (pqutils/ldmadmin/ldmadmin.1): shell scripts that run
+# ldmadmin's tests (pqutils/ops/ldmadmin.1): shell scripts that run
 # the script from the source tree against the built programs (ldmd,
 # pqcreate, pqcheck, pqact, regutil, scour), with a scratch registry, a real
 # ldmd on 127.0.0.1 on a port the kernel picks, real queues and files.
@@ -18,7 +18,7 @@
 if(TARGET ldmd AND TARGET pqact AND TARGET scour AND TARGET pqclihelper
    AND TARGET notifyme)
   pq_script_suite(ldmadmin LABEL ldmadmin
-    ARGS ${CMAKE_SOURCE_DIR}/pqutils/ldmadmin/ldmadmin.sh
+    ARGS ${CMAKE_SOURCE_DIR}/pqutils/ops/ldmadmin.sh
          $<TARGET_FILE_DIR:ldmd> $<TARGET_FILE_DIR:pqcreate>
          $<TARGET_FILE_DIR:pqact> $<TARGET_FILE:pqclihelper>
     TESTS server 120 queue 60 space 60 vet 120 check 60 failures 60 metrics 120

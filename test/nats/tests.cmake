@@ -5,7 +5,7 @@
 # nats-server is skipped (77).
 if(TARGET ldmnats)
   set(NATS_TEST_ARGS $<TARGET_FILE_DIR:pqcreate>
-      ${CMAKE_BINARY_DIR}/pqutils/nats)
+      $<TARGET_FILE_DIR:pq2nats>)
 endif()
 
 # The wire format's pure parts (pqutils/nats/subject.c): a cmocka test of

@@ -173,7 +173,7 @@ DPKG=(dpkg --root="$R" --force-script-chrootless --force-depends
 # A site registry in place before the package: a small queue.
 dpkg-deb --fsys-tarfile "$DEB" | tar -xO ./etc/ldm/registry.xml >"$R/etc/ldm/registry.xml" ||
   fail "cannot extract registry.xml from $DEB"
-expect_rc 0 env LDM_REGISTRY="$R/etc/ldm/registry.xml" "$B/pqutils/regutil" -s 2M /queue/size
+expect_rc 0 env LDM_REGISTRY="$R/etc/ldm/registry.xml" "$B/bin/regutil" -s 2M /queue/size
 expect_rc 0 "${DPKG[@]}" -i "$DEB"
 expect_in "$ERR" "Using current old file as you requested"
 
@@ -260,7 +260,7 @@ for f in /etc/ldm/registry.xml /etc/ldm/ldmd.conf /etc/ldm/pqact.conf \
   /var/lib/ldm/var/data /dev/shm/ldm.pq; do
   [[ -e $R$f ]] || fail "dpkg -r removed $f"
 done
-expect_rc 0 "$B/pqutils/pqcat" -l - -q "$Q" -p PKGTEST
+expect_rc 0 "$B/bin/pqcat" -l - -q "$Q" -p PKGTEST
 [[ $(cat "$OUT") == "a product" ]] || fail "the product is gone after dpkg -r"
 ok "removed: configuration, LDMHOME and the queue with its product kept"
 
@@ -277,7 +277,7 @@ ok "purged: configuration, LDMHOME and queue gone, the user kept"
 mkdir -p "$R/etc/ldm"
 dpkg-deb --fsys-tarfile "$DEB" | tar -xO ./etc/ldm/registry.xml >"$R/etc/ldm/registry.xml" ||
   fail "cannot extract registry.xml from $DEB"
-expect_rc 0 env LDM_REGISTRY="$R/etc/ldm/registry.xml" "$B/pqutils/regutil" -s 100000G /queue/size
+expect_rc 0 env LDM_REGISTRY="$R/etc/ldm/registry.xml" "$B/bin/regutil" -s 100000G /queue/size
 expect_rc 0 "${DPKG[@]}" -i "$DEB"
 expect_in "$ERR" "ldmpq: no queue made at /dev/shm/ldm.pq"
 [[ ! -e $Q && ! -e $R/var/lib/ldm/var/queues/made-by-package ]] ||

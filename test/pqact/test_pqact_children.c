@@ -32,9 +32,9 @@
 #include <unistd.h>
 
 #include "ldmd/site/registry.h"
-#include "pqutils/cli.h"
+#include "pqutils/common/cli.h"
 #include "pqutils/pqact/children.h"
-#include "pqutils/stopio.h"
+#include "pqutils/common/cli_io.h"
 #include "test/lib/tu_skip.h"
 
 #define TU_TMPDIR_PREFIX "pqact_children"
@@ -312,7 +312,7 @@ static void test_stop(void **state) {
   assert_int_equal(pqact_children_wait_slot(k, 60000), -1);
   assert_int_equal(errno, EINTR);
   assert_true(now() - t0 < 30); /* the helper's bound: 20 s */
-  assert_true(stopio_stopping());
+  assert_true(cli_io_stopping());
   /* before: every wait ends at once */
   t0 = now();
   errno = 0;

@@ -1,5 +1,5 @@
 /*
- * test_pqact_state - pqact's state file (pqutils/pqact/state.c): reading
+ * test_pqact_state - pqact's state file (pqutils/common/cli_state.c): reading
  * it as LDM's pqact does (comment lines skipped, "%ld.%ld", negative,
  * malformed, future, unreadable, absent), its bytes (LDM's three comment
  * lines then "%ld.%06ld\n"), the record kept in place (the same inode)
@@ -23,10 +23,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "pqutils/pqact/state.h"
+#include "pqutils/common/cli_state.h"
 #include "test/lib/tu_skip.h"
 
-#define TU_TMPDIR_PREFIX "pqact_state"
+#define TU_TMPDIR_PREFIX "cli_state"
 #include "test/lib/tu_tmpdir.h"
 
 static void put(const char *path, const char *text) {
@@ -39,7 +39,7 @@ static void put(const char *path, const char *text) {
 /* LDM's bytes for a time. */
 static const char *ldm_bytes(long sec, long usec) {
   static char buf[512];
-  snprintf(buf, sizeof buf, "%s%ld.%06ld\n", PQACT_STATE_HEADER, sec, usec);
+  snprintf(buf, sizeof buf, "%s%ld.%06ld\n", CLI_STATE_HEADER, sec, usec);
   return buf;
 }
 
@@ -54,12 +54,12 @@ static ino_t inode(const char *path) {
 static void test_format(void **state) {
   (void)state;
   char buf[32];
-  assert_int_equal(pqact_state_format(1733000000123456ULL, buf), 18);
+  assert_int_equal(cli_state_format(1733000000123456ULL, buf), 18);
   assert_string_equal(buf, "1733000000.123456\n");
-  assert_int_equal(pqact_state_format(5, buf), 9);
+  assert_int_equal(cli_state_format(5, buf), 9);
   assert_string_equal(buf, "0.000005\n");
   /* the header is LDM's, word for word */
-  assert_string_equal(PQACT_STATE_HEADER,
+  assert_string_equal(CLI_STATE_HEADER,
                       "# The following line contains the insertion-time of "
                       "the last, successfully-\n# processed data-product.  "
                       "Do not modify it unless you know exactly what\n# "
@@ -69,142 +69,142 @@ static void test_format(void **state) {
 static void test_read(void **state) {
   (void)state;
   uint64_t us = 0;
-  assert_int_equal(pqact_state_read("absent", NOW_US, &us), PQACT_STATE_ABSENT);
+  assert_int_equal(cli_state_read("absent", NOW_US, &us), CLI_STATE_ABSENT);
   put("s", ldm_bytes(1733000000, 42));
-  assert_int_equal(pqact_state_read("s", NOW_US, &us), PQACT_STATE_FOUND);
+  assert_int_equal(cli_state_read("s", NOW_US, &us), CLI_STATE_FOUND);
   assert_int_equal(us, 1733000000000042ULL);
   /* as LDM's fscanf("%ld.%ld"): blank lines, leading zeros, few digits */
   put("s", "# one\n#two\n\n  0001733000000.000001\n");
-  assert_int_equal(pqact_state_read("s", NOW_US, &us), PQACT_STATE_FOUND);
+  assert_int_equal(cli_state_read("s", NOW_US, &us), CLI_STATE_FOUND);
   assert_int_equal(us, 1733000000000001ULL);
   put("s", "1700000000.5\n");
-  assert_int_equal(pqact_state_read("s", NOW_US, &us), PQACT_STATE_FOUND);
+  assert_int_equal(cli_state_read("s", NOW_US, &us), CLI_STATE_FOUND);
   assert_int_equal(us, 1700000000000005ULL);
   /* refused */
   put("s", "# c\n-5.000000\n");
-  assert_int_equal(pqact_state_read("s", NOW_US, &us), PQACT_STATE_NEGATIVE);
+  assert_int_equal(cli_state_read("s", NOW_US, &us), CLI_STATE_NEGATIVE);
   put("s", "# c\nnot a time\n");
-  assert_int_equal(pqact_state_read("s", NOW_US, &us), PQACT_STATE_MALFORMED);
+  assert_int_equal(cli_state_read("s", NOW_US, &us), CLI_STATE_MALFORMED);
   put("s", "1700000000\n");
-  assert_int_equal(pqact_state_read("s", NOW_US, &us), PQACT_STATE_MALFORMED);
+  assert_int_equal(cli_state_read("s", NOW_US, &us), CLI_STATE_MALFORMED);
   put("s", "1700000000.1000000\n");
-  assert_int_equal(pqact_state_read("s", NOW_US, &us), PQACT_STATE_MALFORMED);
+  assert_int_equal(cli_state_read("s", NOW_US, &us), CLI_STATE_MALFORMED);
   put("s", "# only comments\n");
-  assert_int_equal(pqact_state_read("s", NOW_US, &us), PQACT_STATE_MALFORMED);
+  assert_int_equal(cli_state_read("s", NOW_US, &us), CLI_STATE_MALFORMED);
   /* the future: the time is given, to be said */
   put("s", ldm_bytes(1800000001, 0));
-  assert_int_equal(pqact_state_read("s", NOW_US, &us), PQACT_STATE_FUTURE);
+  assert_int_equal(cli_state_read("s", NOW_US, &us), CLI_STATE_FUTURE);
   assert_int_equal(us, 1800000001000000ULL);
   put("s", "99999999999999999.0\n");
-  assert_int_equal(pqact_state_read("s", NOW_US, &us), PQACT_STATE_FUTURE);
+  assert_int_equal(cli_state_read("s", NOW_US, &us), CLI_STATE_FUTURE);
   /* a directory opens but cannot be read */
   assert_int_equal(mkdir("d", 0777), 0);
-  assert_int_equal(pqact_state_read("d", NOW_US, &us), PQACT_STATE_UNREADABLE);
+  assert_int_equal(cli_state_read("d", NOW_US, &us), CLI_STATE_UNREADABLE);
 }
 
 static void test_write(void **state) {
   (void)state;
-  struct pqact_state *st = pqact_state_new("w.state");
+  struct cli_state *st = cli_state_new("w.state");
   assert_non_null(st);
   /* nothing done: nothing written, an existing file left alone */
-  assert_int_equal(pqact_state_save(st), 0);
+  assert_int_equal(cli_state_save(st), 0);
   assert_int_equal(access("w.state", F_OK), -1);
   put("w.state", ldm_bytes(1700000000, 1));
-  assert_int_equal(pqact_state_save(st), 0);
+  assert_int_equal(cli_state_save(st), 0);
   assert_string_equal(tu_slurp("w.state"), ldm_bytes(1700000000, 1));
 
   /* the first product done writes the whole file; the next ones rewrite
    * the record in place (the same inode) */
-  pqact_state_release(st, pqact_state_begin(st, 1733000000000001ULL), true);
+  cli_state_release(st, cli_state_begin(st, 1733000000000001ULL), true);
   assert_string_equal(tu_slurp("w.state"), ldm_bytes(1733000000, 1));
   ino_t ino = inode("w.state");
-  pqact_state_release(st, pqact_state_begin(st, 1733000000999999ULL), true);
+  cli_state_release(st, cli_state_begin(st, 1733000000999999ULL), true);
   assert_string_equal(tu_slurp("w.state"), ldm_bytes(1733000000, 999999));
   assert_int_equal(inode("w.state"), ino);
   /* a failed product does not advance it; a later success does */
-  pqact_state_release(st, pqact_state_begin(st, 1733000001000000ULL), false);
+  cli_state_release(st, cli_state_begin(st, 1733000001000000ULL), false);
   assert_string_equal(tu_slurp("w.state"), ldm_bytes(1733000000, 999999));
-  assert_int_equal(pqact_state_mark(st), 1733000000999999ULL);
-  pqact_state_release(st, pqact_state_begin(st, 1733000002000007ULL), true);
+  assert_int_equal(cli_state_mark(st), 1733000000999999ULL);
+  cli_state_release(st, cli_state_begin(st, 1733000002000007ULL), true);
   assert_string_equal(tu_slurp("w.state"), ldm_bytes(1733000002, 7));
   assert_int_equal(inode("w.state"), ino);
-  assert_int_equal(pqact_state_sync(st, 0), 0);
+  assert_int_equal(cli_state_sync(st, 0), 0);
   /* the clean exit: whole, by rename (a new inode), no temporary left */
-  assert_int_equal(pqact_state_save(st), 0);
+  assert_int_equal(cli_state_save(st), 0);
   assert_string_equal(tu_slurp("w.state"), ldm_bytes(1733000002, 7));
   assert_int_not_equal(inode("w.state"), ino);
   assert_int_equal(access("w.state.tmp", F_OK), -1);
   /* a record of another width: the whole file again, still LDM's bytes */
-  pqact_state_free(st);
-  st = pqact_state_new("w.state");
+  cli_state_free(st);
+  st = cli_state_new("w.state");
   assert_non_null(st);
-  pqact_state_release(st, pqact_state_begin(st, 5), true);
+  cli_state_release(st, cli_state_begin(st, 5), true);
   assert_string_equal(tu_slurp("w.state"), ldm_bytes(0, 5));
-  pqact_state_release(st, pqact_state_begin(st, 12345678901000000ULL), true);
+  cli_state_release(st, cli_state_begin(st, 12345678901000000ULL), true);
   assert_string_equal(tu_slurp("w.state"), ldm_bytes(12345678901L, 0));
-  pqact_state_free(st);
+  cli_state_free(st);
 
   /* a file that cannot be written: said, and no harm */
-  st = pqact_state_new("no/such/dir/x.state");
+  st = cli_state_new("no/such/dir/x.state");
   assert_non_null(st);
-  pqact_state_release(st, pqact_state_begin(st, 1733000000000000ULL), true);
-  assert_int_equal(pqact_state_mark(st), 1733000000000000ULL);
-  assert_int_equal(pqact_state_save(st), -1);
-  pqact_state_free(st);
+  cli_state_release(st, cli_state_begin(st, 1733000000000000ULL), true);
+  assert_int_equal(cli_state_mark(st), 1733000000000000ULL);
+  assert_int_equal(cli_state_save(st), -1);
+  cli_state_free(st);
 }
 
 static void test_low_water(void **state) {
   (void)state;
-  struct pqact_state *st = pqact_state_new("m.state");
+  struct cli_state *st = cli_state_new("m.state");
   assert_non_null(st);
   const uint64_t t0 = 1733000000000000ULL;
-  pqact_state_token a = pqact_state_begin(st, t0 + 1);
-  pqact_state_token b = pqact_state_begin(st, t0 + 2);
-  pqact_state_token c = pqact_state_begin(st, t0 + 3);
-  pqact_state_token d = pqact_state_begin(st, t0 + 4);
-  assert_int_equal(pqact_state_pending(st), 4);
-  pqact_state_hold(st, a); /* a decoder still has a */
-  pqact_state_release(st, a, true);
-  pqact_state_release(st, c, true);
-  pqact_state_release(st, d, true);
-  assert_int_equal(pqact_state_mark(st), 0); /* a and b not done */
+  cli_state_token a = cli_state_begin(st, t0 + 1);
+  cli_state_token b = cli_state_begin(st, t0 + 2);
+  cli_state_token c = cli_state_begin(st, t0 + 3);
+  cli_state_token d = cli_state_begin(st, t0 + 4);
+  assert_int_equal(cli_state_pending(st), 4);
+  cli_state_hold(st, a); /* a decoder still has a */
+  cli_state_release(st, a, true);
+  cli_state_release(st, c, true);
+  cli_state_release(st, d, true);
+  assert_int_equal(cli_state_mark(st), 0); /* a and b not done */
   assert_int_equal(access("m.state", F_OK), -1);
-  pqact_state_release(st, a, true);
-  assert_int_equal(pqact_state_mark(st), t0 + 1); /* b not done */
+  cli_state_release(st, a, true);
+  assert_int_equal(cli_state_mark(st), t0 + 1); /* b not done */
   assert_string_equal(tu_slurp("m.state"), ldm_bytes(1733000000, 1));
-  pqact_state_release(st, b, false); /* b failed: the mark passes to d */
-  assert_int_equal(pqact_state_mark(st), t0 + 4);
+  cli_state_release(st, b, false); /* b failed: the mark passes to d */
+  assert_int_equal(cli_state_mark(st), t0 + 4);
   assert_string_equal(tu_slurp("m.state"), ldm_bytes(1733000000, 4));
-  assert_int_equal(pqact_state_pending(st), 0);
+  assert_int_equal(cli_state_pending(st), 0);
   /* stale or unknown tokens change nothing */
-  pqact_state_release(st, b, true);
-  pqact_state_hold(st, c);
-  pqact_state_release(st, PQACT_STATE_NOTOKEN, true);
-  assert_int_equal(pqact_state_mark(st), t0 + 4);
+  cli_state_release(st, b, true);
+  cli_state_hold(st, c);
+  cli_state_release(st, CLI_STATE_NOTOKEN, true);
+  assert_int_equal(cli_state_mark(st), t0 + 4);
 
   /* beyond the ring's first size, released newest first */
   enum { N = 1000 };
-  static pqact_state_token t[N];
+  static cli_state_token t[N];
   for (unsigned i = 0; i < N; i++)
-    t[i] = pqact_state_begin(st, t0 + 10 + i);
-  assert_int_equal(pqact_state_pending(st), N);
+    t[i] = cli_state_begin(st, t0 + 10 + i);
+  assert_int_equal(cli_state_pending(st), N);
   for (unsigned i = N - 1; i > 0; i--)
-    pqact_state_release(st, t[i], i != N - 1); /* the newest failed */
-  assert_int_equal(pqact_state_mark(st), t0 + 4);
-  pqact_state_release(st, t[0], true);
-  assert_int_equal(pqact_state_mark(st), t0 + 10 + N - 2);
-  assert_int_equal(pqact_state_pending(st), 0);
+    cli_state_release(st, t[i], i != N - 1); /* the newest failed */
+  assert_int_equal(cli_state_mark(st), t0 + 4);
+  cli_state_release(st, t[0], true);
+  assert_int_equal(cli_state_mark(st), t0 + 10 + N - 2);
+  assert_int_equal(cli_state_pending(st), 0);
   /* interleaved: begun and done in a moving window */
-  pqact_state_token w[3];
+  cli_state_token w[3];
   for (unsigned i = 0; i < 3; i++)
-    w[i] = pqact_state_begin(st, t0 + 2000 + i);
+    w[i] = cli_state_begin(st, t0 + 2000 + i);
   for (unsigned i = 3; i < 200; i++) {
-    pqact_state_release(st, w[i % 3], true);
-    assert_int_equal(pqact_state_mark(st), t0 + 2000 + i - 3);
-    w[i % 3] = pqact_state_begin(st, t0 + 2000 + i);
+    cli_state_release(st, w[i % 3], true);
+    assert_int_equal(cli_state_mark(st), t0 + 2000 + i - 3);
+    w[i % 3] = cli_state_begin(st, t0 + 2000 + i);
   }
-  assert_int_equal(pqact_state_pending(st), 3);
-  pqact_state_free(st);
+  assert_int_equal(cli_state_pending(st), 3);
+  cli_state_free(st);
 }
 
 /* LDM's pqact's reading, independent of ours: lines that begin with '#'
@@ -232,74 +232,74 @@ static long size_of(const char *path) {
 /* The page holds LDM's bytes for the time, then only spaces and a final
  * newline (the lines that were there are gone). */
 static void page_blank_after(const char *path, long sec, long usec) {
-  static char buf[PQACT_STATE_PAGE + 1];
+  static char buf[CLI_STATE_PAGE + 1];
   FILE *f = fopen(path, "rb");
   assert_non_null(f);
-  assert_int_equal(fread(buf, 1, sizeof buf, f), PQACT_STATE_PAGE);
+  assert_int_equal(fread(buf, 1, sizeof buf, f), CLI_STATE_PAGE);
   fclose(f);
   const char *ldm = ldm_bytes(sec, usec);
   size_t len = strlen(ldm);
   assert_memory_equal(buf, ldm, len);
-  for (size_t i = len; i < PQACT_STATE_PAGE - 1; i++)
+  for (size_t i = len; i < CLI_STATE_PAGE - 1; i++)
     assert_int_equal(buf[i], ' ');
-  assert_int_equal(buf[PQACT_STATE_PAGE - 1], '\n');
+  assert_int_equal(buf[CLI_STATE_PAGE - 1], '\n');
 }
 
 /* The page ends with the line, then spaces and a newline. */
 static void page_ends_with(const char *path, const char *line) {
-  static char buf[PQACT_STATE_PAGE + 1];
+  static char buf[CLI_STATE_PAGE + 1];
   FILE *f = fopen(path, "rb");
   assert_non_null(f);
-  assert_int_equal(fread(buf, 1, sizeof buf, f), PQACT_STATE_PAGE);
+  assert_int_equal(fread(buf, 1, sizeof buf, f), CLI_STATE_PAGE);
   fclose(f);
-  buf[PQACT_STATE_PAGE] = '\0';
+  buf[CLI_STATE_PAGE] = '\0';
   const char *at = strstr(buf, line);
   assert_non_null(at);
-  for (size_t i = (size_t)(at - buf) + strlen(line); i < PQACT_STATE_PAGE - 1;
+  for (size_t i = (size_t)(at - buf) + strlen(line); i < CLI_STATE_PAGE - 1;
        i++)
     assert_int_equal(buf[i], ' ');
-  assert_int_equal(buf[PQACT_STATE_PAGE - 1], '\n');
+  assert_int_equal(buf[CLI_STATE_PAGE - 1], '\n');
 }
 
 /* read_behind on path after t0: T1, and the decoders (freed). */
 static uint64_t behind_of(const char *path, uint64_t t0, size_t *n,
-                          struct pqact_state_dec *first) {
+                          struct cli_state_dec *first) {
   uint64_t t1;
-  struct pqact_state_dec *d;
-  assert_int_equal(pqact_state_read_behind(path, t0, &t1, &d, n), 0);
+  struct cli_state_dec *d;
+  assert_int_equal(cli_state_read_behind(path, t0, &t1, &d, n), 0);
   if (*n > 0 && first != NULL) {
     static char type[16], cmd[4096];
     snprintf(type, sizeof type, "%s", d[0].type);
     snprintf(cmd, sizeof cmd, "%s", d[0].cmd);
-    *first = (struct pqact_state_dec){type, cmd, d[0].from_us};
+    *first = (struct cli_state_dec){type, cmd, d[0].from_us};
   }
-  pqact_state_decs_free(d, *n);
+  cli_state_decs_free(d, *n);
   return t1;
 }
 
 static void test_behind(void **state) {
   (void)state;
   const uint64_t t0 = 1733000000000000ULL;
-  struct pqact_state *st = pqact_state_new("b.state");
+  struct cli_state *st = cli_state_new("b.state");
   assert_non_null(st);
   long sec, usec;
   size_t n;
-  struct pqact_state_dec d0;
+  struct cli_state_dec d0;
   /* nothing held: LDM's bytes, no lines */
-  pqact_state_end(st, pqact_state_begin(st, t0 + 1), true);
+  cli_state_end(st, cli_state_begin(st, t0 + 1), true);
   assert_string_equal(tu_slurp("b.state"), ldm_bytes(1733000000, 1));
   assert_int_equal(behind_of("b.state", t0 + 1, &n, NULL), 0);
   ino_t ino = inode("b.state");
   /* a decoder holds b: the page, LDM's time first, then T1 and the line */
-  pqact_state_token b = pqact_state_begin(st, t0 + 2);
-  pqact_state_hold(st, b);
-  assert_int_equal(pqact_state_holds(st), 2);
-  const struct pqact_state_dec one = {"PIPE", "/bin/dec -x 1", t0 + 2};
-  pqact_state_behind(st, &one, 1);
-  assert_true(pqact_state_any_behind(st));
-  pqact_state_end(st, b, true);
-  assert_int_equal(pqact_state_holds(st), 1);
-  assert_int_equal(size_of("b.state"), PQACT_STATE_PAGE);
+  cli_state_token b = cli_state_begin(st, t0 + 2);
+  cli_state_hold(st, b);
+  assert_int_equal(cli_state_holds(st), 2);
+  const struct cli_state_dec one = {"PIPE", "/bin/dec -x 1", t0 + 2};
+  cli_state_behind(st, &one, 1);
+  assert_true(cli_state_any_behind(st));
+  cli_state_end(st, b, true);
+  assert_int_equal(cli_state_holds(st), 1);
+  assert_int_equal(size_of("b.state"), CLI_STATE_PAGE);
   assert_int_equal(inode("b.state"), ino);
   assert_int_equal(ldm_read("b.state", &sec, &usec), 2);
   assert_int_equal(sec, 1733000000);
@@ -317,39 +317,39 @@ static void test_behind(void **state) {
   assert_string_equal(d0.cmd, "/bin/dec -x 1");
   assert_int_equal(d0.from_us, t0 + 2);
   /* the next product done: T1 moves, in place */
-  pqact_state_end(st, pqact_state_begin(st, t0 + 3), true);
+  cli_state_end(st, cli_state_begin(st, t0 + 3), true);
   assert_int_equal(behind_of("b.state", t0 + 1, &n, NULL), t0 + 3);
   assert_int_equal(n, 1);
   /* a failed one does not move T1 */
-  pqact_state_end(st, pqact_state_begin(st, t0 + 4), false);
+  cli_state_end(st, cli_state_begin(st, t0 + 4), false);
   assert_int_equal(behind_of("b.state", t0 + 1, &n, NULL), t0 + 3);
   /* a T1 not after the given time says nothing */
   assert_int_equal(behind_of("b.state", t0 + 3, &n, NULL), 0);
   assert_int_equal(n, 0);
   /* the clean exit keeps the lines, in the page, whole */
-  assert_int_equal(pqact_state_save(st), 0);
+  assert_int_equal(cli_state_save(st), 0);
   assert_int_not_equal(inode("b.state"), ino);
   ino = inode("b.state");
-  assert_int_equal(size_of("b.state"), PQACT_STATE_PAGE);
+  assert_int_equal(size_of("b.state"), CLI_STATE_PAGE);
   assert_int_equal(behind_of("b.state", t0 + 1, &n, NULL), t0 + 3);
   assert_int_equal(n, 1);
   /* the decoder takes b: the mark passes the products done, the lines go
    * (spaces in their place), and the record is written in place again */
-  pqact_state_release(st, b, true);
-  pqact_state_behind(st, NULL, 0);
-  pqact_state_flush(st);
-  assert_false(pqact_state_any_behind(st));
-  assert_int_equal(pqact_state_mark(st), t0 + 3);
+  cli_state_release(st, b, true);
+  cli_state_behind(st, NULL, 0);
+  cli_state_flush(st);
+  assert_false(cli_state_any_behind(st));
+  assert_int_equal(cli_state_mark(st), t0 + 3);
   assert_int_equal(behind_of("b.state", 0, &n, NULL), 0);
   assert_int_equal(n, 0);
   page_blank_after("b.state", 1733000000, 3);
-  pqact_state_end(st, pqact_state_begin(st, t0 + 5), true);
+  cli_state_end(st, cli_state_begin(st, t0 + 5), true);
   assert_int_equal(ldm_read("b.state", &sec, &usec), 2);
   assert_int_equal(usec, 5);
   assert_int_equal(inode("b.state"), ino);
-  assert_int_equal(size_of("b.state"), PQACT_STATE_PAGE);
+  assert_int_equal(size_of("b.state"), CLI_STATE_PAGE);
   page_blank_after("b.state", 1733000000, 5);
-  pqact_state_free(st);
+  cli_state_free(st);
 }
 
 /* The lines that do not fit the page are dropped, oldest kept, and T1
@@ -361,49 +361,49 @@ static void test_behind_overflow(void **state) {
   static char long1[2000], long2[2000];
   memset(long1, 'a', sizeof long1 - 1);
   memset(long2, 'b', sizeof long2 - 1);
-  struct pqact_state *st = pqact_state_new("o.state");
+  struct cli_state *st = cli_state_new("o.state");
   assert_non_null(st);
-  pqact_state_end(st, pqact_state_begin(st, t0 + 1), true);
-  pqact_state_token h = pqact_state_begin(st, t0 + 10);
-  pqact_state_hold(st, h);
-  pqact_state_end(st, h, true);
+  cli_state_end(st, cli_state_begin(st, t0 + 1), true);
+  cli_state_token h = cli_state_begin(st, t0 + 10);
+  cli_state_hold(st, h);
+  cli_state_end(st, h, true);
   for (uint64_t t = t0 + 11; t <= t0 + 40; t++)
-    pqact_state_end(st, pqact_state_begin(st, t), true);
+    cli_state_end(st, cli_state_begin(st, t), true);
   /* given newest first: written oldest first */
-  const struct pqact_state_dec three[] = {{"PIPE", long2, t0 + 30},
-                                          {"XPIPE", long1, t0 + 20},
-                                          {"SPIPE", "short", t0 + 10}};
-  pqact_state_behind(st, three, 3);
-  pqact_state_flush(st);
+  const struct cli_state_dec three[] = {{"PIPE", long2, t0 + 30},
+                                        {"XPIPE", long1, t0 + 20},
+                                        {"SPIPE", "short", t0 + 10}};
+  cli_state_behind(st, three, 3);
+  cli_state_flush(st);
   size_t n;
-  struct pqact_state_dec d0;
-  assert_int_equal(size_of("o.state"), PQACT_STATE_PAGE);
+  struct cli_state_dec d0;
+  assert_int_equal(size_of("o.state"), CLI_STATE_PAGE);
   assert_int_equal(behind_of("o.state", t0 + 1, &n, &d0), t0 + 29);
   assert_int_equal(n, 2);
   assert_string_equal(d0.type, "SPIPE");
   assert_int_equal(d0.from_us, t0 + 10);
   /* all of them fit: T1 as it is */
-  pqact_state_behind(st, three + 1, 2);
-  pqact_state_flush(st);
+  cli_state_behind(st, three + 1, 2);
+  cli_state_flush(st);
   assert_int_equal(behind_of("o.state", t0 + 1, &n, NULL), t0 + 40);
   assert_int_equal(n, 2);
   /* a newline in the command */
-  const struct pqact_state_dec nl[] = {{"PIPE", "short", t0 + 10},
-                                       {"PIPE", "two\nlines", t0 + 15}};
-  pqact_state_behind(st, nl, 2);
-  pqact_state_flush(st);
+  const struct cli_state_dec nl[] = {{"PIPE", "short", t0 + 10},
+                                     {"PIPE", "two\nlines", t0 + 15}};
+  cli_state_behind(st, nl, 2);
+  cli_state_flush(st);
   assert_int_equal(behind_of("o.state", t0 + 1, &n, &d0), t0 + 14);
   assert_int_equal(n, 1);
   assert_string_equal(d0.cmd, "short");
   /* the first does not fit: no lines, T0 alone says what was done */
-  const struct pqact_state_dec none[] = {{"PIPE", "two\nlines", t0 + 2}};
-  pqact_state_behind(st, none, 1);
-  pqact_state_flush(st);
+  const struct cli_state_dec none[] = {{"PIPE", "two\nlines", t0 + 2}};
+  cli_state_behind(st, none, 1);
+  cli_state_flush(st);
   assert_int_equal(behind_of("o.state", t0 + 1, &n, NULL), 0);
   long sec, usec;
   assert_int_equal(ldm_read("o.state", &sec, &usec), 2);
   assert_int_equal(usec, 1);
-  pqact_state_free(st);
+  cli_state_free(st);
   /* lines that do not parse are skipped */
   put("o.state", "# c\n1733000000.000001\n#+1733000000.000009\n"
                  "#-x PIPE a\n#-1733000000.000002 PIPE\n"
@@ -415,13 +415,13 @@ static void test_behind_overflow(void **state) {
   assert_int_equal(behind_of("absent.state", 0, &n, NULL), 0);
   /* decoders behind before any product is begun: no time to write yet,
    * the file (a run before's) is left alone */
-  st = pqact_state_new("absent.state");
+  st = cli_state_new("absent.state");
   assert_non_null(st);
-  pqact_state_resume(st, t0 + 9);
-  pqact_state_behind(st, three, 3);
-  pqact_state_flush(st);
+  cli_state_resume(st, t0 + 9);
+  cli_state_behind(st, three, 3);
+  cli_state_flush(st);
   assert_int_equal(access("absent.state", F_OK), -1);
-  pqact_state_free(st);
+  cli_state_free(st);
 }
 
 int main(void) {

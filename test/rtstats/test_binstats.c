@@ -1,5 +1,5 @@
 /*
- * test_binstats - rtstats's computations (pqutils/binstats.c) with the
+ * test_binstats - rtstats's computations (pqutils/net/binstats.c) with the
  * times and random draws the tests choose: binning by creation-time hour,
  * feedtype and origin, across hours and feedtypes, in order; the latency
  * sum, mean, maximum and the MMSS of its insertion; the newest product;
@@ -18,7 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "pqutils/binstats.h"
+#include "pqutils/net/binstats.h"
 
 /* 2024-03-05 10:00:00 UTC */
 #define H10 INT64_C(1709632800)

@@ -1,5 +1,5 @@
 # rtstats's tests: test_binstats, the cmocka unit test of its bins, report
-# line and schedule (pqutils/binstats.c), with the clock and the random
+# line and schedule (pqutils/net/binstats.c), with the clock and the random
 # draw in the test's hands.
 if(TARGET rtstats_core)
   add_executable(test_binstats ${CMAKE_CURRENT_LIST_DIR}/test_binstats.c)

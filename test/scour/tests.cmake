@@ -1,4 +1,4 @@
-# scour's tests (pqutils/scour.1): shell scripts that build a scratch tree
+# scour's tests (pqutils/ops/scour.1): shell scripts that build a scratch tree
 # of real files with chosen modification times (touch -d), run the scour
 # program on a scour.conf and check which files are left.  basic: the ages,
 # the glob, recursion, -d, -n, the configuration's mistakes; safety:

@@ -25,8 +25,8 @@ SRC=$(cd "${1:?source tree}" && pwd)
 BUILD=$(cd "${2:?build tree}" && pwd)
 LISTEN=$(cd "$(dirname "${3:?path of notify_listen}")" && pwd)/$(basename "$3")
 UNIT=$SRC/etc/ldmd.service
-export LDMPQ_BINDIR=$BUILD/pqutils
-export PATH=$BUILD/pqutils:$PATH
+export LDMPQ_BINDIR=$BUILD/bin
+export PATH=$BUILD/bin:$PATH
 scratch_init service /dev/shm
 # A systemd that runs the tests (a CI unit) must not be told anything.
 unset NOTIFY_SOCKET
@@ -89,9 +89,9 @@ unit_cmd() {
   read -r -a CMD <<<"$1"
   for w in "${!CMD[@]}"; do
     case ${CMD[w]} in
-    /usr/sbin/ldmd) CMD[w]=$BUILD/ldmd/ldmd ;;
+    /usr/sbin/ldmd) CMD[w]=$BUILD/bin/ldmd ;;
     /usr/sbin/ldmd-queue) CMD[w]=$BUILD/service/ldmd-queue ;;
-    /usr/bin/*) CMD[w]=$BUILD/pqutils/${CMD[w]#/usr/bin/} ;;
+    /usr/bin/*) CMD[w]=$BUILD/bin/${CMD[w]#/usr/bin/} ;;
     /usr/*) fail "the unit names ${CMD[w]}, which this test does not know" ;;
     esac
   done

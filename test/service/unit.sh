@@ -51,7 +51,7 @@ if ! command -v systemd-analyze >/dev/null; then
 fi
 # verify checks that the programs exist: this build's, in a copy.
 sed -e "s#/usr/sbin/ldmd-queue#$BUILD/service/ldmd-queue#" \
-  -e "s#/usr/sbin/ldmd #$BUILD/ldmd/ldmd #" "$UNIT" >"$SCRATCH/ldmd.service" ||
+  -e "s#/usr/sbin/ldmd #$BUILD/bin/ldmd #" "$UNIT" >"$SCRATCH/ldmd.service" ||
   fail "cannot copy the unit"
 grep -q '/usr/sbin' "$SCRATCH/ldmd.service" && fail "a /usr/sbin path left in the copy"
 expect_rc 0 systemd-analyze verify --man=no "$SCRATCH/ldmd.service"

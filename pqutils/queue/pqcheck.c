@@ -1,0 +1,164 @@
+/*
+ * pqcheck - is the queue sound?  With no option, as LDM's pqcheck: count
+ * the writers that have the queue open (exit 3 if any, 0 if none).  Ours is
+ * a count of live writers, read from the lock bytes the kernel holds for
+ * them, so a writer that crashed is not counted and never leaves the count
+ * stuck; pqcheck opens the queue read-only so that it does not count itself.
+ *
+ * New: -C runs the full check of every numbered invariant of the file format
+ * (pq_check()) and names the first that fails (exit 4).  It is read-only:
+ * what a crash left (a change half done, a dead writer's reservation) is no
+ * damage, since the next writer repairs it; -C says so and exits 3, LDM's
+ * "a writer is open, or one crashed" (after which ldmadmin repairs with
+ * pqcheck -F rather than delete the queue, as it does on 4).  -F opens the
+ * queue read-write, which lets the queue repair a crash left behind and
+ * reclaim the reservations of dead writers; if damage remains, it rebuilds
+ * the indexes and drops what cannot be saved (pq_repair()), then checks
+ * again.
+ */
+#include <stdio.h>
+#include <unistd.h>
+
+#include "ldmd/site/log.h"
+#include "pqutils/common/cli.h"
+
+enum {
+  EXIT_CLEAN = 0,   /* no writer */
+  EXIT_SYSTEM = 1,  /* system error */
+  EXIT_WRITERS = 3, /* writers have the queue open, or a crash left traces */
+  EXIT_CORRUPT = 4, /* the queue is inconsistent */
+};
+
+static const char usage_text[] =
+    "usage: pqcheck [options]\n"
+    "options:\n"
+    "  -C         check every invariant of the queue, read-only (exit 4 if\n"
+    "             one fails, 3 if a crash left what the next writer repairs)\n"
+    "  -F         open read-write and repair: undo a crash, reclaim the\n"
+    "             reservations of dead writers, rebuild a damaged index\n"
+    "  -q queue   queue (default: the registry's /queue/path)\n"
+    "  -l dest    log to dest: \"\" syslog, \"-\" stderr, or a file\n"
+    "  -v         report the writer count\n"
+    "  -x         debug\n"
+    "  -h         print this text\n"
+    "exit: 0 no writer has the queue open (and it is sound), 1 error,\n"
+    "      3 writers have it open, or one crashed and left what the next\n"
+    "      writer repairs, 4 the queue is inconsistent\n";
+
+struct opts {
+  bool full;   /* -C */
+  bool repair; /* -F */
+};
+
+static void report_repairs(const char *path, const pq_check_report *r) {
+  if (r->pr_repaired)
+    log_notice("repaired: %s had been left mid-change by a crashed process",
+               path);
+  if (r->pr_reclaimed > 0)
+    log_notice("reclaimed %llu reservations of dead writers in %s",
+               (unsigned long long)r->pr_reclaimed, path);
+}
+
+/* What a read-only check found that a crash left and a writer repairs;
+ * true if anything. */
+static bool report_leftovers(const char *path, const pq_check_report *r) {
+  if (r->pr_interrupted)
+    log_notice("%s was left mid-change by a crashed process; the next "
+               "process that locks it and may write it repairs it",
+               path);
+  if (r->pr_dead_resv > 0)
+    log_notice("%s: %llu reservation%s left by a dead writer; writers "
+               "reclaim %s when they need the room (pqcheck -F: now)",
+               path, (unsigned long long)r->pr_dead_resv,
+               r->pr_dead_resv == 1 ? "" : "s",
+               r->pr_dead_resv == 1 ? "it" : "them");
+  return r->pr_interrupted || r->pr_dead_resv > 0;
+}
+
+/* Full check (and repair with -F); returns an exit status. */
+static int full_check(pq_t *pq, const char *path, const struct opts *o) {
+  pq_check_report r;
+  int rc = pq_check(pq, &r);
+  report_repairs(path, &r);
+  if (rc == PQ_CORRUPT && o->repair) {
+    log_warning("invariant %d failed: %s", r.pr_invariant, r.pr_msg);
+    uint64_t dropped = 0;
+    rc = pq_repair(pq, &dropped);
+    if (rc != PQ_OK) {
+      log_error("pq_repair failed: %s", pq_last_error(pq)->pe_msg);
+      return EXIT_CORRUPT;
+    }
+    log_notice("repaired: rebuilt the indexes of %s, dropped %llu damaged "
+               "products",
+               path, (unsigned long long)dropped);
+    rc = pq_check(pq, &r);
+    report_repairs(path, &r);
+  }
+  if (rc == PQ_CORRUPT) {
+    log_error("%s is inconsistent: invariant %d failed: %s", path,
+              r.pr_invariant, r.pr_msg);
+    if (!o->repair)
+      log_error("run pqcheck -F to repair it");
+    return EXIT_CORRUPT;
+  }
+  if (rc != PQ_OK) {
+    log_error("pq_check failed: %s", pq_last_error(pq)->pe_msg);
+    return EXIT_SYSTEM;
+  }
+  bool leftovers = report_leftovers(path, &r);
+  log_info("every invariant holds: %llu products, %llu reservations%s",
+           (unsigned long long)r.pr_products, (unsigned long long)r.pr_reserved,
+           leftovers ? ", and what a crash left (see above)" : "");
+  return leftovers ? EXIT_WRITERS : EXIT_CLEAN;
+}
+
+static int option(struct cli *c, int ch, const char *arg, void *opts) {
+  struct opts *o = opts;
+  (void)c;
+  (void)arg;
+  if (ch == 'C')
+    o->full = true;
+  else /* -F */
+    o->repair = true;
+  return 0;
+}
+
+static const struct cli_spec spec = {":hCFvxl:q:", usage_text, option, NULL};
+
+int main(int argc, char **argv) {
+  struct cli c;
+  struct opts o = {0};
+  int rc = cli_parse(&c, argc, argv, &spec, &o);
+  if (rc != CLI_GO_ON)
+    return rc;
+  cli_signals();
+  const char *path = cli_queue_path(&c);
+  if (path == NULL)
+    return EXIT_SYSTEM;
+  int code = PQ_OK;
+  pq_t *pq = cli_open_queue(path, o.repair ? 0 : PQ_READONLY, &code);
+  if (pq == NULL) /* a file that is not a sound queue is corrupt */
+    return code == PQ_FORMAT || code == PQ_VERSION || code == PQ_CORRUPT
+               ? EXIT_CORRUPT
+               : EXIT_SYSTEM;
+  int status = EXIT_CLEAN;
+  if (o.full || o.repair)
+    status = full_check(pq, path, &o);
+  unsigned writers = 0;
+  if (status != EXIT_SYSTEM) {
+    if (pq_writer_count(pq, &writers) != PQ_OK) {
+      log_error("cannot count the writers of %s: %s", path,
+                pq_last_error(pq)->pe_msg);
+      if (status == EXIT_CLEAN)
+        status = EXIT_SYSTEM;
+    } else {
+      if (o.repair && writers > 0)
+        writers--; /* ourselves */
+      log_info("The writer-counter of the product-queue is %u", writers);
+      if (status == EXIT_CLEAN && writers > 0 && !o.repair)
+        status = EXIT_WRITERS;
+    }
+  }
+  pq_close(pq);
+  return status;
+}
