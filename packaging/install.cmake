@@ -62,10 +62,7 @@ install(FILES ${LDMPQ_SITE_FILES}
         DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples)
 install(FILES ${LDMPQ_SITE_FILES} DESTINATION ${LDMPQ_CONFDIR})
 
-# The service unit is another task of issue 11: installed once
-# etc/ldmd.service exists (re-run cmake after adding it); the package's
+# The service unit (etc/ldmd.service, ldmd.service(8)); the package's
 # maintainer scripts enable and start it when systemd runs.
-if(EXISTS ${CMAKE_SOURCE_DIR}/etc/ldmd.service)
-  install(FILES ${CMAKE_SOURCE_DIR}/etc/ldmd.service
-          DESTINATION ${LDMPQ_UNITDIR})
-endif()
+install(FILES ${CMAKE_SOURCE_DIR}/etc/ldmd.service
+        DESTINATION ${LDMPQ_UNITDIR})
