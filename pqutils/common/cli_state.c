@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "ldmd/site/log.h"
+#include "pqutils/common/cli_io.h"
 
 /* A product begun and not yet passed by the mark. */
 struct slot {
@@ -64,12 +65,6 @@ static const char ext_intro[] =
     "it)\n";
 
 static const size_t hdr_len = sizeof CLI_STATE_HEADER - 1;
-
-static double monotonic(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* ---- reading ---- */
 
@@ -401,7 +396,7 @@ static int write_whole(struct cli_state *st, const char **what) {
   st->ext_on_disk = ext;
   st->ext_dirty = false;
   st->dirty = false;
-  st->synced_at = monotonic();
+  st->synced_at = cli_monotonic();
   if (sync_dir(st->path) != 0) {
     *what = "its directory";
     return -1;
@@ -487,7 +482,7 @@ int cli_state_save(struct cli_state *st) {
 int cli_state_sync(struct cli_state *st, double min_interval_s) {
   if (st->fd < 0 || !st->dirty)
     return 0;
-  double now = monotonic();
+  double now = cli_monotonic();
   if (now - st->synced_at < min_interval_s)
     return 0;
   int rc = fdatasync(st->fd);

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "ldmd/site/log.h"
+#include "pqutils/common/cli_io.h"
 
 #define IDLE_CLOSE_S (6 * 3600) /* LDM closes outputs idle this long */
 
@@ -70,9 +71,7 @@ struct pqact_outputs {
 
 /* The default clock: seconds that steps of the wall clock do not move. */
 static int64_t monotonic_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec;
+  return (int64_t)cli_monotonic();
 }
 
 struct pqact_outputs *pqact_outputs_new(unsigned max_open) {

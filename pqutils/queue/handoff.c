@@ -15,8 +15,6 @@
 
 #include "pqutils/common/cli_io.h"
 
-#include <time.h>
-
 #define SPIN_US 50
 
 void handoff_init(struct handoff *h, uint64_t size, uint64_t max_weight) {
