@@ -1,8 +1,9 @@
 /*
  * ldmd.c - the LDM server's top-level process: the command line (LDM's
- * options, defaults from the registry), ldmd.conf, the listening sockets,
- * daemonizing (or not), the EXEC programs and the requesters of the
- * REQUEST entries (tasks that children.c keeps running), the live figures
+ * options; what they leave open comes from the registry, read by
+ * server/settings.c), ldmd.conf, the listening sockets, daemonizing (or
+ * not), the EXEC programs and the requesters of the REQUEST entries
+ * (tasks that children.c keeps running), the live figures
  * (the metrics file every child writes its own figures into, a slot
  * claimed for each child before it is forked, and the HTTP endpoint's
  * process: docs/metrics.md), and the accept loop that forks one process
@@ -61,6 +62,7 @@
 #include "ldmd/site/registry.h"
 #include "ldmd/server/requester.h"
 #include "ldmd/server/server.h"
+#include "ldmd/server/settings.h"
 
 #define STOP_GRACE_MS 10000
 #define MAX_ADDRS 8
@@ -79,33 +81,19 @@ static volatile sig_atomic_t usr2_flag;
 typedef struct options {
   const char *addrs[MAX_ADDRS];
   size_t naddrs;
-  long port; /* -1: from the registry */
-  const char *queue;
-  const char *log;  /* NULL: the default */
-  int level;        /* -1: default */
-  bool check_only;  /* -n */
-  bool foreground;  /* -f, or -l - */
-  long max_latency; /* -1: registry */
-  long offset;      /* -1: registry */
-  long timeout;     /* -t */
-  long max_clients; /* -1: registry */
+  ldmd_cmdline cl; /* -P -q -m -o -M -U and the file: over the registry */
+  const char *log; /* NULL: the default */
+  int level;       /* -1: default */
+  bool check_only; /* -n */
+  bool foreground; /* -f, or -l - */
+  long timeout;    /* -t */
   const char *pidfile;
-  const char *conf;
-  const char *user; /* -U, or NULL: the registry */
 } options;
 
 /* Everything the top-level process owns. */
 typedef struct server {
   options opt;
-  char queue[PATH_MAX];
-  char conf_path[PATH_MAX];
-  char ip_addr[256];
-  char state_dir[PATH_MAX];
-  char tls_cert[PATH_MAX], tls_key[PATH_MAX], tls_ca[PATH_MAX];
-  unsigned port;
-  unsigned max_clients;
-  unsigned max_per_address; /* connections of one peer address */
-  char user[256];           /* the user to become (-U, /server/user) */
+  ldmd_params par; /* the settings: the command line's, the registry's */
   ldmd_priv priv;
   ldm_conf *conf;
   ldmd_settings set;
@@ -115,12 +103,9 @@ typedef struct server {
   ldmd_supervision sup;
   sigset_t waitmask; /* the mask while sleeping: our signals let through */
   int ready_fd;      /* daemonizing: tells the starting process (or -1) */
-  /* The live figures. */
-  bool metrics_on;
-  char metrics_path[PATH_MAX]; /* "" until settings(): <queue>.metrics */
-  char http_addr[256];         /* as the registry says it; "": not served */
-  char http_name[128];         /* as bound */
-  int http_fd;                 /* the endpoint's socket, or -1 */
+  /* The live figures' endpoint (its file: set.metrics). */
+  char http_name[128]; /* as bound */
+  int http_fd;         /* the endpoint's socket, or -1 */
 } server;
 
 static void usage(const char *prog) {
@@ -173,7 +158,7 @@ static int parse_options(int argc, char **argv, options *o) {
   int ch, bad = 0;
 
   memset(o, 0, sizeof *o);
-  o->port = o->max_latency = o->offset = o->max_clients = -1;
+  o->cl.port = o->cl.max_latency = o->cl.time_offset = o->cl.max_clients = -1;
   o->timeout = 60;
   o->level = -1;
   opterr = 1;
@@ -187,10 +172,10 @@ static int parse_options(int argc, char **argv, options *o) {
       o->addrs[o->naddrs++] = optarg;
       break;
     case 'P':
-      bad |= numopt(&o->port, optarg, 0, 65535, 'P');
+      bad |= numopt(&o->cl.port, optarg, 0, 65535, 'P');
       break;
     case 'q':
-      o->queue = optarg;
+      o->cl.queue = optarg;
       break;
     case 'l':
       o->log = optarg;
@@ -209,22 +194,22 @@ static int parse_options(int argc, char **argv, options *o) {
       o->foreground = true;
       break;
     case 'm':
-      bad |= numopt(&o->max_latency, optarg, 1, INT_MAX, 'm');
+      bad |= numopt(&o->cl.max_latency, optarg, 1, INT_MAX, 'm');
       break;
     case 'o':
-      bad |= numopt(&o->offset, optarg, 0, INT_MAX, 'o');
+      bad |= numopt(&o->cl.time_offset, optarg, 0, INT_MAX, 'o');
       break;
     case 't':
       bad |= numopt(&o->timeout, optarg, 1, 32767, 't');
       break;
     case 'M':
-      bad |= numopt(&o->max_clients, optarg, 1, 1000000, 'M');
+      bad |= numopt(&o->cl.max_clients, optarg, 1, 1000000, 'M');
       break;
     case 'W':
       o->pidfile = optarg;
       break;
     case 'U':
-      o->user = optarg;
+      o->cl.user = optarg;
       break;
     case ':':
       fprintf(stderr, "ldmd: option -%c needs a value\n", optopt);
@@ -237,7 +222,7 @@ static int parse_options(int argc, char **argv, options *o) {
   if (bad)
     return -1;
   if (optind < argc)
-    o->conf = argv[optind++];
+    o->cl.conf = argv[optind++];
   if (optind < argc) {
     fprintf(stderr, "ldmd: too many arguments\n");
     return -1;
@@ -251,165 +236,25 @@ static int parse_options(int argc, char **argv, options *o) {
 /* Settings from the registry                                             */
 /* ---------------------------------------------------------------------- */
 
-static int reg_uint(ldm_registry *reg, const char *key, long lo, long hi,
-                    long *out) {
-  uint64_t v;
-
-  if (ldm_reg_get_uint(reg, key, &v) != LDM_REG_OK) {
-    log_error("cannot get %s from the registry %s: %s", key, ldm_reg_path(reg),
-              ldm_reg_error(reg));
-    return -1;
-  }
-  if (v < (uint64_t)lo || v > (uint64_t)hi) {
-    log_error("registry %s: %s is %llu, not within %ld..%ld", ldm_reg_path(reg),
-              key, (unsigned long long)v, lo, hi);
-    return -1;
-  }
-  *out = (long)v;
-  return 0;
-}
-
-static int reg_string(ldm_registry *reg, const char *key, char *buf,
-                      size_t len) {
-  if (ldm_reg_get_string(reg, key, buf, len) != LDM_REG_OK) {
-    log_error("cannot get %s from the registry %s: %s", key, ldm_reg_path(reg),
-              ldm_reg_error(reg));
-    return -1;
-  }
-  return 0;
-}
-
-/* A timer key of ldmd's own, in seconds (its default is the registry's),
- * in milliseconds into *ms. */
-static int reg_seconds(ldm_registry *reg, const char *key, int *ms) {
-  long v;
-
-  if (reg_uint(reg, key, 1, REG_SECONDS_MAX, &v) != 0)
-    return -1;
-  *ms = (int)(v * 1000);
-  return 0;
-}
-
-/* The timers and the state directory: keys of ldmd's own (ldmd.8 lists
- * them), with their defaults in the registry's table. */
-static int own_settings(server *s, ldm_registry *reg) {
-  ldmd_settings *t = &s->set;
-  int bad = 0, rmin = 0, rmax = 0;
-  long per = 0;
-
-  bad |= reg_seconds(reg, REG_INTERVAL, &t->interval_ms);
-  bad |= reg_seconds(reg, REG_RESTART_MIN, &rmin);
-  bad |= reg_seconds(reg, REG_RESTART_MAX, &rmax);
-  bad |= reg_seconds(reg, REG_SILENCE_LIMIT, &t->silence_ms);
-  bad |= reg_seconds(reg, REG_RETRY_MIN, &t->retry_min_ms);
-  bad |= reg_seconds(reg, REG_RETRY_MAX, &t->retry_max_ms);
-  bad |= reg_seconds(reg, REG_AUTOSHIFT, &t->autoshift_ms);
-  bad |= reg_seconds(reg, REG_FIRST_CALL_LIMIT, &t->first_call_ms);
-  if (ldm_reg_get_bool(reg, REG_ANTI_DOS, &t->anti_dos) != LDM_REG_OK) {
-    log_error("cannot get %s from the registry %s: %s", REG_ANTI_DOS,
-              ldm_reg_path(reg), ldm_reg_error(reg));
-    bad = -1;
-  }
-  if (ldm_reg_get_size(reg, REG_MAX_PRODUCT_SIZE, &t->max_product) !=
-      LDM_REG_OK) {
-    log_error("cannot get %s from the registry %s: %s", REG_MAX_PRODUCT_SIZE,
-              ldm_reg_path(reg), ldm_reg_error(reg));
-    bad = -1;
-  }
-  if (reg_uint(reg, REG_MAX_PER_ADDRESS, 1, 1000000, &per) == 0)
-    s->max_per_address = (unsigned)per;
-  else
-    bad = -1;
-  bad |= reg_string(reg, REG_STATE_DIR, s->state_dir, sizeof s->state_dir);
-  if (ldm_reg_get_bool(reg, REG_METRICS_ENABLE, &s->metrics_on) != LDM_REG_OK) {
-    log_error("cannot get %s from the registry %s: %s", REG_METRICS_ENABLE,
-              ldm_reg_path(reg), ldm_reg_error(reg));
-    bad = -1;
-  }
-  bad |= reg_string(reg, REG_METRICS_PATH, s->metrics_path,
-                    sizeof s->metrics_path);
-  bad |= reg_string(reg, REG_METRICS_HTTP, s->http_addr, sizeof s->http_addr);
-  if (s->opt.user != NULL)
-    snprintf(s->user, sizeof s->user, "%s", s->opt.user);
-  else
-    bad |= reg_string(reg, REG_USER, s->user, sizeof s->user);
-  bad |= reg_string(reg, REG_TLS_CERT, s->tls_cert, sizeof s->tls_cert);
-  bad |= reg_string(reg, REG_TLS_KEY, s->tls_key, sizeof s->tls_key);
-  bad |= reg_string(reg, REG_TLS_CA, s->tls_ca, sizeof s->tls_ca);
-  if (bad)
-    return -1;
-  if (t->retry_max_ms < t->retry_min_ms)
-    t->retry_max_ms = t->retry_min_ms;
-  s->sup.restart_min_ms = rmin;
-  s->sup.restart_max_ms = rmax < rmin ? rmin : rmax;
-  t->state_dir = s->state_dir;
-  return 0;
-}
-
-/* Fill what the command line left open from the registry. */
+/* Fill what the command line left open from the registry (settings.h),
+ * and hand the children their part. */
 static int settings(server *s) {
-  options *o = &s->opt;
-  ldm_registry *reg = NULL;
-  char err[512];
-  long v;
-  int bad = 0;
+  char err[2 * PATH_MAX];
 
-  if (ldm_reg_open(NULL, &reg, err, sizeof err) != LDM_REG_OK) {
-    log_error("cannot read the registry: %s", err);
+  if (ldmd_settings_read(&s->opt.cl, &s->par, err, sizeof err) != 0) {
+    log_error("%s", err);
     return -1;
   }
-  if (o->port < 0)
-    bad |= reg_uint(reg, REG_PORT, 1, 65535, &o->port);
-  if (o->max_latency < 0)
-    bad |= reg_uint(reg, REG_MAX_LATENCY, 1, INT_MAX, &o->max_latency);
-  if (o->max_clients < 0)
-    bad |= reg_uint(reg, REG_MAX_CLIENTS, 1, 1000000, &o->max_clients);
-  if (o->offset < 0 && reg_uint(reg, REG_TIME_OFFSET, 0, INT_MAX, &v) == 0)
-    o->offset = v < o->max_latency ? v : o->max_latency;
-  else if (o->offset < 0)
-    bad = -1;
-  if (o->queue == NULL)
-    bad |= reg_string(reg, REG_QUEUE_PATH, s->queue, sizeof s->queue);
-  else
-    snprintf(s->queue, sizeof s->queue, "%s", o->queue);
-  if (o->conf == NULL)
-    bad |= reg_string(reg, REG_LDMD_CONFIG, s->conf_path, sizeof s->conf_path);
-  else
-    snprintf(s->conf_path, sizeof s->conf_path, "%s", o->conf);
-  if (o->naddrs == 0 &&
-      reg_string(reg, REG_IP_ADDR, s->ip_addr, sizeof s->ip_addr) == 0) {
-    o->addrs[0] = s->ip_addr;
-    o->naddrs = 1;
+  if (s->opt.naddrs == 0) {
+    s->opt.addrs[0] = s->par.ip_addr;
+    s->opt.naddrs = 1;
   }
-  bad |= own_settings(s, reg);
-  ldm_reg_close(reg);
-  if (bad)
-    return -1;
-  if (o->offset > o->max_latency) {
-    log_error("time offset %ld s (-o) exceeds max latency %ld s (-m)",
-              o->offset, o->max_latency);
-    return -1;
-  }
-  s->port = (unsigned)o->port;
-  s->max_clients = (unsigned)o->max_clients;
-  s->set.queue_path = s->queue;
-  s->set.max_latency = (unsigned)o->max_latency;
-  s->set.time_offset = (unsigned)o->offset;
-  s->set.rpc_timeout = (unsigned)o->timeout;
-  s->set.port = s->port;
+  ldmd_settings_fill(&s->par, &s->set);
+  s->set.rpc_timeout = (unsigned)s->opt.timeout;
   s->set.stop = &stop_flag;
   s->set.metrics_slot = -1;
-  if (s->metrics_path[0] == '\0' &&
-      ldmm_default_path(s->queue, s->metrics_path, sizeof s->metrics_path) !=
-          0) {
-    log_error("cannot name the metrics file of %s: path too long", s->queue);
-    return -1;
-  }
-  if (!s->metrics_on && s->http_addr[0] != '\0') {
-    log_error("registry: %s is \"%s\" but %s is false: nothing to serve",
-              REG_METRICS_HTTP, s->http_addr, REG_METRICS_ENABLE);
-    return -1;
-  }
+  s->sup.restart_min_ms = s->par.restart_min_ms;
+  s->sup.restart_max_ms = s->par.restart_max_ms;
   return 0;
 }
 
@@ -422,20 +267,20 @@ static int settings(server *s) {
  */
 static int tls_setup(server *s) {
   const ldm_conf_origin *o;
-  bool server_tls = s->tls_cert[0] != '\0';
+  bool server_tls = s->par.tls_cert[0] != '\0';
   char err[512];
 
   if (server_tls) {
-    s->set.tls_server = ldm6_tls_ctx_new(true, s->tls_cert, s->tls_key,
-                                         s->tls_ca, err, sizeof err);
+    s->set.tls_server = ldm6_tls_ctx_new(true, s->par.tls_cert, s->par.tls_key,
+                                         s->par.tls_ca, err, sizeof err);
     if (s->set.tls_server == NULL) {
       log_error("TLS: %s", err);
       return -1;
     }
   }
-  if (server_tls || s->tls_ca[0] != '\0') {
-    s->set.tls_client = ldm6_tls_ctx_new(false, s->tls_cert, s->tls_key,
-                                         s->tls_ca, err, sizeof err);
+  if (server_tls || s->par.tls_ca[0] != '\0') {
+    s->set.tls_client = ldm6_tls_ctx_new(false, s->par.tls_cert, s->par.tls_key,
+                                         s->par.tls_ca, err, sizeof err);
     if (s->set.tls_client == NULL) {
       log_error("TLS: %s", err);
       return -1;
@@ -458,17 +303,18 @@ static int tls_setup(server *s) {
   if (s->set.tls_client == NULL)
     return 0;
   log_notice("TLS: certificate %s, CA bundle %s",
-             s->tls_cert[0] != '\0' ? s->tls_cert : "(none)",
-             s->tls_ca[0] != '\0' ? s->tls_ca : "(none)");
+             s->par.tls_cert[0] != '\0' ? s->par.tls_cert : "(none)",
+             s->par.tls_ca[0] != '\0' ? s->par.tls_ca : "(none)");
   return 0;
 }
 
 /* Read ldmd.conf; log its warnings. */
 static int configure(server *s) {
-  ldm_conf_options copt = {.default_port = s->port};
+  ldm_conf_options copt = {.default_port = s->par.port};
   char err[1024];
   size_t i;
-  int rc = ldm_conf_parse_opts(s->conf_path, &copt, &s->conf, err, sizeof err);
+  int rc =
+      ldm_conf_parse_opts(s->par.conf_path, &copt, &s->conf, err, sizeof err);
 
   if (rc != LDM_CONF_OK) {
     log_error("%s", err);
@@ -477,7 +323,7 @@ static int configure(server *s) {
   for (i = 0; i < s->conf->nwarnings; i++)
     log_warning("%s", s->conf->warnings[i]);
   if (ldm_conf_is_empty(s->conf)) {
-    log_error("configuration file %s is effectively empty", s->conf_path);
+    log_error("configuration file %s is effectively empty", s->par.conf_path);
     return -1;
   }
   s->set.conf = s->conf;
@@ -491,8 +337,8 @@ static int check_queue(const server *s) {
   pq_t *pq = NULL;
   pq_error err;
 
-  if (pq_open(s->queue, 0, &pq, &err) != PQ_OK) {
-    log_error("cannot open the product queue %s: %s", s->queue, err.pe_msg);
+  if (pq_open(s->par.queue, 0, &pq, &err) != PQ_OK) {
+    log_error("cannot open the product queue %s: %s", s->par.queue, err.pe_msg);
     return -1;
   }
   pq_close(pq);
@@ -691,7 +537,7 @@ static int run_metrics(server *s) {
   s->http_fd = -1; /* become_child() leaves it to us */
   become_child(s);
   ldm_log_set_ident("metrics");
-  return ldmd_metrics_serve(s->set.metrics, fd, s->queue);
+  return ldmd_metrics_serve(s->set.metrics, fd, s->par.queue);
 }
 
 /* In a new task child (ldmd_task_main): run the REQUEST's requester, or
@@ -739,17 +585,17 @@ static void peer_address(int fd, char *buf, size_t len) {
 static bool within_limits(const server *s, const char *ip) {
   size_t mine;
 
-  if (s->kids.nconn >= s->max_clients) {
+  if (s->kids.nconn >= s->par.max_clients) {
     log_notice("denying connection from %s because too many clients (%u, "
                "-M or %s)",
-               ip, s->max_clients, REG_MAX_CLIENTS);
+               ip, s->par.max_clients, REG_MAX_CLIENTS);
     return false;
   }
   mine = ldmd_children_conn_from(&s->kids, ip);
-  if (mine >= s->max_per_address) {
+  if (mine >= s->par.max_per_address) {
     log_notice("denying connection from %s because too many connections "
                "from that address (%zu, %s %u)",
-               ip, mine, REG_MAX_PER_ADDRESS, s->max_per_address);
+               ip, mine, REG_MAX_PER_ADDRESS, s->par.max_per_address);
     return false;
   }
   return true;
@@ -902,9 +748,9 @@ static void start_tasks(server *s) {
   s->sup.task_main = run_task;
   s->sup.arg = s;
   ldmd_children_supervise(&s->kids, &s->sup);
-  if (s->conf->nrequests > 0 && s->state_dir[0] != '\0' &&
-      mkdir(s->state_dir, 0750) != 0 && errno != EEXIST)
-    log_error("cannot make the state directory %s: mkdir: %s", s->state_dir,
+  if (s->conf->nrequests > 0 && s->par.state_dir[0] != '\0' &&
+      mkdir(s->par.state_dir, 0750) != 0 && errno != EEXIST)
+    log_error("cannot make the state directory %s: mkdir: %s", s->par.state_dir,
               strerror(errno));
   for (i = 0; i < s->conf->nexecs; i++)
     (void)ldmd_children_task(&s->kids, LDMD_CHILD_EXEC, &s->conf->execs[i],
@@ -927,29 +773,29 @@ static void start_tasks(server *s) {
  * @return 0 or -1 (logged) */
 static int start_metrics(server *s) {
   char err[PATH_MAX + 256];
-  uint32_t nslots =
-      (s->max_clients < MAX_CONN_SLOTS ? s->max_clients : MAX_CONN_SLOTS) +
-      (uint32_t)s->conf->nrequests + SPARE_SLOTS;
+  uint32_t nslots = (s->par.max_clients < MAX_CONN_SLOTS ? s->par.max_clients
+                                                         : MAX_CONN_SLOTS) +
+                    (uint32_t)s->conf->nrequests + SPARE_SLOTS;
 
-  if (!s->metrics_on) {
+  if (!s->par.metrics_on) {
     log_info("live figures off (%s is false)", REG_METRICS_ENABLE);
     return 0;
   }
-  s->set.metrics = ldmm_create(s->metrics_path, nslots, s->queue, LDMD_VERSION,
-                               err, sizeof err);
-  if (s->set.metrics == NULL && s->http_addr[0] == '\0') {
+  s->set.metrics = ldmm_create(s->par.metrics_path, nslots, s->par.queue,
+                               LDMD_VERSION, err, sizeof err);
+  if (s->set.metrics == NULL && s->par.http_addr[0] == '\0') {
     log_warning("%s: running without live figures (registry %s)", err,
                 REG_METRICS_PATH);
     return 0;
   }
   if (s->set.metrics == NULL) {
-    log_error("%s: cannot serve the live figures on %s", err, s->http_addr);
+    log_error("%s: cannot serve the live figures on %s", err, s->par.http_addr);
     return -1;
   }
   s->kids.metrics = s->set.metrics;
-  if (s->http_addr[0] == '\0')
+  if (s->par.http_addr[0] == '\0')
     return 0;
-  s->http_fd = ldmd_metrics_listen(s->http_addr, s->http_name,
+  s->http_fd = ldmd_metrics_listen(s->par.http_addr, s->http_name,
                                    sizeof s->http_name, err, sizeof err);
   if (s->http_fd < 0) {
     log_error("%s (registry %s)", err, REG_METRICS_HTTP);
@@ -981,7 +827,7 @@ static void notify_ready(const server *s) {
     len += (size_t)n;
   }
   ldmd_notify("READY=1\nSTATUS=%s; queue %s; %zu REQUEST, %zu EXEC", where,
-              s->queue, s->conf->nrequests, s->conf->nexecs);
+              s->par.queue, s->conf->nrequests, s->conf->nexecs);
 }
 
 /* Started as root: become the unprivileged user (privilege.h), once the
@@ -995,7 +841,7 @@ static int drop_privileges(server *s) {
   if (s->priv.root) /* asked for: a notice, not a warning */
     log_notice("running as root (%s root): every connection is served by "
                "root",
-               s->opt.user != NULL ? "-U" : REG_USER);
+               s->opt.cl.user != NULL ? "-U" : REG_USER);
   if (!s->priv.drop)
     return 0;
   if (s->opt.log != NULL && s->opt.log[0] != '\0' &&
@@ -1025,13 +871,14 @@ static int start(server *s) {
   if (ldm_conf_needs_listener(s->conf)) {
     char err[512];
 
-    if (ldmd_listen(s->opt.addrs, s->opt.naddrs, s->port, &s->lis, err,
+    if (ldmd_listen(s->opt.addrs, s->opt.naddrs, s->par.port, &s->lis, err,
                     sizeof err) != 0) {
       log_error("%s", err);
       return -1;
     }
   } else {
-    log_warning("%s has no ALLOW or ACCEPT entry: not listening", s->conf_path);
+    log_warning("%s has no ALLOW or ACCEPT entry: not listening",
+                s->par.conf_path);
   }
   /* Root only for bind(2): nothing from the network is read as root, and
    * the queue must open for writing as the user that will serve. */
@@ -1048,7 +895,7 @@ static int start(server *s) {
     return -1;
   ldmd_acceptor_init(&s->acc);
   /* Before the first fork: every connection process shares it. */
-  s->set.feeds = ldmd_feeds_new(s->max_clients);
+  s->set.feeds = ldmd_feeds_new(s->par.max_clients);
   if (s->set.feeds == NULL) {
     log_error("cannot make the upstream table: mmap: %s", strerror(errno));
     return -1;
@@ -1058,7 +905,7 @@ static int start(server *s) {
   if (s->opt.pidfile != NULL && write_pidfile(s->opt.pidfile) != 0)
     return -1;
   log_notice("starting up (ldmd %s): queue %s, configuration %s", LDMD_VERSION,
-             s->queue, s->conf_path);
+             s->par.queue, s->par.conf_path);
   for (i = 0; i < s->lis.n; i++)
     log_notice("listening on %s", s->lis.names[i]);
   /* Before the tasks: a requester's process must not hold the pipe. */
@@ -1091,11 +938,11 @@ int main(int argc, char **argv) {
   if (settings(&s) != 0 || configure(&s) != 0)
     goto out;
   if (s.opt.check_only) {
-    log_notice("configuration file %s is valid", s.conf_path);
+    log_notice("configuration file %s is valid", s.par.conf_path);
     rc = 0;
     goto out;
   }
-  if (ldmd_priv_plan(s.user, &s.priv, err, sizeof err) != 0) {
+  if (ldmd_priv_plan(s.par.user, &s.priv, err, sizeof err) != 0) {
     log_error("%s", err);
     goto out;
   }

@@ -12,7 +12,7 @@
 
 #define MAX_LABELS 8
 
-static bool grow(prom_buf *b, size_t more) {
+static bool grow(ldmm_prom_buf *b, size_t more) {
   size_t cap;
   char *p;
 
@@ -33,7 +33,7 @@ static bool grow(prom_buf *b, size_t more) {
   return true;
 }
 
-void prom_printf(prom_buf *b, const char *fmt, ...) {
+void ldmm_prom_printf(ldmm_prom_buf *b, const char *fmt, ...) {
   va_list ap;
   int n;
 
@@ -48,7 +48,7 @@ void prom_printf(prom_buf *b, const char *fmt, ...) {
   b->len += (size_t)n;
 }
 
-static void put(prom_buf *b, const char *s, size_t n) {
+static void put(ldmm_prom_buf *b, const char *s, size_t n) {
   if (!grow(b, n))
     return;
   memcpy(b->p + b->len, s, n);
@@ -56,7 +56,9 @@ static void put(prom_buf *b, const char *s, size_t n) {
   b->p[b->len] = '\0';
 }
 
-void prom_escape(prom_buf *b, const char *s, const char *special) {
+/* Append s with each of the characters in `special` and newline escaped
+ * by a backslash (newline as \n). */
+static void escape(ldmm_prom_buf *b, const char *s, const char *special) {
   const char *run = s;
 
   for (; *s != '\0'; s++) {
@@ -74,32 +76,34 @@ void prom_escape(prom_buf *b, const char *s, const char *special) {
   put(b, run, (size_t)(s - run));
 }
 
-void prom_family(prom_buf *b, const char *name, const char *type,
-                 const char *help) {
-  prom_printf(b, "# HELP %s ", name);
-  prom_escape(b, help, "\\");
-  prom_printf(b, "\n# TYPE %s %s\n", name, type);
+void ldmm_prom_family(ldmm_prom_buf *b, const char *name, const char *type,
+                      const char *help) {
+  ldmm_prom_printf(b, "# HELP %s ", name);
+  escape(b, help, "\\");
+  ldmm_prom_printf(b, "\n# TYPE %s %s\n", name, type);
 }
 
-static void labels_out(prom_buf *b, const prom_label *labels, size_t n) {
+static void labels_out(ldmm_prom_buf *b, const ldmm_prom_label *labels,
+                       size_t n) {
   size_t i;
 
   if (n == 0)
     return;
   put(b, "{", 1);
   for (i = 0; i < n; i++) {
-    prom_printf(b, "%s%s=\"", i > 0 ? "," : "", labels[i].name);
-    prom_escape(b, labels[i].value, "\\\"");
+    ldmm_prom_printf(b, "%s%s=\"", i > 0 ? "," : "", labels[i].name);
+    escape(b, labels[i].value, "\\\"");
     put(b, "\"", 1);
   }
   put(b, "}", 1);
 }
 
-void prom_sample_u64(prom_buf *b, const char *name, const prom_label *labels,
-                     size_t n, uint64_t value) {
+void ldmm_prom_sample_u64(ldmm_prom_buf *b, const char *name,
+                          const ldmm_prom_label *labels, size_t n,
+                          uint64_t value) {
   put(b, name, strlen(name));
   labels_out(b, labels, n);
-  prom_printf(b, " %llu\n", (unsigned long long)value);
+  ldmm_prom_printf(b, " %llu\n", (unsigned long long)value);
 }
 
 /* A float as the format writes it: +Inf, -Inf, NaN, an integral value
@@ -123,20 +127,21 @@ static void number(char *buf, size_t len, double v) {
   }
 }
 
-void prom_sample_f(prom_buf *b, const char *name, const prom_label *labels,
-                   size_t n, double value) {
+void ldmm_prom_sample_f(ldmm_prom_buf *b, const char *name,
+                        const ldmm_prom_label *labels, size_t n, double value) {
   char num[64];
 
   number(num, sizeof num, value);
   put(b, name, strlen(name));
   labels_out(b, labels, n);
-  prom_printf(b, " %s\n", num);
+  ldmm_prom_printf(b, " %s\n", num);
 }
 
-void prom_histogram(prom_buf *b, const char *name, const prom_label *labels,
-                    size_t n, const uint64_t *bounds, const uint64_t *counts,
-                    size_t nb, double sum, double per) {
-  prom_label l[MAX_LABELS];
+void ldmm_prom_histogram(ldmm_prom_buf *b, const char *name,
+                         const ldmm_prom_label *labels, size_t n,
+                         const uint64_t *bounds, const uint64_t *counts,
+                         size_t nb, double sum, double per) {
+  ldmm_prom_label l[MAX_LABELS];
   char bucket[128], le[64];
   uint64_t total = 0;
   size_t i;
@@ -153,15 +158,15 @@ void prom_histogram(prom_buf *b, const char *name, const prom_label *labels,
       number(le, sizeof le, (double)bounds[i] / per);
     l[n].name = "le";
     l[n].value = le;
-    prom_sample_u64(b, bucket, l, n + 1, total);
+    ldmm_prom_sample_u64(b, bucket, l, n + 1, total);
   }
   snprintf(bucket, sizeof bucket, "%s_sum", name);
-  prom_sample_f(b, bucket, labels, n, sum);
+  ldmm_prom_sample_f(b, bucket, labels, n, sum);
   snprintf(bucket, sizeof bucket, "%s_count", name);
-  prom_sample_u64(b, bucket, labels, n, total);
+  ldmm_prom_sample_u64(b, bucket, labels, n, total);
 }
 
-void prom_free(prom_buf *b) {
+void ldmm_prom_free(ldmm_prom_buf *b) {
   free(b->p);
   memset(b, 0, sizeof *b);
 }

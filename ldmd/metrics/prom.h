@@ -9,7 +9,7 @@
  *
  * The writer does not check names or ordering: the caller writes each
  * family once, its samples right after it (render.c does).  Out of memory
- * is sticky: the buffer says so (prom_buf.failed) and further writes do
+ * is sticky: the buffer says so (ldmm_prom_buf.failed) and further writes do
  * nothing.  Not thread-safe per buffer.
  */
 #ifndef LDMD_METRICS_PROM_H
@@ -19,35 +19,32 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef struct prom_buf {
+typedef struct ldmm_prom_buf {
   char *p;
   size_t len, cap;
   bool failed; /**< ran out of memory: the text is incomplete */
-} prom_buf;
+} ldmm_prom_buf;
 
 /** A label: name (a valid label name, not escaped) and value (escaped). */
-typedef struct prom_label {
+typedef struct ldmm_prom_label {
   const char *name;
   const char *value;
-} prom_label;
+} ldmm_prom_label;
 
 /** Append raw text (printf). */
-void prom_printf(prom_buf *b, const char *fmt, ...)
+void ldmm_prom_printf(ldmm_prom_buf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-/** Append s with each of the characters in `special` and newline escaped
- *  by a backslash (newline as \n). */
-void prom_escape(prom_buf *b, const char *s, const char *special);
-
 /** "# HELP name help\n# TYPE name type\n". */
-void prom_family(prom_buf *b, const char *name, const char *type,
-                 const char *help);
+void ldmm_prom_family(ldmm_prom_buf *b, const char *name, const char *type,
+                      const char *help);
 
 /** A sample: name{labels} value.  n may be 0 (no braces). */
-void prom_sample_u64(prom_buf *b, const char *name, const prom_label *labels,
-                     size_t n, uint64_t value);
-void prom_sample_f(prom_buf *b, const char *name, const prom_label *labels,
-                   size_t n, double value);
+void ldmm_prom_sample_u64(ldmm_prom_buf *b, const char *name,
+                          const ldmm_prom_label *labels, size_t n,
+                          uint64_t value);
+void ldmm_prom_sample_f(ldmm_prom_buf *b, const char *name,
+                        const ldmm_prom_label *labels, size_t n, double value);
 
 /**
  * A histogram's samples, name_bucket{labels,le="..."} cumulative over
@@ -56,10 +53,11 @@ void prom_sample_f(prom_buf *b, const char *name, const prom_label *labels,
  * 1e6: seconds).
  * labels may hold up to 7 labels.
  */
-void prom_histogram(prom_buf *b, const char *name, const prom_label *labels,
-                    size_t n, const uint64_t *bounds, const uint64_t *counts,
-                    size_t nb, double sum, double per);
+void ldmm_prom_histogram(ldmm_prom_buf *b, const char *name,
+                         const ldmm_prom_label *labels, size_t n,
+                         const uint64_t *bounds, const uint64_t *counts,
+                         size_t nb, double sum, double per);
 
-void prom_free(prom_buf *b);
+void ldmm_prom_free(ldmm_prom_buf *b);
 
 #endif /* LDMD_METRICS_PROM_H */

@@ -48,14 +48,14 @@ static bool feed_seen(const ldmm_feed_copy *f) {
 /* The labels of a connection: pid, kind, peer. */
 typedef struct conn_labels {
   char pid[24];
-  prom_label l[4];
+  ldmm_prom_label l[4];
 } conn_labels;
 
 static void conn_labels_set(conn_labels *cl, const ldmm_conn_copy *c) {
   snprintf(cl->pid, sizeof cl->pid, "%ld", (long)c->pid);
-  cl->l[0] = (prom_label){"pid", cl->pid};
-  cl->l[1] = (prom_label){"kind", ldmm_kind_name(c->kind)};
-  cl->l[2] = (prom_label){"peer", c->peer};
+  cl->l[0] = (ldmm_prom_label){"pid", cl->pid};
+  cl->l[1] = (ldmm_prom_label){"kind", ldmm_kind_name(c->kind)};
+  cl->l[2] = (ldmm_prom_label){"peer", c->peer};
 }
 
 enum conn_field { CF_PRODUCTS, CF_BYTES, CF_RECONNECTIONS };
@@ -71,11 +71,12 @@ static uint64_t conn_value(const ldmm_conn_copy *c, enum conn_field f) {
   }
 }
 
-static void conn_counter(const ldmm_snapshot *s, prom_buf *b, const char *name,
-                         const char *help, enum conn_field f, bool requesters) {
+static void conn_counter(const ldmm_snapshot *s, ldmm_prom_buf *b,
+                         const char *name, const char *help, enum conn_field f,
+                         bool requesters) {
   size_t i;
 
-  prom_family(b, name, "counter", help);
+  ldmm_prom_family(b, name, "counter", help);
   for (i = 0; i < s->nconns; i++) {
     const ldmm_conn_copy *c = &s->conns[i];
     conn_labels cl = {0};
@@ -83,34 +84,34 @@ static void conn_counter(const ldmm_snapshot *s, prom_buf *b, const char *name,
     if (requesters && c->kind != LDMM_KIND_REQUESTER)
       continue;
     conn_labels_set(&cl, c);
-    prom_sample_u64(b, name, cl.l, 3, conn_value(c, f));
+    ldmm_prom_sample_u64(b, name, cl.l, 3, conn_value(c, f));
   }
 }
 
 static void render_conns(const ldmm_snapshot *s, const ldmm_queue *q,
-                         prom_buf *b) {
+                         ldmm_prom_buf *b) {
   size_t i;
   unsigned k;
 
-  prom_family(b, "ldmd_connection_info", "gauge",
-              "A connection or requester process of the server (1), with "
-              "the class it feeds or receives.");
+  ldmm_prom_family(b, "ldmd_connection_info", "gauge",
+                   "A connection or requester process of the server (1), with "
+                   "the class it feeds or receives.");
   for (i = 0; i < s->nconns; i++) {
     conn_labels cl = {0};
 
     conn_labels_set(&cl, &s->conns[i]);
-    cl.l[3] = (prom_label){"feed", s->conns[i].feed};
-    prom_sample_u64(b, "ldmd_connection_info", cl.l, 4, 1);
+    cl.l[3] = (ldmm_prom_label){"feed", s->conns[i].feed};
+    ldmm_prom_sample_u64(b, "ldmd_connection_info", cl.l, 4, 1);
   }
-  prom_family(b, "ldmd_connection_start_time_seconds", "gauge",
-              "When the connection's process started, seconds since the "
-              "epoch.");
+  ldmm_prom_family(b, "ldmd_connection_start_time_seconds", "gauge",
+                   "When the connection's process started, seconds since the "
+                   "epoch.");
   for (i = 0; i < s->nconns; i++) {
     conn_labels cl = {0};
 
     conn_labels_set(&cl, &s->conns[i]);
-    prom_sample_f(b, "ldmd_connection_start_time_seconds", cl.l, 3,
-                  (double)s->conns[i].start_us / PER_S);
+    ldmm_prom_sample_f(b, "ldmd_connection_start_time_seconds", cl.l, 3,
+                       (double)s->conns[i].start_us / PER_S);
   }
   conn_counter(s, b, "ldmd_connection_products_total",
                "Products inserted (downstream, requester) or sent "
@@ -118,9 +119,9 @@ static void render_conns(const ldmm_snapshot *s, const ldmm_queue *q,
                CF_PRODUCTS, false);
   conn_counter(s, b, "ldmd_connection_bytes_total",
                "Data bytes of those products.", CF_BYTES, false);
-  prom_family(b, "ldmd_connection_latency_seconds", "histogram",
-              "Received products: from their creation to their insertion "
-              "here.");
+  ldmm_prom_family(b, "ldmd_connection_latency_seconds", "histogram",
+                   "Received products: from their creation to their insertion "
+                   "here.");
   for (i = 0; i < s->nconns; i++) {
     const ldmm_conn_copy *c = &s->conns[i];
     conn_labels cl = {0};
@@ -128,12 +129,12 @@ static void render_conns(const ldmm_snapshot *s, const ldmm_queue *q,
     if (!ldmm_kind_receives(c->kind))
       continue;
     conn_labels_set(&cl, c);
-    prom_histogram(b, "ldmd_connection_latency_seconds", cl.l, 3, s->bounds_us,
-                   c->latency.bucket, LDMM_NBUCKETS,
-                   (double)c->latency.sum_us / PER_S, PER_S);
+    ldmm_prom_histogram(b, "ldmd_connection_latency_seconds", cl.l, 3,
+                        s->bounds_us, c->latency.bucket, LDMM_NBUCKETS,
+                        (double)c->latency.sum_us / PER_S, PER_S);
   }
-  prom_family(b, "ldmd_connection_refused_total", "counter",
-              "Received products not stored, by cause.");
+  ldmm_prom_family(b, "ldmd_connection_refused_total", "counter",
+                   "Received products not stored, by cause.");
   for (i = 0; i < s->nconns; i++) {
     const ldmm_conn_copy *c = &s->conns[i];
     conn_labels cl = {0};
@@ -142,14 +143,15 @@ static void render_conns(const ldmm_snapshot *s, const ldmm_queue *q,
       continue;
     conn_labels_set(&cl, c);
     for (k = 0; k < LDMM_NCAUSES; k++) {
-      cl.l[3] = (prom_label){"cause", ldmm_cause_name((enum ldmm_cause)k)};
-      prom_sample_u64(b, "ldmd_connection_refused_total", cl.l, 4,
-                      c->refused[k]);
+      cl.l[3] = (ldmm_prom_label){"cause", ldmm_cause_name((enum ldmm_cause)k)};
+      ldmm_prom_sample_u64(b, "ldmd_connection_refused_total", cl.l, 4,
+                           c->refused[k]);
     }
   }
-  prom_family(b, "ldmd_connection_lag_seconds", "gauge",
-              "Feeders: how far behind the queue's newest product the last "
-              "product looked at was inserted.");
+  ldmm_prom_family(
+      b, "ldmd_connection_lag_seconds", "gauge",
+      "Feeders: how far behind the queue's newest product the last "
+      "product looked at was inserted.");
   for (i = 0; i < s->nconns; i++) {
     double lag = ldmm_lag_seconds(&s->conns[i], q);
     conn_labels cl = {0};
@@ -157,14 +159,14 @@ static void render_conns(const ldmm_snapshot *s, const ldmm_queue *q,
     if (lag < 0)
       continue;
     conn_labels_set(&cl, &s->conns[i]);
-    prom_sample_f(b, "ldmd_connection_lag_seconds", cl.l, 3, lag);
+    ldmm_prom_sample_f(b, "ldmd_connection_lag_seconds", cl.l, 3, lag);
   }
   conn_counter(s, b, "ldmd_connection_reconnections_total",
                "Requesters: connections to the upstream after the first.",
                CF_RECONNECTIONS, true);
 }
 
-static void render_feeds(const ldmm_snapshot *s, prom_buf *b) {
+static void render_feeds(const ldmm_snapshot *s, ldmm_prom_buf *b) {
   char name[LDMM_NFEEDS][32];
   bool seen[LDMM_NFEEDS];
   unsigned i, k;
@@ -173,52 +175,56 @@ static void render_feeds(const ldmm_snapshot *s, prom_buf *b) {
     ldmm_feed_name(i, name[i], sizeof name[i]);
     seen[i] = feed_seen(&s->feeds[i]);
   }
-  prom_family(b, "ldmd_feed_products_total", "counter",
-              "Products received and inserted, by feedtype.");
+  ldmm_prom_family(b, "ldmd_feed_products_total", "counter",
+                   "Products received and inserted, by feedtype.");
   for (i = 0; i < LDMM_NFEEDS; i++)
     if (seen[i])
-      prom_sample_u64(b, "ldmd_feed_products_total",
-                      &(prom_label){"feed", name[i]}, 1, s->feeds[i].products);
-  prom_family(b, "ldmd_feed_bytes_total", "counter",
-              "Data bytes of those products, by feedtype.");
+      ldmm_prom_sample_u64(b, "ldmd_feed_products_total",
+                           &(ldmm_prom_label){"feed", name[i]}, 1,
+                           s->feeds[i].products);
+  ldmm_prom_family(b, "ldmd_feed_bytes_total", "counter",
+                   "Data bytes of those products, by feedtype.");
   for (i = 0; i < LDMM_NFEEDS; i++)
     if (seen[i])
-      prom_sample_u64(b, "ldmd_feed_bytes_total",
-                      &(prom_label){"feed", name[i]}, 1, s->feeds[i].bytes);
-  prom_family(b, "ldmd_feed_latency_seconds", "histogram",
-              "Received products: from their creation to their insertion "
-              "here, by feedtype.");
+      ldmm_prom_sample_u64(b, "ldmd_feed_bytes_total",
+                           &(ldmm_prom_label){"feed", name[i]}, 1,
+                           s->feeds[i].bytes);
+  ldmm_prom_family(b, "ldmd_feed_latency_seconds", "histogram",
+                   "Received products: from their creation to their insertion "
+                   "here, by feedtype.");
   for (i = 0; i < LDMM_NFEEDS; i++)
     if (seen[i])
-      prom_histogram(b, "ldmd_feed_latency_seconds",
-                     &(prom_label){"feed", name[i]}, 1, s->bounds_us,
-                     s->feeds[i].latency.bucket, LDMM_NBUCKETS,
-                     (double)s->feeds[i].latency.sum_us / PER_S, PER_S);
-  prom_family(b, "ldmd_feed_refused_total", "counter",
-              "Received products not stored, by feedtype and cause.");
+      ldmm_prom_histogram(b, "ldmd_feed_latency_seconds",
+                          &(ldmm_prom_label){"feed", name[i]}, 1, s->bounds_us,
+                          s->feeds[i].latency.bucket, LDMM_NBUCKETS,
+                          (double)s->feeds[i].latency.sum_us / PER_S, PER_S);
+  ldmm_prom_family(b, "ldmd_feed_refused_total", "counter",
+                   "Received products not stored, by feedtype and cause.");
   for (i = 0; i < LDMM_NFEEDS; i++)
     if (seen[i])
       for (k = 0; k < LDMM_NCAUSES; k++) {
-        prom_label l[2] = {{"feed", name[i]},
-                           {"cause", ldmm_cause_name((enum ldmm_cause)k)}};
+        ldmm_prom_label l[2] = {{"feed", name[i]},
+                                {"cause", ldmm_cause_name((enum ldmm_cause)k)}};
 
-        prom_sample_u64(b, "ldmd_feed_refused_total", l, 2,
-                        s->feeds[i].refused[k]);
+        ldmm_prom_sample_u64(b, "ldmd_feed_refused_total", l, 2,
+                             s->feeds[i].refused[k]);
       }
 }
 
-static void gauge(prom_buf *b, const char *name, const char *help, double v) {
-  prom_family(b, name, "gauge", help);
-  prom_sample_f(b, name, NULL, 0, v);
+static void gauge(ldmm_prom_buf *b, const char *name, const char *help,
+                  double v) {
+  ldmm_prom_family(b, name, "gauge", help);
+  ldmm_prom_sample_f(b, name, NULL, 0, v);
 }
 
-static void render_queue(const ldmm_queue *q, prom_buf *b) {
+static void render_queue(const ldmm_queue *q, ldmm_prom_buf *b) {
   const pq_stats *st = &q->st;
   bool empty = st->ps_nprods == 0;
 
-  prom_family(b, "ldmd_queue_up", "gauge",
-              "1 if the queue's statistics could be read for this scrape.");
-  prom_sample_u64(b, "ldmd_queue_up", NULL, 0, q->ok ? 1 : 0);
+  ldmm_prom_family(
+      b, "ldmd_queue_up", "gauge",
+      "1 if the queue's statistics could be read for this scrape.");
+  ldmm_prom_sample_u64(b, "ldmd_queue_up", NULL, 0, q->ok ? 1 : 0);
   if (!q->ok)
     return;
   gauge(b, "ldmd_queue_products", "Products in the queue.",
@@ -243,9 +249,10 @@ static void render_queue(const ldmm_queue *q, prom_buf *b) {
         "Minimum virtual residence time: the least time a product evicted "
         "for room had spent in the queue; NaN before any eviction.",
         st->ps_mvrt_us < 0 ? (double)NAN : (double)st->ps_mvrt_us / PER_S);
-  prom_family(b, "ldmd_queue_evictions_total", "counter",
-              "Products evicted for room since the queue was made.");
-  prom_sample_u64(b, "ldmd_queue_evictions_total", NULL, 0, st->ps_evicted);
+  ldmm_prom_family(b, "ldmd_queue_evictions_total", "counter",
+                   "Products evicted for room since the queue was made.");
+  ldmm_prom_sample_u64(b, "ldmd_queue_evictions_total", NULL, 0,
+                       st->ps_evicted);
   if (q->held_ok)
     gauge(b, "ldmd_queue_held_products",
           "Products readers hold now (writers cannot evict them).",
@@ -253,18 +260,20 @@ static void render_queue(const ldmm_queue *q, prom_buf *b) {
 }
 
 void ldmm_render_prom(const ldmm_snapshot *s, const ldmm_queue *q,
-                      prom_buf *b) {
-  prom_label info[2] = {{"version", s->version}, {"queue", s->queue_path}};
+                      ldmm_prom_buf *b) {
+  ldmm_prom_label info[2] = {{"version", s->version}, {"queue", s->queue_path}};
 
-  prom_family(b, "ldmd_info", "gauge", "The server (1): version and queue.");
-  prom_sample_u64(b, "ldmd_info", info, 2, 1);
+  ldmm_prom_family(b, "ldmd_info", "gauge",
+                   "The server (1): version and queue.");
+  ldmm_prom_sample_u64(b, "ldmd_info", info, 2, 1);
   gauge(b, "ldmd_start_time_seconds",
         "When the server started, seconds since the epoch.",
         (double)s->start_us / PER_S);
-  prom_family(b, "ldmd_untracked_processes_total", "counter",
-              "Connection and requester processes started with every slot "
-              "of the metrics file taken (their figures are not kept).");
-  prom_sample_u64(b, "ldmd_untracked_processes_total", NULL, 0, s->no_slot);
+  ldmm_prom_family(b, "ldmd_untracked_processes_total", "counter",
+                   "Connection and requester processes started with every slot "
+                   "of the metrics file taken (their figures are not kept).");
+  ldmm_prom_sample_u64(b, "ldmd_untracked_processes_total", NULL, 0,
+                       s->no_slot);
   render_feeds(s, b);
   render_conns(s, q, b);
   render_queue(q, b);
@@ -274,124 +283,126 @@ void ldmm_render_prom(const ldmm_snapshot *s, const ldmm_queue *q,
 /* JSON                                                                   */
 /* ---------------------------------------------------------------------- */
 
-static void json_string(prom_buf *b, const char *s) {
-  prom_printf(b, "\"");
+static void json_string(ldmm_prom_buf *b, const char *s) {
+  ldmm_prom_printf(b, "\"");
   for (; *s != '\0'; s++) {
     unsigned char ch = (unsigned char)*s;
 
     if (ch == '"' || ch == '\\')
-      prom_printf(b, "\\%c", ch);
+      ldmm_prom_printf(b, "\\%c", ch);
     else if (ch < 0x20)
-      prom_printf(b, "\\u%04x", ch);
+      ldmm_prom_printf(b, "\\u%04x", ch);
     else
-      prom_printf(b, "%c", ch);
+      ldmm_prom_printf(b, "%c", ch);
   }
-  prom_printf(b, "\"");
+  ldmm_prom_printf(b, "\"");
 }
 
 /* A number, or null when it is not finite (JSON has no NaN). */
-static void json_number(prom_buf *b, double v) {
+static void json_number(ldmm_prom_buf *b, double v) {
   if (v != v || v > 1e300 || v < -1e300)
-    prom_printf(b, "null");
+    ldmm_prom_printf(b, "null");
   else
-    prom_printf(b, "%.6f", v);
+    ldmm_prom_printf(b, "%.6f", v);
 }
 
-static void json_hist(prom_buf *b, const ldmm_hist_copy *h,
+static void json_hist(ldmm_prom_buf *b, const ldmm_hist_copy *h,
                       const uint64_t *bounds) {
   unsigned i;
   uint64_t total = 0;
 
-  prom_printf(b,
-              "{\"count\":%llu,\"sum_seconds\":", (unsigned long long)h->count);
+  ldmm_prom_printf(
+      b, "{\"count\":%llu,\"sum_seconds\":", (unsigned long long)h->count);
   json_number(b, (double)h->sum_us / PER_S);
-  prom_printf(b, ",\"buckets\":[");
+  ldmm_prom_printf(b, ",\"buckets\":[");
   for (i = 0; i < LDMM_NBUCKETS; i++) {
     total += h->bucket[i];
-    prom_printf(b, "%s{\"le\":", i > 0 ? "," : "");
+    ldmm_prom_printf(b, "%s{\"le\":", i > 0 ? "," : "");
     if (i == LDMM_NBUCKETS - 1)
-      prom_printf(b, "null");
+      ldmm_prom_printf(b, "null");
     else
       json_number(b, (double)bounds[i] / PER_S);
-    prom_printf(b, ",\"count\":%llu}", (unsigned long long)total);
+    ldmm_prom_printf(b, ",\"count\":%llu}", (unsigned long long)total);
   }
-  prom_printf(b, "]}");
+  ldmm_prom_printf(b, "]}");
 }
 
-static void json_refused(prom_buf *b, const uint64_t *refused) {
+static void json_refused(ldmm_prom_buf *b, const uint64_t *refused) {
   unsigned k;
 
-  prom_printf(b, "{");
+  ldmm_prom_printf(b, "{");
   for (k = 0; k < LDMM_NCAUSES; k++)
-    prom_printf(b, "%s\"%s\":%llu", k > 0 ? "," : "",
-                ldmm_cause_name((enum ldmm_cause)k),
-                (unsigned long long)refused[k]);
-  prom_printf(b, "}");
+    ldmm_prom_printf(b, "%s\"%s\":%llu", k > 0 ? "," : "",
+                     ldmm_cause_name((enum ldmm_cause)k),
+                     (unsigned long long)refused[k]);
+  ldmm_prom_printf(b, "}");
 }
 
 void ldmm_render_json(const ldmm_snapshot *s, const ldmm_queue *q,
-                      prom_buf *b) {
+                      ldmm_prom_buf *b) {
   const pq_stats *st = &q->st;
   bool first = true;
   size_t i;
   unsigned f;
 
-  prom_printf(b, "{\"version\":");
+  ldmm_prom_printf(b, "{\"version\":");
   json_string(b, s->version);
-  prom_printf(b, ",\"pid\":%ld,\"queue_path\":", (long)s->pid);
+  ldmm_prom_printf(b, ",\"pid\":%ld,\"queue_path\":", (long)s->pid);
   json_string(b, s->queue_path);
-  prom_printf(b, ",\"start_time\":");
+  ldmm_prom_printf(b, ",\"start_time\":");
   json_number(b, (double)s->start_us / PER_S);
-  prom_printf(b, ",\"feeds\":[");
+  ldmm_prom_printf(b, ",\"feeds\":[");
   for (f = 0; f < LDMM_NFEEDS; f++) {
     char name[32];
 
     if (!feed_seen(&s->feeds[f]))
       continue;
     ldmm_feed_name(f, name, sizeof name);
-    prom_printf(b, "%s{\"feed\":", first ? "" : ",");
+    ldmm_prom_printf(b, "%s{\"feed\":", first ? "" : ",");
     first = false;
     json_string(b, name);
-    prom_printf(b, ",\"products\":%llu,\"bytes\":%llu,\"refused\":",
-                (unsigned long long)s->feeds[f].products,
-                (unsigned long long)s->feeds[f].bytes);
+    ldmm_prom_printf(b, ",\"products\":%llu,\"bytes\":%llu,\"refused\":",
+                     (unsigned long long)s->feeds[f].products,
+                     (unsigned long long)s->feeds[f].bytes);
     json_refused(b, s->feeds[f].refused);
-    prom_printf(b, ",\"latency\":");
+    ldmm_prom_printf(b, ",\"latency\":");
     json_hist(b, &s->feeds[f].latency, s->bounds_us);
-    prom_printf(b, "}");
+    ldmm_prom_printf(b, "}");
   }
-  prom_printf(b, "],\"connections\":[");
+  ldmm_prom_printf(b, "],\"connections\":[");
   for (i = 0; i < s->nconns; i++) {
     const ldmm_conn_copy *c = &s->conns[i];
 
-    prom_printf(b, "%s{\"pid\":%ld,\"kind\":\"%s\",\"peer\":", i ? "," : "",
-                (long)c->pid, ldmm_kind_name(c->kind));
+    ldmm_prom_printf(b,
+                     "%s{\"pid\":%ld,\"kind\":\"%s\",\"peer\":", i ? "," : "",
+                     (long)c->pid, ldmm_kind_name(c->kind));
     json_string(b, c->peer);
-    prom_printf(b, ",\"feed\":");
+    ldmm_prom_printf(b, ",\"feed\":");
     json_string(b, c->feed);
-    prom_printf(b, ",\"start_time\":");
+    ldmm_prom_printf(b, ",\"start_time\":");
     json_number(b, (double)c->start_us / PER_S);
-    prom_printf(b,
-                ",\"products\":%llu,\"bytes\":%llu,\"reconnections\":%llu,"
-                "\"lag_seconds\":",
-                (unsigned long long)c->products, (unsigned long long)c->bytes,
-                (unsigned long long)c->reconnections);
+    ldmm_prom_printf(b,
+                     ",\"products\":%llu,\"bytes\":%llu,\"reconnections\":%llu,"
+                     "\"lag_seconds\":",
+                     (unsigned long long)c->products,
+                     (unsigned long long)c->bytes,
+                     (unsigned long long)c->reconnections);
     if (ldmm_lag_seconds(c, q) < 0)
-      prom_printf(b, "null");
+      ldmm_prom_printf(b, "null");
     else
       json_number(b, ldmm_lag_seconds(c, q));
-    prom_printf(b, ",\"refused\":");
+    ldmm_prom_printf(b, ",\"refused\":");
     json_refused(b, c->refused);
-    prom_printf(b, ",\"latency\":");
+    ldmm_prom_printf(b, ",\"latency\":");
     json_hist(b, &c->latency, s->bounds_us);
-    prom_printf(b, "}");
+    ldmm_prom_printf(b, "}");
   }
-  prom_printf(b, "],\"queue\":");
+  ldmm_prom_printf(b, "],\"queue\":");
   if (!q->ok) {
-    prom_printf(b, "null}\n");
+    ldmm_prom_printf(b, "null}\n");
     return;
   }
-  prom_printf(
+  ldmm_prom_printf(
       b,
       "{\"products\":%llu,\"used_bytes\":%llu,\"capacity_bytes\":%llu,"
       "\"used_slots\":%llu,\"capacity_slots\":%llu,\"evictions\":%llu,"
@@ -401,13 +412,13 @@ void ldmm_render_json(const ldmm_snapshot *s, const ldmm_queue *q,
       (unsigned long long)(st->ps_slots - st->ps_nempty),
       (unsigned long long)st->ps_slots, (unsigned long long)st->ps_evicted);
   json_number(b, st->ps_nprods == 0 ? (double)NAN : st->ps_age_oldest);
-  prom_printf(b, ",\"min_virtual_residence_seconds\":");
+  ldmm_prom_printf(b, ",\"min_virtual_residence_seconds\":");
   json_number(b, st->ps_mvrt_us < 0 ? (double)NAN
                                     : (double)st->ps_mvrt_us / PER_S);
-  prom_printf(b, ",\"held_products\":");
+  ldmm_prom_printf(b, ",\"held_products\":");
   if (q->held_ok)
-    prom_printf(b, "%llu", (unsigned long long)q->held);
+    ldmm_prom_printf(b, "%llu", (unsigned long long)q->held);
   else
-    prom_printf(b, "null");
-  prom_printf(b, "}}\n");
+    ldmm_prom_printf(b, "null");
+  ldmm_prom_printf(b, "}}\n");
 }

@@ -36,10 +36,10 @@ double ldmm_lag_seconds(const ldmm_conn_copy *c, const ldmm_queue *q);
 
 /** The Prometheus text (format 0.0.4) of snap and q, appended to b. */
 void ldmm_render_prom(const ldmm_snapshot *snap, const ldmm_queue *q,
-                      prom_buf *b);
+                      ldmm_prom_buf *b);
 
 /** The same figures as one JSON object, appended to b. */
 void ldmm_render_json(const ldmm_snapshot *snap, const ldmm_queue *q,
-                      prom_buf *b);
+                      ldmm_prom_buf *b);
 
 #endif /* LDMD_METRICS_RENDER_H */

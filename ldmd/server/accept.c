@@ -10,22 +10,15 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "ldmd/server/clock.h"
 #include "ldmd/server/listen.h"
 #include "ldmd/site/log.h"
 
 #define PAUSE_MIN_MS 100
 #define PAUSE_MAX_MS 5000
 #define SHED_MAX LDMD_BACKLOG /* connections shed at most per failure */
-
-static int64_t mono_ms(void) {
-  struct timespec ts;
-
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* Errors that belong to one connection that is gone already (accept(2)
  * says to take them as EAGAIN and go on): the next one may be fine. */
@@ -50,7 +43,7 @@ void ldmd_acceptor_init(ldmd_acceptor *a) {
  * with it and double the pause. */
 static void failed(ldmd_acceptor *a, const char *call, const char *where,
                    int err) {
-  int64_t now = mono_ms();
+  int64_t now = ldmd_now_ms();
 
   if (!a->shortage) {
     a->shortage = true;
@@ -119,7 +112,7 @@ void ldmd_acceptor_shortage(ldmd_acceptor *a, const char *what, int err) {
 static void episode_end(ldmd_acceptor *a, const char *how) {
   log_notice("%s: %llu connections refused in %.1f s", how,
              (unsigned long long)a->refused,
-             (double)(mono_ms() - a->since_ms) / 1000.0);
+             (double)(ldmd_now_ms() - a->since_ms) / 1000.0);
   a->shortage = false;
   a->refused = 0;
   a->pause_ms = 0;
@@ -133,7 +126,7 @@ void ldmd_acceptor_served(ldmd_acceptor *a) {
 }
 
 int ldmd_acceptor_pause_ms(const ldmd_acceptor *a) {
-  int64_t left = a->resume_ms - mono_ms();
+  int64_t left = a->resume_ms - ldmd_now_ms();
 
   if (a->resume_ms == 0 || left <= 0)
     return 0;

@@ -16,18 +16,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ldmd/server/clock.h"
 #include "ldmd/server/notify.h"
 #include "ldmd/site/log.h"
 
 #define STOP_POLL_MS 50
 #define MAX_SHIFT 20 /* restart_min << 20 is past any sane restart_max */
-
-static int64_t mono_ms(void) {
-  struct timespec ts;
-
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static const char *kind_name(enum ldmd_child_kind kind) {
   switch (kind) {
@@ -156,7 +150,7 @@ static int backoff(ldmd_children *t, ldmd_task *k, int64_t ran_ms) {
 
 /* Task k's process ended with status (or never started: status -1). */
 static void schedule(ldmd_children *t, ldmd_task *k, int status) {
-  int64_t now = mono_ms();
+  int64_t now = ldmd_now_ms();
   int delay;
 
   k->pid = 0;
@@ -216,13 +210,13 @@ void ldmd_children_signal(const ldmd_children *t, int sig) {
 }
 
 void ldmd_children_stop(ldmd_children *t, int grace_ms, const void *waitmask) {
-  int64_t end = mono_ms() + grace_ms;
+  int64_t end = ldmd_now_ms() + grace_ms;
   size_t i;
 
   t->stopping = true;
   ldmd_children_signal(t, SIGTERM);
   ldmd_children_reap(t);
-  while (t->n > 0 && mono_ms() < end) {
+  while (t->n > 0 && ldmd_now_ms() < end) {
     struct timespec ts = {0, STOP_POLL_MS * 1000000L};
 
     /* SIGCHLD (let through by waitmask) cuts the nap short. */
@@ -273,7 +267,7 @@ static void spawn(ldmd_children *t, size_t i) {
   ldmd_task *k = &t->tasks[i];
   pid_t parent = getpid(), pid;
 
-  k->started_ms = mono_ms();
+  k->started_ms = ldmd_now_ms();
   k->mslot = k->kind == LDMD_CHILD_REQUESTER ? ldmm_claim(t->metrics) : -1;
   fflush(NULL);
   pid = fork();
@@ -326,7 +320,7 @@ int ldmd_children_task(ldmd_children *t, enum ldmd_child_kind kind,
 }
 
 int ldmd_children_restart_due(ldmd_children *t) {
-  int64_t now = mono_ms(), next = -1;
+  int64_t now = ldmd_now_ms(), next = -1;
   size_t i;
 
   if (t->stopping)
@@ -338,7 +332,7 @@ int ldmd_children_restart_due(ldmd_children *t) {
       continue;
     if (k->due_ms <= now) {
       spawn(t, i);
-      now = mono_ms();
+      now = ldmd_now_ms();
       continue;
     }
     if (next < 0 || k->due_ms - now < next)

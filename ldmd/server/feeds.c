@@ -11,9 +11,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "ldmd/server/clock.h"
 #include "ldmd/site/log.h"
 
 typedef struct feed_entry {
@@ -30,13 +30,6 @@ struct ldmd_feeds {
   size_t map_len;
   feed_entry e[];
 };
-
-static int64_t mono_ms(void) {
-  struct timespec ts;
-
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 ldmd_feeds *ldmd_feeds_new(size_t n) {
   size_t len = sizeof(ldmd_feeds) + n * sizeof(feed_entry);
@@ -107,7 +100,7 @@ int ldmd_feeds_join(ldmd_feeds *t, const char *addr, const pq_class *cls,
   pid_t me = getpid(), victims[16];
   size_t i, nvictims = 0;
   uint64_t key = class_key(cls);
-  int64_t now = mono_ms(), replaced = 0;
+  int64_t now = ldmd_now_ms(), replaced = 0;
   int slot = -1;
 
   if (t == NULL)

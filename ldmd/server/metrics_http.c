@@ -183,7 +183,7 @@ static enum MHD_Result plain(struct MHD_Connection *conn, unsigned status,
 /* /metrics or /status.json: the figures, rendered. */
 static enum MHD_Result render(endpoint *e, struct MHD_Connection *conn,
                               bool json) {
-  prom_buf b = {0};
+  ldmm_prom_buf b = {0};
   ldmm_queue q;
 
   if (ldmm_snapshot_take(e->file, &e->snap) != 0)
@@ -194,7 +194,7 @@ static enum MHD_Result render(endpoint *e, struct MHD_Connection *conn,
   else
     ldmm_render_prom(&e->snap, &q, &b);
   if (b.failed || b.p == NULL) {
-    prom_free(&b);
+    ldmm_prom_free(&b);
     return plain(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
   }
   return respond(conn, MHD_HTTP_OK,

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ldmd/server/clock.h"
 #include "ldmd/server/autoshift.h"
 #include "ldmd/proto/ldm6_text.h"
 #include "ldmd/proto/ldm6_xdr.h"
@@ -95,19 +96,12 @@ static void catch_term(volatile sig_atomic_t *flag) {
   (void)sigaction(SIGINT, &sa, NULL);
 }
 
-static int64_t mono_ms(void) {
-  struct timespec ts;
-
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Sleep ms, or less if the server stops. */
 static void nap(const requester *r, int64_t ms) {
-  int64_t end = mono_ms() + ms;
+  int64_t end = ldmd_now_ms() + ms;
 
   while (!*r->set->stop) {
-    int64_t left = end - mono_ms();
+    int64_t left = end - ldmd_now_ms();
     struct timespec ts;
 
     if (left <= 0)
@@ -506,7 +500,7 @@ static enum outcome serve_one(requester *r, ldmd_conn *c, int64_t *last,
   if (*r->set->stop)
     return OUT_STOP;
   if (rc == LDM6_IO_TIMEDOUT) {
-    now = mono_ms();
+    now = ldmd_now_ms();
     put_resume(r, now); /* a quiet moment: the file catches up */
     if (ldm6_io_rx_bytes(c->io) != *rx) { /* inside a long record */
       *rx = ldm6_io_rx_bytes(c->io);
@@ -534,7 +528,7 @@ static enum outcome serve_one(requester *r, ldmd_conn *c, int64_t *last,
     rc = LDMD_CONTINUE; /* a stray reply */
   else
     rc = dispatch(c, &m);
-  now = mono_ms(); /* one clock reading per message */
+  now = ldmd_now_ms(); /* one clock reading per message */
   note_products(r, c, now);
   if (*r->set->stop)
     return OUT_STOP;
@@ -554,7 +548,7 @@ static enum outcome serve_one(requester *r, ldmd_conn *c, int64_t *last,
 /* After OK: serve the upstream's calls until the connection ends. */
 static enum outcome serve(requester *r, ldm6_io *io) {
   uint64_t max = ldmd_product_record_max(r->set, r->pq), rx = 0;
-  int64_t last = mono_ms();
+  int64_t last = ldmd_now_ms();
   enum outcome o = OUT_GO_ON;
   ldmd_conn c;
 
@@ -578,7 +572,7 @@ static enum outcome serve(requester *r, ldm6_io *io) {
                       r->set->autoshift_ms, last);
   while (o == OUT_GO_ON)
     o = serve_one(r, &c, &last, &rx);
-  put_resume(r, mono_ms());
+  put_resume(r, ldmd_now_ms());
   log_summary(r, c.down);
   ldmd_down_free(c.down);
   return o;

@@ -32,11 +32,11 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "ldmd/proto/ldm6_xdr.h"
 #include "ldmd/site/log.h"
+#include "ldmd/server/clock.h"
 #include "ldmd/server/peername.h"
 #include "ldmd/server/server.h"
 
@@ -44,19 +44,12 @@
 #define RESOLVE_WARN_MS 10000 /* LDM's slow name-lookup threshold */
 #define DENY_LINGER_MS 1000   /* reading after a refusal, before closing */
 
-static int64_t mono_ms(void) {
-  struct timespec ts;
-
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int ldmd_conn_deadline_left_ms(const ldmd_conn *c) {
   int64_t left;
 
   if (c->deadline_ms == 0)
     return -1;
-  left = c->deadline_ms - mono_ms();
+  left = c->deadline_ms - ldmd_now_ms();
   return left <= 0 ? 0 : left > INT_MAX ? INT_MAX : (int)left;
 }
 
@@ -126,7 +119,7 @@ static void resolve_name(ldmd_conn *c) {
   struct sockaddr_storage ss;
   socklen_t sl = sizeof ss;
   char host[NI_MAXHOST];
-  int64_t t0 = mono_ms(), took;
+  int64_t t0 = ldmd_now_ms(), took;
   int rc;
 
   if (getpeername(ldm6_io_fd(c->io), (struct sockaddr *)&ss, &sl) != 0)
@@ -134,7 +127,7 @@ static void resolve_name(ldmd_conn *c) {
   unmap(&ss, &sl);
   rc = getnameinfo((struct sockaddr *)&ss, sl, host, sizeof host, NULL, 0,
                    NI_NAMEREQD);
-  took = mono_ms() - t0;
+  took = ldmd_now_ms() - t0;
   if (took >= RESOLVE_WARN_MS)
     log_warning("resolving the name of %s took %lld ms", c->ip,
                 (long long)took);
@@ -252,7 +245,7 @@ static int start_transport(ldmd_conn *c) {
  * first call is read and dropped for a moment, so that closing with it
  * unread does not reset the connection before the refusal is read. */
 static void deny(ldmd_conn *c) {
-  int64_t end = mono_ms() + DENY_LINGER_MS;
+  int64_t end = ldmd_now_ms() + DENY_LINGER_MS;
   ldm6_io_msg m;
 
   char how[1400];
@@ -264,7 +257,7 @@ static void deny(ldmd_conn *c) {
     return;
   (void)shutdown(ldm6_io_fd(c->io), SHUT_WR);
   for (;;) {
-    int64_t left = end - mono_ms();
+    int64_t left = end - ldmd_now_ms();
 
     if (left <= 0 || ldm6_io_recv(c->io, (int)left, &m) != LDM6_IO_OK)
       return;
@@ -388,7 +381,7 @@ static int dispatch(ldmd_conn *c, const ldm6_io_msg *m) {
 /* Serve calls until a handler ends the connection, the peer leaves or
  * breaks the protocol, it stays silent too long, or the server stops. */
 static int call_loop(ldmd_conn *c) {
-  int64_t last = mono_ms();
+  int64_t last = ldmd_now_ms();
 
   for (;;) {
     ldm6_io_msg m;
@@ -414,7 +407,7 @@ static int call_loop(ldmd_conn *c) {
         log_deadline(c, c->peer);
         return LDMD_DONE;
       }
-      if (mono_ms() - last >= LDMD_IDLE_MS) {
+      if (ldmd_now_ms() - last >= LDMD_IDLE_MS) {
         log_notice("no message from %s for %d s: closing", c->peer,
                    LDMD_IDLE_MS / 1000);
         return LDMD_DONE;
@@ -432,12 +425,12 @@ static int call_loop(ldmd_conn *c) {
                 ldm6_io_detail(c->io));
       return LDMD_FAIL;
     }
-    last = mono_ms();
+    last = ldmd_now_ms();
     if (more) {
       rc = ldmd_product_stream(c, &m, LDMD_IDLE_MS);
       if (rc != LDMD_CONTINUE)
         return rc;
-      last = mono_ms();
+      last = ldmd_now_ms();
       continue;
     }
     if (m.hdr.type != LDM6_RPC_CALL) {
@@ -475,8 +468,8 @@ int ldmd_conn_serve(const ldmd_settings *set, int fd, const pid_t *siblings,
   memset(&c, 0, sizeof c);
   c.set = set;
   /* Counted from here, right after accept(2): the name lookup is in it. */
-  c.deadline_ms =
-      mono_ms() + (set->first_call_ms > 0 ? set->first_call_ms : LDMD_IDLE_MS);
+  c.deadline_ms = ldmd_now_ms() +
+                  (set->first_call_ms > 0 ? set->first_call_ms : LDMD_IDLE_MS);
   c.siblings = siblings;
   c.nsiblings = nsiblings;
   /* Calls are small until a push raises the limit (hiya.c). */

@@ -42,12 +42,12 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "ldmd/proto/ldm6_text.h"
 #include "ldmd/proto/ldm6_xdr.h"
 #include "ldmd/site/log.h"
+#include "ldmd/server/clock.h"
 #include "ldmd/server/feeds.h"
 #include "ldmd/server/server.h"
 
@@ -90,13 +90,6 @@ typedef struct upstream {
 } upstream;
 
 static const uint8_t zeros[4];
-
-static int64_t mono_ms(void) {
-  struct timespec ts;
-
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* LDM's class text, "<from> <to> {{FEEDTYPE, "ERE"},...}", of the class as
  * it goes on the wire.  Ours come from the wire (the request, or the part
@@ -351,7 +344,7 @@ static int put_part(const pq_prod_info *info, const void *data,
  *         any of it was sent), or a failure that ends the feed (logged)
  */
 static int finish_part(upstream *u, bool wait_first) {
-  int64_t last = mono_ms();
+  int64_t last = ldmd_now_ms();
   uint64_t moved = u->part.st.sent;
   bool first = !wait_first;
 
@@ -363,7 +356,7 @@ static int finish_part(upstream *u, bool wait_first) {
     if (!first) {            /* the socket was full */
       rc = ldm6_io_wait_writable(u->c->io, LDMD_SLICE_MS);
       if (rc == LDM6_IO_TIMEDOUT) {
-        if (mono_ms() - last < LDMD_SYNC_TIMEOUT_MS)
+        if (ldmd_now_ms() - last < LDMD_SYNC_TIMEOUT_MS)
           continue;
         log_error("%s took nothing of %s for %d s: closing", u->c->peer,
                   u->part.ident, LDMD_SYNC_TIMEOUT_MS / 1000);
@@ -410,7 +403,7 @@ static int finish_part(upstream *u, bool wait_first) {
     }
     if (u->part.st.sent != moved) {
       moved = u->part.st.sent;
-      last = mono_ms();
+      last = ldmd_now_ms();
     }
   }
   return LDM6_IO_OK;
@@ -425,7 +418,7 @@ static int send_sync(upstream *u, uint32_t vers, uint32_t proc,
   size_t used;
   int rc = ldm6_io_call(u->c->io, vers, proc, iov, niov, timeout_ms, &reply);
 
-  u->last_call = mono_ms();
+  u->last_call = ldmd_now_ms();
   if (rc != LDM6_IO_OK) {
     send_failed(u, rc, what);
     return rc;
@@ -684,7 +677,7 @@ static int idle(upstream *u) {
   int64_t left;
   int rc;
 
-  if (u->oneway_pending || mono_ms() - u->last_call >= keepalive) {
+  if (u->oneway_pending || ldmd_now_ms() - u->last_call >= keepalive) {
     rc = send_sync(u, vers, LDM6_NULLPROC, NULL, 0, timeout, LDM6_T_VOID, NULL,
                    "nullproc");
     if (rc != LDM6_IO_OK)
@@ -693,7 +686,7 @@ static int idle(upstream *u) {
   rc = drain(u);
   if (rc != LDM6_IO_OK)
     return rc;
-  left = u->last_call + keepalive - mono_ms();
+  left = u->last_call + keepalive - ldmd_now_ms();
   if (left > LDMD_SLICE_MS)
     left = LDMD_SLICE_MS;
   if (left < 0)
@@ -807,7 +800,7 @@ static int start_feed(upstream *u, const ldm6_io_msg *m, bool have_sig,
              (unsigned)m->hdr.u.call.vers, text, hex, modes[u->mode]);
   if (ldm_conf_filter_format(&u->filter, text, sizeof text) >= 0)
     log_info("topo: %s %s", u->c->name, text);
-  u->last_call = mono_ms();
+  u->last_call = ldmd_now_ms();
   rc = feed(u);
   if (u->nskipped > 0)
     snprintf(skipped, sizeof skipped,

@@ -252,16 +252,16 @@ static void test_open_refuses(void **state) {
 /* ---- the Prometheus writer ---- */
 
 static void test_prom_escaping(void **state) {
-  prom_buf b = {0};
-  prom_label l[2] = {{"peer", "a\\b\"c\nd"}, {"x", ""}};
+  ldmm_prom_buf b = {0};
+  ldmm_prom_label l[2] = {{"peer", "a\\b\"c\nd"}, {"x", ""}};
   char err[512];
   (void)state;
 
-  prom_family(&b, "t_total", "counter", "back\\slash \"quote\"\nnewline");
-  prom_sample_u64(&b, "t_total", l, 2, 18446744073709551615ull);
-  prom_family(&b, "g", "gauge", "floats");
-  prom_sample_f(&b, "g", NULL, 0, 0.1);
-  prom_sample_f(&b, "g", l + 1, 1, (double)NAN);
+  ldmm_prom_family(&b, "t_total", "counter", "back\\slash \"quote\"\nnewline");
+  ldmm_prom_sample_u64(&b, "t_total", l, 2, 18446744073709551615ull);
+  ldmm_prom_family(&b, "g", "gauge", "floats");
+  ldmm_prom_sample_f(&b, "g", NULL, 0, 0.1);
+  ldmm_prom_sample_f(&b, "g", l + 1, 1, (double)NAN);
   assert_false(b.failed);
   assert_string_equal(b.p, "# HELP t_total back\\\\slash \"quote\"\\nnewline\n"
                            "# TYPE t_total counter\n"
@@ -273,38 +273,38 @@ static void test_prom_escaping(void **state) {
                            "g{x=\"\"} NaN\n");
   if (promcheck(b.p, NULL, err, sizeof err) != 0)
     fail_msg("%s", err);
-  prom_free(&b);
+  ldmm_prom_free(&b);
 }
 
 static void test_prom_numbers(void **state) {
-  prom_buf b = {0};
+  ldmm_prom_buf b = {0};
   (void)state;
 
-  prom_sample_f(&b, "a", NULL, 0, 20.0);
-  prom_sample_f(&b, "a", NULL, 0, 1796178845.934553);
-  prom_sample_f(&b, "a", NULL, 0, (double)INFINITY);
-  prom_sample_f(&b, "a", NULL, 0, -(double)INFINITY);
-  prom_sample_f(&b, "a", NULL, 0, 3600000000.0 / 1e6);
-  prom_sample_f(&b, "a", NULL, 0, 1e300);
+  ldmm_prom_sample_f(&b, "a", NULL, 0, 20.0);
+  ldmm_prom_sample_f(&b, "a", NULL, 0, 1796178845.934553);
+  ldmm_prom_sample_f(&b, "a", NULL, 0, (double)INFINITY);
+  ldmm_prom_sample_f(&b, "a", NULL, 0, -(double)INFINITY);
+  ldmm_prom_sample_f(&b, "a", NULL, 0, 3600000000.0 / 1e6);
+  ldmm_prom_sample_f(&b, "a", NULL, 0, 1e300);
   assert_string_equal(b.p, "a 20\na 1796178845.934553\na +Inf\na -Inf\n"
                            "a 3600\na 1e+300\n");
-  prom_free(&b);
+  ldmm_prom_free(&b);
 }
 
 static void test_prom_histogram(void **state) {
   static const uint64_t bounds[LDMM_NBUCKETS] = LDMM_BOUNDS_US;
   uint64_t counts[LDMM_NBUCKETS] = {0};
-  prom_label l = {"feed", "IDS"};
-  prom_buf b = {0};
+  ldmm_prom_label l = {"feed", "IDS"};
+  ldmm_prom_buf b = {0};
   char err[512];
   (void)state;
 
   counts[0] = 2;
   counts[5] = 3;
   counts[LDMM_NBUCKETS - 1] = 1;
-  prom_family(&b, "h_seconds", "histogram", "h");
-  prom_histogram(&b, "h_seconds", &l, 1, bounds, counts, LDMM_NBUCKETS, 12.5,
-                 1e6);
+  ldmm_prom_family(&b, "h_seconds", "histogram", "h");
+  ldmm_prom_histogram(&b, "h_seconds", &l, 1, bounds, counts, LDMM_NBUCKETS,
+                      12.5, 1e6);
   assert_non_null(strstr(b.p,
                          "h_seconds_bucket{feed=\"IDS\",le=\"0.1\"} 2\n"
                          "h_seconds_bucket{feed=\"IDS\",le=\"0.25\"} 2\n"));
@@ -315,7 +315,7 @@ static void test_prom_histogram(void **state) {
                               "h_seconds_count{feed=\"IDS\"} 6\n"));
   if (promcheck(b.p, NULL, err, sizeof err) != 0)
     fail_msg("%s", err);
-  prom_free(&b);
+  ldmm_prom_free(&b);
 }
 
 /* ---- the renderings ---- */
@@ -342,7 +342,7 @@ static void test_render(void **state) {
   ldmm_snapshot snap = {0};
   ldmm_queue q;
   ldmm_file *f = make(8);
-  prom_buf b = {0}, j = {0};
+  ldmm_prom_buf b = {0}, j = {0};
   char err[512];
   size_t n, i;
   const char *p;
@@ -401,7 +401,7 @@ static void test_render(void **state) {
       strstr(b.p, "ldmd_queue_min_virtual_residence_seconds NaN\n"));
   /* Without the queue's figures: no lag, no queue series but ldmd_queue_up. */
   q.ok = false;
-  prom_free(&b);
+  ldmm_prom_free(&b);
   ldmm_render_prom(&snap, &q, &b);
   if (promcheck(b.p, NULL, err, sizeof err) != 0)
     fail_msg("%s", err);
@@ -416,8 +416,8 @@ static void test_render(void **state) {
       strstr(j.p, "\"peer\":\"host \\\"quoted\\\"\\\\ (127.0.0.1)\""));
   assert_non_null(strstr(j.p, "\"lag_seconds\":2.500000"));
   assert_non_null(strstr(j.p, "\"feed\":\"IDS\",\"products\":3"));
-  prom_free(&b);
-  prom_free(&j);
+  ldmm_prom_free(&b);
+  ldmm_prom_free(&j);
   ldmm_snapshot_free(&snap);
   ldmm_close(f, true);
 }
