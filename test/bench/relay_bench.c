@@ -531,17 +531,16 @@ static const char *fig(char *buf, size_t len, int width, int prec, double v) {
   return buf;
 }
 
-static void run_throughput(bench *b) {
-  static const struct {
-    unsigned n;
-    uint64_t size;
-    const char *name;
-  } cases[] = {
-      {20000, KIB, "1 KiB"}, {10000, 10 * KIB, "10 KiB"}, {2000, MIB, "1 MiB"}};
-  static const char *const link_names[] = {"tcp", "tls"};
-  double plain[3][2] = {{-1, -1}, {-1, -1}, {-1, -1}}; /* MB/s, for TLS's */
-  unsigned i, w, l;
+/* One row size of the throughput table: n products of `size` bytes. */
+struct thr_case {
+  unsigned n;
+  uint64_t size;
+  const char *name;
+};
 
+static const char *const thr_link_names[] = {"tcp", "tls"};
+
+static void print_throughput_header(void) {
   printf("\nRelay throughput, A's queue -> ldmd A -> TCP -> ldmd B "
          "(REQUEST) -> B's queue\n"
          "  new:     the products are in A when B starts; from A's feed start "
@@ -562,89 +561,122 @@ static void run_throughput(bench *b) {
   printf("  %-7s %-8s %-4s %8s %10s %8s %10s %8s %5s %5s  %s\n", "size", "conn",
          "link", "products", "prods/s", "MB/s", "steady/s", "MB/s", "CPU A",
          "CPU B", "target");
+}
+
+/*
+ * Best of b->thr_runs, as for loopback TCP: this 2-core VM moves +-30%
+ * between runs.  The best into *best, every run's prods/s into runs (printed
+ * below the row); returns how many runs failed and *done how many did not.
+ */
+static unsigned thr_best_of(bench *b, unsigned n, uint64_t size, bool warm,
+                            struct thr_result *best, char *runs,
+                            size_t runs_len, unsigned *done) {
+  struct thr_result one;
+  unsigned failed = 0;
+  size_t used = 0;
+
+  memset(best, 0, sizeof *best);
+  *done = 0;
+  for (unsigned k = 0; k < b->thr_runs && !rb_stop; k++) {
+    if (throughput(b, n, size, warm, &one) != 0) {
+      failed += !rb_stop;
+      continue;
+    }
+    (*done)++;
+    if (one.rate > best->rate)
+      *best = one;
+    if (used < runs_len)
+      used += (size_t)snprintf(runs + used, runs_len - used, "%s%.0f",
+                               k ? " " : "", one.rate);
+  }
+  return failed;
+}
+
+/* The row's last column into target: TLS against plain TCP's MB/s (plain_mbs,
+ * < 0 if none), else the target the case has, if any. */
+static void thr_target(char *target, size_t len, const bench *b,
+                       const struct thr_case *c, bool tls, double plain_mbs,
+                       const struct thr_result *r) {
+  if (tls && plain_mbs > 0) {
+    snprintf(target, len, "TLS: %.0f%% of plain TCP's MB/s",
+             100.0 * r->mbs / plain_mbs);
+  } else if (tls) {
+    snprintf(target, len, "(no plain TCP figure beside it)");
+  } else if (c->size == KIB) {
+    double want = 3 * LDM_1K_RATE;
+
+    snprintf(target, len, "target: >= %.0f/s (3 x the reference): %s", want,
+             r->rate >= want ? "met" : "MISSED");
+  } else if (c->size == MIB && b->tcp_mbs > 0) {
+    double want = 0.9 * b->tcp_mbs;
+
+    snprintf(target, len, "target: >= %.0f MB/s (90%% of TCP): %s", want,
+             r->mbs >= want ? "met" : "MISSED");
+  } else if (c->size == MIB) {
+    snprintf(target, len,
+             "target: 90%% of loopback TCP (not measured: -t tcp,thr)");
+  }
+}
+
+/*
+ * One row of the table: case c, new (w 0) or running (w 1), over link l.
+ * *plain_mbs is plain TCP's MB/s of the row, set by the tcp row for the tls
+ * row after it.  A run that failed leaves no figure for the row.
+ */
+static void thr_row(bench *b, const struct thr_case *c, unsigned w, unsigned l,
+                    double *plain_mbs) {
+  const char *size_name = w == 0 ? c->name : "";
+  const char *conn = w == 0 ? "new" : "running";
+  unsigned n = (unsigned)(c->n * b->mult);
+  struct thr_result r;
+  char target[128] = "", runs[160] = "", f[4][16];
+  unsigned failed, done;
+
+  b->tls = l == 1;
+  if (n < 2) {
+    printf("  %-7s %-8s %-4s %8u  ERROR: -m %g leaves fewer than 2 "
+           "products: no figure\n",
+           size_name, conn, thr_link_names[l], n, b->mult);
+    b->errors++;
+    return;
+  }
+  failed = thr_best_of(b, n, c->size, w == 1, &r, runs, sizeof runs, &done);
+  if (rb_stop)
+    return;
+  if (failed > 0 || done == 0) {
+    printf("  %-7s %-8s %-4s %8u  ERROR: %u of %u runs failed (see "
+           "above): no figure\n",
+           size_name, conn, thr_link_names[l], n, failed, b->thr_runs);
+    b->errors++;
+    return;
+  }
+  if (l == 0)
+    *plain_mbs = r.mbs;
+  thr_target(target, sizeof target, b, c, l == 1, *plain_mbs, &r);
+  printf("  %-7s %-8s %-4s %8u %10.0f %8.1f %s %s %s %s  %s\n", size_name, conn,
+         thr_link_names[l], n, r.rate, r.mbs,
+         fig(f[0], sizeof f[0], 10, 0, r.steady),
+         fig(f[1], sizeof f[1], 8, 1, r.steady_mbs),
+         fig(f[2], sizeof f[2], 5, 2, r.cpu_a),
+         fig(f[3], sizeof f[3], 5, 2, r.cpu_b), target);
+  if (b->thr_runs > 1)
+    printf("  %-7s %-8s %-4s %8s (prods/s of the %u runs: %s)\n", "", "", "",
+           "", b->thr_runs, runs);
+  fflush(stdout);
+}
+
+static void run_throughput(bench *b) {
+  static const struct thr_case cases[] = {
+      {20000, KIB, "1 KiB"}, {10000, 10 * KIB, "10 KiB"}, {2000, MIB, "1 MiB"}};
+  double plain[3][2] = {{-1, -1}, {-1, -1}, {-1, -1}}; /* MB/s, for TLS's */
+  unsigned i, w, l;
+
+  print_throughput_header();
   for (i = 0; i < sizeof cases / sizeof cases[0] && !rb_stop; i++)
     for (w = 0; w < 2 && !rb_stop && (b->thr_sizes & 1u << i); w++)
-      for (l = 0; l < 2 && !rb_stop; l++) {
-        if ((b->links & 1u << l) == 0)
-          continue;
-        b->tls = l == 1;
-        unsigned n = (unsigned)(cases[i].n * b->mult);
-        struct thr_result r, one;
-        char target[128] = "", runs[160] = "", f[4][16];
-        unsigned failed = 0, done = 0;
-        size_t used = 0;
-
-        /* Best of b->thr_runs, as for loopback TCP: this 2-core VM moves
-         * +-30% between runs; the others are printed below.  A run that
-         * failed leaves no figure for the row. */
-        if (n < 2) {
-          printf("  %-7s %-8s %-4s %8u  ERROR: -m %g leaves fewer than 2 "
-                 "products: no figure\n",
-                 w == 0 ? cases[i].name : "", w == 0 ? "new" : "running",
-                 link_names[l], n, b->mult);
-          b->errors++;
-          continue;
-        }
-        memset(&r, 0, sizeof r);
-        for (unsigned k = 0; k < b->thr_runs && !rb_stop; k++) {
-          if (throughput(b, n, cases[i].size, w == 1, &one) != 0) {
-            failed += !rb_stop;
-            continue;
-          }
-          done++;
-          if (one.rate > r.rate)
-            r = one;
-          if (used < sizeof runs)
-            used += (size_t)snprintf(runs + used, sizeof runs - used, "%s%.0f",
-                                     k ? " " : "", one.rate);
-        }
-
-        if (rb_stop)
-          break;
-        if (failed > 0 || done == 0) {
-          printf("  %-7s %-8s %-4s %8u  ERROR: %u of %u runs failed (see "
-                 "above): no figure\n",
-                 w == 0 ? cases[i].name : "", w == 0 ? "new" : "running",
-                 link_names[l], n, failed, b->thr_runs);
-          b->errors++;
-          continue;
-        }
-
-        if (l == 0)
-          plain[i][w] = r.mbs;
-        if (l == 1 && plain[i][w] > 0) {
-          snprintf(target, sizeof target, "TLS: %.0f%% of plain TCP's MB/s",
-                   100.0 * r.mbs / plain[i][w]);
-        } else if (l == 1) {
-          snprintf(target, sizeof target, "(no plain TCP figure beside it)");
-        } else if (cases[i].size == KIB) {
-          double want = 3 * LDM_1K_RATE;
-
-          snprintf(target, sizeof target,
-                   "target: >= %.0f/s (3 x the reference): %s", want,
-                   r.rate >= want ? "met" : "MISSED");
-        } else if (cases[i].size == MIB && b->tcp_mbs > 0) {
-          double want = 0.9 * b->tcp_mbs;
-
-          snprintf(target, sizeof target,
-                   "target: >= %.0f MB/s (90%% of TCP): %s", want,
-                   r.mbs >= want ? "met" : "MISSED");
-        } else if (cases[i].size == MIB) {
-          snprintf(target, sizeof target,
-                   "target: 90%% of loopback TCP (not measured: -t tcp,thr)");
-        }
-        printf("  %-7s %-8s %-4s %8u %10.0f %8.1f %s %s %s %s  %s\n",
-               w == 0 ? cases[i].name : "", w == 0 ? "new" : "running",
-               link_names[l], n, r.rate, r.mbs,
-               fig(f[0], sizeof f[0], 10, 0, r.steady),
-               fig(f[1], sizeof f[1], 8, 1, r.steady_mbs),
-               fig(f[2], sizeof f[2], 5, 2, r.cpu_a),
-               fig(f[3], sizeof f[3], 5, 2, r.cpu_b), target);
-        if (b->thr_runs > 1)
-          printf("  %-7s %-8s %-4s %8s (prods/s of the %u runs: %s)\n", "", "",
-                 "", "", b->thr_runs, runs);
-        fflush(stdout);
-      }
+      for (l = 0; l < 2 && !rb_stop; l++)
+        if (b->links & 1u << l)
+          thr_row(b, &cases[i], w, l, &plain[i][w]);
   b->tls = false;
 }
 
@@ -1135,10 +1167,7 @@ static void usage(void) {
       LDMD_PATH);
 }
 
-static int parse(int argc, char **argv, bench *b) {
-  int c;
-  char *end, *tok, *save;
-
+static void set_defaults(bench *b) {
   memset(b, 0, sizeof *b);
   b->step_s = 15;
   b->seed = 1;
@@ -1153,6 +1182,79 @@ static int parse(int argc, char **argv, bench *b) {
   b->links = 3;
   b->base = "/dev/shm";
   b->ldmd = LDMD_PATH;
+}
+
+/* -r: the latency steps, a comma list of rates > 0. */
+static int parse_rates(char *arg, bench *b) {
+  char *end, *tok, *save;
+
+  b->nrates = 0;
+  for (tok = strtok_r(arg, ",", &save); tok != NULL;
+       tok = strtok_r(NULL, ",", &save)) {
+    if (b->nrates == MAX_STEPS ||
+        (b->rates[b->nrates++] = strtod(tok, &end)) <= 0 || *end != '\0') {
+      fprintf(stderr, "relay_bench: bad -r (at most %d rates > 0)\n",
+              MAX_STEPS);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* -t: the tests to run, a comma list; thr1k, thr10k and thr1m are one size
+ * of thr each. */
+static int parse_tests(char *arg, bench *b) {
+  static const char *const names[] = {"tcp",   "thr",    "lat",
+                                      "thr1k", "thr10k", "thr1m"};
+  char *tok, *save;
+
+  b->do_tcp = b->do_thr = b->do_lat = false;
+  b->thr_sizes = 0;
+  for (tok = strtok_r(arg, ",", &save); tok != NULL;
+       tok = strtok_r(NULL, ",", &save)) {
+    unsigned k = 0;
+    while (k < 6 && strcmp(tok, names[k]) != 0)
+      k++;
+    if (k == 6) {
+      fprintf(stderr, "relay_bench: bad -t %s\n", tok);
+      return -1;
+    }
+    if (k == 0)
+      b->do_tcp = true;
+    else if (k == 2)
+      b->do_lat = true;
+    else {
+      b->do_thr = true;
+      b->thr_sizes |= k == 1 ? 7u : 1u << (k - 3);
+    }
+  }
+  return 0;
+}
+
+/* -l: the throughput links, a comma list of tcp and tls. */
+static int parse_links(char *arg, bench *b) {
+  char *tok, *save;
+
+  b->links = 0;
+  for (tok = strtok_r(arg, ",", &save); tok != NULL;
+       tok = strtok_r(NULL, ",", &save)) {
+    if (strcmp(tok, "tcp") == 0) {
+      b->links |= 1;
+    } else if (strcmp(tok, "tls") == 0) {
+      b->links |= 2;
+    } else {
+      fprintf(stderr, "relay_bench: bad -l %s (tcp, tls)\n", tok);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+static int parse(int argc, char **argv, bench *b) {
+  int c;
+  char *end;
+
+  set_defaults(b);
   while ((c = getopt(argc, argv, "d:s:r:t:m:n:l:D:L:kvh")) != -1) {
     errno = 0;
     end = NULL;
@@ -1166,41 +1268,12 @@ static int parse(int argc, char **argv, bench *b) {
       b->seed = strtoull(optarg, &end, 0);
       break;
     case 'r':
-      b->nrates = 0;
-      for (tok = strtok_r(optarg, ",", &save); tok != NULL;
-           tok = strtok_r(NULL, ",", &save)) {
-        if (b->nrates == MAX_STEPS ||
-            (b->rates[b->nrates++] = strtod(tok, &end)) <= 0 || *end != '\0') {
-          fprintf(stderr, "relay_bench: bad -r (at most %d rates > 0)\n",
-                  MAX_STEPS);
-          return -1;
-        }
-      }
-      end = NULL;
+      if (parse_rates(optarg, b) != 0)
+        return -1;
       break;
     case 't':
-      b->do_tcp = b->do_thr = b->do_lat = false;
-      b->thr_sizes = 0;
-      for (tok = strtok_r(optarg, ",", &save); tok != NULL;
-           tok = strtok_r(NULL, ",", &save)) {
-        static const char *const names[] = {"tcp",   "thr",    "lat",
-                                            "thr1k", "thr10k", "thr1m"};
-        unsigned k = 0;
-        while (k < 6 && strcmp(tok, names[k]) != 0)
-          k++;
-        if (k == 6) {
-          fprintf(stderr, "relay_bench: bad -t %s\n", tok);
-          return -1;
-        }
-        if (k == 0)
-          b->do_tcp = true;
-        else if (k == 2)
-          b->do_lat = true;
-        else {
-          b->do_thr = true;
-          b->thr_sizes |= k == 1 ? 7u : 1u << (k - 3);
-        }
-      }
+      if (parse_tests(optarg, b) != 0)
+        return -1;
       break;
     case 'n':
       b->thr_runs = (unsigned)strtoul(optarg, &end, 10);
@@ -1213,18 +1286,8 @@ static int parse(int argc, char **argv, bench *b) {
         end = optarg;
       break;
     case 'l':
-      b->links = 0;
-      for (tok = strtok_r(optarg, ",", &save); tok != NULL;
-           tok = strtok_r(NULL, ",", &save)) {
-        if (strcmp(tok, "tcp") == 0) {
-          b->links |= 1;
-        } else if (strcmp(tok, "tls") == 0) {
-          b->links |= 2;
-        } else {
-          fprintf(stderr, "relay_bench: bad -l %s (tcp, tls)\n", tok);
-          return -1;
-        }
-      }
+      if (parse_links(optarg, b) != 0)
+        return -1;
       break;
     case 'D':
       b->base = optarg;

@@ -207,33 +207,12 @@ static void two_snapshots(ldmm_snapshot *prev, ldmm_snapshot *now) {
   conn_add(now, 2, 203, LDMM_KIND_CONNECTION, "new.example (10.0.0.3)", "", 0);
 }
 
-static void test_rates(void **state) {
-  ldmm_snapshot prev, now;
-  ldmm_queue q;
-  pqmon_view v;
-  char *text, f[12][64];
-  const char *l, *kinds;
-  (void)state;
+/* The feed rows of two_snapshots' frame: FEED PRODUCTS PROD/S BYTES/S LATENCY
+ * P50 P95 REFUSED. */
+static void check_feed_rates(const char *text) {
+  char f[12][64];
+  const char *l;
 
-  two_snapshots(&prev, &now);
-  queue_init(&q);
-  v = view(&q, &now, &prev, 200, 50);
-  text = pqmon_view_render(&v);
-  assert_non_null(text);
-
-  l = line_of(text, "pqmon -L ");
-  assert_string_equal(l, "pqmon -L  2023-11-14 23:15:25 UTC  every 2s  "
-                         "/q/ldm.pq");
-  l = line_of(text, "queue: ");
-  assert_string_equal(l, "queue: 1234 products (2 being written), bytes "
-                         "50.0% of 1.0MB, slots 25.0% of 100");
-  assert_non_null(strstr(text, "       oldest 1h01m, mvrt 2h00m, "
-                               "evictions 5, held 3\n"));
-  l = line_of(text, "ldmd: ");
-  assert_string_equal(l, "ldmd: pid 100, up 1h02m, version 9.9, "
-                         "connections 3");
-
-  /* FEED PRODUCTS PROD/S BYTES/S LATENCY P50 P95 REFUSED */
   l = line_of(text, "IDS ");
   assert_non_null(l);
   assert_int_equal(fields(l, f, 12), 8);
@@ -254,8 +233,14 @@ static void test_rates(void **state) {
   assert_string_equal(f[5], "-");
   /* Sorted: IDS (10/s) before NEXRAD2 (0/s, more products). */
   assert_true(strstr(text, "\nIDS ") < strstr(text, "\nNEXRAD2 "));
+}
 
-  /* KIND PID PROD/S LAG RECON REFUSED PEER... FEED... */
+/* The connection rows of two_snapshots' frame: KIND PID PROD/S LAG RECON
+ * REFUSED PEER... FEED... */
+static void check_connection_rates(const char *text) {
+  char f[12][64];
+  const char *l, *kinds;
+
   l = line_of(text, "upstream ");
   assert_non_null(l);
   assert_true(fields(l, f, 12) >= 9);
@@ -283,9 +268,51 @@ static void test_rates(void **state) {
   assert_non_null(kinds);
   assert_true(kinds < strstr(text, "\nrequester "));
   assert_true(strstr(text, "\nrequester ") < strstr(text, "\nconnection "));
-  free(text);
+}
 
-  /* The first frame: no interval, no rates; sorted by products. */
+static void test_rates(void **state) {
+  ldmm_snapshot prev, now;
+  ldmm_queue q;
+  pqmon_view v;
+  char *text;
+  const char *l;
+  (void)state;
+
+  two_snapshots(&prev, &now);
+  queue_init(&q);
+  v = view(&q, &now, &prev, 200, 50);
+  text = pqmon_view_render(&v);
+  assert_non_null(text);
+
+  l = line_of(text, "pqmon -L ");
+  assert_string_equal(l, "pqmon -L  2023-11-14 23:15:25 UTC  every 2s  "
+                         "/q/ldm.pq");
+  l = line_of(text, "queue: ");
+  assert_string_equal(l, "queue: 1234 products (2 being written), bytes "
+                         "50.0% of 1.0MB, slots 25.0% of 100");
+  assert_non_null(strstr(text, "       oldest 1h01m, mvrt 2h00m, "
+                               "evictions 5, held 3\n"));
+  l = line_of(text, "ldmd: ");
+  assert_string_equal(l, "ldmd: pid 100, up 1h02m, version 9.9, "
+                         "connections 3");
+  check_feed_rates(text);
+  check_connection_rates(text);
+  free(text);
+  ldmm_snapshot_free(&prev);
+  ldmm_snapshot_free(&now);
+}
+
+/* The first frame: no interval, no rates; sorted by products. */
+static void test_rates_first_frame(void **state) {
+  ldmm_snapshot prev, now;
+  ldmm_queue q;
+  pqmon_view v;
+  char *text, f[12][64];
+  const char *l;
+  (void)state;
+
+  two_snapshots(&prev, &now);
+  queue_init(&q);
   v = view(&q, &now, NULL, 200, 50);
   text = pqmon_view_render(&v);
   assert_non_null(text);
@@ -297,9 +324,22 @@ static void test_rates(void **state) {
   assert_true(strstr(text, "\nNEXRAD2 ") < strstr(text, "\nIDS "));
   assert_true(strstr(text, "\nrequester ") < strstr(text, "\nupstream "));
   free(text);
+  ldmm_snapshot_free(&prev);
+  ldmm_snapshot_free(&now);
+}
 
-  /* Against another server's snapshot (restarted: another pid): no
-   * rates, never a difference of unrelated counters. */
+/* Against another server's snapshot (restarted: another pid): no rates,
+ * never a difference of unrelated counters. */
+static void test_rates_restarted(void **state) {
+  ldmm_snapshot prev, now;
+  ldmm_queue q;
+  pqmon_view v;
+  char *text, f[12][64];
+  const char *l;
+  (void)state;
+
+  two_snapshots(&prev, &now);
+  queue_init(&q);
   prev.pid = 999;
   v = view(&q, &now, &prev, 200, 50);
   text = pqmon_view_render(&v);
@@ -475,9 +515,14 @@ static void test_hostile_text(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_quantile), cmocka_unit_test(test_rates),
-      cmocka_unit_test(test_cut),      cmocka_unit_test(test_no_figures),
-      cmocka_unit_test(test_empty),    cmocka_unit_test(test_hostile_text),
+      cmocka_unit_test(test_quantile),
+      cmocka_unit_test(test_rates),
+      cmocka_unit_test(test_rates_first_frame),
+      cmocka_unit_test(test_rates_restarted),
+      cmocka_unit_test(test_cut),
+      cmocka_unit_test(test_no_figures),
+      cmocka_unit_test(test_empty),
+      cmocka_unit_test(test_hostile_text),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -251,50 +251,50 @@ static void table_info(unsigned i, ldm6_prod_info *p) {
   p->sz = t[k].sz;
 }
 
-static void notify_session(ldm6_io *io, const struct opts *o, unsigned conn) {
+/* Answer NOTIFYME calls as -a says until one is accepted (a reclass answer
+ * reclasses the first call only).
+ * @return false if the session ends here (refused, or reported) */
+static bool notify_accept(ldm6_io *io, const struct opts *o, unsigned conn) {
   const char *answer = o->answer;
-  uint8_t buf[BUF_MAX];
   ldm6_io_msg m;
-  uint32_t xid;
-  unsigned i, round = 0;
-  int rc;
+  unsigned round = 0;
 
   for (;;) {
     ldm6_prod_class cls;
     ldm6_fornme_reply rep;
+    int rc = ldm6_io_recv(io, WAIT_MS, &m);
 
-    rc = ldm6_io_recv(io, WAIT_MS, &m);
     if (rc != LDM6_IO_OK) {
       say("closed\t%s", ldm6_io_strerror(rc));
-      return;
+      return false;
     }
     if (m.hdr.type != LDM6_RPC_CALL || m.hdr.u.call.vers != LDM6_VERSION6 ||
         m.hdr.u.call.proc != LDM6_NOTIFYME) {
       say("unexpected\ttype=%u\tproc=%u", (unsigned)m.hdr.type,
           (unsigned)m.hdr.u.call.proc);
-      return;
+      return false;
     }
     if (!decode_arg(LDM6_T_PROD_CLASS, &m, &cls, "NOTIFYME"))
-      return;
+      return false;
     class_report("NOTIFYME", &cls);
     memset(&rep, 0, sizeof rep);
     if (strcmp(answer, "tooweak") == 0) {
       deny(io, m.hdr.xid);
-      return;
+      return false;
     }
     if (strcmp(answer, "systemerr") == 0) {
       ldm6_io_reply_error(io, m.hdr.xid, LDM6_RPC_SYSTEM_ERR);
-      return;
+      return false;
     }
     if (strcmp(answer, "badpattern") == 0) {
       rep.code = LDM6_BADPATTERN;
       reply_value(io, m.hdr.xid, LDM6_T_FORNME_REPLY, &rep);
-      return;
+      return false;
     }
     if (strcmp(answer, "deny") == 0) {
       rep.code = LDM6_RECLASS; /* the empty class */
       reply_value(io, m.hdr.xid, LDM6_T_FORNME_REPLY, &rep);
-      return;
+      return false;
     }
     if (strcmp(answer, "reclass") == 0 && round++ == 0) {
       rep.code = LDM6_RECLASS;
@@ -309,44 +309,69 @@ static void notify_session(ldm6_io *io, const struct opts *o, unsigned conn) {
     rep.code = LDM6_OK;
     rep.u.id = 4242 + conn;
     reply_value(io, m.hdr.xid, LDM6_T_FORNME_REPLY, &rep);
-    break;
+    return true;
   }
+}
 
-  /* Turned around: we call.  A FEEDME and a version-5 call are refused. */
-  {
-    ldm6_feedpar fp;
-    struct iovec iov;
+/* Turned around: we call.  A FEEDME and a version-5 call are refused.
+ * @return false if a reply did not come (reported) */
+static bool notify_refused_calls(ldm6_io *io) {
+  uint8_t buf[BUF_MAX];
+  ldm6_io_msg m;
+  uint32_t xid;
+  ldm6_feedpar fp;
+  struct iovec iov;
 
-    memset(&fp, 0, sizeof fp);
-    fp.prod_class.to.tv_sec = 0x7fffffff;
-    fp.prod_class.psa_len = 1;
-    fp.prod_class.psa[0].feedtype = 1;
-    snprintf(fp.prod_class.psa[0].pattern, 4, ".*");
-    iov = (struct iovec){buf, enc(LDM6_T_FEEDPAR, &fp, buf)};
-    ldm6_io_send_call(io, LDM6_VERSION6, LDM6_FEEDME, &iov, 1, &xid);
-    if (await_reply(io, xid, "FEEDME", &m) != LDM6_IO_OK)
-      return;
-    say("FEEDME\taccept_stat=%u", (unsigned)m.hdr.u.reply.accept_stat);
-    ldm6_io_send_call(io, LDM6_VERSION5, LDM6_NULLPROC, NULL, 0, &xid);
-    if (await_reply(io, xid, "v5", &m) != LDM6_IO_OK)
-      return;
-    say("v5\taccept_stat=%u\tlow=%u\thigh=%u",
-        (unsigned)m.hdr.u.reply.accept_stat, (unsigned)m.hdr.u.reply.low,
-        (unsigned)m.hdr.u.reply.high);
-  }
+  memset(&fp, 0, sizeof fp);
+  fp.prod_class.to.tv_sec = 0x7fffffff;
+  fp.prod_class.psa_len = 1;
+  fp.prod_class.psa[0].feedtype = 1;
+  snprintf(fp.prod_class.psa[0].pattern, 4, ".*");
+  iov = (struct iovec){buf, enc(LDM6_T_FEEDPAR, &fp, buf)};
+  ldm6_io_send_call(io, LDM6_VERSION6, LDM6_FEEDME, &iov, 1, &xid);
+  if (await_reply(io, xid, "FEEDME", &m) != LDM6_IO_OK)
+    return false;
+  say("FEEDME\taccept_stat=%u", (unsigned)m.hdr.u.reply.accept_stat);
+  ldm6_io_send_call(io, LDM6_VERSION5, LDM6_NULLPROC, NULL, 0, &xid);
+  if (await_reply(io, xid, "v5", &m) != LDM6_IO_OK)
+    return false;
+  say("v5\taccept_stat=%u\tlow=%u\thigh=%u",
+      (unsigned)m.hdr.u.reply.accept_stat, (unsigned)m.hdr.u.reply.low,
+      (unsigned)m.hdr.u.reply.high);
+  return true;
+}
+
+/* Send -n notifications from the table.
+ * @return false if one could not be sent (reported) */
+static bool notify_send(ldm6_io *io, const struct opts *o) {
+  uint8_t buf[BUF_MAX];
+  unsigned i;
+
   for (i = 0; i < o->count; i++) {
     ldm6_prod_info info;
     struct iovec iov;
+    int rc;
 
     table_info(i, &info);
-    iov = (struct iovec){buf, enc(LDM6_T_PROD_INFO, &info, buf)};
+    iov.iov_len = enc(LDM6_T_PROD_INFO, &info, buf);
+    iov.iov_base = buf;
     rc = ldm6_io_send_call(io, LDM6_VERSION6, LDM6_NOTIFICATION, &iov, 1, NULL);
     if (rc != LDM6_IO_OK) {
       say("error\tcannot send NOTIFICATION: %s", ldm6_io_strerror(rc));
-      return;
+      return false;
     }
   }
   say("sent\t%u", o->count);
+  return true;
+}
+
+static void notify_session(ldm6_io *io, const struct opts *o, unsigned conn) {
+  ldm6_io_msg m;
+  uint32_t xid;
+
+  if (!notify_accept(io, o, conn) || !notify_refused_calls(io) ||
+      !notify_send(io, o))
+    return;
   ldm6_io_send_call(io, LDM6_VERSION6, LDM6_NULLPROC, NULL, 0, &xid);
   if (await_reply(io, xid, "NULLPROC", &m) != LDM6_IO_OK)
     return;

@@ -753,6 +753,127 @@ static unsigned arg_uint(const char *s) {
   return (unsigned)v;
 }
 
+/* Fills *h from the command line, exiting through usage() on a bad one. */
+static void parse_args(int argc, char **argv, struct harness *h) {
+  int opt;
+  while ((opt = getopt(argc, argv, "n:w:v:r:g:t:")) != -1) {
+    switch (opt) {
+    case 'n':
+      h->target_kills = arg_uint(optarg);
+      break;
+    case 'w':
+      h->nkind[K_WRITER] = arg_uint(optarg);
+      break;
+    case 'v':
+      h->nkind[K_RESERVER] = arg_uint(optarg);
+      break;
+    case 'r':
+      h->nkind[K_READER] = arg_uint(optarg);
+      break;
+    case 'g':
+      h->gen_limit = arg_uint(optarg);
+      break;
+    case 't':
+      h->max_delay_us = arg_uint(optarg);
+      break;
+    default:
+      usage();
+    }
+  }
+  h->npop = h->nkind[K_WRITER] + h->nkind[K_RESERVER] + h->nkind[K_READER];
+  if (h->npop == 0 || h->npop > MAX_POP || h->gen_limit == 0)
+    usage();
+  if (optind < argc) {
+    if (!mp_parse_u64(argv[optind], &h->seed))
+      usage();
+  } else {
+    h->seed = mp_seed_from_env("PQ_CRASH_SEED");
+  }
+}
+
+/* Kills one live child picked at random, if any is alive. */
+static void kill_random(struct harness *h) {
+  unsigned live = alive(h);
+  if (live == 0)
+    return;
+  unsigned pick = (unsigned)(mp_rand(&h->rng) % live);
+  for (unsigned i = 0; i < h->npop; i++)
+    if (h->kids[i].pid > 0 && pick-- == 0) {
+      kill_one(h, &h->kids[i]);
+      break;
+    }
+}
+
+/* Once the generation has logged enough products or filled a quarter of the
+ * queue, kills every child, checks the queue a last time and starts a new
+ * one. */
+static void maybe_new_generation(struct harness *h) {
+  if (h->nrecs < h->gen_limit && h->last.ps_nprods < QUEUE_SLOTS / 4 &&
+      h->last.ps_nbytes < QUEUE_BYTES / 4)
+    return;
+  kill_all(h);
+  h->quiescent++;
+  for (unsigned i = 0; i < h->npop; i++)
+    harvest(h, &h->kids[i]);
+  check_queue(h);
+  if (h->failed)
+    return;
+  new_queue(h);
+}
+
+/* One round of the harness: wait, kill, check the queue, refill the
+ * population.  Returns early, with h->failed set, on a failed check. */
+static void crash_round(struct harness *h) {
+  /* Some kills right away (children starting, opening), most later. */
+  int64_t delay = mp_rand(&h->rng) % 4 == 0
+                      ? (int64_t)mp_rand_range(&h->rng, 0, 300)
+                      : (int64_t)mp_rand_range(&h->rng, 0, h->max_delay_us);
+  mp_sleep_us(delay);
+  reap_exited(h);
+  kill_random(h);
+  if (mp_rand(&h->rng) % 6 == 0)
+    targeted_kill(h);
+  if (mp_rand(&h->rng) % 8 == 0) {
+    kill_all(h);
+    h->quiescent++;
+    h->dirty += left_dirty(h);
+  }
+  /* A quarter of the time the parent opens the queue afresh after the
+   * kill, so that pq_open() itself meets the crashed state (and repairs
+   * it: then pq_check() has nothing left to report as repaired). */
+  if (mp_rand(&h->rng) % 4 == 0)
+    reopen(h);
+  for (unsigned i = 0; i < h->npop; i++)
+    if (h->kids[i].pid > 0)
+      harvest(h, &h->kids[i]);
+  check_queue(h);
+  if (h->failed)
+    return;
+  maybe_new_generation(h);
+  if (h->failed)
+    return;
+  repopulate(h);
+}
+
+/* Prints the run's totals. */
+static void report(const struct harness *h, double secs) {
+  printf("kills: %u (writers %u, reservers %u, readers %u) in %.1f s; %u "
+         "times with no child left alive, %u of them left the queue "
+         "mid-change; %u kills aimed inside a change, the readers left to "
+         "repair; %u children ended by themselves\n",
+         h->kills, h->kills_by_kind[K_WRITER], h->kills_by_kind[K_RESERVER],
+         h->kills_by_kind[K_READER], secs, h->quiescent, h->dirty, h->targeted,
+         h->exited);
+  printf("checks: %u pq_check() passed, %u repairs seen (pr_repaired; %" PRIu64
+         " made by any process), %" PRIu64
+         " dead reservations reclaimed (pr_reclaimed), %u reopens after a "
+         "kill\n",
+         h->checks, h->repairs, h->all_repairs, h->reclaimed, h->reopens);
+  printf("products: %" PRIu64 " committed and logged over %u queues, %" PRIu64
+         " pq_find() verifications byte for byte\n",
+         h->committed_total, h->generations, h->verified);
+}
+
 int main(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], "--child") == 0)
     return child_main(argc, argv);
@@ -761,40 +882,7 @@ int main(int argc, char **argv) {
                              .nkind = {2, 1, 2},
                              .gen_limit = 4000,
                              .max_delay_us = 15000};
-  int opt;
-  while ((opt = getopt(argc, argv, "n:w:v:r:g:t:")) != -1) {
-    switch (opt) {
-    case 'n':
-      h.target_kills = arg_uint(optarg);
-      break;
-    case 'w':
-      h.nkind[K_WRITER] = arg_uint(optarg);
-      break;
-    case 'v':
-      h.nkind[K_RESERVER] = arg_uint(optarg);
-      break;
-    case 'r':
-      h.nkind[K_READER] = arg_uint(optarg);
-      break;
-    case 'g':
-      h.gen_limit = arg_uint(optarg);
-      break;
-    case 't':
-      h.max_delay_us = arg_uint(optarg);
-      break;
-    default:
-      usage();
-    }
-  }
-  h.npop = h.nkind[K_WRITER] + h.nkind[K_RESERVER] + h.nkind[K_READER];
-  if (h.npop == 0 || h.npop > MAX_POP || h.gen_limit == 0)
-    usage();
-  if (optind < argc) {
-    if (!mp_parse_u64(argv[optind], &h.seed))
-      usage();
-  } else {
-    h.seed = mp_seed_from_env("PQ_CRASH_SEED");
-  }
+  parse_args(argc, argv, &h);
   h.rng = h.seed;
   ssize_t n = readlink("/proc/self/exe", h.exe, sizeof h.exe - 1);
   if (n <= 0) {
@@ -816,73 +904,13 @@ int main(int argc, char **argv) {
   int64_t t0 = mp_now_us();
   new_queue(&h);
   repopulate(&h);
-  while (h.kills < h.target_kills && !h.failed) {
-    /* Some kills right away (children starting, opening), most later. */
-    int64_t delay = mp_rand(&h.rng) % 4 == 0
-                        ? (int64_t)mp_rand_range(&h.rng, 0, 300)
-                        : (int64_t)mp_rand_range(&h.rng, 0, h.max_delay_us);
-    mp_sleep_us(delay);
-    reap_exited(&h);
-    unsigned live = alive(&h);
-    if (live > 0) {
-      unsigned pick = (unsigned)(mp_rand(&h.rng) % live);
-      for (unsigned i = 0; i < h.npop; i++)
-        if (h.kids[i].pid > 0 && pick-- == 0) {
-          kill_one(&h, &h.kids[i]);
-          break;
-        }
-    }
-    if (mp_rand(&h.rng) % 6 == 0)
-      targeted_kill(&h);
-    if (mp_rand(&h.rng) % 8 == 0) {
-      kill_all(&h);
-      h.quiescent++;
-      h.dirty += left_dirty(&h);
-    }
-    /* A quarter of the time the parent opens the queue afresh after the
-     * kill, so that pq_open() itself meets the crashed state (and repairs
-     * it: then pq_check() has nothing left to report as repaired). */
-    if (mp_rand(&h.rng) % 4 == 0)
-      reopen(&h);
-    for (unsigned i = 0; i < h.npop; i++)
-      if (h.kids[i].pid > 0)
-        harvest(&h, &h.kids[i]);
-    check_queue(&h);
-    if (h.failed)
-      break;
-    if (h.nrecs >= h.gen_limit || h.last.ps_nprods >= QUEUE_SLOTS / 4 ||
-        h.last.ps_nbytes >= QUEUE_BYTES / 4) {
-      kill_all(&h);
-      h.quiescent++;
-      for (unsigned i = 0; i < h.npop; i++)
-        harvest(&h, &h.kids[i]);
-      check_queue(&h);
-      if (h.failed)
-        break;
-      new_queue(&h);
-    }
-    repopulate(&h);
-  }
+  while (h.kills < h.target_kills && !h.failed)
+    crash_round(&h);
   kill_all(&h);
   if (!h.failed)
     check_queue(&h);
   h.all_repairs += repairs_made(&h);
-  double secs = (double)(mp_now_us() - t0) / 1e6;
-  printf("kills: %u (writers %u, reservers %u, readers %u) in %.1f s; %u "
-         "times with no child left alive, %u of them left the queue "
-         "mid-change; %u kills aimed inside a change, the readers left to "
-         "repair; %u children ended by themselves\n",
-         h.kills, h.kills_by_kind[K_WRITER], h.kills_by_kind[K_RESERVER],
-         h.kills_by_kind[K_READER], secs, h.quiescent, h.dirty, h.targeted,
-         h.exited);
-  printf("checks: %u pq_check() passed, %u repairs seen (pr_repaired; %" PRIu64
-         " made by any process), %" PRIu64
-         " dead reservations reclaimed (pr_reclaimed), %u reopens after a "
-         "kill\n",
-         h.checks, h.repairs, h.all_repairs, h.reclaimed, h.reopens);
-  printf("products: %" PRIu64 " committed and logged over %u queues, %" PRIu64
-         " pq_find() verifications byte for byte\n",
-         h.committed_total, h.generations, h.verified);
+  report(&h, (double)(mp_now_us() - t0) / 1e6);
   if (!h.failed && h.kills < h.target_kills)
     fail(&h, "only %u kills", h.kills);
   pq_close(h.pq);

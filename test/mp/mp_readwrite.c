@@ -402,130 +402,133 @@ static bool final_check(const struct config *c) {
   return ok;
 }
 
-int main(int argc, char **argv) {
-  struct config c = {.writers = 4,
-                     .readers = 4,
-                     .products = 40000,
-                     .data_size = 4u << 20,
-                     .slots = 1024,
-                     .hold_one_in = 0,
-                     .deadline_s = 150};
+/* Fills *c from the command line, exiting through usage() on a bad one. */
+static void parse_args(int argc, char **argv, struct config *c) {
   int opt;
   while ((opt = getopt(argc, argv, "xw:r:n:s:S:H:d:")) != -1) {
     switch (opt) {
     case 'x':
-      c.exact = true;
+      c->exact = true;
       break;
     case 'w':
-      c.writers = (unsigned)arg_u64(optarg);
+      c->writers = (unsigned)arg_u64(optarg);
       break;
     case 'r':
-      c.readers = (unsigned)arg_u64(optarg);
+      c->readers = (unsigned)arg_u64(optarg);
       break;
     case 'n':
-      c.products = arg_u64(optarg);
+      c->products = arg_u64(optarg);
       break;
     case 's':
-      c.data_size = arg_u64(optarg);
+      c->data_size = arg_u64(optarg);
       break;
     case 'S':
-      c.slots = arg_u64(optarg);
+      c->slots = arg_u64(optarg);
       break;
     case 'H':
-      c.hold_one_in = (unsigned)arg_u64(optarg);
+      c->hold_one_in = (unsigned)arg_u64(optarg);
       break;
     case 'd':
-      c.deadline_s = (int)arg_u64(optarg);
+      c->deadline_s = (int)arg_u64(optarg);
       break;
     default:
       usage();
     }
   }
-  if (c.writers < 1 || c.writers > MAX_KIDS || c.readers > MAX_KIDS ||
-      c.products < c.writers || c.products >= (1ULL << 40))
+  if (c->writers < 1 || c->writers > MAX_KIDS || c->readers > MAX_KIDS ||
+      c->products < c->writers || c->products >= (1ULL << 40))
     usage();
   if (optind < argc) {
-    if (!mp_parse_u64(argv[optind], &c.seed))
+    if (!mp_parse_u64(argv[optind], &c->seed))
       usage();
   } else {
-    c.seed = mp_seed_from_env("PQ_TEST_SEED");
+    c->seed = mp_seed_from_env("PQ_TEST_SEED");
   }
-  if (c.exact) { /* room for everything, and not a byte of slack needed */
-    uint64_t total = 0;
-    for (unsigned w = 0; w < c.writers; w++)
-      for (uint64_t s = 0; s < per_writer(&c, w); s++)
-        total += product_extent(&c, w, s);
-    c.data_size = total + (64u << 10);
-    c.slots = c.products + 64;
-  }
-  mp_queue_path(c.path, sizeof c.path, c.exact ? "mp_exact" : "mp_evict");
-  printf("mp_readwrite: seed %" PRIu64 " (PQ_TEST_SEED=%" PRIu64
-         " to repeat), %s mode, %u writers, %u readers, %" PRIu64
-         " products of %u..%u bytes, queue %s: %" PRIu64 " data bytes, %" PRIu64
-         " slots, hold 1 in %u\n",
-         c.seed, c.seed, c.exact ? "exact" : "evict", c.writers, c.readers,
-         c.products, MIN_SIZE, MAX_SIZE, c.path, c.data_size, c.slots,
-         c.hold_one_in);
+}
 
-  pq_create_opts opts = {
-      .pc_data_size = c.data_size, .pc_slots = c.slots, .pc_flags = PQ_CLOBBER};
+/* Exact mode: room for everything, and not a byte of slack needed. */
+static void size_for_exact(struct config *c) {
+  uint64_t total = 0;
+  for (unsigned w = 0; w < c->writers; w++)
+    for (uint64_t s = 0; s < per_writer(c, w); s++)
+      total += product_extent(c, w, s);
+  c->data_size = total + (64u << 10);
+  c->slots = c->products + 64;
+}
+
+/* Creates (clobbering) the queue and closes it again: no handle may cross
+ * fork(). */
+static bool create_queue(const struct config *c) {
+  pq_create_opts opts = {.pc_data_size = c->data_size,
+                         .pc_slots = c->slots,
+                         .pc_flags = PQ_CLOBBER};
   pq_t *pq;
   pq_error err;
-  if (pq_create(c.path, &opts, &pq, &err) != PQ_OK) {
-    printf("FAIL create %s: %s\n", c.path, err.pe_msg);
-    return 1;
+  if (pq_create(c->path, &opts, &pq, &err) != PQ_OK) {
+    printf("FAIL create %s: %s\n", c->path, err.pe_msg);
+    return false;
   }
-  pq_close(pq); /* no handle may cross fork() */
+  pq_close(pq);
+  return true;
+}
 
-  c.sh = mp_shared(sizeof *c.sh);
+/* Spawns the readers, then the writers, and waits for them all; returns the
+ * number that failed and the seconds taken in *secs. */
+static int run_children(struct config *c, double *secs) {
   struct child args[2 * MAX_KIDS];
   struct mp_child kids[2 * MAX_KIDS];
   memset(kids, 0, sizeof kids);
   int nk = 0;
   int64_t t0 = mp_now_us();
-  for (unsigned i = 0; i < c.readers; i++, nk++) {
-    args[nk] = (struct child){.cfg = &c, .id = i};
+  for (unsigned i = 0; i < c->readers; i++, nk++) {
+    args[nk] = (struct child){.cfg = c, .id = i};
     snprintf(kids[nk].name, sizeof kids[nk].name, "reader %u", i);
     kids[nk].pid = mp_spawn(reader_main, &args[nk]);
   }
-  for (unsigned i = 0; i < c.writers; i++, nk++) {
-    args[nk] = (struct child){.cfg = &c, .id = i};
+  for (unsigned i = 0; i < c->writers; i++, nk++) {
+    args[nk] = (struct child){.cfg = c, .id = i};
     snprintf(kids[nk].name, sizeof kids[nk].name, "writer %u", i);
     kids[nk].pid = mp_spawn(writer_main, &args[nk]);
   }
   int failed =
-      mp_wait_children(kids, nk, t0 + ((int64_t)c.deadline_s + 30) * 1000000);
-  double secs = (double)(mp_now_us() - t0) / 1e6;
+      mp_wait_children(kids, nk, t0 + ((int64_t)c->deadline_s + 30) * 1000000);
+  *secs = (double)(mp_now_us() - t0) / 1e6;
+  return failed;
+}
 
+/* Prints what the writers and readers counted and returns how many of the
+ * checks on those counts failed. */
+static int report_counts(const struct config *c, double secs) {
+  int failed = 0;
   uint64_t written = 0, locked = 0, gave_up = 0;
-  for (unsigned i = 0; i < c.writers; i++) {
-    written += c.sh->w[i].written;
-    locked += c.sh->w[i].locked;
-    gave_up += c.sh->w[i].gave_up;
+  for (unsigned i = 0; i < c->writers; i++) {
+    written += c->sh->w[i].written;
+    locked += c->sh->w[i].locked;
+    gave_up += c->sh->w[i].gave_up;
   }
   printf("writers: %" PRIu64 " inserted in %.2f s, PQ_LOCKED %" PRIu64
          " time(s), %" PRIu64 " product(s) given up\n",
          written, secs, locked, gave_up);
-  for (unsigned i = 0; i < c.readers; i++) {
-    const struct reader_stats *r = &c.sh->r[i];
+  for (unsigned i = 0; i < c->readers; i++) {
+    const struct reader_stats *r = &c->sh->r[i];
     printf("reader %u: read %" PRIu64 ", missed (evicted first) %" PRIu64
            ", held and rechecked %" PRIu64 " (%" PRIu64
            " across a full turnover), read as oldest %" PRIu64 "\n",
            i, r->read, r->missed, r->held, r->turnover, r->lagging);
-    if (c.exact && r->read != c.products) {
+    if (c->exact && r->read != c->products) {
       printf("FAIL reader %u read %" PRIu64 " of %" PRIu64 "\n", i, r->read,
-             c.products);
+             c->products);
       failed++;
     }
-    if (c.hold_one_in && r->held == 0) {
+    if (c->hold_one_in && r->held == 0) {
       printf("FAIL reader %u never held a product\n", i);
       failed++;
     }
   }
   uint64_t turnovers = 0;
-  for (unsigned i = 0; i < c.readers; i++)
-    turnovers += c.sh->r[i].turnover;
-  if (c.hold_one_in && c.readers > 0 && turnovers == 0) {
+  for (unsigned i = 0; i < c->readers; i++)
+    turnovers += c->sh->r[i].turnover;
+  if (c->hold_one_in && c->readers > 0 && turnovers == 0) {
     printf("FAIL no hold lasted a full turnover of the queue: the test did "
            "not prove that writers jump over held products\n");
     failed++;
@@ -535,6 +538,35 @@ int main(int argc, char **argv) {
            gave_up);
     failed++;
   }
+  return failed;
+}
+
+int main(int argc, char **argv) {
+  struct config c = {.writers = 4,
+                     .readers = 4,
+                     .products = 40000,
+                     .data_size = 4u << 20,
+                     .slots = 1024,
+                     .hold_one_in = 0,
+                     .deadline_s = 150};
+  parse_args(argc, argv, &c);
+  if (c.exact)
+    size_for_exact(&c);
+  mp_queue_path(c.path, sizeof c.path, c.exact ? "mp_exact" : "mp_evict");
+  printf("mp_readwrite: seed %" PRIu64 " (PQ_TEST_SEED=%" PRIu64
+         " to repeat), %s mode, %u writers, %u readers, %" PRIu64
+         " products of %u..%u bytes, queue %s: %" PRIu64 " data bytes, %" PRIu64
+         " slots, hold 1 in %u\n",
+         c.seed, c.seed, c.exact ? "exact" : "evict", c.writers, c.readers,
+         c.products, MIN_SIZE, MAX_SIZE, c.path, c.data_size, c.slots,
+         c.hold_one_in);
+  if (!create_queue(&c))
+    return 1;
+
+  c.sh = mp_shared(sizeof *c.sh);
+  double secs;
+  int failed = run_children(&c, &secs);
+  failed += report_counts(&c, secs);
   if (!final_check(&c))
     failed++;
   unlink(c.path);

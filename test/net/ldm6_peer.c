@@ -1317,6 +1317,109 @@ static long num(const char *s) {
   return strtol(s, NULL, 0);
 }
 
+/* Options that take a string, and the flags.  @return false if ch is not
+ * one of them */
+static bool set_text_opt(int ch, const char *arg, peer_opts *o) {
+  switch (ch) {
+  case 'h':
+    o->host = arg;
+    break;
+  case 'f':
+    o->feed = arg;
+    break;
+  case 'P':
+    o->pattern = arg;
+    break;
+  case 'q':
+    o->queue = arg;
+    break;
+  case 'S':
+    o->sig = arg;
+    break;
+  case 'i':
+    o->ident = arg;
+    break;
+  case 'k':
+    o->kind = arg;
+    break;
+  case 'A':
+    o->alternate = true;
+    break;
+  case 'U':
+    o->reply_unavail = true;
+    break;
+  case 'c':
+    o->comingsoon = true;
+    break;
+  case 'D':
+    o->dontsend = true;
+    break;
+  case 'W':
+    o->hold = true;
+    break;
+  default:
+    return false;
+  }
+  return true;
+}
+
+/* Options that take a number.  @return false if ch is not one of them */
+static bool set_number_opt(int ch, const char *arg, peer_opts *o) {
+  switch (ch) {
+  case 'p':
+    o->port = (unsigned)num(arg);
+    break;
+  case 'o':
+    o->offset = num(arg);
+    break;
+  case 'n':
+    o->count = num(arg);
+    break;
+  case 's':
+    o->size = num(arg);
+    break;
+  case 't':
+    o->timeout = num(arg);
+    break;
+  case 'a':
+    o->age = num(arg);
+    break;
+  case 'd':
+    o->delay_ms = num(arg);
+    break;
+  case 'b':
+    o->big = num(arg);
+    break;
+  case 'V':
+    o->vers = (unsigned)num(arg);
+    break;
+  case 'R':
+    o->proc = (unsigned)num(arg);
+    break;
+  case 'x':
+    o->arg = num(arg);
+    break;
+  case 'L':
+    o->threshold_us = num(arg);
+    break;
+  case 'z':
+    o->seed = (unsigned)num(arg);
+    break;
+  case 'Z':
+    o->declared = num(arg);
+    break;
+  case 'Y':
+    o->dbuf = num(arg);
+    break;
+  case 'X':
+    o->stall = num(arg);
+    break;
+  default:
+    return false;
+  }
+  return true;
+}
+
 /* The options after the command.  @return 0, or -1 (usage printed) */
 static int parse(int argc, char **argv, peer_opts *po) {
   peer_opts o = *po;
@@ -1326,92 +1429,7 @@ static int parse(int argc, char **argv, peer_opts *po) {
   while ((ch = getopt(argc, argv,
                       "h:p:f:P:o:n:s:t:a:d:q:S:i:k:AUcb:DV:R:x:L:z:Z:Y:WX:")) !=
          -1) {
-    switch (ch) {
-    case 'h':
-      o.host = optarg;
-      break;
-    case 'p':
-      o.port = (unsigned)num(optarg);
-      break;
-    case 'f':
-      o.feed = optarg;
-      break;
-    case 'P':
-      o.pattern = optarg;
-      break;
-    case 'o':
-      o.offset = num(optarg);
-      break;
-    case 'n':
-      o.count = num(optarg);
-      break;
-    case 's':
-      o.size = num(optarg);
-      break;
-    case 't':
-      o.timeout = num(optarg);
-      break;
-    case 'a':
-      o.age = num(optarg);
-      break;
-    case 'd':
-      o.delay_ms = num(optarg);
-      break;
-    case 'q':
-      o.queue = optarg;
-      break;
-    case 'S':
-      o.sig = optarg;
-      break;
-    case 'i':
-      o.ident = optarg;
-      break;
-    case 'k':
-      o.kind = optarg;
-      break;
-    case 'A':
-      o.alternate = true;
-      break;
-    case 'U':
-      o.reply_unavail = true;
-      break;
-    case 'c':
-      o.comingsoon = true;
-      break;
-    case 'b':
-      o.big = num(optarg);
-      break;
-    case 'D':
-      o.dontsend = true;
-      break;
-    case 'V':
-      o.vers = (unsigned)num(optarg);
-      break;
-    case 'R':
-      o.proc = (unsigned)num(optarg);
-      break;
-    case 'x':
-      o.arg = num(optarg);
-      break;
-    case 'L':
-      o.threshold_us = num(optarg);
-      break;
-    case 'z':
-      o.seed = (unsigned)num(optarg);
-      break;
-    case 'Z':
-      o.declared = num(optarg);
-      break;
-    case 'Y':
-      o.dbuf = num(optarg);
-      break;
-    case 'W':
-      o.hold = true;
-      break;
-    case 'X':
-      o.stall = num(optarg);
-      break;
-    default:
+    if (!set_text_opt(ch, optarg, &o) && !set_number_opt(ch, optarg, &o)) {
       usage();
       return -1;
     }

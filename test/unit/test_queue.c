@@ -555,10 +555,13 @@ static void test_next_many(void **state) {
   pq_close(other);
   tu_check(pq);
   pq_close(pq);
+}
 
-  /* With a class: the products of the class only, and the cursor past
-   * those examined after the last one handed over. */
-  pq = tu_create(path, 4 << 20, 200);
+/* With a class: the products of the class only, and the cursor past those
+ * examined after the last one handed over. */
+static void test_next_many_class(void **state) {
+  (void)state;
+  pq_t *pq = tu_create(path, 4 << 20, 200);
   for (unsigned i = 0; i < 10; i++) {
     pq_prod_info in;
     tu_product(&in, buf, 300, i);
@@ -569,7 +572,7 @@ static void test_next_many(void **state) {
   assert_int_equal(
       pq_class_simple(&cls, PQ_TS_ZERO, PQ_TS_ENDT, PQ_FT_IDS, ".*", NULL, 0),
       PQ_OK);
-  m = (struct many){.stop_seqno = -1, .pq = pq};
+  struct many m = {.stop_seqno = -1, .pq = pq};
   assert_int_equal(pq_next_many(pq, PQ_FORWARD, &cls, 0, many_cb, &m), PQ_OK);
   assert_int_equal(m.seen.n, 5);
   pq_place newest;
@@ -581,24 +584,31 @@ static void test_next_many(void **state) {
   assert_int_equal(pq_next_many(pq, PQ_FORWARD, &cls, 0, many_cb, &m), PQ_END);
   pq_class_free(&cls);
   pq_close(pq);
+}
 
-  /* Big products: a batch spans at most 256 KiB (here 2 of 100 KiB). */
-  pq = tu_create(path, 16 << 20, 200);
+/* Big products: a batch spans at most 256 KiB (here 2 of 100 KiB). */
+static void test_next_many_big(void **state) {
+  (void)state;
+  pq_t *pq = tu_create(path, 16 << 20, 200);
   insert_n(pq, 20, 0, 100 * 1024);
-  m = (struct many){.stop_seqno = -1, .pq = pq};
+  struct many m = {.stop_seqno = -1, .pq = pq};
   assert_int_equal(read_many(pq, PQ_FORWARD, 32, &m), PQ_END);
   assert_int_equal(m.seen.n, 20);
   assert_int_equal(m.most, 2);
   pq_close(pq);
+}
 
-  /* A small queue that wraps: every product once, in order, and a writer
-   * that fills the queue twice over during a callback is never refused
-   * (a batch holds at most 1/32 of the data area). */
-  pq = tu_create(path, 1 << 20, 4000);
+/* A small queue that wraps: every product once, in order, and a writer that
+ * fills the queue twice over during a callback is never refused (a batch
+ * holds at most 1/32 of the data area). */
+static void test_next_many_wrap(void **state) {
+  (void)state;
+  pq_t *pq = tu_create(path, 1 << 20, 4000);
+  pq_t *other;
+  pq_error err;
   insert_n(pq, 3000, 0, 1000);
   assert_int_equal(pq_open(path, 0, &other, &err), PQ_OK);
-  m = (struct many){
-      .stop_seqno = -1, .pq = pq, .other = other, .inserts = 2000};
+  struct many m = {.stop_seqno = -1, .pq = pq, .other = other, .inserts = 2000};
   assert_int_equal(read_many(pq, PQ_FORWARD, 0, &m), PQ_END);
   assert_false(m.seen.bad);
   assert_true(m.seen.n > 500);
@@ -1156,6 +1166,9 @@ int main(int argc, char **argv) {
       cmocka_unit_test_setup_teardown(test_too_many_writers, setup, teardown),
       cmocka_unit_test_setup_teardown(test_threads, setup, teardown),
       cmocka_unit_test_setup_teardown(test_next_many, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_next_many_class, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_next_many_big, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_next_many_wrap, setup, teardown),
   };
   return tu_exit_code(cmocka_run_group_tests(tests, NULL, NULL));
 }

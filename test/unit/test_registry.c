@@ -1143,12 +1143,16 @@ static int regutil(const char *args, char **out, char **err) {
                err);                                                           \
   } while (0)
 
-static void test_regutil(void **state) {
-  char path[4096], dir[2048], args[8192];
-  char *out = NULL, *err = NULL;
-  (void)state;
+/*
+ * test_regutil runs regutil against one registry file through the helpers
+ * below, in order: each leaves the file as the next expects it.  Each has its
+ * own out and err for RUN.
+ */
 
-  fresh(path, sizeof path, "regutil.xml");
+/* Getting a value, a node and everything; a missing key. */
+static void regutil_gets(void) {
+  char *out = NULL, *err = NULL;
+
   RUN(0, "/queue/size"); /* a value: bare */
   assert_string_equal(out, "500M\n");
   RUN(0, "-s 2G /queue/size");
@@ -1168,6 +1172,13 @@ static void test_regutil(void **state) {
   assert_string_equal(err, "");
   RUN(2, "/queue/size /nope"); /* the others still print */
   assert_string_equal(out, "2G\n");
+  free(out);
+  free(err);
+}
+
+/* Setting each type (-s -u -b -t -h), bad values, and bad command lines. */
+static void regutil_typed_sets(void) {
+  char *out = NULL, *err = NULL;
 
   RUN(1, "-s abc /server/port");
   assert_non_null(strstr(err, "/server/port"));
@@ -1196,6 +1207,14 @@ static void test_regutil(void **state) {
   RUN(1, "-c -R");
   RUN(1, "-r");
   RUN(1, "relative/path");
+  free(out);
+  free(err);
+}
+
+/* -r removes a node and a value (which falls back to its default); removing
+ * what is not there is exit 2, which -q keeps quiet. */
+static void regutil_removes(void) {
+  char *out = NULL, *err = NULL;
 
   RUN(0, "-r /x /queue/size");
   RUN(0, "/queue/size");
@@ -1203,8 +1222,14 @@ static void test_regutil(void **state) {
   RUN(2, "-r /x");
   RUN(2, "-q -r /x");
   assert_string_equal(err, "");
+  free(out);
+  free(err);
+}
 
-  /* ldmd's own keys are listed with their defaults, typed and settable. */
+/* ldmd's own keys are listed with their defaults, typed and settable. */
+static void regutil_ldmd_keys(void) {
+  char *out = NULL, *err = NULL;
+
   RUN(0, "/requester");
   assert_string_equal(out, "/requester/autoshift-interval : 60\n"
                            "/requester/retry-max : 60\n"
@@ -1228,6 +1253,15 @@ static void test_regutil(void **state) {
   RUN(0, "-r /server/interval /requester/state-dir");
   RUN(0, "/server/interval /requester/state-dir");
   assert_string_equal(out, "30\n\n");
+  free(out);
+  free(err);
+}
+
+/* -d and -f name the file; -c creates, -R resets, a malformed file is a
+ * system error.  path is the registry file that LDM_REGISTRY names. */
+static void regutil_files(const char *path) {
+  char dir[2048], args[8192];
+  char *out = NULL, *err = NULL;
 
   /* -d and -f name the file; the environment is then not used. */
   scratch_path(dir, sizeof dir, "regutil-d");
@@ -1259,6 +1293,18 @@ static void test_regutil(void **state) {
   assert_string_equal(out, "3G\n");
   free(out);
   free(err);
+}
+
+static void test_regutil(void **state) {
+  char path[4096];
+  (void)state;
+
+  fresh(path, sizeof path, "regutil.xml");
+  regutil_gets();
+  regutil_typed_sets();
+  regutil_removes();
+  regutil_ldmd_keys();
+  regutil_files(path);
 }
 
 int main(void) {
