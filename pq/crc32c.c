@@ -8,7 +8,8 @@
  * ISA-L's crc32_iscsi() takes and returns the CRC register without the
  * final inversion, and a length of type int; pq__crc32c() wraps it into the
  * usual convention (CRC32C("123456789") = 0xe3069283, start from 0, chain
- * by passing the previous result) for any length.
+ * by passing the previous result) for any length.  pq_crc32c() is the same,
+ * public (pq.h), for the programs' own files.
  */
 #include <isa-l/crc.h>
 #include <limits.h>
@@ -29,4 +30,8 @@ uint32_t pq__crc32c(uint32_t crc, const void *p, uint64_t n) {
     n -= len;
   }
   return ~reg;
+}
+
+uint32_t pq_crc32c(uint32_t crc, const void *data, size_t len) {
+  return pq__crc32c(crc, data, len);
 }

@@ -167,6 +167,21 @@ const char *pq_strerror(int code);
 /** Symbolic name of a status code ("PQ_DUP"), or "PQ_UNKNOWN". */
 const char *pq_errname(int code);
 
+/**
+ * CRC-32C (Castagnoli, the CRC of iSCSI and ext4) of len bytes: the
+ * checksum the queue keeps for every product, offered so that a program
+ * checksumming its own files (pqsave's snapshots) uses the same code, with
+ * the processor's CRC instructions where it has them.  The usual
+ * conventions: reflected, register initialised to all ones and inverted at
+ * the end, so pq_crc32c(0, "123456789", 9) is 0xE3069283.
+ * @param crc   0 to start; the previous result to continue over more bytes
+ *              (pq_crc32c(pq_crc32c(0, a, n), b, m) is the CRC of a then b)
+ * @param data  the bytes; may be NULL only when len is 0
+ * @param len   the number of bytes, any size
+ * @return the CRC.  Pure: thread-safe, safe after fork(), no handle needed.
+ */
+uint32_t pq_crc32c(uint32_t crc, const void *data, size_t len);
+
 /** Detail of the last failure: code, errno of a failed system call (or 0),
  *  and a message that names the path or the system call. */
 typedef struct pq_error {

@@ -556,7 +556,7 @@ int ldm_reg_get_bool(ldm_registry *reg, const char *key, bool *value) {
 
   if (rc != LDM_REG_OK)
     return rc;
-  if (value == NULL || ldm__reg_parse_bool(v, value) != 0)
+  if (value == NULL || ldm_parse_bool(v, value) != 0)
     rc = ldm__reg_set_error(reg, LDM_REG_EVALUE,
                             "value of %s in %s is not a boolean: \"%s\"", key,
                             reg->path, v);

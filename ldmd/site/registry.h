@@ -20,8 +20,9 @@
  * LDM_HOME_DEFAULT.  Tests point LDM_REGISTRY at a scratch file so they never
  * touch a system path.
  *
- * Values: strings; unsigned integers (strtoull base 0); sizes, the same with
- * a decimal suffix k, M or G in either case (x1e3, x1e6, x1e9, as LDM);
+ * Values: strings; unsigned integers (strtoull base 0); sizes, decimal
+ * digits (base 10 always, unlike LDM's base 0) with a suffix k, M or G in
+ * either case (x1e3, x1e6, x1e9, as LDM);
  * booleans TRUE/YES/AFIRMATIVE/AFFIRMATIVE or FALSE/NO/NEGATIVE
  * (case-insensitive) or any integer, non-zero being true; times
  * YYYYMMDDThhmmss[.uuuuuu]; signatures as 32 hex digits.  Defaults that name
@@ -212,8 +213,23 @@ int ldm_reg_walk(ldm_registry *reg, const char *prefix,
                            void *arg),
                  void *arg);
 
-/** Parse a size with LDM's decimal suffixes ("500M" = 500,000,000).
- *  @return 0, or -1 if malformed or out of range. */
+/*
+ * The value parsers every program shares (and ldmadmin through regutil -T),
+ * so that a value means the same to all of them.
+ */
+
+/** Parse a size: decimal digits (leading zeros are only zeros; 0x is
+ *  refused), then an optional k, M or G in either case, LDM's decimal
+ *  suffixes ("500M" = 500,000,000, "0500M" the same).
+ *  @return 0, or -1 if malformed or larger than UINT64_MAX. */
 int ldm_parse_size(const char *s, uint64_t *value);
+/** Why s is not a size, for a message ("not a size: sizes are decimal,
+ *  0x (hexadecimal) is not taken"), or NULL if ldm_parse_size() takes it. */
+const char *ldm_size_problem(const char *s);
+/** Parse a boolean as LDM's registry does: TRUE, YES, AFIRMATIVE (LDM's
+ *  spelling) or AFFIRMATIVE, FALSE, NO or NEGATIVE, case-insensitive, or
+ *  any integer (strtoll base 0, an optional sign), non-zero being true.
+ *  @return 0, or -1 if s is none of these. */
+int ldm_parse_bool(const char *s, bool *value);
 
 #endif /* LDMD_SITE_REGISTRY_H */

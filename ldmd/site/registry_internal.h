@@ -35,7 +35,7 @@ enum reg_type {
   RT_HOSTNAME, /* a non-empty string; default gethostname() when read */
   RT_UINT,     /* unsigned integer within [min, max] */
   RT_SIZE,     /* ldm_parse_size() */
-  RT_BOOL,     /* ldm__reg_parse_bool() */
+  RT_BOOL,     /* ldm_parse_bool() */
   RT_SLOTS,    /* "default" or an unsigned integer > 0 */
   RT_CHOICE,   /* one of the strings in choices */
 };
@@ -53,7 +53,6 @@ extern const struct reg_default ldm__reg_defaults[];
 extern const size_t ldm__reg_ndefaults;
 const struct reg_default *ldm__reg_find_default(const char *key);
 int ldm__reg_parse_uint(const char *s, uint64_t *value);
-int ldm__reg_parse_bool(const char *s, bool *value);
 const char *ldm__reg_type_mismatch(const struct reg_default *d,
                                    const char *value);
 

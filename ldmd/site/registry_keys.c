@@ -107,17 +107,31 @@ int ldm__reg_parse_uint(const char *s, uint64_t *value) {
   return 0;
 }
 
-int ldm_parse_size(const char *s, uint64_t *value) {
+/*
+ * Sizes: decimal digits, then k, M or G in either case (x1e3, x1e6, x1e9,
+ * as LDM).  Base 10 always: LDM's registry reads numbers with strtoul base
+ * 0, which made "0500M" octal (320 MB) and took "0x10M"; every program
+ * here, ldmadmin through regutil -T too, reads a size with this one
+ * function, so a size means the same everywhere and a leading zero is only
+ * a leading zero.
+ */
+static const char *size_parse(const char *s, uint64_t *value) {
+  static const char not_size[] =
+      "not a size (decimal digits with an optional k, M or G)";
+  static const char too_large[] =
+      "too large: more than 18446744073709551615 bytes";
   char *end;
   unsigned long long v;
   uint64_t mult = 1;
 
-  if (s == NULL || value == NULL || !isdigit((unsigned char)*s))
-    return -1;
+  if (s == NULL || !isdigit((unsigned char)*s))
+    return not_size;
+  if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+    return "not a size: sizes are decimal, 0x (hexadecimal) is not taken";
   errno = 0;
-  v = strtoull(s, &end, 0);
-  if (errno != 0)
-    return -1;
+  v = strtoull(s, &end, 10);
+  if (errno == ERANGE)
+    return too_large;
   switch (*end) {
   case '\0':
     break;
@@ -137,16 +151,39 @@ int ldm_parse_size(const char *s, uint64_t *value) {
     end++;
     break;
   default:
-    return -1;
+    return not_size;
   }
-  if (*end != '\0' || v > UINT64_MAX / mult)
-    return -1;
+  if (*end != '\0')
+    return not_size;
+  if (v > UINT64_MAX / mult)
+    return too_large;
   *value = (uint64_t)v * mult;
+  return NULL;
+}
+
+const char *ldm_size_problem(const char *s) {
+  uint64_t v;
+  return size_parse(s, &v);
+}
+
+int ldm_parse_size(const char *s, uint64_t *value) {
+  uint64_t v;
+
+  if (value == NULL || size_parse(s, &v) != NULL)
+    return -1;
+  *value = v;
   return 0;
 }
 
-/* LDM's booleans: words either way, or any integer (non-zero is true). */
-int ldm__reg_parse_bool(const char *s, bool *value) {
+/*
+ * LDM's booleans: words either way, or any integer (non-zero is true).  The
+ * rule is LDM's registry's (its registry/ code; the LDM-6 reference's
+ * registry section states it: "TRUE/YES/AFIRMATIVE/1 versus
+ * FALSE/NO/NEGATIVE/0, case-insensitive, or any integer"), plus the
+ * correct spelling AFFIRMATIVE.  ldmadmin reads
+ * /log/rotate through regutil -T bool, so it follows the same rule.
+ */
+int ldm_parse_bool(const char *s, bool *value) {
   static const char *const yes[] = {"TRUE", "YES", "AFIRMATIVE", "AFFIRMATIVE",
                                     NULL};
   static const char *const no[] = {"FALSE", "NO", "NEGATIVE", NULL};
@@ -190,12 +227,10 @@ const char *ldm__reg_type_mismatch(const struct reg_default *d,
       return "not an unsigned integer";
     return u < d->min || u > d->max ? "out of range" : NULL;
   case RT_SIZE:
-    return ldm_parse_size(value, &u) != 0
-               ? "not a size (digits with an optional k, M or G)"
-               : NULL;
+    return ldm_size_problem(value);
   case RT_BOOL:
-    return ldm__reg_parse_bool(value, &b) != 0 ? "not a boolean (TRUE or FALSE)"
-                                               : NULL;
+    return ldm_parse_bool(value, &b) != 0 ? "not a boolean (TRUE or FALSE)"
+                                          : NULL;
   case RT_SLOTS:
     if (strcmp(value, "default") == 0)
       return NULL;

@@ -337,22 +337,15 @@ void cli_usage_error(struct cli *c, const char *usage, const char *fmt, ...) {
 
 int cli_parse_size(struct cli *c, const char *what, const char *s,
                    uint64_t *out) {
-  char buf[64];
-  size_t n = strlen(s);
-  if (n == 0 || n >= sizeof buf || s[0] == '-' || isspace((unsigned char)s[0]))
-    goto bad;
-  memcpy(buf, s, n + 1);
-  /* LDM's pqcreate takes k, m and g in either case; the registry parser
-   * spells the larger ones in capitals. */
-  if (buf[n - 1] == 'm' || buf[n - 1] == 'g')
-    buf[n - 1] = (char)toupper((unsigned char)buf[n - 1]);
-  if (ldm_parse_size(buf, out) == 0)
+  /* The registry's parser, so that a size on a command line means what it
+   * means in the registry and to ldmadmin (through regutil -T size). */
+  const char *why = ldm_size_problem(s);
+  if (why == NULL && ldm_parse_size(s, out) == 0)
     return 0;
-bad:
   say(c,
-      "bad %s \"%s\": expected a number of bytes with an optional k, M or "
-      "G suffix (x1000, x1000000, x1000000000)",
-      what, s);
+      "bad %s \"%s\": %s (a number of bytes; k, M and G multiply by "
+      "1000, 1000000 and 1000000000)",
+      what, s, why != NULL ? why : "not a size");
   return -1;
 }
 

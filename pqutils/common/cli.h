@@ -172,7 +172,9 @@ void cli_sleep(double seconds);
 
 /* ---- parsing; each returns 0, or -1 after printing what is wrong ---- */
 
-/** A size with LDM's decimal suffixes (k, M, G, either case). */
+/** A size as the registry reads it, ldm_parse_size(): decimal digits (0x
+ *  refused, leading zeros decimal) with LDM's decimal suffixes (k, M, G,
+ *  either case). */
 int cli_parse_size(struct cli *c, const char *what, const char *s,
                    uint64_t *out);
 /** A decimal unsigned integer no larger than max. */

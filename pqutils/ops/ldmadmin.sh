@@ -92,16 +92,15 @@ free_kib() {
   df -Pk "$1" 2>/dev/null | awk 'NR == 2 { print $4 }'
 }
 
-# size_bytes SIZE: a registry size (k, M, G decimal suffixes, as LDM) in
-# bytes, or nothing if it is not one.
-size_bytes() {
-  awk -v s="$1" 'BEGIN {
-    m = 1; u = substr(s, length(s));
-    if (u ~ /[kK]/) m = 1e3; else if (u ~ /[mM]/) m = 1e6;
-    else if (u ~ /[gG]/) m = 1e9;
-    n = (m == 1) ? s : substr(s, 1, length(s) - 1);
-    if (n !~ /^[0-9]+$/) exit 1;
-    printf "%.0f\n", n * m }'
+# reg_size PATH: the registry's size at PATH in bytes; reg_bool PATH: its
+# boolean, TRUE or FALSE.  regutil -T reads them with the parsers every
+# program uses (ldmd/site/registry.h), so a value means the same here as to
+# pqcreate and ldmd; it says what is wrong with one that is not.
+reg_size() {
+  regutil -T size "$1" || die "the registry's $1 is not a size (above)"
+}
+reg_bool() {
+  regutil -T bool "$1" || die "the registry's $1 is not a boolean (above)"
 }
 
 # lock: as LDM's getLock, one command that changes the server or the
@@ -167,9 +166,9 @@ cmd_start() {
   # newlog does (no signal: nothing runs yet).  A rotation that fails does
   # not keep the server from starting; a bad /log/count does, as a bad
   # setting.
-  rotate=$(reg /log/rotate) || exit 1
+  rotate=$(reg_bool /log/rotate) || exit 1
   case $rotate in
-    1 | [Tt][Rr][Uu][Ee] | [Yy][Ee][Ss])
+    TRUE)
       count=$(reg /log/count) || exit 1
       count=$(log_count "$count" "the registry's /log/count") || exit 1
       NEWLOG_CONF=$conf
@@ -260,7 +259,7 @@ cmd_mkqueue() {
   fi
   dir=$(dirname "$queue")
   [ -d "$dir" ] || die "cannot make the queue $queue: no directory $dir"
-  bytes=$(size_bytes "$size") || die "the registry's /queue/size \"$size\" is not a size"
+  bytes=$(reg_size /queue/size) || exit 1
   need=$(((bytes + 1023) / 1024))
   have=$(free_kib "$dir")
   [ -n "$have" ] || die "cannot find the free space of $dir (df failed)"
@@ -562,8 +561,7 @@ vet_increase() {
   old_size=$(reg /queue/size) || exit 1
   old_slots=$(reg /queue/slots) || exit 1
   max_size=$(reg /queue/max-size) || exit 1
-  max_bytes=$(size_bytes "$max_size") ||
-    die "the registry's /queue/max-size \"$max_size\" is not a size"
+  max_bytes=$(reg_size /queue/max-size) || exit 1
   # The file itself, where /queue/path is a symbolic link to it: the new
   # queue is made beside it and takes its place.
   qfile=$(readlink -f -- "$queue") || die "cannot resolve the queue's path $queue"

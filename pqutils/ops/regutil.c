@@ -3,7 +3,9 @@
  * create or reset the registry file.  Same options, output and exit
  * statuses as LDM's regutil, so ldmadmin-style scripts work unchanged
  * (`regutil /queue/size` prints the bare value); plus -f to name the file
- * itself.  The registry (ldmd/site/registry.h) checks the values of LDM's own
+ * itself, and -T to print a value read as a size or a boolean, so that
+ * scripts (ldmadmin) ask the registry's own parsers instead of parsing
+ * again.  The registry (ldmd/site/registry.h) checks the values of LDM's own
  * keys, so `regutil -s 2G /queue/size` is taken and `-s abc /server/port`
  * refused.
  *
@@ -35,6 +37,13 @@ enum action {
   ACT_RESET,
   ACT_REMOVE,
   ACT_PUT,
+  ACT_TYPED, /* -T: print values read as a type */
+};
+
+/* -T's types: what each prints. */
+enum typed {
+  TYPED_SIZE, /* the number of bytes, decimal */
+  TYPED_BOOL, /* TRUE or FALSE */
 };
 
 struct opts {
@@ -43,6 +52,7 @@ struct opts {
   const char *dir;
   const char *value; /* ACT_PUT: the value as it will be stored */
   char put_opt;      /* ACT_PUT: which of b, h, s, t, u */
+  enum typed typed;  /* ACT_TYPED: -T's type */
   bool quiet;
   char value_buf[64]; /* normalised -b, -h, -u values */
 };
@@ -58,6 +68,8 @@ static void usage(void) {
           "  create registry:   %1$s [-v|-x] [-d dir|-f file] -c\n"
           "  reset registry:    %1$s [-v|-x] [-d dir|-f file] -R\n"
           "  print parameters:  %1$s [-v|-x] [-d dir|-f file] [-q] [path ...]\n"
+          "  print as a type:   %1$s [-v|-x] [-d dir|-f file] -T type valpath "
+          "...\n"
           "  remove parameters: %1$s [-v|-x] [-d dir|-f file] [-q] -r path "
           "...\n"
           "  set parameter:     %1$s [-v|-x] [-d dir|-f file]\n"
@@ -73,6 +85,9 @@ static void usage(void) {
           "  -R         reset the registry: no parameter set\n"
           "  -r         remove the parameters (and nodes) at the paths\n"
           "  -s string  string value\n"
+          "  -T type    print each value read as type: size (in bytes) or "
+          "bool\n"
+          "             (TRUE or FALSE)\n"
           "  -t time    time value: YYYYMMDDThhmmss[.uuuuuu]\n"
           "  -u uint    unsigned integer value\n"
           "  -v         log INFO messages\n"
@@ -146,16 +161,13 @@ static int value_option(struct opts *o, int opt, const char *arg) {
   o->put_opt = (char)opt;
   o->value = arg;
   switch (opt) {
-  case 'b':
-    if (strcasecmp(arg, "TRUE") == 0 || strcasecmp(arg, "YES") == 0 ||
-        strcmp(arg, "1") == 0)
-      o->value = "TRUE";
-    else if (strcasecmp(arg, "FALSE") == 0 || strcasecmp(arg, "NO") == 0 ||
-             strcmp(arg, "0") == 0)
-      o->value = "FALSE";
-    else
+  case 'b': {
+    bool b;
+    if (ldm_parse_bool(arg, &b) != 0)
       return usage_error("-b %s: not a boolean (TRUE or FALSE)", arg);
+    o->value = b ? "TRUE" : "FALSE";
     break;
+  }
   case 'h': {
     uint8_t sig[PQ_SIGLEN];
     if (strlen(arg) != 2 * PQ_SIGLEN || pq_sig_parse(arg, sig) != 0)
@@ -185,6 +197,19 @@ static int value_option(struct opts *o, int opt, const char *arg) {
   return 0;
 }
 
+static int typed_option(struct opts *o, const char *arg) {
+  if (o->action != ACT_PRINT)
+    return usage_error("-T: one action at a time");
+  if (strcmp(arg, "size") == 0)
+    o->typed = TYPED_SIZE;
+  else if (strcmp(arg, "bool") == 0)
+    o->typed = TYPED_BOOL;
+  else
+    return usage_error("-T %s: not a type (size or bool)", arg);
+  o->action = ACT_TYPED;
+  return 0;
+}
+
 static int action_option(struct opts *o, enum action a, int opt) {
   if (o->action != ACT_PRINT)
     return usage_error("-%c: one action at a time", opt);
@@ -196,7 +221,8 @@ static int parse_options(struct opts *o, int argc, char **argv) {
   int opt, rc = 0;
 
   opterr = 0;
-  while (rc == 0 && (opt = getopt(argc, argv, ":b:cd:f:h:qRrs:t:u:vx")) != -1) {
+  while (rc == 0 &&
+         (opt = getopt(argc, argv, ":b:cd:f:h:qRrs:T:t:u:vx")) != -1) {
     switch (opt) {
     case 'b':
     case 'h':
@@ -204,6 +230,9 @@ static int parse_options(struct opts *o, int argc, char **argv) {
     case 't':
     case 'u':
       rc = value_option(o, opt, optarg);
+      break;
+    case 'T':
+      rc = typed_option(o, optarg);
       break;
     case 'c':
       rc = action_option(o, ACT_CREATE, opt);
@@ -327,6 +356,40 @@ static int put(ldm_registry *reg, const struct opts *o, const char *path) {
   return exit_for(rc);
 }
 
+/* -T: the value at path read as the type, with the registry's parsers (a
+ * key's default if the file does not set it). */
+static int print_typed(ldm_registry *reg, enum typed t, const char *path) {
+  char v[4096];
+  int rc = ldm_reg_get_string(reg, path, v, sizeof v);
+
+  if (rc == LDM_REG_NOENT) {
+    log_error("no such value in %s: %s", ldm_reg_path(reg), path);
+    return EXIT_NOENT;
+  }
+  if (rc != LDM_REG_OK) {
+    log_error("%s", ldm_reg_error(reg));
+    return exit_for(rc);
+  }
+  if (t == TYPED_SIZE) {
+    uint64_t n;
+    if (ldm_parse_size(v, &n) != 0) {
+      log_error("%s in %s is \"%s\": %s", path, ldm_reg_path(reg), v,
+                ldm_size_problem(v));
+      return EXIT_USAGE;
+    }
+    printf("%" PRIu64 "\n", n);
+  } else {
+    bool b;
+    if (ldm_parse_bool(v, &b) != 0) {
+      log_error("%s in %s is \"%s\": not a boolean (TRUE or FALSE)", path,
+                ldm_reg_path(reg), v);
+      return EXIT_USAGE;
+    }
+    puts(b ? "TRUE" : "FALSE");
+  }
+  return 0;
+}
+
 static int create(const char *path, bool reset) {
   char err[1024];
   int rc = ldm_reg_create(path, reset, err, sizeof err);
@@ -376,6 +439,10 @@ int main(int argc, char **argv) {
     if (nargs != 1)
       return usage_error("-%c needs exactly one valpath", o.put_opt);
     break;
+  case ACT_TYPED:
+    if (nargs == 0)
+      return usage_error("-T needs the valpaths to print");
+    break;
   case ACT_PRINT:
     break;
   }
@@ -392,6 +459,11 @@ int main(int argc, char **argv) {
     break;
   case ACT_PUT:
     rc = put(reg, &o, argv[optind]);
+    break;
+  case ACT_TYPED:
+    rc = 0;
+    for (int i = optind; i < argc && rc == 0; i++)
+      rc = print_typed(reg, o.typed, argv[i]);
     break;
   default:
     rc = nargs == 0 ? each_path(reg, root, 1, o.quiet, print_path)

@@ -9,8 +9,8 @@
  * queue's mapping, and stops waiting for a slow standard output when a
  * stop is asked for (cli_io.h); the file is built under a temporary name
  * and renamed into place after fsync.  Reading is a buffered stream with an
- * exact byte offset for every message.  The CRC uses the SSE4.2 instruction
- * where the processor has it and a table otherwise.
+ * exact byte offset for every message.  The CRC is the queue library's,
+ * pq_crc32c() (pq/pq.h).
  */
 #include "pqutils/queue/snapshot.h"
 
@@ -30,75 +30,6 @@
 #define MAGIC_HEADER "LDMPQSNP"
 #define MAGIC_RECORD 0x52535150u  /* "PQSR" */
 #define MAGIC_TRAILER 0x45535150u /* "PQSE" */
-
-/* ---- CRC-32C ---- */
-
-static uint32_t crc_table[8][256];
-
-static void crc_init_table(void) {
-  for (uint32_t i = 0; i < 256; i++) {
-    uint32_t c = i;
-    for (int k = 0; k < 8; k++)
-      c = (c >> 1) ^ (0x82F63B78u & (0u - (c & 1u)));
-    crc_table[0][i] = c;
-  }
-  for (uint32_t i = 0; i < 256; i++)
-    for (int t = 1; t < 8; t++)
-      crc_table[t][i] =
-          (crc_table[t - 1][i] >> 8) ^ crc_table[0][crc_table[t - 1][i] & 0xff];
-}
-
-static uint32_t crc_soft(uint32_t c, const uint8_t *p, size_t n) {
-  while (n >= 8) {
-    uint32_t lo = c ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 |
-                       (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
-    c = crc_table[7][lo & 0xff] ^ crc_table[6][(lo >> 8) & 0xff] ^
-        crc_table[5][(lo >> 16) & 0xff] ^ crc_table[4][lo >> 24] ^
-        crc_table[3][p[4]] ^ crc_table[2][p[5]] ^ crc_table[1][p[6]] ^
-        crc_table[0][p[7]];
-    p += 8;
-    n -= 8;
-  }
-  while (n-- > 0)
-    c = (c >> 8) ^ crc_table[0][(c ^ *p++) & 0xff];
-  return c;
-}
-
-#if defined(__x86_64__)
-__attribute__((target("sse4.2"))) static uint32_t
-crc_hard(uint32_t c, const uint8_t *p, size_t n) {
-  uint64_t c64 = c;
-  while (n >= 8) {
-    uint64_t v;
-    memcpy(&v, p, 8);
-    c64 = __builtin_ia32_crc32di(c64, v);
-    p += 8;
-    n -= 8;
-  }
-  c = (uint32_t)c64;
-  while (n-- > 0)
-    c = __builtin_ia32_crc32qi(c, *p++);
-  return c;
-}
-#endif
-
-uint32_t snap_crc32c(uint32_t crc, const void *data, size_t len) {
-  static int mode; /* 0 unknown, 1 table, 2 hardware */
-  if (mode == 0) {
-    crc_init_table();
-#if defined(__x86_64__)
-    mode = __builtin_cpu_supports("sse4.2") ? 2 : 1;
-#else
-    mode = 1;
-#endif
-  }
-  uint32_t c = ~crc;
-#if defined(__x86_64__)
-  if (mode == 2)
-    return ~crc_hard(c, data, len);
-#endif
-  return ~crc_soft(c, data, len);
-}
 
 /* ---- little-endian fields ---- */
 
@@ -150,7 +81,7 @@ static void encode_header(uint8_t h[SNAP_HEADER_SIZE],
   put64(h + 24, m->slots);
   put64(h + 32, m->saved_us);
   put64(h + 40, m->newest_us);
-  put32(h + 60, snap_crc32c(0, h, 60));
+  put32(h + 60, pq_crc32c(0, h, 60));
 }
 
 /* ---- writing ---- */
@@ -237,7 +168,7 @@ int snap_create(const char *path, const struct snap_meta *meta,
   }
   uint8_t h[SNAP_HEADER_SIZE];
   encode_header(h, meta);
-  w->chain = snap_crc32c(0, h, sizeof h);
+  w->chain = pq_crc32c(0, h, sizeof h);
   if (w_put(w, h, sizeof h, err, errlen) != 0) {
     snap_abort(w);
     return -1;
@@ -262,10 +193,10 @@ int snap_write(snap_writer *w, const pq_prod_info *info, uint64_t inserted_us,
   put32(h + 32, info->seqno);
   put64(h + 40, info->size);
   memcpy(h + 48, info->signature, PQ_SIGLEN);
-  uint32_t crc = snap_crc32c(0, h, sizeof h);
-  crc = snap_crc32c(crc, info->origin, olen);
-  crc = snap_crc32c(crc, info->ident, ilen);
-  crc = snap_crc32c(crc, data, (size_t)info->size);
+  uint32_t crc = pq_crc32c(0, h, sizeof h);
+  crc = pq_crc32c(crc, info->origin, olen);
+  crc = pq_crc32c(crc, info->ident, ilen);
+  crc = pq_crc32c(crc, data, (size_t)info->size);
   uint8_t c[4];
   put32(c, crc);
   if (w_put(w, h, sizeof h, err, errlen) != 0 ||
@@ -274,7 +205,7 @@ int snap_write(snap_writer *w, const pq_prod_info *info, uint64_t inserted_us,
       w_put(w, data, (size_t)info->size, err, errlen) != 0 ||
       w_put(w, c, sizeof c, err, errlen) != 0)
     return -1;
-  w->chain = snap_crc32c(w->chain, c, sizeof c);
+  w->chain = pq_crc32c(w->chain, c, sizeof c);
   w->count++;
   w->bytes += info->size;
   return 0;
@@ -299,7 +230,7 @@ int snap_commit(snap_writer *w, char *err, size_t errlen) {
   put64(t + 8, w->count);
   put64(t + 16, w->bytes);
   put32(t + 24, w->chain);
-  put32(t + 28, snap_crc32c(0, t, 28));
+  put32(t + 28, pq_crc32c(0, t, 28));
   if (w_put(w, t, sizeof t, err, errlen) != 0 || w_flush(w, err, errlen) != 0)
     goto bad;
   if (w->to_stdout) {
@@ -480,14 +411,14 @@ int snap_open(const char *path, snap_reader **rp, struct snap_meta *meta,
          "version %u",
          path, get32(h + 8), SNAP_VERSION);
   } else if (get32(h + 12) != SNAP_HEADER_SIZE ||
-             get32(h + 60) != snap_crc32c(0, h, 60)) {
+             get32(h + 60) != pq_crc32c(0, h, 60)) {
     fail(err, errlen, "%s: the snapshot header is damaged (checksum)", path);
   } else {
     meta->data_size = get64(h + 16);
     meta->slots = get64(h + 24);
     meta->saved_us = get64(h + 32);
     meta->newest_us = get64(h + 40);
-    r->chain = snap_crc32c(0, h, SNAP_HEADER_SIZE);
+    r->chain = pq_crc32c(0, h, SNAP_HEADER_SIZE);
     *rp = r;
     return 0;
   }
@@ -503,7 +434,7 @@ static int read_trailer(snap_reader *r, const uint8_t magic[4], char *err,
   memcpy(t, magic, 4);
   if (r_exact(r, t + 4, sizeof t - 4, "the trailer", err, errlen) != 0)
     return -1;
-  if (get32(t + 28) != snap_crc32c(0, t, 28))
+  if (get32(t + 28) != pq_crc32c(0, t, 28))
     return fail(err, errlen, "%s: the trailer at byte %llu is damaged", r->path,
                 (unsigned long long)at);
   if (get64(t + 8) != r->count || get64(t + 16) != r->bytes)
@@ -582,9 +513,9 @@ int snap_next(snap_reader *r, struct snap_record *rec, char *err,
                 "%s is damaged: the product record at byte %llu has a NUL "
                 "in its origin or identifier",
                 r->path, (unsigned long long)at);
-  r->crc = snap_crc32c(0, h, sizeof h);
-  r->crc = snap_crc32c(r->crc, info->origin, olen);
-  r->crc = snap_crc32c(r->crc, info->ident, ilen);
+  r->crc = pq_crc32c(0, h, sizeof h);
+  r->crc = pq_crc32c(r->crc, info->origin, olen);
+  r->crc = pq_crc32c(r->crc, info->ident, ilen);
   r->cur = *rec;
   r->rec_off = at;
   r->in_record = true;
@@ -601,7 +532,7 @@ int snap_read_data(snap_reader *r, void *dst, char *err, size_t errlen) {
       uint8_t *p = (uint8_t *)dst + done;
       if (r_exact(r, p, n, "product data", err, errlen) != 0)
         return -1;
-      r->crc = snap_crc32c(r->crc, p, n);
+      r->crc = pq_crc32c(r->crc, p, n);
     } else {
       /* Check without storing: hash what sits in the buffer. */
       if (r->pos == r->len) {
@@ -613,7 +544,7 @@ int snap_read_data(snap_reader *r, void *dst, char *err, size_t errlen) {
       }
       if (n > r->len - r->pos)
         n = r->len - r->pos;
-      r->crc = snap_crc32c(r->crc, r->buf + r->pos, n);
+      r->crc = pq_crc32c(r->crc, r->buf + r->pos, n);
       r->pos += n;
       r->off += n;
     }
@@ -629,7 +560,7 @@ int snap_read_data(snap_reader *r, void *dst, char *err, size_t errlen) {
                 "checksum",
                 r->path, (unsigned long long)r->count + 1, r->cur.info.ident,
                 (unsigned long long)r->rec_off);
-  r->chain = snap_crc32c(r->chain, c, sizeof c);
+  r->chain = pq_crc32c(r->chain, c, sizeof c);
   r->count++;
   r->bytes += size;
   return 0;
@@ -653,7 +584,7 @@ int snap_verify(snap_reader *r, uint64_t *count, uint64_t *bytes, char *err,
     return fail(err, errlen, "cannot seek in %s: %s", r->path, strerror(errno));
   r->pos = r->len = 0;
   r->off = SNAP_HEADER_SIZE;
-  r->chain = snap_crc32c(0, r->header, SNAP_HEADER_SIZE);
+  r->chain = pq_crc32c(0, r->header, SNAP_HEADER_SIZE);
   r->count = r->bytes = 0;
   r->in_record = false;
   return 0;

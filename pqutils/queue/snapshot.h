@@ -74,8 +74,7 @@ struct snap_record {
   uint64_t inserted_us;
 };
 
-/** CRC-32C of a buffer, continuing from crc (0 to start). */
-uint32_t snap_crc32c(uint32_t crc, const void *data, size_t len);
+/* The checksums are the queue library's CRC-32C, pq_crc32c() (pq/pq.h). */
 
 /* ---- writing ---- */
 

@@ -25,8 +25,29 @@ expect_rc 0 pqcreate -f 3m "$SCRATCH/b.pq"
 [[ $(pqmon -S -q "$SCRATCH/b.pq" | awk '{print $5}') == 21 ]] ||
   fail "3m should give 3000000 / 140000 = 21 slots"
 expect_rc 0 pqcreate -s 500k -q "$SCRATCH/c.pq"
-expect_rc 0 pqcreate -s 0x100000 -q "$SCRATCH/hex.pq"
 ok "positional form and suffixes"
+
+# Sizes are decimal, always (ldm_parse_size(), the registry's parser): a
+# leading zero is only a zero (LDM's strtoul base 0 made 0500M octal, 320
+# MB), and 0x is refused with a message that says so, where LDM took it.
+expect_rc 0 pqcreate -f -s 0500M -q "$SCRATCH/zero.pq"
+cap=$(pqmon -S -q "$SCRATCH/zero.pq" | awk '{print $2}')
+((cap >= 500000000 && cap < 500000000 + 4096)) ||
+  fail "-s 0500M: data capacity $cap, expected 500000000 rounded up to 4096"
+rm -f "$SCRATCH/zero.pq"
+expect_rc 0 pqcreate -s 0200704 -q "$SCRATCH/zero.pq"
+[[ $(pqmon -S -q "$SCRATCH/zero.pq" | awk '{print $2}') == 200704 ]] ||
+  fail "-s 0200704 is not 200704 bytes (octal would be 65988)"
+rm -f "$SCRATCH/zero.pq"
+expect_error pqcreate -s 0x10M -q "$SCRATCH/hex.pq"
+[[ $rc == 1 ]] || fail "exit $rc for -s 0x10M, expected 1"
+expect_in "$ERR" 'bad size "0x10M": not a size: sizes are decimal, 0x (hexadecimal) is not taken'
+[[ ! -e $SCRATCH/hex.pq ]] || fail "-s 0x10M made a queue"
+expect_error pqcreate -s 18446744073709551616 -q "$SCRATCH/big.pq"
+expect_in "$ERR" 'too large'
+expect_error pqcreate -s 18446744074G -q "$SCRATCH/big.pq"
+expect_in "$ERR" 'too large'
+ok "sizes are decimal: 0500M is 500 MB, 0x refused, overflow refused"
 
 # Refusals: clear message, exit 1, nothing left behind.
 expect_error pqcreate -s 10X -q "$SCRATCH/x.pq"

@@ -142,7 +142,8 @@ pq_fuzz_target(fuzz_registry ${CMAKE_CURRENT_LIST_DIR}/fuzz_registry.c
   FLAGS ${FUZZ_XML_CFLAGS} LIBS ${FUZZ_XML_LDFLAGS}
   SEEDS)
 pq_fuzz_target(fuzz_snapshot ${CMAKE_CURRENT_LIST_DIR}/fuzz_snapshot.c
-  ${_src}/pqutils/queue/snapshot.c ${_src}/pqutils/common/cli_io.c SEEDS)
+  ${_src}/pqutils/queue/snapshot.c ${_src}/pqutils/common/cli_io.c
+  ${_src}/pq/crc32c.c SEEDS)
 # fuzz_tls_detect: the start of a server's connection, TLS or plain LDM-6 by
 # its first byte (ldm6_io over a socketpair, OpenSSL as built on the host).
 pq_fuzz_target(fuzz_tls_detect ${CMAKE_CURRENT_LIST_DIR}/fuzz_tls_detect.c

@@ -21,7 +21,7 @@ sed -i 's|<size>2M</size>|<size>2X</size>|' "$LDM_REGISTRY"
 grep -q '<size>2X</size>' "$LDM_REGISTRY" || fail "the registry has no <size>2M</size> to spoil"
 admin mkqueue
 ((rc == 1)) || fail "mkqueue with /queue/size 2X exited $rc, expected 1"
-grep -qE 'cannot read /queue/size from the registry|/queue/size "2X" is not a size' "$ERR" ||
+grep -qF '/queue/size in '"$LDM_REGISTRY"' is "2X": not a size' "$ERR" ||
   fail "mkqueue with /queue/size 2X did not say what is wrong: $(cat "$ERR")"
 [[ ! -e $Q ]] || fail "mkqueue made $Q with a bad size"
 cp "$SCRATCH/good.xml" "$LDM_REGISTRY"

@@ -15,6 +15,7 @@
 # SIGTERM; reopen: every long-running program reopens its log on SIGUSR1
 # (pqact on SIGHUP too), a requester child of ldmd on newlog's.
 # mkcert: the site key and certificate, and ldmd loading them.
+# parse: ldmadmin reads sizes and booleans as the programs do (regutil -T).
 if(TARGET ldmd AND TARGET pqact AND TARGET scour AND TARGET pqclihelper
    AND TARGET notifyme)
   pq_script_suite(ldmadmin LABEL ldmadmin
@@ -22,5 +23,5 @@ if(TARGET ldmd AND TARGET pqact AND TARGET scour AND TARGET pqclihelper
          $<TARGET_FILE_DIR:ldmd> $<TARGET_FILE_DIR:pqcreate>
          $<TARGET_FILE_DIR:pqact> $<TARGET_FILE:pqclihelper>
     TESTS server 120 queue 60 space 60 vet 120 check 60 failures 60 metrics 120
-          newlog 180 watch 60 reopen 180 mkcert 60)
+          newlog 180 watch 60 reopen 180 mkcert 60 parse 120)
 endif()
