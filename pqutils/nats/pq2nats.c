@@ -21,6 +21,11 @@
  * are acknowledged, so that a stream's consumer sees the products in the
  * queue's order, failures included (below).
  *
+ * The books of what is in flight, and the rules of order, retries and
+ * the position that they keep, are inflight.h's (a unit without libnats,
+ * test/nats/test_nats_inflight.c); this file drives them: it makes and
+ * publishes the messages, and hands the books each acknowledgment.
+ *
  * Threads: the main thread reads the queue and publishes; libnats's thread
  * for the acknowledgments runs on_ack(), which only counts, under `mu`,
  * hands a failed message back for a retry, and an acknowledged one to the
@@ -51,6 +56,7 @@
 
 #include "ldmd/site/log.h"
 #include "pqutils/common/cli.h"
+#include "pqutils/nats/inflight.h"
 #include "pqutils/nats/ldmnats.h"
 #include "pqutils/common/cli_state.h"
 
@@ -96,55 +102,22 @@ struct opts {
   bool once;
 };
 
-/* A product in flight. */
-struct slot {
-  cli_state_token token;
-  natsMsg *prod;   /* its product message, until it is published */
-  uint32_t chunks; /* its chunks not yet acknowledged */
-  bool acked;      /* its product message is acknowledged */
-};
-
-/* A message in flight: which product it is of. */
-struct entry {
-  natsMsg *msg; /* NULL: free */
-  uint64_t slot;
-  bool chunk;
-};
-
 struct bridge {
   pthread_mutex_t mu;
-  pthread_cond_t cv; /* an acknowledgment came (told only to a waiter) */
-  bool waiting;      /* the main thread waits on cv */
-  /* the products in flight: ring[i % cap] for head <= i < tail; product
-   * messages are published in order, pub_next the first not yet */
-  struct slot *ring;
-  uint64_t cap, head, tail, pub_next;
-  /* the messages in flight, by address (open addressing, linear probing) */
-  struct entry *map;
-  size_t map_mask;
-  uint64_t msgs, bytes; /* in flight: created, not yet acknowledged */
+  pthread_cond_t cv;      /* an acknowledgment came (told only to a waiter) */
+  bool waiting;           /* the main thread waits on cv */
+  struct p2n_inflight fl; /* what is in flight (inflight.h) */
   /* messages acknowledged, for the main thread to destroy: the thread
    * that allocates them frees them, so that malloc's per-thread caches
    * serve the next products (a third of the time at 1 KiB otherwise) */
   natsMsg **done;
   size_t ndone, done_cap;
-  /* messages to publish again, in the order their failures came */
-  natsMsg **retry;
-  size_t nretry, retry_cap;
-  unsigned fails;  /* failures since the last acknowledgment */
-  double retry_at; /* monotonic time the retries are due */
-  /* after a failure (or a disconnect) no new message goes out until what
-   * was in flight is published again, in order, and acknowledged
-   * (recovering()): disrupted until then, draining while it is acked */
-  bool disrupted, draining;
-  int64_t unacked;  /* published, neither acknowledged nor failed */
   double fail_said; /* last warning */
   uint64_t nfailed; /* failures since the last warning */
   char why[256];    /* the last failure */
   struct cli_state *state;
-  bool nomem;
   /* counters, for the statistics */
-  uint64_t nprods, nbytes, nchunked, nretried;
+  uint64_t nprods, nbytes, nchunked;
 };
 
 /* What the main thread keeps. */
@@ -171,71 +144,14 @@ struct run {
   bool failed; /* a runtime failure: exit 2 */
 };
 
-/* ---- the map of messages in flight ---- */
-
-static size_t hash_ptr(const void *p, size_t mask) {
-  uint64_t x = (uint64_t)(uintptr_t)p;
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdULL;
-  x ^= x >> 33;
-  return (size_t)x & mask;
-}
-
-static void map_put(struct bridge *b, natsMsg *m, uint64_t slot, bool chunk) {
-  size_t i = hash_ptr(m, b->map_mask);
-  while (b->map[i].msg != NULL)
-    i = (i + 1) & b->map_mask;
-  b->map[i] = (struct entry){m, slot, chunk};
-}
-
-static struct entry *map_find(struct bridge *b, const natsMsg *m) {
-  for (size_t i = hash_ptr(m, b->map_mask); b->map[i].msg != NULL;
-       i = (i + 1) & b->map_mask)
-    if (b->map[i].msg == m)
-      return &b->map[i];
-  return NULL;
-}
-
-/* Remove e, moving back the entries after it that its place would hide. */
-static void map_del(struct bridge *b, const struct entry *e) {
-  size_t i = (size_t)(e - b->map), j = i;
-  b->map[i].msg = NULL;
-  for (;;) {
-    j = (j + 1) & b->map_mask;
-    if (b->map[j].msg == NULL)
-      return;
-    size_t k = hash_ptr(b->map[j].msg, b->map_mask);
-    /* does k lie cyclically in (i, j]?  then the entry stays */
-    if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
-      continue;
-    b->map[i] = b->map[j];
-    b->map[j].msg = NULL;
-    i = j;
-  }
-}
-
 /* ---- acknowledgments (libnats's thread) ---- */
 
-/* Hand m back for a publish again (under mu). */
+/* Hand m back for a publish again (under mu).  Out of memory the books
+ * set nomem (service() ends the run) and m is lost from view. */
 static void retry_later(struct bridge *b, natsMsg *m, const char *why) {
   snprintf(b->why, sizeof b->why, "%s", why);
-  if (b->nretry == b->retry_cap) {
-    size_t cap = b->retry_cap ? b->retry_cap * 2 : 64;
-    natsMsg **v = realloc(b->retry, cap * sizeof *v);
-    if (v == NULL) { /* lost from view: service() ends the run */
-      b->nomem = true;
-      return;
-    }
-    b->retry = v;
-    b->retry_cap = cap;
-  }
-  b->retry[b->nretry++] = m;
-  b->disrupted = true;
-  double wait = (double)ldmnats_backoff_ms(b->fails) / 1000;
-  if (b->fails < 64)
-    b->fails++;
-  b->retry_at = cli_monotonic() + wait;
   b->nfailed++;
+  (void)p2n_fail(&b->fl, m, cli_monotonic());
 }
 
 /* Destroy the n messages of v. */
@@ -256,13 +172,6 @@ static bool grow_done(struct bridge *b) {
   return true;
 }
 
-/* The oldest products whose publishes are all acknowledged leave the
- * ring (under mu). */
-static void pass_done(struct bridge *b) {
-  while (b->head < b->pub_next && b->ring[b->head % b->cap].acked)
-    b->head++;
-}
-
 /* libnats's jsPubAckHandler: its arguments are not const. */
 // cppcheck-suppress constParameter
 static void on_ack(jsCtx *js, natsMsg *msg, jsPubAck *pa, jsPubAckErr *pae,
@@ -270,13 +179,6 @@ static void on_ack(jsCtx *js, natsMsg *msg, jsPubAck *pa, jsPubAckErr *pae,
   (void)js;
   struct bridge *b = arg;
   pthread_mutex_lock(&b->mu);
-  struct entry *e = map_find(b, msg);
-  if (e == NULL) { /* not ours: cannot happen */
-    pthread_mutex_unlock(&b->mu);
-    natsMsg_Destroy(msg);
-    return;
-  }
-  b->unacked--;
   if (pa == NULL) {
     char why[256];
     if (pae != NULL && pae->Err == NATS_TIMEOUT)
@@ -287,24 +189,29 @@ static void on_ack(jsCtx *js, natsMsg *msg, jsPubAck *pa, jsPubAckErr *pae,
     else
       snprintf(why, sizeof why, "%s",
                natsStatus_GetText(pae != NULL ? pae->Err : NATS_ERR));
-    retry_later(b, msg, why);
+    if (p2n_fail(&b->fl, msg, cli_monotonic()) == 1) {
+      pthread_mutex_unlock(&b->mu); /* not ours: cannot happen */
+      natsMsg_Destroy(msg);
+      return;
+    }
+    snprintf(b->why, sizeof b->why, "%s", why);
+    b->nfailed++;
     if (b->waiting)
       pthread_cond_signal(&b->cv);
     pthread_mutex_unlock(&b->mu);
     return;
   }
-  struct slot *s = &b->ring[e->slot % b->cap];
-  bool chunk = e->chunk;
-  map_del(b, e);
-  b->fails = 0;
-  b->msgs--;
-  b->bytes -= (uint64_t)natsMsg_GetDataLength(msg);
-  if (chunk) {
-    s->chunks--;
-  } else {
-    s->acked = true;
-    cli_state_release(b->state, s->token, true);
-    pass_done(b);
+  uint64_t token = 0;
+  switch (p2n_ack(&b->fl, msg, (uint64_t)natsMsg_GetDataLength(msg), &token)) {
+  case P2N_ACK_UNKNOWN: /* not ours: cannot happen */
+    pthread_mutex_unlock(&b->mu);
+    natsMsg_Destroy(msg);
+    return;
+  case P2N_ACK_PRODUCT:
+    cli_state_release(b->state, (cli_state_token)token, true);
+    break;
+  case P2N_ACK_CHUNK:
+    break;
   }
   bool kept = false;
   if (b->ndone < b->done_cap || grow_done(b)) {
@@ -343,7 +250,7 @@ static void destroy_done(struct bridge *b) {
  * disconnect lost, which recovering() publishes again. */
 static void publish(struct run *r, natsMsg *m) {
   pthread_mutex_lock(&r->b->mu);
-  r->b->unacked++; /* before: its acknowledgment may come at once */
+  p2n_sending(&r->b->fl); /* before: its acknowledgment may come at once */
   pthread_mutex_unlock(&r->b->mu);
   natsStatus s = ldmnats_connected(&r->conn)
                      ? js_PublishMsgAsync(r->conn.js, &m, &r->po)
@@ -351,7 +258,6 @@ static void publish(struct run *r, natsMsg *m) {
   if (s == NATS_OK)
     return;
   pthread_mutex_lock(&r->b->mu);
-  r->b->unacked--;
   retry_later(r->b, m, natsStatus_GetText(s));
   pthread_mutex_unlock(&r->b->mu);
 }
@@ -365,14 +271,8 @@ static void publish_ready(struct run *r) {
     natsMsg *batch[64];
     size_t n = 0;
     pthread_mutex_lock(&b->mu);
-    while (n < 64 && b->pub_next < b->tail) {
-      struct slot *s = &b->ring[b->pub_next % b->cap];
-      if (s->chunks > 0)
-        break;
-      batch[n++] = s->prod;
-      s->prod = NULL;
-      b->pub_next++;
-    }
+    while (n < 64 && (batch[n] = p2n_next_ready(&b->fl)) != NULL)
+      n++;
     pthread_mutex_unlock(&b->mu);
     for (size_t i = 0; i < n; i++)
       publish(r, batch[i]);
@@ -381,48 +281,23 @@ static void publish_ready(struct run *r) {
   }
 }
 
-/* A message to publish again, with its place in the queue's order: its
- * product's, the chunks before the product message. */
-struct again {
-  uint64_t key;
-  natsMsg *msg;
-};
-
-static int again_cmp(const void *a, const void *b) {
-  uint64_t x = ((const struct again *)a)->key,
-           y = ((const struct again *)b)->key;
-  return x < y ? -1 : x > y;
-}
-
 /* After a failure: is pq2nats recovering (no new message goes out)?  A
  * disconnect or a failed publish disrupts; once the connection is up and
  * the retry wait over, every message still unacknowledged is taken back
  * from libnats and, with the failed ones, published again in the queue's
  * order (the stream drops what it had: Nats-Msg-Id), so that what follows
  * a failure never overtakes what the failure lost; then, until all of it
- * is acknowledged, nothing else goes out.  Out of memory, nomem is set
- * (service() ends the run). */
+ * is acknowledged, nothing else goes out (inflight.h, rule 3).  Out of
+ * memory, nomem is set (service() ends the run). */
 static bool recovering(struct run *r) {
   struct bridge *b = r->b;
   bool up = ldmnats_connected(&r->conn);
   pthread_mutex_lock(&b->mu);
-  if (!up)
-    b->disrupted = true;
-  if (!b->disrupted) {
-    if (b->draining && b->unacked <= 0 && b->nretry == 0)
-      b->draining = false;
-    bool still = b->draining;
-    pthread_mutex_unlock(&b->mu);
-    return still;
-  }
-  if (!up || cli_monotonic() < b->retry_at) {
-    pthread_mutex_unlock(&b->mu);
-    return true;
-  }
-  b->disrupted = false;
-  b->draining = true;
-  bool some = b->unacked > 0;
+  enum p2n_recovery rec = p2n_recover(&b->fl, up, cli_monotonic());
+  bool some = p2n_unacked(&b->fl) > 0;
   pthread_mutex_unlock(&b->mu);
+  if (rec != P2N_TAKE_BACK)
+    return rec == P2N_WAIT;
   /* what libnats still waits for (its acknowledgments, should they come
    * now, are dropped by libnats); only when there is some: libnats 3.4.1
    * crashes on a context that never published asynchronously */
@@ -433,44 +308,17 @@ static bool recovering(struct run *r) {
   for (int i = 0; i < pending.Count; i++) {
     if (pending.Msgs[i] == NULL)
       continue;
-    b->unacked--;
-    if (b->nretry == b->retry_cap) {
-      size_t cap = b->retry_cap ? b->retry_cap * 2 : 64;
-      natsMsg **v = realloc(b->retry, cap * sizeof *v);
-      if (v == NULL) {
-        b->nomem = true;
-        break;
-      }
-      b->retry = v;
-      b->retry_cap = cap;
-    }
-    b->retry[b->nretry++] = pending.Msgs[i];
+    if (p2n_take_back(&b->fl, pending.Msgs[i]) != 0)
+      break;
     pending.Msgs[i] = NULL; /* ours now */
   }
-  size_t n = b->nretry;
-  natsMsg **v = b->retry;
-  struct again *order = malloc((n ? n : 1) * sizeof *order);
-  if (order == NULL) {
-    b->nomem = true;
-    pthread_mutex_unlock(&b->mu);
-    natsMsgList_Destroy(&pending);
-    return true;
-  }
-  for (size_t i = 0; i < n; i++) {
-    const struct entry *e = map_find(b, v[i]);
-    order[i].key = e != NULL ? e->slot * 2 + (e->chunk ? 0 : 1) : 0;
-    order[i].msg = v[i];
-  }
-  b->retry = NULL;
-  b->nretry = b->retry_cap = 0;
-  b->nretried += n;
+  size_t n = 0;
+  void **v = p2n_resend_list(&b->fl, &n);
   pthread_mutex_unlock(&b->mu);
   natsMsgList_Destroy(&pending); /* the array: its messages are taken */
-  free(v);
-  qsort(order, n, sizeof *order, again_cmp);
   for (size_t i = 0; i < n; i++)
-    publish(r, order[i].msg);
-  free(order);
+    publish(r, v[i]);
+  free(v);
   return true;
 }
 
@@ -604,10 +452,7 @@ static int on_product(const pq_prod_info *info, const void *data,
       info->size > r->body_max ? ldmnats_chunks(info->size, r->chunk_max) : 0;
   uint64_t nmsgs = nchunks + 1;
   pthread_mutex_lock(&b->mu);
-  bool room = !b->disrupted && !b->draining && b->tail - b->head < b->cap &&
-              ((b->msgs + nmsgs <= r->o->maxpending &&
-                b->bytes + info->size <= MAX_BYTES_IN_FLIGHT) ||
-               b->msgs == 0);
+  bool room = p2n_room(&b->fl, nmsgs, info->size);
   pthread_mutex_unlock(&b->mu);
   if (!room)
     return END_BATCH;
@@ -639,25 +484,14 @@ static int on_product(const pq_prod_info *info, const void *data,
     r->failed = true;
     return FAIL_BATCH;
   }
-  uint64_t idx = b->tail++;
-  struct slot *sl = &b->ring[idx % b->cap];
-  *sl = (struct slot){.token = t, .prod = prod, .chunks = (uint32_t)nchunks};
-  for (uint64_t i = 0; i < nchunks; i++)
-    map_put(b, chunks[i], idx, true);
-  map_put(b, prod, idx, false);
-  b->msgs += nmsgs;
-  b->bytes += info->size;
+  /* the product message now, if its turn has come */
+  natsMsg *now =
+      p2n_add(&b->fl, (uint64_t)t, place->pp_inserted, (void *const *)chunks,
+              (uint32_t)nchunks, prod, info->size);
   b->nprods++;
   b->nbytes += info->size;
   if (nchunks > 0)
     b->nchunked++;
-  /* the product message now, if its turn has come */
-  natsMsg *now = NULL;
-  if (nchunks == 0 && b->pub_next == idx) {
-    now = prod;
-    sl->prod = NULL;
-    b->pub_next++;
-  }
   pthread_mutex_unlock(&b->mu);
   if (r->c->verbose)
     cli_log_product(nchunks ? "publishing (chunked)" : "publishing", info,
@@ -709,14 +543,14 @@ static void say_stats(struct run *r) {
   log_notice("products %" PRIu64 " (%" PRIu64 " bytes, %" PRIu64
              " chunked); in flight %" PRIu64
              " messages; published again %" PRIu64,
-             b->nprods, b->nbytes, b->nchunked, b->msgs, b->nretried);
+             b->nprods, b->nbytes, b->nchunked, b->fl.msgs, b->fl.nretried);
   pthread_mutex_unlock(&b->mu);
 }
 
 /* Nothing in flight? */
 static bool idle(struct bridge *b) {
   pthread_mutex_lock(&b->mu);
-  bool done = b->msgs == 0 && b->nretry == 0;
+  bool done = p2n_idle(&b->fl);
   pthread_mutex_unlock(&b->mu);
   return done;
 }
@@ -729,7 +563,7 @@ static void wait_ack(struct bridge *b, int ms) {
   ts.tv_sec += ts.tv_nsec / 1000000000;
   ts.tv_nsec %= 1000000000;
   pthread_mutex_lock(&b->mu);
-  if (b->msgs > 0) {
+  if (b->fl.msgs > 0) {
     b->waiting = true;
     (void)pthread_cond_timedwait(&b->cv, &b->mu, &ts);
     b->waiting = false;
@@ -748,7 +582,7 @@ static int service(struct run *r) {
     publish_ready(r);
   say_failures(r);
   pthread_mutex_lock(&r->b->mu);
-  bool nomem = r->b->nomem;
+  bool nomem = r->b->fl.nomem;
   pthread_mutex_unlock(&r->b->mu);
   if (nomem) {
     log_error("cannot keep a failed publish for a retry: %s; exiting, the "
@@ -819,7 +653,7 @@ static void drain(struct run *r) {
     pthread_mutex_lock(&r->b->mu);
     log_warning("%" PRIu64 " messages were not acknowledged within %g s: "
                 "the next run publishes their products again",
-                r->b->msgs, STOP_WAIT_S);
+                r->b->fl.msgs, STOP_WAIT_S);
     pthread_mutex_unlock(&r->b->mu);
   }
 }
@@ -921,15 +755,10 @@ static int make_bridge(struct bridge *b, const struct opts *o,
   memset(b, 0, sizeof *b);
   pthread_mutex_init(&b->mu, NULL);
   pthread_cond_init(&b->cv, NULL);
-  b->cap = o->maxpending;
-  size_t m = 16;
-  while (m < 4 * o->maxpending + 64)
-    m *= 2;
-  b->map_mask = m - 1;
-  b->ring = calloc(b->cap, sizeof *b->ring);
-  b->map = calloc(m, sizeof *b->map);
+  int rc =
+      p2n_init(&b->fl, o->maxpending, MAX_BYTES_IN_FLIGHT, ldmnats_backoff_ms);
   b->state = cli_state_new(state_path);
-  if (b->ring == NULL || b->map == NULL || b->state == NULL) {
+  if (rc != 0 || b->state == NULL) {
     log_error("cannot allocate the state of %" PRIu64 " messages in flight: %s",
               o->maxpending, strerror(ENOMEM));
     return -1;
@@ -939,14 +768,11 @@ static int make_bridge(struct bridge *b, const struct opts *o,
 
 /* After the connection is closed: what is left is ours to free. */
 static void free_bridge(struct bridge *b) {
-  for (uint64_t i = b->pub_next; i < b->tail; i++)
-    natsMsg_Destroy(b->ring[i % b->cap].prod);
-  destroy_all(b->retry, b->nretry);
-  free(b->retry);
+  for (void *m; (m = p2n_drop(&b->fl)) != NULL;)
+    natsMsg_Destroy(m);
+  p2n_free(&b->fl);
   destroy_all(b->done, b->ndone);
   free(b->done);
-  free(b->ring);
-  free(b->map);
   cli_state_free(b->state);
   pthread_cond_destroy(&b->cv);
   pthread_mutex_destroy(&b->mu);
@@ -957,7 +783,7 @@ static void free_bridge(struct bridge *b) {
  * context that never published asynchronously. */
 static void take_back_pending(struct run *r) {
   pthread_mutex_lock(&r->b->mu);
-  bool some = r->b->msgs > 0;
+  bool some = r->b->fl.msgs > 0;
   pthread_mutex_unlock(&r->b->mu);
   natsMsgList pending = {0};
   if (some && r->conn.js != NULL &&
@@ -1038,12 +864,12 @@ out:
   }
   take_back_pending(&r);
   ldmnats_close(&r.conn);
-  if (b->ring != NULL || b->map != NULL || b->state != NULL) {
+  if (b->fl.ring != NULL || b->fl.map != NULL || b->state != NULL) {
     pthread_mutex_lock(&b->mu);
     log_notice("exiting: %" PRIu64 " products published (%" PRIu64
                " bytes, %" PRIu64 " chunked), %" PRIu64 " messages published "
                "again",
-               b->nprods, b->nbytes, b->nchunked, b->nretried);
+               b->nprods, b->nbytes, b->nchunked, b->fl.nretried);
     pthread_mutex_unlock(&b->mu);
   }
   if (r.pq != NULL)
@@ -1070,7 +896,7 @@ int main(int argc, char **argv) {
   struct bridge b;
   memset(&b, 0, sizeof b);
   int status = run(&c, &o, &b);
-  if (b.ring != NULL || b.map != NULL || b.state != NULL)
+  if (b.fl.ring != NULL || b.fl.map != NULL || b.state != NULL)
     free_bridge(&b);
   /* No nats_Close(): after a TLS connection, libnats 3.4.1's cleanup
    * leaves OpenSSL's in the exit handlers to crash (OPENSSL_cleanup). */

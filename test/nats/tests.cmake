@@ -54,3 +54,12 @@ if(TARGET pq2nats AND TARGET nats2pq)
   pq_script_test(nats_cluster ${CMAKE_CURRENT_LIST_DIR}/cluster.sh
     TIMEOUT 400 LABELS nats ARGS ${NATS_TEST_ARGS})
 endif()
+
+# pq2nats's books of what is in flight (pqutils/nats/inflight.c): order,
+# retries, recovery and the position, without libnats or a server.
+if(TARGET pq2nats)
+  add_executable(test_nats_inflight ${CMAKE_CURRENT_LIST_DIR}/test_nats_inflight.c
+    ${PROJECT_SOURCE_DIR}/pqutils/nats/inflight.c)
+  target_link_libraries(test_nats_inflight PRIVATE ${CMOCKA_LIB})
+  pq_test(test_nats_inflight TIMEOUT 60 COMMAND test_nats_inflight)
+endif()

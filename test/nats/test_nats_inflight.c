@@ -1,0 +1,494 @@
+/*
+ * test_nats_inflight.c - pq2nats's books of what is in flight
+ * (pqutils/nats/inflight.c, its rules in inflight.h): acknowledgments in
+ * order and out of order (the mark moves only over the acknowledged
+ * prefix), a failure in the middle and a disconnect with many in flight
+ * (everything unacknowledged taken back and handed out again in the
+ * queue's order, nothing new meanwhile), a retry acknowledged twice,
+ * chunked products (the product message only once every chunk is
+ * acknowledged), the -m and byte limits, the retry wait, and out of memory.
+ * No libnats, no server: messages are addresses in an array, the clock
+ * is a number the test sets, and the test plays libnats's part.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "pqutils/nats/inflight.h"
+
+#define NMSG 256
+
+/* The messages: their addresses are all the books see. */
+static char msgs[NMSG];
+#define M(i) ((void *)&msgs[i])
+
+/* The bytes of data of each message: 1, but for the chunks and the
+ * product messages of chunked products, which a test sets. */
+static uint64_t lens[NMSG];
+
+static int setup(void **state) {
+  (void)state;
+  for (int i = 0; i < NMSG; i++)
+    lens[i] = 1;
+  return 0;
+}
+
+/* The retry wait after n failures in a row: (n + 1) * 100 ms. */
+static int64_t backoff(unsigned n) {
+  return (int64_t)(n + 1) * 100;
+}
+
+/* A realloc() that fails: out of memory. */
+static void *no_memory(void *p, size_t n) {
+  (void)p;
+  (void)n;
+  return NULL;
+}
+
+/* What the test, as libnats, holds: messages handed out, not yet
+ * acknowledged nor failed, in the order they went out. */
+struct wire {
+  void *out[NMSG];
+  size_t n;
+};
+
+static void hand_out(struct p2n_inflight *f, struct wire *w, void *m) {
+  assert_non_null(m);
+  assert_true(w->n < NMSG);
+  p2n_sending(f);
+  w->out[w->n++] = m;
+}
+
+/* m leaves the wire (acknowledged or failed). */
+static void off_wire(struct wire *w, const void *m) {
+  for (size_t i = 0; i < w->n; i++)
+    if (w->out[i] == m) {
+      memmove(&w->out[i], &w->out[i + 1], (w->n - i - 1) * sizeof *w->out);
+      w->n--;
+      return;
+    }
+  fail_msg("message %p is not on the wire", m);
+}
+
+/* Add a plain product (message i, one byte) of pos, handing it out if the
+ * books say its turn has come; return that. */
+static void *add_plain(struct p2n_inflight *f, struct wire *w, int i,
+                       uint64_t pos) {
+  assert_true(p2n_room(f, 1, 1));
+  void *now = p2n_add(f, (uint64_t)i, pos, NULL, 0, M(i), 1);
+  if (now != NULL)
+    hand_out(f, w, now);
+  return now;
+}
+
+static void ack(struct p2n_inflight *f, struct wire *w, int i,
+                enum p2n_acked want) {
+  uint64_t tag = 9999;
+  off_wire(w, M(i));
+  assert_int_equal(p2n_ack(f, M(i), lens[i], &tag), want);
+  if (want == P2N_ACK_PRODUCT)
+    assert_int_equal(tag, (uint64_t)i);
+}
+
+static uint64_t mark(const struct p2n_inflight *f) {
+  uint64_t pos = 0;
+  assert_true(p2n_mark(f, &pos));
+  return pos;
+}
+
+/* Fail message i: it leaves the wire and waits for a retry. */
+static void fail_one(struct p2n_inflight *f, struct wire *w, int i,
+                     double now) {
+  off_wire(w, M(i));
+  assert_int_equal(p2n_fail(f, M(i), now), 0);
+}
+
+/* The recovery as pq2nats does it: libnats gives back what is on the wire
+ * (in an order of its own: reversed here), then the books say what to hand
+ * out again; it goes out.  Returns how many. */
+static size_t take_back_and_resend(struct p2n_inflight *f, struct wire *w,
+                                   void **order) {
+  while (w->n > 0)
+    assert_int_equal(p2n_take_back(f, w->out[--w->n]), 0);
+  assert_int_equal(p2n_unacked(f), 0);
+  size_t n = 0;
+  void **v = p2n_resend_list(f, &n);
+  for (size_t i = 0; i < n; i++) {
+    order[i] = v[i];
+    hand_out(f, w, v[i]);
+  }
+  free(v);
+  return n;
+}
+
+static void test_in_order(void **state) {
+  (void)state;
+  struct p2n_inflight f;
+  struct wire w = {0};
+  assert_int_equal(p2n_init(&f, 8, 1000, backoff), 0);
+  uint64_t pos;
+  assert_false(p2n_mark(&f, &pos));
+  assert_true(p2n_idle(&f));
+  for (int i = 0; i < 3; i++)
+    assert_ptr_equal(add_plain(&f, &w, i, 100 + (uint64_t)i), M(i));
+  assert_false(p2n_idle(&f));
+  assert_int_equal(f.msgs, 3);
+  assert_int_equal(f.bytes, 3);
+  for (int i = 0; i < 3; i++) {
+    ack(&f, &w, i, P2N_ACK_PRODUCT);
+    assert_int_equal(mark(&f), 100 + (uint64_t)i);
+  }
+  assert_true(p2n_idle(&f));
+  assert_int_equal(f.bytes, 0);
+  assert_int_equal(p2n_unacked(&f), 0);
+  assert_int_equal(p2n_recover(&f, true, 0), P2N_GO);
+  p2n_free(&f);
+}
+
+static void test_out_of_order(void **state) {
+  (void)state;
+  struct p2n_inflight f;
+  struct wire w = {0};
+  uint64_t pos;
+  assert_int_equal(p2n_init(&f, 8, 1000, backoff), 0);
+  for (int i = 0; i < 4; i++)
+    add_plain(&f, &w, i, 100 + (uint64_t)i);
+  ack(&f, &w, 2, P2N_ACK_PRODUCT);
+  ack(&f, &w, 3, P2N_ACK_PRODUCT);
+  assert_false(p2n_mark(&f, &pos)); /* 0 and 1 are not acknowledged */
+  ack(&f, &w, 0, P2N_ACK_PRODUCT);
+  assert_int_equal(mark(&f), 100); /* not over 1 */
+  ack(&f, &w, 1, P2N_ACK_PRODUCT);
+  assert_int_equal(mark(&f), 103); /* over 1, then 2 and 3 */
+  assert_true(p2n_idle(&f));
+  p2n_free(&f);
+}
+
+static void test_failure_in_the_middle(void **state) {
+  (void)state;
+  struct p2n_inflight f;
+  struct wire w = {0};
+  void *order[NMSG];
+  assert_int_equal(p2n_init(&f, 16, 1000, backoff), 0);
+  for (int i = 0; i < 5; i++)
+    add_plain(&f, &w, i, 100 + (uint64_t)i);
+  ack(&f, &w, 0, P2N_ACK_PRODUCT);
+  fail_one(&f, &w, 2, 10.0);
+  ack(&f, &w, 4, P2N_ACK_PRODUCT); /* stored after the failure: kept */
+  /* nothing new goes out while recovering */
+  assert_false(p2n_room(&f, 1, 1));
+  assert_int_equal(p2n_recover(&f, true, 10.05), P2N_WAIT); /* the wait */
+  assert_int_equal(p2n_recover(&f, false, 11.0), P2N_WAIT); /* down */
+  assert_int_equal(p2n_recover(&f, true, 11.0), P2N_TAKE_BACK);
+  /* 1 and 3 are still on the wire: taken back; with 2, in order */
+  assert_int_equal(p2n_unacked(&f), 2);
+  assert_int_equal(take_back_and_resend(&f, &w, order), 3);
+  assert_ptr_equal(order[0], M(1));
+  assert_ptr_equal(order[1], M(2));
+  assert_ptr_equal(order[2], M(3));
+  assert_int_equal(f.nretried, 3);
+  /* until all of it is acknowledged, nothing new */
+  assert_int_equal(p2n_recover(&f, true, 11.1), P2N_WAIT);
+  assert_false(p2n_room(&f, 1, 1));
+  assert_null(p2n_next_ready(&f));
+  ack(&f, &w, 3, P2N_ACK_PRODUCT);
+  ack(&f, &w, 1, P2N_ACK_PRODUCT);
+  assert_int_equal(mark(&f), 101); /* not over 2 */
+  assert_int_equal(p2n_recover(&f, true, 11.2), P2N_WAIT);
+  ack(&f, &w, 2, P2N_ACK_PRODUCT);
+  assert_int_equal(mark(&f), 104);
+  assert_int_equal(p2n_recover(&f, true, 11.3), P2N_GO);
+  assert_true(p2n_room(&f, 1, 1));
+  assert_true(p2n_idle(&f));
+  p2n_free(&f);
+}
+
+static void test_disconnect_many(void **state) {
+  (void)state;
+  enum { N = 200 };
+  struct p2n_inflight f;
+  struct wire w = {0};
+  void *order[NMSG];
+  assert_int_equal(p2n_init(&f, N, 1u << 20, backoff), 0);
+  for (int i = 0; i < N; i++)
+    assert_ptr_equal(add_plain(&f, &w, i, 1000 + (uint64_t)i), M(i));
+  assert_false(p2n_room(&f, 1, 1)); /* -m reached */
+  for (int i = 0; i < 10; i++)
+    ack(&f, &w, i, P2N_ACK_PRODUCT);
+  /* the connection goes: no failure came, but nothing new goes out */
+  assert_int_equal(p2n_recover(&f, false, 5.0), P2N_WAIT);
+  assert_false(p2n_room(&f, 1, 1));
+  assert_int_equal(p2n_recover(&f, false, 6.0), P2N_WAIT);
+  assert_int_equal(p2n_recover(&f, true, 6.0), P2N_TAKE_BACK);
+  assert_int_equal(take_back_and_resend(&f, &w, order), N - 10);
+  for (int i = 10; i < N; i++)
+    assert_ptr_equal(order[i - 10], M(i));
+  /* a second disconnect before they are all acknowledged: again, in
+   * order, what is left */
+  for (int i = 10; i < 20; i++)
+    ack(&f, &w, i, P2N_ACK_PRODUCT);
+  assert_int_equal(p2n_recover(&f, false, 7.0), P2N_WAIT);
+  assert_int_equal(p2n_recover(&f, true, 7.0), P2N_TAKE_BACK);
+  assert_int_equal(take_back_and_resend(&f, &w, order), N - 20);
+  for (int i = 20; i < N; i++)
+    assert_ptr_equal(order[i - 20], M(i));
+  for (int i = N - 1; i >= 20; i--)
+    ack(&f, &w, i, P2N_ACK_PRODUCT);
+  assert_int_equal(mark(&f), 1000 + N - 1);
+  assert_int_equal(p2n_recover(&f, true, 7.0), P2N_GO);
+  assert_true(p2n_idle(&f));
+  p2n_free(&f);
+}
+
+static void test_duplicate_ack(void **state) {
+  (void)state;
+  struct p2n_inflight f;
+  struct wire w = {0};
+  void *order[NMSG];
+  assert_int_equal(p2n_init(&f, 8, 1000, backoff), 0);
+  add_plain(&f, &w, 0, 100);
+  add_plain(&f, &w, 1, 101);
+  fail_one(&f, &w, 0, 0.0);
+  assert_int_equal(p2n_recover(&f, true, 1.0), P2N_TAKE_BACK);
+  assert_int_equal(take_back_and_resend(&f, &w, order), 2);
+  ack(&f, &w, 0, P2N_ACK_PRODUCT);
+  /* the first publish's acknowledgment, late: changes nothing */
+  uint64_t tag = 7;
+  assert_int_equal(p2n_ack(&f, M(0), 1, &tag), P2N_ACK_UNKNOWN);
+  assert_int_equal(tag, 7);
+  assert_int_equal(p2n_unacked(&f), 1);
+  assert_int_equal(f.msgs, 1);
+  assert_int_equal(mark(&f), 100);
+  /* nor does a failure of it */
+  assert_int_equal(p2n_fail(&f, M(0), 2.0), 1);
+  assert_int_equal(p2n_unacked(&f), 1);
+  assert_int_equal(p2n_recover(&f, true, 2.0), P2N_WAIT); /* draining */
+  ack(&f, &w, 1, P2N_ACK_PRODUCT);
+  assert_int_equal(p2n_ack(&f, M(1), 1, &tag), P2N_ACK_UNKNOWN);
+  assert_int_equal(mark(&f), 101);
+  assert_int_equal(p2n_recover(&f, true, 2.0), P2N_GO);
+  assert_true(p2n_idle(&f));
+  p2n_free(&f);
+}
+
+static void test_chunks_first(void **state) {
+  (void)state;
+  struct p2n_inflight f;
+  struct wire w = {0};
+  void *order[NMSG];
+  assert_int_equal(p2n_init(&f, 16, 1000, backoff), 0);
+  /* product 10 of three chunks (0, 1, 2), then products 11 and 12 */
+  void *chunks[] = {M(0), M(1), M(2)};
+  lens[0] = lens[1] = lens[2] = 10;
+  lens[10] = 0;
+  assert_true(p2n_room(&f, 4, 30));
+  assert_null(p2n_add(&f, 10, 110, chunks, 3, M(10), 30));
+  for (int i = 0; i < 3; i++)
+    hand_out(&f, &w, M(i));
+  assert_null(add_plain(&f, &w, 11, 111)); /* waits for 10 */
+  assert_null(add_plain(&f, &w, 12, 112));
+  assert_int_equal(f.msgs, 6);
+  assert_int_equal(f.bytes, 32);
+  assert_null(p2n_next_ready(&f));
+  ack(&f, &w, 0, P2N_ACK_CHUNK);
+  ack(&f, &w, 2, P2N_ACK_CHUNK);
+  assert_null(p2n_next_ready(&f)); /* chunk 1 is not acknowledged */
+  /* chunk 1 fails: taken back, it goes out again before anything else */
+  fail_one(&f, &w, 1, 0.0);
+  assert_int_equal(p2n_recover(&f, true, 1.0), P2N_TAKE_BACK);
+  assert_int_equal(take_back_and_resend(&f, &w, order), 1);
+  assert_ptr_equal(order[0], M(1));
+  ack(&f, &w, 1, P2N_ACK_CHUNK);
+  uint64_t pos;
+  assert_false(p2n_mark(&f, &pos)); /* chunks do not move the mark */
+  assert_int_equal(p2n_recover(&f, true, 1.0), P2N_GO);
+  assert_ptr_equal(p2n_next_ready(&f), M(10));
+  assert_ptr_equal(p2n_next_ready(&f), M(11));
+  assert_ptr_equal(p2n_next_ready(&f), M(12));
+  assert_null(p2n_next_ready(&f));
+  hand_out(&f, &w, M(10));
+  hand_out(&f, &w, M(11));
+  hand_out(&f, &w, M(12));
+  /* the product message fails, with a later one on the wire: resent in
+   * order, the chunks are not sent again */
+  fail_one(&f, &w, 10, 2.0);
+  assert_int_equal(p2n_recover(&f, true, 3.0), P2N_TAKE_BACK);
+  assert_int_equal(take_back_and_resend(&f, &w, order), 3);
+  assert_ptr_equal(order[0], M(10));
+  assert_ptr_equal(order[1], M(11));
+  assert_ptr_equal(order[2], M(12));
+  ack(&f, &w, 10, P2N_ACK_PRODUCT);
+  ack(&f, &w, 11, P2N_ACK_PRODUCT);
+  ack(&f, &w, 12, P2N_ACK_PRODUCT);
+  assert_int_equal(mark(&f), 112);
+  assert_true(p2n_idle(&f));
+  assert_int_equal(p2n_recover(&f, true, 3.0), P2N_GO);
+  assert_int_equal(f.bytes, 0);
+
+  /* a chunk failed with its product's neighbours on the wire: the resend
+   * puts each product's chunks before its product message */
+  void *c2[] = {M(20), M(21)};
+  lens[20] = lens[21] = 10;
+  lens[31] = 0;
+  assert_ptr_equal(add_plain(&f, &w, 30, 130), M(30));
+  assert_null(p2n_add(&f, 31, 131, c2, 2, M(31), 20));
+  hand_out(&f, &w, M(20));
+  hand_out(&f, &w, M(21));
+  ack(&f, &w, 20, P2N_ACK_CHUNK);
+  fail_one(&f, &w, 21, 4.0);
+  assert_int_equal(p2n_recover(&f, true, 5.0), P2N_TAKE_BACK);
+  assert_int_equal(take_back_and_resend(&f, &w, order), 2);
+  assert_ptr_equal(order[0], M(30));
+  assert_ptr_equal(order[1], M(21));
+  ack(&f, &w, 21, P2N_ACK_CHUNK);
+  ack(&f, &w, 30, P2N_ACK_PRODUCT);
+  assert_int_equal(p2n_recover(&f, true, 5.0), P2N_GO);
+  assert_ptr_equal(p2n_next_ready(&f), M(31));
+  hand_out(&f, &w, M(31));
+  ack(&f, &w, 31, P2N_ACK_PRODUCT);
+  assert_int_equal(mark(&f), 131);
+  p2n_free(&f);
+}
+
+static void test_limits(void **state) {
+  (void)state;
+  struct p2n_inflight f;
+  struct wire w = {0};
+  assert_int_equal(p2n_init(&f, 4, 100, backoff), 0);
+  /* a product larger than -m or the bytes goes, alone */
+  assert_true(p2n_room(&f, 9, 1));
+  assert_true(p2n_room(&f, 1, 500));
+  for (int i = 0; i < 3; i++)
+    add_plain(&f, &w, i, 100 + (uint64_t)i);
+  assert_true(p2n_room(&f, 1, 1));
+  assert_false(p2n_room(&f, 2, 1));  /* 3 + 2 > -m 4 */
+  assert_false(p2n_room(&f, 1, 98)); /* 3 + 98 > 100 bytes */
+  assert_true(p2n_room(&f, 1, 97));
+  add_plain(&f, &w, 3, 103);
+  assert_false(p2n_room(&f, 1, 1)); /* -m reached */
+  /* acknowledged out of order, the products stay in the ring: no room
+   * for another product until the oldest is acknowledged */
+  ack(&f, &w, 1, P2N_ACK_PRODUCT);
+  ack(&f, &w, 2, P2N_ACK_PRODUCT);
+  ack(&f, &w, 3, P2N_ACK_PRODUCT);
+  assert_false(p2n_room(&f, 1, 1));
+  ack(&f, &w, 0, P2N_ACK_PRODUCT);
+  assert_true(p2n_room(&f, 1, 1));
+  p2n_free(&f);
+}
+
+static void test_retry_wait(void **state) {
+  (void)state;
+  struct p2n_inflight f;
+  struct wire w = {0};
+  void *order[NMSG];
+  assert_int_equal(p2n_init(&f, 8, 1000, backoff), 0);
+  add_plain(&f, &w, 0, 100);
+  fail_one(&f, &w, 0, 10.0); /* waits 100 ms */
+  assert_int_equal(p2n_recover(&f, true, 10.05), P2N_WAIT);
+  assert_int_equal(p2n_recover(&f, true, 10.15), P2N_TAKE_BACK);
+  take_back_and_resend(&f, &w, order);
+  fail_one(&f, &w, 0, 20.0); /* a second in a row: 200 ms */
+  assert_int_equal(p2n_recover(&f, true, 20.15), P2N_WAIT);
+  assert_int_equal(p2n_recover(&f, true, 20.25), P2N_TAKE_BACK);
+  take_back_and_resend(&f, &w, order);
+  ack(&f, &w, 0, P2N_ACK_PRODUCT); /* resets the count: 100 ms again */
+  assert_int_equal(p2n_recover(&f, true, 21.0), P2N_GO);
+  add_plain(&f, &w, 1, 101);
+  fail_one(&f, &w, 1, 30.0);
+  assert_int_equal(p2n_recover(&f, true, 30.05), P2N_WAIT);
+  assert_int_equal(p2n_recover(&f, true, 30.15), P2N_TAKE_BACK);
+  p2n_free(&f);
+}
+
+static void test_out_of_memory(void **state) {
+  (void)state;
+  struct p2n_inflight f;
+  struct wire w = {0};
+  void *order[NMSG];
+  assert_int_equal(p2n_init(&f, 8, 1000, backoff), 0);
+  for (int i = 0; i < 3; i++)
+    add_plain(&f, &w, i, 100 + (uint64_t)i);
+  /* a failure that cannot be kept: nomem, the caller's to free, and the
+   * position never passes it */
+  f.realloc_fn = no_memory;
+  off_wire(&w, M(0));
+  assert_int_equal(p2n_fail(&f, M(0), 0.0), -1);
+  assert_true(f.nomem);
+  assert_int_equal(f.nretry, 0);
+  f.nomem = false;
+  f.realloc_fn = realloc;
+  fail_one(&f, &w, 1, 0.0);
+  /* taking back what cannot be kept */
+  f.realloc_fn = no_memory;
+  assert_int_equal(p2n_recover(&f, true, 1.0), P2N_TAKE_BACK);
+  void **v = NULL;
+  size_t n = 9;
+  /* the retry array has room for 64: a take back needs no memory, but the
+   * resend list does */
+  assert_int_equal(p2n_take_back(&f, M(2)), 0);
+  w.n = 0;
+  assert_null(v = p2n_resend_list(&f, &n));
+  assert_int_equal(n, 0);
+  assert_true(f.nomem);
+  assert_int_equal(f.nretry, 2); /* the books unchanged */
+  f.nomem = false;
+  f.realloc_fn = realloc;
+  assert_non_null(v = p2n_resend_list(&f, &n));
+  assert_int_equal(n, 2);
+  assert_ptr_equal(v[0], M(1));
+  assert_ptr_equal(v[1], M(2));
+  free(v);
+  /* a take back into a full retry array that cannot grow */
+  for (int i = 0; i < 2; i++)
+    hand_out(&f, &w, M(1 + i));
+  f.realloc_fn = no_memory;
+  assert_int_equal(p2n_take_back(&f, M(1)), -1);
+  assert_true(f.nomem);
+  uint64_t pos;
+  assert_false(p2n_mark(&f, &pos));
+  /* what the books still hold, given back once each */
+  assert_null(p2n_drop(&f));
+  p2n_free(&f);
+  (void)order;
+}
+
+static void test_drop(void **state) {
+  (void)state;
+  struct p2n_inflight f;
+  struct wire w = {0};
+  assert_int_equal(p2n_init(&f, 8, 1000, backoff), 0);
+  void *chunks[] = {M(0)};
+  assert_null(p2n_add(&f, 10, 110, chunks, 1, M(10), 30));
+  hand_out(&f, &w, M(0));
+  assert_null(add_plain(&f, &w, 11, 111));
+  fail_one(&f, &w, 0, 0.0);
+  /* the product messages never handed out, then the failed chunk */
+  assert_ptr_equal(p2n_drop(&f), M(10));
+  assert_ptr_equal(p2n_drop(&f), M(11));
+  assert_ptr_equal(p2n_drop(&f), M(0));
+  assert_null(p2n_drop(&f));
+  p2n_free(&f);
+  p2n_free(&f); /* twice: harmless */
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup(test_in_order, setup),
+      cmocka_unit_test_setup(test_out_of_order, setup),
+      cmocka_unit_test_setup(test_failure_in_the_middle, setup),
+      cmocka_unit_test_setup(test_disconnect_many, setup),
+      cmocka_unit_test_setup(test_duplicate_ack, setup),
+      cmocka_unit_test_setup(test_chunks_first, setup),
+      cmocka_unit_test_setup(test_limits, setup),
+      cmocka_unit_test_setup(test_retry_wait, setup),
+      cmocka_unit_test_setup(test_out_of_memory, setup),
+      cmocka_unit_test_setup(test_drop, setup),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
