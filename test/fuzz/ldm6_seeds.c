@@ -1,6 +1,6 @@
 /*
  * ldm6_seeds.c - writes the seed corpus of fuzz_ldm6 into a directory: each
- * message of the captured LDM session (test/unit/ldm6_capture.h) three ways,
+ * message of the captured LDM session (test/lib/ldm6_capture.h) three ways,
  * as a framed record (mark included), as a bare message (header and
  * arguments) and as the arguments or results alone, plus a few messages
  * built with the codec (a RECLASS, which the capture lacks).  The capture
@@ -17,7 +17,7 @@
 
 #include "ldmd/proto/ldm6_xdr.h"
 #include "ldmd/proto/rpc_msg.h"
-#include "test/unit/ldm6_capture.h"
+#include "test/lib/ldm6_capture.h"
 
 static int put(const char *dir, const char *name, const void *buf, size_t len) {
   char path[1024];

@@ -3,7 +3,7 @@
  * xorshift generator, for products whose MD5 is then their signature and
  * payloads a receiver can tell apart.  Not random enough for anything but
  * tests.  Header-only, no test framework: the cmocka tests (through
- * test/unit/testutil.h) and ldm6_peer use it.
+ * test/lib/testutil.h) and ldm6_peer use it.
  */
 #ifndef TEST_TU_FILL_H
 #define TEST_TU_FILL_H

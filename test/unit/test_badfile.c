@@ -7,7 +7,7 @@
  * repair brings back every sound product, readers report damage instead of
  * stopping short, and a read-only check changes nothing.
  */
-#include "testutil.h"
+#include "test/lib/testutil.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -6,7 +6,7 @@
  * only a few pages.  Without 5 GiB free in the test directory it is
  * skipped (exit 77).
  */
-#include "testutil.h"
+#include "test/lib/testutil.h"
 
 #include <sys/stat.h>
 

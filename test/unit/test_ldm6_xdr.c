@@ -22,8 +22,8 @@
 
 #include "ldmd/proto/ldm6_xdr.h"
 #include "ldmd/proto/rpc_msg.h"
-#include "test/unit/ldm6_capture.h"
-#include "test/unit/testutil.h"
+#include "test/lib/ldm6_capture.h"
+#include "test/lib/testutil.h"
 
 /* ---------------------------------------------------------------------- */
 /* Helpers                                                                */

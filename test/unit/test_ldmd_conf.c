@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "ldmd/site/ldmd_conf.h"
-#include "test/unit/testutil.h"
+#include "test/lib/testutil.h"
 
 #define DIRLEN 1024 /* the scratch directory */
 #define PATHLEN 4096

@@ -27,7 +27,7 @@
 #include <unistd.h>
 
 #include "ldmd/site/log.h"
-#include "test/unit/testutil.h"
+#include "test/lib/testutil.h"
 
 static char scratch[4096];
 

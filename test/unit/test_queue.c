@@ -5,7 +5,7 @@
  * across fork, the writer count, injected system-call failures, and every
  * error code's message.
  */
-#include "testutil.h"
+#include "test/lib/testutil.h"
 
 #include <errno.h>
 #include <pthread.h>

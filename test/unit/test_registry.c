@@ -25,7 +25,7 @@
 
 #include "ldmd/site/registry.h"
 #include "test/lib/tu_reg_keys.h"
-#include "test/unit/testutil.h"
+#include "test/lib/testutil.h"
 
 /* Keys with a built-in default: LDM's 24, ldmd's own 8, 3 for its live
  * figures, 4 against abuse and 3 for TLS, pqact's own 1, ldmadmin's own 1,

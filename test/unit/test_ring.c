@@ -6,7 +6,7 @@
  * rebuilt by the next, reservations of dead writers reclaimed, and a long
  * random run checked against every invariant.
  */
-#include "testutil.h"
+#include "test/lib/testutil.h"
 
 #include <errno.h>
 #include <signal.h>

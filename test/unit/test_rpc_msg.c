@@ -22,7 +22,7 @@
 
 #include "ldmd/proto/ldm6_types.h"
 #include "ldmd/proto/rpc_msg.h"
-#include "test/unit/testutil.h"
+#include "test/lib/testutil.h"
 
 /* buf[0..n) must be the hex; it must decode and encode back the same. */
 static void expect_header(const uint8_t *buf, size_t n, const char *hex,

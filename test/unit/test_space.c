@@ -9,7 +9,7 @@
  * with the errno, leaving the old queue intact and no temporary file.
  * test/cli/space.sh does the same on a real full tmpfs.
  */
-#include "testutil.h"
+#include "test/lib/testutil.h"
 
 #include <dirent.h>
 #include <errno.h>
