@@ -1,15 +1,4 @@
 # Unit tests (cmocka), one per file of test/unit/.
-pq_unit_test(test_feedtype)
-pq_unit_test(test_prodclass)
-pq_unit_test(test_prodtext)
-pq_unit_test(test_md5)
-pq_unit_test(test_queue ALONE test_too_many_writers
-  ALONE_NAME test_queue_writers)
-pq_unit_test(test_ring)
-pq_unit_test(test_space)
-pq_unit_test(test_badfile ALONE test_readonly_file_cannot_repair
-  ALONE_NAME test_badfile_readonly)
-pq_unit_test(test_bigfile)
 pq_unit_test(test_log)
 target_link_libraries(test_log PRIVATE ldmsite)
 pq_unit_test(test_registry)

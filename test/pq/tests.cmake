@@ -1,0 +1,14 @@
+# The queue library's unit tests (pq/, cmocka): product metadata (feedtypes,
+# product classes, text forms, MD5), the public queue API, eviction and
+# slots, the file's space, damaged and untrusted files, and 64-bit sizes.
+pq_unit_test(test_feedtype)
+pq_unit_test(test_prodclass)
+pq_unit_test(test_prodtext)
+pq_unit_test(test_md5)
+pq_unit_test(test_queue ALONE test_too_many_writers
+  ALONE_NAME test_queue_writers)
+pq_unit_test(test_ring)
+pq_unit_test(test_space)
+pq_unit_test(test_badfile ALONE test_readonly_file_cannot_repair
+  ALONE_NAME test_badfile_readonly)
+pq_unit_test(test_bigfile)
