@@ -1,13 +1,4 @@
 # Unit tests (cmocka), one per file of test/unit/.
-pq_unit_test(test_log)
-target_link_libraries(test_log PRIVATE ldmsite)
-pq_unit_test(test_registry)
-target_link_libraries(test_registry PRIVATE ldmsite)
-target_compile_definitions(test_registry PRIVATE
-  LDM_SOURCE_DIR="${CMAKE_SOURCE_DIR}" REGUTIL_PATH="$<TARGET_FILE:regutil>")
-add_dependencies(test_registry regutil)
-pq_unit_test(test_ldmd_conf)
-target_link_libraries(test_ldmd_conf PRIVATE ldmsite)
 # The LDM-6 protocol codec (ldmd/proto/ldm6_xdr.c, ldmd/proto/rpc_msg.c).
 # The capture of a real LDM session is read at run time from
 # test/vectors/ldm6 (or $LDM6_VECTORS); without it the capture tests fail.
