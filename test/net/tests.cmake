@@ -2,20 +2,6 @@
 # processes on 127.0.0.1 and ::1, each test with its own queue, registry
 # file and free ports, bounded waits, and everything it starts killed.
 if(TARGET ldmproto)
-  add_executable(test_rpc_io ${CMAKE_CURRENT_LIST_DIR}/test_rpc_io.c)
-  target_link_libraries(test_rpc_io PRIVATE ldmproto ${CMOCKA_LIB})
-  # test_ipv6 alone: it skips on a host without ::1 (fails under CI=true).
-  pq_test(test_rpc_io TIMEOUT 60 LABELS net
-    COMMAND test_rpc_io --skip test_ipv6)
-  pq_test(test_rpc_io_ipv6 TIMEOUT 60 LABELS net
-    COMMAND test_rpc_io --only test_ipv6)
-
-  # The same over TLS 1.3, certificates made by the test (issue 13).
-  add_executable(test_tls_io ${CMAKE_CURRENT_LIST_DIR}/test_tls_io.c)
-  target_link_libraries(test_tls_io PRIVATE ldmproto ${CMOCKA_LIB})
-  pq_test(test_tls_io TIMEOUT 60 LABELS net ENVIRONMENT ${PQ_TESTDATA_ENV}
-    COMMAND test_tls_io)
-
   add_executable(test_resume ${CMAKE_CURRENT_LIST_DIR}/test_resume.c)
   target_link_libraries(test_resume PRIVATE ldmserver ${CMOCKA_LIB})
   pq_test(test_resume TIMEOUT 60 LABELS net ENVIRONMENT ${PQ_TESTDATA_ENV}
@@ -74,12 +60,4 @@ if(TARGET ldmproto)
         ARGS ${_args} $<TARGET_FILE:ldmsend>)
     endif()
   endif()
-  # The connect timeout bounds the whole connect (issue 9).
-  add_executable(test_connect ${CMAKE_CURRENT_LIST_DIR}/test_connect.c)
-  target_link_libraries(test_connect PRIVATE ldmproto ${CMOCKA_LIB})
-  pq_test(test_connect TIMEOUT 60 LABELS net COMMAND test_connect)
-  # Sending without waiting, while a queue lock is held (issue 9).
-  add_executable(test_send_nowait ${CMAKE_CURRENT_LIST_DIR}/test_send_nowait.c)
-  target_link_libraries(test_send_nowait PRIVATE ldmproto ${CMOCKA_LIB})
-  pq_test(test_send_nowait TIMEOUT 60 LABELS net COMMAND test_send_nowait)
 endif()
