@@ -1,17 +1,9 @@
-# Network tests of the LDM-6 server (ldmd) and its RPC transport: real
-# processes on 127.0.0.1 and ::1, each test with its own queue, registry
-# file and free ports, bounded waits, and everything it starts killed.
+# Network tests of the LDM-6 server (ldmd): real processes on 127.0.0.1
+# and ::1, each test with its own queue, registry file and free ports,
+# bounded waits, and everything it starts killed.  The unit tests of its
+# libraries are in test/server (ldmd/server) and test/proto (ldmd/proto,
+# its RPC transport included).
 if(TARGET ldmproto)
-  add_executable(test_resume ${CMAKE_CURRENT_LIST_DIR}/test_resume.c)
-  target_link_libraries(test_resume PRIVATE ldmserver ${CMOCKA_LIB})
-  pq_test(test_resume TIMEOUT 60 LABELS net ENVIRONMENT ${PQ_TESTDATA_ENV}
-    COMMAND test_resume)
-
-  # Forward confirmation of peer names, with a stand-in resolver (issue 13).
-  add_executable(test_peername ${CMAKE_CURRENT_LIST_DIR}/test_peername.c)
-  target_link_libraries(test_peername PRIVATE ldmserver ${CMOCKA_LIB})
-  pq_test(test_peername TIMEOUT 60 LABELS net COMMAND test_peername)
-
   # ldm6_peer: the scriptable LDM-6 peer the server tests drive.
   add_executable(ldm6_peer ${CMAKE_CURRENT_LIST_DIR}/ldm6_peer.c)
   target_link_libraries(ldm6_peer PRIVATE ldmproto)
