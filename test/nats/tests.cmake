@@ -1,20 +1,27 @@
-# The bridge to NATS JetStream (pqutils/nats/): shell tests against a real
-# nats-server that each test starts itself on loopback (test/nats/lib.sh),
-# ctest names nats_*.  Each script gets the directory of the queue
-# utilities and that of the bridge's programs.  A test that cannot find
-# nats-server is skipped (77).
+# The bridge to NATS JetStream (pqutils/nats/): the cmocka tests of its
+# wire format, which need no server (test_ldmnats, test_nats_reassembly);
+# then shell tests against a real nats-server that each test starts itself
+# on loopback (test/nats/lib.sh), ctest names nats_*.  Each script gets the
+# directory of the queue utilities and that of the bridge's programs.  A
+# test that cannot find nats-server is skipped (77).
 if(TARGET ldmnats)
   set(NATS_TEST_ARGS $<TARGET_FILE_DIR:pqcreate>
       $<TARGET_FILE_DIR:pq2nats>)
 endif()
 
-# The wire format's pure parts (pqutils/nats/subject.c): a cmocka test of
-# test/unit/, built here with the bridge.
+# The wire format's pure parts (pqutils/nats/subject.c), built with the
+# bridge.
 if(TARGET ldmnats_wire)
-  add_executable(test_ldmnats ${PROJECT_SOURCE_DIR}/test/unit/test_ldmnats.c)
+  add_executable(test_ldmnats ${CMAKE_CURRENT_LIST_DIR}/test_ldmnats.c)
   target_link_libraries(test_ldmnats PRIVATE ldmnats_wire ${CMOCKA_LIB})
   pq_test(test_ldmnats TIMEOUT 60 COMMAND test_ldmnats)
 endif()
+
+# nats2pq's reading of the bridge's wire format (pqutils/nats/reassembly.c):
+# headers, body and chunk checks, without a server or libnats.
+pq_unit_test(test_nats_reassembly)
+target_sources(test_nats_reassembly PRIVATE
+  ${PROJECT_SOURCE_DIR}/pqutils/nats/reassembly.c)
 
 # natspeek: the server's side of what the bridge stored (natspeek.c).
 if(TARGET ldmnats)
