@@ -26,7 +26,7 @@
  *     Ldm-Data-Md5 (the MD5 of the whole data, 32 hex digits).
  *
  * The pure parts (subjects, tokens, rules, chunk sizes, header values) are
- * in subject.c and need no server: test/unit/test_ldmnats.c drives them.
+ * in subject.c and need no server: test/nats/test_ldmnats.c drives them.
  * The connection's parts are in ldmnats.c.  Messages go to the logger
  * (ldmd/site/log.h).  Not thread-safe but where a function says so.
  */

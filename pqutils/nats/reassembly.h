@@ -8,7 +8,7 @@
  * wants it (a queue reservation): reassembly copies each chunk once.
  *
  * Knows nothing of libnats: the headers come through a getter, the chunks
- * as buffers, so that the unit tests (test/unit/test_nats_reassembly.c)
+ * as buffers, so that the unit tests (test/nats/test_nats_reassembly.c)
  * drive it without a server.  Every function is thread-safe on distinct
  * objects and safe across fork().
  */

@@ -2,7 +2,7 @@
  * subject.c - the pure parts of the bridge's wire format (ldmnats.h):
  * subject tokens, the subjects of products and chunks, the names of the
  * chunk stream, chunk sizes, the Ldm-Created value, and pq2nats's subject
- * rules (-r).  No libnats here: test/unit/test_ldmnats.c drives it all.
+ * rules (-r).  No libnats here: test/nats/test_ldmnats.c drives it all.
  */
 #include <errno.h>
 #include <inttypes.h>
