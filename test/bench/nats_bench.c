@@ -1,7 +1,8 @@
 /*
- * nats_bench.c - how fast and how promptly the NATS JetStream bridge of
- * issue 14 carries products from one queue to another, beside the ldmd ->
- * ldmd relay measured the same way in the same run.  The two paths:
+ * nats_bench.c - how fast and how promptly the NATS JetStream bridge
+ * (pq2nats.1, nats2pq.1) carries products from one queue to another, beside
+ * the ldmd -> ldmd relay measured the same way in the same run (results and
+ * what limits them: docs/nats-bench.md).  The two paths:
  *
  *   relay  queue A -> ldmd A -> LDM-6 over 127.0.0.1 -> ldmd B (REQUEST
  *          ANY ".*" from A) -> queue B
@@ -36,12 +37,12 @@
  * stream, then its product message.  The path "nats-8m" is the same with
  * the server's max_payload raised to 8 MiB: one message a product.
  *
- * It prints only what it measured in this run.  The issue's targets are
- * labelled "target:" with MET or MISSED.  A figure it could not measure (a
- * path that did not start, products that did not all arrive) is an error:
- * a message on stderr, no figure, and exit status 1.  Everything the bench
- * starts is stopped, and its directory removed, at the end or on SIGINT or
- * SIGTERM.  A benchmark, not a test.
+ * It prints only what it measured in this run.  The bridge's targets
+ * (TARGET_ below) are labelled "target:" with MET or MISSED.  A figure it
+ * could not measure (a path that did not start, products that did not all
+ * arrive) is an error: a message on stderr, no figure, and exit status 1.
+ * Everything the bench starts is stopped, and its directory removed, at the
+ * end or on SIGINT or SIGTERM.  A benchmark, not a test.
  *
  * usage: nats_bench [-p paths] [-s sizes] [-m mult] [-d seconds]
  *                   [-r rate1k,rate1m] [-D dir] [-L ldmd] [-N nats-server]
@@ -98,8 +99,8 @@
 #define KIB 1024u
 #define MIB (1024u * 1024u)
 #define STREAM "LDM"
-#define TARGET_1K_RATE 50000.0 /* issue 14: 1 KiB products/s, with acks */
-#define TARGET_1M_MBS 500.0    /* issue 14: 1 MiB, MB/s (10^6 bytes) */
+#define TARGET_1K_RATE 50000.0 /* 1 KiB products/s, with acks */
+#define TARGET_1M_MBS 500.0    /* 1 MiB products, MB/s (10^6 bytes) */
 #define NOPROGRESS_S 20.0      /* a transfer that stalls this long failed */
 #define DRAIN_S 20.0           /* most time for the last latency products */
 #define START_S 15.0           /* most time for a process to come up */

@@ -34,7 +34,8 @@
 # It prints only what it measured in this run, and checks what it timed:
 # the files pqact made hold every product's bytes, each decoder read every
 # byte sent to it.  A failed run or check stops it with exit status 1.
-# Targets (issue 10) are printed as targets, not as results.
+# The project's targets, written in below, are printed as targets, not
+# as results.
 #
 # Usage: test/bench/pqact_bench.sh [BUILD_DIR]   (default build/release)
 # Environment: BENCH_DIR (scratch, default /dev/shm), BENCH_RUNS, PQACT

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# "SIGHUP or SIGUSR1 reopens logs" (issue 11), for every long-running
-# program: each writes its -l log (relative), the log is renamed as a
-# rotation does, the signal comes, and the same process's next lines land
-# in a fresh file at the path, none in the renamed one.  Standalone:
+# "SIGHUP or SIGUSR1 reopens logs" (ldmadmin.1, newlog; ldmd.8), for every
+# long-running program: each writes its -l log (relative), the log is
+# renamed as a rotation does, the signal comes, and the same process's next
+# lines land in a fresh file at the path, none in the renamed one.  Standalone:
 # notifyme, ldmping (against the server ldmadmin started), pqmon, pqcat
 # -i, pqexpire -i, pqact (SIGUSR1 and SIGHUP, with -d elsewhere).  Under
 # ldmd, through newlog: a requester child, whose upstream is another ldmd.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# endpoint.sh - ldmd's live figures end to end (issue 12, docs/metrics.md),
+# endpoint.sh - ldmd's live figures end to end (docs/metrics.md),
 # with real processes on 127.0.0.1: two of our servers as a relay pair
 # (up ALLOWs, down REQUESTs from up and ACCEPTs pushes), notifyme on up,
 # ldmsend and the test peer pushing to down.  Products are inserted into

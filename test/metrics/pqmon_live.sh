@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# pqmon_live.sh - pqmon's live view (pqmon -L, issue 12, pqmon.1) against
+# pqmon_live.sh - pqmon's live view (pqmon -L, pqmon.1) against
 # real servers on 127.0.0.1: two of our ldmd as a relay pair (down
 # REQUESTs IDS from up) with the figures on (the default) and products
 # flowing into up's queue all along.  Piped, pqmon -L prints plain frames

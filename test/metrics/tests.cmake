@@ -1,4 +1,4 @@
-# ldmd's live figures (issue 12): the unit tests of ldmd/metrics/ and of
+# ldmd's live figures (docs/metrics.md): the unit tests of ldmd/metrics/ and of
 # the strict Prometheus checker (test_metrics), the checker as a program
 # (promcheck), and the endpoint's test with real servers on 127.0.0.1
 # (endpoint.sh: a relay pair, notifyme, ldmsend), and the status page in

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # cluster.sh - the bridge across a three-node JetStream cluster on loopback
-# (issue 14): pq2nats publishes queue A to a stream of 3 replicas (-R 3)
+# (pq2nats.1): pq2nats publishes queue A to a stream of 3 replicas (-R 3)
 # and nats2pq feeds queue B from it, both given the three servers' URLs.
 # While products flow, the stream's leader (the node that orders and
 # acknowledges every publish: the hardest node to lose) is killed with

@@ -27,11 +27,12 @@ if(TARGET ldmproto)
         chain 240
         # Replays the capture of real LDM 6.15 peers in test/vectors/ldm6.
         capture 60
-        # The server's faults (issue 9); 77 means skipped.
+        # The server's faults (docs/protocol.md, "The ldmd process" and
+        # "Records that are not what they declare"); 77 means skipped.
         daemon 60
         emfile 90
         lengths 90
-        # Limits against abuse (issue 13).
+        # Limits against abuse (docs/security.md, "Abuse").
         connlimits 90
         privdrop 60
         filemodes 60
@@ -40,7 +41,7 @@ if(TARGET ldmproto)
         names 60
         held 120)
     if(TARGET ldmsend AND TARGET notifyme AND TARGET ldmping)
-      # TLS and plain LDM-6 on one port (issue 13).
+      # TLS and plain LDM-6 on one port (docs/security.md, "Tests").
       pq_script_test(net_tls ${CMAKE_CURRENT_LIST_DIR}/tls.sh
         TIMEOUT 180 LABELS net ENVIRONMENT ${PQ_TESTDATA_ENV}
         ARGS ${_args} $<TARGET_FILE:ldmping> $<TARGET_FILE:notifyme>

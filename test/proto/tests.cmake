@@ -21,17 +21,20 @@ pq_test(test_rpc_io TIMEOUT 60 LABELS net
 pq_test(test_rpc_io_ipv6 TIMEOUT 60 LABELS net
   COMMAND test_rpc_io --only test_ipv6)
 
-# The same over TLS 1.3, certificates made by the test (issue 13).
+# The same over TLS 1.3, certificates made by the test (docs/security.md,
+# "TLS and authenticated peers").
 add_executable(test_tls_io ${CMAKE_CURRENT_LIST_DIR}/test_tls_io.c)
 target_link_libraries(test_tls_io PRIVATE ldmproto ${CMOCKA_LIB})
 pq_test(test_tls_io TIMEOUT 60 LABELS net ENVIRONMENT ${PQ_TESTDATA_ENV}
   COMMAND test_tls_io)
 
-# The connect timeout bounds the whole connect (issue 9).
+# The connect timeout bounds the whole connect (docs/protocol.md, "Timers
+# and limits").
 add_executable(test_connect ${CMAKE_CURRENT_LIST_DIR}/test_connect.c)
 target_link_libraries(test_connect PRIVATE ldmproto ${CMOCKA_LIB})
 pq_test(test_connect TIMEOUT 60 LABELS net COMMAND test_connect)
-# Sending without waiting, while a queue lock is held (issue 9).
+# Sending without waiting, while a queue lock is held (docs/protocol.md,
+# "The feed: what the upstream sends").
 add_executable(test_send_nowait ${CMAKE_CURRENT_LIST_DIR}/test_send_nowait.c)
 target_link_libraries(test_send_nowait PRIVATE ldmproto ${CMOCKA_LIB})
 pq_test(test_send_nowait TIMEOUT 60 LABELS net COMMAND test_send_nowait)

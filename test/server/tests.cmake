@@ -21,7 +21,8 @@ target_link_libraries(test_resume PRIVATE ldmserver ${CMOCKA_LIB})
 pq_test(test_resume TIMEOUT 60 LABELS net ENVIRONMENT ${PQ_TESTDATA_ENV}
   COMMAND test_resume)
 
-# Forward confirmation of peer names, with a stand-in resolver (issue 13).
+# Forward confirmation of peer names, with a stand-in resolver
+# (docs/security.md, "Host names").
 add_executable(test_peername ${CMAKE_CURRENT_LIST_DIR}/test_peername.c)
 target_link_libraries(test_peername PRIVATE ldmserver ${CMOCKA_LIB})
 pq_test(test_peername TIMEOUT 60 LABELS net COMMAND test_peername)
