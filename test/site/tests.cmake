@@ -7,5 +7,9 @@ target_link_libraries(test_registry PRIVATE ldmsite)
 target_compile_definitions(test_registry PRIVATE
   LDM_SOURCE_DIR="${CMAKE_SOURCE_DIR}" REGUTIL_PATH="$<TARGET_FILE:regutil>")
 add_dependencies(test_registry regutil)
+# ldmd.conf: one program of two files, the parser's tests (test_ldmd_conf.c,
+# with main) and the access rules' (test_ldmd_conf_access.c).
 pq_unit_test(test_ldmd_conf)
+target_sources(test_ldmd_conf PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/test_ldmd_conf_access.c)
 target_link_libraries(test_ldmd_conf PRIVATE ldmsite)
