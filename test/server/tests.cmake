@@ -15,7 +15,8 @@ if(TARGET ldmserver)
   ldmd_server_test(test_settings)
 endif()
 
-# test_resume and test_peername came from test/net and keep its label, net.
+# test_resume and test_peername have the label net: ctest -L net runs them
+# with the server's network tests (test/net).
 add_executable(test_resume ${CMAKE_CURRENT_LIST_DIR}/test_resume.c)
 target_link_libraries(test_resume PRIVATE ldmserver ${CMOCKA_LIB})
 pq_test(test_resume TIMEOUT 60 LABELS net ENVIRONMENT ${PQ_TESTDATA_ENV}
