@@ -1363,60 +1363,25 @@ static bool set_text_opt(int ch, const char *arg, peer_opts *o) {
   return true;
 }
 
-/* Options that take a number.  @return false if ch is not one of them */
+/* Options that take a number, each beside the field it sets.  @return
+ * false if ch is not one of them */
 static bool set_number_opt(int ch, const char *arg, peer_opts *o) {
-  switch (ch) {
-  case 'p':
-    o->port = (unsigned)num(arg);
-    break;
-  case 'o':
-    o->offset = num(arg);
-    break;
-  case 'n':
-    o->count = num(arg);
-    break;
-  case 's':
-    o->size = num(arg);
-    break;
-  case 't':
-    o->timeout = num(arg);
-    break;
-  case 'a':
-    o->age = num(arg);
-    break;
-  case 'd':
-    o->delay_ms = num(arg);
-    break;
-  case 'b':
-    o->big = num(arg);
-    break;
-  case 'V':
-    o->vers = (unsigned)num(arg);
-    break;
-  case 'R':
-    o->proc = (unsigned)num(arg);
-    break;
-  case 'x':
-    o->arg = num(arg);
-    break;
-  case 'L':
-    o->threshold_us = num(arg);
-    break;
-  case 'z':
-    o->seed = (unsigned)num(arg);
-    break;
-  case 'Z':
-    o->declared = num(arg);
-    break;
-  case 'Y':
-    o->dbuf = num(arg);
-    break;
-  case 'X':
-    o->stall = num(arg);
-    break;
-  default:
+  long *const longs[128] = {
+      ['o'] = &o->offset,   ['n'] = &o->count, ['s'] = &o->size,
+      ['t'] = &o->timeout,  ['a'] = &o->age,   ['d'] = &o->delay_ms,
+      ['b'] = &o->big,      ['x'] = &o->arg,   ['L'] = &o->threshold_us,
+      ['Z'] = &o->declared, ['Y'] = &o->dbuf,  ['X'] = &o->stall};
+  unsigned *const uints[128] = {
+      ['p'] = &o->port, ['V'] = &o->vers, ['R'] = &o->proc, ['z'] = &o->seed};
+
+  if (ch < 0 || ch >= 128)
     return false;
-  }
+  if (longs[ch] != NULL)
+    *longs[ch] = num(arg);
+  else if (uints[ch] != NULL)
+    *uints[ch] = (unsigned)num(arg);
+  else
+    return false;
   return true;
 }
 
