@@ -1,7 +1,8 @@
-# The bridge to NATS JetStream (pqutils/nats/): the cmocka tests of its
-# wire format, which need no server (test_ldmnats, test_nats_reassembly);
-# then shell tests against a real nats-server that each test starts itself
-# on loopback (test/nats/lib.sh), ctest names nats_*.  Each script gets the
+# The bridge to NATS JetStream (pqutils/nats/): cmocka tests that need no
+# server, of its wire format (test_ldmnats, test_nats_reassembly) and of
+# pq2nats's books of what is in flight (test_nats_inflight); shell tests
+# against a real nats-server that each test starts itself on loopback
+# (test/nats/lib.sh), ctest names nats_*.  Each script gets the
 # directory of the queue utilities and that of the bridge's programs.  A
 # test that cannot find nats-server is skipped (77).
 if(TARGET ldmnats)
