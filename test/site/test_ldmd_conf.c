@@ -176,8 +176,10 @@ static void check_want(const ldm_conf *c, const char *who,
       num = *(const uint8_t *)p;
     else if (w->size == 4)
       num = *(const uint32_t *)(const void *)p;
-    else
+    else if (w->size == 8)
       num = (long long)*(const uint64_t *)(const void *)p;
+    else
+      fail_msg("%s: %s: no reader for %zu bytes", who, w->path, w->size);
   }
   if (w->size == 0 && w->str == NULL && str != NULL)
     fail_msg("%s: %s is \"%s\", want NULL", who, w->path, str);
