@@ -52,10 +52,30 @@ typedef struct conn_labels {
 } conn_labels;
 
 static void conn_labels_set(conn_labels *cl, const ldmm_conn_copy *c) {
+  memset(cl, 0, sizeof *cl);
   snprintf(cl->pid, sizeof cl->pid, "%ld", (long)c->pid);
   cl->l[0] = (ldmm_prom_label){"pid", cl->pid};
   cl->l[1] = (ldmm_prom_label){"kind", ldmm_kind_name(c->kind)};
   cl->l[2] = (ldmm_prom_label){"peer", c->peer};
+}
+
+/* Which connections a family has series for. */
+enum conn_pick { PICK_ALL, PICK_RECEIVERS, PICK_REQUESTERS };
+
+/* The next connection from s->conns[*i] on that pick takes, with its labels
+ * in cl, and *i past it; NULL after the last. */
+static const ldmm_conn_copy *conn_next(const ldmm_snapshot *s, size_t *i,
+                                       enum conn_pick pick, conn_labels *cl) {
+  while (*i < s->nconns) {
+    const ldmm_conn_copy *c = &s->conns[(*i)++];
+
+    if ((pick == PICK_RECEIVERS && !ldmm_kind_receives(c->kind)) ||
+        (pick == PICK_REQUESTERS && c->kind != LDMM_KIND_REQUESTER))
+      continue;
+    conn_labels_set(cl, c);
+    return c;
+  }
+  return NULL;
 }
 
 enum conn_field { CF_PRODUCTS, CF_BYTES, CF_RECONNECTIONS };
@@ -73,97 +93,70 @@ static uint64_t conn_value(const ldmm_conn_copy *c, enum conn_field f) {
 
 static void conn_counter(const ldmm_snapshot *s, ldmm_prom_buf *b,
                          const char *name, const char *help, enum conn_field f,
-                         bool requesters) {
-  size_t i;
+                         enum conn_pick pick) {
+  const ldmm_conn_copy *c;
+  conn_labels cl;
+  size_t i = 0;
 
   ldmm_prom_family(b, name, "counter", help);
-  for (i = 0; i < s->nconns; i++) {
-    const ldmm_conn_copy *c = &s->conns[i];
-    conn_labels cl = {0};
-
-    if (requesters && c->kind != LDMM_KIND_REQUESTER)
-      continue;
-    conn_labels_set(&cl, c);
+  while ((c = conn_next(s, &i, pick, &cl)) != NULL)
     ldmm_prom_sample_u64(b, name, cl.l, 3, conn_value(c, f));
-  }
 }
 
 static void render_conns(const ldmm_snapshot *s, const ldmm_queue *q,
                          ldmm_prom_buf *b) {
+  const ldmm_conn_copy *c;
+  conn_labels cl;
   size_t i;
   unsigned k;
 
   ldmm_prom_family(b, "ldmd_connection_info", "gauge",
                    "A connection or requester process of the server (1), with "
                    "the class it feeds or receives.");
-  for (i = 0; i < s->nconns; i++) {
-    conn_labels cl = {0};
-
-    conn_labels_set(&cl, &s->conns[i]);
-    cl.l[3] = (ldmm_prom_label){"feed", s->conns[i].feed};
+  for (i = 0; (c = conn_next(s, &i, PICK_ALL, &cl)) != NULL;) {
+    cl.l[3] = (ldmm_prom_label){"feed", c->feed};
     ldmm_prom_sample_u64(b, "ldmd_connection_info", cl.l, 4, 1);
   }
   ldmm_prom_family(b, "ldmd_connection_start_time_seconds", "gauge",
                    "When the connection's process started, seconds since the "
                    "epoch.");
-  for (i = 0; i < s->nconns; i++) {
-    conn_labels cl = {0};
-
-    conn_labels_set(&cl, &s->conns[i]);
+  for (i = 0; (c = conn_next(s, &i, PICK_ALL, &cl)) != NULL;)
     ldmm_prom_sample_f(b, "ldmd_connection_start_time_seconds", cl.l, 3,
-                       (double)s->conns[i].start_us / PER_S);
-  }
+                       (double)c->start_us / PER_S);
   conn_counter(s, b, "ldmd_connection_products_total",
                "Products inserted (downstream, requester) or sent "
                "(upstream, notifyme) on the connection.",
-               CF_PRODUCTS, false);
+               CF_PRODUCTS, PICK_ALL);
   conn_counter(s, b, "ldmd_connection_bytes_total",
-               "Data bytes of those products.", CF_BYTES, false);
+               "Data bytes of those products.", CF_BYTES, PICK_ALL);
   ldmm_prom_family(b, "ldmd_connection_latency_seconds", "histogram",
                    "Received products: from their creation to their insertion "
                    "here.");
-  for (i = 0; i < s->nconns; i++) {
-    const ldmm_conn_copy *c = &s->conns[i];
-    conn_labels cl = {0};
-
-    if (!ldmm_kind_receives(c->kind))
-      continue;
-    conn_labels_set(&cl, c);
+  for (i = 0; (c = conn_next(s, &i, PICK_RECEIVERS, &cl)) != NULL;)
     ldmm_prom_histogram(b, "ldmd_connection_latency_seconds", cl.l, 3,
                         s->bounds_us, c->latency.bucket, LDMM_NBUCKETS,
                         (double)c->latency.sum_us / PER_S, PER_S);
-  }
   ldmm_prom_family(b, "ldmd_connection_refused_total", "counter",
                    "Received products not stored, by cause.");
-  for (i = 0; i < s->nconns; i++) {
-    const ldmm_conn_copy *c = &s->conns[i];
-    conn_labels cl = {0};
-
-    if (!ldmm_kind_receives(c->kind))
-      continue;
-    conn_labels_set(&cl, c);
+  for (i = 0; (c = conn_next(s, &i, PICK_RECEIVERS, &cl)) != NULL;)
     for (k = 0; k < LDMM_NCAUSES; k++) {
       cl.l[3] = (ldmm_prom_label){"cause", ldmm_cause_name((enum ldmm_cause)k)};
       ldmm_prom_sample_u64(b, "ldmd_connection_refused_total", cl.l, 4,
                            c->refused[k]);
     }
-  }
   ldmm_prom_family(
       b, "ldmd_connection_lag_seconds", "gauge",
       "Feeders: how far behind the queue's newest product the last "
       "product looked at was inserted.");
-  for (i = 0; i < s->nconns; i++) {
-    double lag = ldmm_lag_seconds(&s->conns[i], q);
-    conn_labels cl = {0};
+  for (i = 0; (c = conn_next(s, &i, PICK_ALL, &cl)) != NULL;) {
+    double lag = ldmm_lag_seconds(c, q);
 
-    if (lag < 0)
-      continue;
-    conn_labels_set(&cl, &s->conns[i]);
-    ldmm_prom_sample_f(b, "ldmd_connection_lag_seconds", cl.l, 3, lag);
+    if (lag >= 0)
+      ldmm_prom_sample_f(b, "ldmd_connection_lag_seconds", cl.l, 3, lag);
   }
   conn_counter(s, b, "ldmd_connection_reconnections_total",
                "Requesters: connections to the upstream after the first.",
-               CF_RECONNECTIONS, true);
+               CF_RECONNECTIONS, PICK_REQUESTERS);
 }
 
 static void render_feeds(const ldmm_snapshot *s, ldmm_prom_buf *b) {

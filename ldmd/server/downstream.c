@@ -149,13 +149,27 @@ void ldmd_down_origin(const char *origin, const char *upstream,
 /* Vetting outcomes. */
 enum vet { VET_OK, VET_REFUSED };
 
+/* Refuse a product whose metadata is sound: count it (in *count and as
+ * cause), settle its fate and log "what: ignoring <kind> product: ...". */
+static enum vet refuse(ldmd_down *d, const pq_prod_info *info, uint64_t *count,
+                       enum ldmm_cause cause, const char *what,
+                       const char *kind) {
+  char text[PRODTEXT_LEN];
+
+  (*count)++;
+  ldmm_refused(d->ms, d->mfeeds, info->feedtype, cause);
+  settle(d, info);
+  pq_prod_info_format(info, false, text, sizeof text);
+  log_warning("%s: ignoring %s product: %s", what, kind, text);
+  return VET_REFUSED;
+}
+
 /*
  * Convert, vet and rewrite a product's metadata into info.  what names the
  * call for messages ("hereis", "comingsoon").
  */
 static enum vet vet(ldmd_down *d, const ldm6_prod_info *w, pq_prod_info *info,
                     const char *what) {
-  char text[PRODTEXT_LEN];
   pq_timestamp from;
 
   d->st.received++;
@@ -170,23 +184,11 @@ static enum vet vet(ldmd_down *d, const ldm6_prod_info *w, pq_prod_info *info,
   ldmd_down_origin(w->origin, d->upstream, info->origin);
   from = pq_ts_now();
   from.sec -= (int64_t)d->max_latency;
-  if (pq_ts_cmp(info->arrival, from) < 0) {
-    d->st.too_old++;
-    ldmm_refused(d->ms, d->mfeeds, info->feedtype, LDMM_TOO_OLD);
-    settle(d, info);
-    pq_prod_info_format(info, false, text, sizeof text);
-    log_warning("%s: ignoring too-old product: %s", what, text);
-    return VET_REFUSED;
-  }
+  if (pq_ts_cmp(info->arrival, from) < 0)
+    return refuse(d, info, &d->st.too_old, LDMM_TOO_OLD, what, "too-old");
   d->cls.from = from;
-  if (pq_ts_cmp(from, d->cls.to) > 0 || !pq_class_match(&d->cls, info)) {
-    d->st.unwanted++;
-    ldmm_refused(d->ms, d->mfeeds, info->feedtype, LDMM_UNWANTED);
-    settle(d, info);
-    pq_prod_info_format(info, false, text, sizeof text);
-    log_warning("%s: ignoring unrequested product: %s", what, text);
-    return VET_REFUSED;
-  }
+  if (pq_ts_cmp(from, d->cls.to) > 0 || !pq_class_match(&d->cls, info))
+    return refuse(d, info, &d->st.unwanted, LDMM_UNWANTED, what, "unrequested");
   return VET_OK;
 }
 

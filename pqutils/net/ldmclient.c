@@ -546,3 +546,28 @@ int ldmc_opt_uint(struct cli *c, const char *usage, const char *what,
   *out = v;
   return 0;
 }
+
+int ldmc_opts_take(struct cli *c, const char *usage, int opt, const char *arg,
+                   struct ldmc_opts *o) {
+  switch (opt) {
+  case 'h':
+    o->host = arg;
+    return 1;
+  case 'P':
+    return ldmc_opt_port(c, usage, arg, &o->port) != 0 ? -1 : 1;
+  case 'f':
+    return ldmc_opt_feedtype(c, usage, arg, &o->feedtype) != 0 ? -1 : 1;
+  case 'S':
+    o->tls = true;
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+int ldmc_opts_peer(struct cli *c, const char *usage, struct ldmc_opts *o,
+                   struct ldmc_peer *p) {
+  if (ldmc_opt_peer(c, usage, o->host, &o->port, p) != 0)
+    return -1;
+  return o->tls ? ldmc_opt_tls(&p->tls) : 0;
+}

@@ -31,7 +31,9 @@
  * server named with -h or as an operand, feedtype and whole-number values)
  * are parsed by the ldmc_opt_*() functions, which report a bad value as
  * the clients do (the message, then the usage text, on stderr) and log a
- * registry that cannot be read as a warning.
+ * registry that cannot be read as a warning; ldmc_opts_take() and
+ * ldmc_opts_peer() handle -h, -P, -f and -S together for notifyme, ldmsend
+ * and rtstats (ldmping takes -h more than once).
  *
  * Except for those, messages are written into the caller's buffer and name
  * the peer; nothing here logs or exits.  Not thread-safe (like ldm6_io);
@@ -167,5 +169,35 @@ int ldmc_opt_feedtype(struct cli *c, const char *usage, const char *arg,
 /** A whole number from lo to hi; `what` names it in messages ("timeout"). */
 int ldmc_opt_uint(struct cli *c, const char *usage, const char *what,
                   const char *arg, uint64_t lo, uint64_t hi, uint64_t *out);
+
+/**
+ * The server options that notifyme, ldmsend and rtstats all take: -h host,
+ * -P port, -f feedtype and (where the program offers it) -S.  The caller
+ * sets the defaults (host "localhost", port 0, its own feedtype), hands
+ * every option cli_next_option() returns to ldmc_opts_take(), and after the
+ * loop calls ldmc_opts_peer().
+ */
+struct ldmc_opts {
+  const char *host;  /**< -h: the server spec */
+  unsigned port;     /**< -P, or 0: ldmc_opt_peer()'s *port */
+  uint32_t feedtype; /**< -f */
+  bool tls;          /**< -S */
+};
+
+/**
+ * If opt is 'h', 'P', 'f' or 'S', stores arg (parsed) in o.
+ * @return 1 if opt was one of them, 0 if it is the caller's own, -1 after
+ *         printing why arg is bad.
+ */
+int ldmc_opts_take(struct cli *c, const char *usage, int opt, const char *arg,
+                   struct ldmc_opts *o);
+
+/**
+ * After the options: the peer o->host names (ldmc_opt_peer()) and, with
+ * -S, its TLS context (ldmc_opt_tls()).  @return 0, or -1 after printing
+ * why.
+ */
+int ldmc_opts_peer(struct cli *c, const char *usage, struct ldmc_opts *o,
+                   struct ldmc_peer *p);
 
 #endif /* PQUTILS_NET_LDMCLIENT_H */

@@ -338,42 +338,24 @@ static void report_undelivered(const struct ldmsend *s, int next) {
 }
 
 static int parse_args(struct ldmsend *s, int argc, char **argv) {
-  const char *host = "localhost";
-  unsigned port = 0;
-  bool tls = false;
+  struct ldmc_opts o = {.host = "localhost", .feedtype = PQ_FT_EXP};
   uint64_t v;
   int opt, rc;
 
-  s->feedtype = PQ_FT_EXP;
   while ((rc = cli_next_option(&s->cli, argc, argv, ":h:P:f:s:Sl:vx",
                                usage_text, &opt)) == CLI_OPT_OWN) {
-    switch (opt) {
-    case 'h':
-      host = optarg;
-      break;
-    case 'P':
-      if (ldmc_opt_port(&s->cli, usage_text, optarg, &port) != 0)
-        return -1;
-      break;
-    case 'f':
-      if (ldmc_opt_feedtype(&s->cli, usage_text, optarg, &s->feedtype) != 0)
-        return -1;
-      if (s->feedtype == PQ_FT_NONE) {
-        cli_usage_error(&s->cli, usage_text,
-                        "feedtype \"%s\" is NONE: nothing would be sent",
-                        optarg);
-        return -1;
-      }
-      break;
-    case 's':
+    if (ldmc_opts_take(&s->cli, usage_text, opt, optarg, &o) < 0)
+      return -1;
+    if (opt == 'f' && o.feedtype == PQ_FT_NONE) {
+      cli_usage_error(&s->cli, usage_text,
+                      "feedtype \"%s\" is NONE: nothing would be sent", optarg);
+      return -1;
+    }
+    if (opt == 's') {
       if (ldmc_opt_uint(&s->cli, usage_text, "sequence number", optarg, 0,
                         UINT32_MAX, &v) != 0)
         return -1;
       s->seqno = (uint32_t)v;
-      break;
-    case 'S':
-      tls = true;
-      break;
     }
   }
   if (rc != CLI_OPT_DONE)
@@ -384,9 +366,8 @@ static int parse_args(struct ldmsend *s, int argc, char **argv) {
   }
   s->files = argv + optind;
   s->nfiles = argc - optind;
-  if (ldmc_opt_peer(&s->cli, usage_text, host, &port, &s->peer) != 0)
-    return -1;
-  return tls ? ldmc_opt_tls(&s->peer.tls) : 0;
+  s->feedtype = o.feedtype;
+  return ldmc_opts_peer(&s->cli, usage_text, &o, &s->peer);
 }
 
 int main(int argc, char **argv) {

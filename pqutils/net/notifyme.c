@@ -305,31 +305,19 @@ static int parse_secs(struct notifyme *n, int opt, const char *arg, uint64_t lo,
 }
 
 static int parse_args(struct notifyme *n, int argc, char **argv) {
-  const char *host = "localhost";
+  struct ldmc_opts o = {.host = "localhost", .feedtype = PQ_FT_ANY};
   const char *pattern = ".*";
-  uint32_t feedtype = PQ_FT_ANY;
-  unsigned port = 0;
   int offset = 0;
   pq_class cls;
-  bool tls = false;
   int opt, rc;
 
   n->timeo_s = DEFAULT_TIMEO;
   n->total_s = DEFAULT_TOTAL;
   while ((rc = cli_next_option(&n->cli, argc, argv, ":h:P:f:p:o:Ot:T:Sl:vx",
                                usage_text, &opt)) == CLI_OPT_OWN) {
-    switch (opt) {
-    case 'h':
-      host = optarg;
-      break;
-    case 'P':
-      if (ldmc_opt_port(&n->cli, usage_text, optarg, &port) != 0)
-        return -1;
-      break;
-    case 'f':
-      if (ldmc_opt_feedtype(&n->cli, usage_text, optarg, &feedtype) != 0)
-        return -1;
-      break;
+    if (ldmc_opts_take(&n->cli, usage_text, opt, optarg, &o) < 0)
+      return -1;
+    switch (opt) { /* the options other clients do not take */
     case 'p':
       pattern = optarg;
       break;
@@ -339,9 +327,6 @@ static int parse_args(struct notifyme *n, int argc, char **argv) {
       break;
     case 'O':
       n->show_origin = true;
-      break;
-    case 'S':
-      tls = true;
       break;
     case 't':
       if (parse_secs(n, opt, optarg, 1, 32767, &n->timeo_s) != 0)
@@ -366,9 +351,7 @@ static int parse_args(struct notifyme *n, int argc, char **argv) {
                     n->timeo_s);
     return -1;
   }
-  if (ldmc_opt_peer(&n->cli, usage_text, host, &port, &n->peer) != 0)
-    return -1;
-  if (tls && ldmc_opt_tls(&n->peer.tls) != 0)
+  if (ldmc_opts_peer(&n->cli, usage_text, &o, &n->peer) != 0)
     return -1;
 
   /* LDM's re_vetSpec, done here so that the server gets the pattern used. */
@@ -378,7 +361,7 @@ static int parse_args(struct notifyme *n, int argc, char **argv) {
   if (pattern != given)
     log_notice("adjusting pathological regular expression \"%s\" to \"%s\"",
                given, pattern);
-  if (cli_make_class(&n->cli, &cls, PQ_TS_ZERO, feedtype, pattern) != 0) {
+  if (cli_make_class(&n->cli, &cls, PQ_TS_ZERO, o.feedtype, pattern) != 0) {
     fputs(usage_text, stderr);
     return -1;
   }
@@ -389,7 +372,7 @@ static int parse_args(struct notifyme *n, int argc, char **argv) {
   n->request.to.tv_sec = INT32_MAX;
   n->request.to.tv_usec = 999999;
   n->request.psa_len = 1;
-  n->request.psa[0].feedtype = feedtype;
+  n->request.psa[0].feedtype = o.feedtype;
   snprintf(n->request.psa[0].pattern, sizeof n->request.psa[0].pattern, "%s",
            pattern);
   return 0;

@@ -332,30 +332,19 @@ static int set_myname(struct rtstats *r, const char *arg) {
 }
 
 static int parse_args(struct rtstats *r, int argc, char **argv) {
-  const char *host = "localhost";
-  unsigned port = 0;
+  struct ldmc_opts o = {.host = "localhost", .feedtype = PQ_FT_ANY};
   uint64_t v;
   int opt, rc;
 
-  r->feedtype = PQ_FT_ANY;
   r->pattern = ".*";
   r->interval = DEFAULT_INTERVAL;
   while ((rc = cli_next_option(&r->cli, argc, argv, ":vxl:H:h:P:f:p:q:o:i:I:",
                                usage_text, &opt)) == CLI_OPT_OWN) {
-    switch (opt) {
-    case 'h':
-      host = optarg;
-      break;
+    if (ldmc_opts_take(&r->cli, usage_text, opt, optarg, &o) < 0)
+      return -1;
+    switch (opt) { /* the options other clients do not take */
     case 'H':
       if (set_myname(r, optarg) != 0)
-        return -1;
-      break;
-    case 'P':
-      if (ldmc_opt_port(&r->cli, usage_text, optarg, &port) != 0)
-        return -1;
-      break;
-    case 'f':
-      if (ldmc_opt_feedtype(&r->cli, usage_text, optarg, &r->feedtype) != 0)
         return -1;
       break;
     case 'p':
@@ -393,7 +382,8 @@ static int parse_args(struct rtstats *r, int argc, char **argv) {
                     argv[optind]);
     return -1;
   }
-  return ldmc_opt_peer(&r->cli, usage_text, host, &port, &r->peer);
+  r->feedtype = o.feedtype;
+  return ldmc_opts_peer(&r->cli, usage_text, &o, &r->peer);
 }
 
 /* Open the queue and put the cursor where reading starts.  NULL (logged)
