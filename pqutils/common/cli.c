@@ -414,6 +414,31 @@ void cli_log_product(const char *prefix, const pq_prod_info *info,
     log_info("%s%s", prefix, line);
 }
 
+void cli_oldest_note(struct cli_oldest *o, const pq_prod_info *info,
+                     const pq_place *place) {
+  if (!place->pp_oldest)
+    return;
+  o->pending = true;
+  o->inserted_us = place->pp_inserted;
+  pq_prod_info_format(info, false, o->prod, sizeof o->prod);
+}
+
+bool cli_oldest_due(struct cli_oldest *o, pq_t *pq, pq_stats *st, double *age) {
+  if (!o->pending)
+    return false;
+  o->pending = false;
+  double now = cli_monotonic();
+  if ((o->said != 0 && now - o->said < CLI_OLDEST_EVERY_S) ||
+      pq_stats_get(pq, st) != PQ_OK || !st->ps_is_full)
+    return false;
+  *age = (double)(pq_ts_to_us(pq_ts_now()) - o->inserted_us) / 1e6;
+  return true;
+}
+
+void cli_oldest_said(struct cli_oldest *o) {
+  o->said = cli_monotonic();
+}
+
 int cli_write_all(int fd, const void *buf, size_t len) {
   return cli_io_write_all(fd, buf, len);
 }

@@ -239,6 +239,37 @@ int cli_output_operand(struct cli *c, int argc, char **argv, const char *usage,
 void cli_log_product(const char *prefix, const pq_prod_info *info,
                      bool with_origin);
 
+/* ---- the oldest-product warning ---- */
+
+/*
+ * A reader that reads the oldest product of a full queue is about to lose
+ * products to eviction: LDM's pqact warns then, at most every
+ * CLI_OLDEST_EVERY_S seconds, and so do pqact and pq2nats, each in its own
+ * words.  The read callback notes the product (cli_oldest_note(), under
+ * the read lock); after pq_next() returns, out of it, cli_oldest_due()
+ * says whether to warn, and cli_oldest_said() starts the quiet period.
+ */
+#define CLI_OLDEST_EVERY_S 10.0
+struct cli_oldest {
+  bool pending;         /* the product noted was the queue's oldest */
+  uint64_t inserted_us; /* its insertion time */
+  char prod[600];       /* its line, pq_prod_info_format() */
+  double said;          /* cli_monotonic() of the last warning, 0: none */
+};
+
+/** Note a product read: remembered only if it was the queue's oldest
+ *  (place->pp_oldest). */
+void cli_oldest_note(struct cli_oldest *o, const pq_prod_info *info,
+                     const pq_place *place);
+
+/** Is a warning due: the product noted was the oldest, the queue is full
+ *  (pq_stats into *st) and the last warning is CLI_OLDEST_EVERY_S old?
+ *  Clears the note either way; *age is the product's age in seconds. */
+bool cli_oldest_due(struct cli_oldest *o, pq_t *pq, pq_stats *st, double *age);
+
+/** The warning was given: none again for CLI_OLDEST_EVERY_S. */
+void cli_oldest_said(struct cli_oldest *o);
+
 /** Write all of buf, retrying short writes, waiting for a slow reader but
  *  not past a stop (cli_io_write_all(): after a stop, only what fits
  *  without waiting).  0, or -1 with errno (EINTR: stopped). */

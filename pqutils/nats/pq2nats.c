@@ -91,8 +91,6 @@ static const char usage_text[] =
 #define STOP_WAIT_S 10.0
 /* At most one warning about failed publishes in this many seconds. */
 #define FAIL_SAY_EVERY_S 10.0
-/* At most one oldest-product warning in this many seconds (pqact's). */
-#define OLDEST_EVERY_S 10.0
 
 struct opts {
   struct ldmnats_opts nats;
@@ -134,11 +132,8 @@ struct run {
   uint32_t last_ft;
   char last_subject[LDMNATS_SUBJECT_MAX];
   bool have_last;
-  /* the product just read was the oldest in the queue */
-  bool oldest;
-  uint64_t oldest_us;
-  char oldest_prod[600];
-  double oldest_said;
+  /* the product just read, if it was the oldest in the queue */
+  struct cli_oldest oldest;
   uint64_t evicted; /* the queue's evictions at the last warning (start) */
   bool warned;
   bool failed; /* a runtime failure: exit 2 */
@@ -502,11 +497,7 @@ static int on_product(const pq_prod_info *info, const void *data,
     free(chunks);
   if (now != NULL)
     publish(r, now);
-  if (place->pp_oldest) {
-    r->oldest = true;
-    r->oldest_us = place->pp_inserted;
-    pq_prod_info_format(info, false, r->oldest_prod, sizeof r->oldest_prod);
-  }
+  cli_oldest_note(&r->oldest, info, place);
   return 0;
 }
 
@@ -516,20 +507,17 @@ static int on_product(const pq_prod_info *info, const void *data,
  * since the last look: some may have gone before pq2nats read them
  * (pqact's warning, with how many the queue evicted). */
 static void warn_oldest(struct run *r) {
-  r->oldest = false;
-  double now = cli_monotonic();
   pq_stats st;
-  if ((r->oldest_said != 0 && now - r->oldest_said < OLDEST_EVERY_S) ||
-      pq_stats_get(r->pq, &st) != PQ_OK || !st.ps_is_full)
+  double age;
+  if (!cli_oldest_due(&r->oldest, r->pq, &st, &age))
     return;
   uint64_t n = st.ps_evicted - r->evicted;
   if (n == 0)
     return;
   r->evicted = st.ps_evicted;
-  r->oldest_said = now;
-  double age = (double)(pq_ts_to_us(pq_ts_now()) - r->oldest_us) / 1e6;
+  cli_oldest_said(&r->oldest);
   log_warning("read the oldest product of the full queue: age=%g s, prod=%s",
-              age, r->oldest_prod);
+              age, r->oldest.prod);
   log_warning("the queue evicted %" PRIu64 " products since %s: those "
               "pq2nats had not read are lost! queue too small? NATS server "
               "slow or away?",
@@ -605,8 +593,7 @@ static int publish_queue(struct run *r, const pq_class *cls) {
       continue;
     }
     int rc = pq_next_many(r->pq, PQ_FORWARD, cls, 0, on_product, r);
-    if (r->oldest)
-      warn_oldest(r);
+    warn_oldest(r);
     if (rc == PQ_OK)
       continue;
     if (rc == END_BATCH) { /* full: wait for acknowledgments */

@@ -82,12 +82,10 @@ struct loop {
   const char *conf_path, *state_path;
   struct pqact_conf *conf; /* the table act->conf points to */
   uint64_t interval;
-  /* the product just read was the oldest in the queue (pq_place): */
-  bool oldest;
-  uint64_t oldest_us;
-  char oldest_prod[600];
-  /* monotonic times: the lag last measured, said; the last oldest warning */
-  double lag_checked, lag_said, oldest_said;
+  /* the product just read, if it was the oldest in the queue */
+  struct cli_oldest oldest;
+  /* monotonic times: the lag last measured, and said */
+  double lag_checked, lag_said;
   /* the decoders behind, for the state (room for behind_cap) */
   struct cli_state_dec *behind;
   size_t behind_cap;
@@ -102,8 +100,6 @@ struct loop {
  * is over LAG_NOTICE_S seconds, at most once every LAG_NOTICE_S seconds. */
 #define LAG_EVERY 1024
 #define LAG_NOTICE_S 60.0
-/* At most one oldest-product warning in this many seconds. */
-#define OLDEST_EVERY_S 10.0
 
 /* An asynchronous action takes a hold on the product in the state... */
 static void hold_product(void *arg, uint64_t token) {
@@ -205,11 +201,7 @@ static int on_product(const pq_prod_info *info, const void *data,
   keep_behind(l, 1);
   cli_state_end(l->state, t, failed == 0);
   l->act->nprods++;
-  if (place->pp_oldest) { /* said after pq_next(), out of the read lock */
-    l->oldest = true;
-    l->oldest_us = place->pp_inserted;
-    pq_prod_info_format(info, false, l->oldest_prod, sizeof l->oldest_prod);
-  }
+  cli_oldest_note(&l->oldest, info, place); /* said after pq_next() */
   return 0;
 }
 
@@ -222,16 +214,13 @@ static double lag_of(const struct loop *l, const pq_stats *st) {
 /* The product read was the oldest: if the queue is full (it has evicted
  * for room), products may go before pqact reads them.  LDM's warning. */
 static void warn_oldest(struct loop *l) {
-  l->oldest = false;
-  double now = cli_monotonic();
   pq_stats st;
-  if ((l->oldest_said != 0 && now - l->oldest_said < OLDEST_EVERY_S) ||
-      pq_stats_get(l->pq, &st) != PQ_OK || !st.ps_is_full)
+  double age;
+  if (!cli_oldest_due(&l->oldest, l->pq, &st, &age))
     return;
-  l->oldest_said = now;
-  double age = (double)(pq_ts_to_us(pq_ts_now()) - l->oldest_us) / 1e6;
+  cli_oldest_said(&l->oldest);
   log_warning("processed oldest product in full queue: age=%g s, prod=%s", age,
-              l->oldest_prod);
+              l->oldest.prod);
   log_warning("products might be deleted before being acted upon! queue "
               "too small? system overloaded? (%.3f s behind the newest "
               "product)",
@@ -292,8 +281,7 @@ static int act_queue(struct loop *l, const pq_class *cls) {
       say_stats(l);
     /* a batch of products under one hold of the queue's locks */
     int rc = pq_next_many(l->pq, PQ_FORWARD, cls, 0, on_product, l);
-    if (l->oldest)
-      warn_oldest(l);
+    warn_oldest(l);
     if (rc == PQ_OK || rc == STOP_BATCH) {
       if ((since_lag & 63) == 0) /* EXEC's children, now and then */
         (void)pqact_children_reap(l->act->kids);
