@@ -11,20 +11,23 @@
  * word, garbage or a truncated record is a protocol error that ends only
  * this connection.
  *
- * Sending uses sendmsg(2) with the caller's iovecs, so product data goes from
- * the queue's mapping to the socket without a copy (small one-way calls
- * can instead be queued, copied, and written in batches:
- * ldm6_io_queue_call(); and a sender that must not wait can write a
- * record by pieces, ldm6_io_send_nowait()); receiving can stream
- * the rest of a long record into the caller's memory (a reservation in
- * the queue) without gathering it first.  The socket gets
- * TCP_NODELAY: LDM's flushes wait ~40 ms on Nagle's algorithm, ours do not.
- * Every wait has a timeout; nothing polls.
+ * On a plain connection sending uses sendmsg(2) with the caller's iovecs,
+ * so product data goes from the queue's mapping to the socket without a
+ * copy (small one-way calls can instead be queued, copied, and written in
+ * batches: ldm6_io_queue_call(); and a sender that must not wait can write
+ * a record by pieces, ldm6_io_send_nowait()); receiving can stream the
+ * rest of a long record into the caller's memory (a reservation in the
+ * queue) without gathering it first.  The socket gets TCP_NODELAY: LDM's
+ * flushes wait ~40 ms on Nagle's algorithm, ours do not.  Every wait has a
+ * timeout; nothing polls.
  *
  * The bytes may instead go through TLS 1.3 (ldm6_io_start_tls(), tls.h),
  * before the first record: every function below then works the same,
  * with OpenSSL's wants to read or write mapped to the same polls and
- * deadlines.
+ * deadlines.  What is sent is then copied on the way out: encrypted into
+ * OpenSSL's buffer, the pieces shorter than a TLS record (16 KiB) first
+ * gathered into one (transport.c); the rest of a streamed record is still
+ * decrypted straight into the caller's memory.
  *
  * Not thread-safe: one ldm6_io per connection, used by one thread (LDM runs
  * one process per connection).  Never logs; returns LDM6_IO_* codes.
