@@ -1,7 +1,11 @@
 /*
  * rpc_io.c - one LDM connection as an object: its socket and peer, the
  * clock and the one wait on the socket that every path shares, and the
- * synchronous call that joins the send path to the receive path.
+ * synchronous call that joins the send path to the receive path.  Its
+ * wait for the reply (ldm6_io_await_reply()) is the only such loop: the
+ * server, its requesters and the protocol clients all run it, so that a
+ * refusal (AUTH_TOOWEAK, sent with xid 0 before the call is read) means
+ * the same to each of them.
  *
  * The descriptor is made non-blocking so that every read and every write
  * waits in poll(2) with a timeout (ldm6_io__wait()): a peer that stops
@@ -186,35 +190,60 @@ void ldm6_io_set_cancel(ldm6_io *io, const volatile sig_atomic_t *flag) {
 /* The synchronous call                                                   */
 /* ---------------------------------------------------------------------- */
 
+/* Is this reply a refusal of us (LDM's "not allowed"), whatever its xid? */
+static bool is_refusal(const ldm6_rpc_msg *h) {
+  return h->type == LDM6_RPC_REPLY &&
+         h->u.reply.reply_stat == LDM6_RPC_MSG_DENIED &&
+         h->u.reply.reject_stat == LDM6_RPC_AUTH_ERROR;
+}
+
+int ldm6_io_await_reply(ldm6_io *io, uint32_t xid, int timeout_ms,
+                        ldm6_io_msg *reply) {
+  int64_t deadline = ldm6_io__deadline(timeout_ms);
+
+  for (;;) {
+    ldm6_io_msg m;
+    int rc = ldm6_io_recv(io, ldm6_io__left_ms(deadline), &m);
+
+    if (rc != LDM6_IO_OK)
+      return rc;
+    if (m.hdr.type == LDM6_RPC_CALL) {
+      *reply = m;
+      snprintf(io->detail, sizeof io->detail,
+               "call (procedure %u) received while awaiting a reply",
+               (unsigned)m.hdr.u.call.proc);
+      return LDM6_IO_EPROTO;
+    }
+    if (is_refusal(&m.hdr)) {
+      *reply = m;
+      snprintf(io->detail, sizeof io->detail,
+               "MSG_DENIED/AUTH_ERROR, auth_stat %u%s, xid %u",
+               (unsigned)m.hdr.u.reply.auth_stat,
+               m.hdr.u.reply.auth_stat == LDM6_RPC_AUTH_TOOWEAK
+                   ? " (AUTH_TOOWEAK)"
+                   : "",
+               (unsigned)m.hdr.xid);
+      return LDM6_IO_DENIED;
+    }
+    if (!ldm6_rpc_reply_is_awaited(&m.hdr, true, xid))
+      continue; /* a stray answer to a one-way call */
+    *reply = m;
+    if (m.hdr.u.reply.reply_stat != LDM6_RPC_MSG_ACCEPTED ||
+        m.hdr.u.reply.accept_stat != LDM6_RPC_SUCCESS)
+      return LDM6_IO_EREPLY;
+    return LDM6_IO_OK;
+  }
+}
+
 int ldm6_io_call(ldm6_io *io, uint32_t vers, uint32_t proc,
                  const struct iovec *args, int nargs, int timeout_ms,
                  ldm6_io_msg *reply) {
-  int64_t deadline;
   uint32_t xid;
   int rc = ldm6_io_send_call(io, vers, proc, args, nargs, &xid);
 
   if (rc != LDM6_IO_OK)
     return rc;
-  deadline = ldm6_io__deadline(timeout_ms);
-  for (;;) {
-    int left = deadline < 0 ? -1 : ldm6_io__left_ms(deadline);
-
-    rc = ldm6_io_recv(io, left, reply);
-    if (rc != LDM6_IO_OK)
-      return rc;
-    if (reply->hdr.type == LDM6_RPC_CALL) {
-      snprintf(io->detail, sizeof io->detail,
-               "call (procedure %u) received while awaiting a reply",
-               (unsigned)reply->hdr.u.call.proc);
-      return LDM6_IO_EPROTO;
-    }
-    if (!ldm6_rpc_reply_is_awaited(&reply->hdr, true, xid))
-      continue; /* a stray answer to a one-way call */
-    if (reply->hdr.u.reply.reply_stat != LDM6_RPC_MSG_ACCEPTED ||
-        reply->hdr.u.reply.accept_stat != LDM6_RPC_SUCCESS)
-      return LDM6_IO_EREPLY;
-    return LDM6_IO_OK;
-  }
+  return ldm6_io_await_reply(io, xid, timeout_ms, reply);
 }
 
 const char *ldm6_io_strerror(int rc) {
@@ -235,6 +264,8 @@ const char *ldm6_io_strerror(int rc) {
     return "the socket takes no more for now";
   case LDM6_IO_FULL:
     return "the batch of queued calls is full";
+  case LDM6_IO_DENIED:
+    return "not allowed by the peer";
   default:
     return "unknown ldm6_io result";
   }

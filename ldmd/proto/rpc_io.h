@@ -53,6 +53,7 @@
 #define LDM6_IO_EREPLY (-5)   /* the reply was not SUCCESS (see msg) */
 #define LDM6_IO_AGAIN (-6)    /* ldm6_io_send_nowait(): the socket is full */
 #define LDM6_IO_FULL (-7)     /* ldm6_io_queue_copy(): flush first */
+#define LDM6_IO_DENIED (-8)   /* the peer refused us: not allowed */
 
 /** Records of at most this many argument bytes are worth copying into a
  *  batch (ldm6_io_queue_call(), ldm6_io_queue_copy()). */
@@ -233,12 +234,35 @@ int ldm6_io_wait_writable(ldm6_io *io, int timeout_ms);
 size_t ldm6_io_queued(const ldm6_io *io);
 
 /**
- * Synchronous call: send, then wait up to timeout_ms for the reply with the
- * same xid.  Replies with other xids (answers to one-way calls, which
- * notifyme sends) are discarded.  A call arriving meanwhile is a protocol
- * error.
- * @return LDM6_IO_OK (reply->body holds the results), LDM6_IO_EREPLY (the
- *         reply was an error; reply->hdr says which), or an I/O result.
+ * Wait up to timeout_ms (-1: no limit) for the reply to call xid, sent
+ * with ldm6_io_send_call(): the one loop of every synchronous call, the
+ * server's, its requesters' and the protocol clients' (ldmc_call()).
+ * Replies with other xids (answers to one-way calls, which notifyme
+ * sends) are discarded, but for a refusal: a peer that does not allow us
+ * answers MSG_DENIED / AUTH_ERROR (LDM's "not allowed" is AUTH_TOOWEAK),
+ * and at connection time it does so with xid 0, often before it has read
+ * our call, and then closes (docs/protocol.md sections 1.4 and 5.1).  So
+ * such a reply ends the wait whatever its xid.  A call arriving meanwhile
+ * is a protocol error.
+ * @param[out] reply  set only when a whole record came that ends the wait:
+ *                    the reply (LDM6_IO_OK, LDM6_IO_DENIED,
+ *                    LDM6_IO_EREPLY), or the call that came instead
+ *                    (LDM6_IO_EPROTO with reply->hdr.type LDM6_RPC_CALL);
+ *                    valid as ldm6_io_recv()'s
+ * @return LDM6_IO_OK (reply->body holds the results); LDM6_IO_DENIED (the
+ *         peer refused us; reply->hdr is the refusal, its auth_stat says
+ *         why); LDM6_IO_EREPLY (the reply to xid was another error;
+ *         reply->hdr says which); LDM6_IO_EPROTO; LDM6_IO_CLOSED,
+ *         LDM6_IO_TIMEDOUT, LDM6_IO_ESYS.  The detail says which call
+ *         came, or which refusal.
+ */
+int ldm6_io_await_reply(ldm6_io *io, uint32_t xid, int timeout_ms,
+                        ldm6_io_msg *reply);
+
+/**
+ * Synchronous call: ldm6_io_send_call(), then ldm6_io_await_reply() for
+ * its xid (timeout_ms counts from when the call is sent).
+ * @return a send failure, or as ldm6_io_await_reply()
  */
 int ldm6_io_call(ldm6_io *io, uint32_t vers, uint32_t proc,
                  const struct iovec *args, int nargs, int timeout_ms,
