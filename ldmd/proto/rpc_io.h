@@ -11,20 +11,23 @@
  * word, garbage or a truncated record is a protocol error that ends only
  * this connection.
  *
- * Sending uses sendmsg(2) with the caller's iovecs, so product data goes from
- * the queue's mapping to the socket without a copy (small one-way calls
- * can instead be queued, copied, and written in batches:
- * ldm6_io_queue_call(); and a sender that must not wait can write a
- * record by pieces, ldm6_io_send_nowait()); receiving can stream
- * the rest of a long record into the caller's memory (a reservation in
- * the queue) without gathering it first.  The socket gets
- * TCP_NODELAY: LDM's flushes wait ~40 ms on Nagle's algorithm, ours do not.
- * Every wait has a timeout; nothing polls.
+ * On a plain connection sending uses sendmsg(2) with the caller's iovecs,
+ * so product data goes from the queue's mapping to the socket without a
+ * copy (small one-way calls can instead be queued, copied, and written in
+ * batches: ldm6_io_queue_call(); and a sender that must not wait can write
+ * a record by pieces, ldm6_io_send_nowait()); receiving can stream the
+ * rest of a long record into the caller's memory (a reservation in the
+ * queue) without gathering it first.  The socket gets TCP_NODELAY: LDM's
+ * flushes wait ~40 ms on Nagle's algorithm, ours do not.  Every wait has a
+ * timeout; nothing polls.
  *
  * The bytes may instead go through TLS 1.3 (ldm6_io_start_tls(), tls.h),
  * before the first record: every function below then works the same,
  * with OpenSSL's wants to read or write mapped to the same polls and
- * deadlines.
+ * deadlines.  What is sent is then copied on the way out: encrypted into
+ * OpenSSL's buffer, the pieces shorter than a TLS record (16 KiB) first
+ * gathered into one (transport.c); the rest of a streamed record is still
+ * decrypted straight into the caller's memory.
  *
  * Not thread-safe: one ldm6_io per connection, used by one thread (LDM runs
  * one process per connection).  Never logs; returns LDM6_IO_* codes.
@@ -50,6 +53,7 @@
 #define LDM6_IO_EREPLY (-5)   /* the reply was not SUCCESS (see msg) */
 #define LDM6_IO_AGAIN (-6)    /* ldm6_io_send_nowait(): the socket is full */
 #define LDM6_IO_FULL (-7)     /* ldm6_io_queue_copy(): flush first */
+#define LDM6_IO_DENIED (-8)   /* the peer refused us: not allowed */
 
 /** Records of at most this many argument bytes are worth copying into a
  *  batch (ldm6_io_queue_call(), ldm6_io_queue_copy()). */
@@ -230,12 +234,35 @@ int ldm6_io_wait_writable(ldm6_io *io, int timeout_ms);
 size_t ldm6_io_queued(const ldm6_io *io);
 
 /**
- * Synchronous call: send, then wait up to timeout_ms for the reply with the
- * same xid.  Replies with other xids (answers to one-way calls, which
- * notifyme sends) are discarded.  A call arriving meanwhile is a protocol
- * error.
- * @return LDM6_IO_OK (reply->body holds the results), LDM6_IO_EREPLY (the
- *         reply was an error; reply->hdr says which), or an I/O result.
+ * Wait up to timeout_ms (-1: no limit) for the reply to call xid, sent
+ * with ldm6_io_send_call(): the one loop of every synchronous call, the
+ * server's, its requesters' and the protocol clients' (ldmc_call()).
+ * Replies with other xids (answers to one-way calls, which notifyme
+ * sends) are discarded, but for a refusal: a peer that does not allow us
+ * answers MSG_DENIED / AUTH_ERROR (LDM's "not allowed" is AUTH_TOOWEAK),
+ * and at connection time it does so with xid 0, often before it has read
+ * our call, and then closes (docs/protocol.md sections 1.4 and 5.1).  So
+ * such a reply ends the wait whatever its xid.  A call arriving meanwhile
+ * is a protocol error.
+ * @param[out] reply  set only when a whole record came that ends the wait:
+ *                    the reply (LDM6_IO_OK, LDM6_IO_DENIED,
+ *                    LDM6_IO_EREPLY), or the call that came instead
+ *                    (LDM6_IO_EPROTO with reply->hdr.type LDM6_RPC_CALL);
+ *                    valid as ldm6_io_recv()'s
+ * @return LDM6_IO_OK (reply->body holds the results); LDM6_IO_DENIED (the
+ *         peer refused us; reply->hdr is the refusal, its auth_stat says
+ *         why); LDM6_IO_EREPLY (the reply to xid was another error;
+ *         reply->hdr says which); LDM6_IO_EPROTO; LDM6_IO_CLOSED,
+ *         LDM6_IO_TIMEDOUT, LDM6_IO_ESYS.  The detail says which call
+ *         came, or which refusal.
+ */
+int ldm6_io_await_reply(ldm6_io *io, uint32_t xid, int timeout_ms,
+                        ldm6_io_msg *reply);
+
+/**
+ * Synchronous call: ldm6_io_send_call(), then ldm6_io_await_reply() for
+ * its xid (timeout_ms counts from when the call is sent).
+ * @return a send failure, or as ldm6_io_await_reply()
  */
 int ldm6_io_call(ldm6_io *io, uint32_t vers, uint32_t proc,
                  const struct iovec *args, int nargs, int timeout_ms,

@@ -3,7 +3,7 @@
  * callback that records what is wrong with a peer's certificate instead of
  * ending the handshake, and the peer's identity read from a finished
  * handshake (subject CN, SAN DNS names, SHA-256 of the public key).  See
- * tls.h for the policy; the bytes go through rpc_io.c.
+ * tls.h for the policy; the bytes go through transport.c.
  */
 #include "ldmd/proto/tls.h"
 

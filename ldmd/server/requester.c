@@ -263,14 +263,24 @@ static int open_resume(requester *r) {
 /* FEEDME                                                                 */
 /* ---------------------------------------------------------------------- */
 
-/* The upstream answered FEEDME with an RPC error. */
+/* The upstream refused us (MSG_DENIED/AUTH_ERROR; at connection time
+ * with xid 0, before it read the FEEDME), or answered FEEDME with another
+ * RPC error. */
 static enum outcome call_refused(const requester *r, const ldm6_rpc_msg *h) {
   const ldm6_rpc_reply *rep = &h->u.reply;
 
   if (rep->reply_stat == LDM6_RPC_MSG_DENIED &&
       rep->reject_stat == LDM6_RPC_AUTH_ERROR) {
-    log_error("request denied by upstream LDM %s: not allowed (auth_stat %u)",
-              r->where, (unsigned)rep->auth_stat);
+    char ft[192], why[32];
+
+    pq_feedtype_format(r->req->feedtype, ft, sizeof ft);
+    if (rep->auth_stat == LDM6_RPC_AUTH_TOOWEAK)
+      snprintf(why, sizeof why, "AUTH_TOOWEAK");
+    else
+      snprintf(why, sizeof why, "auth_stat %u", (unsigned)rep->auth_stat);
+    log_error("request denied by upstream LDM %s: REQUEST %s \"%s\" not "
+              "allowed (%s)",
+              r->where, ft, r->req->pattern, why);
     return OUT_DENIED;
   }
   if (rep->reply_stat == LDM6_RPC_MSG_ACCEPTED &&
@@ -330,7 +340,7 @@ static enum outcome feedme(requester *r, ldm6_io *io, ldm6_prod_class *cls) {
                       LDMD_SYNC_TIMEOUT_MS, &reply);
     if (*r->set->stop)
       return OUT_STOP;
-    if (rc == LDM6_IO_EREPLY)
+    if (rc == LDM6_IO_EREPLY || rc == LDM6_IO_DENIED)
       return call_refused(r, &reply.hdr);
     if (rc != LDM6_IO_OK) {
       log_notice("FEEDME to upstream LDM %s failed: %s %s", r->where,

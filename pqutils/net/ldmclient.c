@@ -1,9 +1,11 @@
 /*
  * ldmclient.c - the shared part of the LDM protocol clients: naming a
  * server (host, host:port, IPv6 in brackets, the registry's port),
- * connecting (on a socket handed to rpc_io), one synchronous call that
- * tells LDM's refusal (AUTH_TOOWEAK, often with xid 0) apart from a closed
- * connection, and the command-line options they have in common (the text
+ * connecting (on a socket handed to rpc_io), one synchronous call (rpc_io's
+ * loop, ldm6_io_await_reply(), which tells LDM's refusal, AUTH_TOOWEAK
+ * often with xid 0, apart from a closed connection; here the arguments
+ * encoded, the results decoded and every outcome put in words for the
+ * user), and the command-line options they have in common (the text
  * of a product class is the protocol library's, ldmd/proto/ldm6_text.h).  Kept
  * apart from the three programs so that they parse hosts and options and report
  * failures the same way.
@@ -394,6 +396,64 @@ static int stopped(const struct ldmc_peer *p, const char *what, char *err,
   return LDMC_STOPPED;
 }
 
+/* The message, and the result, of a wait for an answer that did not end
+ * in an answer (ldm6_io_await_reply()'s I/O failures; m holds a call that
+ * came instead, if one did). */
+static int no_answer(ldm6_io *io, const struct ldmc_peer *p, const char *what,
+                     int rc, const ldm6_io_msg *m, int timeout_ms, char *err,
+                     size_t errlen) {
+  char why[256];
+
+  if (rc == LDM6_IO_EPROTO && m->hdr.type == LDM6_RPC_CALL) {
+    snprintf(err, errlen,
+             "%s made a call (procedure %u) instead of answering %s", p->name,
+             (unsigned)m->hdr.u.call.proc, what);
+    return rc;
+  }
+  if (cli_io_stopping())
+    return stopped(p, what, err, errlen);
+  if (rc == LDM6_IO_TIMEDOUT)
+    snprintf(err, errlen, "no answer to %s from %s within %d s", what, p->name,
+             (timeout_ms + 999) / 1000);
+  else if (rc == LDM6_IO_CLOSED)
+    snprintf(err, errlen, "%s closed the connection before answering %s",
+             p->name, what);
+  else
+    snprintf(err, errlen, "cannot get the answer to %s from %s: %s", what,
+             p->name, ldmc_io_text(io, rc, why, sizeof why));
+  return rc;
+}
+
+/* The results of an answer m (ldm6_io_await_reply() gave rc, one of
+ * LDM6_IO_OK, LDM6_IO_DENIED, LDM6_IO_EREPLY), decoded into res. */
+static int answer(const struct ldmc_peer *p, const char *what, int rc,
+                  const ldm6_io_msg *m, ldm6_type res_type, void *res,
+                  char *err, size_t errlen) {
+  char why[128];
+  size_t used = 0;
+
+  if (rc == LDM6_IO_DENIED) {
+    ldmc_reply_error_text(&m->hdr, why, sizeof why);
+    snprintf(err, errlen, "%s refused %s: %s", p->name, what, why);
+    return LDMC_DENIED;
+  }
+  if (rc == LDM6_IO_EREPLY) {
+    ldmc_reply_error_text(&m->hdr, why, sizeof why);
+    snprintf(err, errlen, "%s answered %s with an error: %s", p->name, what,
+             why);
+    return rc;
+  }
+  if (res_type == LDM6_T_VOID)
+    return LDM6_IO_OK;
+  rc = ldm6_decode(res_type, m->body, m->body_len, res, &used);
+  if (rc != 0) {
+    snprintf(err, errlen, "cannot decode the answer to %s from %s: %s", what,
+             p->name, ldm6_strerror(rc));
+    return LDMC_EDECODE;
+  }
+  return LDM6_IO_OK;
+}
+
 int ldmc_call(ldm6_io *io, const struct ldmc_peer *p, const char *what,
               uint32_t vers, uint32_t proc, ldm6_type arg_type, const void *arg,
               ldm6_type res_type, void *res, int timeout_ms,
@@ -402,7 +462,7 @@ int ldmc_call(ldm6_io *io, const struct ldmc_peer *p, const char *what,
   size_t len = 0;
   struct iovec iov;
   uint32_t xid = 0;
-  int64_t deadline;
+  ldm6_io_msg m;
   int rc;
 
   if (arg_type != LDM6_T_VOID) {
@@ -426,71 +486,13 @@ int ldmc_call(ldm6_io *io, const struct ldmc_peer *p, const char *what,
              ldmc_io_text(io, rc, why, sizeof why));
     return rc;
   }
-  deadline = now_ms() + timeout_ms;
-  for (;;) {
-    ldm6_io_msg m;
-    int64_t left = deadline - now_ms();
-
-    rc = ldm6_io_recv(io, left > 0 ? (int)left : 0, &m);
-    if (rc != LDM6_IO_OK && cli_io_stopping())
-      return stopped(p, what, err, errlen);
-    if (rc == LDM6_IO_TIMEDOUT) {
-      snprintf(err, errlen, "no answer to %s from %s within %d s", what,
-               p->name, (timeout_ms + 999) / 1000);
-      return rc;
-    }
-    if (rc == LDM6_IO_CLOSED) {
-      snprintf(err, errlen, "%s closed the connection before answering %s",
-               p->name, what);
-      return rc;
-    }
-    if (rc != LDM6_IO_OK) {
-      char why[256];
-
-      snprintf(err, errlen, "cannot get the answer to %s from %s: %s", what,
-               p->name, ldmc_io_text(io, rc, why, sizeof why));
-      return rc;
-    }
-    if (m.hdr.type == LDM6_RPC_CALL) {
-      snprintf(err, errlen,
-               "%s made a call (procedure %u) instead of answering %s", p->name,
-               (unsigned)m.hdr.u.call.proc, what);
-      return LDM6_IO_EPROTO;
-    }
-    if (reply != NULL)
-      *reply = m.hdr;
-    /* LDM refuses a client with AUTH_TOOWEAK, often with xid 0. */
-    if (m.hdr.u.reply.reply_stat == LDM6_RPC_MSG_DENIED &&
-        m.hdr.u.reply.reject_stat == LDM6_RPC_AUTH_ERROR) {
-      char why[128];
-
-      ldmc_reply_error_text(&m.hdr, why, sizeof why);
-      snprintf(err, errlen, "%s refused %s: %s", p->name, what, why);
-      return LDMC_DENIED;
-    }
-    if (!ldm6_rpc_reply_is_awaited(&m.hdr, true, xid))
-      continue; /* a stray answer to a one-way call */
-    if (m.hdr.u.reply.reply_stat != LDM6_RPC_MSG_ACCEPTED ||
-        m.hdr.u.reply.accept_stat != LDM6_RPC_SUCCESS) {
-      char why[128];
-
-      ldmc_reply_error_text(&m.hdr, why, sizeof why);
-      snprintf(err, errlen, "%s answered %s with an error: %s", p->name, what,
-               why);
-      return LDM6_IO_EREPLY;
-    }
-    if (res_type != LDM6_T_VOID) {
-      size_t used = 0;
-
-      rc = ldm6_decode(res_type, m.body, m.body_len, res, &used);
-      if (rc != 0) {
-        snprintf(err, errlen, "cannot decode the answer to %s from %s: %s",
-                 what, p->name, ldm6_strerror(rc));
-        return LDMC_EDECODE;
-      }
-    }
-    return LDM6_IO_OK;
-  }
+  m.hdr.type = LDM6_RPC_REPLY; /* no call came (yet) */
+  rc = ldm6_io_await_reply(io, xid, timeout_ms, &m);
+  if (rc != LDM6_IO_OK && rc != LDM6_IO_DENIED && rc != LDM6_IO_EREPLY)
+    return no_answer(io, p, what, rc, &m, timeout_ms, err, errlen);
+  if (reply != NULL)
+    *reply = m.hdr;
+  return answer(p, what, rc, &m, res_type, res, err, errlen);
 }
 
 /* ---- command line ---- */

@@ -11,13 +11,15 @@
  * comes from the program's -P option, else from the registry's /server/port
  * (the port our ldmd listens on), else 388.
  *
- * CALLS.  ldmc_call() encodes the argument, sends the call and waits for
- * its reply, discarding stray replies (answers to one-way calls).  Unlike
- * ldm6_io_call() it recognises LDM's refusal of a connection: an ldmd that
- * does not allow the client sends MSG_DENIED/AUTH_TOOWEAK, often with
- * transaction id 0 and before the call is even read, and then closes.
- * Such a reply, whatever its xid, is LDMC_DENIED rather than a closed
- * connection, so the user is told "not allowed" instead of "closed".
+ * CALLS.  ldmc_call() encodes the argument, sends the call, waits for its
+ * reply in rpc_io's loop (ldm6_io_await_reply(), which every synchronous
+ * call runs), decodes the results and puts any failure in words for the
+ * user.  The loop discards stray replies (answers to one-way calls) and
+ * recognises LDM's refusal of a connection: an ldmd that does not allow
+ * the client sends MSG_DENIED/AUTH_TOOWEAK, often with transaction id 0
+ * and before the call is even read, and then closes.  Such a reply,
+ * whatever its xid, is LDMC_DENIED rather than a closed connection, so the
+ * user is told "not allowed" instead of "closed".
  *
  * TLS.  With -S a client speaks TLS 1.3 to the server (on the same port:
  * ldmd tells a TLS handshake from LDM-6 by its first byte) and verifies
@@ -54,10 +56,11 @@
 #define LDMC_HOST_MAX 256      /* longest host name or address */
 #define LDMC_NAME_MAX (LDMC_HOST_MAX + 16)
 
-/* ldmc_call() results beyond rpc_io.h's LDM6_IO_*. */
-#define LDMC_DENIED (-20)  /* MSG_DENIED: the server does not allow us */
-#define LDMC_EDECODE (-21) /* the results do not decode as expected */
-#define LDMC_STOPPED (-22) /* a stop (SIGTERM, SIGINT) ended the call */
+/* ldmc_call() results beyond rpc_io.h's LDM6_IO_* (its refusal has a name here
+ * too). */
+#define LDMC_DENIED LDM6_IO_DENIED /* the server does not allow us */
+#define LDMC_EDECODE (-21)         /* the results do not decode as expected */
+#define LDMC_STOPPED (-22)         /* a stop (SIGTERM, SIGINT) ended the call */
 
 /** A server: its host and port, and how messages name it. */
 struct ldmc_peer {

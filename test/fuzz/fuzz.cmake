@@ -147,7 +147,9 @@ pq_fuzz_target(fuzz_snapshot ${CMAKE_CURRENT_LIST_DIR}/fuzz_snapshot.c
 # fuzz_tls_detect: the start of a server's connection, TLS or plain LDM-6 by
 # its first byte (ldm6_io over a socketpair, OpenSSL as built on the host).
 pq_fuzz_target(fuzz_tls_detect ${CMAKE_CURRENT_LIST_DIR}/fuzz_tls_detect.c
-  ${_src}/ldmd/proto/rpc_io.c ${_src}/ldmd/proto/tls.c
+  ${_src}/ldmd/proto/rpc_io.c ${_src}/ldmd/proto/rpc_recv.c
+  ${_src}/ldmd/proto/rpc_send.c ${_src}/ldmd/proto/connect.c
+  ${_src}/ldmd/proto/transport.c ${_src}/ldmd/proto/tls.c
   ${_src}/ldmd/proto/rpc_msg.c ${_src}/ldmd/proto/ldm6_xdr.c
   ${_src}/pq/prodclass.c ${_src}/pq/ere.c ${_src}/pq/timestamp.c
   LIBS -lssl ${FUZZ_TIRPC_LDFLAGS} SEEDS)

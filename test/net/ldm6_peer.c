@@ -168,12 +168,13 @@ static ldm6_io *connect_peer(const peer_opts *o) {
   return io;
 }
 
-/* A synchronous call with an encoded argument.  Prints refusals. */
+/* A synchronous call with an encoded argument: LDM6_IO_OK, LDM6_IO_EREPLY
+ * for any error reply, refusals included (print_reply() tells them
+ * apart), or an I/O result. */
 static int call(ldm6_io *io, uint32_t vers, uint32_t proc, ldm6_type type,
                 const void *arg, ldm6_io_msg *reply) {
   uint8_t buf[16384];
   struct iovec iov = {buf, 0};
-  uint32_t xid;
   int rc;
 
   if (type != LDM6_T_VOID &&
@@ -181,22 +182,10 @@ static int call(ldm6_io *io, uint32_t vers, uint32_t proc, ldm6_type type,
     fprintf(stderr, "ldm6_peer: cannot encode the argument\n");
     return LDM6_IO_EPROTO;
   }
-  /* Like ldm6_io_call(), but a refusal (MSG_DENIED) counts whatever its
-   * xid: ldmd, like LDM, refuses a host with xid 0 before reading. */
-  rc = ldm6_io_send_call(io, vers, proc, &iov, iov.iov_len > 0, &xid);
-  while (rc == LDM6_IO_OK) {
-    rc = ldm6_io_recv(io, CALL_MS, reply);
-    if (rc != LDM6_IO_OK || reply->hdr.type != LDM6_RPC_REPLY)
-      continue;
-    if (reply->hdr.u.reply.reply_stat == LDM6_RPC_MSG_DENIED)
-      return LDM6_IO_EREPLY;
-    if (reply->hdr.xid != xid)
-      continue;
-    if (reply->hdr.u.reply.accept_stat != LDM6_RPC_SUCCESS)
-      return LDM6_IO_EREPLY;
-    return LDM6_IO_OK;
-  }
-  return rc;
+  /* ldmd, like LDM, refuses a host with xid 0 before reading the call:
+   * ldm6_io_call() takes that as LDM6_IO_DENIED. */
+  rc = ldm6_io_call(io, vers, proc, &iov, iov.iov_len > 0, CALL_MS, reply);
+  return rc == LDM6_IO_DENIED ? LDM6_IO_EREPLY : rc;
 }
 
 /* Reply status line for the "call" subcommand and refusals. */

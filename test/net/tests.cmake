@@ -20,6 +20,8 @@ if(TARGET ldmproto)
         process 120
         # The downstream side: requesters, resume, supervision, relay chains.
         requester 120
+        # A requester its upstream refuses: the denial logged, the back-off.
+        denied 60
         resume 180
         silence 120
         alternate 120

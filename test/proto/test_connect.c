@@ -1,5 +1,5 @@
 /*
- * test_connect.c - the connect timeout of ldmd/proto/rpc_io.c bounds the
+ * test_connect.c - the connect timeout of ldmd/proto/connect.c bounds the
  * whole connect, not each address of a host in turn.
  *
  * An address that never answers is made on loopback with a listener whose
@@ -7,7 +7,7 @@
  * never accepted): Linux drops the SYNs that arrive then, so a connect to
  * it hangs as one to a black-holed address does.  No name resolves to
  * several such listeners, so the lists of addresses are handed straight
- * to ldm6_io__connect_list() (rpc_io_internal.h), the loop that
+ * to ldm6_io__connect_list() (connect.h), the loop that
  * ldm6_io_connect() runs on what getaddrinfo() gives; a name with one
  * address goes through ldm6_io_connect() itself.  Mixed IPv6 and IPv4
  * lists need ::1 (skipped, with a message, without it).
@@ -31,7 +31,7 @@
 #include <unistd.h>
 
 #include "ldmd/proto/rpc_io.h"
-#include "ldmd/proto/rpc_io_internal.h"
+#include "ldmd/proto/connect.h"
 #include "test/lib/tu_clock.h"
 
 /* A loopback listener, and the connection that fills its queue. */

@@ -2,7 +2,8 @@
  * test_rpc_io.c - ONC RPC over a real loopback TCP connection
  * (ldmd/proto/rpc_io.h): a synchronous call and its reply, one-way calls whose
  * stray answers the caller discards, a record of several megabytes sent from a
- * caller's buffer, the error replies, the peer's address text (on ::1 too),
+ * caller's buffer, the error replies, a refusal (AUTH_TOOWEAK) whatever
+ * its xid, the peer's address text (on ::1 too),
  * connection refused, timeouts, a peer that closes inside a record, a
  * length word beyond the limit and garbage where a header should be;
  * streamed records (the start gathered, the rest read into the caller's
@@ -258,6 +259,52 @@ static void test_bad_records(void **state) {
   ldm6_io_free(s);
 }
 
+/* A refusal ends a synchronous call whatever its xid: ldmd, like LDM,
+ * answers a peer it does not allow with AUTH_TOOWEAK of xid 0 before it
+ * reads the call, then closes (docs/protocol.md sections 1.4 and 5.1).
+ * Stray replies before it are still skipped; a refusal with the call's
+ * own xid (a HIYA nothing is accepted from) is a refusal too; a call
+ * arriving instead of a reply is a protocol error that shows the call. */
+static void test_denied(void **state) {
+  ldm6_io *c, *s;
+  ldm6_io_msg m;
+  uint32_t xid;
+
+  (void)state;
+  tcp_pair("127.0.0.1", &c, &s);
+  assert_int_equal(ldm6_io_reply_error(s, 12345, LDM6_RPC_PROC_UNAVAIL),
+                   LDM6_IO_OK);
+  assert_int_equal(ldm6_io_reply_auth_error(s, 0, LDM6_RPC_AUTH_TOOWEAK),
+                   LDM6_IO_OK);
+  assert_int_equal(shutdown(ldm6_io_fd(s), SHUT_WR), 0);
+  assert_int_equal(ldm6_io_call(c, 6, 4, NULL, 0, 5000, &m), LDM6_IO_DENIED);
+  assert_int_equal(m.hdr.xid, 0);
+  assert_int_equal(m.hdr.u.reply.reply_stat, LDM6_RPC_MSG_DENIED);
+  assert_int_equal(m.hdr.u.reply.auth_stat, LDM6_RPC_AUTH_TOOWEAK);
+  assert_non_null(strstr(ldm6_io_detail(c), "AUTH_TOOWEAK"));
+  assert_string_equal(ldm6_io_strerror(LDM6_IO_DENIED),
+                      "not allowed by the peer");
+  ldm6_io_free(c);
+  ldm6_io_free(s);
+
+  tcp_pair("127.0.0.1", &c, &s);
+  assert_int_equal(ldm6_io_send_call(c, 6, 10, NULL, 0, &xid), LDM6_IO_OK);
+  assert_int_equal(ldm6_io_recv(s, 2000, &m), LDM6_IO_OK);
+  assert_int_equal(
+      ldm6_io_reply_auth_error(s, m.hdr.xid, LDM6_RPC_AUTH_TOOWEAK),
+      LDM6_IO_OK);
+  assert_int_equal(ldm6_io_await_reply(c, xid, 2000, &m), LDM6_IO_DENIED);
+  assert_int_equal(m.hdr.xid, xid);
+  /* The peer calls instead of answering. */
+  assert_int_equal(ldm6_io_send_call(c, 6, 0, NULL, 0, &xid), LDM6_IO_OK);
+  assert_int_equal(ldm6_io_send_call(s, 6, 8, NULL, 0, NULL), LDM6_IO_OK);
+  assert_int_equal(ldm6_io_await_reply(c, xid, 2000, &m), LDM6_IO_EPROTO);
+  assert_int_equal(m.hdr.type, LDM6_RPC_CALL);
+  assert_int_equal(m.hdr.u.call.proc, 8);
+  ldm6_io_free(c);
+  ldm6_io_free(s);
+}
+
 static void test_refused(void **state) {
   char err[256];
   int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -426,6 +473,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_queued_calls),
       cmocka_unit_test(test_big_record),
       cmocka_unit_test(test_bad_records),
+      cmocka_unit_test(test_denied),
       cmocka_unit_test(test_refused),
       cmocka_unit_test(test_ipv6),
       cmocka_unit_test(test_streamed),
