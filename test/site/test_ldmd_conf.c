@@ -242,113 +242,113 @@ static void run_bad(scratch *s, const char *test, const bad_case *cases,
 /* Lexical rules                                                          */
 /* ---------------------------------------------------------------------- */
 
-static void test_lexical(void **state) {
-  static const ok_case ok[] = {
-      {"empty", "", {EMPTY(true), LISTENER(false), COUNT(nfiles, 1)}},
-      {"only a comment", "# only a comment\n\n   \t\f\n", {EMPTY(true)}},
-      {"keyword case",
-       "allow ANY ^a$\n"
-       "Allow ANY ^b$\n"
-       "aLlOw ANY ^c$\n"
-       "request ANY .* h1\n"
-       "POLL ANY .* h2\n"
-       "poll ANY .* h3\n"
-       "exec \"x\"\n"
-       "accept ANY .* ^d$\n",
-       {COUNT(nallows, 3), COUNT(nrequests, 3), STR(request, 1, host, "h2"),
-        COUNT(nexecs, 1), COUNT(naccepts, 1)}},
-      /* Legal (ALLOW takes 4 arguments) but surely a mistake: warned. */
-      {"indented keyword",
-       "ALLOW ANY ^a$\n"
-       "   EXEC pqact\n",
-       {COUNT(nallows, 1), COUNT(nexecs, 0), STR(allow, 0, ok_ere, "EXEC"),
-        STR(allow, 0, not_ere, "pqact"),
-        WARNS("ldmd.conf:2: \"EXEC\" is taken as an argument, not a "
-              "keyword")}},
-      /* Newlines are white space: arguments may follow on indented lines. */
-      {"continuation",
-       "REQUEST\tWMO\n"
-       "\t\".*\"\n"
-       "\n"
-       "        upstream.edu\n"
-       "ALLOW\n"
-       "  ANY\n"
-       "  ^x$\n"
-       "EXEC \"pqact\"\n",
-       {COUNT(nrequests, 1), STR(request, 0, host, "upstream.edu"),
-        NUM(request, 0, where.line, 1), COUNT(nallows, 1),
-        NUM(allow, 0, where.line, 5), COUNT(nexecs, 1),
-        NUM(exec, 0, where.line, 8)}},
-      /* Spaces, tabs and form feeds separate arguments, in any mixture. */
-      {"white space",
-       "ALLOW \t\f ANY\f\f^a$ \t  ^b  \t\n"
-       "ACCEPT\tWMO\t\t\t.*\t\t^c$\t\n",
-       {COUNT(nallows, 1), STR(allow, 0, host_ere, "^a$"),
-        STR(allow, 0, ok_ere, "^b"), COUNT(naccepts, 1),
-        STR(accept, 0, host_ere, "^c$")}},
-      {"comments",
-       "# comment\n"
-       "#ALLOW ANY ^commented$\n"
-       "ALLOW ANY ^a$ # trailing comment\n"
-       "ALLOW ANY ^b#c$\n"
-       "ALLOW ANY \"^d #e\"#comment\n"
-       "    # indented comment\n"
-       "EXEC \"pqact\"# comment\n",
-       {COUNT(nallows, 3), STR(allow, 0, host_ere, "^a$"),
-        NUM(allow, 0, ok_all, true),
-        /* '#' inside a string is part of it. */
-        STR(allow, 1, host_ere, "^b#c$"), STR(allow, 2, host_ere, "^d #e"),
-        COUNT(nexecs, 1), NUM(exec, 0, where.line, 7)}},
-      {"quoting",
-       "EXEC \"prog -a 'x y'\"\n"
-       "ALLOW ANY \"^a b$\" \"say \\\"hi\\\"\" \"back\\\\slash\"\n"
-       "ALLOW ANY ^q\\\"uote$\n"
-       "ACCEPT ANY \"two\n"
-       "lines\" ^h$\n"
-       "ALLOW ANY \"\\x\"\n"
-       "ALLOW\"WMO\"\"^adjacent$\"\n",
-       {COUNT(nexecs, 1), NUM(exec, 0, argc, 3), ARGV(0, 2, "x y"),
-        COUNT(nallows, 4), STR(allow, 0, host_ere, "^a b$"),
-        /* In quotes a backslash makes the next character literal. */
-        STR(allow, 0, ok_ere, "say \"hi\""),
-        STR(allow, 0, not_ere, "back\\slash"),
-        /* Unquoted, \" is kept as the two characters. */
-        STR(allow, 1, host_ere, "^q\\\"uote$"),
-        /* A quoted newline is part of the string, and counts as a line. */
-        NUM(accept, 0, where.line, 4), STR(accept, 0, pattern, "two\nlines"),
-        NUM(allow, 2, where.line, 6), STR(allow, 2, host_ere, "x"),
-        /* A keyword directly followed by a quote is still a keyword. */
-        NUM(allow, 3, feedtype, PQ_FT_WMO),
-        STR(allow, 3, host_ere, "^adjacent$"), NUM(allow, 3, where.line, 7)}},
-  };
-  static const bad_case bad[] = {
-      /* POLL is a keyword only as POLL or poll. */
-      {"Poll ANY .* h2\n", 1, "expected an entry"},
-      /* An indented keyword is a string: first in the file, it is an
-       * error. */
-      {"  ALLOW ANY ^a$\n", 1,
-       "found \"ALLOW\" (keywords must start in column 1)"},
-      {"\tEXEC \"pqact\"\n", 1, "column 1"},
-      /* After an entry, it is one argument too many, at its own line. */
-      {"ALLOW ANY ^a$ .* ^x\n"
-       "\tREQUEST ANY .* host\n",
-       2, "unexpected \"REQUEST\" after a complete ALLOW entry"},
-      /* A longer word is not a keyword. */
-      {"EXECUTE \"pqact\"\n", 1, "found \"EXECUTE\""},
-      {"ALLOWED ANY ^a$\n", 1, "ALLOWED"},
-      /* A quoted keyword is a string. */
-      {"\"EXEC\" \"pqact\"\n", 1, "found \"EXEC\""},
-      {"ALLOW ANY ^a$\nEXEC \"pqact\n\n", 2, "quoted string never ends"},
-      {"EXEC \"pqact\\\"\n", 1, "never ends"},
-      /* A newline in a command is a shell metacharacter to wordexp(). */
-      {"EXEC \"two\nlines\"\n", 1, "needs quoting"},
-      /* A carriage return is not white space (LDM): the message says why. */
-      {"EXEC \"pqact\"\r\nALLOW ANY ^a$\r\n", 1,
-       "\"\\r\" after a complete EXEC entry (a carriage return"},
-  };
+static const ok_case lexical_ok[] = {
+    {"empty", "", {EMPTY(true), LISTENER(false), COUNT(nfiles, 1)}},
+    {"only a comment", "# only a comment\n\n   \t\f\n", {EMPTY(true)}},
+    {"keyword case",
+     "allow ANY ^a$\n"
+     "Allow ANY ^b$\n"
+     "aLlOw ANY ^c$\n"
+     "request ANY .* h1\n"
+     "POLL ANY .* h2\n"
+     "poll ANY .* h3\n"
+     "exec \"x\"\n"
+     "accept ANY .* ^d$\n",
+     {COUNT(nallows, 3), COUNT(nrequests, 3), STR(request, 1, host, "h2"),
+      COUNT(nexecs, 1), COUNT(naccepts, 1)}},
+    /* Legal (ALLOW takes 4 arguments) but surely a mistake: warned. */
+    {"indented keyword",
+     "ALLOW ANY ^a$\n"
+     "   EXEC pqact\n",
+     {COUNT(nallows, 1), COUNT(nexecs, 0), STR(allow, 0, ok_ere, "EXEC"),
+      STR(allow, 0, not_ere, "pqact"),
+      WARNS("ldmd.conf:2: \"EXEC\" is taken as an argument, not a "
+            "keyword")}},
+    /* Newlines are white space: arguments may follow on indented lines. */
+    {"continuation",
+     "REQUEST\tWMO\n"
+     "\t\".*\"\n"
+     "\n"
+     "        upstream.edu\n"
+     "ALLOW\n"
+     "  ANY\n"
+     "  ^x$\n"
+     "EXEC \"pqact\"\n",
+     {COUNT(nrequests, 1), STR(request, 0, host, "upstream.edu"),
+      NUM(request, 0, where.line, 1), COUNT(nallows, 1),
+      NUM(allow, 0, where.line, 5), COUNT(nexecs, 1),
+      NUM(exec, 0, where.line, 8)}},
+    /* Spaces, tabs and form feeds separate arguments, in any mixture. */
+    {"white space",
+     "ALLOW \t\f ANY\f\f^a$ \t  ^b  \t\n"
+     "ACCEPT\tWMO\t\t\t.*\t\t^c$\t\n",
+     {COUNT(nallows, 1), STR(allow, 0, host_ere, "^a$"),
+      STR(allow, 0, ok_ere, "^b"), COUNT(naccepts, 1),
+      STR(accept, 0, host_ere, "^c$")}},
+    {"comments",
+     "# comment\n"
+     "#ALLOW ANY ^commented$\n"
+     "ALLOW ANY ^a$ # trailing comment\n"
+     "ALLOW ANY ^b#c$\n"
+     "ALLOW ANY \"^d #e\"#comment\n"
+     "    # indented comment\n"
+     "EXEC \"pqact\"# comment\n",
+     {COUNT(nallows, 3), STR(allow, 0, host_ere, "^a$"),
+      NUM(allow, 0, ok_all, true),
+      /* '#' inside a string is part of it. */
+      STR(allow, 1, host_ere, "^b#c$"), STR(allow, 2, host_ere, "^d #e"),
+      COUNT(nexecs, 1), NUM(exec, 0, where.line, 7)}},
+    {"quoting",
+     "EXEC \"prog -a 'x y'\"\n"
+     "ALLOW ANY \"^a b$\" \"say \\\"hi\\\"\" \"back\\\\slash\"\n"
+     "ALLOW ANY ^q\\\"uote$\n"
+     "ACCEPT ANY \"two\n"
+     "lines\" ^h$\n"
+     "ALLOW ANY \"\\x\"\n"
+     "ALLOW\"WMO\"\"^adjacent$\"\n",
+     {COUNT(nexecs, 1), NUM(exec, 0, argc, 3), ARGV(0, 2, "x y"),
+      COUNT(nallows, 4), STR(allow, 0, host_ere, "^a b$"),
+      /* In quotes a backslash makes the next character literal. */
+      STR(allow, 0, ok_ere, "say \"hi\""),
+      STR(allow, 0, not_ere, "back\\slash"),
+      /* Unquoted, \" is kept as the two characters. */
+      STR(allow, 1, host_ere, "^q\\\"uote$"),
+      /* A quoted newline is part of the string, and counts as a line. */
+      NUM(accept, 0, where.line, 4), STR(accept, 0, pattern, "two\nlines"),
+      NUM(allow, 2, where.line, 6), STR(allow, 2, host_ere, "x"),
+      /* A keyword directly followed by a quote is still a keyword. */
+      NUM(allow, 3, feedtype, PQ_FT_WMO), STR(allow, 3, host_ere, "^adjacent$"),
+      NUM(allow, 3, where.line, 7)}},
+};
+static const bad_case lexical_bad[] = {
+    /* POLL is a keyword only as POLL or poll. */
+    {"Poll ANY .* h2\n", 1, "expected an entry"},
+    /* An indented keyword is a string: first in the file, it is an
+     * error. */
+    {"  ALLOW ANY ^a$\n", 1,
+     "found \"ALLOW\" (keywords must start in column 1)"},
+    {"\tEXEC \"pqact\"\n", 1, "column 1"},
+    /* After an entry, it is one argument too many, at its own line. */
+    {"ALLOW ANY ^a$ .* ^x\n"
+     "\tREQUEST ANY .* host\n",
+     2, "unexpected \"REQUEST\" after a complete ALLOW entry"},
+    /* A longer word is not a keyword. */
+    {"EXECUTE \"pqact\"\n", 1, "found \"EXECUTE\""},
+    {"ALLOWED ANY ^a$\n", 1, "ALLOWED"},
+    /* A quoted keyword is a string. */
+    {"\"EXEC\" \"pqact\"\n", 1, "found \"EXEC\""},
+    {"ALLOW ANY ^a$\nEXEC \"pqact\n\n", 2, "quoted string never ends"},
+    {"EXEC \"pqact\\\"\n", 1, "never ends"},
+    /* A newline in a command is a shell metacharacter to wordexp(). */
+    {"EXEC \"two\nlines\"\n", 1, "needs quoting"},
+    /* A carriage return is not white space (LDM): the message says why. */
+    {"EXEC \"pqact\"\r\nALLOW ANY ^a$\r\n", 1,
+     "\"\\r\" after a complete EXEC entry (a carriage return"},
+};
 
-  RUN_OK(state, ok);
-  RUN_BAD(state, bad);
+static void test_lexical(void **state) {
+  RUN_OK(state, lexical_ok);
+  RUN_BAD(state, lexical_bad);
   ldm_conf_free(NULL);
 }
 
@@ -479,224 +479,224 @@ static void test_missing_file(void **state) {
 /* Entries                                                                */
 /* ---------------------------------------------------------------------- */
 
-static void test_entries(void **state) {
-  static const ok_case ok[] = {
-      {"ALLOW",
-       "ALLOW WMO|NEXRAD3 ^a\\.edu$\n"
-       "ALLOW ANY-EXP ^b$ ^SA\n"
-       "ALLOW ~WMO ^c$ .* ^X\n"
-       "ALLOW conduit+nexrad2 .*\\.edu$ .*SA.* ^\n",
-       {COUNT(nallows, 4), NUM(allow, 0, feedtype, 0x0800000f),
-        NUM(allow, 0, ok_all, true), NUM(allow, 1, feedtype, 0xbfffffff),
-        STR(allow, 1, ok_ere, "^SA"), STR(allow, 1, not_ere, NULL),
-        NUM(allow, 2, feedtype, 0xfffffff0), NUM(allow, 2, ok_all, true),
-        STR(allow, 2, not_ere, "^X"),
-        /* LDM strips leading ".*" from longer EREs, and says so. */
-        NUM(allow, 3, feedtype, 0x10001000), STR(allow, 3, host_ere, "\\.edu$"),
-        STR(allow, 3, ok_ere, "SA.*"),
-        WARNS("ldmd.conf:4: host ERE \".*\\.edu$\" begins with \".*\": "
-              "using \"\\.edu$\""),
-        WARNS("OK ERE \".*SA.*\"")}},
-      /* Patterns real files use compile. */
-      {"EREs in use",
-       "ALLOW ANY ^[A-Z]{4}[0-9]{2}.KWBC .{1,255} (a+|b*)?c+\n"
-       "ALLOW ANY ^[]a[:alpha:][.-.][=e=]]{2,}$ ((((x{9}){9}){9}))\n"
-       "ACCEPT ANY \"^(SA|SP)[A-Z]{2}[0-9]{2}\" [{](a){0}b\\{\n",
-       {COUNT(nallows, 2), COUNT(naccepts, 1)}},
-      /* Not intervals, and brackets with "]", classes and "^". */
-      {"ERE brackets",
-       "ALLOW ANY a{,5} [^]{}]{2}[[=a=][:digit:]]\n",
-       {COUNT(nallows, 1)}},
-      {"ACCEPT",
-       "ACCEPT EXP ^TEST ^(pusher)\\.edu$\n"
-       "ACCEPT ANY .*FOO .*\n",
-       {COUNT(naccepts, 2), NUM(accept, 0, feedtype, PQ_FT_EXP),
-        STR(accept, 0, pattern, "^TEST"),
-        STR(accept, 0, host_ere, "^(pusher)\\.edu$"),
-        /* The pattern is kept as written: it goes back in RECLASS. */
-        STR(accept, 1, pattern, ".*FOO"), STR(accept, 1, host_ere, ".*"),
-        LISTENER(true)}},
-      {"REQUEST hosts",
-       "REQUEST ANY ^a host.edu\n"
-       "REQUEST ANY ^b host.edu:38800\n"
-       "REQUEST ANY ^c 192.168.1.2:0x184\n"
-       "REQUEST ANY ^d [::1]\n"
-       "REQUEST ANY ^e [::1]:38801\n"
-       "REQUEST ANY ^f [2001:db8::10]:0x1000\n"
-       "REQUEST ANY ^g [fe80::1%eth0]:388\n"
-       "REQUEST ANY ^h host.edu:\n"
-       "REQUEST ANY ^i [::ffff:10.0.0.1]\n",
-       {COUNT(nrequests, 9), STR(request, 0, host, "host.edu"),
-        NUM(request, 0, port, 388), NUM(request, 1, port, 38800),
-        NUM(request, 1, port_given, true), STR(request, 2, host, "192.168.1.2"),
-        NUM(request, 2, port, 388), NUM(request, 2, port_given, true),
-        NUM(request, 2, ipv6, false), STR(request, 3, host, "::1"),
-        NUM(request, 3, ipv6, true), NUM(request, 3, port, 388),
-        NUM(request, 3, port_given, false), STR(request, 4, host, "::1"),
-        NUM(request, 4, port, 38801), STR(request, 5, host, "2001:db8::10"),
-        NUM(request, 5, port, 4096), STR(request, 6, host, "fe80::1%eth0"),
-        /* An empty port is the default port, as LDM's strtok split has
-         * it. */
-        STR(request, 7, host, "host.edu"), NUM(request, 7, port, 388),
-        NUM(request, 7, port_given, false),
-        STR(request, 8, host, "::ffff:10.0.0.1")}},
-      /* The word does not set the mode: each is alone in its group. */
-      {"REQUEST words",
-       "REQUEST WMO ^a h1 PRIMARY\n"
-       "REQUEST WMO ^b h1 alternate\n"
-       "REQUEST WMO ^c h1 sometimes\n",
-       {NUM(request, 0, word, LDM_CONF_WORD_PRIMARY),
-        NUM(request, 1, word, LDM_CONF_WORD_ALTERNATE),
-        NUM(request, 2, word, LDM_CONF_WORD_OTHER),
-        WARNS("ldmd.conf:3: REQUEST field \"sometimes\" ignored"),
-        NUM(request, 1, primary, true)}},
-      /* LDM: a REQUEST to the same host string and port with the same ERE
-       * as earlier ones loses their feedtypes (section 6.2). */
-      {"REQUEST reduction",
-       "REQUEST WMO .* up.edu\n"
-       "REQUEST WMO|NEXRAD3 .* up.edu:388\n"
-       "REQUEST IDS .* up.edu\n"
-       "REQUEST WMO ^SA up.edu\n"
-       "REQUEST WMO .* up.edu:389\n"
-       "REQUEST WMO .* UP.edu\n"
-       "REQUEST NONE .* other.edu\n"
-       "REQUEST ANY .* up.edu\n",
-       {COUNT(nrequest_entries, 8), COUNT(nrequests, 6),
-        NUM(request, 0, feedtype, PQ_FT_WMO),
-        /* Explicit 388 is the same server as the default port. */
-        NUM(request, 1, feedtype, PQ_FT_NEXRAD3),
-        NUM(request, 1, written, PQ_FT_WMO | PQ_FT_NEXRAD3),
-        WARNS("ldmd.conf:2: REQUEST (NEXRAD3|WMO, \".*\") to up.edu:388 "
-              "reduced to NEXRAD3"),
-        /* IDS is inside WMO: nothing left. */
-        WARNS("ldmd.conf:3: REQUEST (IDS, \".*\") to up.edu:388 ignored"),
-        /* Another ERE, another port, another host string: no reduction. */
-        STR(request, 2, pattern, "^SA"), NUM(request, 2, feedtype, PQ_FT_WMO),
-        NUM(request, 3, port, 389), NUM(request, 3, feedtype, PQ_FT_WMO),
-        STR(request, 4, host, "UP.edu"), NUM(request, 4, feedtype, PQ_FT_WMO),
-        /* NONE asks for nothing. */
-        WARNS("ldmd.conf:7: REQUEST (NONE"),
-        /* ANY loses WMO and NEXRAD3. */
-        NUM(request, 5, feedtype, PQ_FT_ANY & ~(PQ_FT_WMO | PQ_FT_NEXRAD3)),
-        NUM(request, 5, where.line, 8), EMPTY(false)}},
-      /* Only dropped REQUESTs: still not "effectively empty" (LDM). */
-      {"only dropped REQUESTs",
-       "REQUEST NONE .* h\n",
-       {COUNT(nrequests, 0), EMPTY(false)}},
-      /* Section 4.7: same (feedtype, ERE), first one primary. */
-      {"REQUEST groups",
-       "REQUEST NEXRAD2 .* a.edu\n"
-       "REQUEST CONDUIT .* a.edu\n"
-       "REQUEST NEXRAD2 .* b.edu\n"
-       "REQUEST NEXRAD2 ^L2 c.edu\n"
-       "REQUEST NEXRAD2 .* [::1]:3\n"
-       "REQUEST CONDUIT .* b.edu PRIMARY\n",
-       {COUNT(nrequests, 6),
-        /* The first of each group is primary. */
-        NUM(request, 0, primary, true), NUM(request, 1, primary, true),
-        NUM(request, 2, primary, false), NUM(request, 3, primary, true),
-        NUM(request, 4, primary, false), NUM(request, 5, primary, false),
-        /* Groups are numbered in order of their first REQUEST. */
-        NUM(request, 0, group, 0), NUM(request, 1, group, 1),
-        NUM(request, 2, group, 0), NUM(request, 3, group, 2),
-        NUM(request, 4, group, 0), NUM(request, 5, group, 1),
-        NUM(request, 0, group_size, 3), NUM(request, 2, group_size, 3),
-        NUM(request, 4, group_size, 3), NUM(request, 1, group_size, 2),
-        NUM(request, 3, group_size, 1),
-        WARNS("ldmd.conf:1: 3 REQUESTs ask for (NEXRAD2")}},
-      {"RECEIVE and MULTICAST",
-       "RECEIVE NEXRAD2 up.edu\n"
-       "RECEIVE NEXRAD2 up.edu:388 eth0.1 sw p\n"
-       "RECEIVE ANY up.edu eth0.1 sw p 12\n"
-       "MULTICAST ANY 224.0.0.1:38800\n"
-       "multicast ANY g 1 2 3 4 5 6\n",
-       {COUNT(nignored, 5), EMPTY(true),
-        WARNS("ldmd.conf:1: RECEIVE entry ignored"),
-        WARNS("ldmd.conf:5: MULTICAST entry ignored")}},
-  };
-  static const bad_case bad[] = {
-      /* ALLOW */
-      {"ALLOW ANY\n", 1, "ALLOW needs 2 to 4 arguments"},
-      {"\nALLOW\n", 2, "not 0"},
-      {"ALLOW ANY ^a$ b c\n  d\n", 2, "unexpected \"d\""},
-      {"ALLOW FOO ^a$\n", 1, "bad feedset \"FOO\""},
-      {"ALLOW ANY\n ^a$\nALLOW WMO|\n ^b$\n", 3, "bad feedset \"WMO|\""},
-      {"ALLOW 3 ^a$\n", 1, "bad feedset \"3\""},
-      /* Long strings are cut in messages. */
-      {"ALLOW WMO_____________________________________________________"
-       "________________________________________________TAIL ^a$\n",
-       1, "____...\": "},
-      {"ALLOW ANY \"\"\n", 1, "empty host ERE"},
-      {"ALLOW ANY ^(a$\n", 1, "bad host ERE \"^(a$\""},
-      {"ALLOW ANY ^a$\n  [b\n", 2, "bad OK ERE \"[b\""},
-      {"ALLOW ANY ^a$ ^b\n\n   a{2,1}\n", 3, "bad NOT ERE"},
-      /* EREs: glibc's regcomp would build an exponential tree for these. */
-      {"ALLOW ANY ^a$ \"a++++++++++++++++++++++++++++++\"\n", 1, "too complex"},
-      {"ALLOW ANY ^a$ .* ((((((((((((((((((((a+)+)+)+)+)+)+)+)+)+)"
-       "+)+)+)+)+)+)+)+)+)+)+\n",
-       1, "bad NOT ERE"},
-      {"\nREQUEST ANY (((a{100}){100}){100}) host\n", 2,
-       "bad product ERE \"(((a{100}){100}){100})\": too complex"},
-      {"ALLOW ANY x{32767}{32767}\n", 1, "bad host ERE"},
-      {"ALLOW ANY a{x}\n", 1, "bad host ERE \"a{x}\": Invalid"},
-      {"ALLOW ANY a{1,2,3}\n", 1, "bad host ERE"},
-      {"ALLOW ANY ^a$ [[:alpha\n", 1, "bad OK ERE"},
-      /* Open groups count, though the ")" never comes. */
-      {"ALLOW ANY x{20000}(x{20000}\n", 1, "too complex"},
-      /* ACCEPT */
-      {"ACCEPT ANY .*\n", 1, "ACCEPT needs 3 arguments"},
-      {"ACCEPT ANY .* ^a$ ^b\n", 1, "after a complete ACCEPT entry"},
-      {"ACCEPT ANY \"\" ^a$\n", 1, "empty product ERE"},
-      {"ACCEPT ANY ^a( ^a$\n", 1, "bad product ERE"},
-      {"ACCEPT ANY ^a \"\"\n", 1, "empty host ERE"},
-      /* EXEC */
-      {"EXEC\n", 1, "EXEC needs 1 arguments"},
-      {"EXEC pqact -v\n", 1, "unexpected \"-v\""},
-      {"EXEC \"\"\n", 1, "empty EXEC command"},
-      {"EXEC \"   \"\n", 1, "empty EXEC command"},
-      {"EXEC \"prog $(id)\"\n", 1, "command substitution"},
-      {"EXEC \"prog `id`\"\n", 1, "command substitution"},
-      {"EXEC \"a | b\"\n", 1, "needs quoting"},
-      {"EXEC \"a 'b\"\n", 1, "unbalanced quote"},
-      /* REQUEST hosts */
-      {"REQUEST ANY .* host:0\n", 1, "bad port \"0\""},
-      {"REQUEST ANY .* host:65536\n", 1, "not 1-65535"},
-      {"REQUEST ANY .* host:38x\n", 1, "bad port \"38x\""},
-      {"REQUEST ANY .* host:0388\n", 1, "bad port"},
-      {"REQUEST ANY .* :388\n", 1, "no host name"},
-      {"REQUEST ANY .* 2001:db8::1\n", 1, "write an IPv6 address in brackets"},
-      {"REQUEST ANY .* host:388:1\n", 1, "more than one \":\""},
-      {"REQUEST ANY .* [::1\n", 1, "no \"]\""},
-      {"REQUEST ANY .* [::1]388\n", 1, "only \":port\" may follow"},
-      {"REQUEST ANY .* [host.edu]:388\n", 1, "not an IPv6 address"},
-      {"REQUEST ANY .* []\n", 1, "not an IPv6 address"},
-      {"REQUEST ANY .* [fe80::1%]\n", 1, "not an IPv6 address"},
-      {"REQUEST ANY .* [::1]:0\n", 1, "bad port"},
-      {"REQUEST ANY .* \"\"\n", 1, "no host name"},
-      /* REQUEST's other fields */
-      {"REQUEST ANY .*\n", 1, "REQUEST needs 3 or 4 arguments"},
-      {"REQUEST ANY .* h PRIMARY x\n", 1, "unexpected \"x\""},
-      {"REQUEST NOSUCH .* h\n", 1, "bad feedset"},
-      {"REQUEST ANY \"\" h\n", 1, "empty product ERE"},
-      {"REQUEST ANY (( h\n", 1, "bad product ERE \"((\""},
-      /* RECEIVE and MULTICAST */
-      {"RECEIVE ANY up.edu eth0\n", 1, "RECEIVE needs 2, 5 or 6"},
-      {"RECEIVE ANY a b c d e f\n", 1, "unexpected \"f\""},
-      {"MULTICAST ANY\n", 1, "MULTICAST needs 2 to 9"},
-      /* Each bad line is reported at its own line, whatever comes before. */
-      {"stray\n", 1, "expected an entry"},
-      {"# c\n\n\"quoted\"\n", 3, "found \"quoted\""},
-      {"ALLOW ANY ^a$\n# c\n\nEXEC\n\nALLOW ANY ^b$\n", 4, "EXEC needs 1"},
-      {"ALLOW ANY ^a$\n\n\nINCLUDE\n", 4, "INCLUDE needs 1"},
-      {"INCLUDE a b\n", 1, "unexpected \"b\""},
-      {"EXEC \"x\"\n\"y\"\n", 2, "unexpected \"y\" after a complete EXEC"},
-      {"REQUEST WMO\n  .*\n  h\n  PRIMARY\n  extra\n", 5, "unexpected"},
-      {"ALLOW ANY \"^a\n\nb$\" (\n", 3, "bad OK ERE \"(\""},
-      {"INCLUDE \"\"\n", 1, "empty INCLUDE path"},
-  };
+static const ok_case entries_ok[] = {
+    {"ALLOW",
+     "ALLOW WMO|NEXRAD3 ^a\\.edu$\n"
+     "ALLOW ANY-EXP ^b$ ^SA\n"
+     "ALLOW ~WMO ^c$ .* ^X\n"
+     "ALLOW conduit+nexrad2 .*\\.edu$ .*SA.* ^\n",
+     {COUNT(nallows, 4), NUM(allow, 0, feedtype, 0x0800000f),
+      NUM(allow, 0, ok_all, true), NUM(allow, 1, feedtype, 0xbfffffff),
+      STR(allow, 1, ok_ere, "^SA"), STR(allow, 1, not_ere, NULL),
+      NUM(allow, 2, feedtype, 0xfffffff0), NUM(allow, 2, ok_all, true),
+      STR(allow, 2, not_ere, "^X"),
+      /* LDM strips leading ".*" from longer EREs, and says so. */
+      NUM(allow, 3, feedtype, 0x10001000), STR(allow, 3, host_ere, "\\.edu$"),
+      STR(allow, 3, ok_ere, "SA.*"),
+      WARNS("ldmd.conf:4: host ERE \".*\\.edu$\" begins with \".*\": "
+            "using \"\\.edu$\""),
+      WARNS("OK ERE \".*SA.*\"")}},
+    /* Patterns real files use compile. */
+    {"EREs in use",
+     "ALLOW ANY ^[A-Z]{4}[0-9]{2}.KWBC .{1,255} (a+|b*)?c+\n"
+     "ALLOW ANY ^[]a[:alpha:][.-.][=e=]]{2,}$ ((((x{9}){9}){9}))\n"
+     "ACCEPT ANY \"^(SA|SP)[A-Z]{2}[0-9]{2}\" [{](a){0}b\\{\n",
+     {COUNT(nallows, 2), COUNT(naccepts, 1)}},
+    /* Not intervals, and brackets with "]", classes and "^". */
+    {"ERE brackets",
+     "ALLOW ANY a{,5} [^]{}]{2}[[=a=][:digit:]]\n",
+     {COUNT(nallows, 1)}},
+    {"ACCEPT",
+     "ACCEPT EXP ^TEST ^(pusher)\\.edu$\n"
+     "ACCEPT ANY .*FOO .*\n",
+     {COUNT(naccepts, 2), NUM(accept, 0, feedtype, PQ_FT_EXP),
+      STR(accept, 0, pattern, "^TEST"),
+      STR(accept, 0, host_ere, "^(pusher)\\.edu$"),
+      /* The pattern is kept as written: it goes back in RECLASS. */
+      STR(accept, 1, pattern, ".*FOO"), STR(accept, 1, host_ere, ".*"),
+      LISTENER(true)}},
+    {"REQUEST hosts",
+     "REQUEST ANY ^a host.edu\n"
+     "REQUEST ANY ^b host.edu:38800\n"
+     "REQUEST ANY ^c 192.168.1.2:0x184\n"
+     "REQUEST ANY ^d [::1]\n"
+     "REQUEST ANY ^e [::1]:38801\n"
+     "REQUEST ANY ^f [2001:db8::10]:0x1000\n"
+     "REQUEST ANY ^g [fe80::1%eth0]:388\n"
+     "REQUEST ANY ^h host.edu:\n"
+     "REQUEST ANY ^i [::ffff:10.0.0.1]\n",
+     {COUNT(nrequests, 9), STR(request, 0, host, "host.edu"),
+      NUM(request, 0, port, 388), NUM(request, 1, port, 38800),
+      NUM(request, 1, port_given, true), STR(request, 2, host, "192.168.1.2"),
+      NUM(request, 2, port, 388), NUM(request, 2, port_given, true),
+      NUM(request, 2, ipv6, false), STR(request, 3, host, "::1"),
+      NUM(request, 3, ipv6, true), NUM(request, 3, port, 388),
+      NUM(request, 3, port_given, false), STR(request, 4, host, "::1"),
+      NUM(request, 4, port, 38801), STR(request, 5, host, "2001:db8::10"),
+      NUM(request, 5, port, 4096), STR(request, 6, host, "fe80::1%eth0"),
+      /* An empty port is the default port, as LDM's strtok split has
+       * it. */
+      STR(request, 7, host, "host.edu"), NUM(request, 7, port, 388),
+      NUM(request, 7, port_given, false),
+      STR(request, 8, host, "::ffff:10.0.0.1")}},
+    /* The word does not set the mode: each is alone in its group. */
+    {"REQUEST words",
+     "REQUEST WMO ^a h1 PRIMARY\n"
+     "REQUEST WMO ^b h1 alternate\n"
+     "REQUEST WMO ^c h1 sometimes\n",
+     {NUM(request, 0, word, LDM_CONF_WORD_PRIMARY),
+      NUM(request, 1, word, LDM_CONF_WORD_ALTERNATE),
+      NUM(request, 2, word, LDM_CONF_WORD_OTHER),
+      WARNS("ldmd.conf:3: REQUEST field \"sometimes\" ignored"),
+      NUM(request, 1, primary, true)}},
+    /* LDM: a REQUEST to the same host string and port with the same ERE
+     * as earlier ones loses their feedtypes (section 6.2). */
+    {"REQUEST reduction",
+     "REQUEST WMO .* up.edu\n"
+     "REQUEST WMO|NEXRAD3 .* up.edu:388\n"
+     "REQUEST IDS .* up.edu\n"
+     "REQUEST WMO ^SA up.edu\n"
+     "REQUEST WMO .* up.edu:389\n"
+     "REQUEST WMO .* UP.edu\n"
+     "REQUEST NONE .* other.edu\n"
+     "REQUEST ANY .* up.edu\n",
+     {COUNT(nrequest_entries, 8), COUNT(nrequests, 6),
+      NUM(request, 0, feedtype, PQ_FT_WMO),
+      /* Explicit 388 is the same server as the default port. */
+      NUM(request, 1, feedtype, PQ_FT_NEXRAD3),
+      NUM(request, 1, written, PQ_FT_WMO | PQ_FT_NEXRAD3),
+      WARNS("ldmd.conf:2: REQUEST (NEXRAD3|WMO, \".*\") to up.edu:388 "
+            "reduced to NEXRAD3"),
+      /* IDS is inside WMO: nothing left. */
+      WARNS("ldmd.conf:3: REQUEST (IDS, \".*\") to up.edu:388 ignored"),
+      /* Another ERE, another port, another host string: no reduction. */
+      STR(request, 2, pattern, "^SA"), NUM(request, 2, feedtype, PQ_FT_WMO),
+      NUM(request, 3, port, 389), NUM(request, 3, feedtype, PQ_FT_WMO),
+      STR(request, 4, host, "UP.edu"), NUM(request, 4, feedtype, PQ_FT_WMO),
+      /* NONE asks for nothing. */
+      WARNS("ldmd.conf:7: REQUEST (NONE"),
+      /* ANY loses WMO and NEXRAD3. */
+      NUM(request, 5, feedtype, PQ_FT_ANY & ~(PQ_FT_WMO | PQ_FT_NEXRAD3)),
+      NUM(request, 5, where.line, 8), EMPTY(false)}},
+    /* Only dropped REQUESTs: still not "effectively empty" (LDM). */
+    {"only dropped REQUESTs",
+     "REQUEST NONE .* h\n",
+     {COUNT(nrequests, 0), EMPTY(false)}},
+    /* Section 4.7: same (feedtype, ERE), first one primary. */
+    {"REQUEST groups",
+     "REQUEST NEXRAD2 .* a.edu\n"
+     "REQUEST CONDUIT .* a.edu\n"
+     "REQUEST NEXRAD2 .* b.edu\n"
+     "REQUEST NEXRAD2 ^L2 c.edu\n"
+     "REQUEST NEXRAD2 .* [::1]:3\n"
+     "REQUEST CONDUIT .* b.edu PRIMARY\n",
+     {COUNT(nrequests, 6),
+      /* The first of each group is primary. */
+      NUM(request, 0, primary, true), NUM(request, 1, primary, true),
+      NUM(request, 2, primary, false), NUM(request, 3, primary, true),
+      NUM(request, 4, primary, false), NUM(request, 5, primary, false),
+      /* Groups are numbered in order of their first REQUEST. */
+      NUM(request, 0, group, 0), NUM(request, 1, group, 1),
+      NUM(request, 2, group, 0), NUM(request, 3, group, 2),
+      NUM(request, 4, group, 0), NUM(request, 5, group, 1),
+      NUM(request, 0, group_size, 3), NUM(request, 2, group_size, 3),
+      NUM(request, 4, group_size, 3), NUM(request, 1, group_size, 2),
+      NUM(request, 3, group_size, 1),
+      WARNS("ldmd.conf:1: 3 REQUESTs ask for (NEXRAD2")}},
+    {"RECEIVE and MULTICAST",
+     "RECEIVE NEXRAD2 up.edu\n"
+     "RECEIVE NEXRAD2 up.edu:388 eth0.1 sw p\n"
+     "RECEIVE ANY up.edu eth0.1 sw p 12\n"
+     "MULTICAST ANY 224.0.0.1:38800\n"
+     "multicast ANY g 1 2 3 4 5 6\n",
+     {COUNT(nignored, 5), EMPTY(true),
+      WARNS("ldmd.conf:1: RECEIVE entry ignored"),
+      WARNS("ldmd.conf:5: MULTICAST entry ignored")}},
+};
+static const bad_case entries_bad[] = {
+    /* ALLOW */
+    {"ALLOW ANY\n", 1, "ALLOW needs 2 to 4 arguments"},
+    {"\nALLOW\n", 2, "not 0"},
+    {"ALLOW ANY ^a$ b c\n  d\n", 2, "unexpected \"d\""},
+    {"ALLOW FOO ^a$\n", 1, "bad feedset \"FOO\""},
+    {"ALLOW ANY\n ^a$\nALLOW WMO|\n ^b$\n", 3, "bad feedset \"WMO|\""},
+    {"ALLOW 3 ^a$\n", 1, "bad feedset \"3\""},
+    /* Long strings are cut in messages. */
+    {"ALLOW WMO_____________________________________________________"
+     "________________________________________________TAIL ^a$\n",
+     1, "____...\": "},
+    {"ALLOW ANY \"\"\n", 1, "empty host ERE"},
+    {"ALLOW ANY ^(a$\n", 1, "bad host ERE \"^(a$\""},
+    {"ALLOW ANY ^a$\n  [b\n", 2, "bad OK ERE \"[b\""},
+    {"ALLOW ANY ^a$ ^b\n\n   a{2,1}\n", 3, "bad NOT ERE"},
+    /* EREs: glibc's regcomp would build an exponential tree for these. */
+    {"ALLOW ANY ^a$ \"a++++++++++++++++++++++++++++++\"\n", 1, "too complex"},
+    {"ALLOW ANY ^a$ .* ((((((((((((((((((((a+)+)+)+)+)+)+)+)+)+)"
+     "+)+)+)+)+)+)+)+)+)+)+\n",
+     1, "bad NOT ERE"},
+    {"\nREQUEST ANY (((a{100}){100}){100}) host\n", 2,
+     "bad product ERE \"(((a{100}){100}){100})\": too complex"},
+    {"ALLOW ANY x{32767}{32767}\n", 1, "bad host ERE"},
+    {"ALLOW ANY a{x}\n", 1, "bad host ERE \"a{x}\": Invalid"},
+    {"ALLOW ANY a{1,2,3}\n", 1, "bad host ERE"},
+    {"ALLOW ANY ^a$ [[:alpha\n", 1, "bad OK ERE"},
+    /* Open groups count, though the ")" never comes. */
+    {"ALLOW ANY x{20000}(x{20000}\n", 1, "too complex"},
+    /* ACCEPT */
+    {"ACCEPT ANY .*\n", 1, "ACCEPT needs 3 arguments"},
+    {"ACCEPT ANY .* ^a$ ^b\n", 1, "after a complete ACCEPT entry"},
+    {"ACCEPT ANY \"\" ^a$\n", 1, "empty product ERE"},
+    {"ACCEPT ANY ^a( ^a$\n", 1, "bad product ERE"},
+    {"ACCEPT ANY ^a \"\"\n", 1, "empty host ERE"},
+    /* EXEC */
+    {"EXEC\n", 1, "EXEC needs 1 arguments"},
+    {"EXEC pqact -v\n", 1, "unexpected \"-v\""},
+    {"EXEC \"\"\n", 1, "empty EXEC command"},
+    {"EXEC \"   \"\n", 1, "empty EXEC command"},
+    {"EXEC \"prog $(id)\"\n", 1, "command substitution"},
+    {"EXEC \"prog `id`\"\n", 1, "command substitution"},
+    {"EXEC \"a | b\"\n", 1, "needs quoting"},
+    {"EXEC \"a 'b\"\n", 1, "unbalanced quote"},
+    /* REQUEST hosts */
+    {"REQUEST ANY .* host:0\n", 1, "bad port \"0\""},
+    {"REQUEST ANY .* host:65536\n", 1, "not 1-65535"},
+    {"REQUEST ANY .* host:38x\n", 1, "bad port \"38x\""},
+    {"REQUEST ANY .* host:0388\n", 1, "bad port"},
+    {"REQUEST ANY .* :388\n", 1, "no host name"},
+    {"REQUEST ANY .* 2001:db8::1\n", 1, "write an IPv6 address in brackets"},
+    {"REQUEST ANY .* host:388:1\n", 1, "more than one \":\""},
+    {"REQUEST ANY .* [::1\n", 1, "no \"]\""},
+    {"REQUEST ANY .* [::1]388\n", 1, "only \":port\" may follow"},
+    {"REQUEST ANY .* [host.edu]:388\n", 1, "not an IPv6 address"},
+    {"REQUEST ANY .* []\n", 1, "not an IPv6 address"},
+    {"REQUEST ANY .* [fe80::1%]\n", 1, "not an IPv6 address"},
+    {"REQUEST ANY .* [::1]:0\n", 1, "bad port"},
+    {"REQUEST ANY .* \"\"\n", 1, "no host name"},
+    /* REQUEST's other fields */
+    {"REQUEST ANY .*\n", 1, "REQUEST needs 3 or 4 arguments"},
+    {"REQUEST ANY .* h PRIMARY x\n", 1, "unexpected \"x\""},
+    {"REQUEST NOSUCH .* h\n", 1, "bad feedset"},
+    {"REQUEST ANY \"\" h\n", 1, "empty product ERE"},
+    {"REQUEST ANY (( h\n", 1, "bad product ERE \"((\""},
+    /* RECEIVE and MULTICAST */
+    {"RECEIVE ANY up.edu eth0\n", 1, "RECEIVE needs 2, 5 or 6"},
+    {"RECEIVE ANY a b c d e f\n", 1, "unexpected \"f\""},
+    {"MULTICAST ANY\n", 1, "MULTICAST needs 2 to 9"},
+    /* Each bad line is reported at its own line, whatever comes before. */
+    {"stray\n", 1, "expected an entry"},
+    {"# c\n\n\"quoted\"\n", 3, "found \"quoted\""},
+    {"ALLOW ANY ^a$\n# c\n\nEXEC\n\nALLOW ANY ^b$\n", 4, "EXEC needs 1"},
+    {"ALLOW ANY ^a$\n\n\nINCLUDE\n", 4, "INCLUDE needs 1"},
+    {"INCLUDE a b\n", 1, "unexpected \"b\""},
+    {"EXEC \"x\"\n\"y\"\n", 2, "unexpected \"y\" after a complete EXEC"},
+    {"REQUEST WMO\n  .*\n  h\n  PRIMARY\n  extra\n", 5, "unexpected"},
+    {"ALLOW ANY \"^a\n\nb$\" (\n", 3, "bad OK ERE \"(\""},
+    {"INCLUDE \"\"\n", 1, "empty INCLUDE path"},
+};
 
-  RUN_OK(state, ok);
-  RUN_BAD(state, bad);
+static void test_entries(void **state) {
+  RUN_OK(state, entries_ok);
+  RUN_BAD(state, entries_bad);
 }
 
 static void test_exec(void **state) {
