@@ -68,7 +68,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <math.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -79,7 +78,6 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -705,13 +703,7 @@ static int cmp_u64(const void *x, const void *y) {
 }
 
 static double pct_ms(const uint64_t *v, size_t n, double p) {
-  size_t i = (size_t)ceil(p / 100.0 * (double)n);
-
-  if (i > 0)
-    i--;
-  if (i >= n)
-    i = n - 1;
-  return (double)v[i] / 1000.0;
+  return (double)v[rb_pct_index(n, p)] / 1000.0;
 }
 
 /* The latency run on a path already up.  @return 0 or -1 */
@@ -1061,10 +1053,8 @@ static int parse(int argc, char **argv, bench *b) {
     default:
       return -1;
     }
-    if (end != NULL && (errno != 0 || end == optarg || *end != '\0')) {
-      fprintf(stderr, "nats_bench: invalid -%c value \"%s\"\n", c, optarg);
+    if (rb_bad_value(c, optarg, end) != 0)
       return -1;
-    }
   }
   snprintf(b->pq2nats, sizeof b->pq2nats, "%s/pq2nats", bindir);
   snprintf(b->nats2pq, sizeof b->nats2pq, "%s/nats2pq", bindir);
@@ -1094,17 +1084,14 @@ static int find_in_path(const char *name, char *buf, size_t len) {
 int main(int argc, char **argv) {
   static char nats_server[RB_RUN_MAX];
   bench b;
-  struct utsname un;
   double t0 = rb_now();
-  char date[64];
-  time_t now = time(NULL);
   bool nats = false;
 
+  rb_prog = "nats_bench";
   if (parse(argc, argv, &b) != 0) {
     usage();
     return 2;
   }
-  rb_prog = "nats_bench";
   for (unsigned i = 0; i < NPATHS; i++)
     nats |= (b.path_mask & 1u << i) && paths[i].kind == PATH_NATS;
   if ((b.path_mask & 1u) && access(b.ldmd, X_OK) != 0) {
@@ -1127,12 +1114,11 @@ int main(int argc, char **argv) {
   }
   if (rb_run_begin(b.run, b.base) != 0)
     return 1;
-  uname(&un);
-  strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", gmtime(&now));
   printf("nats_bench: queue A -> path -> queue B over 127.0.0.1; queues%s in "
-         "%s\n%s; %ld CPUs; Linux %s\n",
-         nats ? " and the JetStream file store" : "", b.base, date,
-         sysconf(_SC_NPROCESSORS_ONLN), un.release);
+         "%s\n",
+         nats ? " and the JetStream file store" : "", b.base);
+  rb_print_machine();
+  printf("\n");
   if (b.path_mask & 1u)
     printf("relay: %s\n", b.ldmd);
   if (nats)
@@ -1141,13 +1127,5 @@ int main(int argc, char **argv) {
   if (rb_stop)
     printf("\n(interrupted)\n");
   path_down(&b);
-  if (b.keep)
-    printf("\nkept %s\n", b.run);
-  else
-    rb_remove_tree(b.run);
-  printf("\n(%.0f s)\n", rb_now() - t0);
-  if (b.errors > 0)
-    rb_warn("%u figure%s could not be measured (see above)", b.errors,
-            b.errors > 1 ? "s" : "");
-  return b.errors > 0 || rb_stop ? 1 : 0;
+  return rb_finish(b.run, b.keep, b.errors, t0);
 }

@@ -87,7 +87,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
-#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -867,16 +866,9 @@ static int cmp_i64(const void *x, const void *y) {
 }
 
 static double pct(const int64_t *v, size_t n, double p) {
-  size_t i;
-
   if (n == 0)
     return NAN;
-  i = (size_t)ceil(p / 100.0 * (double)n);
-  if (i > 0)
-    i--;
-  if (i >= n)
-    i = n - 1;
-  return (double)v[i] / 1000.0;
+  return (double)v[rb_pct_index(n, p)] / 1000.0;
 }
 
 /* CPU counters at a step's edges; steal and all are the machine's (the
@@ -1307,20 +1299,15 @@ static int parse(int argc, char **argv, bench *b) {
     default:
       return -1;
     }
-    if (end != NULL && (errno != 0 || end == optarg || *end != '\0')) {
-      fprintf(stderr, "relay_bench: invalid -%c value \"%s\"\n", c, optarg);
+    if (rb_bad_value(c, optarg, end) != 0)
       return -1;
-    }
   }
   return optind == argc && b->nrates > 0 ? 0 : -1;
 }
 
 int main(int argc, char **argv) {
   bench b;
-  struct utsname un;
   double t0 = rb_now();
-  char date[64];
-  time_t now = time(NULL);
 
   if (parse(argc, argv, &b) != 0) {
     usage();
@@ -1333,11 +1320,10 @@ int main(int argc, char **argv) {
   }
   if (rb_run_begin(b.run, b.base) != 0)
     return 1;
-  uname(&un);
-  strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", gmtime(&now));
-  printf("relay_bench: ldmd A -> ldmd B over 127.0.0.1, queues in %s\n"
-         "%s; %ld CPUs; Linux %s; %s\n",
-         b.base, date, sysconf(_SC_NPROCESSORS_ONLN), un.release, b.ldmd);
+  printf("relay_bench: ldmd A -> ldmd B over 127.0.0.1, queues in %s\n",
+         b.base);
+  rb_print_machine();
+  printf("; %s\n", b.ldmd);
   if (b.do_tcp && !rb_stop)
     run_tcp(&b);
   if (b.do_thr && (b.links & 2) && make_cert(&b) != 0) {
@@ -1351,13 +1337,5 @@ int main(int argc, char **argv) {
   if (rb_stop)
     printf("\n(interrupted)\n");
   servers_down(&b);
-  if (b.keep)
-    printf("\nkept %s\n", b.run);
-  else
-    rb_remove_tree(b.run);
-  printf("\n(%.0f s)\n", rb_now() - t0);
-  if (b.errors > 0)
-    rb_warn("%u figure%s could not be measured (see above)", b.errors,
-            b.errors > 1 ? "s" : "");
-  return b.errors > 0 || rb_stop ? 1 : 0;
+  return rb_finish(b.run, b.keep, b.errors, t0);
 }

@@ -3,7 +3,8 @@
  * 127.0.0.1 with its own registry, ldmd.conf, queue and log (and reading
  * its port from the log), stopping it, the CPU time of its process tree,
  * stopping and continuing that tree, and cleaning up what a run left.
- * Also the bench's clock, sleeps and messages.
+ * Also the bench's clock, sleeps and messages, and the lines relay_bench
+ * and nats_bench print alike.
  */
 #include "test/bench/relay_servers.h"
 
@@ -17,7 +18,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <math.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -568,4 +571,44 @@ int rb_insert(pq_t *pq, uint64_t seed, uint32_t ft, uint32_t i, uint8_t *buf,
   else if (arrival_us != NULL)
     *arrival_us = pq_ts_to_us(info.arrival);
   return rc;
+}
+
+int rb_bad_value(int c, const char *value, const char *end) {
+  if (end == NULL || (errno == 0 && end != value && *end == '\0'))
+    return 0;
+  fprintf(stderr, "%s: invalid -%c value \"%s\"\n", rb_prog, c, value);
+  return -1;
+}
+
+void rb_print_machine(void) {
+  struct utsname un;
+  char date[64];
+  time_t now = time(NULL);
+
+  uname(&un);
+  strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", gmtime(&now));
+  printf("%s; %ld CPUs; Linux %s", date, sysconf(_SC_NPROCESSORS_ONLN),
+         un.release);
+}
+
+size_t rb_pct_index(size_t n, double p) {
+  size_t i = (size_t)ceil(p / 100.0 * (double)n);
+
+  if (i > 0)
+    i--;
+  if (i >= n)
+    i = n - 1;
+  return i;
+}
+
+int rb_finish(const char *run, bool keep, unsigned errors, double t0) {
+  if (keep)
+    printf("\nkept %s\n", run);
+  else
+    rb_remove_tree(run);
+  printf("\n(%.0f s)\n", rb_now() - t0);
+  if (errors > 0)
+    rb_warn("%u figure%s could not be measured (see above)", errors,
+            errors > 1 ? "s" : "");
+  return errors > 0 || rb_stop ? 1 : 0;
 }

@@ -3,8 +3,10 @@
  * servers started and stopped by pid, each with its own directory,
  * registry, ldmd.conf, queue and log; the CPU time of a server's process
  * tree (ldmd forks a process per connection); the products the benches
- * insert; and the bench's clock, sleeps and messages.  Not thread-safe;
- * for one bench process.
+ * insert; and the bench's clock, sleeps and messages.  nats_bench uses
+ * them too, and what both benches print alike: the machine line, a bad
+ * option value, the closing lines, a percentile's rank.  Not
+ * thread-safe; for one bench process.
  */
 #ifndef TEST_BENCH_RELAY_SERVERS_H
 #define TEST_BENCH_RELAY_SERVERS_H
@@ -124,5 +126,24 @@ uint64_t rb_feed_started_us(const server *a);
 
 /** rb_feed_started_us(), waiting up to 10 s for it. */
 uint64_t rb_wait_feed(const server *a);
+
+/** After strtod() or strtoul() of option c's value: if end says the value
+ *  was not a number (or errno is set), "<rb_prog>: invalid -c value" on
+ *  stderr.  @return -1 if so, else 0 (also when end is NULL: no number). */
+int rb_bad_value(int c, const char *value, const char *end);
+
+/** "<date UTC>; <n> CPUs; Linux <release>" on stdout, no newline. */
+void rb_print_machine(void);
+
+/** The index of the p-th percentile (0 to 100) of n > 0 sorted values. */
+size_t rb_pct_index(size_t n, double p);
+
+/**
+ * A bench's closing lines, once its servers are down: "(interrupted)" if
+ * rb_stop, the run directory kept (keep) or removed, the seconds since t0
+ * and how many figures could not be measured.
+ * @return the bench's exit status: 1 after errors or an interruption
+ */
+int rb_finish(const char *run, bool keep, unsigned errors, double t0);
 
 #endif /* TEST_BENCH_RELAY_SERVERS_H */

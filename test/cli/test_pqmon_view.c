@@ -98,6 +98,28 @@ static pqmon_view view(const ldmm_queue *q, const ldmm_snapshot *now,
                       .height = height};
 }
 
+/* The frame of now against prev (NULL: the first frame) for the queue of
+ * queue_init(), on a width x height screen; the caller frees it. */
+static char *render(const ldmm_snapshot *now, const ldmm_snapshot *prev,
+                    int width, int height) {
+  ldmm_queue q;
+  pqmon_view v;
+  char *text;
+
+  queue_init(&q);
+  v = view(&q, now, prev, width, height);
+  text = pqmon_view_render(&v);
+  assert_non_null(text);
+  return text;
+}
+
+/* Free a frame and the two snapshots it was made of. */
+static void free_frame(char *text, ldmm_snapshot *prev, ldmm_snapshot *now) {
+  free(text);
+  ldmm_snapshot_free(prev);
+  ldmm_snapshot_free(now);
+}
+
 /* The line of text that starts with prefix (a static copy), or NULL. */
 static const char *line_of(const char *text, const char *prefix) {
   static char buf[1024];
@@ -272,17 +294,12 @@ static void check_connection_rates(const char *text) {
 
 static void test_rates(void **state) {
   ldmm_snapshot prev, now;
-  ldmm_queue q;
-  pqmon_view v;
   char *text;
   const char *l;
   (void)state;
 
   two_snapshots(&prev, &now);
-  queue_init(&q);
-  v = view(&q, &now, &prev, 200, 50);
-  text = pqmon_view_render(&v);
-  assert_non_null(text);
+  text = render(&now, &prev, 200, 50);
 
   l = line_of(text, "pqmon -L ");
   assert_string_equal(l, "pqmon -L  2023-11-14 23:15:25 UTC  every 2s  "
@@ -297,25 +314,18 @@ static void test_rates(void **state) {
                          "connections 3");
   check_feed_rates(text);
   check_connection_rates(text);
-  free(text);
-  ldmm_snapshot_free(&prev);
-  ldmm_snapshot_free(&now);
+  free_frame(text, &prev, &now);
 }
 
 /* The first frame: no interval, no rates; sorted by products. */
 static void test_rates_first_frame(void **state) {
   ldmm_snapshot prev, now;
-  ldmm_queue q;
-  pqmon_view v;
   char *text, f[12][64];
   const char *l;
   (void)state;
 
   two_snapshots(&prev, &now);
-  queue_init(&q);
-  v = view(&q, &now, NULL, 200, 50);
-  text = pqmon_view_render(&v);
-  assert_non_null(text);
+  text = render(&now, NULL, 200, 50);
   l = line_of(text, "IDS ");
   assert_int_equal(fields(l, f, 12), 8);
   assert_string_equal(f[2], "-");
@@ -323,36 +333,27 @@ static void test_rates_first_frame(void **state) {
   assert_string_equal(f[4], "-");
   assert_true(strstr(text, "\nNEXRAD2 ") < strstr(text, "\nIDS "));
   assert_true(strstr(text, "\nrequester ") < strstr(text, "\nupstream "));
-  free(text);
-  ldmm_snapshot_free(&prev);
-  ldmm_snapshot_free(&now);
+  free_frame(text, &prev, &now);
 }
 
 /* Against another server's snapshot (restarted: another pid): no rates,
  * never a difference of unrelated counters. */
 static void test_rates_restarted(void **state) {
   ldmm_snapshot prev, now;
-  ldmm_queue q;
-  pqmon_view v;
   char *text, f[12][64];
   const char *l;
   (void)state;
 
   two_snapshots(&prev, &now);
-  queue_init(&q);
   prev.pid = 999;
-  v = view(&q, &now, &prev, 200, 50);
-  text = pqmon_view_render(&v);
-  assert_non_null(text);
+  text = render(&now, &prev, 200, 50);
   l = line_of(text, "IDS ");
   assert_int_equal(fields(l, f, 12), 8);
   assert_string_equal(f[2], "-");
   l = line_of(text, "upstream ");
   assert_true(fields(l, f, 12) >= 3);
   assert_string_equal(f[2], "-");
-  free(text);
-  ldmm_snapshot_free(&prev);
-  ldmm_snapshot_free(&now);
+  free_frame(text, &prev, &now);
 }
 
 /* ---- the screen's size ---- */
@@ -423,9 +424,7 @@ static void test_cut(void **state) {
   assert_non_null(text);
   assert_int_equal(count_lines(text), 3);
   assert_non_null(strstr(text, "pqmon -L\n"));
-  free(text);
-  ldmm_snapshot_free(&prev);
-  ldmm_snapshot_free(&now);
+  free_frame(text, &prev, &now);
 }
 
 /* ---- without figures; an unread queue; hostile text ---- */
@@ -468,24 +467,17 @@ static void test_no_figures(void **state) {
 /* A server that has had no connection and no product yet. */
 static void test_empty(void **state) {
   ldmm_snapshot prev, now;
-  ldmm_queue q;
-  pqmon_view v;
   char *text;
   (void)state;
 
   snap_init(&prev, 0);
   snap_init(&now, 0);
-  queue_init(&q);
-  v = view(&q, &now, &prev, 80, 24);
-  text = pqmon_view_render(&v);
-  assert_non_null(text);
+  text = render(&now, &prev, 80, 24);
   assert_non_null(strstr(text, "\nldmd: pid 100, up 1h02m, version 9.9, "
                                "connections 0\n\nFEED "));
   assert_non_null(strstr(text, "\n  (no product received yet)\n\nKIND "));
   assert_non_null(strstr(text, "\n  (no connection)\n"));
-  free(text);
-  ldmm_snapshot_free(&prev);
-  ldmm_snapshot_free(&now);
+  free_frame(text, &prev, &now);
 }
 
 static void test_hostile_text(void **state) {

@@ -3,7 +3,8 @@
  * unique queue path per test under $PQ_TEST_DIR (or /dev/shm), and the
  * cmocka fixtures of a test file whose tests share one queue
  * (TU_QUEUE_FIXTURE); products with random contents whose signature is
- * their MD5.  For the others: a scratch directory made by a setup and
+ * their MD5; a child process holding the queue open as a writer.  For
+ * the others: a scratch directory made by a setup and
  * removed with everything in it by a teardown, and hex text turned into
  * bytes.  Included here: skips that show (test/lib/tu_skip.h), monotonic
  * time (test/lib/tu_clock.h) and seeded bytes (test/lib/tu_fill.h).
@@ -18,6 +19,8 @@
 #include <cmocka.h>
 
 #include <ftw.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,6 +140,40 @@ static inline void tu_check(pq_t *pq) {
   int rc = pq_check(pq, &r);
   if (rc != PQ_OK)
     fail_msg("pq_check: invariant %d: %s", r.pr_invariant, r.pr_msg);
+}
+
+/* A child process that opens path for writing and, if info is not NULL,
+ * reserves room for that product, then waits to be killed (tu_kill()):
+ * returns its pid once it has done so; fails the test if it could not. */
+static inline pid_t tu_writer_child(const char *path,
+                                    const pq_prod_info *info) {
+  int pfd[2];
+  char x;
+
+  assert_int_equal(pipe(pfd), 0);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    pq_t *w;
+    pq_resv r;
+    close(pfd[0]);
+    if (pq_open(path, 0, &w, NULL) != PQ_OK ||
+        (info != NULL && pq_reserve(w, info, &r) != PQ_OK))
+      _exit(1);
+    (void)!write(pfd[1], "x", 1);
+    pause();
+    _exit(0);
+  }
+  close(pfd[1]); /* a child that exits early: read() returns 0 */
+  assert_int_equal(read(pfd[0], &x, 1), 1);
+  close(pfd[0]);
+  return pid;
+}
+
+/* SIGKILL a child and reap it. */
+static inline void tu_kill(pid_t pid) {
+  kill(pid, SIGKILL);
+  waitpid(pid, NULL, 0);
 }
 
 #endif

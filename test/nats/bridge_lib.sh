@@ -32,6 +32,11 @@
 #                                     log $SCRATCH/NAME.log; pid in PID_NAME
 #   start_sub NAME ARGS...            the same for nats2pq
 #   pub_sub_stop NAME SIGNAL STATUS   stop one of them, require STATUS
+#   bridge_finish N                   wait until B holds N, stop pq2nats
+#                                     and nats2pq (SIGTERM, status 0), fail
+#                                     unless B still holds N
+#   bridge_stream_check N             A's products each once in B, and N
+#                                     in the stream LDM, in order per subject
 #   stream_order A URL                fail unless the product stream LDM
 #                                     (prefix ldm) holds A's products each
 #                                     once and, subject by subject, in A's
@@ -168,6 +173,22 @@ stream_order() {
 of $(basename "$a") out of order or not once each: pq2nats's side (diff of \
 the identifiers below)"
   done <"$SCRATCH/order.feeds"
+}
+
+bridge_finish() {
+  local n=$1
+  wait_count "$B" "$n" 120
+  pub_sub_stop pub TERM 0
+  pub_sub_stop sub TERM 0
+  (($(q_count "$B") == n)) || fail "B holds $(q_count "$B"), not $n"
+}
+
+bridge_stream_check() {
+  local n=$1 m
+  stream_order "$A" "$U"
+  same_queues "$A" "$B"
+  m=$("$NATSPEEK" count "$U" LDM) || fail "natspeek count failed"
+  ((m == n)) || fail "the stream holds $m messages, not $n"
 }
 
 bridge_setup() {

@@ -79,12 +79,6 @@ restart_at 1000 sub TERM 0
 
 wait "$INS" || fail "the inserter failed"
 (($(q_count "$A") == N)) || fail "A holds $(q_count "$A"), not $N"
-wait_count "$B" "$N" 120
-pub_sub_stop pub TERM 0
-pub_sub_stop sub TERM 0
-(($(q_count "$B") == N)) || fail "B holds $(q_count "$B"), not $N"
-stream_order "$A" "$U"
-same_queues "$A" "$B"
-m=$("$NATSPEEK" count "$U" LDM) || fail "natspeek count failed"
-((m == N)) || fail "the stream holds $m messages, not $N"
+bridge_finish "$N"
+bridge_stream_check "$N"
 ok "$N products, each once in B and in the stream, in order per subject"

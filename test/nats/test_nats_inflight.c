@@ -86,6 +86,15 @@ static void *add_plain(struct p2n_inflight *f, struct wire *w, int i,
   return now;
 }
 
+/* Books for maxpending messages and max_bytes bytes, with n plain
+ * products (messages 0 to n - 1, at pos0 onwards) added and handed out. */
+static void start(struct p2n_inflight *f, struct wire *w, uint64_t maxpending,
+                  uint64_t max_bytes, int n, uint64_t pos0) {
+  assert_int_equal(p2n_init(f, maxpending, max_bytes, backoff), 0);
+  for (int i = 0; i < n; i++)
+    assert_ptr_equal(add_plain(f, w, i, pos0 + (uint64_t)i), M(i));
+}
+
 static void ack(struct p2n_inflight *f, struct wire *w, int i,
                 enum p2n_acked want) {
   uint64_t tag = 9999;
@@ -126,12 +135,20 @@ static size_t take_back_and_resend(struct p2n_inflight *f, struct wire *w,
   return n;
 }
 
+/* p2n_recover() at now says to take back, and the recovery runs; returns
+ * how many went out again. */
+static size_t recover_and_resend(struct p2n_inflight *f, struct wire *w,
+                                 void **order, double now) {
+  assert_int_equal(p2n_recover(f, true, now), P2N_TAKE_BACK);
+  return take_back_and_resend(f, w, order);
+}
+
 static void test_in_order(void **state) {
   (void)state;
   struct p2n_inflight f;
   struct wire w = {0};
-  assert_int_equal(p2n_init(&f, 8, 1000, backoff), 0);
   uint64_t pos;
+  start(&f, &w, 8, 1000, 0, 0);
   assert_false(p2n_mark(&f, &pos));
   assert_true(p2n_idle(&f));
   for (int i = 0; i < 3; i++)
@@ -155,9 +172,7 @@ static void test_out_of_order(void **state) {
   struct p2n_inflight f;
   struct wire w = {0};
   uint64_t pos;
-  assert_int_equal(p2n_init(&f, 8, 1000, backoff), 0);
-  for (int i = 0; i < 4; i++)
-    add_plain(&f, &w, i, 100 + (uint64_t)i);
+  start(&f, &w, 8, 1000, 4, 100);
   ack(&f, &w, 2, P2N_ACK_PRODUCT);
   ack(&f, &w, 3, P2N_ACK_PRODUCT);
   assert_false(p2n_mark(&f, &pos)); /* 0 and 1 are not acknowledged */
@@ -174,9 +189,7 @@ static void test_failure_in_the_middle(void **state) {
   struct p2n_inflight f;
   struct wire w = {0};
   void *order[NMSG];
-  assert_int_equal(p2n_init(&f, 16, 1000, backoff), 0);
-  for (int i = 0; i < 5; i++)
-    add_plain(&f, &w, i, 100 + (uint64_t)i);
+  start(&f, &w, 16, 1000, 5, 100);
   ack(&f, &w, 0, P2N_ACK_PRODUCT);
   fail_one(&f, &w, 2, 10.0);
   ack(&f, &w, 4, P2N_ACK_PRODUCT); /* stored after the failure: kept */
@@ -214,9 +227,7 @@ static void test_disconnect_many(void **state) {
   struct p2n_inflight f;
   struct wire w = {0};
   void *order[NMSG];
-  assert_int_equal(p2n_init(&f, N, 1u << 20, backoff), 0);
-  for (int i = 0; i < N; i++)
-    assert_ptr_equal(add_plain(&f, &w, i, 1000 + (uint64_t)i), M(i));
+  start(&f, &w, N, 1u << 20, N, 1000);
   assert_false(p2n_room(&f, 1, 1)); /* -m reached */
   for (int i = 0; i < 10; i++)
     ack(&f, &w, i, P2N_ACK_PRODUCT);
@@ -224,8 +235,7 @@ static void test_disconnect_many(void **state) {
   assert_int_equal(p2n_recover(&f, false, 5.0), P2N_WAIT);
   assert_false(p2n_room(&f, 1, 1));
   assert_int_equal(p2n_recover(&f, false, 6.0), P2N_WAIT);
-  assert_int_equal(p2n_recover(&f, true, 6.0), P2N_TAKE_BACK);
-  assert_int_equal(take_back_and_resend(&f, &w, order), N - 10);
+  assert_int_equal(recover_and_resend(&f, &w, order, 6.0), N - 10);
   for (int i = 10; i < N; i++)
     assert_ptr_equal(order[i - 10], M(i));
   /* a second disconnect before they are all acknowledged: again, in
@@ -233,8 +243,7 @@ static void test_disconnect_many(void **state) {
   for (int i = 10; i < 20; i++)
     ack(&f, &w, i, P2N_ACK_PRODUCT);
   assert_int_equal(p2n_recover(&f, false, 7.0), P2N_WAIT);
-  assert_int_equal(p2n_recover(&f, true, 7.0), P2N_TAKE_BACK);
-  assert_int_equal(take_back_and_resend(&f, &w, order), N - 20);
+  assert_int_equal(recover_and_resend(&f, &w, order, 7.0), N - 20);
   for (int i = 20; i < N; i++)
     assert_ptr_equal(order[i - 20], M(i));
   for (int i = N - 1; i >= 20; i--)
@@ -250,12 +259,9 @@ static void test_duplicate_ack(void **state) {
   struct p2n_inflight f;
   struct wire w = {0};
   void *order[NMSG];
-  assert_int_equal(p2n_init(&f, 8, 1000, backoff), 0);
-  add_plain(&f, &w, 0, 100);
-  add_plain(&f, &w, 1, 101);
+  start(&f, &w, 8, 1000, 2, 100);
   fail_one(&f, &w, 0, 0.0);
-  assert_int_equal(p2n_recover(&f, true, 1.0), P2N_TAKE_BACK);
-  assert_int_equal(take_back_and_resend(&f, &w, order), 2);
+  assert_int_equal(recover_and_resend(&f, &w, order, 1.0), 2);
   ack(&f, &w, 0, P2N_ACK_PRODUCT);
   /* the first publish's acknowledgment, late: changes nothing */
   uint64_t tag = 7;
@@ -281,7 +287,7 @@ static void test_chunks_first(void **state) {
   struct p2n_inflight f;
   struct wire w = {0};
   void *order[NMSG];
-  assert_int_equal(p2n_init(&f, 16, 1000, backoff), 0);
+  start(&f, &w, 16, 1000, 0, 0);
   /* product 10 of three chunks (0, 1, 2), then products 11 and 12 */
   void *chunks[] = {M(0), M(1), M(2)};
   lens[0] = lens[1] = lens[2] = 10;
@@ -300,8 +306,7 @@ static void test_chunks_first(void **state) {
   assert_null(p2n_next_ready(&f)); /* chunk 1 is not acknowledged */
   /* chunk 1 fails: taken back, it goes out again before anything else */
   fail_one(&f, &w, 1, 0.0);
-  assert_int_equal(p2n_recover(&f, true, 1.0), P2N_TAKE_BACK);
-  assert_int_equal(take_back_and_resend(&f, &w, order), 1);
+  assert_int_equal(recover_and_resend(&f, &w, order, 1.0), 1);
   assert_ptr_equal(order[0], M(1));
   ack(&f, &w, 1, P2N_ACK_CHUNK);
   uint64_t pos;
@@ -317,8 +322,7 @@ static void test_chunks_first(void **state) {
   /* the product message fails, with a later one on the wire: resent in
    * order, the chunks are not sent again */
   fail_one(&f, &w, 10, 2.0);
-  assert_int_equal(p2n_recover(&f, true, 3.0), P2N_TAKE_BACK);
-  assert_int_equal(take_back_and_resend(&f, &w, order), 3);
+  assert_int_equal(recover_and_resend(&f, &w, order, 3.0), 3);
   assert_ptr_equal(order[0], M(10));
   assert_ptr_equal(order[1], M(11));
   assert_ptr_equal(order[2], M(12));
@@ -341,8 +345,7 @@ static void test_chunks_first(void **state) {
   hand_out(&f, &w, M(21));
   ack(&f, &w, 20, P2N_ACK_CHUNK);
   fail_one(&f, &w, 21, 4.0);
-  assert_int_equal(p2n_recover(&f, true, 5.0), P2N_TAKE_BACK);
-  assert_int_equal(take_back_and_resend(&f, &w, order), 2);
+  assert_int_equal(recover_and_resend(&f, &w, order, 5.0), 2);
   assert_ptr_equal(order[0], M(30));
   assert_ptr_equal(order[1], M(21));
   ack(&f, &w, 21, P2N_ACK_CHUNK);
@@ -359,7 +362,7 @@ static void test_limits(void **state) {
   (void)state;
   struct p2n_inflight f;
   struct wire w = {0};
-  assert_int_equal(p2n_init(&f, 4, 100, backoff), 0);
+  start(&f, &w, 4, 100, 0, 0);
   /* a product larger than -m or the bytes goes, alone */
   assert_true(p2n_room(&f, 9, 1));
   assert_true(p2n_room(&f, 1, 500));
@@ -387,16 +390,13 @@ static void test_retry_wait(void **state) {
   struct p2n_inflight f;
   struct wire w = {0};
   void *order[NMSG];
-  assert_int_equal(p2n_init(&f, 8, 1000, backoff), 0);
-  add_plain(&f, &w, 0, 100);
+  start(&f, &w, 8, 1000, 1, 100);
   fail_one(&f, &w, 0, 10.0); /* waits 100 ms */
   assert_int_equal(p2n_recover(&f, true, 10.05), P2N_WAIT);
-  assert_int_equal(p2n_recover(&f, true, 10.15), P2N_TAKE_BACK);
-  take_back_and_resend(&f, &w, order);
+  assert_int_equal(recover_and_resend(&f, &w, order, 10.15), 1);
   fail_one(&f, &w, 0, 20.0); /* a second in a row: 200 ms */
   assert_int_equal(p2n_recover(&f, true, 20.15), P2N_WAIT);
-  assert_int_equal(p2n_recover(&f, true, 20.25), P2N_TAKE_BACK);
-  take_back_and_resend(&f, &w, order);
+  assert_int_equal(recover_and_resend(&f, &w, order, 20.25), 1);
   ack(&f, &w, 0, P2N_ACK_PRODUCT); /* resets the count: 100 ms again */
   assert_int_equal(p2n_recover(&f, true, 21.0), P2N_GO);
   add_plain(&f, &w, 1, 101);
@@ -410,10 +410,7 @@ static void test_out_of_memory(void **state) {
   (void)state;
   struct p2n_inflight f;
   struct wire w = {0};
-  void *order[NMSG];
-  assert_int_equal(p2n_init(&f, 8, 1000, backoff), 0);
-  for (int i = 0; i < 3; i++)
-    add_plain(&f, &w, i, 100 + (uint64_t)i);
+  start(&f, &w, 8, 1000, 3, 100);
   /* a failure that cannot be kept: nomem, the caller's to free, and the
    * position never passes it */
   f.realloc_fn = no_memory;
@@ -455,14 +452,13 @@ static void test_out_of_memory(void **state) {
   /* what the books still hold, given back once each */
   assert_null(p2n_drop(&f));
   p2n_free(&f);
-  (void)order;
 }
 
 static void test_drop(void **state) {
   (void)state;
   struct p2n_inflight f;
   struct wire w = {0};
-  assert_int_equal(p2n_init(&f, 8, 1000, backoff), 0);
+  start(&f, &w, 8, 1000, 0, 0);
   void *chunks[] = {M(0)};
   assert_null(p2n_add(&f, 10, 110, chunks, 1, M(10), 30));
   hand_out(&f, &w, M(0));

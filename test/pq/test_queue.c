@@ -970,29 +970,13 @@ static void test_writer_count(void **state) {
   pq_close(b);
   assert_int_equal(pq_writer_count(r, &n), PQ_OK);
   assert_int_equal(n, 2);
-  int pfd[2];
-  assert_int_equal(pipe(pfd), 0);
-  pid_t pid = fork();
-  assert_true(pid >= 0);
-  if (pid == 0) {
-    pq_t *w;
-    if (pq_open(path, 0, &w, NULL) != PQ_OK)
-      _exit(1);
-    (void)!write(pfd[1], "x", 1);
-    pause();
-    _exit(0);
-  }
-  char x;
-  assert_int_equal(read(pfd[0], &x, 1), 1);
+  pid_t pid = tu_writer_child(path, NULL);
   assert_int_equal(pq_writer_count(a, &n), PQ_OK);
   assert_int_equal(n, 3);
-  kill(pid, SIGKILL);
-  waitpid(pid, NULL, 0);
+  tu_kill(pid);
   /* A crashed writer does not count: its lock died with it. */
   assert_int_equal(pq_writer_count(a, &n), PQ_OK);
   assert_int_equal(n, 2);
-  close(pfd[0]);
-  close(pfd[1]);
   pq_close(c);
   pq_close(r);
   pq_close(a);

@@ -324,32 +324,15 @@ static void test_dead_reservation_reclaimed(void **state) {
   pq_t *pq = tu_create(path, 64 * 1024, 16);
   pq_prod_info info;
   tu_product(&info, buf, 20000, 5);
-  int pfd[2];
-  assert_int_equal(pipe(pfd), 0);
-  pid_t pid = fork();
-  assert_true(pid >= 0);
-  if (pid == 0) {
-    pq_t *c;
-    pq_resv r;
-    if (pq_open(path, 0, &c, NULL) != PQ_OK || pq_reserve(c, &info, &r))
-      _exit(1);
-    (void)!write(pfd[1], "x", 1);
-    pause();
-    _exit(0);
-  }
-  char x;
-  assert_int_equal(read(pfd[0], &x, 1), 1);
+  pid_t pid = tu_writer_child(path, &info);
   insert(pq, 20000, 5, PQ_DUP); /* its writer is alive: a duplicate */
   pq_check_report rep;
   assert_int_equal(pq_check(pq, &rep), PQ_OK);
   assert_int_equal(rep.pr_reserved, 1);
-  kill(pid, SIGKILL);
-  waitpid(pid, NULL, 0);
+  tu_kill(pid);
   insert(pq, 20000, 5, PQ_OK); /* dead: reclaimed, no longer a duplicate */
   assert_int_equal(pq_check(pq, &rep), PQ_OK);
   assert_int_equal(rep.pr_reserved, 0);
-  close(pfd[0]);
-  close(pfd[1]);
   pq_close(pq);
 }
 
