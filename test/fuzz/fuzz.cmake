@@ -9,9 +9,15 @@
 # carries its own sanitizers, so the sanitizer pass of scripts/dev.sh need
 # not run it a second time.
 #
+# A finding must fail its test: libFuzzer's own exit status for a crash, a
+# leak or a timeout is 77 (and 70), which ctest would report as a skip
+# (SKIP_RETURN_CODE 77, test/CMakeLists.txt), so every run is given
+# PQ_FUZZ_RUN_FLAGS, which make each of them 1.
+#
 # When the targets cannot be built, one entry, fuzz_not_built, shows them
 # as skipped in ctest (a failure under CI=true: scripts/dev.sh installs
 # clang).
+set(PQ_FUZZ_RUN_FLAGS -error_exitcode=1 -timeout_exitcode=1)
 function(pq_fuzz_not_built why)
   message(STATUS "fuzz: ${why}; fuzz targets not built")
   pq_script_test(fuzz_not_built ${CMAKE_CURRENT_SOURCE_DIR}/lib/skipped.sh
@@ -79,7 +85,7 @@ set_tests_properties(fuzz_ldm6_seeds PROPERTIES
 file(MAKE_DIRECTORY ${_corpus}/new)
 pq_test(fuzz_ldm6_brief TIMEOUT 120 LABELS fuzz nosan
   COMMAND ${FUZZ_LDM6_BIN} -max_total_time=20 -timeout=10 -rss_limit_mb=2048
-          -print_final_stats=1 -artifact_prefix=${CMAKE_CURRENT_BINARY_DIR}/fuzz_ldm6-
+          ${PQ_FUZZ_RUN_FLAGS} -print_final_stats=1 -artifact_prefix=${CMAKE_CURRENT_BINARY_DIR}/fuzz_ldm6-
           ${_corpus}/new ${_corpus}/seeds)
 set_tests_properties(fuzz_ldm6_brief PROPERTIES
   FIXTURES_REQUIRED fuzz_ldm6_corpus)
@@ -121,7 +127,7 @@ function(pq_fuzz_target name)
   endif()
   pq_test(${name}_brief TIMEOUT 120 LABELS fuzz nosan
     COMMAND ${_bin} -max_total_time=10 -timeout=10 -rss_limit_mb=2048
-            -print_final_stats=1
+            ${PQ_FUZZ_RUN_FLAGS} -print_final_stats=1
             -artifact_prefix=${CMAKE_CURRENT_BINARY_DIR}/${name}-
             ${_dirs})
   if(F_SEEDS)
