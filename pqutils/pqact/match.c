@@ -8,9 +8,10 @@
  * The reader walks the ERE from its "^" and stops at the first thing it
  * does not fully understand; what it collected before that is what it
  * reports.  A literal counts only if no quantifier that allows zero of it
- * ("*", "?", "{") follows; one followed by "+" counts once, and ends the
- * prefix.  A group is entered only if it has no alternation and no such
- * quantifier after it.  Escapes count only for the special characters
+ * ("*", "?", "{", also after a "+": "a+*") follows; one followed by "+"
+ * counts once, and ends the prefix.  A group is entered only if it has no
+ * alternation and no such quantifier after it.  Escapes count only for the
+ * special characters
  * ("\." is a literal "."); GNU's "\w", "\<", back-references and the like
  * stop the walk.
  */
@@ -23,9 +24,14 @@ static bool ere_special(char c) {
   return c != '\0' && strchr(".[]()*+?{}|^$\\", c) != NULL;
 }
 
-/* A quantifier that may make the atom before it absent. */
-static bool zero_quant(char c) {
-  return c == '*' || c == '?' || c == '{';
+/* Whether the quantifiers at q may make the atom before them absent: any
+ * but "+" may ("{" always counts, whatever its bounds).  A run of them is
+ * read as a whole, as glibc reads "a+*" as "(a+)*": zero of it is a match
+ * too. */
+static bool zero_quant(const char *q) {
+  while (*q == '+')
+    q++;
+  return *q == '*' || *q == '?' || *q == '{';
 }
 
 static void set_add(uint8_t set[32], unsigned c) {
@@ -153,7 +159,7 @@ static bool branch_firsts(const char *p, const char *end, uint8_t set[32]) {
     } else {
       return false; /* empty, a group, '.', an anchor... */
     }
-    if (zero_quant(*next))
+    if (zero_quant(next))
       return false;
     /* on to the next branch: the next '|' at this group's level */
     unsigned depth = 0;
@@ -196,9 +202,9 @@ void pqact_ere_key(const char *ere, struct pqact_key *key) {
     const char *next;
     if (c == '(') {
       const char *e = group_end(p + 1, true, &alt);
-      if (e != NULL && alt && key->plen == 0 && !zero_quant(e[1]))
+      if (e != NULL && alt && key->plen == 0 && !zero_quant(e + 1))
         have_set = branch_firsts(p + 1, e, key->first);
-      if (e == NULL || alt || zero_quant(e[1]) || depth == PQACT_PREFIX_MAX)
+      if (e == NULL || alt || zero_quant(e + 1) || depth == PQACT_PREFIX_MAX)
         break;
       stop_at[depth++] = e[1] == '+';
       p++;
@@ -213,7 +219,7 @@ void pqact_ere_key(const char *ere, struct pqact_key *key) {
     if (c == '[') {
       uint8_t set[32];
       next = bracket(p, set);
-      if (key->plen == 0 && next != NULL && !zero_quant(*next)) {
+      if (key->plen == 0 && next != NULL && !zero_quant(next)) {
         memcpy(key->first, set, sizeof set);
         have_set = true;
       }
@@ -230,7 +236,7 @@ void pqact_ere_key(const char *ere, struct pqact_key *key) {
       lit = c;
       next = p + 1;
     }
-    if (zero_quant(*next) || key->plen == PQACT_PREFIX_MAX)
+    if (zero_quant(next) || key->plen == PQACT_PREFIX_MAX)
       break;
     key->prefix[key->plen++] = lit;
     if (*next == '+')

@@ -119,6 +119,13 @@ static const char *const patterns[] = {
     "^(a\\|b|c)",
     "^sao",
     "^SAO",
+    /* A run of quantifiers: glibc reads "a+*" as "(a+)*", zero of it too. */
+    "^a+*b",
+    "^a+?b",
+    "^(ab)+*c",
+    "^(ab)+?c",
+    "^[ab]+*c",
+    "^(a|b)+*c",
 };
 #define NPAT (sizeof patterns / sizeof patterns[0])
 
@@ -276,6 +283,13 @@ static void test_keys(void **state) {
   expect_key("^[A-Z]*x", false, "");
   expect_key("^[[:alpha:]]", false, "");
   expect_key("^.", false, "");
+  /* a run of quantifiers that allows zero: nothing required */
+  expect_key("^a+*b", false, "");
+  expect_key("^ab+?c", true, "a");
+  expect_key("^(ab)+*c", false, "");
+  expect_key("^(a|b)+*c", false, "");
+  expect_key("^[ab]+?c", false, "");
+  expect_key("^a++b", true, "a");
   struct pqact_key k;
   pqact_ere_key("^[A-C]x", &k);
   for (unsigned c = 0; c < 256; c++) {
