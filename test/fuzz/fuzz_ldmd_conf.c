@@ -63,12 +63,11 @@ static void write_seeds(const char *dir) {
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
-  const char *dir = getenv("FUZZ_SEEDS_DIR");
+  const char *dir = fuzz_seeds_dir();
 
   (void)argc;
   (void)argv;
-  if (dir != NULL && *dir != '\0') {
-    mkdir(dir, 0755);
+  if (dir != NULL) {
     write_seeds(dir);
     exit(0);
   }

@@ -81,9 +81,8 @@ static void write_seeds(const char *dir) {
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
   (void)argc;
   (void)argv;
-  const char *dir = getenv("FUZZ_SEEDS_DIR");
-  if (dir != NULL && *dir != '\0') {
-    mkdir(dir, 0755);
+  const char *dir = fuzz_seeds_dir();
+  if (dir != NULL) {
     write_seeds(dir);
     exit(0);
   }

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "pqutils/queue/snapshot.h"
+#include "test/fuzz/fuzz_util.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -76,11 +77,10 @@ static void write_seed(const char *dir, const char *name, size_t n,
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
   (void)argc;
   (void)argv;
-  const char *dir = getenv("FUZZ_SEEDS_DIR");
-  if (dir != NULL && *dir != '\0') {
+  const char *dir = fuzz_seeds_dir();
+  if (dir != NULL) {
     static const uint64_t one[] = {100};
     static const uint64_t several[] = {0, 1, 7, 8, 100, 4096};
-    mkdir(dir, 0755);
     write_seed(dir, "empty.snap", 0, NULL);
     write_seed(dir, "one.snap", 1, one);
     write_seed(dir, "several.snap", 6, several);

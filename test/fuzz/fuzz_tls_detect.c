@@ -96,12 +96,11 @@ static SSL_CTX *make_ctx(void) {
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
-  const char *dir = getenv("FUZZ_SEEDS_DIR");
+  const char *dir = fuzz_seeds_dir();
 
   (void)argc;
   (void)argv;
-  if (dir != NULL && *dir != '\0') {
-    mkdir(dir, 0755);
+  if (dir != NULL) {
     write_seed(dir, "nullproc", nullproc, sizeof nullproc);
     write_seed(dir, "hello", hello, sizeof hello);
     write_seed(dir, "handshake", hello, 1);

@@ -16,7 +16,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+/* The directory to write the target's seeds into when it is run for that
+ * (FUZZ_SEEDS_DIR set: the _seeds tests of test/fuzz/fuzz.cmake), made if
+ * need be; NULL on a fuzzing run.  The target writes its seeds there and
+ * exits. */
+static inline const char *fuzz_seeds_dir(void) {
+  const char *dir = getenv("FUZZ_SEEDS_DIR");
+
+  if (dir == NULL || *dir == '\0')
+    return NULL;
+  mkdir(dir, 0755);
+  return dir;
+}
 
 /* Write all n bytes of p to fd.  @return 0, or -1 */
 static inline int fuzz_write_all(int fd, const void *p, size_t n) {

@@ -159,12 +159,7 @@ metrics_key up '<http-address>0</http-address>' # "PORT": loopback
 metrics_key down '<http-address>127.0.0.1:0</http-address>'
 srv_upstream up
 [[ $(addr up) == 127.0.0.1:* ]] || fail "\"0\" bound $(addr up), not loopback"
-srv_conf down <<'EOF'
-REQUEST IDS ".*" 127.0.0.1:@up@
-ACCEPT ANY ".*" ^127\.0\.0\.1$
-ALLOW ANY ^127\.0\.0\.1$
-EOF
-srv_start down
+srv_downstream down up IDS 'ACCEPT ANY ".*" ^127\.0\.0\.1$'
 wait_until 10 is down 'ldmd_connection_info\{[^}]*kind="requester"' '==' 1 ||
   fail "down shows no requester connection"
 ok "both serve their figures on loopback: up $(addr up), down $(addr down)"

@@ -68,11 +68,7 @@ ok "without ldmd: the queue alone, and that ldmd's figures are not there"
 srv_init up 100000000 5000
 srv_init down 100000000 5000
 srv_upstream up
-srv_conf down <<'EOF'
-REQUEST IDS ".*" 127.0.0.1:@up@
-ALLOW ANY ^127\.0\.0\.1$
-EOF
-srv_start down
+srv_downstream down up IDS
 wait_until 10 shows down '^requester ' ||
   fail "down's live view shows no requester: $(cat shows.down)"
 # 50 products a second for up to 100 s, each created 2 s before it is

@@ -142,11 +142,7 @@ srv_init down 100000000 5000
 metrics_key up '<http-address>127.0.0.1:0</http-address>'
 metrics_key down '<http-address>127.0.0.1:0</http-address>'
 srv_upstream up
-srv_conf down <<'EOF'
-REQUEST IDS ".*" 127.0.0.1:@up@
-ALLOW ANY ^127\.0\.0\.1$
-EOF
-srv_start down
+srv_downstream down up IDS
 UP=$(addr up)
 DOWN=$(addr down)
 [[ -n $UP && -n $DOWN ]] || srv_fail down "no metrics address in the logs"

@@ -18,16 +18,8 @@ for s in A B C; do
   srv_init $s 300000000
 done
 srv_upstream A
-srv_conf B <<'EOF2'
-ALLOW ANY ^127\.0\.0\.1$
-REQUEST ANY .* 127.0.0.1:@A@
-EOF2
-srv_start B
-srv_conf C <<'EOF2'
-ALLOW ANY ^127\.0\.0\.1$
-REQUEST ANY .* 127.0.0.1:@B@
-EOF2
-srv_start C
+srv_downstream B A ANY
+srv_downstream C B ANY
 QA=$(srv_dir A)/ldm.pq
 QC=$(srv_dir C)/ldm.pq
 

@@ -10,6 +10,10 @@
 #   srv_upstream NAME...          for each: a configuration that lets
 #                                 127.0.0.1 have anything and asks for
 #                                 nothing, and srv_start
+#   srv_downstream NAME UP FEED [ENTRY...]
+#                                 a configuration that REQUESTs FEED ".*"
+#                                 from UP, has the ENTRY lines, lets
+#                                 127.0.0.1 have anything; and srv_start
 #   srv_kill9 NAME                SIGKILL to it and every process it started;
 #                                 returns once they are gone and its port
 #                                 is free (so it can start there again)
@@ -98,6 +102,17 @@ srv_upstream() {
     printf '%s\n' 'ALLOW ANY ^127\.0\.0\.1$' | srv_conf "$n"
     srv_start "$n"
   done
+}
+
+srv_downstream() {
+  local name=$1 up=$2 feed=$3
+  shift 3
+  {
+    printf 'REQUEST %s ".*" 127.0.0.1:@%s@\n' "$feed" "$up"
+    (($# == 0)) || printf '%s\n' "$@"
+    printf '%s\n' 'ALLOW ANY ^127\.0\.0\.1$'
+  } | srv_conf "$name"
+  srv_start "$name"
 }
 
 # The pids of the children of pid $1.

@@ -27,6 +27,7 @@
 
 #include "pqutils/pqact/conf.h"
 #include "pqutils/pqact/subst.h"
+#include "test/fuzz/fuzz_util.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -49,10 +50,9 @@ static const char *const seeds[][2] = {
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
   (void)argc;
   (void)argv;
-  const char *dir = getenv("FUZZ_SEEDS_DIR");
-  if (dir == NULL || *dir == '\0')
+  const char *dir = fuzz_seeds_dir();
+  if (dir == NULL)
     return 0;
-  mkdir(dir, 0755);
   for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++) {
     char path[4096];
     snprintf(path, sizeof path, "%s/seed%zu", dir, i);
