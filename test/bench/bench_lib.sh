@@ -1,10 +1,23 @@
 # shellcheck shell=bash
 # bench_lib.sh - sourced by the shell benchmarks (pqutils_bench.sh,
-# pqact_bench.sh): the timing of a command, best of several runs.
+# pqact_bench.sh): their settings, and the timing of a command, best of
+# several runs.
 #
-# The sourcing script sets $runs, $timecmd (test/bench/timecmd: times one
-# command from fork to exit, in nanoseconds, into a file) and $scratch,
-# and defines die MESSAGE.
+# The sourcing script calls bench_begin first, then sets $scratch and
+# defines die MESSAGE.
+
+# bench_begin [BUILD_DIR]: $top (the tree), $build (BUILD_DIR, default
+# build/release), $bin (its programs), $runs (BENCH_RUNS, runs per figure,
+# the best kept; default 3) and $timecmd (test/bench/timecmd: times one
+# command from fork to exit, in nanoseconds, into a file).
+# shellcheck disable=SC2034 # top, bin: the sourcing script's
+bench_begin() {
+  top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+  build=$(cd "${1:-$top/build/release}" && pwd)
+  bin=$build/bin
+  runs=${BENCH_RUNS:-3}
+  timecmd=$build/test/timecmd
+}
 
 # best_ns CMD...: the fastest of $runs runs of CMD, in nanoseconds; $BEFORE,
 # if set, runs before each (untimed) and must succeed.

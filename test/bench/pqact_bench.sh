@@ -43,11 +43,9 @@
 # "file table pipe"; default all).
 # A benchmark, not a test: no ctest.
 set -euo pipefail
-top=$(cd "$(dirname "$0")/../.." && pwd)
-build=$(cd "${1:-$top/build/release}" && pwd)
-bin=$build/bin
-runs=${BENCH_RUNS:-3}
-timecmd=$build/test/timecmd
+# shellcheck source=test/bench/bench_lib.sh
+source "$(dirname "$0")/bench_lib.sh"
+bench_begin "${1:-}"
 aux=$build/test/pqact_bench_aux
 pqact=${PQACT:-$build/bin/pqact}
 for p in $bin/pqcreate $pqact $timecmd $aux; do
@@ -72,8 +70,6 @@ die() {
   echo "pqact_bench: $*" >&2
   exit 1
 }
-# shellcheck source=test/bench/bench_lib.sh
-source "$top/test/bench/bench_lib.sh"
 # best_floor CMD...: the fastest of $runs runs of a floor (it prints ns),
 # each in a new empty directory fl/.
 best_floor() {

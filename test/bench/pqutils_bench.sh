@@ -24,12 +24,9 @@
 # Environment: BENCH_DIR (scratch, default /dev/shm), BENCH_RUNS (runs per
 # figure, best kept; default 3).  A benchmark, not a test: no ctest.
 set -euo pipefail
-top=$(cd "$(dirname "$0")/../.." && pwd)
-build=$(cd "${1:-$top/build/release}" && pwd)
-bin=$build/bin
-# shellcheck disable=SC2034 # read by bench_lib.sh
-runs=${BENCH_RUNS:-3}
-timecmd=$build/test/timecmd
+# shellcheck source=test/bench/bench_lib.sh
+source "$(dirname "$0")/bench_lib.sh"
+bench_begin "${1:-}"
 for p in $bin/pqcreate $bin/pqinsert $bin/pqcat $bin/pqexpire $bin/pqmon $timecmd; do
   [[ -x $p ]] || { echo "no $p: build first" >&2; exit 1; }
 done
@@ -44,8 +41,6 @@ die() {
   exit 1
 }
 now() { date +%s%N; }
-# shellcheck source=test/bench/bench_lib.sh
-source "$top/test/bench/bench_lib.sh"
 rate() { # count bytes ns
   awk -v n="$1" -v b="$2" -v t="$3" \
     'BEGIN { printf "%10.0f products/s %9.1f MB/s %8.3f s", n / (t / 1e9), b / 1e6 / (t / 1e9), t / 1e9 }'
