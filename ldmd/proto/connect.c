@@ -12,6 +12,15 @@
  * address costs a quarter of a second, not the timeout, and a slow one
  * can still win.  The socket that wins is handed to ldm6_io_new(); what
  * is done on it afterwards is the rest of ldm6_io's.
+ *
+ * Two ways end a connect early, for two kinds of caller.  The server's
+ * requester passes a flag (ldm6_io_connect_cancel()): a signal that
+ * interrupts the wait while the flag is set ends it.  That misses a signal
+ * that comes just before poll(2), which a process that is going on anyway
+ * can afford; the clients (pqutils/net/ldmclient.c) cannot, since a stop
+ * must end them at once, so they pass a descriptor instead
+ * (ldm6_io_connect_stop(): their self-pipe, pqutils/common/cli_io.h),
+ * polled beside the attempts, whose readiness nothing can miss.
  */
 #include "ldmd/proto/connect.h"
 #include "ldmd/proto/rpc_io.h"
@@ -60,10 +69,10 @@ static void close_attempts(struct pollfd *p, size_t n) {
 }
 
 int ldm6_io__connect_list(const struct addrinfo *list, int timeout_ms,
-                          const volatile sig_atomic_t *cancel) {
+                          const volatile sig_atomic_t *cancel, int stop_fd) {
   int64_t deadline = ldm6_io__deadline(timeout_ms), next = ldm6_io__now_ms();
   const struct addrinfo *ai = list;
-  struct pollfd p[MAX_ATTEMPTS];
+  struct pollfd p[MAX_ATTEMPTS + 1]; /* the attempts, then stop_fd */
   size_t n = 0, i;
   int saved = ECONNREFUSED;
 
@@ -103,11 +112,13 @@ int ldm6_io__connect_list(const struct addrinfo *list, int timeout_ms,
     wait = deadline < 0 ? -1 : deadline - now;
     if (ai != NULL && n < MAX_ATTEMPTS && (wait < 0 || next - now < wait))
       wait = next - now;
-    r = poll(p, (nfds_t)n, wait > INT_MAX ? INT_MAX : (int)wait);
-    if (r < 0) {
-      if (errno == EINTR && (cancel == NULL || !*cancel))
-        continue;
-      saved = errno;
+    /* Slot n is stop_fd's (ignored by poll when it is -1). */
+    p[n] = (struct pollfd){.fd = stop_fd, .events = POLLIN};
+    r = poll(p, (nfds_t)n + 1, wait > INT_MAX ? INT_MAX : (int)wait);
+    if (r < 0 && errno == EINTR && (cancel == NULL || !*cancel))
+      continue;
+    if (r < 0 || p[n].revents != 0) { /* poll failed, or a stop */
+      saved = r < 0 ? errno : EINTR;
       close_attempts(p, n);
       errno = saved;
       return -1;
@@ -137,19 +148,19 @@ int ldm6_io__connect_list(const struct addrinfo *list, int timeout_ms,
   }
 }
 
-ldm6_io *ldm6_io_connect(const char *host, unsigned port, int timeout_ms,
-                         char *err, size_t errlen) {
-  return ldm6_io_connect_cancel(host, port, timeout_ms, NULL, err, errlen);
-}
-
-ldm6_io *ldm6_io_connect_cancel(const char *host, unsigned port, int timeout_ms,
-                                const volatile sig_atomic_t *cancel, char *err,
-                                size_t errlen) {
+/* Resolve host and connect to it (ldm6_io__connect_list()'s cancel and
+ * stop_fd), the messages in err.  *unresolved (if not NULL) says whether
+ * it was the name that failed. */
+static ldm6_io *connect_host(const char *host, unsigned port, int timeout_ms,
+                             const volatile sig_atomic_t *cancel, int stop_fd,
+                             bool *unresolved, char *err, size_t errlen) {
   struct addrinfo hints = {0}, *res = NULL;
   char service[16];
   int rc, fd, saved;
   ldm6_io *io;
 
+  if (unresolved != NULL)
+    *unresolved = false;
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
   /* No AI_ADDRCONFIG: it hides ::1 on hosts whose only IPv6 address is
@@ -159,10 +170,12 @@ ldm6_io *ldm6_io_connect_cancel(const char *host, unsigned port, int timeout_ms,
   if (rc != 0) {
     if (err != NULL)
       snprintf(err, errlen, "cannot resolve %s: %s", host, gai_strerror(rc));
+    if (unresolved != NULL)
+      *unresolved = true;
     errno = rc == EAI_SYSTEM ? errno : EHOSTUNREACH;
     return NULL;
   }
-  fd = ldm6_io__connect_list(res, timeout_ms, cancel);
+  fd = ldm6_io__connect_list(res, timeout_ms, cancel, stop_fd);
   saved = errno;
   freeaddrinfo(res);
   if (fd < 0) {
@@ -180,6 +193,28 @@ ldm6_io *ldm6_io_connect_cancel(const char *host, unsigned port, int timeout_ms,
     errno = ENOMEM;
     return NULL;
   }
-  ldm6_io_set_cancel(io, cancel);
   return io;
+}
+
+ldm6_io *ldm6_io_connect(const char *host, unsigned port, int timeout_ms,
+                         char *err, size_t errlen) {
+  return connect_host(host, port, timeout_ms, NULL, -1, NULL, err, errlen);
+}
+
+ldm6_io *ldm6_io_connect_cancel(const char *host, unsigned port, int timeout_ms,
+                                const volatile sig_atomic_t *cancel, char *err,
+                                size_t errlen) {
+  ldm6_io *io =
+      connect_host(host, port, timeout_ms, cancel, -1, NULL, err, errlen);
+
+  if (io != NULL)
+    ldm6_io_set_cancel(io, cancel);
+  return io;
+}
+
+ldm6_io *ldm6_io_connect_stop(const char *host, unsigned port, int timeout_ms,
+                              int stop_fd, bool *unresolved, char *err,
+                              size_t errlen) {
+  return connect_host(host, port, timeout_ms, NULL, stop_fd, unresolved, err,
+                      errlen);
 }

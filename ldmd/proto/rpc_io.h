@@ -107,6 +107,22 @@ ldm6_io *ldm6_io_connect_cancel(const char *host, unsigned port, int timeout_ms,
                                 size_t errlen);
 
 /**
+ * ldm6_io_connect() that a descriptor ends, for a caller that cannot miss
+ * a stop (a flag and EINTR miss a signal that comes just before poll(2);
+ * a self-pipe that the signal makes readable does not).
+ * @param stop_fd     polled beside the attempts (-1: none): as soon as it
+ *                    is readable (or in error), the connect gives up, errno
+ *                    EINTR; never read.  The name's resolution is not
+ *                    polled: a slow DNS server is waited for.
+ * @param unresolved  if not NULL, set true when the name did not resolve
+ *                    (err: "cannot resolve ..."), else false
+ * @return as ldm6_io_connect()'s; the ldm6_io has no cancel flag.
+ */
+ldm6_io *ldm6_io_connect_stop(const char *host, unsigned port, int timeout_ms,
+                              int stop_fd, bool *unresolved, char *err,
+                              size_t errlen);
+
+/**
  * Receive the next whole record (call or reply) within timeout_ms (-1: no
  * limit).  @return LDM6_IO_OK, LDM6_IO_CLOSED, LDM6_IO_TIMEDOUT,
  * LDM6_IO_EPROTO, LDM6_IO_ESYS.

@@ -4,7 +4,8 @@
  * (drained by whoever handles them), and the reads, writes, sleeps and
  * waits built on poll(2) over the descriptor and those pipes.  A watched
  * socket is shut down by the stop itself, for the waits that cannot poll
- * the pipe.
+ * the pipe; a wait that polls descriptors of its own is given the pipe's
+ * read end (cli_io_stop_fd()).
  */
 #include "pqutils/common/cli_io.h"
 
@@ -57,6 +58,10 @@ void cli_io_request_stop(void) {
 
 bool cli_io_stopping(void) {
   return atomic_load(&stop_flag) != 0;
+}
+
+int cli_io_stop_fd(void) {
+  return stop_pipe[0];
 }
 
 void cli_io_notice(void) {

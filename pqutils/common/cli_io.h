@@ -23,6 +23,10 @@
  * (cli_io_watch_socket()): every poll on it, under way or to come, then
  * returns.
  *
+ * A wait inside code that can poll a descriptor of the caller's but not
+ * call back here (ldm6_io_connect_stop(), the clients' connect) polls the
+ * stop pipe's read end itself (cli_io_stop_fd()).
+ *
  * The stop flag and the pipes are process-wide; cli_io_request_stop() and
  * cli_io_notice() are async-signal-safe (cli.c's signal handler calls
  * them), the rest is thread-safe.  Nothing here logs.
@@ -46,6 +50,12 @@ int cli_io_init(void);
 void cli_io_request_stop(void);
 /** Has a stop been asked for? */
 bool cli_io_stopping(void);
+
+/** The read end of the stop pipe, for a wait that polls it itself: it is
+ *  readable, for good, once a stop has been asked for.  Poll it; never
+ *  read it or close it.  -1 before cli_io_init() (a stop is then seen
+ *  only as EINTR and cli_io_stopping()).  Thread-safe. */
+int cli_io_stop_fd(void);
 
 /** Wake a cli_io_sleep() under way or to come, once (SIGUSR1's statistics
  *  request).  Async-signal-safe. */

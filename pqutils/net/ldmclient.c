@@ -10,23 +10,20 @@
  * apart from the three programs so that they parse hosts and options and report
  * failures the same way.
  *
- * Connecting is done here rather than by ldm6_io_connect(), whose wait for
- * the connection cannot be ended by a stop that comes just before it: the
- * wait here is cli_io_wait(), and once connected the socket is handed to
- * rpc_io, whose waits a stop ends by shutting the watched socket down
- * (ldmc_watch()).
+ * Connecting is the protocol library's (ldm6_io_connect_stop(): every
+ * address of the name within the one timeout, the attempts overlapping),
+ * given the stop pipe (cli_io_stop_fd()) to poll beside its attempts, so
+ * that a stop ends the connect at once even if it comes just before the
+ * wait; here only the words for a stop and the TLS handshake are added.
+ * Once connected the socket is rpc_io's, whose waits a stop ends by
+ * shutting the watched socket down (ldmc_watch()).
  */
 #include "pqutils/net/ldmclient.h"
 
 #include <errno.h>
-#include <netdb.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "ldmd/site/log.h"
 #include "ldmd/site/registry.h"
@@ -153,111 +150,35 @@ unsigned ldmc_registry_port(char *err, size_t errlen) {
   return port;
 }
 
-static int64_t now_ms(void) {
-  struct timespec ts;
-
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* Connect to one address by deadline_ms.  @return fd, or -1 with errno
- * (EINTR: a stop). */
-static int connect_one(const struct addrinfo *ai, int64_t deadline_ms) {
-  int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
-                  ai->ai_protocol);
-  int err = 0, saved;
-  socklen_t el = sizeof err;
-  int64_t left;
-
-  if (fd < 0)
-    return -1;
-  if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
-    return fd;
-  if (errno != EINPROGRESS && errno != EINTR)
-    goto fail;
-  left = deadline_ms - now_ms();
-  switch (cli_io_wait(fd, POLLOUT, left > 0 ? (int)left : 0)) {
-  case 1:
-    break;
-  case 0:
-    errno = ETIMEDOUT;
-    goto fail;
-  default:
-    goto fail;
-  }
-  if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) != 0)
-    goto fail;
-  if (err != 0) {
-    errno = err;
-    goto fail;
-  }
-  return fd;
-fail:
-  saved = errno;
-  close(fd);
-  errno = saved;
-  return -1;
-}
-
 static int start_tls(ldm6_io *io, const struct ldmc_peer *p, int64_t deadline,
                      char *err, size_t errlen);
 
 ldm6_io *ldmc_connect(const struct ldmc_peer *p, int timeout_ms,
                       bool *unresolved, char *err, size_t errlen) {
-  struct addrinfo hints, *res = NULL, *ai;
-  char service[16];
-  int rc, fd = -1, saved = ECONNREFUSED;
+  int64_t deadline = cli_now_ms() + timeout_ms; /* the TLS handshake's too */
+  bool unres = false;
   ldm6_io *io;
 
   if (unresolved != NULL)
     *unresolved = false;
-  memset(&hints, 0, sizeof hints);
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  /* No AI_ADDRCONFIG (as rpc_io): it hides ::1 on hosts whose only IPv6
-   * address is the loopback one; an unusable family just fails. */
-  snprintf(service, sizeof service, "%u", p->port);
-  rc = getaddrinfo(p->host, service, &hints, &res);
-  if (rc != 0) {
-    snprintf(err, errlen, "cannot resolve %s: %s", p->host, gai_strerror(rc));
+  if (cli_io_stopping()) {
+    io = NULL;
+    errno = EINTR;
+  } else {
+    io = ldm6_io_connect_stop(p->host, p->port, timeout_ms, cli_io_stop_fd(),
+                              &unres, err, errlen);
+  }
+  if (io == NULL) {
+    int saved = errno;
+
     if (unresolved != NULL)
-      *unresolved = true;
-    errno = rc == EAI_SYSTEM ? errno : EHOSTUNREACH;
-    return NULL;
-  }
-  /* timeout_ms bounds the whole connect: each address gets an even share
-   * of what is left, so an address that fails at once leaves its time to
-   * the next, and the last one gets all that remains. */
-  int64_t deadline = now_ms() + timeout_ms;
-  int nleft = 0;
-
-  for (ai = res; ai != NULL; ai = ai->ai_next)
-    nleft++;
-  for (ai = res; ai != NULL && fd < 0; ai = ai->ai_next, nleft--) {
-    int64_t now = now_ms();
-
-    fd = connect_one(ai, now + (deadline - now) / nleft);
-    if (fd < 0)
-      saved = errno;
-    if (fd < 0 && saved == EINTR && cli_io_stopping())
-      break;
-  }
-  freeaddrinfo(res);
-  if (fd < 0) {
-    if (saved == EINTR && cli_io_stopping())
+      *unresolved = unres;
+    if (!unres && saved == EINTR && cli_io_stopping())
       snprintf(err, errlen, "stopped while connecting to %s", p->name);
-    else
-      snprintf(err, errlen, "cannot connect to %s port %u: %s", p->host,
-               p->port, strerror(saved));
     errno = saved;
     return NULL;
   }
-  io = ldm6_io_new(fd, 0); /* closes fd if it fails */
-  if (io == NULL) {
-    snprintf(err, errlen, "cannot connect to %s port %u: %s", p->host, p->port,
-             strerror(ENOMEM));
-    errno = ENOMEM;
-  } else if (p->tls != NULL && start_tls(io, p, deadline, err, errlen) != 0) {
+  if (p->tls != NULL && start_tls(io, p, deadline, err, errlen) != 0) {
     ldm6_io_free(io);
     errno = cli_io_stopping() ? EINTR : EPROTO; /* EINTR: a stop */
     return NULL;
@@ -267,16 +188,15 @@ ldm6_io *ldmc_connect(const struct ldmc_peer *p, int timeout_ms,
 
 /* TLS on a connected io (ldmc_peer.tls): the handshake within the time
  * left, then the server's certificate must verify and name the host.
- * @return 0, or -1 with the message in err (io then freed) */
+ * @return 0, or -1 with the message in err (the caller frees io) */
 static int start_tls(ldm6_io *io, const struct ldmc_peer *p, int64_t deadline,
                      char *err, size_t errlen) {
-  int64_t left = deadline - now_ms();
   const ldm6_tls_peer *t;
   int rc;
 
   /* A stop shuts the socket down, which ends the handshake's waits. */
   cli_io_watch_socket(ldm6_io_fd(io));
-  rc = ldm6_io_start_tls(io, p->tls, false, p->host, left > 0 ? (int)left : 0);
+  rc = ldm6_io_start_tls(io, p->tls, false, p->host, cli_left_ms(deadline));
   cli_io_watch_socket(-1);
   if (rc != LDM6_IO_OK) {
     if (cli_io_stopping())

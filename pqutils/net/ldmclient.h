@@ -96,10 +96,11 @@ unsigned ldmc_registry_port(char *err, size_t errlen);
 
 /**
  * Connect to the peer within timeout_ms in all, trying every address the
- * name has in turn, each with an even share of the time left; a stop
- * (cli_io.h) ends the wait at once.  The name is
- * resolved first, and that, for a name a slow DNS server must give, a stop
- * does not end.
+ * name has, the attempts overlapping (ldm6_io_connect_stop(), rpc_io.h);
+ * a stop (cli_io.h) ends the wait at once.  The name is resolved first,
+ * and that, for a name a slow DNS server must give, a stop does not end.
+ * With ldmc_peer.tls the handshake follows, within what is left of
+ * timeout_ms.
  * @return an ldm6_io, or NULL with errno set (ETIMEDOUT, ECONNREFUSED...;
  *         EINTR after a stop), a message naming the peer and the failure
  *         in err, and *unresolved set if the name did not resolve

@@ -1,6 +1,7 @@
 /*
  * test_connect.c - the connect timeout of ldmd/proto/connect.c bounds the
- * whole connect, not each address of a host in turn.
+ * whole connect, not each address of a host in turn, and a stop
+ * descriptor ends it.
  *
  * An address that never answers is made on loopback with a listener whose
  * accept queue is full (listen(2) with a backlog of 0 and one connection
@@ -10,7 +11,9 @@
  * to ldm6_io__connect_list() (connect.h), the loop that
  * ldm6_io_connect() runs on what getaddrinfo() gives; a name with one
  * address goes through ldm6_io_connect() itself.  Mixed IPv6 and IPv4
- * lists need ::1 (skipped, with a message, without it).
+ * lists need ::1 (skipped, with a message, without it).  A readable stop
+ * descriptor (ldm6_io_connect_stop(), the clients' way) ends a connect
+ * hanging on such an address at once.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -151,7 +154,7 @@ static void test_dead_addresses_share_the_timeout(void **state) {
     assert_true(open_listener(AF_INET, true, &l[i]));
   ai = list_of(l, 3);
   t0 = tu_now_ms();
-  fd = ldm6_io__connect_list(ai, 900, NULL);
+  fd = ldm6_io__connect_list(ai, 900, NULL, -1);
   took = tu_now_ms() - t0;
   assert_int_equal(fd, -1);
   assert_int_equal(errno, ETIMEDOUT);
@@ -178,7 +181,7 @@ static void test_live_address_after_dead_ones(void **state) {
   assert_true(open_listener(AF_INET, false, &l[2]));
   ai = list_of(l, 3);
   t0 = tu_now_ms();
-  fd = ldm6_io__connect_list(ai, 3000, NULL);
+  fd = ldm6_io__connect_list(ai, 3000, NULL, -1);
   took = tu_now_ms() - t0;
   assert_true(fd >= 0);
   printf("two dead addresses, then a live one: connected after %lld ms\n",
@@ -204,7 +207,7 @@ static void test_refused_then_live(void **state) {
   assert_true(open_listener(AF_INET, false, &l[1]));
   ai = list_of(l, 2);
   t0 = tu_now_ms();
-  fd = ldm6_io__connect_list(ai, 3000, NULL);
+  fd = ldm6_io__connect_list(ai, 3000, NULL, -1);
   assert_true(fd >= 0);
   assert_true(tu_now_ms() - t0 < 200);
   accepted_by(fd, &l[1]);
@@ -214,7 +217,7 @@ static void test_refused_then_live(void **state) {
   ai[0].ai_next = &ai[1];
   ai[1].ai_next = NULL;
   t0 = tu_now_ms();
-  assert_int_equal(ldm6_io__connect_list(ai, 3000, NULL), -1);
+  assert_int_equal(ldm6_io__connect_list(ai, 3000, NULL, -1), -1);
   assert_int_equal(errno, ECONNREFUSED);
   assert_true(tu_now_ms() - t0 < 200);
   free(ai);
@@ -266,7 +269,7 @@ static void test_slow_first_address_still_wins(void **state) {
       _exit(2);
     _exit(accept(l[0].fd, NULL, NULL) >= 0 ? 0 : 1);
   }
-  fd = ldm6_io__connect_list(ai, 5000, NULL);
+  fd = ldm6_io__connect_list(ai, 5000, NULL, -1);
   assert_int_equal(waitpid(pid, &status, 0), pid);
   assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   assert_true(fd >= 0);
@@ -293,7 +296,7 @@ static void test_mixed_families(void **state) {
   assert_true(open_listener(AF_INET, false, &l[1]));
   ai = list_of(l, 2);
   t0 = tu_now_ms();
-  fd = ldm6_io__connect_list(ai, 3000, NULL);
+  fd = ldm6_io__connect_list(ai, 3000, NULL, -1);
   assert_true(fd >= 0);
   assert_true(tu_now_ms() - t0 < 1000);
   accepted_by(fd, &l[1]);
@@ -305,7 +308,7 @@ static void test_mixed_families(void **state) {
   assert_true(open_listener(AF_INET, true, &l[0]));
   assert_true(open_listener(AF_INET6, false, &l[1]));
   ai = list_of(l, 2);
-  fd = ldm6_io__connect_list(ai, 3000, NULL);
+  fd = ldm6_io__connect_list(ai, 3000, NULL, -1);
   assert_true(fd >= 0);
   accepted_by(fd, &l[1]);
   close(fd);
@@ -332,6 +335,64 @@ static void test_connect_by_name(void **state) {
   close_listener(&l);
 }
 
+/* A stop descriptor that becomes readable while an attempt hangs on a
+ * dead address ends the connect at once, errno EINTR, well before the
+ * timeout; the time is bounded on both sides (a child makes it readable
+ * after 200 ms). */
+static void test_stop_fd_ends_connect(void **state) {
+  listener l[2];
+  struct addrinfo *ai;
+  int64_t t0, took;
+  int fd, pfd[2], status;
+  pid_t pid;
+
+  (void)state;
+  assert_true(open_listener(AF_INET, true, &l[0]));
+  assert_true(open_listener(AF_INET, true, &l[1]));
+  ai = list_of(l, 2);
+  assert_int_equal(pipe(pfd), 0);
+  pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    struct timespec ts = {0, 200 * 1000 * 1000L};
+
+    nanosleep(&ts, NULL);
+    _exit(write(pfd[1], "", 1) == 1 ? 0 : 1);
+  }
+  t0 = tu_now_ms();
+  fd = ldm6_io__connect_list(ai, 5000, NULL, pfd[0]);
+  took = tu_now_ms() - t0;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  assert_int_equal(fd, -1);
+  assert_int_equal(errno, EINTR);
+  printf("two dead addresses, stopped after 200 ms: gave up after %lld ms\n",
+         (long long)took);
+  assert_true(took >= 150 && took < 1500);
+  free(ai);
+  close_listener(&l[0]);
+  close_listener(&l[1]);
+
+  /* Through the public call, the descriptor readable before it starts:
+   * it ends at once, and the name did resolve. */
+  assert_true(open_listener(AF_INET, true, &l[0]));
+  {
+    char err[256];
+    bool unresolved = true;
+
+    t0 = tu_now_ms();
+    assert_null(ldm6_io_connect_stop("127.0.0.1", l[0].port, 5000, pfd[0],
+                                     &unresolved, err, sizeof err));
+    assert_int_equal(errno, EINTR);
+    assert_false(unresolved);
+    assert_non_null(strstr(err, "cannot connect to 127.0.0.1 port"));
+    assert_true(tu_now_ms() - t0 < 1000);
+  }
+  close_listener(&l[0]);
+  close(pfd[0]);
+  close(pfd[1]);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_dead_addresses_share_the_timeout),
@@ -340,6 +401,7 @@ int main(void) {
       cmocka_unit_test(test_slow_first_address_still_wins),
       cmocka_unit_test(test_mixed_families),
       cmocka_unit_test(test_connect_by_name),
+      cmocka_unit_test(test_stop_fd_ends_connect),
   };
 
   return cmocka_run_group_tests(tests, NULL, NULL);
