@@ -170,6 +170,7 @@ static int parse_options(int argc, char **argv, options *o) {
         return -1;
       }
       o->addrs[o->naddrs++] = optarg;
+      o->cl.have_addrs = true; /* so /server/ip-addr is not read */
       break;
     case 'P':
       bad |= numopt(&o->cl.port, optarg, 0, 65535, 'P');

@@ -25,6 +25,16 @@ expect_rc 1 "$LDMD" -l - -n "$SCRATCH/missing.conf"
 expect_in "$ERR" "missing.conf"
 ok "-n: a good file passes; a bad line names file:line; empty and missing fail"
 
+# -I replaces the registry's /server/ip-addr, which is then not read: one
+# that cannot be read (too long) stops ldmd only without -I.
+printf '<registry><server><ip-addr>%s</ip-addr></server></registry>\n' \
+  "$(printf 'a%.0s' {1..300})" >longip.xml
+expect_rc 0 env LDM_REGISTRY="$SCRATCH/longip.xml" "$LDMD" -l - -n \
+  -I 127.0.0.1 "$CONF"
+expect_rc 1 env LDM_REGISTRY="$SCRATCH/longip.xml" "$LDMD" -l - -n "$CONF"
+expect_in "$ERR" "/server/ip-addr"
+ok "-I: the registry's /server/ip-addr is not read"
+
 start_ldmd -M 3
 wait_until 5 grep -q "started EXEC'd process" "$LOG" || fail "EXEC not started"
 wait_until 5 grep -q "started requester process" "$LOG" ||
