@@ -1,8 +1,8 @@
 /*
  * inflight.c - pq2nats's books of what is in flight: the ring of products,
  * the map of messages by address, the retries and the recovery after a
- * failure, the mark (the rules and the contract are inflight.h's).  Pure
- * bookkeeping: no libnats, no lock, no clock, no log.
+ * failure, the products that left (the rules and the contract are
+ * inflight.h's).  Pure bookkeeping: no libnats, no lock, no clock, no log.
  */
 #include "pqutils/nats/inflight.h"
 
@@ -157,8 +157,8 @@ enum p2n_acked p2n_ack(struct p2n_inflight *f, const void *msg, uint64_t len,
   *tag = s->tag;
   /* the oldest products whose publishes are all acknowledged leave */
   while (f->head < f->pub_next && f->ring[f->head % f->cap].acked) {
-    f->mark = f->ring[f->head % f->cap].pos;
-    f->have_mark = true;
+    f->passed = f->ring[f->head % f->cap].pos;
+    f->have_passed = true;
     f->head++;
   }
   return P2N_ACK_PRODUCT;
@@ -269,8 +269,8 @@ bool p2n_idle(const struct p2n_inflight *f) {
   return f->msgs == 0 && f->nretry == 0;
 }
 
-bool p2n_mark(const struct p2n_inflight *f, uint64_t *pos) {
-  if (f->have_mark)
-    *pos = f->mark;
-  return f->have_mark;
+bool p2n_passed(const struct p2n_inflight *f, uint64_t *pos) {
+  if (f->have_passed)
+    *pos = f->passed;
+  return f->have_passed;
 }

@@ -4,16 +4,19 @@
  * acknowledged, each with its chunks and its product message; the messages
  * handed back for a retry (the same message, so the same Nats-Msg-Id); the
  * order kept across failures and disconnects; the chunk-before-product rule;
- * the -m and byte limits; and how far the durable position may advance.
+ * the -m and byte limits; and which products have left the books.
  *
  * It owns these rules, and nothing else:
  *
  *   1. A product's message goes out only once every chunk of its product is
  *      acknowledged, and product messages go out in the queue's order
  *      (p2n_add(), p2n_next_ready()).
- *   2. The position advances only over the oldest products whose product
- *      message is acknowledged, and only over those: an acknowledgment out
- *      of order waits for the ones before it (p2n_mark()).
+ *   2. A product leaves the books (its place in the ring is free again) only
+ *      once its product message and those of every product before it are
+ *      acknowledged: an acknowledgment out of order waits for the ones
+ *      before it (p2n_passed()).  The durable position is not kept here:
+ *      p2n_ack() gives back each acknowledged product's tag, which pq2nats
+ *      releases into its state file's low-water mark (cli_state.h).
  *   3. After a failed publish or a disconnect nothing new goes out
  *      (p2n_room() is false, p2n_recover() says P2N_WAIT) until, the
  *      connection up and the retry wait over, every message then
@@ -74,10 +77,10 @@ struct p2n_inflight {
    * in flight is handed out again, in order, and acknowledged: disrupted
    * until then, draining while it is acknowledged */
   bool disrupted, draining;
-  int64_t unacked; /* handed out, neither acknowledged nor failed */
-  bool nomem;      /* a failed message could not be kept (rule 3 broken) */
-  bool have_mark;  /* some product was passed over: mark is its pos */
-  uint64_t mark;
+  int64_t unacked;  /* handed out, neither acknowledged nor failed */
+  bool nomem;       /* a failed message could not be kept (rule 3 broken) */
+  bool have_passed; /* some product left the ring: passed is its pos */
+  uint64_t passed;
   uint64_t nretried; /* messages handed out again */
   /* the wait before retries after n failures in a row, in ms */
   int64_t (*backoff_ms)(unsigned n);
@@ -117,7 +120,7 @@ bool p2n_room(const struct p2n_inflight *f, uint64_t nmsgs, uint64_t size);
  * Add a product that p2n_room() let in, of size bytes: its nchunks chunks,
  * then its product message prod.
  * @param tag  kept with the product, given back by p2n_ack()
- * @param pos  its place in the queue, which p2n_mark() gives back
+ * @param pos  its place in the queue, which p2n_passed() gives back
  * @return the product message when it is to go out now (no chunks, its
  *         turn come), else NULL: the chunks go out now, the caller hands
  *         them out; the product message waits for p2n_next_ready().
@@ -145,7 +148,7 @@ enum p2n_acked {
  * msg, of len bytes of data (its part of its product's size), was
  * acknowledged: it leaves the books (the caller then frees it), and
  * the oldest products whose product messages are all acknowledged leave
- * the ring, moving the mark (rule 2).
+ * the ring (rule 2).
  */
 enum p2n_acked p2n_ack(struct p2n_inflight *f, const void *msg, uint64_t len,
                        uint64_t *tag);
@@ -202,11 +205,11 @@ void **p2n_resend_list(struct p2n_inflight *f, size_t *n);
 bool p2n_idle(const struct p2n_inflight *f);
 
 /**
- * How far the durable position may advance: the pos of the newest product
- * that, with every product added before it, has its product message
- * acknowledged (rule 2).
- * @return true with *pos, or false when no product was passed yet.
+ * The pos of the newest product to have left the ring: it and every
+ * product added before it have their product messages acknowledged
+ * (rule 2).
+ * @return true with *pos, or false when no product has left yet.
  */
-bool p2n_mark(const struct p2n_inflight *f, uint64_t *pos);
+bool p2n_passed(const struct p2n_inflight *f, uint64_t *pos);
 
 #endif /* PQUTILS_NATS_INFLIGHT_H */

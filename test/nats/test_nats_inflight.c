@@ -1,7 +1,7 @@
 /*
  * test_nats_inflight.c - pq2nats's books of what is in flight
  * (pqutils/nats/inflight.c, its rules in inflight.h): acknowledgments in
- * order and out of order (the mark moves only over the acknowledged
+ * order and out of order (products leave the ring only over the acknowledged
  * prefix), a failure in the middle and a disconnect with many in flight
  * (everything unacknowledged taken back and handed out again in the
  * queue's order, nothing new meanwhile), a retry acknowledged twice,
@@ -104,9 +104,9 @@ static void ack(struct p2n_inflight *f, struct wire *w, int i,
     assert_int_equal(tag, (uint64_t)i);
 }
 
-static uint64_t mark(const struct p2n_inflight *f) {
+static uint64_t passed(const struct p2n_inflight *f) {
   uint64_t pos = 0;
-  assert_true(p2n_mark(f, &pos));
+  assert_true(p2n_passed(f, &pos));
   return pos;
 }
 
@@ -149,7 +149,7 @@ static void test_in_order(void **state) {
   struct wire w = {0};
   uint64_t pos;
   start(&f, &w, 8, 1000, 0, 0);
-  assert_false(p2n_mark(&f, &pos));
+  assert_false(p2n_passed(&f, &pos));
   assert_true(p2n_idle(&f));
   for (int i = 0; i < 3; i++)
     assert_ptr_equal(add_plain(&f, &w, i, 100 + (uint64_t)i), M(i));
@@ -158,7 +158,7 @@ static void test_in_order(void **state) {
   assert_int_equal(f.bytes, 3);
   for (int i = 0; i < 3; i++) {
     ack(&f, &w, i, P2N_ACK_PRODUCT);
-    assert_int_equal(mark(&f), 100 + (uint64_t)i);
+    assert_int_equal(passed(&f), 100 + (uint64_t)i);
   }
   assert_true(p2n_idle(&f));
   assert_int_equal(f.bytes, 0);
@@ -175,11 +175,11 @@ static void test_out_of_order(void **state) {
   start(&f, &w, 8, 1000, 4, 100);
   ack(&f, &w, 2, P2N_ACK_PRODUCT);
   ack(&f, &w, 3, P2N_ACK_PRODUCT);
-  assert_false(p2n_mark(&f, &pos)); /* 0 and 1 are not acknowledged */
+  assert_false(p2n_passed(&f, &pos)); /* 0 and 1 are not acknowledged */
   ack(&f, &w, 0, P2N_ACK_PRODUCT);
-  assert_int_equal(mark(&f), 100); /* not over 1 */
+  assert_int_equal(passed(&f), 100); /* not over 1 */
   ack(&f, &w, 1, P2N_ACK_PRODUCT);
-  assert_int_equal(mark(&f), 103); /* over 1, then 2 and 3 */
+  assert_int_equal(passed(&f), 103); /* over 1, then 2 and 3 */
   assert_true(p2n_idle(&f));
   p2n_free(&f);
 }
@@ -211,10 +211,10 @@ static void test_failure_in_the_middle(void **state) {
   assert_null(p2n_next_ready(&f));
   ack(&f, &w, 3, P2N_ACK_PRODUCT);
   ack(&f, &w, 1, P2N_ACK_PRODUCT);
-  assert_int_equal(mark(&f), 101); /* not over 2 */
+  assert_int_equal(passed(&f), 101); /* not over 2 */
   assert_int_equal(p2n_recover(&f, true, 11.2), P2N_WAIT);
   ack(&f, &w, 2, P2N_ACK_PRODUCT);
-  assert_int_equal(mark(&f), 104);
+  assert_int_equal(passed(&f), 104);
   assert_int_equal(p2n_recover(&f, true, 11.3), P2N_GO);
   assert_true(p2n_room(&f, 1, 1));
   assert_true(p2n_idle(&f));
@@ -248,7 +248,7 @@ static void test_disconnect_many(void **state) {
     assert_ptr_equal(order[i - 20], M(i));
   for (int i = N - 1; i >= 20; i--)
     ack(&f, &w, i, P2N_ACK_PRODUCT);
-  assert_int_equal(mark(&f), 1000 + N - 1);
+  assert_int_equal(passed(&f), 1000 + N - 1);
   assert_int_equal(p2n_recover(&f, true, 7.0), P2N_GO);
   assert_true(p2n_idle(&f));
   p2n_free(&f);
@@ -269,14 +269,14 @@ static void test_duplicate_ack(void **state) {
   assert_int_equal(tag, 7);
   assert_int_equal(p2n_unacked(&f), 1);
   assert_int_equal(f.msgs, 1);
-  assert_int_equal(mark(&f), 100);
+  assert_int_equal(passed(&f), 100);
   /* nor does a failure of it */
   assert_int_equal(p2n_fail(&f, M(0), 2.0), 1);
   assert_int_equal(p2n_unacked(&f), 1);
   assert_int_equal(p2n_recover(&f, true, 2.0), P2N_WAIT); /* draining */
   ack(&f, &w, 1, P2N_ACK_PRODUCT);
   assert_int_equal(p2n_ack(&f, M(1), 1, &tag), P2N_ACK_UNKNOWN);
-  assert_int_equal(mark(&f), 101);
+  assert_int_equal(passed(&f), 101);
   assert_int_equal(p2n_recover(&f, true, 2.0), P2N_GO);
   assert_true(p2n_idle(&f));
   p2n_free(&f);
@@ -310,7 +310,7 @@ static void test_chunks_first(void **state) {
   assert_ptr_equal(order[0], M(1));
   ack(&f, &w, 1, P2N_ACK_CHUNK);
   uint64_t pos;
-  assert_false(p2n_mark(&f, &pos)); /* chunks do not move the mark */
+  assert_false(p2n_passed(&f, &pos)); /* chunks: no product leaves */
   assert_int_equal(p2n_recover(&f, true, 1.0), P2N_GO);
   assert_ptr_equal(p2n_next_ready(&f), M(10));
   assert_ptr_equal(p2n_next_ready(&f), M(11));
@@ -329,7 +329,7 @@ static void test_chunks_first(void **state) {
   ack(&f, &w, 10, P2N_ACK_PRODUCT);
   ack(&f, &w, 11, P2N_ACK_PRODUCT);
   ack(&f, &w, 12, P2N_ACK_PRODUCT);
-  assert_int_equal(mark(&f), 112);
+  assert_int_equal(passed(&f), 112);
   assert_true(p2n_idle(&f));
   assert_int_equal(p2n_recover(&f, true, 3.0), P2N_GO);
   assert_int_equal(f.bytes, 0);
@@ -354,7 +354,7 @@ static void test_chunks_first(void **state) {
   assert_ptr_equal(p2n_next_ready(&f), M(31));
   hand_out(&f, &w, M(31));
   ack(&f, &w, 31, P2N_ACK_PRODUCT);
-  assert_int_equal(mark(&f), 131);
+  assert_int_equal(passed(&f), 131);
   p2n_free(&f);
 }
 
@@ -448,7 +448,7 @@ static void test_out_of_memory(void **state) {
   assert_int_equal(p2n_take_back(&f, M(1)), -1);
   assert_true(f.nomem);
   uint64_t pos;
-  assert_false(p2n_mark(&f, &pos));
+  assert_false(p2n_passed(&f, &pos));
   /* what the books still hold, given back once each */
   assert_null(p2n_drop(&f));
   p2n_free(&f);
