@@ -91,6 +91,7 @@ int ldm6_io__connect_list(const struct addrinfo *list, int timeout_ms,
       }
       if (fd < 0) {
         saved = errno; /* refused at once, say: the next one now */
+        next = now;
         continue;
       }
       p[n].fd = fd;

@@ -1,5 +1,5 @@
 /*
- * cli.h - pqcli, the library every program of pqutils/ links, prefix
+ * cli.h - pqcli, the library the programs of pqutils/ share, prefix
  * cli_.  It owns three things, a header each:
  *   cli.h        the command line and the process's set-up (below);
  *   cli_io.h     the waits that a stop request ends (reading a pipe,

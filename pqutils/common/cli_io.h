@@ -53,8 +53,10 @@ bool cli_io_stopping(void);
 
 /** The read end of the stop pipe, for a wait that polls it itself: it is
  *  readable, for good, once a stop has been asked for.  Poll it; never
- *  read it or close it.  -1 before cli_io_init() (a stop is then seen
- *  only as EINTR and cli_io_stopping()).  Thread-safe. */
+ *  read it or close it.  -1 before cli_io_init() or when it failed: a
+ *  wait that polls nothing else then runs to its own end whatever a stop
+ *  says (ldmc_connect()'s connect to its timeout; cli_signals() has
+ *  warned).  Thread-safe. */
 int cli_io_stop_fd(void);
 
 /** Wake a cli_io_sleep() under way or to come, once (SIGUSR1's statistics

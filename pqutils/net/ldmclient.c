@@ -1,14 +1,14 @@
 /*
- * ldmclient.c - the shared part of the LDM protocol clients: naming a
- * server (host, host:port, IPv6 in brackets, the registry's port),
- * connecting (on a socket handed to rpc_io), one synchronous call (rpc_io's
- * loop, ldm6_io_await_reply(), which tells LDM's refusal, AUTH_TOOWEAK
- * often with xid 0, apart from a closed connection; here the arguments
- * encoded, the results decoded and every outcome put in words for the
- * user), and the command-line options they have in common (the text
- * of a product class is the protocol library's, ldmd/proto/ldm6_text.h).  Kept
- * apart from the three programs so that they parse hosts and options and report
- * failures the same way.
+ * ldmclient.c - the shared part of the LDM protocol clients: naming a server
+ * (host, host:port, IPv6 in brackets, the registry's port), connecting
+ * (through the protocol library), one synchronous call (rpc_io's loop,
+ * ldm6_io_await_reply(), which tells LDM's refusal, AUTH_TOOWEAK often with
+ * xid 0, apart from a closed connection; here the arguments encoded, the
+ * results decoded and every outcome put in words for the user), and the
+ * command-line options they have in common (the text of a product class is
+ * the protocol library's, ldmd/proto/ldm6_text.h).  Kept apart from the four
+ * programs (notifyme, ldmsend, ldmping, rtstats) so that they parse hosts
+ * and options and report failures the same way.
  *
  * Connecting is the protocol library's (ldm6_io_connect_stop(): every
  * address of the name within the one timeout, the attempts overlapping),

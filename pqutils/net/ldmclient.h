@@ -29,7 +29,7 @@
  * (docs/security.md).  ldmc_connect() then runs the handshake, which a stop
  * ends (errno EINTR).
  *
- * COMMAND LINE.  The options the three programs share (-P port, the
+ * COMMAND LINE.  The options the four programs share (-P port, the
  * server named with -h or as an operand, feedtype and whole-number values)
  * are parsed by the ldmc_opt_*() functions, which report a bad value as
  * the clients do (the message, then the usage text, on stderr) and log a

@@ -1,6 +1,7 @@
 # The protocol library's tests (ldmd/proto/, cmocka): the LDM-6 codec
 # (ldm6_xdr.c, rpc_msg.c) without a network, then its connection I/O
-# (rpc_io.c, tls.c) over real loopback TCP connections, label net.
+# (rpc_io.c, rpc_send.c, rpc_recv.c, transport.c, connect.c, tls.c) over
+# real loopback TCP connections, label net.
 
 # The LDM-6 protocol codec (ldmd/proto/ldm6_xdr.c, ldmd/proto/rpc_msg.c).
 # The capture of a real LDM session is read at run time from
