@@ -1,5 +1,5 @@
 /*
- * test_pqact_state - pqact's state file (pqutils/common/cli_state.c): reading
+ * test_cli_state - pqact's state file (pqutils/common/cli_state.c): reading
  * it as LDM's pqact does (comment lines skipped, "%ld.%ld", negative,
  * malformed, future, unreadable, absent), its bytes (LDM's three comment
  * lines then "%ld.%06ld\n"), the record kept in place (the same inode)
