@@ -100,6 +100,7 @@
 #include "test/bench/iddmix.h"
 #include "test/bench/procstat.h"
 #include "test/bench/relay_servers.h"
+#include "test/lib/tu_clock.h"
 
 #ifndef LDMD_PATH
 #define LDMD_PATH "ldmd"
@@ -262,12 +263,12 @@ static double tcp_once(uint64_t bytes) {
       if (n <= 0)
         break;
       if (got == 0)
-        t0 = rb_now();
+        t0 = tu_now_s();
       got += (uint64_t)n;
     }
     close(cs);
   }
-  t1 = rb_now();
+  t1 = tu_now_s();
   if (pid > 0)
     waitpid(pid, NULL, 0);
   free(buf);
@@ -356,7 +357,7 @@ static int drain_b(const bench *b, pq_t *bq, struct tally *t) {
 static int warm_up(const bench *b, pq_t *aq, pq_t *bq, struct tally *t,
                    uint8_t *buf) {
   uint32_t n = (uint32_t)(pq_data_size(aq) / WARM_SIZE) + 8, i;
-  double end = rb_now() + 120;
+  double end = tu_now_s() + 120;
 
   for (i = 0; i < n && !rb_stop; i++) {
     while (i >= t->warm + WARM_WINDOW && !rb_stop) {
@@ -364,7 +365,7 @@ static int warm_up(const bench *b, pq_t *aq, pq_t *bq, struct tally *t,
         return -1;
       if (i < t->warm + WARM_WINDOW)
         break;
-      if (rb_now() > end) {
+      if (tu_now_s() > end) {
         rb_warn("the warm-up stalled: %llu of %u products reached B",
                 (unsigned long long)t->warm, i);
         return -1;
@@ -380,7 +381,7 @@ static int warm_up(const bench *b, pq_t *aq, pq_t *bq, struct tally *t,
       return -1;
     if (t->warm >= n)
       break;
-    if (rb_now() > end) {
+    if (tu_now_s() > end) {
       rb_warn("the warm-up stalled: %llu of %u products reached B",
               (unsigned long long)t->warm, n);
       return -1;
@@ -446,7 +447,7 @@ static int throughput(bench *b, unsigned n, uint64_t size, bool warm,
       goto out;
   if (!warm && rb_start_upstream(&b->a, b->ldmd) != 0)
     goto out;
-  w0 = rb_now();
+  w0 = tu_now_s();
   a0 = rb_tree_cpu(b->a.pid);
   b0 = warm ? rb_tree_cpu(b->b.pid) : 0; /* new: B starts below, from 0 */
   if (warm) {
@@ -455,13 +456,13 @@ static int throughput(bench *b, unsigned n, uint64_t size, bool warm,
   } else if (rb_start_downstream(&b->b, &b->a, b->ldmd, b->tls) != 0) {
     goto out;
   }
-  last_progress = rb_now();
+  last_progress = tu_now_s();
   while (t.n < n && !rb_stop) {
     uint64_t before = t.n;
     int x = pq_next(bq, PQ_FORWARD, NULL, count_fn, &t);
 
     if (x == PQ_END) {
-      if (rb_now() - last_progress > NOPROGRESS_S)
+      if (tu_now_s() - last_progress > NOPROGRESS_S)
         break;
       (void)pq_wait(bq, 200);
     } else if (x != PQ_OK) {
@@ -469,9 +470,9 @@ static int throughput(bench *b, unsigned n, uint64_t size, bool warm,
       goto out;
     }
     if (t.n != before)
-      last_progress = rb_now();
+      last_progress = tu_now_s();
   }
-  w1 = rb_now();
+  w1 = tu_now_s();
   a1 = rb_tree_cpu(b->a.pid);
   b1 = rb_tree_cpu(b->b.pid);
   if (!warm)
@@ -705,17 +706,17 @@ struct ingest_share {
 static int ingest_warm_up(const bench *b, struct ingest_share *sh, pq_t *pq,
                           uint8_t *buf) {
   uint32_t n = (uint32_t)(pq_data_size(pq) / WARM_SIZE) + 8, i;
-  double end = rb_now() + 120;
+  double end = tu_now_s() + 120;
 
   sh->warm_n = n;
   for (i = 0; i < n && !rb_stop; i++) {
-    while (i >= sh->warm_arrived + WARM_WINDOW && rb_now() < end)
+    while (i >= sh->warm_arrived + WARM_WINDOW && tu_now_s() < end)
       rb_sleep(0.0002);
-    if (rb_now() >= end || rb_insert(pq, b->seed ^ 0x5741524dull, FT_WARM, i,
-                                     buf, WARM_SIZE, "WARMUP", NULL) != PQ_OK)
+    if (tu_now_s() >= end || rb_insert(pq, b->seed ^ 0x5741524dull, FT_WARM, i,
+                                       buf, WARM_SIZE, "WARMUP", NULL) != PQ_OK)
       return -1;
   }
-  while (!sh->go && rb_now() < end && !rb_stop)
+  while (!sh->go && tu_now_s() < end && !rb_stop)
     rb_sleep(0.001);
   return sh->go ? 0 : -1;
 }
@@ -741,7 +742,7 @@ static void ingester(const bench *b, struct ingest_share *sh) {
   }
   iddmix_init(&mix, b->seed, 1.0, IDDMIX_MAX_SIZE);
   for (s = 0; s < b->nrates && !rb_stop; s++) {
-    double t0 = rb_now(), at0 = mix.clock;
+    double t0 = tu_now_s(), at0 = mix.clock;
 
     iddmix_set_scale(&mix, b->rates[s] * IDDMIX_PEAK);
     sh->first_seq[s] = mix.seqno - (have ? 1u : 0u);
@@ -757,7 +758,7 @@ static void ingester(const bench *b, struct ingest_share *sh) {
       if (p.at - at0 > b->step_s || rb_stop)
         break; /* p is the first product of the next step */
       due = t0 + (p.at - at0);
-      rb_sleep_until(due);
+      tu_sleep_until_s(due);
       iddmix_fill(b->seed, p.seqno, buf, p.size);
       memset(&info, 0, sizeof info);
       info.feedtype = p.feedtype;
@@ -769,7 +770,7 @@ static void ingester(const bench *b, struct ingest_share *sh) {
       info.arrival = pq_ts_now(); /* created: complete, about to go in */
       rc = pq_insert(pq, &info, buf);
       have = false;
-      late = rb_now() - due;
+      late = tu_now_s() - due;
       if (late > sh->max_behind[s])
         sh->max_behind[s] = late;
       if (rc == PQ_OK) {
@@ -781,7 +782,7 @@ static void ingester(const bench *b, struct ingest_share *sh) {
     }
     /* The step's products are seqnos first_seq[s] .. first_seq[s+1]-1. */
     sh->first_seq[s + 1] = have ? p.seqno : mix.seqno;
-    sh->seconds[s] = rb_now() - t0;
+    sh->seconds[s] = tu_now_s() - t0;
   }
   pq_close(pq);
   free(buf);
@@ -880,7 +881,7 @@ struct cpu_mark {
 };
 
 static void mark(const bench *b, pid_t ing, struct cpu_mark *m) {
-  m->wall = rb_now();
+  m->wall = tu_now_s();
   m->a = rb_tree_cpu(b->a.pid);
   m->b = rb_tree_cpu(b->b.pid);
   m->ing = rb_tree_cpu(ing);
@@ -1012,7 +1013,7 @@ static int read_b(bench *b, struct ingest_share *sh, pq_t *pq,
   int seen = -1;
   unsigned s;
 
-  last_arrival = rb_now();
+  last_arrival = tu_now_s();
   for (;;) {
     int step = sh->step;
     int x;
@@ -1022,7 +1023,7 @@ static int read_b(bench *b, struct ingest_share *sh, pq_t *pq,
       mark(b, ing, &marks[seen]);
     }
     if (step >= (int)b->nrates && drain_end == 0)
-      drain_end = rb_now() + DRAIN_S;
+      drain_end = tu_now_s() + DRAIN_S;
     if (rb_stop)
       break;
     x = pq_next(pq, PQ_FORWARD, NULL, lat_fn, rd);
@@ -1030,7 +1031,7 @@ static int read_b(bench *b, struct ingest_share *sh, pq_t *pq,
     if (!sh->go && sh->warm_n > 0 && rd->warm >= sh->warm_n)
       sh->go = 1; /* warmed up: the ingester starts the steps */
     if (x == PQ_OK) {
-      last_arrival = rb_now();
+      last_arrival = tu_now_s();
       continue;
     }
     if (x != PQ_END) {
@@ -1043,8 +1044,8 @@ static int read_b(bench *b, struct ingest_share *sh, pq_t *pq,
 
       for (s = 0; s < b->nrates; s++)
         ins += sh->inserted[s];
-      if (rd->arrived >= ins || rb_now() > drain_end ||
-          rb_now() - last_arrival > 3)
+      if (rd->arrived >= ins || tu_now_s() > drain_end ||
+          tu_now_s() - last_arrival > 3)
         break;
     }
     if (sh->step < (int)b->nrates && ingester_died(ing)) {
@@ -1307,7 +1308,7 @@ static int parse(int argc, char **argv, bench *b) {
 
 int main(int argc, char **argv) {
   bench b;
-  double t0 = rb_now();
+  double t0 = tu_now_s();
 
   if (parse(argc, argv, &b) != 0) {
     usage();
