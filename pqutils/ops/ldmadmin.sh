@@ -1065,6 +1065,60 @@ metrics_time() {
   esac
 }
 
+# plotmetrics_script DATA PREFIX: the gnuplot script that draws the
+# metrics lines of the file DATA (plotmetrics' data, the time first) into
+# the PNG files PREFIXage.png, PREFIXqueue.png ... PREFIXswitches.png.
+plotmetrics_script() {
+  plot_data=$1
+  plot_prefix=$2
+  cat <<GP
+set terminal png size 900,450
+set xdata time
+set timefmt "%Y-%m-%dT%H:%M:%S"
+set format x "%m-%d\n%H:%M:%S"
+set xlabel "time (UTC)"
+set grid
+set key outside right top
+set style data linespoints
+data = "$plot_data"
+set output "${plot_prefix}age.png"
+set title "Age of the oldest product in the queue (minimum residence)"
+set ylabel "seconds"
+plot data using 1:7 title "age"
+set output "${plot_prefix}queue.png"
+set title "Products in the queue"
+set ylabel "products"
+set y2label "megabytes"
+set y2tics
+plot data using 1:8 title "products", data using 1:(\$9 / 1e6) axes x1y2 title "MB"
+unset y2tics
+unset y2label
+set output "${plot_prefix}connections.png"
+set title "Established connections"
+set ylabel "connections"
+plot data using 1:5 title "local (downstreams)", data using 1:6 title "remote (upstreams)"
+set output "${plot_prefix}load.png"
+set title "Load average"
+set ylabel "runnable processes"
+plot data using 1:2 title "1 min", data using 1:3 title "5 min", data using 1:4 title "15 min"
+set output "${plot_prefix}cpu.png"
+set title "CPU"
+set ylabel "percent"
+set yrange [0:100]
+plot data using 1:10 title "user", data using 1:11 title "system", data using 1:12 title "idle", data using 1:13 title "iowait"
+set autoscale y
+set output "${plot_prefix}memory.png"
+set title "Memory"
+set ylabel "MiB"
+plot data using 1:(\$14 / 1024) title "memory used", data using 1:(\$15 / 1024) title "memory free", data using 1:(\$16 / 1024) title "swap used", data using 1:(\$17 / 1024) title "swap free"
+set output "${plot_prefix}switches.png"
+set title "Context switches"
+set ylabel "per second"
+plot data using 1:18 title "context switches"
+set output
+GP
+}
+
 # plotmetrics [-b begin] [-e end] [-o prefix]: the PNG plots of the
 # metrics files' lines within [begin, end], drawn by gnuplot; prints
 # their paths.
@@ -1119,52 +1173,7 @@ cmd_plotmetrics() {
   gp=${GNUPLOT:-gnuplot}
   command -v "$gp" >/dev/null 2>&1 ||
     die "cannot plot: no $gp program (on Debian: apt-get install gnuplot-nox)"
-  cat >"$tmp/plot.gp" <<GP
-set terminal png size 900,450
-set xdata time
-set timefmt "%Y-%m-%dT%H:%M:%S"
-set format x "%m-%d\n%H:%M:%S"
-set xlabel "time (UTC)"
-set grid
-set key outside right top
-set style data linespoints
-data = "$tmp/data"
-set output "${prefix}age.png"
-set title "Age of the oldest product in the queue (minimum residence)"
-set ylabel "seconds"
-plot data using 1:7 title "age"
-set output "${prefix}queue.png"
-set title "Products in the queue"
-set ylabel "products"
-set y2label "megabytes"
-set y2tics
-plot data using 1:8 title "products", data using 1:(\$9 / 1e6) axes x1y2 title "MB"
-unset y2tics
-unset y2label
-set output "${prefix}connections.png"
-set title "Established connections"
-set ylabel "connections"
-plot data using 1:5 title "local (downstreams)", data using 1:6 title "remote (upstreams)"
-set output "${prefix}load.png"
-set title "Load average"
-set ylabel "runnable processes"
-plot data using 1:2 title "1 min", data using 1:3 title "5 min", data using 1:4 title "15 min"
-set output "${prefix}cpu.png"
-set title "CPU"
-set ylabel "percent"
-set yrange [0:100]
-plot data using 1:10 title "user", data using 1:11 title "system", data using 1:12 title "idle", data using 1:13 title "iowait"
-set autoscale y
-set output "${prefix}memory.png"
-set title "Memory"
-set ylabel "MiB"
-plot data using 1:(\$14 / 1024) title "memory used", data using 1:(\$15 / 1024) title "memory free", data using 1:(\$16 / 1024) title "swap used", data using 1:(\$17 / 1024) title "swap free"
-set output "${prefix}switches.png"
-set title "Context switches"
-set ylabel "per second"
-plot data using 1:18 title "context switches"
-set output
-GP
+  plotmetrics_script "$tmp/data" "$prefix" >"$tmp/plot.gp"
   if ! "$gp" "$tmp/plot.gp" >"$tmp/gnuplot.out" 2>&1; then
     cat "$tmp/gnuplot.out" >&2
     die "gnuplot failed to draw the plots $prefix*.png (above)"

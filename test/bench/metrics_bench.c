@@ -62,6 +62,7 @@
 #include "pq/pq.h"
 #include "test/bench/iddmix.h"
 #include "test/bench/relay_servers.h"
+#include "test/lib/tu_clock.h"
 
 #ifndef LDMD_PATH
 #define LDMD_PATH "ldmd"
@@ -221,7 +222,7 @@ static uint64_t wait_all(const opts *o, const server *b) {
   pq_t *pq = NULL;
   pq_error err;
   uint64_t last = 0, seen = 0;
-  double progress = rb_now();
+  double progress = tu_now_s();
 
   if (pq_open(b->queue, PQ_READONLY, &pq, &err) != PQ_OK) {
     rb_warn("cannot open %s: %s", b->queue, err.pe_msg);
@@ -238,8 +239,8 @@ static uint64_t wait_all(const opts *o, const server *b) {
     }
     if (st.ps_nprods != seen) {
       seen = st.ps_nprods;
-      progress = rb_now();
-    } else if (rb_now() - progress > STALL_S) {
+      progress = tu_now_s();
+    } else if (tu_now_s() - progress > STALL_S) {
       rb_warn("B got %llu of %u products, then nothing for %.0f s (see %s)",
               (unsigned long long)seen, o->n, STALL_S, b->log);
       break;
@@ -346,7 +347,7 @@ static int scrape_cost(const opts *o, const char *run) {
   }
   conns = 1; /* B's requester */
   cpu0 = rb_tree_cpu(b.pid);
-  w0 = rb_now();
+  w0 = tu_now_s();
   for (i = 0; i < o->scrapes && !rb_stop; i++) {
     long n = scrape(port);
 
@@ -356,7 +357,7 @@ static int scrape_cost(const opts *o, const char *run) {
     }
     bytes = n;
   }
-  w1 = rb_now();
+  w1 = tu_now_s();
   cpu1 = rb_tree_cpu(b.pid);
   printf("\nscrape cost: %u scrapes of B's /metrics in a row (%ld bytes each, "
          "%u connection and 1 feed shown), queue of %u products\n",
@@ -406,14 +407,14 @@ static void counting_figure(const char *run) {
   ldmm_bind(f, slot, getpid());
   s = ldmm_slot_at(f, slot);
   feeds = ldmm_feeds(f);
-  t0 = rb_now();
+  t0 = tu_now_s();
   for (i = 0; i < n; i++)
     ldmm_inserted(s, feeds, 1u << (i & 7), 1024 + (i & 63),
                   (int64_t)(i & 0xfffff) * 3);
-  t1 = rb_now();
+  t1 = tu_now_s();
   for (i = 0; i < n; i++)
     ldmm_sent(s, 1024 + (i & 63));
-  t2 = rb_now();
+  t2 = tu_now_s();
   printf("counting: %.1f ns per product received (ldmm_inserted: slot and "
          "feed), %.1f ns per product sent (ldmm_sent)\n",
          (t1 - t0) * 1e9 / n, (t2 - t1) * 1e9 / n);
@@ -460,12 +461,12 @@ static void memcpy_figure(void) {
   }
   memset(src, 1, len);
   memset(dst, 2, len);
-  t0 = rb_now();
+  t0 = tu_now_s();
   for (i = 0; i < 16; i++) {
     src[i] = (char)i;
     memcpy(dst, src, len);
   }
-  t1 = rb_now();
+  t1 = tu_now_s();
   printf("memcpy, 64 MiB warm buffers: %.1f GB/s (%d)\n",
          16.0 * (double)len / (t1 - t0) / 1e9, dst[len / 2]);
   free(src);

@@ -86,6 +86,7 @@
 #include "test/bench/iddmix.h"
 #include "test/bench/procstat.h"
 #include "test/bench/relay_servers.h"
+#include "test/lib/tu_clock.h"
 
 #ifndef LDMD_PATH
 #define LDMD_PATH "ldmd"
@@ -203,13 +204,13 @@ static bool proc_exited(proc *p) {
 
 /* SIGTERM, up to 15 s for it to exit, then SIGKILL. */
 static void proc_stop(proc *p) {
-  double end = rb_now() + 15;
+  double end = tu_now_s() + 15;
 
   if (p->pid <= 0)
     return;
   kill(p->pid, SIGCONT); /* in case it was stopped */
   kill(p->pid, SIGTERM);
-  while (rb_now() < end)
+  while (tu_now_s() < end)
     if (proc_exited(p))
       return;
     else
@@ -284,7 +285,7 @@ static int http_get(unsigned port, const char *path, char *buf, size_t len) {
 static int nats_up(bench *b, uint64_t max_payload) {
   char conf[RB_RUN_MAX + 32], log[RB_RUN_MAX + 32], text[4 * RB_RUN_MAX];
   char *argv[] = {(char *)b->nats_server, "-c", conf, NULL};
-  double end = rb_now() + START_S;
+  double end = tu_now_s() + START_S;
   char mp[64] = "";
   FILE *f;
 
@@ -307,7 +308,7 @@ static int nats_up(bench *b, uint64_t max_payload) {
   if (spawn(&b->nats, "nats-server", log, NULL, argv) != 0)
     return -1;
   b->nats_port = b->mon_port = 0;
-  while (rb_now() < end && !rb_stop && !proc_exited(&b->nats)) {
+  while (tu_now_s() < end && !rb_stop && !proc_exited(&b->nats)) {
     b->nats_port =
         number_after(log, "Listening for client connections on 127.0.0.1:");
     b->mon_port = number_after(log, "Starting http monitor on 127.0.0.1:");
@@ -380,9 +381,9 @@ static int bridge_up(bench *b, uint64_t max_payload) {
     if (spawn(&b->pub, "pq2nats", plog, b->a.reg, argv) != 0)
       return -1;
   }
-  end = rb_now() + START_S;
+  end = tu_now_s() + START_S;
   while (!stream_exists(b)) {
-    if (rb_now() > end || rb_stop || proc_exited(&b->pub)) {
+    if (tu_now_s() > end || rb_stop || proc_exited(&b->pub)) {
       rb_warn("pq2nats did not make the stream %s within %.0f s; see %s",
               STREAM, START_S, plog);
       return -1;
@@ -469,7 +470,7 @@ static void cpu_mark(const bench *b, const struct path *p, struct cpu3 *m) {
   struct procstat ps;
   double hz = (double)sysconf(_SC_CLK_TCK);
 
-  m->wall = rb_now();
+  m->wall = tu_now_s();
   if (procstat_read(&ps) == 0) {
     m->busy =
         (double)(ps.user + ps.nice + ps.system + ps.irq + ps.softirq) / hz;
@@ -593,7 +594,7 @@ static int read_b_until(bench *b, const struct path *p, pq_t *bq,
                         struct tally *t,
                         bool (*done)(const struct tally *, const void *),
                         const void *arg, double stall, const char *what) {
-  double last = rb_now();
+  double last = tu_now_s();
   uint64_t seen = t->warm + t->n + t->lat_n;
 
   while (!done(t, arg) && !rb_stop) {
@@ -602,7 +603,7 @@ static int read_b_until(bench *b, const struct path *p, pq_t *bq,
     if (x == PQ_OK) {
       if (t->warm + t->n + t->lat_n != seen) {
         seen = t->warm + t->n + t->lat_n;
-        last = rb_now();
+        last = tu_now_s();
       }
       continue;
     }
@@ -610,7 +611,7 @@ static int read_b_until(bench *b, const struct path *p, pq_t *bq,
       rb_warn("cannot read %s: %s", b->b.queue, pq_strerror(x));
       return -1;
     }
-    if (rb_now() - last > stall) {
+    if (tu_now_s() - last > stall) {
       rb_warn("%s: nothing reached B for %.0f s (see the logs%s)", what, stall,
               b->keep ? "" : "; -k keeps them");
       return -1;
@@ -662,7 +663,7 @@ static void lat_inserter(const bench *b, struct lat_share *sh, size_t cap,
   uint8_t *buf = malloc(size);
   pq_t *pq;
   pq_error err;
-  double t0 = rb_now();
+  double t0 = tu_now_s();
   size_t i;
 
   if (buf == NULL || pq_open(b->a.queue, 0, &pq, &err) != PQ_OK)
@@ -673,8 +674,8 @@ static void lat_inserter(const bench *b, struct lat_share *sh, size_t cap,
 
     if (due - t0 >= secs)
       break;
-    if (due > rb_now())
-      rb_sleep_until(due);
+    if (due > tu_now_s())
+      tu_sleep_until_s(due);
     if (rb_insert(pq, 0x4c4154ull ^ size, FT_LAT, (uint32_t)i, buf, size, "LAT",
                   &t) != PQ_OK) {
       sh->failed++;
@@ -683,7 +684,7 @@ static void lat_inserter(const bench *b, struct lat_share *sh, size_t cap,
     sh->sent_us[i] = t;
     sh->inserted = i + 1;
   }
-  sh->seconds = rb_now() - t0;
+  sh->seconds = tu_now_s() - t0;
   sh->done = 1;
   pq_close(pq);
   free(buf);
@@ -1084,7 +1085,7 @@ static int find_in_path(const char *name, char *buf, size_t len) {
 int main(int argc, char **argv) {
   static char nats_server[RB_RUN_MAX];
   bench b;
-  double t0 = rb_now();
+  double t0 = tu_now_s();
   bool nats = false;
 
   rb_prog = "nats_bench";

@@ -43,6 +43,7 @@
 
 #include "pq/pq.h"
 #include "test/bench/procstat.h"
+#include "test/lib/tu_clock.h"
 
 #define KIB 1024u
 #define MIB (1024u * 1024u)
@@ -76,18 +77,6 @@ struct where {
 };
 
 /* ---------------------------------------------------------------------- */
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 static void sleep_us(long us) {
   struct timespec ts = {.tv_sec = us / 1000000, .tv_nsec = us % 1000000 * 1000};
@@ -183,7 +172,7 @@ static double own_cpu(void) {
  * Children are not reaped here. */
 static void wait_children(atomic_uint *v, unsigned want, const pid_t *kids,
                           unsigned n, const char *what) {
-  double end = now_s() + 120;
+  double end = tu_now_s() + 120;
   while (atomic_load(v) < want) {
     for (unsigned i = 0; i < n; i++) {
       siginfo_t si;
@@ -197,7 +186,7 @@ static void wait_children(atomic_uint *v, unsigned want, const pid_t *kids,
         exit(1);
       }
     }
-    if (now_s() > end) {
+    if (tu_now_s() > end) {
       fprintf(stderr, "pq_bench: no %s within 120 s\n", what);
       exit(1);
     }
@@ -257,7 +246,7 @@ static double memcpy_gbs(const struct params *p, const char *dir) {
   size_t off = 0;
   for (int r = 0; r < ROUNDS; r++) {
     uint64_t n = 0;
-    double t0 = now_s(), t;
+    double t0 = tu_now_s(), t;
     do {
       for (int k = 0; k < 16; k++) {
         memcpy(dst + off, src, MIB);
@@ -265,7 +254,7 @@ static double memcpy_gbs(const struct params *p, const char *dir) {
         n++;
       }
       src[n % MIB] = (uint8_t)n;
-    } while ((t = now_s() - t0) < p->copy_s / ROUNDS);
+    } while ((t = tu_now_s() - t0) < p->copy_s / ROUNDS);
     gbs[r] = (double)n * MIB / t / 1e9;
   }
   munmap(dst, dlen);
@@ -279,12 +268,12 @@ static double md5_gbs(const struct params *p) {
   uint8_t *buf = xmalloc(MIB), sig[PQ_SIGLEN];
   memset(buf, 3, MIB);
   uint64_t n = 0;
-  double t0 = now_s(), t;
+  double t0 = tu_now_s(), t;
   do {
     buf[0] = (uint8_t)n;
     pq_md5(buf, MIB, sig);
     n++;
-  } while ((t = now_s() - t0) < p->copy_s / 2);
+  } while ((t = tu_now_s() - t0) < p->copy_s / 2);
   free(buf);
   return (double)n * MIB / t / 1e9;
 }
@@ -333,7 +322,7 @@ static uint64_t insert_run(struct writer *w, bool md5, uint64_t n, double secs,
   uint64_t size = w->info.size;
   unsigned batch = size <= 4 * KIB ? 256 : size <= 128 * KIB ? 8 : 1;
   uint64_t done = 0;
-  double t0 = now_s(), t;
+  double t0 = tu_now_s(), t;
   do {
     for (unsigned k = 0; k < batch && done < n; k++, done++) {
       uint64_t c = w->counter++;
@@ -349,7 +338,7 @@ static uint64_t insert_run(struct writer *w, bool md5, uint64_t n, double secs,
       if (rc != PQ_OK)
         die("pq_insert", rc, w->pq);
     }
-    t = now_s() - t0;
+    t = tu_now_s() - t0;
   } while (done < n && t < secs);
   *took = t;
   return done;
@@ -397,7 +386,7 @@ static int read_cb(const pq_prod_info *info, const void *data,
 
 static double read_run(pq_t *pq, double secs, double *mbs) {
   struct rd_acc a = {0, 0, 0};
-  double t0 = now_s(), t;
+  double t0 = tu_now_s(), t;
   do {
     for (int k = 0; k < 64; k++) {
       int rc = pq_next(pq, PQ_FORWARD, NULL, read_cb, &a);
@@ -406,7 +395,7 @@ static double read_run(pq_t *pq, double secs, double *mbs) {
       else if (rc != PQ_OK)
         die("pq_next", rc, pq);
     }
-    t = now_s() - t0;
+    t = tu_now_s() - t0;
   } while (t < secs);
   volatile uint64_t sink = a.sum;
   (void)sink;
@@ -469,7 +458,7 @@ struct lat_reader {
 
 static int lat_cb(const pq_prod_info *info, const void *data,
                   const pq_place *place, void *arg) {
-  int64_t now = now_ns(), sent;
+  int64_t now = tu_now_ns(), sent;
   struct lat_reader *lr = arg;
   (void)place;
   if (info->size < sizeof sent)
@@ -497,8 +486,8 @@ static int lat_child(const char *path, struct lat_shared *sh, unsigned want) {
     return 1;
   struct lat_reader lr = {sh};
   atomic_store(&sh->ready, 1);
-  double end = now_s() + 60;
-  while (atomic_load(&sh->n) < want && now_s() < end) {
+  double end = tu_now_s() + 60;
+  while (atomic_load(&sh->n) < want && tu_now_s() < end) {
     int rc = pq_next(pq, PQ_FORWARD, NULL, lat_cb, &lr);
     if (rc == PQ_END)
       rc = pq_wait(pq, 1000);
@@ -557,7 +546,7 @@ static void bench_latency(const struct params *p, struct where *w,
     if (rc != PQ_OK)
       die("pq_reserve", rc, pq);
     memset(r.pr_data, 0, 64);
-    int64_t t = now_ns();
+    int64_t t = tu_now_ns();
     memcpy(r.pr_data, &t, sizeof t);
     rc = pq_commit(pq, &r);
     if (rc != PQ_OK)
@@ -624,7 +613,7 @@ static int conc_child(const struct params *p, const char *path,
     while (atomic_load(&sh->go) <= r)
       ;
     uint64_t n = 0;
-    while (now_ns() < sh->stop_ns) {
+    while (tu_now_ns() < sh->stop_ns) {
       double took;
       n += insert_run(&w, false, 64, 1e9, &took);
     }
@@ -662,7 +651,7 @@ static double conc_rate(const struct params *p, const char *path, unsigned nw,
   wait_children(&sh->ready, nw, kids, nw, "every writer was warmed up");
   double rate[ROUNDS];
   for (int r = 0; r < ROUNDS; r++) {
-    int64_t start = now_ns();
+    int64_t start = tu_now_ns();
     sh->stop_ns = start + (int64_t)(p->conc_s / ROUNDS * 1e9);
     atomic_store(&sh->go, r + 1);
     wait_children(&sh->done, nw * (unsigned)(r + 1), kids, nw,
@@ -828,7 +817,7 @@ int main(int argc, char **argv) {
   double busy0 = 0, total0 = 0, own0 = own_cpu();
   bool have_cpu = machine_cpu(&busy0, &total0);
   fflush(stdout);
-  double t0 = now_s();
+  double t0 = tu_now_s();
   double copy = memcpy_gbs(&p, shm.dir), md5 = md5_gbs(&p);
   /* Each test runs on one file system and then the other, so that a
    * drift of the machine does not favour either. */
@@ -858,7 +847,7 @@ int main(int argc, char **argv) {
   if (!have_cpu) {
     printf("(%.0f s; the CPU time other processes used meanwhile was not "
            "measured: cannot read /proc/stat)\n",
-           now_s() - t0);
+           tu_now_s() - t0);
     return 0;
   }
   double others = ((busy1 - busy0) - (own1 - own0)) / (total1 - total0) * 100;
@@ -866,7 +855,7 @@ int main(int argc, char **argv) {
     others = 0;
   printf("(%.0f s; other processes used %.0f%% of the machine's CPU time "
          "meanwhile%s)\n",
-         now_s() - t0, others,
+         tu_now_s() - t0, others,
          others > 10 ? ": the figures are low and noisy, run it again on an "
                        "idle machine"
                      : "");

@@ -42,14 +42,9 @@
 #include <unistd.h>
 
 #include "pq/pq.h"
+#include "test/lib/tu_clock.h"
 
 #define TABLE_ENTRIES 200
-
-static long long now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 static int die(const char *what) {
   fprintf(stderr, "pqact_bench_aux: %s: %s\n", what, strerror(errno));
@@ -111,7 +106,7 @@ static int floor_close(const char *dir, unsigned long n, size_t size) {
   if (data == NULL)
     return die("calloc");
   char path[4096];
-  long long start = now_ns();
+  long long start = tu_now_ns();
   for (unsigned long i = 0; i < n; i++) {
     snprintf(path, sizeof path, "%s/f%06lu", dir, i);
     int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
@@ -122,7 +117,7 @@ static int floor_close(const char *dir, unsigned long n, size_t size) {
     if (close(fd) != 0)
       return die("close");
   }
-  printf("%lld\n", now_ns() - start);
+  printf("%lld\n", tu_now_ns() - start);
   free(data);
   return 0;
 }
@@ -134,7 +129,7 @@ static int floor_append(const char *dir, unsigned long n, size_t size,
   if (data == NULL || fds == NULL)
     return die("calloc");
   char path[4096];
-  long long start = now_ns();
+  long long start = tu_now_ns();
   for (unsigned j = 0; j < k; j++) {
     snprintf(path, sizeof path, "%s/a%03u", dir, j);
     fds[j] = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
@@ -147,7 +142,7 @@ static int floor_append(const char *dir, unsigned long n, size_t size,
   for (unsigned j = 0; j < k; j++)
     if (close(fds[j]) != 0)
       return die("close");
-  printf("%lld\n", now_ns() - start);
+  printf("%lld\n", tu_now_ns() - start);
   free(fds);
   free(data);
   return 0;
@@ -195,7 +190,7 @@ static int sink(const char *countfile, unsigned long long expect,
         continue;
       return die("read");
     }
-    last = now_ns();
+    last = tu_now_ns();
     if (total == 0)
       first = last;
     total += (unsigned long long)r;

@@ -100,6 +100,7 @@
 #include "test/bench/iddmix.h"
 #include "test/bench/procstat.h"
 #include "test/bench/relay_servers.h"
+#include "test/lib/tu_clock.h"
 
 #ifndef LDMD_PATH
 #define LDMD_PATH "ldmd"
@@ -262,12 +263,12 @@ static double tcp_once(uint64_t bytes) {
       if (n <= 0)
         break;
       if (got == 0)
-        t0 = rb_now();
+        t0 = tu_now_s();
       got += (uint64_t)n;
     }
     close(cs);
   }
-  t1 = rb_now();
+  t1 = tu_now_s();
   if (pid > 0)
     waitpid(pid, NULL, 0);
   free(buf);
@@ -356,7 +357,7 @@ static int drain_b(const bench *b, pq_t *bq, struct tally *t) {
 static int warm_up(const bench *b, pq_t *aq, pq_t *bq, struct tally *t,
                    uint8_t *buf) {
   uint32_t n = (uint32_t)(pq_data_size(aq) / WARM_SIZE) + 8, i;
-  double end = rb_now() + 120;
+  double end = tu_now_s() + 120;
 
   for (i = 0; i < n && !rb_stop; i++) {
     while (i >= t->warm + WARM_WINDOW && !rb_stop) {
@@ -364,7 +365,7 @@ static int warm_up(const bench *b, pq_t *aq, pq_t *bq, struct tally *t,
         return -1;
       if (i < t->warm + WARM_WINDOW)
         break;
-      if (rb_now() > end) {
+      if (tu_now_s() > end) {
         rb_warn("the warm-up stalled: %llu of %u products reached B",
                 (unsigned long long)t->warm, i);
         return -1;
@@ -380,7 +381,7 @@ static int warm_up(const bench *b, pq_t *aq, pq_t *bq, struct tally *t,
       return -1;
     if (t->warm >= n)
       break;
-    if (rb_now() > end) {
+    if (tu_now_s() > end) {
       rb_warn("the warm-up stalled: %llu of %u products reached B",
               (unsigned long long)t->warm, n);
       return -1;
@@ -397,6 +398,104 @@ struct thr_result {
   uint64_t got;
 };
 
+/* Open A's queue to write and B's to read, without spinning.
+ * @return 0 or -1 (said) */
+static int thr_open(const bench *b, pq_t **aq, pq_t **bq) {
+  pq_error err;
+
+  if (pq_open(b->a.queue, 0, aq, &err) != PQ_OK ||
+      pq_open(b->b.queue, PQ_READONLY, bq, &err) != PQ_OK) {
+    rb_warn("cannot open a queue: %s", err.pe_msg);
+    return -1;
+  }
+  pq_set_spin(*bq, 0); /* the reader must not take CPU from the servers */
+  return 0;
+}
+
+/* Warm: start A and B, wait for B's request to reach A, cycle the rings
+ * (warm_up) and stop B's processes.  @return 0 or -1 */
+static int thr_warm(bench *b, pq_t *aq, pq_t *bq, struct tally *t,
+                    uint8_t *buf) {
+  if (rb_start_upstream(&b->a, b->ldmd) != 0 ||
+      rb_start_downstream(&b->b, &b->a, b->ldmd, b->tls) != 0)
+    return -1;
+  if (rb_wait_feed(&b->a) == 0) {
+    rb_warn("B's request did not reach A within 10 s (see %s)", b->b.log);
+    return -1;
+  }
+  if (warm_up(b, aq, bq, t, buf) != 0)
+    return -1;
+  rb_tree_signal(b->b.pid, SIGSTOP);
+  return 0;
+}
+
+/* Read B's queue until the n products of the batch are in, or nothing
+ * came for NOPROGRESS_S.  @return 0 (t says how many came) or -1 */
+static int thr_collect(const bench *b, pq_t *bq, unsigned n, struct tally *t) {
+  double last_progress = tu_now_s();
+
+  while (t->n < n && !rb_stop) {
+    uint64_t before = t->n;
+    int x = pq_next(bq, PQ_FORWARD, NULL, count_fn, t);
+
+    if (x == PQ_END) {
+      if (tu_now_s() - last_progress > NOPROGRESS_S)
+        break;
+      (void)pq_wait(bq, 200);
+    } else if (x != PQ_OK) {
+      rb_warn("cannot read %s: %s", b->b.queue, pq_strerror(x));
+      return -1;
+    }
+    if (t->n != before)
+      last_progress = tu_now_s();
+  }
+  return 0;
+}
+
+/* The got, steady and rate figures of a batch from its tally and start
+ * time.  A batch without a start time before its last arrival, or of which
+ * some products did not arrive, has no rate figure (said).
+ * @return 0 or -1 */
+static int thr_figures(const bench *b, unsigned n, uint64_t size, bool warm,
+                       const struct tally *t, uint64_t start_us,
+                       struct thr_result *r) {
+  r->got = t->n;
+  r->steady = r->steady_mbs = -1; /* one arrival: no steady rate */
+  if (t->n > 1 && t->last_us > t->first_us) {
+    double sec = (double)(t->last_us - t->first_us) / 1e6;
+
+    r->steady = (double)(t->n - 1) / sec;
+    r->steady_mbs = (double)(t->n - 1) * (double)size / sec / 1e6;
+  }
+  if (start_us == 0 || start_us >= t->last_us) {
+    if (!rb_stop)
+      rb_warn("%s, %llu B: no start time (%s): no figure",
+              warm ? "running" : "new", (unsigned long long)size,
+              start_us == 0 ? "A's log has no feed start line"
+                            : "the feed started after the last arrival");
+    return -1;
+  }
+  if (b->verbose && t->first_us > start_us)
+    printf("  (%s, %llu B: first arrival %.1f ms after the start)\n",
+           warm ? "running" : "new", (unsigned long long)size,
+           (double)(t->first_us - start_us) / 1e3);
+  if (t->n != n) {
+    if (!rb_stop)
+      rb_warn("%s, %llu B: only %llu of %u products reached B (see the "
+              "logs%s): no figure",
+              warm ? "running" : "new", (unsigned long long)size,
+              (unsigned long long)t->n, n, b->keep ? "" : "; -k keeps them");
+    return -1;
+  }
+  {
+    double sec = (double)(t->last_us - start_us) / 1e6;
+
+    r->rate = (double)t->n / sec;
+    r->mbs = (double)t->bytes / sec / 1e6;
+  }
+  return 0;
+}
+
 /*
  * One batch of n products of `size` bytes from A's queue to B's.
  * Cold: the batch is in A before B starts; time from A's feeder starting
@@ -412,41 +511,25 @@ static int throughput(bench *b, unsigned n, uint64_t size, bool warm,
   uint64_t slots = (uint64_t)n * 2 + 1000 + qbytes / WARM_SIZE;
   struct tally t = {0};
   pq_t *aq = NULL, *bq = NULL;
-  pq_error err;
   uint8_t *buf = malloc(size > WARM_SIZE ? size : WARM_SIZE);
   uint64_t start_us = 0;
-  double a0, b0, w0, a1, b1, w1, last_progress;
+  double a0, b0, w0, a1, b1, w1;
   unsigned i;
   int rc = -1;
 
   memset(r, 0, sizeof *r);
-  if (buf == NULL || setup_servers(b, qbytes, slots) != 0)
+  if (buf == NULL || setup_servers(b, qbytes, slots) != 0 ||
+      thr_open(b, &aq, &bq) != 0)
     goto out;
-  if (pq_open(b->a.queue, 0, &aq, &err) != PQ_OK ||
-      pq_open(b->b.queue, PQ_READONLY, &bq, &err) != PQ_OK) {
-    rb_warn("cannot open a queue: %s", err.pe_msg);
+  if (warm && thr_warm(b, aq, bq, &t, buf) != 0)
     goto out;
-  }
-  pq_set_spin(bq, 0); /* the reader must not take CPU from the servers */
-  if (warm) {
-    if (rb_start_upstream(&b->a, b->ldmd) != 0 ||
-        rb_start_downstream(&b->b, &b->a, b->ldmd, b->tls) != 0)
-      goto out;
-    if (rb_wait_feed(&b->a) == 0) {
-      rb_warn("B's request did not reach A within 10 s (see %s)", b->b.log);
-      goto out;
-    }
-    if (warm_up(b, aq, bq, &t, buf) != 0)
-      goto out;
-    rb_tree_signal(b->b.pid, SIGSTOP);
-  }
   for (i = 0; i < n && !rb_stop; i++)
     if (rb_insert(aq, b->seed ^ (size << 32), FT_BATCH, i, buf, size, "BATCH",
                   NULL) != PQ_OK)
       goto out;
   if (!warm && rb_start_upstream(&b->a, b->ldmd) != 0)
     goto out;
-  w0 = rb_now();
+  w0 = tu_now_s();
   a0 = rb_tree_cpu(b->a.pid);
   b0 = warm ? rb_tree_cpu(b->b.pid) : 0; /* new: B starts below, from 0 */
   if (warm) {
@@ -455,61 +538,15 @@ static int throughput(bench *b, unsigned n, uint64_t size, bool warm,
   } else if (rb_start_downstream(&b->b, &b->a, b->ldmd, b->tls) != 0) {
     goto out;
   }
-  last_progress = rb_now();
-  while (t.n < n && !rb_stop) {
-    uint64_t before = t.n;
-    int x = pq_next(bq, PQ_FORWARD, NULL, count_fn, &t);
-
-    if (x == PQ_END) {
-      if (rb_now() - last_progress > NOPROGRESS_S)
-        break;
-      (void)pq_wait(bq, 200);
-    } else if (x != PQ_OK) {
-      rb_warn("cannot read %s: %s", b->b.queue, pq_strerror(x));
-      goto out;
-    }
-    if (t.n != before)
-      last_progress = rb_now();
-  }
-  w1 = rb_now();
+  if (thr_collect(b, bq, n, &t) != 0)
+    goto out;
+  w1 = tu_now_s();
   a1 = rb_tree_cpu(b->a.pid);
   b1 = rb_tree_cpu(b->b.pid);
   if (!warm)
     start_us = rb_feed_started_us(&b->a);
-  r->got = t.n;
-  r->steady = r->steady_mbs = -1; /* one arrival: no steady rate */
-  if (t.n > 1 && t.last_us > t.first_us) {
-    double sec = (double)(t.last_us - t.first_us) / 1e6;
-
-    r->steady = (double)(t.n - 1) / sec;
-    r->steady_mbs = (double)(t.n - 1) * (double)size / sec / 1e6;
-  }
-  if (start_us == 0 || start_us >= t.last_us) {
-    if (!rb_stop)
-      rb_warn("%s, %llu B: no start time (%s): no figure",
-              warm ? "running" : "new", (unsigned long long)size,
-              start_us == 0 ? "A's log has no feed start line"
-                            : "the feed started after the last arrival");
+  if (thr_figures(b, n, size, warm, &t, start_us, r) != 0)
     goto out;
-  }
-  if (b->verbose && t.first_us > start_us)
-    printf("  (%s, %llu B: first arrival %.1f ms after the start)\n",
-           warm ? "running" : "new", (unsigned long long)size,
-           (double)(t.first_us - start_us) / 1e3);
-  if (t.n != n) {
-    if (!rb_stop)
-      rb_warn("%s, %llu B: only %llu of %u products reached B (see the "
-              "logs%s): no figure",
-              warm ? "running" : "new", (unsigned long long)size,
-              (unsigned long long)t.n, n, b->keep ? "" : "; -k keeps them");
-    goto out;
-  }
-  {
-    double sec = (double)(t.last_us - start_us) / 1e6;
-
-    r->rate = (double)t.n / sec;
-    r->mbs = (double)t.bytes / sec / 1e6;
-  }
   /* CPU: -1 if a tree could not be read (its root gone). */
   r->cpu_a = a0 < 0 || a1 < 0 ? -1 : (a1 - a0) / (w1 - w0);
   r->cpu_b = b0 < 0 || b1 < 0 ? -1 : (b1 - b0) / (w1 - w0);
@@ -705,17 +742,17 @@ struct ingest_share {
 static int ingest_warm_up(const bench *b, struct ingest_share *sh, pq_t *pq,
                           uint8_t *buf) {
   uint32_t n = (uint32_t)(pq_data_size(pq) / WARM_SIZE) + 8, i;
-  double end = rb_now() + 120;
+  double end = tu_now_s() + 120;
 
   sh->warm_n = n;
   for (i = 0; i < n && !rb_stop; i++) {
-    while (i >= sh->warm_arrived + WARM_WINDOW && rb_now() < end)
+    while (i >= sh->warm_arrived + WARM_WINDOW && tu_now_s() < end)
       rb_sleep(0.0002);
-    if (rb_now() >= end || rb_insert(pq, b->seed ^ 0x5741524dull, FT_WARM, i,
-                                     buf, WARM_SIZE, "WARMUP", NULL) != PQ_OK)
+    if (tu_now_s() >= end || rb_insert(pq, b->seed ^ 0x5741524dull, FT_WARM, i,
+                                       buf, WARM_SIZE, "WARMUP", NULL) != PQ_OK)
       return -1;
   }
-  while (!sh->go && rb_now() < end && !rb_stop)
+  while (!sh->go && tu_now_s() < end && !rb_stop)
     rb_sleep(0.001);
   return sh->go ? 0 : -1;
 }
@@ -741,7 +778,7 @@ static void ingester(const bench *b, struct ingest_share *sh) {
   }
   iddmix_init(&mix, b->seed, 1.0, IDDMIX_MAX_SIZE);
   for (s = 0; s < b->nrates && !rb_stop; s++) {
-    double t0 = rb_now(), at0 = mix.clock;
+    double t0 = tu_now_s(), at0 = mix.clock;
 
     iddmix_set_scale(&mix, b->rates[s] * IDDMIX_PEAK);
     sh->first_seq[s] = mix.seqno - (have ? 1u : 0u);
@@ -757,7 +794,7 @@ static void ingester(const bench *b, struct ingest_share *sh) {
       if (p.at - at0 > b->step_s || rb_stop)
         break; /* p is the first product of the next step */
       due = t0 + (p.at - at0);
-      rb_sleep_until(due);
+      tu_sleep_until_s(due);
       iddmix_fill(b->seed, p.seqno, buf, p.size);
       memset(&info, 0, sizeof info);
       info.feedtype = p.feedtype;
@@ -769,7 +806,7 @@ static void ingester(const bench *b, struct ingest_share *sh) {
       info.arrival = pq_ts_now(); /* created: complete, about to go in */
       rc = pq_insert(pq, &info, buf);
       have = false;
-      late = rb_now() - due;
+      late = tu_now_s() - due;
       if (late > sh->max_behind[s])
         sh->max_behind[s] = late;
       if (rc == PQ_OK) {
@@ -781,7 +818,7 @@ static void ingester(const bench *b, struct ingest_share *sh) {
     }
     /* The step's products are seqnos first_seq[s] .. first_seq[s+1]-1. */
     sh->first_seq[s + 1] = have ? p.seqno : mix.seqno;
-    sh->seconds[s] = rb_now() - t0;
+    sh->seconds[s] = tu_now_s() - t0;
   }
   pq_close(pq);
   free(buf);
@@ -880,7 +917,7 @@ struct cpu_mark {
 };
 
 static void mark(const bench *b, pid_t ing, struct cpu_mark *m) {
-  m->wall = rb_now();
+  m->wall = tu_now_s();
   m->a = rb_tree_cpu(b->a.pid);
   m->b = rb_tree_cpu(b->b.pid);
   m->ing = rb_tree_cpu(ing);
@@ -888,6 +925,105 @@ static void mark(const bench *b, pid_t ing, struct cpu_mark *m) {
   (void)procstat_read(&p); /* all zero if it cannot be read */
   m->steal = p.steal;
   m->all = procstat_total(&p);
+}
+
+/* Cores a process tree used over wall seconds between two CPU readings,
+ * or -1 (no figure) if there is no interval or a tree was not readable. */
+static double cores(double wall, double cpu0, double cpu1) {
+  return wall > 0 && cpu0 >= 0 && cpu1 >= 0 ? (cpu1 - cpu0) / wall : -1;
+}
+
+/* The notes under step s's line: insertion failures, the ingester's lag,
+ * the hypervisor's steal, the slowest products (-v), the 10x target. */
+static void step_notes(const bench *b, const struct ingest_share *sh,
+                       const struct lat_reader *rd, unsigned s, double wall,
+                       const struct cpu_mark *m0, const struct cpu_mark *m1,
+                       uint64_t lost, double p99) {
+  if (sh->failed[s] > 0)
+    printf("         (%llu products could not be inserted into A)\n",
+           (unsigned long long)sh->failed[s]);
+  if (sh->max_behind[s] > 0.5)
+    printf("         (the ingester fell up to %.1f s behind its "
+           "schedule)\n",
+           sh->max_behind[s]);
+  if (wall > 0 && m1->all > m0->all &&
+      m1->steal - m0->steal > (m1->all - m0->all) / 200)
+    printf("         (the hypervisor took %.1f%% of this machine's CPU time "
+           "meanwhile: steal)\n",
+           100.0 * (double)(m1->steal - m0->steal) /
+               (double)(m1->all - m0->all));
+  if (b->verbose)
+    print_slowest(rd, sh->first_seq[s], sh->first_seq[s + 1]);
+  if (b->rates[s] == 10.0)
+    printf("         target at 10x: no loss and p99 < %.0f ms: %s\n",
+           TARGET_P99_MS,
+           lost == 0 && sh->failed[s] == 0 && p99 < TARGET_P99_MS ? "met"
+                                                                  : "MISSED");
+}
+
+/* Step s's line and notes; an error (b->errors) if it did not run or none
+ * of its products arrived.  @return 0, or -1 if out of memory (said) */
+static int report_step(bench *b, const struct ingest_share *sh,
+                       const struct lat_reader *rd,
+                       const struct cpu_mark *marks, int seen, unsigned s) {
+  uint32_t lo = sh->first_seq[s], hi = sh->first_seq[s + 1], q;
+  size_t n = 0;
+  int64_t *v;
+  uint64_t lost = 0;
+  double secs = sh->seconds[s], wall;
+  const struct cpu_mark *m0 = &marks[s], *m1 = &marks[s + 1];
+  char ratename[16], f[3][16];
+
+  snprintf(ratename, sizeof ratename, "%gx", b->rates[s]);
+  if (secs <= 0 || (int)s >= seen) { /* the step never ran */
+    if (!rb_stop) {
+      printf("  %-6s ERROR: the step did not run (see above): no figure\n",
+             ratename);
+      b->errors++;
+    }
+    return 0;
+  }
+  v = malloc(((size_t)(hi - lo) + 1) * sizeof *v);
+  if (v == NULL) {
+    rb_warn("out of memory");
+    b->errors++;
+    return -1;
+  }
+  for (q = lo; q < hi && q < rd->cap; q++) {
+    if (rd->lat[q] >= 0)
+      v[n++] = rd->lat[q];
+    else
+      lost++;
+  }
+  lost = lost > sh->failed[s] ? lost - sh->failed[s] : 0;
+  if (n == 0) {
+    printf("  %-6s ERROR: none of the %llu products inserted reached B: no "
+           "figure\n",
+           ratename, (unsigned long long)sh->inserted[s]);
+    b->errors++;
+    free(v);
+    return 0;
+  }
+  qsort(v, n, sizeof *v, cmp_i64);
+  /* CPU over the step: from its start mark to the next; none when the
+   * run ended before the next was taken, or a tree was not readable. */
+  wall = (int)s + 1 <= seen ? m1->wall - m0->wall : 0;
+  if (wall <= 0 && !rb_stop) {
+    rb_warn("%s: the run ended before the step's end: no CPU figures",
+            ratename);
+    b->errors++;
+  }
+  printf("  %-6s %8.1f %8.0f %8llu %6llu %7.2f %7.2f %7.2f %7.2f %s %s %s\n",
+         ratename, (double)sh->bytes[s] / secs / 1e6,
+         (double)sh->inserted[s] / secs, (unsigned long long)sh->inserted[s],
+         (unsigned long long)lost, pct(v, n, 50), pct(v, n, 90), pct(v, n, 99),
+         (double)v[n - 1] / 1000.0,
+         fig(f[0], sizeof f[0], 6, 2, cores(wall, m0->a, m1->a)),
+         fig(f[1], sizeof f[1], 6, 2, cores(wall, m0->b, m1->b)),
+         fig(f[2], sizeof f[2], 6, 2, cores(wall, m0->ing, m1->ing)));
+  step_notes(b, sh, rd, s, wall, m0, m1, lost, pct(v, n, 99));
+  free(v);
+  return 0;
 }
 
 /* One line per step: rates, latency percentiles, loss, CPU.  A step the
@@ -901,91 +1037,9 @@ static void report_latency(bench *b, const struct ingest_share *sh,
   printf("  %-6s %8s %8s %8s %6s %7s %7s %7s %7s %6s %6s %6s\n", "rate", "MB/s",
          "prods/s", "products", "lost", "p50 ms", "p90 ms", "p99 ms", "max ms",
          "CPU A", "CPU B", "ingest");
-  for (s = 0; s < b->nrates; s++) {
-    uint32_t lo = sh->first_seq[s], hi = sh->first_seq[s + 1], q;
-    size_t n = 0;
-    int64_t *v;
-    uint64_t lost = 0;
-    double secs = sh->seconds[s], wall;
-    const struct cpu_mark *m0 = &marks[s], *m1 = &marks[s + 1];
-    char ratename[16], f[3][16];
-
-    snprintf(ratename, sizeof ratename, "%gx", b->rates[s]);
-    if (secs <= 0 || (int)s >= seen) { /* the step never ran */
-      if (!rb_stop) {
-        printf("  %-6s ERROR: the step did not run (see above): no figure\n",
-               ratename);
-        b->errors++;
-      }
-      continue;
-    }
-    v = malloc(((size_t)(hi - lo) + 1) * sizeof *v);
-    if (v == NULL) {
-      rb_warn("out of memory");
-      b->errors++;
+  for (s = 0; s < b->nrates; s++)
+    if (report_step(b, sh, rd, marks, seen, s) != 0)
       break;
-    }
-    for (q = lo; q < hi && q < rd->cap; q++) {
-      if (rd->lat[q] >= 0)
-        v[n++] = rd->lat[q];
-      else
-        lost++;
-    }
-    lost = lost > sh->failed[s] ? lost - sh->failed[s] : 0;
-    if (n == 0) {
-      printf("  %-6s ERROR: none of the %llu products inserted reached B: no "
-             "figure\n",
-             ratename, (unsigned long long)sh->inserted[s]);
-      b->errors++;
-      free(v);
-      continue;
-    }
-    qsort(v, n, sizeof *v, cmp_i64);
-    /* CPU over the step: from its start mark to the next; none when the
-     * run ended before the next was taken, or a tree was not readable. */
-    wall = (int)s + 1 <= seen ? m1->wall - m0->wall : 0;
-    if (wall <= 0 && !rb_stop) {
-      rb_warn("%s: the run ended before the step's end: no CPU figures",
-              ratename);
-      b->errors++;
-    }
-    printf(
-        "  %-6s %8.1f %8.0f %8llu %6llu %7.2f %7.2f %7.2f %7.2f %s %s %s\n",
-        ratename, (double)sh->bytes[s] / secs / 1e6,
-        (double)sh->inserted[s] / secs, (unsigned long long)sh->inserted[s],
-        (unsigned long long)lost, pct(v, n, 50), pct(v, n, 90), pct(v, n, 99),
-        (double)v[n - 1] / 1000.0,
-        fig(f[0], sizeof f[0], 6, 2,
-            wall > 0 && m0->a >= 0 && m1->a >= 0 ? (m1->a - m0->a) / wall : -1),
-        fig(f[1], sizeof f[1], 6, 2,
-            wall > 0 && m0->b >= 0 && m1->b >= 0 ? (m1->b - m0->b) / wall : -1),
-        fig(f[2], sizeof f[2], 6, 2,
-            wall > 0 && m0->ing >= 0 && m1->ing >= 0
-                ? (m1->ing - m0->ing) / wall
-                : -1));
-    if (sh->failed[s] > 0)
-      printf("         (%llu products could not be inserted into A)\n",
-             (unsigned long long)sh->failed[s]);
-    if (sh->max_behind[s] > 0.5)
-      printf("         (the ingester fell up to %.1f s behind its "
-             "schedule)\n",
-             sh->max_behind[s]);
-    if (wall > 0 && m1->all > m0->all &&
-        m1->steal - m0->steal > (m1->all - m0->all) / 200)
-      printf("         (the hypervisor took %.1f%% of this machine's CPU time "
-             "meanwhile: steal)\n",
-             100.0 * (double)(m1->steal - m0->steal) /
-                 (double)(m1->all - m0->all));
-    if (b->verbose)
-      print_slowest(rd, lo, hi);
-    if (b->rates[s] == 10.0)
-      printf("         target at 10x: no loss and p99 < %.0f ms: %s\n",
-             TARGET_P99_MS,
-             lost == 0 && sh->failed[s] == 0 && pct(v, n, 99) < TARGET_P99_MS
-                 ? "met"
-                 : "MISSED");
-    free(v);
-  }
   printf("  (MB/s and prods/s: what the ingester inserted.  CPU in cores: "
          "each server's\n"
          "  process tree; the ingester makes the bytes and their MD5.)\n"
@@ -1012,7 +1066,7 @@ static int read_b(bench *b, struct ingest_share *sh, pq_t *pq,
   int seen = -1;
   unsigned s;
 
-  last_arrival = rb_now();
+  last_arrival = tu_now_s();
   for (;;) {
     int step = sh->step;
     int x;
@@ -1022,7 +1076,7 @@ static int read_b(bench *b, struct ingest_share *sh, pq_t *pq,
       mark(b, ing, &marks[seen]);
     }
     if (step >= (int)b->nrates && drain_end == 0)
-      drain_end = rb_now() + DRAIN_S;
+      drain_end = tu_now_s() + DRAIN_S;
     if (rb_stop)
       break;
     x = pq_next(pq, PQ_FORWARD, NULL, lat_fn, rd);
@@ -1030,7 +1084,7 @@ static int read_b(bench *b, struct ingest_share *sh, pq_t *pq,
     if (!sh->go && sh->warm_n > 0 && rd->warm >= sh->warm_n)
       sh->go = 1; /* warmed up: the ingester starts the steps */
     if (x == PQ_OK) {
-      last_arrival = rb_now();
+      last_arrival = tu_now_s();
       continue;
     }
     if (x != PQ_END) {
@@ -1043,8 +1097,8 @@ static int read_b(bench *b, struct ingest_share *sh, pq_t *pq,
 
       for (s = 0; s < b->nrates; s++)
         ins += sh->inserted[s];
-      if (rd->arrived >= ins || rb_now() > drain_end ||
-          rb_now() - last_arrival > 3)
+      if (rd->arrived >= ins || tu_now_s() > drain_end ||
+          tu_now_s() - last_arrival > 3)
         break;
     }
     if (sh->step < (int)b->nrates && ingester_died(ing)) {
@@ -1307,7 +1361,7 @@ static int parse(int argc, char **argv, bench *b) {
 
 int main(int argc, char **argv) {
   bench b;
-  double t0 = rb_now();
+  double t0 = tu_now_s();
 
   if (parse(argc, argv, &b) != 0) {
     usage();

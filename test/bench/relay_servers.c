@@ -27,6 +27,7 @@
 
 #include "pq/pq.h"
 #include "test/bench/iddmix.h"
+#include "test/lib/tu_clock.h"
 
 #define KIB 1024u
 
@@ -37,13 +38,6 @@ const char *rb_prog = "relay_bench";
 /* Small helpers                                                          */
 /* ---------------------------------------------------------------------- */
 
-double rb_now(void) {
-  struct timespec ts;
-
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 void rb_sleep(double s) {
   struct timespec ts;
 
@@ -51,14 +45,6 @@ void rb_sleep(double s) {
   ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
   while (nanosleep(&ts, &ts) != 0 && errno == EINTR && !rb_stop)
     ;
-}
-
-void rb_sleep_until(double t) {
-  struct timespec ts;
-
-  ts.tv_sec = (time_t)t;
-  ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
-  (void)clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
 }
 
 void rb_warn(const char *fmt, ...) {
@@ -327,7 +313,7 @@ int rb_server_registry_add(const server *s, const char *xml) {
 
 /* Start ldmd with conf_text as its ldmd.conf; wait for its port. */
 int rb_server_start(server *s, const char *ldmd, const char *conf_text) {
-  double end = rb_now() + 10;
+  double end = tu_now_s() + 10;
 
   if (write_file(s->conf, conf_text) != 0 || write_file(s->log, "") != 0)
     return -1;
@@ -355,7 +341,7 @@ int rb_server_start(server *s, const char *ldmd, const char *conf_text) {
     fprintf(stderr, "cannot run %s: %s\n", ldmd, strerror(errno));
     _exit(127);
   }
-  while (rb_now() < end && !rb_stop) {
+  while (tu_now_s() < end && !rb_stop) {
     char *log = slurp(s->log);
     const char *p =
         log != NULL ? strstr(log, "listening on 127.0.0.1 port ") : NULL;
@@ -426,12 +412,12 @@ int rb_run_begin(char *run, const char *base) {
 
 /* SIGTERM, up to 15 s, then SIGKILL. */
 void rb_server_stop(server *s) {
-  double end = rb_now() + 15;
+  double end = tu_now_s() + 15;
 
   if (s->pid <= 0)
     return;
   kill(s->pid, SIGTERM);
-  while (rb_now() < end) {
+  while (tu_now_s() < end) {
     if (waitpid(s->pid, NULL, WNOHANG) == s->pid) {
       s->pid = 0;
       return;
@@ -541,10 +527,10 @@ uint64_t rb_feed_started_us(const server *a) {
 
 /* Wait (up to 10 s, or until rb_stop) for a feed to start at A. */
 uint64_t rb_wait_feed(const server *a) {
-  double end = rb_now() + 10;
+  double end = tu_now_s() + 10;
   uint64_t t;
 
-  while ((t = rb_feed_started_us(a)) == 0 && rb_now() < end && !rb_stop)
+  while ((t = rb_feed_started_us(a)) == 0 && tu_now_s() < end && !rb_stop)
     rb_sleep(0.005);
   return t;
 }
@@ -606,7 +592,7 @@ int rb_finish(const char *run, bool keep, unsigned errors, double t0) {
     printf("\nkept %s\n", run);
   else
     rb_remove_tree(run);
-  printf("\n(%.0f s)\n", rb_now() - t0);
+  printf("\n(%.0f s)\n", tu_now_s() - t0);
   if (errors > 0)
     rb_warn("%u figure%s could not be measured (see above)", errors,
             errors > 1 ? "s" : "");

@@ -3,10 +3,10 @@
  * servers started and stopped by pid, each with its own directory,
  * registry, ldmd.conf, queue and log; the CPU time of a server's process
  * tree (ldmd forks a process per connection); the products the benches
- * insert; and the bench's clock, sleeps and messages.  nats_bench uses
- * them too, and what both benches print alike: the machine line, a bad
- * option value, the closing lines, a percentile's rank.  Not
- * thread-safe; for one bench process.
+ * insert; and the bench's sleeps and messages (its clock is tu_now_s()
+ * of test/lib/tu_clock.h).  nats_bench uses them too, and what both
+ * benches print alike: the machine line, a bad option value, the closing
+ * lines, a percentile's rank.  Not thread-safe; for one bench process.
  */
 #ifndef TEST_BENCH_RELAY_SERVERS_H
 #define TEST_BENCH_RELAY_SERVERS_H
@@ -37,12 +37,8 @@ typedef struct server {
 /** Set by the bench's SIGINT and SIGTERM handler: every wait gives up. */
 extern volatile sig_atomic_t rb_stop;
 
-/** Monotonic seconds. */
-double rb_now(void);
 /** Sleep s seconds (less if rb_stop is set). */
 void rb_sleep(double s);
-/** Sleep until monotonic time t. */
-void rb_sleep_until(double t);
 /** The program rb_warn() names (default "relay_bench"). */
 extern const char *rb_prog;
 /** "<rb_prog>: <message>" on stderr (after flushing stdout). */

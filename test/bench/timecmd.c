@@ -19,18 +19,14 @@
 #include <time.h>
 #include <unistd.h>
 
-static long long now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
+#include "test/lib/tu_clock.h"
 
 int main(int argc, char **argv) {
   if (argc < 3) {
     fputs("usage: timecmd FILE command [argument ...]\n", stderr);
     return 125;
   }
-  long long start = now_ns();
+  long long start = tu_now_ns();
   pid_t pid = fork();
   if (pid < 0) {
     fprintf(stderr, "timecmd: fork: %s\n", strerror(errno));
@@ -47,7 +43,7 @@ int main(int argc, char **argv) {
       fprintf(stderr, "timecmd: waitpid: %s\n", strerror(errno));
       return 125;
     }
-  long long ns = now_ns() - start;
+  long long ns = tu_now_ns() - start;
   FILE *f = fopen(argv[1], "w");
   if (f == NULL || fprintf(f, "%lld\n", ns) < 0 || fclose(f) != 0) {
     fprintf(stderr, "timecmd: cannot write %s\n", argv[1]);

@@ -40,6 +40,7 @@
 #include <openssl/x509.h>
 
 #include "ldmd/proto/rpc_io.h"
+#include "test/lib/tu_clock.h"
 
 #define POOL ((size_t)256 << 20) /* memory each side cycles through */
 #define HEAD 64                  /* bytes before the data, as a HEREIS's */
@@ -47,13 +48,6 @@
 #define WAIT_MS 30000
 
 static char dir[64], cert[96], key[96];
-
-static double now_s(void) {
-  struct timespec t;
-
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 static double cpu_s(void) {
   struct rusage r;
@@ -203,7 +197,7 @@ static void run(bool tls, size_t size, size_t count, double *mbs,
     if (rc != LDM6_IO_OK)
       die(ldm6_io_detail(s));
     if (n == 0) {
-      t0 = now_s();
+      t0 = tu_now_s();
       c0 = cpu_s();
     }
     if (!more) { /* the last call */
@@ -217,7 +211,7 @@ static void run(bool tls, size_t size, size_t count, double *mbs,
       die(ldm6_io_detail(s));
     n++;
   }
-  *mbs = (double)(size * count) / (now_s() - t0) / 1e6;
+  *mbs = (double)(size * count) / (tu_now_s() - t0) / 1e6;
   *cpu_recv = (cpu_s() - c0) / gb;
   if (read(p[0], &sent_cpu, sizeof sent_cpu) != (ssize_t)sizeof sent_cpu ||
       waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)

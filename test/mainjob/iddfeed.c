@@ -30,6 +30,7 @@
 
 #include "pq/pq.h"
 #include "test/bench/iddmix.h"
+#include "test/lib/tu_clock.h"
 
 static volatile sig_atomic_t stop_flag;
 
@@ -115,22 +116,6 @@ static int parse(int argc, char **argv, struct options *o) {
   return 0;
 }
 
-static double mono_now(void) {
-  struct timespec ts;
-
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* Sleep until monotonic time t, or a signal. */
-static void sleep_until(double t) {
-  struct timespec ts;
-
-  ts.tv_sec = (time_t)t;
-  ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
-  (void)clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
-}
-
 int main(int argc, char **argv) {
   struct options o;
   struct sigaction sa;
@@ -169,12 +154,12 @@ int main(int argc, char **argv) {
           "%.2f MB/s on average (seed %llu)\n",
           o.queue, iddmix_rate() * o.scale, iddmix_byte_rate() * o.scale / 1e6,
           o.seed);
-  start = mono_now();
+  start = tu_now_s();
   while (!stop_flag && (o.count == 0 || n + failed < o.count)) {
     iddmix_next(&mix, &p);
     if (o.seconds > 0 && p.at > o.seconds)
       break;
-    sleep_until(start + p.at);
+    tu_sleep_until_s(start + p.at);
     if (stop_flag)
       break;
     iddmix_fill(o.seed, p.seqno, buf, p.size);
@@ -211,7 +196,7 @@ int main(int argc, char **argv) {
   fprintf(stderr,
           "iddfeed: %llu products (%llu bytes) inserted in %.1f s, %llu "
           "failed\n",
-          n, bytes, mono_now() - start, failed);
+          n, bytes, tu_now_s() - start, failed);
   free(buf);
   pq_close(pq);
   return failed > 0 && n == 0 ? 1 : 0;

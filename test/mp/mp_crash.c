@@ -197,12 +197,12 @@ static int child_writer(const char *path, const char *logpath, uint64_t seed,
     rc = 3;
     goto out;
   }
-  int64_t end = mp_now_us() + CHILD_SECONDS * 1000000LL;
+  int64_t end = tu_now_us() + CHILD_SECONDS * 1000000LL;
   uint64_t rng = seed;
   rc = 0;
   uint64_t bytes = 0;
   for (uint32_t n = 0;
-       n < max_prods && bytes < max_bytes && mp_now_us() < end && rc == 0;
+       n < max_prods && bytes < max_bytes && tu_now_us() < end && rc == 0;
        n++) {
     if (!reserver && mp_rand(&rng) % 4 == 0) { /* a quarter go in batches */
       uint32_t k = 0;
@@ -260,8 +260,8 @@ static int child_reader(const char *path, uint64_t seed) {
   uint64_t rng = seed;
   pq_set_spin(pq, (unsigned)mp_rand_range(&rng, 0, 100));
   struct rd rd = {.last = 0};
-  int64_t end = mp_now_us() + CHILD_SECONDS * 1000000LL;
-  while (mp_now_us() < end) {
+  int64_t end = tu_now_us() + CHILD_SECONDS * 1000000LL;
+  while (tu_now_us() < end) {
     int rc = pq_next(pq, PQ_FORWARD, NULL, reader_check, &rd);
     if (rc == PQ_OK)
       continue;
@@ -694,8 +694,8 @@ static void reopen(struct harness *h) {
  * and look again.
  */
 static void targeted_kill(struct harness *h) {
-  int64_t give_up = mp_now_us() + 100000;
-  for (unsigned attempt = 0; attempt < 400 && mp_now_us() < give_up;
+  int64_t give_up = tu_now_us() + 100000;
+  for (unsigned attempt = 0; attempt < 400 && tu_now_us() < give_up;
        attempt++) {
     for (unsigned i = 0; i < h->npop; i++)
       if (h->kids[i].pid > 0)
@@ -901,7 +901,7 @@ int main(int argc, char **argv) {
   wd_harness = &h;
   signal(SIGALRM, on_watchdog);
 
-  int64_t t0 = mp_now_us();
+  int64_t t0 = tu_now_us();
   new_queue(&h);
   repopulate(&h);
   while (h.kills < h.target_kills && !h.failed)
@@ -910,7 +910,7 @@ int main(int argc, char **argv) {
   if (!h.failed)
     check_queue(&h);
   h.all_repairs += repairs_made(&h);
-  report(&h, (double)(mp_now_us() - t0) / 1e6);
+  report(&h, (double)(tu_now_us() - t0) / 1e6);
   if (!h.failed && h.kills < h.target_kills)
     fail(&h, "only %u kills", h.kills);
   pq_close(h.pq);

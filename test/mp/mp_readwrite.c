@@ -106,9 +106,9 @@ static uint64_t product_extent(const struct config *c, unsigned w,
 /* Wait until every child has its handle open, so readers see the start. */
 static bool start_barrier(const struct config *c) {
   atomic_fetch_add(&c->sh->ready, 1);
-  int64_t deadline = mp_now_us() + 30 * 1000000LL;
+  int64_t deadline = tu_now_us() + 30 * 1000000LL;
   while (atomic_load(&c->sh->ready) < c->writers + c->readers) {
-    if (mp_now_us() > deadline) {
+    if (tu_now_us() > deadline) {
       printf("start barrier: not every child opened the queue in 30 s\n");
       return false;
     }
@@ -302,10 +302,10 @@ static int reader_main(void *arg) {
     pq_close(pq);
     return 1;
   }
-  int64_t deadline = mp_now_us() + (int64_t)c->deadline_s * 1000000;
+  int64_t deadline = tu_now_us() + (int64_t)c->deadline_s * 1000000;
   int rc = 1;
   for (;;) {
-    if (mp_now_us() > deadline) {
+    if (tu_now_us() > deadline) {
       printf("reader %u: deadline: read %" PRIu64 " of %" PRIu64 "\n", ch->id,
              rs.st->read, c->products);
       break;
@@ -479,7 +479,7 @@ static int run_children(struct config *c, double *secs) {
   struct mp_child kids[2 * MAX_KIDS];
   memset(kids, 0, sizeof kids);
   int nk = 0;
-  int64_t t0 = mp_now_us();
+  int64_t t0 = tu_now_us();
   for (unsigned i = 0; i < c->readers; i++, nk++) {
     args[nk] = (struct child){.cfg = c, .id = i};
     snprintf(kids[nk].name, sizeof kids[nk].name, "reader %u", i);
@@ -492,7 +492,7 @@ static int run_children(struct config *c, double *secs) {
   }
   int failed =
       mp_wait_children(kids, nk, t0 + ((int64_t)c->deadline_s + 30) * 1000000);
-  *secs = (double)(mp_now_us() - t0) / 1e6;
+  *secs = (double)(tu_now_us() - t0) / 1e6;
   return failed;
 }
 

@@ -73,16 +73,6 @@ uint64_t mp_seed_from_env(const char *env) {
   return mp_mix(seed, (uint64_t)getpid());
 }
 
-int64_t mp_now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-int64_t mp_now_us(void) {
-  return mp_now_ns() / 1000;
-}
-
 void mp_sleep_us(int64_t us) {
   if (us <= 0)
     return;
@@ -146,7 +136,7 @@ int mp_wait_children(struct mp_child *kids, int n, int64_t deadline_us) {
   int left = 0;
   for (int i = 0; i < n; i++)
     left += !kids[i].reaped;
-  while (left > 0 && mp_now_us() < deadline_us) {
+  while (left > 0 && tu_now_us() < deadline_us) {
     int status;
     pid_t pid = waitpid(-1, &status, WNOHANG);
     if (pid < 0 && errno != EINTR)

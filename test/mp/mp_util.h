@@ -1,9 +1,10 @@
 /*
  * mp_util.h - what the multi-process tests of test/mp/ share: a seeded
- * random generator and reproducible product contents, monotonic time,
- * where the queues go (PQ_TEST_DIR), memory shared with forked children
- * (anonymous mappings, never a queue handle), and starting and reaping
- * children that report through their exit status.
+ * random generator and reproducible product contents, monotonic time
+ * (test/lib/tu_clock.h, included here), where the queues go (PQ_TEST_DIR),
+ * memory shared with forked children (anonymous mappings, never a queue
+ * handle), and starting and reaping children that report through their
+ * exit status.
  *
  * A pq_t handle never crosses fork(): every child opens its own.
  */
@@ -16,6 +17,7 @@
 #include <sys/types.h>
 
 #include "pq/pq.h"
+#include "test/lib/tu_clock.h"
 
 /* ---- randomness ---- */
 
@@ -37,9 +39,7 @@ bool mp_parse_u64(const char *s, uint64_t *out);
 
 /* ---- time ---- */
 
-/** CLOCK_MONOTONIC in microseconds / nanoseconds. */
-int64_t mp_now_us(void);
-int64_t mp_now_ns(void);
+/* The clock is test/lib/tu_clock.h's: tu_now_us(), tu_now_ns(). */
 /** Sleep that many microseconds (restarts after signals). */
 void mp_sleep_us(int64_t us);
 
@@ -72,7 +72,7 @@ struct mp_child {
 };
 
 /**
- * Wait for every child until deadline_us (mp_now_us() time); children still
+ * Wait for every child until deadline_us (tu_now_us() time); children still
  * running then are killed with SIGKILL and reported.  Prints one line per
  * child that did not exit with status 0.
  * @return the number of children that failed (0: all exited 0).

@@ -35,6 +35,7 @@
 #include "pqutils/common/cli.h"
 #include "pqutils/pqact/children.h"
 #include "pqutils/common/cli_io.h"
+#include "test/lib/tu_clock.h"
 #include "test/lib/tu_skip.h"
 
 #define TU_TMPDIR_PREFIX "pqact_children"
@@ -75,12 +76,6 @@ static int report(const char *path) {
   }
   fprintf(f, "\n");
   return fclose(f) == 0 ? 0 : 1;
-}
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 /* A pipe whose read end a child blocks on until the write end is closed. */
@@ -250,9 +245,9 @@ static void test_cap(void **state) {
   assert_int_equal(pqact_children_wait_slot(k, 20), 0);
   assert_int_equal(pqact_children_running(k, false), 2);
   close(g1.w);
-  double t0 = now();
+  double t0 = tu_now_s();
   assert_int_equal(pqact_children_wait_slot(k, 30000), 1);
-  assert_true(now() - t0 < 30);
+  assert_true(tu_now_s() - t0 < 30);
   assert_false(pqact_children_full(k));
   assert_int_equal(pqact_children_running(k, true), 1);
   pid_t d = pqact_children_spawn(k, never, -1, true, NULL, NULL);
@@ -307,21 +302,21 @@ static void test_stop(void **state) {
   char *helper[] = {"sh", "-c", script, NULL};
   pid_t h = pqact_children_spawn(k, helper, -1, false, NULL, NULL);
   assert_true(h > 0);
-  double t0 = now();
+  double t0 = tu_now_s();
   errno = 0;
   assert_int_equal(pqact_children_wait_slot(k, 60000), -1);
   assert_int_equal(errno, EINTR);
-  assert_true(now() - t0 < 30); /* the helper's bound: 20 s */
+  assert_true(tu_now_s() - t0 < 30); /* the helper's bound: 20 s */
   assert_true(cli_io_stopping());
   /* before: every wait ends at once */
-  t0 = now();
+  t0 = tu_now_s();
   errno = 0;
   assert_int_equal(pqact_children_wait(k, a), -1);
   assert_int_equal(errno, EINTR);
   errno = 0;
   assert_int_equal(pqact_children_wait_slot(k, -1), -1);
   assert_int_equal(errno, EINTR);
-  assert_true(now() - t0 < 5);
+  assert_true(tu_now_s() - t0 < 5);
   close(g.w);
   close(g.r);
   until_exited(a);
