@@ -134,18 +134,18 @@ static void usage(const char *prog) {
           REG_MAX_CLIENTS, REG_USER, LDMD_DEFAULT_USER, REG_LDMD_CONFIG);
 }
 
+/* An option's integer, read as every integer is (ldm_parse_uint():
+ * decimal, so "-m 010" is 10 seconds, not strtol base 0's 8 as LDM's). */
 static long number(const char *s, long lo, long hi, char opt) {
-  char *end;
-  long v;
+  const char *why = ldm_uint_problem(s);
+  uint64_t v;
 
-  errno = 0;
-  v = strtol(s, &end, 0);
-  if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi) {
-    fprintf(stderr, "ldmd: invalid -%c value \"%s\" (%ld..%ld)\n", opt, s, lo,
-            hi);
-    return LONG_MIN;
-  }
-  return v;
+  if (why == NULL && ldm_parse_uint(s, &v) == 0 && v >= (uint64_t)lo &&
+      v <= (uint64_t)hi)
+    return (long)v;
+  fprintf(stderr, "ldmd: bad -%c value \"%s\": %s (%ld..%ld)\n", opt, s,
+          why != NULL ? why : "out of range", lo, hi);
+  return LONG_MIN;
 }
 
 /* A numeric option into *dst.  @return 0 or -1 (message printed) */

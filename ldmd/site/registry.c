@@ -527,11 +527,10 @@ int ldm_reg_get_uint(ldm_registry *reg, const char *key, uint64_t *value) {
 
   if (rc != LDM_REG_OK)
     return rc;
-  if (value == NULL || ldm__reg_parse_uint(v, value) != 0)
-    rc = ldm__reg_set_error(
-        reg, LDM_REG_EVALUE,
-        "value of %s in %s is not an unsigned integer: \"%s\"", key, reg->path,
-        v);
+  if (value == NULL || ldm_parse_uint(v, value) != 0)
+    rc = ldm__reg_set_error(reg, LDM_REG_EVALUE,
+                            "value of %s in %s is \"%s\": %s", key, reg->path,
+                            v, ldm_uint_problem(v));
   free(v);
   return rc;
 }

@@ -218,6 +218,20 @@ int ldm_reg_walk(ldm_registry *reg, const char *prefix,
  * so that a value means the same to all of them.
  */
 
+/** Parse an unsigned integer: decimal digits and nothing else (no sign, no
+ *  space; leading zeros are only zeros, "0600" = 600; 0x is refused), at
+ *  most UINT64_MAX.  LDM's registry reads its integers with strtoul base 0
+ *  ("0600" octal); ours read base 10, as every program here reads an
+ *  integer a user types or configures (ldmd's and the utilities' options,
+ *  the registry's integer keys, ldmadmin through regutil -T uint), so that
+ *  a value means the same to all, and a leading zero does not turn octal.
+ *  Safe across fork() and threads (no state).
+ *  @return 0, or -1 if malformed or too large (*value untouched). */
+int ldm_parse_uint(const char *s, uint64_t *value);
+/** Why s is not an unsigned integer, for a message ("not an unsigned
+ *  integer: integers are decimal, 0x (hexadecimal) is not taken"), or NULL
+ *  if ldm_parse_uint() takes it. */
+const char *ldm_uint_problem(const char *s);
 /** Parse a size: decimal digits (leading zeros are only zeros; 0x is
  *  refused), then an optional k, M or G in either case, LDM's decimal
  *  suffixes ("500M" = 500,000,000, "0500M" the same).
@@ -228,7 +242,8 @@ int ldm_parse_size(const char *s, uint64_t *value);
 const char *ldm_size_problem(const char *s);
 /** Parse a boolean as LDM's registry does: TRUE, YES, AFIRMATIVE (LDM's
  *  spelling) or AFFIRMATIVE, FALSE, NO or NEGATIVE, case-insensitive, or
- *  any integer (strtoll base 0, an optional sign), non-zero being true.
+ *  any integer (an optional sign, then ldm_parse_uint(): decimal, so "08"
+ *  is true), non-zero being true.
  *  @return 0, or -1 if s is none of these. */
 int ldm_parse_bool(const char *s, bool *value);
 

@@ -52,7 +52,6 @@ struct reg_default {
 extern const struct reg_default ldm__reg_defaults[];
 extern const size_t ldm__reg_ndefaults;
 const struct reg_default *ldm__reg_find_default(const char *key);
-int ldm__reg_parse_uint(const char *s, uint64_t *value);
 const char *ldm__reg_type_mismatch(const struct reg_default *d,
                                    const char *value);
 

@@ -92,18 +92,45 @@ const struct reg_default *ldm__reg_find_default(const char *key) {
 
 /* ---- value parsers ---- */
 
-/* Strict strtoull base 0: digits first, nothing after, no overflow. */
-int ldm__reg_parse_uint(const char *s, uint64_t *value) {
+/*
+ * Unsigned integers: decimal digits and nothing else, no sign, at most
+ * UINT64_MAX.  Base 10 always, where LDM's registry reads its integers with
+ * strtoul base 0 ("0600" octal, 384; "0x12c" hexadecimal): every program
+ * here (ldmd's options and the registry's keys, the queue utilities'
+ * options, pqact's /pqact/max-children, ldmadmin through regutil -T uint)
+ * reads an integer with this one function, so that a value means the same
+ * to all of them, as a size does; and a leading zero read as octal only
+ * surprises an operator.  No LDM site's value is known to need hex or
+ * octal (the LDM references show none).
+ */
+const char *ldm_uint_problem(const char *s) {
+  const char *p;
+
+  if (s == NULL || !isdigit((unsigned char)*s))
+    return "not an unsigned integer (decimal digits)";
+  if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+    return "not an unsigned integer: integers are decimal, 0x (hexadecimal) "
+           "is not taken";
+  for (p = s; isdigit((unsigned char)*p); p++)
+    ;
+  if (*p != '\0')
+    return "not an unsigned integer (decimal digits)";
+  errno = 0;
+  (void)strtoull(s, NULL, 10);
+  return errno == ERANGE ? "too large: more than 18446744073709551615" : NULL;
+}
+
+int ldm_parse_uint(const char *s, uint64_t *value) {
   char *end;
   unsigned long long v;
 
-  if (s == NULL || !isdigit((unsigned char)*s))
+  if (value == NULL || ldm_uint_problem(s) != NULL)
     return -1;
   errno = 0;
-  v = strtoull(s, &end, 0);
-  if (errno != 0 || *end != '\0')
+  v = strtoull(s, &end, 10);
+  if (errno == ERANGE || *end != '\0')
     return -1;
-  *value = v;
+  *value = (uint64_t)v;
   return 0;
 }
 
@@ -180,15 +207,16 @@ int ldm_parse_size(const char *s, uint64_t *value) {
  * rule is LDM's registry's (its registry/ code; the LDM-6 reference's
  * registry section states it: "TRUE/YES/AFIRMATIVE/1 versus
  * FALSE/NO/NEGATIVE/0, case-insensitive, or any integer"), plus the
- * correct spelling AFFIRMATIVE.  ldmadmin reads
+ * correct spelling AFFIRMATIVE.  The integer is read as every integer is,
+ * ldm_parse_uint() after an optional sign: decimal ("08" is true), not
+ * strtol base 0 as LDM's registry.  ldmadmin reads
  * /log/rotate through regutil -T bool, so it follows the same rule.
  */
 int ldm_parse_bool(const char *s, bool *value) {
   static const char *const yes[] = {"TRUE", "YES", "AFIRMATIVE", "AFFIRMATIVE",
                                     NULL};
   static const char *const no[] = {"FALSE", "NO", "NEGATIVE", NULL};
-  char *end;
-  long long v;
+  uint64_t v;
 
   for (size_t i = 0; yes[i] != NULL; i++)
     if (strcasecmp(s, yes[i]) == 0) {
@@ -200,12 +228,9 @@ int ldm_parse_bool(const char *s, bool *value) {
       *value = false;
       return 0;
     }
-  if (!isdigit((unsigned char)*s) &&
-      !((*s == '-' || *s == '+') && isdigit((unsigned char)s[1])))
-    return -1;
-  errno = 0;
-  v = strtoll(s, &end, 0);
-  if (errno != 0 || *end != '\0')
+  if (*s == '-' || *s == '+')
+    s++;
+  if (ldm_parse_uint(s, &v) != 0)
     return -1;
   *value = v != 0;
   return 0;
@@ -223,8 +248,8 @@ const char *ldm__reg_type_mismatch(const struct reg_default *d,
   case RT_HOSTNAME:
     return *value == '\0' ? "empty" : NULL;
   case RT_UINT:
-    if (ldm__reg_parse_uint(value, &u) != 0)
-      return "not an unsigned integer";
+    if (ldm_parse_uint(value, &u) != 0)
+      return ldm_uint_problem(value);
     return u < d->min || u > d->max ? "out of range" : NULL;
   case RT_SIZE:
     return ldm_size_problem(value);
@@ -234,8 +259,8 @@ const char *ldm__reg_type_mismatch(const struct reg_default *d,
   case RT_SLOTS:
     if (strcmp(value, "default") == 0)
       return NULL;
-    return ldm__reg_parse_uint(value, &u) != 0 || u == 0
-               ? "neither \"default\" nor a positive integer"
+    return ldm_parse_uint(value, &u) != 0 || u == 0
+               ? "neither \"default\" nor a positive decimal integer"
                : NULL;
   case RT_CHOICE:
     for (size_t i = 0; d->choices[i] != NULL; i++)

@@ -166,6 +166,18 @@ int cli_reg_size(struct cli *c, const char *key, uint64_t *value) {
   return rc == LDM_REG_OK ? 0 : -1;
 }
 
+int cli_reg_uint(struct cli *c, const char *key, uint64_t *value) {
+  ldm_registry *reg = reg_open(c);
+  if (reg == NULL)
+    return -1;
+  int rc = ldm_reg_get_uint(reg, key, value);
+  if (rc != LDM_REG_OK)
+    log_error("cannot get %s from the registry %s: %s", key, ldm_reg_path(reg),
+              ldm_reg_error(reg));
+  ldm_reg_close(reg);
+  return rc == LDM_REG_OK ? 0 : -1;
+}
+
 const char *cli_queue_path(struct cli *c) {
   if (c->queue != NULL)
     return c->queue;
@@ -351,17 +363,17 @@ int cli_parse_size(struct cli *c, const char *what, const char *s,
 
 int cli_parse_uint(struct cli *c, const char *what, const char *s, uint64_t max,
                    uint64_t *out) {
-  char *end;
-  errno = 0;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (s[0] == '\0' || !isdigit((unsigned char)s[0]) || *end != '\0' ||
-      errno == ERANGE || v > max) {
-    say(c, "bad %s \"%s\": expected a whole number from 0 to %llu", what, s,
-        (unsigned long long)max);
-    return -1;
+  /* The registry's parser, so that an integer on a command line means what
+   * it means in the registry and to ldmadmin (through regutil -T uint). */
+  const char *why = ldm_uint_problem(s);
+  uint64_t v;
+  if (why == NULL && ldm_parse_uint(s, &v) == 0 && v <= max) {
+    *out = v;
+    return 0;
   }
-  *out = v;
-  return 0;
+  say(c, "bad %s \"%s\": %s (a whole number from 0 to %llu)", what, s,
+      why != NULL ? why : "out of range", (unsigned long long)max);
+  return -1;
 }
 
 int cli_parse_double(struct cli *c, const char *what, const char *s,

@@ -128,6 +128,7 @@ pq_t *cli_open_queue(const char *path, unsigned flags, int *code);
  */
 int cli_reg_string(struct cli *c, const char *key, char *buf, size_t len);
 int cli_reg_size(struct cli *c, const char *key, uint64_t *value);
+int cli_reg_uint(struct cli *c, const char *key, uint64_t *value);
 
 /** The origin of inserted products: the registry's /hostname if it can be
  *  read, else gethostname(); cut to PQ_ORIGIN_MAX characters. */
@@ -177,7 +178,8 @@ void cli_sleep(double seconds);
  *  either case). */
 int cli_parse_size(struct cli *c, const char *what, const char *s,
                    uint64_t *out);
-/** A decimal unsigned integer no larger than max. */
+/** An unsigned integer as the registry reads it, ldm_parse_uint(): decimal
+ *  digits (0x refused, leading zeros decimal), no larger than max. */
 int cli_parse_uint(struct cli *c, const char *what, const char *s, uint64_t max,
                    uint64_t *out);
 /** A finite, non-negative decimal number. */

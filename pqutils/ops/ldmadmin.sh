@@ -93,7 +93,9 @@ free_kib() {
 }
 
 # reg_size PATH: the registry's size at PATH in bytes; reg_bool PATH: its
-# boolean, TRUE or FALSE.  regutil -T reads them with the parsers every
+# boolean, TRUE or FALSE; reg_uint PATH: its unsigned integer, decimal
+# without leading zeros (so that [ and $(( )) read it as regutil does:
+# 0600 is 600, 0x12c refused).  regutil -T reads them with the parsers every
 # program uses (ldmd/site/registry.h), so a value means the same here as to
 # pqcreate and ldmd; it says what is wrong with one that is not.
 reg_size() {
@@ -101,6 +103,9 @@ reg_size() {
 }
 reg_bool() {
   regutil -T bool "$1" || die "the registry's $1 is not a boolean (above)"
+}
+reg_uint() {
+  regutil -T uint "$1" || die "the registry's $1 is not an unsigned integer (above)"
 }
 
 # lock: as LDM's getLock, one command that changes the server or the
@@ -169,7 +174,7 @@ cmd_start() {
   rotate=$(reg_bool /log/rotate) || exit 1
   case $rotate in
     TRUE)
-      count=$(reg /log/count) || exit 1
+      count=$(reg_uint /log/count) || exit 1
       count=$(log_count "$count" "the registry's /log/count") || exit 1
       NEWLOG_CONF=$conf
       rotate_logs "$count" ||
@@ -399,7 +404,7 @@ cmd_pqactHUP() {
 cmd_checkinsertion() {
   [ $# -eq 0 ] || usage
   queue=$(reg /queue/path) || exit 1
-  limit=$(reg /insertion-check-interval) || exit 1
+  limit=$(reg_uint /insertion-check-interval) || exit 1
   stats=$(pqmon -S -q "$queue") || die "cannot read the statistics of the queue $queue (pqmon failed, above)"
   # shellcheck disable=SC2086 # pqmon -S: twelve numbers
   set -- $stats
@@ -442,7 +447,7 @@ vet_figures() {
   set -- $stats
   [ $# -eq 12 ] || die "pqmon -S printed \"$stats\", not twelve numbers"
   is_full=$1 capacity=$2 slots_now=$5 mvrt=${10} mvrt_bytes=${11}
-  maxlat=$(reg /server/max-latency) || exit 1
+  maxlat=$(reg_uint /server/max-latency) || exit 1
 }
 
 # vetqueuesize: is the queue big enough to hold products for
@@ -797,7 +802,7 @@ cmd_newlog() {
     -) die "-l -: standard error is not a file to rotate" ;;
   esac
   if [ -z "$count" ]; then
-    count=$(reg /log/count) || exit 1
+    count=$(reg_uint /log/count) || exit 1
     count=$(log_count "$count" "the registry's /log/count") || exit 1
   fi
   NEWLOG_CONF=$(reg /server/config-path) || exit 1
@@ -953,7 +958,7 @@ metrics_line() {
     *) awk -v d="$METRICS_INTERVAL" 'BEGIN { exit !(d + 0 > 0) }' ;;
   esac || die "LDMADMIN_METRICS_INTERVAL \"$METRICS_INTERVAL\" is not a number of seconds above 0"
   read -r l1 l5 l15 _ </proc/loadavg || die "cannot read /proc/loadavg"
-  port=$(reg /server/port) || exit 1
+  port=$(reg_uint /server/port) || exit 1
   ports=$(port_counts "$port") || die "cannot read the TCP connections (/proc/net/tcp)"
   queue=$(reg /queue/path) || exit 1
   stats=$(pqmon -S -q "$queue") ||
@@ -1013,8 +1018,8 @@ cmd_addmetrics() {
 cmd_newmetrics() {
   [ $# -eq 0 ] || usage
   mf=$(metrics_file) || exit 1
-  count=$(reg /metrics/count) || exit 1
-  case $count in '' | *[!0-9]* | 0) die "the registry's /metrics/count \"$count\" is not a count of at least 1" ;; esac
+  count=$(reg_uint /metrics/count) || exit 1
+  [ "$count" -ge 1 ] || die "the registry's /metrics/count \"$count\" is not a count of at least 1"
   # shellcheck disable=SC2094 # descriptor 8 only holds the lock
   {
     flock -w "$LOCK_TIMEOUT" 8 ||

@@ -3,7 +3,8 @@
  * create or reset the registry file.  Same options, output and exit
  * statuses as LDM's regutil, so ldmadmin-style scripts work unchanged
  * (`regutil /queue/size` prints the bare value); plus -f to name the file
- * itself, and -T to print a value read as a size or a boolean, so that
+ * itself, and -T to print a value read as a size, a boolean or an unsigned
+ * integer, so that
  * scripts (ldmadmin) ask the registry's own parsers instead of parsing
  * again.  The registry (ldmd/site/registry.h) checks the values of LDM's own
  * keys, so `regutil -s 2G /queue/size` is taken and `-s abc /server/port`
@@ -44,6 +45,7 @@ enum action {
 enum typed {
   TYPED_SIZE, /* the number of bytes, decimal */
   TYPED_BOOL, /* TRUE or FALSE */
+  TYPED_UINT, /* the integer, decimal without leading zeros */
 };
 
 struct opts {
@@ -85,9 +87,9 @@ static void usage(void) {
           "  -R         reset the registry: no parameter set\n"
           "  -r         remove the parameters (and nodes) at the paths\n"
           "  -s string  string value\n"
-          "  -T type    print each value read as type: size (in bytes) or "
+          "  -T type    print each value read as type: size (in bytes), "
           "bool\n"
-          "             (TRUE or FALSE)\n"
+          "             (TRUE or FALSE) or uint (decimal)\n"
           "  -t time    time value: YYYYMMDDThhmmss[.uuuuuu]\n"
           "  -u uint    unsigned integer value\n"
           "  -v         log INFO messages\n"
@@ -181,13 +183,10 @@ static int value_option(struct opts *o, int opt, const char *arg) {
       return usage_error("-t %s: not a time (YYYYMMDDThhmmss[.uuuuuu])", arg);
     break;
   case 'u': {
-    char *end;
-    unsigned long long v;
-    errno = 0;
-    v = isdigit((unsigned char)*arg) ? strtoull(arg, &end, 0) : 0;
-    if (!isdigit((unsigned char)*arg) || errno != 0 || *end != '\0')
-      return usage_error("-u %s: not an unsigned integer", arg);
-    (void)snprintf(o->value_buf, sizeof o->value_buf, "%llu", v);
+    uint64_t v;
+    if (ldm_parse_uint(arg, &v) != 0)
+      return usage_error("-u %s: %s", arg, ldm_uint_problem(arg));
+    (void)snprintf(o->value_buf, sizeof o->value_buf, "%" PRIu64, v);
     o->value = o->value_buf;
     break;
   }
@@ -204,8 +203,10 @@ static int typed_option(struct opts *o, const char *arg) {
     o->typed = TYPED_SIZE;
   else if (strcmp(arg, "bool") == 0)
     o->typed = TYPED_BOOL;
+  else if (strcmp(arg, "uint") == 0)
+    o->typed = TYPED_UINT;
   else
-    return usage_error("-T %s: not a type (size or bool)", arg);
+    return usage_error("-T %s: not a type (size, bool or uint)", arg);
   o->action = ACT_TYPED;
   return 0;
 }
@@ -370,11 +371,12 @@ static int print_typed(ldm_registry *reg, enum typed t, const char *path) {
     log_error("%s", ldm_reg_error(reg));
     return exit_for(rc);
   }
-  if (t == TYPED_SIZE) {
+  if (t == TYPED_SIZE || t == TYPED_UINT) {
     uint64_t n;
-    if (ldm_parse_size(v, &n) != 0) {
+    int bad = t == TYPED_SIZE ? ldm_parse_size(v, &n) : ldm_parse_uint(v, &n);
+    if (bad != 0) {
       log_error("%s in %s is \"%s\": %s", path, ldm_reg_path(reg), v,
-                ldm_size_problem(v));
+                t == TYPED_SIZE ? ldm_size_problem(v) : ldm_uint_problem(v));
       return EXIT_USAGE;
     }
     printf("%" PRIu64 "\n", n);

@@ -26,6 +26,7 @@
  * /pqact/max-children, read at startup.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -419,18 +420,15 @@ static int conf_path(struct cli *c, const struct opts *o, char *buf,
   return 0;
 }
 
-/* The cap on EXEC's children: the registry's /pqact/max-children.  0, or
- * -1 logged. */
+/* The cap on EXEC's children: the registry's /pqact/max-children, read
+ * by the registry's integer parser (ldm_parse_uint()).  0, or -1 logged. */
 static int children_cap(struct cli *c, unsigned *cap) {
-  char v[64];
-  if (cli_reg_string(c, REG_PQACT_MAX_CHILDREN, v, sizeof v) != 0)
+  uint64_t n;
+  if (cli_reg_uint(c, REG_PQACT_MAX_CHILDREN, &n) != 0)
     return -1;
-  char *end;
-  errno = 0;
-  unsigned long n = strtoul(v, &end, 10);
-  if (v[0] < '0' || v[0] > '9' || *end != '\0' || errno != 0 || n > UINT_MAX) {
-    log_error("the registry's %s is not a number of children: \"%s\"",
-              REG_PQACT_MAX_CHILDREN, v);
+  if (n > UINT_MAX) {
+    log_error("the registry's %s is too large: %" PRIu64 " children",
+              REG_PQACT_MAX_CHILDREN, n);
     return -1;
   }
   *cap = (unsigned)n;

@@ -49,6 +49,26 @@ expect_error pqcreate -s 18446744074G -q "$SCRATCH/big.pq"
 expect_in "$ERR" 'too large'
 ok "sizes are decimal: 0500M is 500 MB, 0x refused, overflow refused"
 
+# Slot counts are integers as the registry reads them (ldm_parse_uint):
+# 0100 is 100 slots on the command line and in /queue/slots (LDM's
+# registry read 0100 as octal, 64), and 0x is refused with a message.
+expect_rc 0 pqcreate -c -s 1M -S 0100 -q "$SCRATCH/oct.pq"
+[[ $(pqmon -S -q "$SCRATCH/oct.pq" | awk '{print $5}') == 100 ]] ||
+  fail "-S 0100 should give 100 slots"
+expect_error pqcreate -c -s 1M -S 0x64 -q "$SCRATCH/oct.pq"
+expect_in "$ERR" 'bad slot count "0x64": not an unsigned integer: integers are decimal, 0x (hexadecimal) is not taken'
+cp "$LDM_REGISTRY" "$SCRATCH/registry.save"
+expect_rc 0 regutil -s 0100 /queue/slots
+expect_rc 0 regutil -T uint /queue/slots
+[[ $(cat "$OUT") == 100 ]] || fail "regutil -T uint /queue/slots 0100 printed $(cat "$OUT")"
+expect_rc 0 regutil -s 1M /queue/size
+expect_rc 0 pqcreate -c -q "$SCRATCH/oct.pq"
+[[ $(pqmon -S -q "$SCRATCH/oct.pq" | awk '{print $5}') == 100 ]] ||
+  fail "/queue/slots 0100 should give 100 slots"
+expect_error regutil -s 0x64 /queue/slots
+cp "$SCRATCH/registry.save" "$LDM_REGISTRY"
+ok "slot counts are decimal: 0100 is 100, 0x refused"
+
 # Refusals: clear message, exit 1, nothing left behind.
 expect_error pqcreate -s 10X -q "$SCRATCH/x.pq"
 expect_in "$ERR" 'bad size "10X"'

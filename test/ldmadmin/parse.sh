@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# ldmadmin reads the registry's sizes and booleans as the programs do: it
-# asks regutil -T, which uses the registry's own parsers
+# ldmadmin reads the registry's sizes, booleans and integers as the
+# programs do: it asks regutil -T, which uses the registry's own parsers
 # (ldmd/site/registry.h), instead of parsing again.  The same table of
 # strings goes through ldmadmin and through the C parsers:
 #   sizes: /queue/size for "ldmadmin mkqueue -c" against "pqcreate -s":
@@ -9,7 +9,10 @@
 #   booleans: /log/rotate for "ldmadmin start" (a stand-in ldmd that
 #     refuses to start, so that only the rotation before it shows) against
 #     "regutil -b" and "regutil -T bool": the logs are rotated exactly for
-#     the values they read as TRUE.
+#     the values they read as TRUE;
+#   integers: /insertion-check-interval for "ldmadmin checkinsertion"
+#     against "regutil -u" and "regutil -T uint": both take or both refuse
+#     each string, and ldmadmin's limit is the number regutil stored.
 source "$(dirname "$0")/lib.sh" "$@"
 cd "$SCRATCH" || fail "cd"
 
@@ -67,9 +70,10 @@ mkdir -p fake "$(dirname "$LOG")"
 # shellcheck disable=SC2016 # $1 is the stand-in's
 printf '#!/bin/sh\n[ "$1" = -n ] && exit 0\nexit 1\n' >fake/ldmd
 chmod +x fake/ldmd
-bools=(TRUE true YES yes AFIRMATIVE AFFIRMATIVE affirmative 1 2 -1 +3 0x1
-  FALSE false NO no NEGATIVE 0 -0 0x0 maybe "" 1.0)
-truths=(1 1 1 1 1 1 1 1 1 1 1 1 0 0 0 0 0 0 0 0 - - -)
+# Integers as every integer: decimal ("08" true), 0x refused.
+bools=(TRUE true YES yes AFIRMATIVE AFFIRMATIVE affirmative 1 2 -1 +3 08 010
+  FALSE false NO no NEGATIVE 0 -0 00 maybe "" 1.0 0x1 0x0)
+truths=(1 1 1 1 1 1 1 1 1 1 1 1 1 0 0 0 0 0 0 0 0 - - - - -)
 ((${#bools[@]} == ${#truths[@]})) || fail "the boolean table is uneven"
 for i in "${!bools[@]}"; do
   b=${bools[i]}
@@ -102,3 +106,39 @@ for i in "${!bools[@]}"; do
   fi
 done
 ok "booleans: ldmadmin and regutil agree on ${#bools[@]} strings"
+
+# Integers: one rule, decimal (a leading zero is a zero; LDM's base 0 made
+# 0300 octal, 192), 0x refused, no sign, no overflow.  ldmadmin used to
+# compare the raw text with [, which failed silently on 0x12c.
+cp good.xml "$LDM_REGISTRY"
+run pqinsert "$LOG"
+((rc == 0)) || fail "pqinsert exited $rc: $(cat "$ERR")"
+ints=(300 0300 00300 0000000000000000000300 4294967295 0x12c 0X12C
+  -300 +300 "" 3e2 300k 18446744073709551616 abc)
+for s in "${ints[@]}"; do
+  # regutil -u (the C parser) stores the number it reads.
+  cp good.xml "$LDM_REGISTRY"
+  run regutil -u "$s" /insertion-check-interval
+  c_rc=$rc
+  want=
+  ((c_rc != 0)) || want=$(regutil /insertion-check-interval)
+  # The same string written by hand, for ldmadmin and regutil -T uint.
+  sed "s|</registry>|  <insertion-check-interval>$s</insertion-check-interval>\n</registry>|" \
+    good.xml >"$LDM_REGISTRY"
+  run regutil -T uint /insertion-check-interval
+  [[ $(cat "$OUT") == "$want" ]] ||
+    fail "'$s': regutil -T uint printed '$(cat "$OUT")', regutil -u stored '$want'"
+  admin checkinsertion
+  if ((c_rc == 0)); then
+    ((rc == 0)) || fail "regutil -u '$s' took it, ldmadmin checkinsertion refused it: $(cat "$ERR")"
+    expect_in "$ERR" "(limit $want s)"
+  else
+    ((rc != 0)) || fail "regutil -u '$s' refused it, ldmadmin checkinsertion took it: $(cat "$ERR")"
+    expect_in "$ERR" "the registry's /insertion-check-interval is not an unsigned integer"
+    expect_in "$ERR" "/insertion-check-interval in $LDM_REGISTRY is \"$s\": "
+  fi
+done
+cp good.xml "$LDM_REGISTRY"
+expect_rc 1 regutil -u 0x12c /insertion-check-interval
+expect_in "$ERR" "integers are decimal, 0x (hexadecimal) is not taken"
+ok "integers: ldmadmin and regutil agree on ${#ints[@]} strings"

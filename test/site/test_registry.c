@@ -371,6 +371,92 @@ static void test_parse_size(void **state) {
   assert_int_equal(ldm_parse_size("1", NULL), -1);
 }
 
+/* One integer rule (ldm_parse_uint): decimal digits only, leading zeros
+ * decimal, 0x refused with a reason, no sign, no overflow. */
+static void test_parse_uint(void **state) {
+  static const struct {
+    const char *s;
+    uint64_t v;
+  } good[] = {
+      {"0", 0},
+      {"00", 0},
+      {"7", 7},
+      {"0600", 600},
+      {"0100", 100},
+      {"08", 8},
+      {"010", 10},
+      {"3600", 3600},
+      {"18446744073709551615", UINT64_MAX},
+      {"018446744073709551615", UINT64_MAX},
+  };
+  static const char *const bad[] = {"",
+                                    "0x",
+                                    "0x12c",
+                                    "0X12C",
+                                    "-1",
+                                    "+1",
+                                    " 1",
+                                    "1 ",
+                                    "1k",
+                                    "1.",
+                                    "1e3",
+                                    "abc",
+                                    "12a",
+                                    "0b1",
+                                    "0o7",
+                                    "1,0",
+                                    "18446744073709551616",
+                                    "99999999999999999999"};
+  uint64_t v;
+  (void)state;
+
+  for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+    v = 1;
+    if (ldm_parse_uint(good[i].s, &v) != 0)
+      fail_msg("ldm_parse_uint(\"%s\") refused", good[i].s);
+    assert_int_equal(v, good[i].v);
+    assert_null(ldm_uint_problem(good[i].s));
+  }
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    v = 7;
+    if (ldm_parse_uint(bad[i], &v) != -1)
+      fail_msg("ldm_parse_uint(\"%s\") took it", bad[i]);
+    assert_int_equal(v, 7); /* untouched */
+    assert_non_null(ldm_uint_problem(bad[i]));
+  }
+  assert_non_null(strstr(ldm_uint_problem("0x12c"), "0x (hexadecimal)"));
+  assert_non_null(
+      strstr(ldm_uint_problem("18446744073709551616"), "too large"));
+  assert_int_equal(ldm_parse_uint(NULL, &v), -1);
+  assert_int_equal(ldm_parse_uint("1", NULL), -1);
+}
+
+/* Booleans written as integers follow the integer rule, after a sign. */
+static void test_parse_bool_integers(void **state) {
+  static const struct {
+    const char *s;
+    int want; /* 1 true, 0 false, -1 refused */
+  } cases[] = {
+      {"1", 1},    {"2", 1},    {"08", 1},   {"09", 1},   {"010", 1},
+      {"-3", 1},   {"+3", 1},   {"-08", 1},  {"0", 0},    {"00", 0},
+      {"-0", 0},   {"+00", 0},  {"0x1", -1}, {"0x0", -1}, {"-0x1", -1},
+      {"1.0", -1}, {"--1", -1}, {"-", -1},   {"", -1},    {"1 ", -1},
+  };
+  (void)state;
+
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    bool b = false;
+    int rc = ldm_parse_bool(cases[i].s, &b);
+    if (cases[i].want < 0) {
+      if (rc != -1)
+        fail_msg("ldm_parse_bool(\"%s\") took it", cases[i].s);
+    } else if (rc != 0 || b != (cases[i].want == 1)) {
+      fail_msg("ldm_parse_bool(\"%s\"): rc %d, %d; expected %d", cases[i].s, rc,
+               b, cases[i].want);
+    }
+  }
+}
+
 static void test_get_types(void **state) {
   char path[4096], buf[8];
   ldm_registry *reg;
@@ -393,8 +479,11 @@ static void test_get_types(void **state) {
                    "  <queue><size> 2G </size></queue>\n"
                    "</registry>\n");
   reg = open_ok(path);
-  want_uint(reg, "/u/hex", 16);
-  want_uint(reg, "/u/oct", 8);
+  /* Decimal, as every integer (ldm_parse_uint): LDM's base 0 made these
+   * 16 and 8. */
+  assert_int_equal(ldm_reg_get_uint(reg, "/u/hex", &u), LDM_REG_EVALUE);
+  assert_non_null(strstr(ldm_reg_error(reg), "0x (hexadecimal) is not taken"));
+  want_uint(reg, "/u/oct", 10);
   want_uint(reg, "/u/pad", 42);
   assert_int_equal(ldm_reg_get_uint(reg, "/u/neg", &u), LDM_REG_EVALUE);
   assert_int_equal(ldm_reg_get_uint(reg, "/u/word", &u), LDM_REG_EVALUE);
@@ -576,6 +665,15 @@ static void test_set_refused(void **state) {
       {REG_ANTI_DOS, "FALSE", LDM_REG_OK},
       {REG_DELETE_INFO_FILES, "1", LDM_REG_OK},
       {REG_MAX_LATENCY, "1h", LDM_REG_EVALUE},
+      {REG_MAX_LATENCY, "0x12c", LDM_REG_EVALUE},
+      {REG_MAX_LATENCY, "+600", LDM_REG_EVALUE},
+      {REG_MAX_LATENCY, "0600", LDM_REG_OK},
+      {REG_PORT, "0388", LDM_REG_OK},
+      {REG_PORT, "065536", LDM_REG_EVALUE}, /* decimal 65536, not octal */
+      {REG_QUEUE_SLOTS, "0x40", LDM_REG_EVALUE},
+      {REG_QUEUE_SLOTS, "0100", LDM_REG_OK},
+      {REG_DELETE_INFO_FILES, "0x1", LDM_REG_EVALUE},
+      {REG_DELETE_INFO_FILES, "08", LDM_REG_OK},
       {REG_RECONCILIATION, "bogus", LDM_REG_EVALUE},
       {REG_RECONCILIATION, "increase queue", LDM_REG_OK},
       {REG_HOSTNAME, "", LDM_REG_EVALUE},
@@ -1185,9 +1283,17 @@ static void regutil_typed_sets(void) {
   RUN(1, "-s abc /server/port");
   assert_non_null(strstr(err, "/server/port"));
   RUN(1, "-s 1.5G /queue/size");
-  RUN(0, "-u 0x1f90 /server/port");
+  RUN(1, "-u 0x1f90 /server/port");
+  assert_non_null(strstr(err, "0x (hexadecimal) is not taken"));
+  RUN(0, "-u 08080 /server/port"); /* decimal: stored 8080 */
   RUN(0, "/server/port");
   assert_string_equal(out, "8080\n");
+  RUN(0, "-T uint /server/port");
+  assert_string_equal(out, "8080\n");
+  RUN(0, "-s 0600 /server/max-latency");
+  RUN(0, "-T uint /server/max-latency");
+  assert_string_equal(out, "600\n");
+  RUN(1, "-T int /server/max-latency");
   RUN(1, "-u -5 /server/port");
   RUN(0, "-b false /server/enable-anti-DOS");
   RUN(0, "/server/enable-anti-DOS");
@@ -1315,6 +1421,8 @@ int main(void) {
       cmocka_unit_test(test_open_from_env),
       cmocka_unit_test(test_defaults_missing_file),
       cmocka_unit_test(test_parse_size),
+      cmocka_unit_test(test_parse_uint),
+      cmocka_unit_test(test_parse_bool_integers),
       cmocka_unit_test(test_get_types),
       cmocka_unit_test(test_set_get_remove),
       cmocka_unit_test(test_set_rereads),
