@@ -68,6 +68,12 @@ kill "$n3"
 wait "$n3" 2>/dev/null
 wait_until 10 logged 1 'products sent' ||
   fail "the third subscriber's upstream did not end"
+# ... and ldmd reaped it (its zombie gone), so that its place under -M 3 is
+# free for the push: a connection before the reap is refused.
+up3=$(grep 'products sent' "$LOG" | tail -1 | sed -n 's/^[^[]*\[\([0-9]*\)\].*/\1/p')
+[[ -n $up3 ]] || fail "no pid in the third subscriber's upstream's log line"
+wait_until 10 bash -c "[[ ! -e /proc/$up3 ]]" ||
+  fail "ldmd did not reap the third subscriber's upstream ($up3)"
 background peer hiya -f IDS -n 100000000 -s 2000 -i flood >flood.out
 wait_until 10 grep -q "^OK" flood.out || fail "the push did not start"
 wait_until 10 holds "$Q" 200 ||
