@@ -1,7 +1,7 @@
 /*
  * inflight.c - pq2nats's books of what is in flight: the ring of products,
  * the map of messages by address, the retries and the recovery after a
- * failure, the products that left (the rules and the contract are
+ * failure (the rules and the contract are
  * inflight.h's).  Pure bookkeeping: no libnats, no lock, no clock, no log.
  */
 #include "pqutils/nats/inflight.h"
@@ -100,13 +100,11 @@ bool p2n_room(const struct p2n_inflight *f, uint64_t nmsgs, uint64_t size) {
           f->msgs == 0);
 }
 
-void *p2n_add(struct p2n_inflight *f, uint64_t tag, uint64_t pos,
-              void *const *chunks, uint32_t nchunks, void *prod,
-              uint64_t size) {
+void *p2n_add(struct p2n_inflight *f, uint64_t tag, void *const *chunks,
+              uint32_t nchunks, void *prod, uint64_t size) {
   uint64_t idx = f->tail++;
   struct p2n_slot *sl = &f->ring[idx % f->cap];
-  *sl = (struct p2n_slot){
-      .tag = tag, .pos = pos, .prod = prod, .chunks = nchunks};
+  *sl = (struct p2n_slot){.tag = tag, .prod = prod, .chunks = nchunks};
   for (uint32_t i = 0; i < nchunks; i++)
     map_put(f, chunks[i], idx, true);
   map_put(f, prod, idx, false);
@@ -157,8 +155,6 @@ enum p2n_acked p2n_ack(struct p2n_inflight *f, const void *msg, uint64_t len,
   *tag = s->tag;
   /* the oldest products whose publishes are all acknowledged leave */
   while (f->head < f->pub_next && f->ring[f->head % f->cap].acked) {
-    f->passed = f->ring[f->head % f->cap].pos;
-    f->have_passed = true;
     f->head++;
   }
   return P2N_ACK_PRODUCT;
@@ -267,10 +263,4 @@ void **p2n_resend_list(struct p2n_inflight *f, size_t *n) {
 
 bool p2n_idle(const struct p2n_inflight *f) {
   return f->msgs == 0 && f->nretry == 0;
-}
-
-bool p2n_passed(const struct p2n_inflight *f, uint64_t *pos) {
-  if (f->have_passed)
-    *pos = f->passed;
-  return f->have_passed;
 }

@@ -14,9 +14,10 @@
  *   2. A product leaves the books (its place in the ring is free again) only
  *      once its product message and those of every product before it are
  *      acknowledged: an acknowledgment out of order waits for the ones
- *      before it (p2n_passed()).  The durable position is not kept here:
- *      p2n_ack() gives back each acknowledged product's tag, which pq2nats
- *      releases into its state file's low-water mark (cli_state.h).
+ *      before it.  The durable position is not kept here: p2n_ack() gives
+ *      back each acknowledged product's tag, which pq2nats releases into
+ *      its state file's low-water mark (cli_state.h; the unit test drives
+ *      one).
  *   3. After a failed publish or a disconnect nothing new goes out
  *      (p2n_room() is false, p2n_recover() says P2N_WAIT) until, the
  *      connection up and the retry wait over, every message then
@@ -45,7 +46,6 @@
 /* A product in flight. */
 struct p2n_slot {
   uint64_t tag;    /* the caller's (pq2nats: its cli_state token) */
-  uint64_t pos;    /* its place in the queue (the insertion time) */
   void *prod;      /* its product message, until it is handed out */
   uint32_t chunks; /* its chunks not yet acknowledged */
   bool acked;      /* its product message is acknowledged */
@@ -77,10 +77,8 @@ struct p2n_inflight {
    * in flight is handed out again, in order, and acknowledged: disrupted
    * until then, draining while it is acknowledged */
   bool disrupted, draining;
-  int64_t unacked;  /* handed out, neither acknowledged nor failed */
-  bool nomem;       /* a failed message could not be kept (rule 3 broken) */
-  bool have_passed; /* some product left the ring: passed is its pos */
-  uint64_t passed;
+  int64_t unacked;   /* handed out, neither acknowledged nor failed */
+  bool nomem;        /* a failed message could not be kept (rule 3 broken) */
   uint64_t nretried; /* messages handed out again */
   /* the wait before retries after n failures in a row, in ms */
   int64_t (*backoff_ms)(unsigned n);
@@ -120,13 +118,12 @@ bool p2n_room(const struct p2n_inflight *f, uint64_t nmsgs, uint64_t size);
  * Add a product that p2n_room() let in, of size bytes: its nchunks chunks,
  * then its product message prod.
  * @param tag  kept with the product, given back by p2n_ack()
- * @param pos  its place in the queue, which p2n_passed() gives back
  * @return the product message when it is to go out now (no chunks, its
  *         turn come), else NULL: the chunks go out now, the caller hands
  *         them out; the product message waits for p2n_next_ready().
  */
-void *p2n_add(struct p2n_inflight *f, uint64_t tag, uint64_t pos,
-              void *const *chunks, uint32_t nchunks, void *prod, uint64_t size);
+void *p2n_add(struct p2n_inflight *f, uint64_t tag, void *const *chunks,
+              uint32_t nchunks, void *prod, uint64_t size);
 
 /** The next product message whose turn has come (the chunks of its product
  *  acknowledged, the products before it handed out), or NULL.  Not while
@@ -203,13 +200,5 @@ void **p2n_resend_list(struct p2n_inflight *f, size_t *n);
 
 /** Nothing in flight nor waiting for a retry? */
 bool p2n_idle(const struct p2n_inflight *f);
-
-/**
- * The pos of the newest product to have left the ring: it and every
- * product added before it have their product messages acknowledged
- * (rule 2).
- * @return true with *pos, or false when no product has left yet.
- */
-bool p2n_passed(const struct p2n_inflight *f, uint64_t *pos);
 
 #endif /* PQUTILS_NATS_INFLIGHT_H */

@@ -480,9 +480,8 @@ static int on_product(const pq_prod_info *info, const void *data,
     return FAIL_BATCH;
   }
   /* the product message now, if its turn has come */
-  natsMsg *now =
-      p2n_add(&b->fl, (uint64_t)t, place->pp_inserted, (void *const *)chunks,
-              (uint32_t)nchunks, prod, info->size);
+  natsMsg *now = p2n_add(&b->fl, (uint64_t)t, (void *const *)chunks,
+                         (uint32_t)nchunks, prod, info->size);
   b->nprods++;
   b->nbytes += info->size;
   if (nchunks > 0)

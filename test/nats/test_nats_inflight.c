@@ -1,14 +1,16 @@
 /*
  * test_nats_inflight.c - pq2nats's books of what is in flight
- * (pqutils/nats/inflight.c, its rules in inflight.h): acknowledgments in
- * order and out of order (products leave the ring only over the acknowledged
- * prefix), a failure in the middle and a disconnect with many in flight
- * (everything unacknowledged taken back and handed out again in the
- * queue's order, nothing new meanwhile), a retry acknowledged twice,
- * chunked products (the product message only once every chunk is
- * acknowledged), the -m and byte limits, the retry wait, and out of memory.
- * No libnats, no server: messages are addresses in an array, the clock
- * is a number the test sets, and the test plays libnats's part.
+ * (pqutils/nats/inflight.c, its rules in inflight.h), with the durable
+ * position kept as pq2nats keeps it (a state file, cli_state.h, released
+ * with the tags the books give back): acknowledgments in order and out of
+ * order (the position moves only over the acknowledged prefix), a failure in
+ * the middle and a disconnect with many in flight (everything unacknowledged
+ * taken back and handed out again in the queue's order, nothing new
+ * meanwhile), a retry acknowledged twice, chunked products (the product
+ * message only once every chunk is acknowledged), the -m and byte limits,
+ * the retry wait, and out of memory. No libnats, no server: messages are
+ * addresses in an array, the clock is a number the test sets, and the test
+ * plays libnats's part.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,9 +18,12 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "pqutils/common/cli_state.h"
 #include "pqutils/nats/inflight.h"
 
 #define NMSG 256
@@ -31,11 +36,44 @@ static char msgs[NMSG];
  * product messages of chunked products, which a test sets. */
 static uint64_t lens[NMSG];
 
+/* The durable position, as pq2nats keeps it: a state file whose
+ * low-water mark moves over the products whose tags p2n_ack() gave back.
+ * Product i's tag is i; its state token is tok[i]. */
+static struct cli_state *st;
+static cli_state_token tok[NMSG];
+static char st_path[4096];
+
 static int setup(void **state) {
   (void)state;
   for (int i = 0; i < NMSG; i++)
     lens[i] = 1;
+  const char *dir = getenv("PQ_TEST_DIR");
+  snprintf(st_path, sizeof st_path, "%s/test_nats_inflight.%ld.state",
+           dir != NULL && *dir != '\0' ? dir : "/tmp", (long)getpid());
+  remove(st_path);
+  st = cli_state_new(st_path);
+  return st == NULL ? -1 : 0;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  cli_state_free(st);
+  st = NULL;
+  remove(st_path);
   return 0;
+}
+
+/* Product i, inserted at pos, is read: begun in the state, as pq2nats
+ * does before p2n_add(). */
+static void begin(int i, uint64_t pos) {
+  tok[i] = cli_state_begin(st, pos);
+  assert_true(tok[i] != CLI_STATE_NOTOKEN);
+}
+
+/* The state file's mark: the insertion time of the newest product that,
+ * with every product read before it, is acknowledged (0: none yet). */
+static uint64_t mark(void) {
+  return cli_state_mark(st);
 }
 
 /* The retry wait after n failures in a row: (n + 1) * 100 ms. */
@@ -80,7 +118,8 @@ static void off_wire(struct wire *w, const void *m) {
 static void *add_plain(struct p2n_inflight *f, struct wire *w, int i,
                        uint64_t pos) {
   assert_true(p2n_room(f, 1, 1));
-  void *now = p2n_add(f, (uint64_t)i, pos, NULL, 0, M(i), 1);
+  begin(i, pos);
+  void *now = p2n_add(f, (uint64_t)i, NULL, 0, M(i), 1);
   if (now != NULL)
     hand_out(f, w, now);
   return now;
@@ -100,14 +139,10 @@ static void ack(struct p2n_inflight *f, struct wire *w, int i,
   uint64_t tag = 9999;
   off_wire(w, M(i));
   assert_int_equal(p2n_ack(f, M(i), lens[i], &tag), want);
-  if (want == P2N_ACK_PRODUCT)
+  if (want == P2N_ACK_PRODUCT) { /* pq2nats's ack callback */
     assert_int_equal(tag, (uint64_t)i);
-}
-
-static uint64_t passed(const struct p2n_inflight *f) {
-  uint64_t pos = 0;
-  assert_true(p2n_passed(f, &pos));
-  return pos;
+    cli_state_release(st, tok[i], true);
+  }
 }
 
 /* Fail message i: it leaves the wire and waits for a retry. */
@@ -147,9 +182,8 @@ static void test_in_order(void **state) {
   (void)state;
   struct p2n_inflight f;
   struct wire w = {0};
-  uint64_t pos;
   start(&f, &w, 8, 1000, 0, 0);
-  assert_false(p2n_passed(&f, &pos));
+  assert_int_equal(mark(), 0);
   assert_true(p2n_idle(&f));
   for (int i = 0; i < 3; i++)
     assert_ptr_equal(add_plain(&f, &w, i, 100 + (uint64_t)i), M(i));
@@ -158,7 +192,7 @@ static void test_in_order(void **state) {
   assert_int_equal(f.bytes, 3);
   for (int i = 0; i < 3; i++) {
     ack(&f, &w, i, P2N_ACK_PRODUCT);
-    assert_int_equal(passed(&f), 100 + (uint64_t)i);
+    assert_int_equal(mark(), 100 + (uint64_t)i);
   }
   assert_true(p2n_idle(&f));
   assert_int_equal(f.bytes, 0);
@@ -171,15 +205,14 @@ static void test_out_of_order(void **state) {
   (void)state;
   struct p2n_inflight f;
   struct wire w = {0};
-  uint64_t pos;
   start(&f, &w, 8, 1000, 4, 100);
   ack(&f, &w, 2, P2N_ACK_PRODUCT);
   ack(&f, &w, 3, P2N_ACK_PRODUCT);
-  assert_false(p2n_passed(&f, &pos)); /* 0 and 1 are not acknowledged */
+  assert_int_equal(mark(), 0); /* 0 and 1 are not acknowledged */
   ack(&f, &w, 0, P2N_ACK_PRODUCT);
-  assert_int_equal(passed(&f), 100); /* not over 1 */
+  assert_int_equal(mark(), 100); /* not over 1 */
   ack(&f, &w, 1, P2N_ACK_PRODUCT);
-  assert_int_equal(passed(&f), 103); /* over 1, then 2 and 3 */
+  assert_int_equal(mark(), 103); /* over 1, then 2 and 3 */
   assert_true(p2n_idle(&f));
   p2n_free(&f);
 }
@@ -211,10 +244,10 @@ static void test_failure_in_the_middle(void **state) {
   assert_null(p2n_next_ready(&f));
   ack(&f, &w, 3, P2N_ACK_PRODUCT);
   ack(&f, &w, 1, P2N_ACK_PRODUCT);
-  assert_int_equal(passed(&f), 101); /* not over 2 */
+  assert_int_equal(mark(), 101); /* not over 2 */
   assert_int_equal(p2n_recover(&f, true, 11.2), P2N_WAIT);
   ack(&f, &w, 2, P2N_ACK_PRODUCT);
-  assert_int_equal(passed(&f), 104);
+  assert_int_equal(mark(), 104);
   assert_int_equal(p2n_recover(&f, true, 11.3), P2N_GO);
   assert_true(p2n_room(&f, 1, 1));
   assert_true(p2n_idle(&f));
@@ -248,7 +281,7 @@ static void test_disconnect_many(void **state) {
     assert_ptr_equal(order[i - 20], M(i));
   for (int i = N - 1; i >= 20; i--)
     ack(&f, &w, i, P2N_ACK_PRODUCT);
-  assert_int_equal(passed(&f), 1000 + N - 1);
+  assert_int_equal(mark(), 1000 + N - 1);
   assert_int_equal(p2n_recover(&f, true, 7.0), P2N_GO);
   assert_true(p2n_idle(&f));
   p2n_free(&f);
@@ -269,14 +302,14 @@ static void test_duplicate_ack(void **state) {
   assert_int_equal(tag, 7);
   assert_int_equal(p2n_unacked(&f), 1);
   assert_int_equal(f.msgs, 1);
-  assert_int_equal(passed(&f), 100);
+  assert_int_equal(mark(), 100);
   /* nor does a failure of it */
   assert_int_equal(p2n_fail(&f, M(0), 2.0), 1);
   assert_int_equal(p2n_unacked(&f), 1);
   assert_int_equal(p2n_recover(&f, true, 2.0), P2N_WAIT); /* draining */
   ack(&f, &w, 1, P2N_ACK_PRODUCT);
   assert_int_equal(p2n_ack(&f, M(1), 1, &tag), P2N_ACK_UNKNOWN);
-  assert_int_equal(passed(&f), 101);
+  assert_int_equal(mark(), 101);
   assert_int_equal(p2n_recover(&f, true, 2.0), P2N_GO);
   assert_true(p2n_idle(&f));
   p2n_free(&f);
@@ -293,7 +326,8 @@ static void test_chunks_first(void **state) {
   lens[0] = lens[1] = lens[2] = 10;
   lens[10] = 0;
   assert_true(p2n_room(&f, 4, 30));
-  assert_null(p2n_add(&f, 10, 110, chunks, 3, M(10), 30));
+  begin(10, 110);
+  assert_null(p2n_add(&f, 10, chunks, 3, M(10), 30));
   for (int i = 0; i < 3; i++)
     hand_out(&f, &w, M(i));
   assert_null(add_plain(&f, &w, 11, 111)); /* waits for 10 */
@@ -309,8 +343,7 @@ static void test_chunks_first(void **state) {
   assert_int_equal(recover_and_resend(&f, &w, order, 1.0), 1);
   assert_ptr_equal(order[0], M(1));
   ack(&f, &w, 1, P2N_ACK_CHUNK);
-  uint64_t pos;
-  assert_false(p2n_passed(&f, &pos)); /* chunks: no product leaves */
+  assert_int_equal(mark(), 0); /* chunks: no product leaves */
   assert_int_equal(p2n_recover(&f, true, 1.0), P2N_GO);
   assert_ptr_equal(p2n_next_ready(&f), M(10));
   assert_ptr_equal(p2n_next_ready(&f), M(11));
@@ -329,7 +362,7 @@ static void test_chunks_first(void **state) {
   ack(&f, &w, 10, P2N_ACK_PRODUCT);
   ack(&f, &w, 11, P2N_ACK_PRODUCT);
   ack(&f, &w, 12, P2N_ACK_PRODUCT);
-  assert_int_equal(passed(&f), 112);
+  assert_int_equal(mark(), 112);
   assert_true(p2n_idle(&f));
   assert_int_equal(p2n_recover(&f, true, 3.0), P2N_GO);
   assert_int_equal(f.bytes, 0);
@@ -340,7 +373,8 @@ static void test_chunks_first(void **state) {
   lens[20] = lens[21] = 10;
   lens[31] = 0;
   assert_ptr_equal(add_plain(&f, &w, 30, 130), M(30));
-  assert_null(p2n_add(&f, 31, 131, c2, 2, M(31), 20));
+  begin(31, 131);
+  assert_null(p2n_add(&f, 31, c2, 2, M(31), 20));
   hand_out(&f, &w, M(20));
   hand_out(&f, &w, M(21));
   ack(&f, &w, 20, P2N_ACK_CHUNK);
@@ -354,7 +388,7 @@ static void test_chunks_first(void **state) {
   assert_ptr_equal(p2n_next_ready(&f), M(31));
   hand_out(&f, &w, M(31));
   ack(&f, &w, 31, P2N_ACK_PRODUCT);
-  assert_int_equal(passed(&f), 131);
+  assert_int_equal(mark(), 131);
   p2n_free(&f);
 }
 
@@ -447,8 +481,7 @@ static void test_out_of_memory(void **state) {
   f.realloc_fn = no_memory;
   assert_int_equal(p2n_take_back(&f, M(1)), -1);
   assert_true(f.nomem);
-  uint64_t pos;
-  assert_false(p2n_passed(&f, &pos));
+  assert_int_equal(mark(), 0);
   /* what the books still hold, given back once each */
   assert_null(p2n_drop(&f));
   p2n_free(&f);
@@ -460,7 +493,8 @@ static void test_drop(void **state) {
   struct wire w = {0};
   start(&f, &w, 8, 1000, 0, 0);
   void *chunks[] = {M(0)};
-  assert_null(p2n_add(&f, 10, 110, chunks, 1, M(10), 30));
+  begin(10, 110);
+  assert_null(p2n_add(&f, 10, chunks, 1, M(10), 30));
   hand_out(&f, &w, M(0));
   assert_null(add_plain(&f, &w, 11, 111));
   fail_one(&f, &w, 0, 0.0);
@@ -475,16 +509,17 @@ static void test_drop(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup(test_in_order, setup),
-      cmocka_unit_test_setup(test_out_of_order, setup),
-      cmocka_unit_test_setup(test_failure_in_the_middle, setup),
-      cmocka_unit_test_setup(test_disconnect_many, setup),
-      cmocka_unit_test_setup(test_duplicate_ack, setup),
-      cmocka_unit_test_setup(test_chunks_first, setup),
-      cmocka_unit_test_setup(test_limits, setup),
-      cmocka_unit_test_setup(test_retry_wait, setup),
-      cmocka_unit_test_setup(test_out_of_memory, setup),
-      cmocka_unit_test_setup(test_drop, setup),
+      cmocka_unit_test_setup_teardown(test_in_order, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_out_of_order, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_failure_in_the_middle, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_disconnect_many, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_duplicate_ack, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_chunks_first, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_limits, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_retry_wait, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_out_of_memory, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_drop, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -68,6 +68,7 @@ endif()
 if(TARGET pq2nats)
   add_executable(test_nats_inflight ${CMAKE_CURRENT_LIST_DIR}/test_nats_inflight.c
     ${PROJECT_SOURCE_DIR}/pqutils/nats/inflight.c)
-  target_link_libraries(test_nats_inflight PRIVATE ${CMOCKA_LIB})
-  pq_test(test_nats_inflight TIMEOUT 60 COMMAND test_nats_inflight)
+  target_link_libraries(test_nats_inflight PRIVATE pqcli ${CMOCKA_LIB})
+  pq_test(test_nats_inflight TIMEOUT 60 ENVIRONMENT ${PQ_TESTDATA_ENV}
+    COMMAND test_nats_inflight)
 endif()
