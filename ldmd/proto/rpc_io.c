@@ -190,13 +190,6 @@ void ldm6_io_set_cancel(ldm6_io *io, const volatile sig_atomic_t *flag) {
 /* The synchronous call                                                   */
 /* ---------------------------------------------------------------------- */
 
-/* Is this reply a refusal of us (LDM's "not allowed"), whatever its xid? */
-static bool is_refusal(const ldm6_rpc_msg *h) {
-  return h->type == LDM6_RPC_REPLY &&
-         h->u.reply.reply_stat == LDM6_RPC_MSG_DENIED &&
-         h->u.reply.reject_stat == LDM6_RPC_AUTH_ERROR;
-}
-
 int ldm6_io_await_reply(ldm6_io *io, uint32_t xid, int timeout_ms,
                         ldm6_io_msg *reply) {
   int64_t deadline = ldm6_io__deadline(timeout_ms);
@@ -214,7 +207,7 @@ int ldm6_io_await_reply(ldm6_io *io, uint32_t xid, int timeout_ms,
                (unsigned)m.hdr.u.call.proc);
       return LDM6_IO_EPROTO;
     }
-    if (is_refusal(&m.hdr)) {
+    if (ldm6_rpc_reply_is_refusal(&m.hdr)) {
       *reply = m;
       snprintf(io->detail, sizeof io->detail,
                "MSG_DENIED/AUTH_ERROR, auth_stat %u%s, xid %u",

@@ -251,6 +251,12 @@ int ldm6_rpc_encode_rpc_mismatch(uint32_t xid, uint32_t low, uint32_t high,
   return ldm6_rpc_encode(&m, buf, cap, len);
 }
 
+bool ldm6_rpc_reply_is_refusal(const ldm6_rpc_msg *msg) {
+  return msg->type == LDM6_RPC_REPLY &&
+         msg->u.reply.reply_stat == LDM6_RPC_MSG_DENIED &&
+         msg->u.reply.reject_stat == LDM6_RPC_AUTH_ERROR;
+}
+
 bool ldm6_rpc_reply_is_awaited(const ldm6_rpc_msg *msg, bool waiting,
                                uint32_t awaited_xid) {
   return waiting && msg->type == LDM6_RPC_REPLY && msg->xid == awaited_xid;

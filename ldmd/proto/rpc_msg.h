@@ -26,7 +26,9 @@
  * answered, yet a peer may answer them anyway (notifyme answers every
  * NOTIFICATION with PROC_UNAVAIL): a caller waiting for a reply keeps only
  * the one whose xid it waits for and discards the others
- * (ldm6_rpc_reply_is_awaited()).
+ * (ldm6_rpc_reply_is_awaited()).  A refusal (MSG_DENIED/AUTH_ERROR) ends
+ * the wait whatever its xid: LDM and ldmd refuse a peer with xid 0 before
+ * they read its call (ldm6_rpc_reply_is_refusal()).
  *
  * Functions return 0 or a negative LDM6_E* code (ldmd/proto/ldm6_types.h).  A
  * framer is one connection's state: not thread-safe, owned by its caller;
@@ -173,6 +175,10 @@ int ldm6_rpc_encode_rpc_mismatch(uint32_t xid, uint32_t low, uint32_t high,
  * a caller reads while it waits for a reply (a stray answer to a one-way
  * call, a late reply) is to be discarded.
  */
+/** Is this message a refusal of the caller (MSG_DENIED/AUTH_ERROR, LDM's
+ *  "not allowed"), whatever its xid? */
+bool ldm6_rpc_reply_is_refusal(const ldm6_rpc_msg *msg);
+
 bool ldm6_rpc_reply_is_awaited(const ldm6_rpc_msg *msg, bool waiting,
                                uint32_t awaited_xid);
 

@@ -269,8 +269,7 @@ static int open_resume(requester *r) {
 static enum outcome call_refused(const requester *r, const ldm6_rpc_msg *h) {
   const ldm6_rpc_reply *rep = &h->u.reply;
 
-  if (rep->reply_stat == LDM6_RPC_MSG_DENIED &&
-      rep->reject_stat == LDM6_RPC_AUTH_ERROR) {
+  if (ldm6_rpc_reply_is_refusal(h)) {
     char ft[192], why[32];
 
     pq_feedtype_format(r->req->feedtype, ft, sizeof ft);

@@ -237,6 +237,38 @@ static void test_stray_replies(void **state) {
   assert_false(ldm6_rpc_reply_is_awaited(&m, true, 0x690a4885));
 }
 
+/* A refusal, whatever its xid (LDM's and ldmd's with xid 0 too); not
+ * another denial nor an accepted reply, and never a call. */
+static void test_refusals(void **state) {
+  uint8_t buf[64];
+  size_t len, used;
+  ldm6_rpc_msg m;
+
+  (void)state;
+  assert_int_equal(ldm6_rpc_encode_auth_error(0, LDM6_RPC_AUTH_TOOWEAK, buf,
+                                              sizeof buf, &len),
+                   0);
+  assert_int_equal(ldm6_rpc_decode(buf, len, &m, &used), 0);
+  assert_true(ldm6_rpc_reply_is_refusal(&m));
+  assert_false(ldm6_rpc_reply_is_awaited(&m, true, 7));
+  assert_int_equal(ldm6_rpc_encode_auth_error(7, LDM6_RPC_AUTH_BADCRED, buf,
+                                              sizeof buf, &len),
+                   0);
+  assert_int_equal(ldm6_rpc_decode(buf, len, &m, &used), 0);
+  assert_true(ldm6_rpc_reply_is_refusal(&m));
+  assert_int_equal(ldm6_rpc_encode_rpc_mismatch(7, 2, 2, buf, sizeof buf, &len),
+                   0);
+  assert_int_equal(ldm6_rpc_decode(buf, len, &m, &used), 0);
+  assert_false(ldm6_rpc_reply_is_refusal(&m)); /* denied, not refused us */
+  assert_int_equal(
+      ldm6_rpc_encode_accepted(7, LDM6_RPC_SUCCESS, buf, sizeof buf, &len), 0);
+  assert_int_equal(ldm6_rpc_decode(buf, len, &m, &used), 0);
+  assert_false(ldm6_rpc_reply_is_refusal(&m));
+  memset(&m, 0, sizeof m);
+  m.type = LDM6_RPC_CALL;
+  assert_false(ldm6_rpc_reply_is_refusal(&m));
+}
+
 static void test_marks(void **state) {
   uint8_t mark[4];
   uint32_t len;
@@ -536,6 +568,7 @@ int main(void) {
       cmocka_unit_test(test_malformed_headers),
       cmocka_unit_test(test_other_rpc_version),
       cmocka_unit_test(test_stray_replies),
+      cmocka_unit_test(test_refusals),
       cmocka_unit_test(test_marks),
       cmocka_unit_test(test_framer_pieces),
       cmocka_unit_test(test_framer_limits),
