@@ -103,34 +103,37 @@ const struct reg_default *ldm__reg_find_default(const char *key) {
  * surprises an operator.  No LDM site's value is known to need hex or
  * octal (the LDM references show none).
  */
-const char *ldm_uint_problem(const char *s) {
-  const char *p;
-
-  if (s == NULL || !isdigit((unsigned char)*s))
-    return "not an unsigned integer (decimal digits)";
-  if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
-    return "not an unsigned integer: integers are decimal, 0x (hexadecimal) "
-           "is not taken";
-  for (p = s; isdigit((unsigned char)*p); p++)
-    ;
-  if (*p != '\0')
-    return "not an unsigned integer (decimal digits)";
-  errno = 0;
-  (void)strtoull(s, NULL, 10);
-  return errno == ERANGE ? "too large: more than 18446744073709551615" : NULL;
-}
-
-int ldm_parse_uint(const char *s, uint64_t *value) {
+static const char *uint_parse(const char *s, uint64_t *value) {
+  static const char not_uint[] = "not an unsigned integer (decimal digits)";
   char *end;
   unsigned long long v;
 
-  if (value == NULL || ldm_uint_problem(s) != NULL)
-    return -1;
+  if (s == NULL || !isdigit((unsigned char)*s))
+    return not_uint;
+  if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+    return "not an unsigned integer: integers are decimal, 0x (hexadecimal) "
+           "is not taken";
   errno = 0;
   v = strtoull(s, &end, 10);
-  if (errno == ERANGE || *end != '\0')
-    return -1;
+  if (errno == ERANGE)
+    return "too large: more than 18446744073709551615";
+  if (*end != '\0')
+    return not_uint;
   *value = (uint64_t)v;
+  return NULL;
+}
+
+const char *ldm_uint_problem(const char *s) {
+  uint64_t v;
+  return uint_parse(s, &v);
+}
+
+int ldm_parse_uint(const char *s, uint64_t *value) {
+  uint64_t v;
+
+  if (value == NULL || uint_parse(s, &v) != NULL)
+    return -1;
+  *value = v;
   return 0;
 }
 
