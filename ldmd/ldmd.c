@@ -137,14 +137,13 @@ static void usage(const char *prog) {
 /* An option's integer, read as every integer is (ldm_parse_uint():
  * decimal, so "-m 010" is 10 seconds, not strtol base 0's 8 as LDM's). */
 static long number(const char *s, long lo, long hi, char opt) {
-  const char *why = ldm_uint_problem(s);
   uint64_t v;
+  bool is_uint = ldm_parse_uint(s, &v) == 0;
 
-  if (why == NULL && ldm_parse_uint(s, &v) == 0 && v >= (uint64_t)lo &&
-      v <= (uint64_t)hi)
+  if (is_uint && v >= (uint64_t)lo && v <= (uint64_t)hi)
     return (long)v;
   fprintf(stderr, "ldmd: bad -%c value \"%s\": %s (%ld..%ld)\n", opt, s,
-          why != NULL ? why : "out of range", lo, hi);
+          is_uint ? "out of range" : ldm_uint_problem(s), lo, hi);
   return LONG_MIN;
 }
 

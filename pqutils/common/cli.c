@@ -351,13 +351,12 @@ int cli_parse_size(struct cli *c, const char *what, const char *s,
                    uint64_t *out) {
   /* The registry's parser, so that a size on a command line means what it
    * means in the registry and to ldmadmin (through regutil -T size). */
-  const char *why = ldm_size_problem(s);
-  if (why == NULL && ldm_parse_size(s, out) == 0)
+  if (ldm_parse_size(s, out) == 0)
     return 0;
   say(c,
       "bad %s \"%s\": %s (a number of bytes; k, M and G multiply by "
       "1000, 1000000 and 1000000000)",
-      what, s, why != NULL ? why : "not a size");
+      what, s, ldm_size_problem(s));
   return -1;
 }
 
@@ -365,14 +364,14 @@ int cli_parse_uint(struct cli *c, const char *what, const char *s, uint64_t max,
                    uint64_t *out) {
   /* The registry's parser, so that an integer on a command line means what
    * it means in the registry and to ldmadmin (through regutil -T uint). */
-  const char *why = ldm_uint_problem(s);
   uint64_t v;
-  if (why == NULL && ldm_parse_uint(s, &v) == 0 && v <= max) {
+  bool is_uint = ldm_parse_uint(s, &v) == 0;
+  if (is_uint && v <= max) {
     *out = v;
     return 0;
   }
   say(c, "bad %s \"%s\": %s (a whole number from 0 to %llu)", what, s,
-      why != NULL ? why : "out of range", (unsigned long long)max);
+      is_uint ? "out of range" : ldm_uint_problem(s), (unsigned long long)max);
   return -1;
 }
 
