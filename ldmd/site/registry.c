@@ -543,8 +543,8 @@ int ldm_reg_get_size(ldm_registry *reg, const char *key, uint64_t *value) {
     return rc;
   if (value == NULL || ldm_parse_size(v, value) != 0)
     rc = ldm__reg_set_error(reg, LDM_REG_EVALUE,
-                            "value of %s in %s is not a size: \"%s\"", key,
-                            reg->path, v);
+                            "value of %s in %s is \"%s\": %s", key, reg->path,
+                            v, ldm_size_problem(v));
   free(v);
   return rc;
 }

@@ -357,11 +357,14 @@ static int put(ldm_registry *reg, const struct opts *o, const char *path) {
   return exit_for(rc);
 }
 
-/* -T: the value at path read as the type, with the registry's parsers (a
- * key's default if the file does not set it). */
+/* -T: the value at path read as the type, by the registry's typed getters
+ * (a key's default if the file does not set it). */
 static int print_typed(ldm_registry *reg, enum typed t, const char *path) {
-  char v[4096];
-  int rc = ldm_reg_get_string(reg, path, v, sizeof v);
+  uint64_t n = 0;
+  bool b = false;
+  int rc = t == TYPED_SIZE   ? ldm_reg_get_size(reg, path, &n)
+           : t == TYPED_UINT ? ldm_reg_get_uint(reg, path, &n)
+                             : ldm_reg_get_bool(reg, path, &b);
 
   if (rc == LDM_REG_NOENT) {
     log_error("no such value in %s: %s", ldm_reg_path(reg), path);
@@ -371,24 +374,10 @@ static int print_typed(ldm_registry *reg, enum typed t, const char *path) {
     log_error("%s", ldm_reg_error(reg));
     return exit_for(rc);
   }
-  if (t == TYPED_SIZE || t == TYPED_UINT) {
-    uint64_t n;
-    int bad = t == TYPED_SIZE ? ldm_parse_size(v, &n) : ldm_parse_uint(v, &n);
-    if (bad != 0) {
-      log_error("%s in %s is \"%s\": %s", path, ldm_reg_path(reg), v,
-                t == TYPED_SIZE ? ldm_size_problem(v) : ldm_uint_problem(v));
-      return EXIT_USAGE;
-    }
-    printf("%" PRIu64 "\n", n);
-  } else {
-    bool b;
-    if (ldm_parse_bool(v, &b) != 0) {
-      log_error("%s in %s is \"%s\": not a boolean (TRUE or FALSE)", path,
-                ldm_reg_path(reg), v);
-      return EXIT_USAGE;
-    }
+  if (t == TYPED_BOOL)
     puts(b ? "TRUE" : "FALSE");
-  }
+  else
+    printf("%" PRIu64 "\n", n);
   return 0;
 }
 
