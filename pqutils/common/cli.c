@@ -142,40 +142,33 @@ static ldm_registry *reg_open(struct cli *c) {
   return reg;
 }
 
-int cli_reg_string(struct cli *c, const char *key, char *buf, size_t len) {
-  ldm_registry *reg = reg_open(c);
-  if (reg == NULL)
-    return -1;
-  int rc = ldm_reg_get_string(reg, key, buf, len);
+/* The end of a registry read: rc logged if it failed, reg closed.
+ * @return 0, or -1 */
+static int reg_done(ldm_registry *reg, const char *key, int rc) {
   if (rc != LDM_REG_OK)
     log_error("cannot get %s from the registry %s: %s", key, ldm_reg_path(reg),
               ldm_reg_error(reg));
   ldm_reg_close(reg);
   return rc == LDM_REG_OK ? 0 : -1;
+}
+
+int cli_reg_string(struct cli *c, const char *key, char *buf, size_t len) {
+  ldm_registry *reg = reg_open(c);
+  return reg == NULL
+             ? -1
+             : reg_done(reg, key, ldm_reg_get_string(reg, key, buf, len));
 }
 
 int cli_reg_size(struct cli *c, const char *key, uint64_t *value) {
   ldm_registry *reg = reg_open(c);
-  if (reg == NULL)
-    return -1;
-  int rc = ldm_reg_get_size(reg, key, value);
-  if (rc != LDM_REG_OK)
-    log_error("cannot get %s from the registry %s: %s", key, ldm_reg_path(reg),
-              ldm_reg_error(reg));
-  ldm_reg_close(reg);
-  return rc == LDM_REG_OK ? 0 : -1;
+  return reg == NULL ? -1
+                     : reg_done(reg, key, ldm_reg_get_size(reg, key, value));
 }
 
 int cli_reg_uint(struct cli *c, const char *key, uint64_t *value) {
   ldm_registry *reg = reg_open(c);
-  if (reg == NULL)
-    return -1;
-  int rc = ldm_reg_get_uint(reg, key, value);
-  if (rc != LDM_REG_OK)
-    log_error("cannot get %s from the registry %s: %s", key, ldm_reg_path(reg),
-              ldm_reg_error(reg));
-  ldm_reg_close(reg);
-  return rc == LDM_REG_OK ? 0 : -1;
+  return reg == NULL ? -1
+                     : reg_done(reg, key, ldm_reg_get_uint(reg, key, value));
 }
 
 const char *cli_queue_path(struct cli *c) {
