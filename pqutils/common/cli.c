@@ -418,10 +418,8 @@ void cli_log_product(const char *prefix, const pq_prod_info *info,
     log_info("%s%s", prefix, line);
 }
 
-void cli_oldest_note(struct cli_oldest *o, const pq_prod_info *info,
-                     const pq_place *place) {
-  if (!place->pp_oldest)
-    return;
+void cli__oldest_keep(struct cli_oldest *o, const pq_prod_info *info,
+                      const pq_place *place) {
   o->pending = true;
   o->inserted_us = place->pp_inserted;
   pq_prod_info_format(info, false, o->prod, sizeof o->prod);

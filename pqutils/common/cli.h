@@ -259,10 +259,17 @@ struct cli_oldest {
   double said;          /* cli_monotonic() of the last warning, 0: none */
 };
 
+void cli__oldest_keep(struct cli_oldest *o, const pq_prod_info *info,
+                      const pq_place *place);
 /** Note a product read: remembered only if it was the queue's oldest
- *  (place->pp_oldest). */
-void cli_oldest_note(struct cli_oldest *o, const pq_prod_info *info,
-                     const pq_place *place);
+ *  (place->pp_oldest).  Inline: it runs for every product read, and
+ *  almost none is the oldest. */
+static inline void cli_oldest_note(struct cli_oldest *o,
+                                   const pq_prod_info *info,
+                                   const pq_place *place) {
+  if (place->pp_oldest)
+    cli__oldest_keep(o, info, place);
+}
 
 /** Is a warning due: the product noted was the oldest, the queue is full
  *  (pq_stats into *st) and the last warning is CLI_OLDEST_EVERY_S old?
