@@ -1,7 +1,9 @@
 /*
- * test_md5.c - MD5 signatures: the RFC 1321 test suite through the one-call
- * and the incremental interfaces, pieces of every size giving the same
- * digest, and contexts freed with and without a digest (ASan sees leaks).
+ * test_md5.c - the queue library's checksums.  MD5 signatures: the RFC 1321
+ * test suite through the one-call and the incremental interfaces, pieces of
+ * every size giving the same digest, and contexts freed with and without a
+ * digest (ASan sees leaks).  CRC-32C (pq_crc32c(), which pqsave's snapshots
+ * use too): the standard check value, continued over pieces.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +13,7 @@
 
 #include <string.h>
 
+#include "pq/pq.h"
 #include "pq/product.h"
 
 /* RFC 1321, appendix A.5. */
@@ -120,12 +123,26 @@ static void test_ctx_free(void **state) {
   pq_md5_free(ctx); /* midway */
 }
 
+/* The check value of CRC-32C (iSCSI's, RFC 3720 B.4's polynomial):
+ * "123456789" is 0xE3069283, whole or continued in pieces of every cut;
+ * nothing gives 0. */
+static void test_crc32c(void **state) {
+  static const char s[] = "123456789";
+  (void)state;
+  assert_int_equal(pq_crc32c(0, s, 9), 0xE3069283u);
+  for (size_t cut = 0; cut <= 9; cut++)
+    assert_int_equal(pq_crc32c(pq_crc32c(0, s, cut), s + cut, 9 - cut),
+                     0xE3069283u);
+  assert_int_equal(pq_crc32c(0, NULL, 0), 0u);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_one_call),
       cmocka_unit_test(test_incremental),
       cmocka_unit_test(test_large_matches_pieces),
       cmocka_unit_test(test_ctx_free),
+      cmocka_unit_test(test_crc32c),
   };
 
   return cmocka_run_group_tests(tests, NULL, NULL);
