@@ -29,13 +29,10 @@ static inline int64_t tu_now_ms(void) {
   return tu_now_us() / 1000;
 }
 
-/** CLOCK_MONOTONIC in seconds, to the nanosecond (a double keeps that
- * precision for about 100 days of uptime, then loses a nanosecond or so). */
+/** CLOCK_MONOTONIC in seconds (a double: to the nanosecond for about 100
+ * days of uptime, then a nanosecond or so off). */
 static inline double tu_now_s(void) {
-  struct timespec ts;
-
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+  return (double)tu_now_ns() / 1e9;
 }
 
 /** Sleep until tu_now_s() reaches t, or a signal interrupts the sleep (it
