@@ -19,10 +19,11 @@
  * are also let in for a moment after each wake-up and each connection
  * (signal_window()).  When descriptors run out the listeners rest
  * (accept.c).  SIGTERM and SIGINT stop the server (every child gets SIGTERM,
- * stragglers SIGKILL after a grace period), SIGCHLD reaps (and schedules
- * restarts), SIGUSR1 reopens the log (and is passed on to the children),
- * SIGUSR2 rolls the log level (likewise).  SIGHUP and SIGPIPE are
- * ignored, as in LDM.
+ * stragglers SIGKILL after a grace period, and a connection process still
+ * busy a second later ends itself: children.h), SIGCHLD reaps (and
+ * schedules restarts), SIGUSR1 reopens the log (and is passed on to the
+ * children), SIGUSR2 rolls the log level (likewise).  SIGHUP and SIGPIPE
+ * are ignored, as in LDM.
  *
  * Foreground: with `-l -` (LDM's rule) or `-f` (ours: for systemd and
  * containers, with any log destination).  Otherwise ldmd daemonizes as LDM
@@ -64,7 +65,6 @@
 #include "ldmd/server/server.h"
 #include "ldmd/server/settings.h"
 
-#define STOP_GRACE_MS 10000
 #define MAX_ADDRS 8
 #define SPARE_SLOTS 8 /* metrics slots beyond max_clients and requesters */
 /* Connection slots at most (640 bytes each): -M allows a million clients,
@@ -354,6 +354,13 @@ static void on_stop(int sig) {
   stop_flag = 1;
 }
 
+/* A connection process's: its stop is bounded even if it is busy. */
+static void on_child_stop(int sig) {
+  (void)sig;
+  stop_flag = 1;
+  ldmd_child_stop_due();
+}
+
 static void on_child(int sig) {
   (void)sig;
   child_flag = 1;
@@ -505,6 +512,9 @@ static void become_child(server *s) {
   memset(&dfl, 0, sizeof dfl);
   dfl.sa_handler = SIG_DFL;
   (void)sigaction(SIGCHLD, &dfl, NULL);
+  (void)sigaction(SIGALRM, &dfl, NULL);
+  handle(SIGTERM, on_child_stop);
+  handle(SIGINT, on_child_stop);
   ldmd_listen_close(&s->lis);
   ldmd_acceptor_free(&s->acc);
   if (s->http_fd >= 0)
@@ -953,7 +963,7 @@ int main(int argc, char **argv) {
   ldmd_acceptor_free(&s.acc);
   log_notice("stopping: %zu processes to stop", s.kids.n);
   ldmd_listen_close(&s.lis);
-  ldmd_children_stop(&s.kids, STOP_GRACE_MS, &s.waitmask);
+  ldmd_children_stop(&s.kids, LDMD_STOP_GRACE_MS, &s.waitmask);
   if (s.opt.pidfile != NULL)
     (void)unlink(s.opt.pidfile);
   log_notice("exiting");

@@ -141,3 +141,28 @@ bool pq_ere_tame(const char *ere) {
   }
   return true;
 }
+
+/*
+ * A back-reference is "\" and a digit 1-9 outside a bracket expression:
+ * inside one a backslash is an ordinary character ("[\1]" is a backslash
+ * or a 1), "\\1" is an escaped backslash then a 1, and "\0" is the
+ * character 0 to glibc.  Any other escape ("\w", "\.") is a pair to step
+ * over.  With no back-reference glibc's matcher keeps sets of states (it
+ * never backtracks): its cost grows with the identifier's length (at most
+ * PQ_IDENT_MAX) times the states' sizes, which pq_ere_tame() bounds
+ * through regcomp's tree; docs/security.md gives the figures.
+ */
+const char *pq_ere_backref(const char *ere) {
+  const char *c = ere;
+
+  while (*c != '\0') {
+    if (*c == '[') {
+      c = ere_bracket(c);
+      continue;
+    }
+    if (c[0] == '\\' && c[1] >= '1' && c[1] <= '9')
+      return c;
+    c += (c[0] == '\\' && c[1] != '\0') + 1;
+  }
+  return NULL;
+}

@@ -157,6 +157,14 @@ int pq_class_add(pq_class *cls, uint32_t feedtype, const char *pattern,
  */
 bool pq_ere_tame(const char *ere);
 
+/**
+ * The first back-reference of the ERE ("\1" to "\9" outside a bracket
+ * expression: a glibc extension, not POSIX, on which glibc's matcher takes
+ * exponential time), or NULL if it has none.  A pattern a peer sends, or
+ * one matched against what peers send, must have none (docs/security.md).
+ */
+const char *pq_ere_backref(const char *ere);
+
 /** Free the compiled patterns; the class is then empty.  Safe twice. */
 void pq_class_free(pq_class *cls);
 

@@ -577,6 +577,26 @@ int ldm6_info_from_pq(const pq_prod_info *in, ldm6_prod_info *out) {
   return rc;
 }
 
+/*
+ * A pattern from the wire into the class.  A back-reference is refused
+ * first: glibc's matcher is exponential on them and a peer's pattern is
+ * matched against every product (docs/security.md, "Patterns from peers").
+ * @return as pq_class_add()
+ */
+static int wire_pattern(pq_class *out, const ldm6_prod_spec *spec, char *why,
+                        size_t len) {
+  const char *ref = pq_ere_backref(spec->pattern);
+
+  if (ref != NULL) {
+    snprintf(why, len,
+             "back-reference \\%c refused (POSIX EREs have none; matching "
+             "one can take exponential time)",
+             ref[1]);
+    return PQ_CLASS_EPATTERN;
+  }
+  return pq_class_add(out, spec->feedtype, spec->pattern, why, len);
+}
+
 int ldm6_class_to_pq(const ldm6_prod_class *in, pq_class *out, char *errbuf,
                      size_t errlen) {
   uint32_t i;
@@ -595,7 +615,7 @@ int ldm6_class_to_pq(const ldm6_prod_class *in, pq_class *out, char *errbuf,
       pq_class_free(out);
       return LDM6_EBOUND;
     }
-    rc = pq_class_add(out, spec->feedtype, spec->pattern, why, sizeof why);
+    rc = wire_pattern(out, spec, why, sizeof why);
     if (rc != 0) {
       pq_class_free(out);
       if (rc != PQ_CLASS_EPATTERN)

@@ -194,7 +194,8 @@ int ldm6_info_from_pq(const pq_prod_info *in, ldm6_prod_info *out);
  * @param out     initialised here; on failure it is left empty (freed)
  * @param errbuf  on LDM6_EPATTERN: which pattern and regerror()'s text
  *                (may be NULL, 0)
- * @return 0; LDM6_EPATTERN (an ERE that does not compile: the answer is
+ * @return 0; LDM6_EPATTERN (an ERE that does not compile, is too complex
+ *         or has a back-reference, see pq_ere_backref(): the answer is
  *         BADPATTERN); LDM6_EBOUND (psa_len > 32, unterminated pattern);
  *         LDM6_ETIME (invalid from or to)
  */

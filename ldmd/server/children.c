@@ -36,6 +36,13 @@ static const char *kind_name(enum ldmd_child_kind kind) {
   }
 }
 
+void ldmd_child_stop_due(void) {
+  unsigned left = alarm(LDMD_CHILD_STOP_S);
+
+  if (left > 0 && left < LDMD_CHILD_STOP_S) /* a second SIGTERM: no later */
+    (void)alarm(left);
+}
+
 void ldmd_child_follow_parent(pid_t parent) {
   (void)prctl(PR_SET_PDEATHSIG, SIGTERM);
   if (getppid() != parent) /* it died before prctl took effect */
@@ -113,7 +120,8 @@ static void log_end(const ldmd_child *c, int status) {
   } else if (WIFSIGNALED(status)) {
     int sig = WTERMSIG(status);
 
-    if (sig == SIGTERM || sig == SIGKILL || sig == SIGINT)
+    /* SIGALRM: still busy LDMD_CHILD_STOP_S s after SIGTERM. */
+    if (sig == SIGTERM || sig == SIGKILL || sig == SIGINT || sig == SIGALRM)
       log_notice("%s %ld (%s) ended by signal %d (%s)", kind, (long)c->pid,
                  c->what, sig, strsignal(sig));
     else
@@ -224,8 +232,10 @@ void ldmd_children_stop(ldmd_children *t, int grace_ms, const void *waitmask) {
     ldmd_children_reap(t);
   }
   for (i = 0; i < t->n; i++) {
-    log_warning("process %ld (%s) did not stop within %d ms: killing it",
-                (long)t->v[i].pid, t->v[i].what, grace_ms);
+    log_warning("%s %ld (%s) did not stop within %d ms of SIGTERM: killing "
+                "it (SIGKILL)",
+                kind_name(t->v[i].kind), (long)t->v[i].pid, t->v[i].what,
+                grace_ms);
     (void)kill(t->v[i].pid, SIGKILL);
   }
   while (t->n > 0) {

@@ -157,6 +157,25 @@ int ldmd_children_restart_due(ldmd_children *t);
 void ldmd_children_free(ldmd_children *t);
 
 /**
+ * Seconds a child of ours (connection, requester) has to end by itself
+ * after SIGTERM: one more than the top-level's grace before SIGKILL
+ * (LDMD_STOP_GRACE_MS), so that ldmd normally kills a straggler first and
+ * logs it, and a child whose ldmd is gone (killed: the child got SIGTERM
+ * from PR_SET_PDEATHSIG) still ends.  A stop is thus bounded whatever a
+ * child is doing, a regexec() that checks no flag included
+ * (docs/security.md, "Patterns from peers").
+ */
+#define LDMD_STOP_GRACE_MS 2000
+#define LDMD_CHILD_STOP_S 3
+
+/**
+ * In a child's SIGTERM handler (async-signal-safe): SIGALRM, whose action
+ * in our children is the default one (the process ends), comes
+ * LDMD_CHILD_STOP_S seconds from now unless the process has exited.
+ */
+void ldmd_child_stop_due(void);
+
+/**
  * In a child right after fork(): get SIGTERM when the process that forked
  * it (parent, its pid taken before fork()) dies; exit at once if it
  * already has.

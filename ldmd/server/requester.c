@@ -21,6 +21,7 @@
 
 #include "ldmd/server/clock.h"
 #include "ldmd/server/autoshift.h"
+#include "ldmd/server/children.h"
 #include "ldmd/proto/ldm6_text.h"
 #include "ldmd/proto/ldm6_xdr.h"
 #include "ldmd/site/log.h"
@@ -69,7 +70,8 @@ typedef struct requester {
 } requester;
 
 /*
- * The process's SIGTERM handler: it sets the server's stop flag, and ends
+ * The process's SIGTERM handler: it sets the server's stop flag, bounds
+ * the stop (children.h, LDMD_CHILD_STOP_S), and ends
  * the process at once while it waits in a name lookup, which no signal
  * cuts short (nothing is lost: every resume point is on disk already and
  * no reservation is open while connecting).  Process-wide state for a
@@ -81,6 +83,7 @@ static volatile sig_atomic_t term_exits;
 static void on_term(int sig) {
   (void)sig;
   *term_flag = 1;
+  ldmd_child_stop_due(); /* busy past the stop's bound: SIGALRM ends it */
   if (term_exits)
     _exit(0);
 }

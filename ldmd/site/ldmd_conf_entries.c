@@ -48,6 +48,35 @@ static const char *vet_ere(const char *ere) {
 }
 
 /*
+ * Refuse what regcomp or regexec could not do in bounded time: an ERE too
+ * complex to compile (pq_ere_tame()), or one with a back-reference
+ * (pq_ere_backref()).  Every ERE of ldmd.conf is matched against strings a
+ * peer chooses: product identifiers (ALLOW's OK and NOT, ACCEPT; a
+ * REQUEST's pattern checks what the upstream sends), host names from the
+ * peer's DNS, names in its certificate; and an upstream ldmd refuses a
+ * REQUEST pattern with one (docs/security.md, "Patterns from peers").
+ * The ERE is text (what names it, shown is as written).
+ */
+int ldm__conf_ere_vet(conf_parser *p, const conf_src *s, unsigned line,
+                      const char *what, const char *shown, const char *ere) {
+  const char *ref = pq_ere_backref(ere);
+  char b[SHOW_LEN];
+
+  if (!pq_ere_tame(ere))
+    return ldm__conf_fail(p, s, line,
+                          "bad %s \"%s\": too complex (repetitions stacked "
+                          "or nested too deeply)",
+                          what, show(shown, b));
+  if (ref != NULL)
+    return ldm__conf_fail(p, s, line,
+                          "bad %s \"%s\": back-reference \\%c (POSIX EREs "
+                          "have none; matching one against a peer's string "
+                          "can take exponential time)",
+                          what, show(shown, b), ref[1]);
+  return LDM_CONF_OK;
+}
+
+/*
  * Compile the ERE of token t (what names it in messages) with flags, after
  * LDM's ".*" stripping.  On success re is compiled and, when kept is not
  * NULL, *kept is a copy of the ERE as compiled.
@@ -65,12 +94,9 @@ static int compile_ere(conf_parser *p, const conf_src *s, const conf_tok *t,
     if (rc != LDM_CONF_OK)
       return rc;
   }
-  if (!pq_ere_tame(ere))
-    return ldm__conf_fail(
-        p, s, t->line,
-        "bad %s \"%s\": too complex (repetitions stacked or nested "
-        "too deeply)",
-        what, show(t->text, b));
+  rc = ldm__conf_ere_vet(p, s, t->line, what, t->text, ere);
+  if (rc != LDM_CONF_OK)
+    return rc;
   rc = regcomp(re, ere, flags);
   if (rc != 0) {
     char msg[ERE_ERRLEN];

@@ -66,9 +66,9 @@ static int ident_ere(conf_parser *p, const conf_src *s, unsigned line,
   *kept = strndup(v, len);
   if (*kept == NULL)
     return ldm__conf_nomem(p);
-  if (!pq_ere_tame(*kept)) {
-    rc = ldm__conf_fail(p, s, line, "bad %s= ERE \"%s\": too complex", what,
-                        show(*kept, b));
+  snprintf(b, sizeof b, "%s= ERE", what);
+  rc = ldm__conf_ere_vet(p, s, line, b, *kept, *kept);
+  if (rc != LDM_CONF_OK) {
     free(*kept);
     *kept = NULL;
     return rc;

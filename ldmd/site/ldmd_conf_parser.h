@@ -99,6 +99,8 @@ bool ldm__conf_misplaced_keyword(const conf_tok *t);
 int ldm__conf_next_tok(conf_parser *p, conf_src *s, conf_tok *t);
 
 /* ldmd_conf_entries.c: entries, and freeing what they hold */
+int ldm__conf_ere_vet(conf_parser *p, const conf_src *s, unsigned line,
+                      const char *what, const char *shown, const char *ere);
 void ldm__conf_allow_free(ldm_conf_allow *a);
 int ldm__conf_add_allow(conf_parser *p, const conf_src *s, unsigned line,
                         const conf_tok *args, size_t nargs);

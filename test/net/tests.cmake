@@ -41,7 +41,11 @@ if(TARGET ldmproto)
         prodlimit 60
         antidos 120
         names 60
-        held 120)
+        held 120
+        # Patterns from peers, and a stop whatever a child is matching
+        # (docs/security.md, "Patterns from peers").
+        peerpatterns 60
+        busystop 90)
     if(TARGET ldmsend AND TARGET notifyme AND TARGET ldmping)
       # TLS and plain LDM-6 on one port (docs/security.md, "Tests").
       pq_script_test(net_tls ${CMAKE_CURRENT_LIST_DIR}/tls.sh

@@ -377,6 +377,52 @@ static void test_simple(void **state) {
   }
 }
 
+/* Back-references: "\1".."\9" outside a bracket expression, nothing else. */
+static void test_backref(void **state) {
+  static const char *const refs[][2] = {
+      {"(.*)(.*)(.*)(.*)(.*)(.*)(.*)(.*)\\8\\7\\6\\5\\4\\3\\2\\1x", "\\8"},
+      {"(a)\\1", "\\1"},
+      {"\\9", "\\9"},
+      {"\\\\\\1", "\\1"},        /* an escaped backslash, then \1 */
+      {"[a]\\2", "\\2"},         /* after a bracket expression */
+      {"[]]\\3", "\\3"},         /* "]" first is in the bracket */
+      {"[^]]\\4", "\\4"},        /* likewise after "^" */
+      {"[[:digit:]]\\5", "\\5"}, /* "]" of a class does not end it */
+      {"[[.].]]\\6", "\\6"},     /* nor that of a collating element */
+      {"\\w\\7", "\\7"},         /* after another escape */
+      {"\\.\\1", "\\1"},
+      {"(a|b)\\{\\1", "\\1"},
+  };
+  static const char *const none[] = {
+      "\\\\1",     /* a backslash, then the digit 1 */
+      "\\\\\\\\1", /* two backslashes, then 1 */
+      "[\\1]",     /* in a bracket: backslash or 1 */
+      "[^\\1]",
+      "[]\\1]", /* "]" first, then backslash and 1 */
+      "[[:alpha:]\\1]",
+      "[[=a=]\\2]",
+      "\\0",          /* the character 0 to glibc */
+      "a{1,9}[0-9]1", /* digits, no backslash */
+      "\\w1\\.2",     /* digits after other escapes */
+      "^SDUS[0-9]{2} K(LZK|TLX) .*/pN0Q",
+      "",
+      "abc\\", /* a lone backslash at the end */
+      "[\\",   /* an unterminated bracket */
+  };
+  size_t i;
+
+  (void)state;
+  for (i = 0; i < sizeof refs / sizeof refs[0]; i++) {
+    const char *at = pq_ere_backref(refs[i][0]);
+
+    assert_non_null(at);
+    assert_memory_equal(at, refs[i][1], 2);
+  }
+  for (i = 0; i < sizeof none / sizeof none[0]; i++)
+    if (pq_ere_backref(none[i]) != NULL)
+      fail_msg("\"%s\" has no back-reference", none[i]);
+}
+
 static void test_explosive_pattern(void **state) {
   pq_class cls;
   char err[128] = "";
@@ -413,6 +459,7 @@ int main(void) {
       cmocka_unit_test(test_class_free),
       cmocka_unit_test(test_simple),
       cmocka_unit_test(test_explosive_pattern),
+      cmocka_unit_test(test_backref),
   };
 
   return cmocka_run_group_tests(tests, NULL, NULL);

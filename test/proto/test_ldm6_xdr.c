@@ -1305,6 +1305,12 @@ static void test_convert_class(void **state) {
   assert_int_equal(cls->nspecs, 0);
   assert_non_null(strstr(err, "pattern 1 \"(unclosed\""));
   assert_int_equal(ldm6_class_to_pq(w, cls, NULL, 0), LDM6_EPATTERN);
+  /* A back-reference, which compiles, is refused all the same
+   * (docs/security.md, "Patterns from peers"). */
+  strcpy(w->psa[1].pattern, "(.*)(.*)\\2\\1x");
+  assert_int_equal(ldm6_class_to_pq(w, cls, err, sizeof err), LDM6_EPATTERN);
+  assert_int_equal(cls->nspecs, 0);
+  assert_non_null(strstr(err, "pattern 1 \"(.*)(.*)\\2\\1x\": back-reference"));
   strcpy(w->psa[1].pattern, "x");
   w->psa_len = 33;
   assert_int_equal(ldm6_class_to_pq(w, cls, NULL, 0), LDM6_EBOUND);

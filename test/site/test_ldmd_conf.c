@@ -506,6 +506,10 @@ static const ok_case entries_ok[] = {
     {"ERE brackets",
      "ALLOW ANY a{,5} [^]{}]{2}[[=a=][:digit:]]\n",
      {COUNT(nallows, 1)}},
+    /* A backslash then a digit that is no back-reference. */
+    {"not back-references",
+     "ALLOW ANY ^a\\\\1$ [\\1] []\\2]\\0\n",
+     {COUNT(nallows, 1), STR(allow, 0, ok_ere, "[\\1]")}},
     {"ACCEPT",
      "ACCEPT EXP ^TEST ^(pusher)\\.edu$\n"
      "ACCEPT ANY .*FOO .*\n",
@@ -642,6 +646,15 @@ static const bad_case entries_bad[] = {
     {"ALLOW ANY ^a$ [[:alpha\n", 1, "bad OK ERE"},
     /* Open groups count, though the ")" never comes. */
     {"ALLOW ANY x{20000}(x{20000}\n", 1, "too complex"},
+    /* Back-references: matched against a peer's strings, glibc's matcher
+     * takes exponential time (docs/security.md). */
+    {"ALLOW ANY ^a$ (.*)(.*)\\2\\1x\n", 1,
+     "bad OK ERE \"(.*)(.*)\\2\\1x\": back-reference \\2"},
+    {"ALLOW ANY ^a$ .* (a)\\1\n", 1, "bad NOT ERE"},
+    {"ALLOW ANY ^(a)\\1$\n", 1, "bad host ERE"},
+    {"\nACCEPT ANY (.*)\\1 ^a$\n", 2, "back-reference \\1"},
+    {"REQUEST ANY ^(SA|SD)..\\1 host\n", 1,
+     "bad product ERE \"^(SA|SD)..\\1\": back-reference"},
     /* ACCEPT */
     {"ACCEPT ANY .*\n", 1, "ACCEPT needs 3 arguments"},
     {"ACCEPT ANY .* ^a$ ^b\n", 1, "after a complete ACCEPT entry"},
@@ -939,6 +952,7 @@ static void test_ident_parse(void **state) {
       {"ALLOW ANY {cn=(}a\n", 1, "bad cn= ERE \"(\""},
       {"ALLOW ANY {cn=a,cn=b}a\n", 1, "cn= given twice"},
       {"ACCEPT ANY .* {dns=a++++++++++}\n", 1, "too complex"},
+      {"ACCEPT ANY .* {cn=(a)\\1}\n", 1, "bad cn= ERE \"(a)\\1\": back-ref"},
       {"ALLOW ANY {sha256=00}a\n", 1, "sha256= wants 64 hex digits"},
       {"ALLOW ANY {sha256=" PIN_HEX "00}a\n", 1, "64 hex digits"},
       {"ALLOW ANY {tls}(\n", 1, "bad host ERE \"(\""},
