@@ -83,10 +83,10 @@ static uint64_t ere_cost(const uint64_t *cost, size_t depth) {
  * file or a peer must not do that to a server: estimate the nodes first.
  * cost[d] is the size of the open group at depth d, last that of the latest
  * atom; all open groups count, since regcomp builds them before it finds a
- * missing
- * ")".
+ * missing ")".  pq_ere_size() is that estimate (UINT64_MAX past the
+ * bounds); pq_ere_tame() is whether it is within them.
  */
-bool pq_ere_tame(const char *ere) {
+uint64_t pq_ere_size(const char *ere) {
   uint64_t cost[ERE_MAX_NEST + 1], last = 0;
   const char *c = ere;
   size_t depth = 0;
@@ -104,11 +104,11 @@ bool pq_ere_tame(const char *ere) {
      * more than a few. */
     stacked = repeat ? stacked + 1 : 0;
     if (stacked > ERE_MAX_STACKED)
-      return false;
+      return UINT64_MAX;
 
     if (*c == '(') {
       if (depth == ERE_MAX_NEST)
-        return false;
+        return UINT64_MAX;
       cost[++depth] = 0;
       last = 0;
       c++;
@@ -137,9 +137,13 @@ bool pq_ere_tame(const char *ere) {
       last = grown;
     }
     if (ere_cost(cost, depth) > ERE_MAX_COST)
-      return false;
+      return UINT64_MAX;
   }
-  return true;
+  return ere_cost(cost, depth);
+}
+
+bool pq_ere_tame(const char *ere) {
+  return pq_ere_size(ere) <= ERE_MAX_COST;
 }
 
 /*

@@ -56,6 +56,7 @@ int pq_class_add(pq_class *cls, uint32_t feedtype, const char *pattern,
   spec->feedtype = feedtype;
   memcpy(spec->pattern, pattern, len + 1);
   spec->match_all = strcmp(re, ".*") == 0;
+  spec->costly = !spec->match_all && pq_ere_size(re) > PQ_ERE_QUICK;
   cls->nspecs++;
   return 0;
 }

@@ -121,7 +121,9 @@ typedef struct pq_spec {
   uint32_t feedtype;
   char pattern[PQ_PATTERN_MAX + 1]; /**< as given (sent on the wire) */
   bool match_all;                   /**< pattern is ".*": no regexec */
-  regex_t re;                       /**< compiled (REG_EXTENDED|REG_NOSUB) */
+  bool costly; /**< may take long to match (PQ_ERE_QUICK): matched outside
+                    the queue's lock (pq_next()) */
+  regex_t re;  /**< compiled (REG_EXTENDED|REG_NOSUB) */
 } pq_spec;
 
 /** A product class: creation-time window and up to 32 specs. */
@@ -156,6 +158,21 @@ int pq_class_add(pq_class *cls, uint32_t feedtype, const char *pattern,
  * pq_class_add() refuses such patterns as PQ_CLASS_EPATTERN.
  */
 bool pq_ere_tame(const char *ere);
+
+/**
+ * The size of regcomp()'s tree for the ERE as pq_ere_tame() estimates it,
+ * or UINT64_MAX if pq_ere_tame() refuses it.  It also bounds the sets of
+ * states glibc's matcher keeps: a pattern of a few dozen nodes is matched
+ * in microseconds, one of thousands can take seconds per identifier.
+ */
+uint64_t pq_ere_size(const char *ere);
+
+/**
+ * The largest pq_ere_size() matched under the queue's lock: hostile
+ * patterns of that size take at most about a millisecond per identifier
+ * (docs/security.md), a long list of stations in an alternation is bigger.
+ */
+#define PQ_ERE_QUICK 256
 
 /**
  * The first back-reference of the ERE ("\1" to "\9" outside a bracket

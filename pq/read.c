@@ -17,14 +17,24 @@
  * damage (the rebuild of pq/repair.c) and reads on; a read-only one cannot.
  * With pq_set_verify() a product's bytes are checked against the CRC32C of
  * its slot before the callback sees them (PQ_DAMAGED if they differ).
+ *
+ * A class's patterns come from peers, and while the control lock is held
+ * every writer waits: patterns that pq_ere_size() calls small are matched
+ * under the lock for at most MATCH_BUDGET_NS of matching per hold; a class
+ * with a bigger one (pq_spec.costly), which glibc's matcher can take
+ * seconds over, is matched outside the lock, one product at a time
+ * (docs/security.md, "Patterns from peers").
  */
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "pq/internal.h"
 
 #define RND8(x) (((x) + PQ_ALIGN - 1) / PQ_ALIGN * PQ_ALIGN)
 #define SKIP_BATCH 256 /* products examined per pq_next() under one lock */
+#define MATCH_BUDGET_NS 1000000 /* matching per hold of the control lock */
+#define COSTLY_CALL_NS 10000000 /* a call that matches outside the lock */
 /* pq_next_many(): a batch of several products holds at most this many
  * bytes, and at most this share of the data area. */
 #define PQ__BATCH_BYTES (256u * 1024u)
@@ -235,6 +245,20 @@ static uint32_t class_feedtypes(const pq_class *cls) {
   return ft;
 }
 
+/* Has the class a pattern too big to match under the control lock? */
+static bool class_costly(const pq_class *cls) {
+  for (unsigned i = 0; cls != NULL && i < cls->nspecs; i++)
+    if (cls->specs[i].costly)
+      return true;
+  return false;
+}
+
+static uint64_t mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 /* A product of a batch: where it is, and what the callback gets. */
 struct batch_item {
   uint32_t slot;
@@ -316,6 +340,24 @@ static int deliver_batch(pq_t *pq, struct batch *b, int direction,
   return rc;
 }
 
+/* Under the control lock: the first product past the cursor in *s
+ * (PQ_NIL: none).  On damage the lock is dropped, *damage set, and the
+ * error returned. */
+static int walk_from_cursor(pq_t *pq, int direction, uint32_t *s,
+                            bool *damage) {
+  uint32_t cs = pq->cursor_slot;
+  bool cached = cs < pq->nslots &&
+                pq__slot_state(&pq->slots[cs]) == PQ_SLOT_COMMITTED &&
+                pq->slots[cs].ps_key == pq->cursor;
+  int rc = cached ? pq__ti_step_checked(pq, cs, direction, s)
+                  : pq__ti_seek_checked(pq, pq->cursor, direction, s);
+  if (rc != PQ_OK) {
+    *damage = true;
+    return damaged_walk(pq, *s, direction);
+  }
+  return PQ_OK;
+}
+
 /* One try of pq_next() or pq_next_many() (max products at most); *damage
  * says that a PQ_CORRUPT came from the index or a record (what a rebuild
  * mends), not from the callback. */
@@ -326,22 +368,16 @@ static int next_once(pq_t *pq, int direction, const pq_class *cls, unsigned max,
     return rc;
   uint32_t seq = __atomic_load_n(&pq->hdr->hd_commit_seq, __ATOMIC_SEQ_CST);
   uint32_t s;
-  uint32_t cs = pq->cursor_slot;
-  bool cached = cs < pq->nslots &&
-                pq__slot_state(&pq->slots[cs]) == PQ_SLOT_COMMITTED &&
-                pq->slots[cs].ps_key == pq->cursor;
-  rc = cached ? pq__ti_step_checked(pq, cs, direction, &s)
-              : pq__ti_seek_checked(pq, pq->cursor, direction, &s);
-  if (rc != PQ_OK) {
-    *damage = true;
-    return damaged_walk(pq, s, direction);
-  }
+  rc = walk_from_cursor(pq, direction, &s, damage);
+  if (rc != PQ_OK)
+    return rc;
   /* A class can only match products that share a feedtype bit with it: the
    * slot's copy of the feedtype skips the others without reading them. */
   uint32_t want = cls ? class_feedtypes(cls) : PQ_FT_ANY;
   uint64_t last = pq->cursor; /* the last product examined, and its slot */
   uint32_t last_slot = pq->cursor_slot;
   b->n = 0;
+  uint64_t until = cls != NULL ? mono_ns() + MATCH_BUDGET_NS : 0;
   for (unsigned n = 0; s != PQ_NIL && n < SKIP_BATCH && b->n < max; n++) {
     const struct pq_slot *slot = &pq->slots[s];
     if (cls == NULL || (slot->ps_feedtype & want) != 0) {
@@ -367,8 +403,8 @@ static int next_once(pq_t *pq, int direction, const pq_class *cls, unsigned max,
     }
     last = slot->ps_key;
     last_slot = s;
-    if (b->n == max)
-      break; /* no need to look further */
+    if (b->n == max || (cls != NULL && mono_ns() > until))
+      break; /* no need to look further, or writers waited long enough */
     if (pq__ti_step_checked(pq, s, direction, &s) != PQ_OK) {
       *damage = true;
       return damaged_walk(pq, s, direction);
@@ -387,10 +423,99 @@ static int next_once(pq_t *pq, int direction, const pq_class *cls, unsigned max,
   return PQ_END;
 }
 
+/* Under the control lock, from the cursor: the next product sharing a
+ * feedtype bit with want, in *s, its record in *it (examined at most
+ * SKIP_BATCH: then *s is the last examined and *it unset).  The cursor
+ * moves past the others.  Damage as walk_from_cursor(). */
+static int next_candidate(pq_t *pq, int direction, uint32_t want, uint32_t *s,
+                          struct batch_item *it, bool *found, bool *damage) {
+  int rc = walk_from_cursor(pq, direction, s, damage);
+  *found = false;
+  for (unsigned n = 0; rc == PQ_OK && *s != PQ_NIL && n < SKIP_BATCH; n++) {
+    const struct pq_slot *slot = &pq->slots[*s];
+    if ((slot->ps_feedtype & want) != 0) {
+      if (pq__rec_decode(pq, *s, &it->info, &it->data) != PQ_OK) {
+        *damage = true;
+        return damaged_index(pq, "product record", *s);
+      }
+      it->slot = *s;
+      it->crc = slot->ps_crc;
+      it->place = (pq_place){.pp_inserted = slot->ps_key,
+                             .pp_offset = pq->data_off + slot->ps_offset,
+                             .pp_oldest = pq__ti_first(pq) == *s};
+      *found = true;
+      return PQ_OK;
+    }
+    pq->cursor = slot->ps_key;
+    pq->cursor_slot = *s;
+    if (pq__ti_step_checked(pq, *s, direction, s) != PQ_OK) {
+      *damage = true;
+      return damaged_walk(pq, *s, direction);
+    }
+  }
+  return rc;
+}
+
+/* next_once() for a class with a costly pattern: each candidate's record is
+ * copied under the control lock and matched without it; a match is then
+ * delivered if it is still there (the same key in the same slot: keys are
+ * never reused), as a batch of one.  At most SKIP_BATCH candidates a call;
+ * a writer waits for none of the matching, and a call returns after
+ * COSTLY_CALL_NS (the caller calls again). */
+static int next_costly(pq_t *pq, int direction, const pq_class *cls,
+                       struct batch *b, pq_read_fn *fn, void *arg,
+                       bool *damage) {
+  uint32_t want = class_feedtypes(cls), s;
+  struct batch_item *it = &b->items[0];
+  uint64_t until = mono_ns() + COSTLY_CALL_NS;
+  for (unsigned n = 0; n < SKIP_BATCH && (n == 0 || mono_ns() < until); n++) {
+    bool found;
+    int rc = pq__ctl_lock(pq, false);
+    if (rc != PQ_OK)
+      return rc;
+    uint32_t seq = __atomic_load_n(&pq->hdr->hd_commit_seq, __ATOMIC_SEQ_CST);
+    rc = next_candidate(pq, direction, want, &s, it, &found, damage);
+    if (rc != PQ_OK)
+      return rc; /* the lock was dropped */
+    if (!found) {
+      if (s == PQ_NIL)
+        pq->seen_seq = seq;
+      pq__ctl_unlock(pq);
+      return s == PQ_NIL ? PQ_END : PQ_OK;
+    }
+    pq__ctl_unlock(pq);
+    bool match = pq_class_match(cls, &it->info);
+    if ((rc = pq__ctl_lock(pq, false)) != PQ_OK)
+      return rc;
+    const struct pq_slot *slot = &pq->slots[s];
+    uint64_t key = it->place.pp_inserted;
+    bool there = pq__slot_state(slot) == PQ_SLOT_COMMITTED &&
+                 slot->ps_key == key && pq__slot_valid(slot);
+    if (match && there) {
+      b->n = 1;
+      b->lo = slot->ps_offset;
+      b->hi = slot->ps_offset + slot->ps_extent;
+      return deliver_batch(pq, b, direction, key, s, fn, arg);
+    }
+    pq->cursor = key; /* not wanted, or gone while it was matched */
+    pq->cursor_slot = there ? s : PQ_NIL;
+    pq__ctl_unlock(pq);
+  }
+  return PQ_OK; /* the caller calls again */
+}
+
 /* A read callback read through its own handle, with fn: PQ_INVAL. */
 static int nested_read(pq_t *pq, const char *fn) {
   return PQ__FAIL(pq, PQ_INVAL, 0,
                   "%s inside a read callback of the same handle", fn);
+}
+
+/* One try, by the walk the class calls for. */
+static int try_read(pq_t *pq, int direction, const pq_class *cls, unsigned max,
+                    struct batch *b, pq_read_fn *fn, void *arg, bool *damage) {
+  if (class_costly(cls))
+    return next_costly(pq, direction, cls, b, fn, arg, damage);
+  return next_once(pq, direction, cls, max, b, fn, arg, damage);
 }
 
 /* pq_next() and pq_next_many(): one try, and a second after a rebuild
@@ -398,12 +523,12 @@ static int nested_read(pq_t *pq, const char *fn) {
 static int next_read(pq_t *pq, int direction, const pq_class *cls, unsigned max,
                      struct batch *b, pq_read_fn *fn, void *arg) {
   bool damage = false;
-  int rc = next_once(pq, direction, cls, max, b, fn, arg, &damage);
+  int rc = try_read(pq, direction, cls, max, b, fn, arg, &damage);
   if (damage && can_rebuild(pq)) {
     int r = rebuild(pq);
     damage = false;
-    rc = r != PQ_OK ? r
-                    : next_once(pq, direction, cls, max, b, fn, arg, &damage);
+    rc =
+        r != PQ_OK ? r : try_read(pq, direction, cls, max, b, fn, arg, &damage);
   }
   return rc;
 }

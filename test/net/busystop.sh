@@ -19,29 +19,6 @@ printf '%s\n' 'ALLOW ANY ^127\.0\.0\.1$' >"$CONF"
 LONG=$(printf 'ab%.0s' {1..125})
 expect_rc 0 "$PEER" insert -q "$Q" -n 20 -s 100 -f IDS -i "$LONG"
 
-# cpu_ticks PID: user and system time of PID in clock ticks (0 if gone).
-cpu_ticks() {
-  local st
-  st=$(cat "/proc/$1/stat" 2>/dev/null) || {
-    echo 0
-    return
-  }
-  read -r -a f <<<"${st##*) }" # fields from the state on: utime is [11]
-  echo $((f[11] + f[12]))
-}
-
-# busy_child: a child of ldmd that has used a second of CPU, in BUSY.
-busy_child() {
-  local p
-  for p in $(children_of "$LDMD_PID"); do
-    if (($(cpu_ticks "$p") >= $(getconf CLK_TCK))); then
-      BUSY=$p
-      return 0
-    fi
-  done
-  return 1
-}
-
 # all_gone PID...: has every PID exited?
 all_gone() {
   local p

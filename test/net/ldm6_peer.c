@@ -70,6 +70,9 @@ typedef struct peer_opts {
   unsigned vers, proc; /* call */
   long arg;            /* call: a u_int argument, -1 none */
   long threshold_us;   /* latency: fail if p50 exceeds */
+  long specs;          /* subscribe: -P in this many specs (-N), each
+                          compiled apart by the upstream, spec k for
+                          feedtype bit k (they must not overlap) */
   unsigned seed;
 } peer_opts;
 
@@ -116,10 +119,21 @@ static int make_class(const peer_opts *o, ldm6_prod_class *cls) {
   cls->psa[0].feedtype = ft;
   snprintf(cls->psa[0].pattern, sizeof cls->psa[0].pattern, "%s", o->pattern);
   cls->psa_len = 1;
+  /* -N: spec k is "(pattern)|^NONE<k>" for feedtype bit k: a product of
+   * every feedtype (-f ANY) is matched against each. */
+  if (o->specs > 1)
+    cls->psa[0].feedtype = 1;
+  for (long k = 1; k < o->specs && k < LDM6_PSA_MAX - 1 && k < 32; k++) {
+    cls->psa[k].feedtype = 1u << k;
+    snprintf(cls->psa[k].pattern, sizeof cls->psa[k].pattern, "(%s)|^NONE%ld",
+             o->pattern, k);
+    cls->psa_len = (uint32_t)k + 1;
+  }
   if (o->sig != NULL) {
-    cls->psa[1].feedtype = 0;
-    snprintf(cls->psa[1].pattern, sizeof cls->psa[1].pattern, "SIG=%s", o->sig);
-    cls->psa_len = 2;
+    cls->psa[cls->psa_len].feedtype = 0;
+    snprintf(cls->psa[cls->psa_len].pattern, sizeof cls->psa[0].pattern,
+             "SIG=%s", o->sig);
+    cls->psa_len++;
   }
   return 0;
 }
@@ -1299,7 +1313,8 @@ static void usage(void) {
       "  -Z declared size -Y BLKDATA length word (crafted pushes)\n"
       "  -W (never answer COMINGSOON) -X n (stop reading after n\n"
       "     products, for -d ms if given)\n"
-      "  -V vers -R proc -x arg -L p50_us -z seed\n");
+      "  -V vers -R proc -x arg -L p50_us -z seed\n"
+      "  -N n (notifyme, feedme: the pattern in n specs)\n");
 }
 
 static long num(const char *s) {
@@ -1359,7 +1374,8 @@ static bool set_number_opt(int ch, const char *arg, peer_opts *o) {
       ['o'] = &o->offset,   ['n'] = &o->count, ['s'] = &o->size,
       ['t'] = &o->timeout,  ['a'] = &o->age,   ['d'] = &o->delay_ms,
       ['b'] = &o->big,      ['x'] = &o->arg,   ['L'] = &o->threshold_us,
-      ['Z'] = &o->declared, ['Y'] = &o->dbuf,  ['X'] = &o->stall};
+      ['Z'] = &o->declared, ['Y'] = &o->dbuf,  ['X'] = &o->stall,
+      ['N'] = &o->specs};
   unsigned *const uints[128] = {
       ['p'] = &o->port, ['V'] = &o->vers, ['R'] = &o->proc, ['z'] = &o->seed};
 
@@ -1380,9 +1396,9 @@ static int parse(int argc, char **argv, peer_opts *po) {
   int ch;
 
   optind = 2;
-  while ((ch = getopt(argc, argv,
-                      "h:p:f:P:o:n:s:t:a:d:q:S:i:k:AUcb:DV:R:x:L:z:Z:Y:WX:")) !=
-         -1) {
+  while ((ch = getopt(
+              argc, argv,
+              "h:p:f:P:o:n:s:t:a:d:q:S:i:k:AUcb:DV:R:x:L:z:Z:Y:WX:N:")) != -1) {
     if (!set_text_opt(ch, optarg, &o) && !set_number_opt(ch, optarg, &o)) {
       usage();
       return -1;

@@ -107,6 +107,30 @@ children_of() {
   done
 }
 
+# cpu_ticks PID: user and system time of PID in clock ticks (0 if gone).
+cpu_ticks() {
+  local st
+  st=$(cat "/proc/$1/stat" 2>/dev/null) || {
+    echo 0
+    return
+  }
+  read -r -a f <<<"${st##*) }" # fields from the state on: utime is [11]
+  echo $((f[11] + f[12]))
+}
+
+# busy_child: a child of ldmd that has used a second of CPU (matching a
+# slow pattern), in BUSY.
+busy_child() {
+  local p
+  for p in $(children_of "$LDMD_PID"); do
+    if (($(cpu_ticks "$p") >= $(getconf CLK_TCK))); then
+      BUSY=$p
+      return 0
+    fi
+  done
+  return 1
+}
+
 # stop_ldmd [SECONDS [WHEN]]: SIGTERM; ldmd must exit 0 within SECONDS
 # (15); WHEN ("of an episode") ends the message if it does not.
 stop_ldmd() {

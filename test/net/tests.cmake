@@ -45,7 +45,8 @@ if(TARGET ldmproto)
         # Patterns from peers, and a stop whatever a child is matching
         # (docs/security.md, "Patterns from peers").
         peerpatterns 60
-        busystop 90)
+        busystop 90
+        slowmatch 90)
     if(TARGET ldmsend AND TARGET notifyme AND TARGET ldmping)
       # TLS and plain LDM-6 on one port (docs/security.md, "Tests").
       pq_script_test(net_tls ${CMAKE_CURRENT_LIST_DIR}/tls.sh
