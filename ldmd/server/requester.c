@@ -511,6 +511,7 @@ static enum outcome serve_one(requester *r, ldmd_conn *c, int64_t *last,
   if (rc == LDM6_IO_TIMEDOUT) {
     now = ldmd_now_ms();
     put_resume(r, now); /* a quiet moment: the file catches up */
+    ldmd_down_idle(c->down);
     if (ldm6_io_rx_bytes(c->io) != *rx) { /* inside a long record */
       *rx = ldm6_io_rx_bytes(c->io);
       *last = now;
@@ -575,6 +576,7 @@ static enum outcome serve(requester *r, ldm6_io *io) {
   c.ms = r->ms;
   c.mfeeds = ldmm_feeds(r->set->metrics);
   ldmd_down_set_metrics(c.down, c.ms, c.mfeeds);
+  ldmd_down_set_hold(c.down, r->set->max_product_memory);
   ldm6_io_set_max_record(io, max > SIZE_MAX ? SIZE_MAX : (size_t)max);
   r->seen_settled = r->seen_inserted = r->seen_dups = 0;
   ldmd_autoshift_init(&r->shift, r->req->group_size, r->primary,
