@@ -358,13 +358,21 @@ static bool to_queue(ldmd_down *d) {
   return true;
 }
 
-/* Make buf hold at least need bytes.  @return false when out of memory */
+/* Make buf hold at least need bytes, keeping the d->have bytes it holds.
+ * @return false when out of memory */
 static bool hold(ldmd_down *d, size_t need) {
   uint8_t *p;
 
   if (d->cap >= need)
     return true;
-  p = realloc(d->buf, need);
+  if (d->have == 0) { /* nothing to keep: no copy */
+    free(d->buf);
+    d->buf = NULL;
+    d->cap = 0;
+    p = malloc(need);
+  } else {
+    p = realloc(d->buf, need);
+  }
   if (p == NULL)
     return false;
   d->buf = p;
