@@ -6,7 +6,7 @@
  * and the reconnection policy (see requester.h).
  *
  * The products themselves go through downstream.c (vetting, duplicates,
- * reserve and commit) by way of the same handlers as a HIYA push
+ * insertion) by way of the same handlers as a HIYA push
  * (ldmd_product_call() in hiya.c), on an ldmd_conn made for the
  * connection: this file owns the requester's life, not product handling.
  */
