@@ -2,14 +2,22 @@
  * downstream.c - products received from an upstream go into the queue: the
  * vetting (time window, class), the origin rewriting, duplicate detection
  * by the queue's signature index, and the two ways in (HEREIS in one piece;
- * COMINGSOON reserving room that BLKDATA segments fill), each also in a
- * streaming form where the caller fills the reservation itself.  See
- * downstream.h for the rules; this file owns only their mechanics, the
+ * COMINGSOON announcing a product whose BLKDATA segments follow), each also
+ * in a streaming form where the caller reads the data where it is told.
+ * See downstream.h for the rules; this file owns only their mechanics, the
  * counters, and which products are settled (a requester's resume point).
  *
- * A COMINGSOON's reservation is held across calls, so the object remembers
- * the one product in flight and discards it if the sender moves on, closes,
- * or breaks the protocol: the queue never keeps a half-filled product.
+ * A product whose data is still coming (announced by COMINGSOON, or a long
+ * HEREIS being read) is held across calls, so the object remembers the one
+ * product in flight and drops it if the sender moves on, closes, or breaks
+ * the protocol: the queue never keeps a half-filled product.  Its data
+ * waits in this object's memory, not in the queue, until the last byte has
+ * come (docs/security.md, "Announced products (COMINGSOON)"): an
+ * announcement alone reserves nothing and evicts nothing.  Only the first
+ * hold_max bytes are held so; a product that has sent that many and has
+ * more to come is given its room in the queue then, and the rest goes
+ * there straight.  The memory is kept for the next product and freed when
+ * the connection is idle.
  */
 #include "ldmd/server/downstream.h"
 
@@ -30,15 +38,20 @@ struct ldmd_down {
   ldmd_down_stats st;
   uint64_t nsettled;
   pq_prod_info settled; /* the last product whose fate is final */
-  /* the product announced by COMINGSOON, while its data arrives */
+  /* the product whose data is coming (COMINGSOON, or a streamed HEREIS) */
   bool pending;
+  bool dropped;  /* refused once its data came: the rest is read, dropped */
+  bool in_queue; /* past hold_max: its room is reserved (resv) */
+  bool failed;   /* the queue failed (LDMD_DOWN_EQUEUE) */
   pq_resv resv;
   pq_prod_info pinfo;
   uint64_t have; /* bytes received so far */
+  uint8_t *buf;  /* its first bytes, while they are not in the queue */
+  size_t cap;    /* buf's size */
+  uint64_t hold_max;
   /* what ldmd_down_stream_end() completes */
   enum { STREAM_NONE, STREAM_HEREIS, STREAM_BLKDATA } stream;
-  uint64_t stream_len; /* BLKDATA bytes promised */
-  ldmm_slot *ms;       /* the live figures, or NULL */
+  ldmm_slot *ms; /* the live figures, or NULL */
   ldmm_feed *mfeeds;
 };
 
@@ -55,12 +68,17 @@ ldmd_down *ldmd_down_new(pq_t *pq, const char *upstream, unsigned max_latency,
   d->max_latency = max_latency;
   d->cls = *cls; /* the compiled patterns move with the struct */
   memset(cls, 0, sizeof *cls);
+  d->hold_max = LDMD_DOWN_HOLD_DEFAULT;
   return d;
 }
 
 void ldmd_down_set_metrics(ldmd_down *d, ldmm_slot *slot, ldmm_feed *feeds) {
   d->ms = slot;
   d->mfeeds = feeds;
+}
+
+void ldmd_down_set_hold(ldmd_down *d, uint64_t bytes) {
+  d->hold_max = bytes;
 }
 
 static void discard_pending(ldmd_down *d, const char *why) {
@@ -70,6 +88,8 @@ static void discard_pending(ldmd_down *d, const char *why) {
   if (!d->pending)
     return;
   d->pending = false;
+  if (d->dropped) /* counted when it was refused */
+    return;
   d->st.incomplete++;
   ldmm_refused(d->ms, d->mfeeds, d->pinfo.feedtype, LDMM_INCOMPLETE);
   pq_prod_info_format(&d->pinfo, false, text, sizeof text);
@@ -78,6 +98,8 @@ static void discard_pending(ldmd_down *d, const char *why) {
                 "came): %s",
                 why, (unsigned long long)d->have,
                 (unsigned long long)d->pinfo.size, text);
+  if (!d->in_queue)
+    return; /* only memory held it */
   rc = pq_discard(d->pq, &d->resv);
   if (rc != PQ_OK)
     log_error("cannot discard a reservation in %s: %s", pq_path(d->pq),
@@ -89,10 +111,18 @@ const pq_prod_info *ldmd_down_pending(const ldmd_down *d) {
 }
 
 bool ldmd_down_discard(ldmd_down *d, const char *why) {
-  bool was = d->pending;
+  bool was = d->pending && !d->dropped;
 
   discard_pending(d, why);
   return was;
+}
+
+void ldmd_down_idle(ldmd_down *d) {
+  if (d == NULL || d->pending || d->cap <= LDMD_DOWN_HOLD_KEEP)
+    return;
+  free(d->buf);
+  d->buf = NULL;
+  d->cap = 0;
 }
 
 void ldmd_down_free(ldmd_down *d) {
@@ -100,6 +130,7 @@ void ldmd_down_free(ldmd_down *d) {
     return;
   discard_pending(d, "connection ended");
   pq_class_free(&d->cls);
+  free(d->buf);
   free(d);
 }
 
@@ -260,41 +291,140 @@ int ldmd_down_hereis(ldmd_down *d, const ldm6_product *prod) {
   return LDMD_DOWN_OK;
 }
 
-/* Reserve room for a product whose data comes in pieces, which is then
- * pending (d->pending); refused()'s answer if the queue will not take it. */
-static int reserve_pending(ldmd_down *d, const pq_prod_info *info,
-                           const char *what) {
-  int rc = pq_reserve(d->pq, info, &d->resv);
+/* pq_find() callback: the product is there; nothing to read. */
+static int found(const pq_prod_info *info, const void *data,
+                 const pq_place *place, void *arg) {
+  (void)info;
+  (void)data;
+  (void)place;
+  (void)arg;
+  return 0;
+}
 
-  if (rc != PQ_OK)
-    return refused(d, rc, info, what);
+/*
+ * A product whose data is still to come: vet it, refuse it at once if the
+ * queue could never hold it (or, when ask_dup, if it is queued already),
+ * else make it the pending product.  Nothing is reserved in the queue.
+ * @return LDMD_DOWN_OK (d->pending says whether it is taken)
+ */
+static int admit(ldmd_down *d, const ldm6_prod_info *w, bool ask_dup,
+                 const char *what) {
+  pq_prod_info info;
+
+  if (vet(d, w, &info, what) != VET_OK)
+    return LDMD_DOWN_OK;
+  if (info.size >
+      pq_max_product_size(d->pq, strlen(info.origin), strlen(info.ident)))
+    return refused(d, PQ_BIG, &info, what);
+  if (ask_dup && pq_find(d->pq, info.signature, found, NULL) == PQ_OK)
+    return refused(d, PQ_DUP, &info, what);
   d->pending = true;
-  d->pinfo = *info;
+  d->dropped = false;
+  d->in_queue = false;
+  d->failed = false;
+  d->pinfo = info;
   d->have = 0;
   return LDMD_DOWN_OK;
 }
 
 int ldmd_down_comingsoon(ldmd_down *d, const ldm6_comingsoon_args *args,
                          ldm6_errt *reply) {
-  pq_prod_info info;
   int rc;
 
   *reply = LDM6_DONT_SEND;
   discard_pending(d, "a new COMINGSOON arrived first");
-  if (vet(d, &args->info, &info, "comingsoon") != VET_OK)
-    return LDMD_DOWN_OK;
-  rc = reserve_pending(d, &info, "comingsoon");
+  rc = admit(d, &args->info, true, "comingsoon");
   if (d->pending)
     *reply = LDM6_OK;
   return rc;
 }
 
-/* The pending product is complete: commit it. */
-static int commit_pending(ldmd_down *d, const char *what) {
+/* The pending product has more than hold_max bytes (or memory ran out):
+ * reserve its room in the queue and move what came there.  @return false
+ * if the queue refused it (it is then dropped; d->failed if the queue
+ * failed) */
+static bool to_queue(ldmd_down *d) {
+  const char *what = d->stream == STREAM_HEREIS ? "hereis" : "blkdata";
+  int rc = pq_reserve(d->pq, &d->pinfo, &d->resv);
+
+  if (rc != PQ_OK) {
+    d->dropped = true;
+    d->failed = refused(d, rc, &d->pinfo, what) != LDMD_DOWN_OK;
+    return false;
+  }
+  d->in_queue = true;
+  if (d->have > 0)
+    memcpy(d->resv.pr_data, d->buf, (size_t)d->have);
+  return true;
+}
+
+/* Make buf hold at least need bytes, keeping the d->have bytes it holds.
+ * @return false when out of memory */
+static bool hold(ldmd_down *d, size_t need) {
+  uint8_t *p;
+
+  if (d->cap >= need)
+    return true;
+  if (d->have == 0) { /* nothing to keep: no copy */
+    free(d->buf);
+    d->buf = NULL;
+    d->cap = 0;
+    p = malloc(need);
+  } else {
+    p = realloc(d->buf, need);
+  }
+  if (p == NULL)
+    return false;
+  d->buf = p;
+  d->cap = need;
+  return true;
+}
+
+void *ldmd_down_room(ldmd_down *d, size_t want, size_t *n) {
+  *n = want;
+  if (!d->pending || d->dropped)
+    return NULL;
+  if (want > d->pinfo.size - d->have)
+    *n = want = (size_t)(d->pinfo.size - d->have);
+  if (!d->in_queue && d->have < d->hold_max) {
+    uint64_t end = d->pinfo.size < d->hold_max ? d->pinfo.size : d->hold_max;
+
+    if (hold(d, (size_t)end)) {
+      if (want > end - d->have)
+        *n = (size_t)(end - d->have);
+      return d->buf + d->have;
+    }
+    log_warning("no memory for the %llu bytes of a product from %s: writing "
+                "it into the queue as it comes",
+                (unsigned long long)end, d->upstream);
+  }
+  if (!d->in_queue && !to_queue(d))
+    return NULL;
+  return (uint8_t *)d->resv.pr_data + d->have;
+}
+
+void ldmd_down_took(ldmd_down *d, size_t n) {
+  if (d->pending)
+    d->have += n;
+}
+
+/* What became of the pending product's data so far: LDMD_DOWN_EQUEUE if
+ * the queue failed when it was given its room. */
+static int so_far(const ldmd_down *d) {
+  return d->failed ? LDMD_DOWN_EQUEUE : LDMD_DOWN_OK;
+}
+
+/* The pending product's last byte has come: into the queue with it. */
+static int finish(ldmd_down *d, const char *what) {
   int rc;
 
   d->pending = false;
-  rc = pq_commit(d->pq, &d->resv);
+  if (d->dropped)
+    return so_far(d);
+  rc = d->in_queue ? pq_commit(d->pq, &d->resv)
+                   : pq_insert(d->pq, &d->pinfo, d->buf);
+  if (rc != PQ_OK && !d->in_queue)
+    return refused(d, rc, &d->pinfo, what);
   if (rc != PQ_OK) {
     log_error("%s: cannot commit into %s: %s", what, pq_path(d->pq),
               pq_last_error(d->pq)->pe_msg);
@@ -332,46 +462,43 @@ static int blkdata_check(ldmd_down *d, const ldm6_datapkt *pkt, bool *take) {
 }
 
 int ldmd_down_blkdata(ldmd_down *d, const ldm6_datapkt *pkt) {
+  const uint8_t *src = pkt->data;
+  size_t left = pkt->data_len;
   bool take;
   int rc = blkdata_check(d, pkt, &take);
 
   if (rc != LDMD_DOWN_OK || !take)
     return rc;
-  if (pkt->data_len > 0)
-    memcpy((uint8_t *)d->resv.pr_data + d->have, pkt->data, pkt->data_len);
-  d->have += pkt->data_len;
+  while (left > 0) {
+    size_t n;
+    uint8_t *dst = ldmd_down_room(d, left, &n);
+
+    if (dst != NULL)
+      memcpy(dst, src, n);
+    ldmd_down_took(d, n);
+    src += n;
+    left -= n;
+  }
   if (d->have < d->pinfo.size)
-    return LDMD_DOWN_OK;
-  return commit_pending(d, "blkdata");
+    return so_far(d);
+  return finish(d, "blkdata");
 }
 
-int ldmd_down_hereis_begin(ldmd_down *d, const ldm6_prod_info *w, void **dst) {
-  pq_prod_info info;
+int ldmd_down_hereis_begin(ldmd_down *d, const ldm6_prod_info *w, bool *take) {
   int rc;
 
-  *dst = NULL;
   d->stream = STREAM_HEREIS;
   discard_pending(d, "a HEREIS arrived first");
-  if (vet(d, w, &info, "hereis") != VET_OK)
-    return LDMD_DOWN_OK;
-  rc = reserve_pending(d, &info, "hereis");
-  if (d->pending)
-    *dst = d->resv.pr_data;
+  rc = admit(d, w, false, "hereis");
+  *take = d->pending;
   return rc;
 }
 
-int ldmd_down_blkdata_begin(ldmd_down *d, const ldm6_datapkt *pkt, void **dst) {
-  bool take;
-  int rc = blkdata_check(d, pkt, &take);
+int ldmd_down_blkdata_begin(ldmd_down *d, const ldm6_datapkt *pkt, bool *take) {
+  int rc = blkdata_check(d, pkt, take);
 
-  *dst = NULL;
   d->stream = STREAM_BLKDATA;
-  d->stream_len = 0;
-  if (rc != LDMD_DOWN_OK || !take)
-    return rc;
-  d->stream_len = pkt->data_len;
-  *dst = (uint8_t *)d->resv.pr_data + d->have;
-  return LDMD_DOWN_OK;
+  return rc;
 }
 
 int ldmd_down_stream_end(ldmd_down *d, bool ok) {
@@ -382,12 +509,9 @@ int ldmd_down_stream_end(ldmd_down *d, bool ok) {
     return LDMD_DOWN_OK;
   if (!ok) {
     discard_pending(d, "its data did not all arrive");
-    return LDMD_DOWN_OK;
+    return so_far(d);
   }
-  if (kind == STREAM_HEREIS)
-    return commit_pending(d, "hereis");
-  d->have += d->stream_len;
-  if (d->have < d->pinfo.size)
-    return LDMD_DOWN_OK;
-  return commit_pending(d, "blkdata");
+  if (d->have < d->pinfo.size) /* more BLKDATA to come */
+    return so_far(d);
+  return finish(d, kind == STREAM_HEREIS ? "hereis" : "blkdata");
 }

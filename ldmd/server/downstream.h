@@ -9,13 +9,18 @@
  * queue already, so a duplicate would not be recognised) and not after the
  * class's end, and it must match the class.  Its origin is then rewritten
  * "<origin up to the first _v_>_v_<upstream>" (cut to 64 characters), and
- * it is inserted: a HEREIS with reserve, copy and commit (pq_insert); a
- * COMINGSOON reserves its room at once, which claims the signature, so a
- * duplicate is answered DONT_SEND before any data is sent, and the BLKDATA
- * segments are copied into the reservation and committed when complete.
- * For long records the data need not be in memory first: the streaming
- * calls reserve room and say where the caller is to read the data from the
- * socket (receive.c), then commit.
+ * it is inserted: a HEREIS with reserve, copy and commit (pq_insert).  A
+ * COMINGSOON is answered DONT_SEND when the queue already holds the
+ * product (or could never hold it), and reserves nothing: the BLKDATA
+ * segments that follow are held in this object's memory and the product
+ * is inserted when its last byte has come, so an announcement whose data
+ * never comes costs the queue nothing (docs/security.md, "Announced
+ * products (COMINGSOON)").  Only the first hold_max bytes of a product
+ * are held so (/server/max-product-memory); a longer one gets its room in
+ * the queue once that many have come, and the rest goes there straight.
+ * For long records the data need not be gathered first: the streaming
+ * calls say where the caller is to read each part of it from the socket
+ * (receive.c), then insert.
  * Duplicates are dropped silently (an INFO line); too-old and unrequested
  * products get a WARNING; every outcome is counted, and also, when the
  * object is given them (ldmd_down_set_metrics()), in the process's slot of
@@ -41,6 +46,12 @@
 #define LDMD_DOWN_EQUEUE                                                       \
   (-2) /**< the queue failed: close, the process ends                          \
         */
+
+/** The most of one product's data held in memory by default, as the
+ *  registry's /server/max-product-memory. */
+#define LDMD_DOWN_HOLD_DEFAULT 16000000u
+/** A buffer larger than this is freed when the connection is idle. */
+#define LDMD_DOWN_HOLD_KEEP (1u << 20)
 
 typedef struct ldmd_down ldmd_down;
 
@@ -79,6 +90,14 @@ ldmd_down *ldmd_down_new(pq_t *pq, const char *upstream, unsigned max_latency,
 /** Count into the live figures too: slot and feeds may be NULL. */
 void ldmd_down_set_metrics(ldmd_down *d, ldmm_slot *slot, ldmm_feed *feeds);
 
+/** The most bytes of one product held in memory until it is complete
+ *  (LDMD_DOWN_HOLD_DEFAULT until set); 0: every product gets its room in
+ *  the queue when its first data byte is to be read. */
+void ldmd_down_set_hold(ldmd_down *d, uint64_t bytes);
+
+/** The connection is idle: free a large buffer no product is using. */
+void ldmd_down_idle(ldmd_down *d);
+
 /** Free; a product still waiting for BLKDATA is discarded. */
 void ldmd_down_free(ldmd_down *d);
 
@@ -86,8 +105,9 @@ void ldmd_down_free(ldmd_down *d);
 int ldmd_down_hereis(ldmd_down *d, const ldm6_product *prod);
 
 /**
- * A COMINGSOON: vet and reserve.  A product still waiting for its data is
- * discarded first (with a warning).
+ * A COMINGSOON: vet it, look it up in the queue, and take it as the
+ * product whose data comes next; nothing is reserved.  A product still
+ * waiting for its data is discarded first (with a warning).
  * @param reply  LDM6_OK (send the data) or LDM6_DONT_SEND
  * @return LDMD_DOWN_OK or LDMD_DOWN_EQUEUE
  */
@@ -106,34 +126,48 @@ int ldmd_down_blkdata(ldmd_down *d, const ldm6_datapkt *pkt);
 
 /*
  * Streaming: the data of a long HEREIS or BLKDATA is still on the wire.
- * The caller gets from *_begin() the place in the queue where the bytes
- * go, reads them there straight from the socket (ldm6_io_recv_body()), and
- * then always calls ldmd_down_stream_end().  A product not taken (refused,
- * duplicate, no COMINGSOON pending) gives a NULL place: the caller reads
- * the bytes and drops them.
+ * After *_begin() the caller asks ldmd_down_room() where the next bytes
+ * go, reads that many there straight from the socket
+ * (ldm6_io_recv_body()), says so with ldmd_down_took(), and so on to the
+ * end of the data; then it always calls ldmd_down_stream_end().  A product
+ * not taken (refused, duplicate, no COMINGSOON pending) gives take false
+ * and a NULL room: the caller reads the bytes and drops them.
  */
 
 /**
- * A HEREIS whose info.sz data bytes follow: vet and reserve room.
- * @param dst  set to where the data goes, or NULL
- * @return LDMD_DOWN_OK or LDMD_DOWN_EQUEUE
+ * A HEREIS whose info.sz data bytes follow: vet it (nothing is reserved).
+ * @param take  whether its data is wanted
+ * @return LDMD_DOWN_OK (a product the queue could never hold is refused)
  */
 int ldmd_down_hereis_begin(ldmd_down *d, const ldm6_prod_info *info,
-                           void **dst);
+                           bool *take);
 
 /**
  * A BLKDATA whose pkt->data_len bytes follow (pkt->data is not read).
- * @param dst  set to where they go in the product announced by
- *             COMINGSOON, or NULL when none is pending (a warning)
+ * @param take  whether they belong to the product announced by
+ *              COMINGSOON (false when none is pending: a warning)
  * @return LDMD_DOWN_OK; LDMD_DOWN_EPROTO (another product's signature, or
  *         more bytes than announced: the pending product is discarded)
  */
-int ldmd_down_blkdata_begin(ldmd_down *d, const ldm6_datapkt *pkt, void **dst);
+int ldmd_down_blkdata_begin(ldmd_down *d, const ldm6_datapkt *pkt, bool *take);
+
+/**
+ * Where the next of the pending product's data bytes go: room for *n of
+ * them (1 .. want, fewer than want where the memory ends and the queue
+ * takes over).  NULL (with *n = want) when no product takes them: the
+ * product was refused by the queue when given its room (an error was
+ * logged) and the caller drops the bytes.  Call ldmd_down_took() for the
+ * *n bytes either way.
+ */
+void *ldmd_down_room(ldmd_down *d, size_t want, size_t *n);
+
+/** n data bytes of the pending product were read (into the last room). */
+void ldmd_down_took(ldmd_down *d, size_t n);
 
 /**
  * The bytes promised to the last *_begin() are all there (ok), or did not
  * come (the connection failed: the product is discarded).  A HEREIS is
- * committed; a BLKDATA's product is committed once complete.
+ * inserted; a BLKDATA's product is inserted once complete.
  * @return LDMD_DOWN_OK or LDMD_DOWN_EQUEUE
  */
 int ldmd_down_stream_end(ldmd_down *d, bool ok);
@@ -144,7 +178,7 @@ const pq_prod_info *ldmd_down_pending(const ldmd_down *d);
 
 /**
  * Give up the product announced by COMINGSOON, if its data is still
- * incomplete: its reservation is discarded with a warning that names it,
+ * incomplete: what came of it is dropped with a warning that names it,
  * why, and how many of its bytes came.
  * @return true if a product was pending
  */

@@ -187,6 +187,7 @@ int ldmd_hiya(ldmd_conn *c, const ldm6_io_msg *m) {
     return LDMD_FAIL;
   }
   ldmd_down_set_metrics(c->down, c->ms, c->mfeeds);
+  ldmd_down_set_hold(c->down, c->set->max_product_memory);
   c->push = true;
   c->lost_told = 0;
   if (next == LDMD_CONTINUE)

@@ -2,15 +2,17 @@
  * receive.c - products whose records are too long to gather first.  A
  * HEREIS or BLKDATA record longer than LDMD_RECORD_HEAD bytes is taken in
  * two parts: its start (the RPC header and the product's metadata, or the
- * packet's signature and length) is decoded, room is reserved in the queue
- * (downstream.c's *_begin()), and the data is read from the socket
- * straight into that room (ldm6_io_recv_body()) and committed.  A 20 MB
- * product is thus copied once, by the kernel, and no buffer grows to its
- * size and is faulted in for every product, as a gathered record would
- * be.  A record that ends before or after the data it declares is
- * refused (ldmd_refuse_product()) and what came of it discarded.  Shorter
- * records, and every other call, are gathered whole and go through
- * ldmd_product_call() (hiya.c).
+ * packet's signature and length) is decoded and vetted (downstream.c's
+ * *_begin()), and the data is read from the socket straight where
+ * downstream.c says (ldmd_down_room(), ldm6_io_recv_body()): a buffer of
+ * the connection's, reused from product to product, and the queue only
+ * once the product is complete, or once /server/max-product-memory bytes
+ * of it have come (docs/security.md, "Announced products (COMINGSOON)").
+ * No buffer grows past that bound, as a gathered record of a 20 MB
+ * product would.  A record that ends before or after the data it
+ * declares is refused (ldmd_refuse_product()) and what came of it
+ * discarded.  Shorter records, and every other call, are gathered whole
+ * and go through ldmd_product_call() (hiya.c).
  *
  * Used by requesters and by HIYA receivers alike; the connection's
  * ldmd_conn carries the receiving side (c->down).
@@ -50,44 +52,47 @@ static void populate(uint8_t *dst, size_t n) {
 #endif
 }
 
-/* Read the rest of a streamed record: data_rest bytes into dst (NULL:
- * dropped), then pad_rest bytes dropped, then the record's end. */
-static int take_rest(ldmd_conn *c, uint8_t *dst, size_t data_rest,
-                     size_t pad_rest, int timeout_ms) {
-  int rc = ldm6_io_recv_body(c->io, dst, data_rest, timeout_ms);
-
-  if (rc == LDM6_IO_OK)
-    rc = ldm6_io_recv_body(c->io, NULL, pad_rest, timeout_ms);
-  if (rc == LDM6_IO_OK)
-    rc = ldm6_io_recv_end(c->io, timeout_ms);
-  return rc;
-}
-
 /*
  * The data of a product or packet: sz bytes (then padding) of which the
- * first have bytes are already in pre.  Copies them to dst (if not NULL),
- * reads the rest there, and ends the record.  The record must end right
+ * first have bytes are already in pre.  When take, each part goes where
+ * downstream.c says (ldmd_down_room(): its memory, then the queue), else
+ * it is dropped; then the record is ended.  The record must end right
  * after the padding: one longer or shorter than what it declares is a
  * protocol error (LDM6_IO_EPROTO, *why says how).
  * @return an LDM6_IO_* result
  */
-static int stream_data(ldmd_conn *c, uint8_t *dst, uint32_t sz,
-                       const uint8_t *pre, size_t have, int timeout_ms,
-                       const char **why) {
+static int stream_data(ldmd_conn *c, bool take, uint32_t sz, const uint8_t *pre,
+                       size_t have, int timeout_ms, const char **why) {
   size_t total = (size_t)sz + ldm6_xdr_pad(sz);
-  size_t in_pre = have < sz ? have : sz;
-  int rc;
+  size_t done = 0, in_pre = have < sz ? have : sz;
+  int rc = LDM6_IO_OK;
 
   if (have > total) {
     *why = "the record holds more";
     return LDM6_IO_EPROTO;
   }
-  if (dst != NULL)
-    populate(dst, sz);
-  if (dst != NULL && in_pre > 0)
-    memcpy(dst, pre, in_pre);
-  rc = take_rest(c, dst != NULL ? dst + in_pre : NULL, sz - in_pre,
-                 total - have - (sz - in_pre), timeout_ms);
+  while (rc == LDM6_IO_OK && done < sz) {
+    size_t n = sz - done;
+    uint8_t *dst = take ? ldmd_down_room(c->down, n, &n) : NULL;
+
+    if (done < in_pre) { /* bytes already read with the record's start */
+      if (n > in_pre - done)
+        n = in_pre - done;
+      if (dst != NULL)
+        memcpy(dst, pre + done, n);
+    } else {
+      populate(dst, n);
+      rc = ldm6_io_recv_body(c->io, dst, n, timeout_ms);
+    }
+    if (take && rc == LDM6_IO_OK)
+      ldmd_down_took(c->down, n);
+    done += n;
+  }
+  if (rc == LDM6_IO_OK)
+    rc = ldm6_io_recv_body(c->io, NULL, total - sz - (have - in_pre),
+                           timeout_ms);
+  if (rc == LDM6_IO_OK)
+    rc = ldm6_io_recv_end(c->io, timeout_ms);
   *why = ldm6_io_detail(c->io); /* "record longer than its contents"... */
   return rc;
 }
@@ -115,7 +120,7 @@ static int failed(ldmd_conn *c, const ldm6_io_msg *m, int rc, const char *what,
 static int hereis(ldmd_conn *c, const ldm6_io_msg *m, int timeout_ms) {
   ldm6_prod_info info;
   size_t used;
-  void *dst = NULL;
+  bool take = false;
   const char *why = "";
   int rc, down;
 
@@ -127,11 +132,11 @@ static int hereis(ldmd_conn *c, const ldm6_io_msg *m, int timeout_ms) {
   }
   if (ldmd_product_size_check(c, m->hdr.xid, "HEREIS", &info) != LDMD_CONTINUE)
     return LDMD_FAIL;
-  if (ldmd_down_hereis_begin(c->down, &info, &dst) != LDMD_DOWN_OK) {
+  if (ldmd_down_hereis_begin(c->down, &info, &take) != LDMD_DOWN_OK) {
     (void)ldmd_down_stream_end(c->down, false);
     return LDMD_FAIL;
   }
-  rc = stream_data(c, dst, info.sz, m->body + used, m->body_len - used,
+  rc = stream_data(c, take, info.sz, m->body + used, m->body_len - used,
                    timeout_ms, &why);
   down = ldmd_down_stream_end(c->down, rc == LDM6_IO_OK);
   if (rc != LDM6_IO_OK)
@@ -150,7 +155,7 @@ static int blkdata(ldmd_conn *c, const ldm6_io_msg *m, int timeout_ms) {
   ldm6_datapkt pkt;
   const pq_prod_info *pending;
   char ident[PQ_IDENT_MAX + 1] = "";
-  void *dst = NULL;
+  bool take = false;
   const char *why = "";
   int rc, down;
 
@@ -166,14 +171,14 @@ static int blkdata(ldmd_conn *c, const ldm6_io_msg *m, int timeout_ms) {
   if (pending != NULL &&
       memcmp(pending->signature, pkt.signature, PQ_SIGLEN) == 0)
     snprintf(ident, sizeof ident, "%s", pending->ident);
-  if (ldmd_down_blkdata_begin(c->down, &pkt, &dst) != LDMD_DOWN_OK) {
+  if (ldmd_down_blkdata_begin(c->down, &pkt, &take) != LDMD_DOWN_OK) {
     (void)ldmd_down_stream_end(c->down, false);
     /* downstream.c said why */
     return ldmd_refuse_product(
         c, m->hdr.xid, "BLKDATA", ident[0] != '\0' ? ident : NULL,
         pkt.signature, pkt.data_len, "not the data COMINGSOON announced");
   }
-  rc = stream_data(c, dst, pkt.data_len, m->body + DATAPKT_HEAD,
+  rc = stream_data(c, take, pkt.data_len, m->body + DATAPKT_HEAD,
                    m->body_len - DATAPKT_HEAD, timeout_ms, &why);
   down = ldmd_down_stream_end(c->down, rc == LDM6_IO_OK);
   if (rc != LDM6_IO_OK)

@@ -6,7 +6,7 @@
  * and the reconnection policy (see requester.h).
  *
  * The products themselves go through downstream.c (vetting, duplicates,
- * reserve and commit) by way of the same handlers as a HIYA push
+ * insertion) by way of the same handlers as a HIYA push
  * (ldmd_product_call() in hiya.c), on an ldmd_conn made for the
  * connection: this file owns the requester's life, not product handling.
  */
@@ -514,6 +514,7 @@ static enum outcome serve_one(requester *r, ldmd_conn *c, int64_t *last,
   if (rc == LDM6_IO_TIMEDOUT) {
     now = ldmd_now_ms();
     put_resume(r, now); /* a quiet moment: the file catches up */
+    ldmd_down_idle(c->down);
     if (ldm6_io_rx_bytes(c->io) != *rx) { /* inside a long record */
       *rx = ldm6_io_rx_bytes(c->io);
       *last = now;
@@ -578,6 +579,7 @@ static enum outcome serve(requester *r, ldm6_io *io) {
   c.ms = r->ms;
   c.mfeeds = ldmm_feeds(r->set->metrics);
   ldmd_down_set_metrics(c.down, c.ms, c.mfeeds);
+  ldmd_down_set_hold(c.down, r->set->max_product_memory);
   ldm6_io_set_max_record(io, max > SIZE_MAX ? SIZE_MAX : (size_t)max);
   r->seen_settled = r->seen_inserted = r->seen_dups = 0;
   ldmd_autoshift_init(&r->shift, r->req->group_size, r->primary,

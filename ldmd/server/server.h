@@ -67,6 +67,9 @@ typedef struct ldmd_settings {
   /** The largest product a peer may send, in bytes (0: what the queue
    *  can hold, LDM's only bound). */
   uint64_t max_product;
+  /** The most of one product's data a connection holds in memory until
+   *  the product is complete (downstream.h, ldmd_down_set_hold()). */
+  uint64_t max_product_memory;
   /** Directory of the requesters' resume files ("": beside the queue). */
   const char *state_dir;
   /** Set by SIGTERM (and SIGINT): stop at the next check. */

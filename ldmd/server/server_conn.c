@@ -403,6 +403,7 @@ static int call_loop(ldmd_conn *c) {
     case LDM6_IO_OK:
       break;
     case LDM6_IO_TIMEDOUT:
+      ldmd_down_idle(c->down); /* NULL before HIYA */
       if (ldmd_conn_deadline_left_ms(c) == 0) {
         log_deadline(c, c->peer);
         return LDMD_DONE;

@@ -142,6 +142,7 @@ static void own_keys(reader *r, const ldmd_cmdline *cl, ldmd_params *p) {
   get_seconds(r, REG_FIRST_CALL_LIMIT, &p->first_call_ms);
   get_bool(r, REG_ANTI_DOS, &p->anti_dos);
   get_size(r, REG_MAX_PRODUCT_SIZE, &p->max_product);
+  get_size(r, REG_MAX_PRODUCT_MEMORY, &p->max_product_memory);
   get_uint(r, REG_MAX_PER_ADDRESS, 1, 1000000, &per);
   p->max_per_address = (unsigned)per;
   get_string(r, REG_STATE_DIR, p->state_dir, sizeof p->state_dir);
@@ -216,4 +217,5 @@ void ldmd_settings_fill(const ldmd_params *p, ldmd_settings *set) {
   set->first_call_ms = p->first_call_ms;
   set->anti_dos = p->anti_dos;
   set->max_product = p->max_product;
+  set->max_product_memory = p->max_product_memory;
 }

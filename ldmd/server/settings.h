@@ -73,6 +73,7 @@ typedef struct ldmd_params {
   char tls_cert[PATH_MAX];     /**< /tls/cert; "": TLS off */
   char tls_key[PATH_MAX];      /**< /tls/key; "": in the cert's file */
   char tls_ca[PATH_MAX];       /**< /tls/ca; "": none */
+  uint64_t max_product_memory; /**< /server/max-product-memory, bytes */
 } ldmd_params;
 
 /**

@@ -109,6 +109,7 @@
 #define REG_MAX_PER_ADDRESS "/server/max-per-address"
 #define REG_FIRST_CALL_LIMIT "/server/first-call-limit"
 #define REG_MAX_PRODUCT_SIZE "/server/max-product-size"
+#define REG_MAX_PRODUCT_MEMORY "/server/max-product-memory"
 #define REG_USER "/server/user"
 /* TLS (docs/security.md): PEM files of the site's certificate (chain), its
  * key ("": in the certificate's file) and the CAs whose certificates

@@ -469,8 +469,49 @@ static int subscribe(const peer_opts *o, bool notify) {
 /* HIYA push                                                              */
 /* ---------------------------------------------------------------------- */
 
+/* A record of call proc whose arguments are head[0..hlen) and data[0..sz)
+ * (with its padding), of which only the first half of the data is
+ * written before the connection is closed (-k cut): a sender that dies
+ * in the middle of a product.  @return LDM6_IO_CLOSED, or LDM6_IO_ESYS */
+static int send_cut(ldm6_io *io, uint32_t proc, const uint8_t *head,
+                    size_t hlen, const uint8_t *data, uint32_t sz) {
+  uint8_t hdr[64];
+  size_t clen, len, keep;
+  uint8_t *rec;
+  uint32_t word;
+  ssize_t put;
+
+  if (ldm6_rpc_encode_call(0x7fff0000u, LDM6_PROG, 6, proc, hdr, sizeof hdr,
+                           &clen) != 0)
+    return LDM6_IO_ESYS;
+  len = clen + hlen + sz + ldm6_xdr_pad(sz);
+  keep = 4 + clen + hlen + sz / 2;
+  rec = malloc(keep);
+  if (rec == NULL)
+    return LDM6_IO_ESYS;
+  word = htonl(0x80000000u | (uint32_t)len);
+  memcpy(rec, &word, 4);
+  memcpy(rec + 4, hdr, clen);
+  memcpy(rec + 4 + clen, head, hlen);
+  memcpy(rec + 4 + clen + hlen, data, sz / 2);
+  put = write(ldm6_io_fd(io), rec, keep);
+  free(rec);
+  printf("CUT after %zd of %zu record bytes\n", put, len + 4);
+  return put == (ssize_t)keep ? LDM6_IO_CLOSED : LDM6_IO_ESYS;
+}
+
+/* The data's record, or its first half (-k cut). */
+static int send_data(ldm6_io *io, const peer_opts *o, uint32_t proc,
+                     struct iovec iov[3]) {
+  if (o->kind != NULL && strcmp(o->kind, "cut") == 0)
+    return send_cut(io, proc, iov[0].iov_base, iov[0].iov_len, iov[1].iov_base,
+                    (uint32_t)iov[1].iov_len);
+  return ldm6_io_send_call(io, 6, proc, iov, 3, NULL);
+}
+
 /* Push one product: HEREIS, or COMINGSOON and BLKDATA.  A crafted one
- * (-Z, -Y) declares another size than the bytes it carries. */
+ * (-Z, -Y) declares another size than the bytes it carries; -k announce
+ * sends only the COMINGSOON, -k cut half the data's record. */
 static int push_one(ldm6_io *io, const peer_opts *o, const pq_prod_info *info,
                     const uint8_t *data, uint32_t max_hereis) {
   ldm6_prod_info w;
@@ -493,7 +534,7 @@ static int push_one(ldm6_io *io, const peer_opts *o, const pq_prod_info *info,
 
     ldm6_encode(LDM6_T_PROD_INFO, &w, head, sizeof head, &iov[0].iov_len);
     printf("SENT-HEREIS %s %s\n", w.ident, hex);
-    return ldm6_io_send_call(io, 6, LDM6_HEREIS, iov, 3, NULL);
+    return send_data(io, o, LDM6_HEREIS, iov);
   } else {
     ldm6_comingsoon_args a = {.info = w, .pktsz = w.sz};
     ldm6_comingsoon_reply r;
@@ -511,10 +552,14 @@ static int push_one(ldm6_io *io, const peer_opts *o, const pq_prod_info *info,
       printf("DONT_SEND %s\n", w.ident);
       return LDM6_IO_OK;
     }
+    if (o->kind != NULL && strcmp(o->kind, "announce") == 0) {
+      printf("ANNOUNCED %s %u\n", w.ident, (unsigned)w.sz);
+      return LDM6_IO_OK;
+    }
     memcpy(pkt.signature, w.signature, 16);
     ldm6_encode_datapkt_head(&pkt, head, sizeof head, &iov[0].iov_len);
     printf("SENT-COMINGSOON %s %s\n", w.ident, hex);
-    return ldm6_io_send_call(io, 6, LDM6_BLKDATA, iov, 3, NULL);
+    return send_data(io, o, LDM6_BLKDATA, iov);
   }
 }
 
@@ -626,9 +671,18 @@ static int hiya(const peer_opts *o) {
     rc = data == NULL ? LDM6_IO_ESYS : push_one(io, o, &info, data, max_hereis);
     free(data);
   }
+  if (rc == LDM6_IO_OK && o->kind != NULL) { /* announce: leave, unconfirmed */
+    printf("LEAVING after %ld\n", n);
+    ldm6_io_free(io);
+    return 0;
+  }
   if (rc == LDM6_IO_OK)
     rc = call(io, 6, LDM6_NULLPROC, LDM6_T_VOID, NULL, &m);
   printf("PUSHED %ld %s\n", n, ldm6_io_strerror(rc));
+  if (rc == LDM6_IO_CLOSED && o->kind != NULL && strcmp(o->kind, "cut") == 0) {
+    ldm6_io_free(io); /* closed by us, as asked */
+    return 0;
+  }
   ldm6_io_free(io);
   if (rc != LDM6_IO_OK)
     return 1;
@@ -1311,6 +1365,8 @@ static void usage(void) {
       "  hold (-n connections held for -t seconds, sending nothing)\n"
       "  -U (reply PROC_UNAVAIL) -c (COMINGSOON) -b big -D (DONT_SEND)\n"
       "  -Z declared size -Y BLKDATA length word (crafted pushes)\n"
+      "  hiya -k announce (COMINGSOON only, then close) | cut (half of\n"
+      "     the first data record, then close)\n"
       "  -W (never answer COMINGSOON) -X n (stop reading after n\n"
       "     products, for -d ms if given)\n"
       "  -V vers -R proc -x arg -L p50_us -z seed\n"

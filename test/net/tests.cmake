@@ -39,6 +39,8 @@ if(TARGET ldmproto)
         privdrop 60
         filemodes 60
         prodlimit 60
+        # Announced products reserve nothing until their data comes.
+        announce 90
         antidos 120
         names 60
         held 120

@@ -45,6 +45,7 @@ static const char full_registry[] =
     "    <max-per-address>5</max-per-address>\n"
     "    <first-call-limit>11</first-call-limit>\n"
     "    <max-product-size>2M</max-product-size>\n"
+    "    <max-product-memory>3M</max-product-memory>\n"
     "    <user>nobody</user>\n"
     "  </server>\n"
     "  <requester>\n"
@@ -166,6 +167,7 @@ static void test_defaults_without_a_registry_file(void **state) {
   assert_int_equal(p.first_call_ms, 30000);
   assert_true(p.anti_dos);
   assert_int_equal(p.max_product, 0);
+  assert_int_equal(p.max_product_memory, 16000000);
   assert_int_equal(p.max_per_address, 32);
   assert_string_equal(p.state_dir, "");
   assert_string_equal(p.user, "");
@@ -205,6 +207,7 @@ static void test_registry_values_replace_defaults(void **state) {
   assert_int_equal(p.first_call_ms, 11000);
   assert_false(p.anti_dos);
   assert_int_equal(p.max_product, 2000000);
+  assert_int_equal(p.max_product_memory, 3000000);
   assert_int_equal(p.max_per_address, 5);
   assert_string_equal(p.state_dir, "/var/test/state");
   assert_string_equal(p.user, "nobody");
@@ -365,6 +368,7 @@ static void test_fill_hands_children_their_part(void **state) {
   assert_int_equal(set.first_call_ms, 11000);
   assert_false(set.anti_dos);
   assert_int_equal(set.max_product, 2000000);
+  assert_int_equal(set.max_product_memory, 3000000);
   assert_int_equal(set.rpc_timeout, 77);
   assert_int_equal(set.metrics_slot, -1);
   assert_null(set.conf);

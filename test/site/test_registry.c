@@ -30,7 +30,7 @@
 /* Keys with a built-in default: LDM's 24, ldmd's own 8, 3 for its live
  * figures, 4 against abuse and 3 for TLS, pqact's own 1, ldmadmin's own 1,
  * the NATS bridge's 8. */
-#define NBUILTIN 52
+#define NBUILTIN 53
 
 static char scratch[1024]; /* this run's directory */
 static char home[2048];    /* LDMHOME for the tests */
@@ -259,6 +259,9 @@ static void check_all_defaults(ldm_registry *reg) {
   want_uint(reg, REG_MAX_PER_ADDRESS, 32);
   want_uint(reg, REG_FIRST_CALL_LIMIT, 30);
   want_uint(reg, REG_MAX_PRODUCT_SIZE, 0);
+  assert_int_equal(ldm_reg_get_size(reg, REG_MAX_PRODUCT_MEMORY, &size),
+                   LDM_REG_OK);
+  assert_int_equal(size, 16000000);
   want_string(reg, REG_USER, "");
   want_string(reg, REG_TLS_CERT, ""); /* TLS off */
   want_string(reg, REG_TLS_KEY, "");
@@ -1015,7 +1018,7 @@ static void test_own_keys(void **state) {
   assert_string_equal(s.values[4], "");
   for (int i = 0; i < s.n; i++)
     assert_true(s.is_default[i]);
-  walk_n(reg, "/server", &s, 14); /* LDM's 7 and ldmd's 7 */
+  walk_n(reg, "/server", &s, 15); /* LDM's 7 and ldmd's 8 */
   for (size_t i = 0; i < NOWN; i++)
     if (strncmp(own_keys[i].key, "/server/", 8) == 0) {
       int j = find_seen(&s, own_keys[i].key);
