@@ -26,13 +26,7 @@ static uint8_t buf[1 << 16];
 /* A queue of 64 slots and 256 KiB holding NPRODS products of about 1 KB:
  * room for many more. */
 static void make_queue(void) {
-  pq_t *pq = tu_create(path, 256 * 1024, 64);
-  for (unsigned i = 0; i < NPRODS; i++) {
-    pq_prod_info info;
-    tu_product(&info, buf, 1000 + i, i);
-    assert_int_equal(pq_insert(pq, &info, buf), PQ_OK);
-  }
-  pq_close(pq);
+  tu_small_queue(path, NPRODS, buf);
 }
 
 /* Write the 64-bit value v over the header field at offset field (the
