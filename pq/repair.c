@@ -253,7 +253,9 @@ int pq__rebuild_noting(pq_t *pq, uint64_t *droppedp, uint64_t *reclaimedp,
           ? h->hd_intent_slot
           : PQ_NIL;
   __atomic_store_n(&h->hd_dirty, 1, __ATOMIC_SEQ_CST);
-  r.maxkey = h->hd_last_key > PQ_KEY_MAX ? 0 : h->hd_last_key;
+  /* PQ_KEY_MAX leaves no time for the next commit (pq/roots.c): only a
+   * product of that time keeps it. */
+  r.maxkey = h->hd_last_key >= PQ_KEY_MAX ? 0 : h->hd_last_key;
 
   keep_sound_slots(&r, intent);
   drop_overlaps(&r);

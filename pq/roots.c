@@ -85,10 +85,12 @@ static int time_vet(pq_t *pq, char *why, size_t len) {
   }
   uint32_t newest = h->hd_tails[0];
   uint64_t key = newest < SENT(pq) ? pq->slots[newest].ps_key : 0;
-  if (h->hd_last_key > PQ_KEY_MAX || h->hd_last_key < key) {
+  /* At PQ_KEY_MAX no later time is left: the commit would fail after
+   * the eviction. */
+  if (h->hd_last_key >= PQ_KEY_MAX || h->hd_last_key < key) {
     snprintf(why, len,
-             "last insertion time %llu is out of range or older than the "
-             "newest product's (%llu)",
+             "last insertion time %llu leaves no later one, or is older than "
+             "the newest product's (%llu)",
              (unsigned long long)h->hd_last_key, (unsigned long long)key);
     return PQ_CORRUPT;
   }

@@ -2,7 +2,8 @@
  * test_roots.c - a queue whose header roots were damaged by one stray
  * 64-bit write (issue 21, item 4): the write head, the word of the region
  * before it and the free-slot stack's top, the free-slot count, the last
- * insertion time.  The header checksum covers none of them.  For each:
+ * insertion time (out of range, behind the newest product, or at the last
+ * time there is).  The header checksum covers none of them.  For each:
  * pq_check() (read-only, as pqcheck -C) names the invariant; the next
  * insert into a queue that had room evicts nothing (it succeeds, or is
  * refused with PQ_CORRUPT and a message saying so, and the one after it
@@ -188,6 +189,27 @@ static void test_damaged_head_and_last_key(void **state) {
   }
 }
 
+/* The last insertion time at PQ_KEY_MAX, which invariant 8 allows but
+ * which leaves no time for the next product: the insert is refused before
+ * it evicts, and the repair puts the time back to the newest product's. */
+static void test_last_key_at_the_end(void **state) {
+  (void)state;
+  make_queue();
+  uint64_t last = peek(offsetof(struct pq_hdr, hd_last_key));
+  poke(offsetof(struct pq_hdr, hd_last_key), PQ_KEY_MAX);
+  check_says(0);
+  pq_t *pq;
+  assert_int_equal(pq_open(path, 0, &pq, NULL), PQ_OK);
+  insert_evicts_nothing(pq, 100, 500);
+  insert_evicts_nothing(pq, 101, 20000);
+  assert_int_equal(all_originals(pq), NPRODS + 2);
+  pq_stats st;
+  assert_int_equal(pq_stats_get(pq, &st), PQ_OK);
+  assert_true(st.ps_last_key > last);
+  assert_true(st.ps_last_key < PQ_KEY_MAX);
+  pq_close(pq);
+}
+
 struct drops {
   unsigned n;
   char ident[PQ_IDENT_MAX + 1];
@@ -243,6 +265,8 @@ int main(int argc, char **argv) {
       cmocka_unit_test_setup_teardown(test_damaged_head_prev_and_free_slots,
                                       setup, teardown),
       cmocka_unit_test_setup_teardown(test_damaged_head_and_last_key, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_last_key_at_the_end, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_repair_reports, setup, teardown),
   };
