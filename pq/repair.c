@@ -16,7 +16,7 @@
  *     last insertion time (at least the newest product's), the write head
  *     (after the region the header names, or the likelier of two when the
  *     head and that region disagree: see place_head()).
- * pq_repair() (pq/check.c) has each slot dropped as damage named to its
+ * pq_repair_ex() (pq/check.c) has each slot dropped as damage named to its
  * caller, product identifier included when the record can still be read.
  */
 #include <stdlib.h>
