@@ -219,6 +219,9 @@ static int check_rest(struct ck *c) {
   if (h->hd_head > pq->data_size || h->hd_head % PQ_ALIGN != 0)
     return fail(c, 14, "write head %llu misaligned or past the data area",
                 (unsigned long long)h->hd_head);
+  char why[200];
+  if (pq__head_vet(pq, why, sizeof why) != PQ_OK)
+    return fail(c, 14, "%s", why);
   return PQ_OK;
 }
 
@@ -327,36 +330,64 @@ out:
   return rc;
 }
 
-int pq_repair(pq_t *pq, uint64_t *ndropped) {
+/* The header's roots, into slot i (0: before, 1: after) of r. */
+static void note_roots(const pq_t *pq, pq_repair_report *r, int i) {
+  const struct pq_hdr *h = pq->hdr;
+  r->rr_products[i] = h->hd_nprods;
+  r->rr_head[i] = h->hd_head;
+  r->rr_head_prev[i] = h->hd_head_prev;
+  r->rr_last_key[i] = h->hd_last_key;
+  r->rr_free_slots[i] = h->hd_nfree_slots;
+}
+
+/* After the rebuild: drop the products whose bytes fail their CRC. */
+static uint64_t drop_damaged_bytes(pq_t *pq, pq_drop_fn *fn, void *arg) {
+  uint64_t dropped = 0;
+  pq__mutate_begin(pq, PQ_OP_NONE, PQ_NIL);
+  for (uint32_t i = 0; i < pq->nslots; i++) {
+    pq_prod_info info;
+    const uint8_t *data;
+    if (pq__slot_state(&pq->slots[i]) == PQ_SLOT_COMMITTED &&
+        pq__rec_decode(pq, i, &info, &data) == PQ_OK &&
+        pq__prod_crc(pq, i, &info, data) != pq->slots[i].ps_crc) {
+      pq__drop_note(pq, i, "bytes fail their CRC32C", fn, arg);
+      pq__slot_release(pq, i, false);
+      dropped++;
+    }
+  }
+  pq__mutate_end(pq);
+  return dropped;
+}
+
+int pq_repair_ex(pq_t *pq, pq_repair_report *report, pq_drop_fn *fn,
+                 void *arg) {
   int rc = pq__check_owner(pq);
   if (rc != PQ_OK)
     return rc;
   if (pq->readonly || !pq->map_writable)
     return PQ__FAIL(pq, PQ_NOWRITE, 0, "%s is open read-only", pq->path);
+  pq_repair_report local = {.rr_dropped = 0};
+  pq_repair_report *r = report != NULL ? report : &local;
+  memset(r, 0, sizeof *r);
   rc = pq__ctl_lock(pq, true);
   if (rc != PQ_OK)
     return rc;
+  note_roots(pq, r, 0);
   pq__mutate_begin(pq, PQ_OP_NONE, PQ_NIL);
-  uint64_t dropped = 0;
-  rc = pq__rebuild(pq, &dropped, NULL);
-  if (rc == PQ_OK) {
-    /* The rebuild keeps every product whose record is sound; those whose
-     * bytes fail their CRC (invariant 15) cannot be read either. */
-    pq__mutate_begin(pq, PQ_OP_NONE, PQ_NIL);
-    for (uint32_t i = 0; i < pq->nslots; i++) {
-      pq_prod_info info;
-      const uint8_t *data;
-      if (pq__slot_state(&pq->slots[i]) == PQ_SLOT_COMMITTED &&
-          pq__rec_decode(pq, i, &info, &data) == PQ_OK &&
-          pq__prod_crc(pq, i, &info, data) != pq->slots[i].ps_crc) {
-        pq__slot_release(pq, i, false);
-        dropped++;
-      }
-    }
-    pq__mutate_end(pq);
-  }
+  rc = pq__rebuild_noting(pq, &r->rr_dropped, NULL, fn, arg);
+  /* The rebuild keeps every product whose record is sound; those whose
+   * bytes fail their CRC (invariant 15) cannot be read either. */
+  if (rc == PQ_OK)
+    r->rr_dropped += drop_damaged_bytes(pq, fn, arg);
+  note_roots(pq, r, 1);
   pq__ctl_unlock(pq);
+  return rc;
+}
+
+int pq_repair(pq_t *pq, uint64_t *ndropped) {
+  pq_repair_report r;
+  int rc = pq_repair_ex(pq, &r, NULL, NULL);
   if (ndropped != NULL)
-    *ndropped = dropped;
+    *ndropped = rc == PQ_OK ? r.rr_dropped : 0;
   return rc;
 }

@@ -65,7 +65,13 @@
  *  12. Every reservation belongs to a live writer (none leaked).
  *  13. Every committed product's record is well formed: magic, string
  *      lengths within LDM's bounds and NUL-free, data inside the region.
- *  14. The write head lies inside the data area, 8-byte aligned.
+ *  14. The write head follows its region: hd_head_prev is the region
+ *      list's sentinel or a used slot, and hd_head, 8-byte aligned, lies in
+ *      the free space from the end of that region (0 for the sentinel) to
+ *      the start of the region after it (the end of the data area for the
+ *      sentinel).  The ring places the next region at the end of
+ *      hd_head_prev, which is where this build keeps hd_head; an older one
+ *      left it further on after freeing the region before it.
  *  15. Every committed product's bytes (record, strings, padding and data)
  *      match the CRC32C its slot keeps (ps_crc, set at commit).
  *
@@ -127,7 +133,10 @@ enum pq_intent_op {
 };
 
 /* The header.  Immutable geometry first, covered by hd_csum; then mutable
- * state, each group on its own cache line. */
+ * state, each group on its own cache line.  No checksum covers the mutable
+ * state: the roots an insert acts on (head, head_prev, free_top, the slot
+ * counters, last_key, the tails) are checked against the slots they name
+ * before anything is evicted (pq/roots.c). */
 struct pq_hdr {
   /* --- immutable after creation --- */
   uint64_t hd_magic;
@@ -158,7 +167,8 @@ struct pq_hdr {
 
   /* --- index roots and counters (control lock) --- */
   uint64_t hd_last_key;  /* newest insertion time assigned, microseconds */
-  uint64_t hd_head;      /* write head: offset in the data area */
+  uint64_t hd_head;      /* write head: offset in the data area, the end
+                            of hd_head_prev's region (invariant 14) */
   uint32_t hd_head_prev; /* region (slot) just before the head; nslots (the
                             region list's sentinel) if none */
   uint32_t hd_free_top;  /* top of the free-slot stack; PQ_NIL if empty */

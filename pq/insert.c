@@ -55,12 +55,16 @@ static void note_usage(struct pq_hdr *h) {
 static int claim(pq_t *pq, const pq_prod_info *info, uint64_t extent,
                  uint32_t *slotp) {
   struct pq_hdr *h = pq->hdr;
+  /* The roots steer the eviction: a damaged one must evict nothing. */
+  int rc = pq__roots_vet(pq);
+  if (rc != PQ_OK)
+    return rc;
   uint32_t dup = pq__sx_find(pq, info->signature);
   if (dup != PQ_NIL && pq__reclaim_if_dead(pq, dup) != 1)
     return PQ__FAIL(pq, PQ_DUP, 0, NULL);
   uint64_t off = 0;
   uint32_t prev = PQ_NIL;
-  int rc = pq__ring_make_room(pq, extent, &off, &prev);
+  rc = pq__ring_make_room(pq, extent, &off, &prev);
   if (rc == PQ_LOCKED)
     return PQ__FAIL(pq, rc, 0,
                     "%s: no room for %llu bytes: what could make room is in "

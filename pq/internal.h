@@ -245,13 +245,34 @@ int pq__ring_make_room(pq_t *pq, uint64_t extent, uint64_t *off,
 void pq__slot_release(pq_t *pq, uint32_t slot, bool evicted);
 /* A reserved slot whose owner is dead: release it, 1; alive: 0. */
 int pq__reclaim_if_dead(pq_t *pq, uint32_t slot);
+/* Where the region after prev may start: its end, 0 for the sentinel.
+ * The write head (invariant 14). */
+uint64_t pq__head_anchor(const pq_t *pq, uint32_t prev);
 /* Region bytes of a product record + data, rounded up to PQ_ALIGN. */
 uint64_t pq__rec_extent(size_t origin_len, size_t ident_len, uint64_t size);
 
+/* ---- roots.c: the header's mutable roots, vetted before a change ---- */
+/* Invariant 14: hd_head_prev is the sentinel or a used slot whose region
+ * list successor is sound, and hd_head lies in the free space between
+ * them.  PQ_OK, or PQ_CORRUPT with what is wrong in why. */
+int pq__head_vet(const pq_t *pq, char *why, size_t len);
+/* The write head, the free-slot stack's top and the slot counters, the
+ * time-index tails and the last insertion time, against the slots they
+ * name: PQ_OK, or PQ_CORRUPT recorded on the handle (nothing changed). */
+int pq__roots_vet(pq_t *pq);
+
 /* ---- repair.c ---- */
 /* Rebuild every derived structure from the slots.  *dropped counts slots
- * freed because their checksum failed outside the intent record. */
+ * freed as damage (their checksum failed outside the intent record, their
+ * region or record is malformed, they overlap or repeat another); fn, if
+ * not NULL, is told of each, before it is freed. */
+int pq__rebuild_noting(pq_t *pq, uint64_t *dropped, uint64_t *reclaimed,
+                       pq_drop_fn *fn, void *arg);
+/* pq__rebuild_noting() telling no one. */
 int pq__rebuild(pq_t *pq, uint64_t *dropped, uint64_t *reclaimed);
+/* Tell fn (if not NULL) that used slot i is dropped, and why. */
+void pq__drop_note(pq_t *pq, uint32_t i, const char *why, pq_drop_fn *fn,
+                   void *arg);
 
 /* ---- crc32c.c ---- */
 /* CRC32C of n bytes, chained: start with 0, pass the last result on. */

@@ -378,8 +378,12 @@ typedef struct pq_resv {
  * @retval PQ_NOWRITE  handle opened read-only
  * @retval PQ_BADRESV  a product of more than 4 KiB while the handle has a
  *                     reservation outstanding (pq_insert() reserves too)
- * @retval PQ_CORRUPT  the index is inconsistent (see pq_check()); the queue
- *                     is left for the next locker to rebuild
+ * @retval PQ_CORRUPT  the index is inconsistent (see pq_check()), or the
+ *                     header's write head, free-slot stack, slot counters,
+ *                     last insertion time or time-index tails disagree with
+ *                     the slots ("header damaged": checked before anything
+ *                     is evicted, so nothing was); the queue is left for the
+ *                     next locker to rebuild
  * @retval PQ_SYSTEM, PQ_NOMEM  taking the control lock failed (see ERRORS)
  * @retval PQ_FORKED
  */
@@ -818,6 +822,37 @@ int pq_check(pq_t *pq, pq_check_report *report);
  * @retval PQ_FORKED, PQ_INVAL (NULL handle)
  */
 int pq_repair(pq_t *pq, uint64_t *ndropped);
+
+/** A slot pq_repair_ex() dropped as damage. */
+typedef struct pq_dropped {
+  uint32_t pd_slot;     /**< the slot */
+  bool pd_known;        /**< its record could be read: pd_info holds it */
+  pq_prod_info pd_info; /**< the product (identifier...) if pd_known */
+  uint64_t pd_inserted; /**< its insertion time (µs) if it was a product */
+  const char *pd_why;   /**< why it was dropped */
+} pq_dropped;
+
+/** Told of each slot dropped, before it is freed; arg is the caller's. */
+typedef void pq_drop_fn(const pq_dropped *dropped, void *arg);
+
+/** What pq_repair_ex() changed: the header's roots before and after. */
+typedef struct pq_repair_report {
+  uint64_t rr_dropped;       /**< slots and products dropped as damage */
+  uint64_t rr_products[2];   /**< product count the header said, then */
+  uint64_t rr_head[2];       /**< write head (data-area offset) */
+  uint32_t rr_head_prev[2];  /**< the region (slot) before it */
+  uint64_t rr_last_key[2];   /**< last insertion time */
+  uint64_t rr_free_slots[2]; /**< free slots the header counted */
+} pq_repair_report;
+
+/**
+ * pq_repair(), telling fn (if not NULL) of each slot dropped, with the
+ * product's identifier when its record can still be read and why, and
+ * filling report (if not NULL) with the header's roots before ([0]) and
+ * after ([1]) the repair, so that a caller can say what it changed.
+ * Return values as pq_repair().
+ */
+int pq_repair_ex(pq_t *pq, pq_repair_report *report, pq_drop_fn *fn, void *arg);
 
 #ifdef __cplusplus
 }

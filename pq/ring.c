@@ -53,8 +53,10 @@ void pq__slot_release(pq_t *pq, uint32_t slot, bool evicted) {
   if (evicted && st == PQ_SLOT_COMMITTED)
     note_eviction(pq, slot);
   pq__sx_remove(pq, slot);
-  if (h->hd_head_prev == slot)
+  if (h->hd_head_prev == slot) { /* the head follows the region before */
     h->hd_head_prev = pq->rl[slot].rl_prev;
+    h->hd_head = pq__head_anchor(pq, h->hd_head_prev);
+  }
   pq__rl_remove(pq, slot);
   if (st == PQ_SLOT_COMMITTED) {
     (void)pq__ti_remove(pq, slot); /* a damaged index is rebuilt later */
@@ -133,36 +135,15 @@ static void let_go(pq_t *pq, uint32_t slot) {
                    pq__slot_state(&pq->slots[slot]) == PQ_SLOT_COMMITTED);
 }
 
-/* The region just before pos, found by walking the list (only after a
- * repair moved things under a stale hd_head_prev). */
-static uint32_t region_before(pq_t *pq, uint64_t pos) {
-  uint32_t prev = SENT(pq);
-  for (uint32_t r = pq->rl[SENT(pq)].rl_next, n = 0;
-       r < SENT(pq) && n < pq->nslots && pq->slots[r].ps_offset < pos;
-       r = pq->rl[r].rl_next, n++)
-    prev = r;
-  return prev;
+uint64_t pq__head_anchor(const pq_t *pq, uint32_t prev) {
+  return prev < SENT(pq) ? pq__slot_end(pq, prev) : 0;
 }
 
-/* Where the walk starts: the head, and the region just before it. */
+/* Where the next region may start: the end of hd_head_prev (invariant 14),
+ * whose neighbours the caller's pq__roots_vet() has checked. */
 static void walk_start(pq_t *pq, uint64_t *posp, uint32_t *prevp) {
-  struct pq_hdr *h = pq->hdr;
-  uint64_t pos = h->hd_head;
-  if (pos > pq->data_size || pos % PQ_ALIGN != 0)
-    pos = 0; /* damaged: any sound place will do */
-  uint32_t prev = h->hd_head_prev;
-  if (prev > SENT(pq) ||
-      (prev < SENT(pq) &&
-       (!pq__slot_used(&pq->slots[prev]) || pq__slot_end(pq, prev) > pos ||
-        (pq->rl[prev].rl_next < SENT(pq) &&
-         pq->slots[pq->rl[prev].rl_next].ps_offset < pos))) ||
-      (prev == SENT(pq) && pq->rl[prev].rl_next < SENT(pq) &&
-       pq->slots[pq->rl[prev].rl_next].ps_offset < pos))
-    prev = region_before(pq, pos);
-  if (prev < SENT(pq) && pq__slot_end(pq, prev) > pos)
-    pos = pq__slot_end(pq, prev);
-  *posp = pos;
-  *prevp = prev;
+  *prevp = pq->hdr->hd_head_prev;
+  *posp = pq__head_anchor(pq, *prevp);
 }
 
 /*

@@ -13,8 +13,9 @@
  * pqcheck -F rather than delete the queue, as it does on 4).  -F opens the
  * queue read-write, which lets the queue repair a crash left behind and
  * reclaim the reservations of dead writers; if damage remains, it rebuilds
- * the indexes and drops what cannot be saved (pq_repair()), then checks
- * again.
+ * the indexes and drops what cannot be saved (pq_repair_ex()), names each
+ * product it dropped and says what it changed in the header (write head,
+ * last insertion time, counts), then checks again.
  */
 #include <stdio.h>
 #include <unistd.h>
@@ -52,7 +53,8 @@ struct opts {
 
 static void report_repairs(const char *path, const pq_check_report *r) {
   if (r->pr_repaired)
-    log_notice("repaired: %s had been left mid-change by a crashed process",
+    log_notice("repaired: %s had been left mid-change by a crashed "
+               "process, or by a change that found its header damaged",
                path);
   if (r->pr_reclaimed > 0)
     log_notice("reclaimed %llu reservations of dead writers in %s",
@@ -75,6 +77,50 @@ static bool report_leftovers(const char *path, const pq_check_report *r) {
   return r->pr_interrupted || r->pr_dead_resv > 0;
 }
 
+/* Each product a repair drops is named, up to DROPS_NAMED of them (a slot
+ * table overwritten whole could otherwise flood the log); the count says
+ * how many there were in all. */
+#define DROPS_NAMED 100
+
+static void note_drop(const pq_dropped *d, void *arg) {
+  unsigned *n = arg;
+  if ((*n)++ >= DROPS_NAMED)
+    return;
+  char when[32] = "?";
+  if (d->pd_inserted != 0)
+    pq_ts_format(pq_ts_from_us(d->pd_inserted), when, sizeof when);
+  if (d->pd_known)
+    log_warning("dropped product %s (inserted %s, slot %u): %s",
+                d->pd_info.ident, when, d->pd_slot, d->pd_why);
+  else
+    log_warning("dropped slot %u (inserted %s, record unreadable): %s",
+                d->pd_slot, when, d->pd_why);
+}
+
+/* What pq_repair_ex() changed in the header's roots. */
+static void report_changes(const char *path, const pq_repair_report *r) {
+  if (r->rr_head[0] != r->rr_head[1] ||
+      r->rr_head_prev[0] != r->rr_head_prev[1])
+    log_notice("%s: write head moved from %llu (after slot %u) to %llu "
+               "(after slot %u)",
+               path, (unsigned long long)r->rr_head[0], r->rr_head_prev[0],
+               (unsigned long long)r->rr_head[1], r->rr_head_prev[1]);
+  if (r->rr_last_key[0] != r->rr_last_key[1])
+    log_notice("%s: last insertion time was %llu, now %llu us", path,
+               (unsigned long long)r->rr_last_key[0],
+               (unsigned long long)r->rr_last_key[1]);
+  if (r->rr_free_slots[0] != r->rr_free_slots[1])
+    log_notice("%s: free slots counted %llu, now %llu", path,
+               (unsigned long long)r->rr_free_slots[0],
+               (unsigned long long)r->rr_free_slots[1]);
+  log_notice("repaired: rebuilt the indexes of %s, dropped %llu damaged "
+             "products; the header counted %llu products, the queue holds "
+             "%llu",
+             path, (unsigned long long)r->rr_dropped,
+             (unsigned long long)r->rr_products[0],
+             (unsigned long long)r->rr_products[1]);
+}
+
 /* Full check (and repair with -F); returns an exit status. */
 static int full_check(pq_t *pq, const char *path, const struct opts *o) {
   pq_check_report r;
@@ -82,15 +128,16 @@ static int full_check(pq_t *pq, const char *path, const struct opts *o) {
   report_repairs(path, &r);
   if (rc == PQ_CORRUPT && o->repair) {
     log_warning("invariant %d failed: %s", r.pr_invariant, r.pr_msg);
-    uint64_t dropped = 0;
-    rc = pq_repair(pq, &dropped);
+    pq_repair_report rr;
+    unsigned named = 0;
+    rc = pq_repair_ex(pq, &rr, note_drop, &named);
     if (rc != PQ_OK) {
       log_error("pq_repair failed: %s", pq_last_error(pq)->pe_msg);
       return EXIT_CORRUPT;
     }
-    log_notice("repaired: rebuilt the indexes of %s, dropped %llu damaged "
-               "products",
-               path, (unsigned long long)dropped);
+    if (named > DROPS_NAMED)
+      log_warning("%u more dropped, not named", named - DROPS_NAMED);
+    report_changes(path, &rr);
     rc = pq_check(pq, &r);
     report_repairs(path, &r);
   }

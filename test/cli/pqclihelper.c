@@ -32,6 +32,10 @@
  *                                     in /proc/locks
  *   pqclihelper sleepers QUEUE        how many readers are asleep in pq_wait()
  *                                     (bits set in hd_sleepers)
+ *   pqclihelper offset FIELD          the offset in the file of a header
+ *                                     field: head, head_prev (the word of
+ *                                     hd_head_prev and hd_free_top),
+ *                                     last_key, nfree_slots
  *
  * Exit status 0 on success, 1 with a message on stderr otherwise.
  */
@@ -268,6 +272,26 @@ static int sleepers(const char *path) {
   return 0;
 }
 
+/* Where a header field lies in the file, for a test to damage it. */
+static int field_offset(const char *name) {
+  static const struct {
+    const char *name;
+    size_t off;
+  } fields[] = {
+      {"head", offsetof(struct pq_hdr, hd_head)},
+      {"head_prev", offsetof(struct pq_hdr, hd_head_prev)},
+      {"last_key", offsetof(struct pq_hdr, hd_last_key)},
+      {"nfree_slots", offsetof(struct pq_hdr, hd_nfree_slots)},
+  };
+  for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+    if (strcmp(name, fields[i].name) == 0) {
+      printf("%zu\n", PQ_HDR_OFF + fields[i].off);
+      return 0;
+    }
+  fprintf(stderr, "pqclihelper: offset: no field %s\n", name);
+  return 1;
+}
+
 int main(int argc, char **argv) {
   if (argc == 3 && strcmp(argv[1], "hold") == 0)
     return hold(argv[2]);
@@ -290,10 +314,13 @@ int main(int argc, char **argv) {
     return lock_control(argv[2]);
   if (argc == 3 && strcmp(argv[1], "sleepers") == 0)
     return sleepers(argv[2]);
+  if (argc == 3 && strcmp(argv[1], "offset") == 0)
+    return field_offset(argv[2]);
   fprintf(stderr, "usage: pqclihelper hold|crash|read-hold|layout|dump|lock|"
                   "sleepers QUEUE\n"
                   "       pqclihelper insert-old QUEUE N AGE [PREFIX]\n"
                   "       pqclihelper insert-at QUEUE TIME IDENT\n"
-                  "       pqclihelper where QUEUE IDENT\n");
+                  "       pqclihelper where QUEUE IDENT\n"
+                  "       pqclihelper offset FIELD\n");
   return 1;
 }

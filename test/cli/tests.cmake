@@ -27,6 +27,7 @@ if(TARGET pqcreate)
       mon 60
       check 120
       damage 120
+      roots 60
       copy 60
       snapshot 120
       badinput 60

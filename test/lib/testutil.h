@@ -135,6 +135,19 @@ static inline pq_t *tu_create(const char *path, uint64_t size, uint64_t slots) {
   return pq;
 }
 
+/* A queue at path of 256 KiB and 64 slots holding n products, test/0 to
+ * test/<n-1>, of 1000 + i bytes each (buf: a scratch buffer of as many);
+ * closed. */
+static inline void tu_small_queue(const char *path, unsigned n, void *buf) {
+  pq_t *pq = tu_create(path, 256 * 1024, 64);
+  for (unsigned i = 0; i < n; i++) {
+    pq_prod_info info;
+    tu_product(&info, buf, 1000 + i, i);
+    assert_int_equal(pq_insert(pq, &info, buf), PQ_OK);
+  }
+  pq_close(pq);
+}
+
 static inline void tu_check(pq_t *pq) {
   pq_check_report r;
   int rc = pq_check(pq, &r);

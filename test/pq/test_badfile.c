@@ -36,13 +36,7 @@ static int open_rc(pq_error *err) {
 }
 
 static void make_queue(unsigned nprods) {
-  pq_t *pq = tu_create(path, 256 * 1024, 64);
-  for (unsigned i = 0; i < nprods; i++) {
-    pq_prod_info info;
-    tu_product(&info, buf, 1000 + i, i);
-    assert_int_equal(pq_insert(pq, &info, buf), PQ_OK);
-  }
-  pq_close(pq);
+  tu_small_queue(path, nprods, buf);
 }
 
 /* Map the queue file to damage it by hand. */

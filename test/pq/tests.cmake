@@ -1,6 +1,7 @@
 # The queue library's unit tests (pq/, cmocka): product metadata (feedtypes,
 # product classes, text forms, MD5), the public queue API, eviction and
-# slots, the file's space, damaged and untrusted files, and 64-bit sizes.
+# slots, the file's space, damaged and untrusted files, damaged header
+# roots (write head, free-slot stack, last insertion time), and 64-bit sizes.
 pq_unit_test(test_feedtype)
 pq_unit_test(test_prodclass)
 pq_unit_test(test_prodtext)
@@ -11,4 +12,5 @@ pq_unit_test(test_ring)
 pq_unit_test(test_space)
 pq_unit_test(test_badfile ALONE test_readonly_file_cannot_repair
   ALONE_NAME test_badfile_readonly)
+pq_unit_test(test_roots)
 pq_unit_test(test_bigfile)
