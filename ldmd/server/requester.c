@@ -609,6 +609,8 @@ static int upstream_tls(requester *r, ldm6_io *io) {
     return 0;
   rc = ldm6_io_start_tls(io, r->set->tls_client, false, r->req->host,
                          LDMD_HANDSHAKE_MS);
+  if (rc == LDM6_IO_STOPPED)
+    return -1; /* the server stops: nothing to say */
   if (rc != LDM6_IO_OK) {
     log_warning("TLS handshake with upstream LDM %s failed: %s", r->where,
                 ldm6_io_detail(io));

@@ -18,6 +18,8 @@ if(TARGET ldmproto)
         access 60
         robust 90
         process 120
+        # A clean stop with connections waiting in poll: no ERROR line.
+        process_stop 60
         # The downstream side: requesters, resume, supervision, relay chains.
         requester 120
         # A requester its upstream refuses: the denial logged, the back-off.
