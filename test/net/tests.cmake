@@ -25,6 +25,8 @@ if(TARGET ldmproto)
         # A requester its upstream refuses: the denial logged, the back-off.
         denied 60
         resume 180
+        # A full file system for the resume files; 77 means skipped.
+        resumefull 120
         silence 120
         alternate 120
         supervise 120
