@@ -53,6 +53,12 @@ if(TARGET ldmproto)
         ARGS ${_args} $<TARGET_FILE:ldmping> $<TARGET_FILE:notifyme>
         $<TARGET_FILE:ldmsend>)
     endif()
+    if(TARGET notifyme)
+      # Control bytes of identifiers escaped in the logs (docs/security.md).
+      pq_script_test(net_logescape ${CMAKE_CURRENT_LIST_DIR}/logescape.sh
+        TIMEOUT 60 LABELS net ENVIRONMENT ${PQ_TESTDATA_ENV}
+        ARGS ${_args} $<TARGET_FILE:notifyme>)
+    endif()
     if(TARGET ldmsend)
       pq_script_test(net_undelivered ${CMAKE_CURRENT_LIST_DIR}/undelivered.sh
         TIMEOUT 90 LABELS net ENVIRONMENT ${PQ_TESTDATA_ENV}
