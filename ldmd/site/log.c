@@ -12,7 +12,8 @@
  * sharing one log file never interleave within a line.  A message is one
  * line whatever it holds: its control bytes are escaped (ldm_log_escape()),
  * so that text from a peer (a product's identifier, a pattern) can neither
- * drive an operator's terminal nor forge a line of its own.
+ * drive an operator's terminal nor forge a line of its own.  The queue
+ * library's notices (pq_set_notice()) come here too, as warnings.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,6 +32,7 @@
 
 #include "ldmd/site/log.h"
 #include "ldmd/site/registry.h"
+#include "pq/pq.h"
 
 /* Columns (characters before the field) of the simple format. */
 #define COL_LOCATION 52
@@ -257,6 +259,14 @@ static void apply_requests_locked(void) {
   }
 }
 
+/* The queue library's notices (pq_set_notice(): damage it found and
+ * mended on the way) are warnings: nothing failed, but an operator must
+ * know that the queue was damaged. */
+static void pq_notice(void *arg, const char *msg) {
+  (void)arg;
+  log_warning("%s", msg);
+}
+
 /* ---- the public functions ---- */
 
 void ldm_log_init(const char *ident) {
@@ -266,6 +276,7 @@ void ldm_log_init(const char *ident) {
   set_ident_locked(slash != NULL ? slash + 1 : ident != NULL ? ident : "");
   lg.level = LDM_LOG_NOTICE;
   unlock();
+  pq_set_notice(pq_notice, NULL);
 }
 
 void ldm_log_set_ident(const char *ident) {

@@ -45,7 +45,8 @@ enum ldm_log_level {
   LDM_LOG_FATAL = 5,
 };
 
-/** Set the process ident (program name or peer) and default level. */
+/** Set the process ident (program name or peer) and default level, and
+ *  log the queue library's notices (pq_set_notice()) as warnings. */
 void ldm_log_init(const char *ident);
 void ldm_log_set_ident(const char *ident);
 const char *ldm_log_get_ident(void);
