@@ -2,7 +2,9 @@
  * errors.c - the one error namespace of the library.  The table in pq.h
  * (PQ_ERROR_MAP) generates the enum, the names and the messages here, so a
  * code cannot exist without its message.  pq__fail() records the detail of
- * a failure (errno, path, system call) where the caller asked for it.
+ * a failure (errno, path, system call) where the caller asked for it, and
+ * pq__notice() passes what no result shows to the program's notice
+ * function (pq_set_notice()).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -52,4 +54,25 @@ int pq__fail(pq_error *e, int code, int sys_errno, const char *fmt, ...) {
     snprintf(e->pe_msg + n, sizeof e->pe_msg - (size_t)n, ": %s",
              strerror(sys_errno));
   return code;
+}
+
+/* The program's notice function: process-wide, set once at start. */
+static pq_notice_fn *notice_fn;
+static void *notice_arg;
+
+void pq_set_notice(pq_notice_fn *fn, void *arg) {
+  notice_fn = fn;
+  notice_arg = arg;
+}
+
+void pq__notice(const char *fmt, ...) {
+  char msg[640];
+  va_list ap;
+
+  if (notice_fn == NULL)
+    return;
+  va_start(ap, fmt);
+  (void)vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  notice_fn(notice_arg, msg);
 }

@@ -78,6 +78,8 @@ struct pq {
 /* Record a failure on e and return code.  fmt may be NULL. */
 int pq__fail(pq_error *e, int code, int sys_errno, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* Tell the program's notice function (pq_set_notice()), if any. */
+void pq__notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* pq__fail on the handle's own pq_error. */
 #define PQ__FAIL(pq, code, errnum, ...)                                        \
   pq__fail(&(pq)->err, (code), (errnum), __VA_ARGS__)

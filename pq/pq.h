@@ -94,7 +94,9 @@
  * value); pq_strerror() gives the message of any code.  Where a system call
  * failed, pq_last_error() on the handle (or the pq_error a creating or
  * opening call fills) names the call and the errno.  The library never logs,
- * never prints and never exits.
+ * never prints and never exits: what a caller must hear of though no call
+ * failed (a damaged index mended on the way) goes to the notice function
+ * the program gives pq_set_notice(), which logs it as it logs the rest.
  *
  * Three failures are common to many calls and listed with each:
  *   - PQ_FORKED for a handle inherited across fork(), PQ_INVAL for a NULL
@@ -326,6 +328,23 @@ int pq_close(pq_t *pq);
  * leave it as it was.  Cannot fail; pq must be valid.
  */
 const pq_error *pq_last_error(const pq_t *pq);
+
+/**
+ * What the library did that no call's result shows and an operator must
+ * know: it found a damaged index while reading and rebuilt the indexes from
+ * the slot table (pq_next()), and what that dropped.  msg is one line that
+ * names the queue, what was found and what the repair did.
+ */
+typedef void pq_notice_fn(void *arg, const char *msg);
+
+/**
+ * Give the library a notice function for the whole process (NULL: notices
+ * are dropped, the default).  Set it once at start, before threads or
+ * handles; children made by fork() keep it.  It is called from inside
+ * library calls, with no lock of the queue held: it may log, and must not
+ * call the library on the same handle.
+ */
+void pq_set_notice(pq_notice_fn *fn, void *arg);
 
 /** Path the queue was opened with.  Cannot fail; pq must be valid. */
 const char *pq_path(const pq_t *pq);

@@ -222,19 +222,33 @@ static int deliver(pq_t *pq, uint32_t s, const pq_prod_info *info,
 }
 
 /* A handle that may write rebuilds the indexes after a reader found them
- * damaged, as pq_repair() does. */
+ * damaged, as pq_repair() does, and tells the program's notice function
+ * what it found (the reader's PQ_CORRUPT message) and what it dropped. */
 static bool can_rebuild(const pq_t *pq) {
   return !pq->readonly && pq->map_writable;
 }
 
 static int rebuild(pq_t *pq) {
-  int rc = pq__ctl_lock(pq, true);
+  char found[sizeof pq->err.pe_msg];
+  uint64_t dropped = 0, reclaimed = 0;
+  int rc;
+
+  snprintf(found, sizeof found, "%s", pq->err.pe_msg);
+  rc = pq__ctl_lock(pq, true);
   if (rc != PQ_OK)
     return rc;
   pq__mutate_begin(pq, PQ_OP_NONE, PQ_NIL);
-  rc = pq__rebuild(pq, NULL, NULL);
+  rc = pq__rebuild(pq, &dropped, &reclaimed);
   pq__ctl_unlock(pq);
   pq->cursor_slot = PQ_NIL;
+  if (rc == PQ_OK)
+    pq__notice("%s; rebuilt the indexes from the slot table: %llu damaged "
+               "slots dropped, %llu dead reservations reclaimed, every other "
+               "product kept",
+               found, (unsigned long long)dropped,
+               (unsigned long long)reclaimed);
+  else
+    pq__notice("%s; rebuilding the indexes failed: %s", found, pq->err.pe_msg);
   return rc;
 }
 

@@ -79,8 +79,9 @@ static int wait_fd(int fd, short events, int64_t deadline,
   }
 }
 
-/* wait_fd() on the connection: LDM6_IO_OK (ready), LDM6_IO_TIMEDOUT, or
- * LDM6_IO_ESYS with the detail. */
+/* wait_fd() on the connection: LDM6_IO_OK (ready), LDM6_IO_TIMEDOUT,
+ * LDM6_IO_STOPPED (a stop, not a fault: no detail to log), or LDM6_IO_ESYS
+ * with the detail. */
 int ldm6_io__wait(ldm6_io *io, short events, int64_t deadline) {
   int r = wait_fd(io->fd, events, deadline, io->cancel);
 
@@ -88,6 +89,10 @@ int ldm6_io__wait(ldm6_io *io, short events, int64_t deadline) {
     return LDM6_IO_OK;
   if (r == 0)
     return LDM6_IO_TIMEDOUT;
+  if (errno == EINTR) {
+    snprintf(io->detail, sizeof io->detail, "a stop ended the wait");
+    return LDM6_IO_STOPPED;
+  }
   snprintf(io->detail, sizeof io->detail, "poll: %s", strerror(errno));
   return LDM6_IO_ESYS;
 }
@@ -259,6 +264,8 @@ const char *ldm6_io_strerror(int rc) {
     return "the batch of queued calls is full";
   case LDM6_IO_DENIED:
     return "not allowed by the peer";
+  case LDM6_IO_STOPPED:
+    return "stopped";
   default:
     return "unknown ldm6_io result";
   }

@@ -54,6 +54,7 @@
 #define LDM6_IO_AGAIN (-6)    /* ldm6_io_send_nowait(): the socket is full */
 #define LDM6_IO_FULL (-7)     /* ldm6_io_queue_copy(): flush first */
 #define LDM6_IO_DENIED (-8)   /* the peer refused us: not allowed */
+#define LDM6_IO_STOPPED (-9)  /* a stop ended the wait (ldm6_io_set_cancel) */
 
 /** Records of at most this many argument bytes are worth copying into a
  *  batch (ldm6_io_queue_call(), ldm6_io_queue_copy()). */
@@ -242,8 +243,7 @@ int ldm6_io_send_nowait(ldm6_io *io, uint32_t vers, uint32_t proc,
 
 /** Wait until the socket takes bytes (or has failed: the next write
  *  says how), within timeout_ms (-1: no limit).
- *  @return LDM6_IO_OK, LDM6_IO_TIMEDOUT, LDM6_IO_ESYS (cancelled: errno
- *  EINTR) */
+ *  @return LDM6_IO_OK, LDM6_IO_TIMEDOUT, LDM6_IO_STOPPED, LDM6_IO_ESYS */
 int ldm6_io_wait_writable(ldm6_io *io, int timeout_ms);
 
 /** Bytes queued by ldm6_io_queue_call() and not yet written. */
@@ -374,8 +374,10 @@ uint64_t ldm6_io_rx_bytes(const ldm6_io *io);
 /**
  * Make every wait give up when *flag is non-zero after a signal
  * interrupts it (a SIGTERM handler sets the flag): the call then returns
- * LDM6_IO_ESYS with errno EINTR at once instead of waiting out its timeout.
- * NULL (the default): signals never end a wait.
+ * LDM6_IO_STOPPED at once instead of waiting out its timeout, which is
+ * not a failure: a caller says nothing of it, or an info line at most
+ * (LDM6_IO_ESYS stays a failed system call).  NULL (the default): signals
+ * never end a wait.
  */
 void ldm6_io_set_cancel(ldm6_io *io, const volatile sig_atomic_t *flag);
 

@@ -80,8 +80,8 @@ int ldm6_io__left_ms(int64_t deadline);
 /**
  * Wait until io's socket has events, or the deadline (-1: none) passes; a
  * signal ends the wait only while *io->cancel is set.
- * @return LDM6_IO_OK (ready), LDM6_IO_TIMEDOUT, or LDM6_IO_ESYS with the
- *         detail (errno EINTR: cancelled)
+ * @return LDM6_IO_OK (ready), LDM6_IO_TIMEDOUT, LDM6_IO_STOPPED (cancelled),
+ *         or LDM6_IO_ESYS with the detail
  */
 int ldm6_io__wait(ldm6_io *io, short events, int64_t deadline);
 

@@ -35,6 +35,9 @@
 #define MAX_SHIFT 20
 #define RESUME_EVERY 256 /* products settled between resume writes, at most */
 #define RESUME_MS 20     /* ms between resume writes while products come */
+#define RESUME_RETRY_MS                                                        \
+  5000 /* ms between tries of a resume file that failed                        \
+        */
 
 /* How a connection ended. */
 enum outcome {
@@ -52,7 +55,9 @@ typedef struct requester {
   const ldm_conf_request *req;
   char where[320]; /* "host port N", for messages */
   pq_t *pq;
-  ldmd_resume *resume;
+  ldmd_resume *resume; /* NULL while the file cannot be made */
+  char resume_path[4096];
+  char describe[1024]; /* the REQUEST, for the resume file's comment */
   bool primary;
   unsigned failures; /* failed attempts in a row: the delay's exponent */
   bool have_sig;     /* the resume point */
@@ -61,7 +66,8 @@ typedef struct requester {
   bool resume_dirty;        /* r->sig is newer than the file's point */
   unsigned unwritten;       /* products settled since the file was written */
   int64_t written_ms;       /* when it was last written */
-  bool put_failed;          /* writing the resume point failed (logged once) */
+  bool resume_failing;      /* the file cannot be made or written (logged) */
+  int64_t resume_retry_ms;  /* while failing: when to try the file again */
   ldmd_autoshift shift;
   uint64_t seen_settled, seen_inserted, seen_dups; /* of this connection */
   uint64_t messages;                               /* of this connection */
@@ -217,47 +223,82 @@ static void scan_queue(requester *r) {
   if (rc != SCAN_FOUND)
     return;
   memcpy(r->sig, s.info.signature, PQ_SIGLEN);
+  r->sig_arrival = s.info.arrival;
   r->have_sig = true;
-  if (ldmd_resume_put(r->resume, s.info.signature, s.info.arrival) != 0)
-    log_warning("cannot write %s: pwrite: %s", ldmd_resume_file(r->resume),
-                strerror(errno));
+  r->resume_dirty = true; /* written by the first put_resume() */
 }
 
-/* Open (waiting while another process holds it) and read the resume
- * file.  @return 0, or -1 (logged, or stopped) */
-static int open_resume(requester *r) {
-  const ldm_conf_request *q = r->req;
-  ldmd_resume_key key = {q->host, q->port, q->feedtype, q->pattern};
-  char path[4096], describe[1024], ft[192], err[4400];
-  bool said = false;
-  pq_timestamp t;
+/*
+ * A resume file that cannot be made or written (a full or read-only file
+ * system) does not stop the feed: the point is kept in memory, the file
+ * tried again at most every RESUME_RETRY_MS, and the trouble logged once,
+ * as its end is (docs/protocol.md §11.4).
+ */
+static void resume_failed(requester *r, int64_t now, const char *why) {
+  r->resume_retry_ms = now + RESUME_RETRY_MS;
+  if (r->resume_failing)
+    return;
+  r->resume_failing = true;
+  log_warning("%s: receiving without recording the resume point (a restart "
+              "would ask again from an older one); trying again every %d s",
+              why, RESUME_RETRY_MS / 1000);
+}
 
-  pq_feedtype_format(q->feedtype, ft, sizeof ft);
-  snprintf(describe, sizeof describe, "REQUEST %s \"%s\" %s:%u (%s:%u)", ft,
-           q->pattern, q->host, q->port, q->where.file, q->where.line);
-  if (ldmd_resume_path(r->set->state_dir, r->set->queue_path, &key, path,
-                       sizeof path) != 0) {
-    log_error("cannot name the resume file of %s: path too long", describe);
-    return -1;
-  }
+/* Open (waiting while another process holds it, if wait) and read the
+ * resume file.  @return 0; 1 if the file cannot be made or read (logged
+ * once); -1 if the server stops */
+static int open_resume_file(requester *r, bool wait) {
+  char err[4400];
+  bool said = false;
+
   for (;;) {
-    int rc = ldmd_resume_open(path, describe, &r->resume, err, sizeof err);
+    int rc = ldmd_resume_open(r->resume_path, r->describe, &r->resume, err,
+                              sizeof err);
 
     if (rc == LDMD_RESUME_OK)
-      break;
+      return 0;
     if (rc != LDMD_RESUME_BUSY) {
-      log_error("%s", err);
-      return -1;
+      resume_failed(r, ldmd_now_ms(), err);
+      return 1;
+    }
+    if (!wait) {
+      r->resume_retry_ms = ldmd_now_ms() + RESUME_RETRY_MS;
+      return 1;
     }
     if (!said)
-      log_warning("%s is in use by another process: waiting for it", path);
+      log_warning("%s is in use by another process: waiting for it",
+                  r->resume_path);
     said = true;
     nap(r, BUSY_NAP_MS);
     if (*r->set->stop)
       return -1;
   }
-  r->have_sig = ldmd_resume_get(r->resume, r->sig, &t);
-  if (!r->have_sig)
+}
+
+/* Name and open the resume file, and read it.  @return 0, or -1 (logged,
+ * or stopped) */
+static int open_resume(requester *r) {
+  const ldm_conf_request *q = r->req;
+  ldmd_resume_key key = {q->host, q->port, q->feedtype, q->pattern};
+  char ft[192];
+  pq_timestamp t;
+  int rc;
+
+  pq_feedtype_format(q->feedtype, ft, sizeof ft);
+  snprintf(r->describe, sizeof r->describe, "REQUEST %s \"%s\" %s:%u (%s:%u)",
+           ft, q->pattern, q->host, q->port, q->where.file, q->where.line);
+  if (ldmd_resume_path(r->set->state_dir, r->set->queue_path, &key,
+                       r->resume_path, sizeof r->resume_path) != 0) {
+    log_error("cannot name the resume file of %s: path too long", r->describe);
+    return -1;
+  }
+  rc = open_resume_file(r, true);
+  if (rc < 0)
+    return -1;
+  r->have_sig = rc == 0 && ldmd_resume_get(r->resume, r->sig, &t);
+  if (r->have_sig)
+    r->sig_arrival = t;
+  else
     scan_queue(r);
   return 0;
 }
@@ -426,19 +467,26 @@ static int dispatch(ldmd_conn *c, const ldm6_io_msg *m) {
 }
 
 /* Write the resume point kept in r->sig, if it moved since the last
- * write. */
+ * write; while the file fails, at most every RESUME_RETRY_MS. */
 static void put_resume(requester *r, int64_t now) {
-  if (!r->resume_dirty)
+  if (!r->resume_dirty || (r->resume_failing && now < r->resume_retry_ms))
     return;
-  r->resume_dirty = false;
   r->unwritten = 0;
   r->written_ms = now;
-  if (ldmd_resume_put(r->resume, r->sig, r->sig_arrival) != 0 &&
-      !r->put_failed) {
-    log_error("cannot record the resume point in %s: pwrite: %s",
-              ldmd_resume_file(r->resume), strerror(errno));
-    r->put_failed = true;
+  if (r->resume == NULL && open_resume_file(r, false) != 0)
+    return;
+  if (ldmd_resume_put(r->resume, r->sig, r->sig_arrival) != 0) {
+    char why[4400];
+
+    snprintf(why, sizeof why, "cannot record the resume point in %s: %s",
+             r->resume_path, strerror(errno));
+    resume_failed(r, now, why);
+    return;
   }
+  r->resume_dirty = false;
+  if (r->resume_failing)
+    log_notice("the resume point is recorded in %s again", r->resume_path);
+  r->resume_failing = false;
 }
 
 /*
@@ -614,6 +662,8 @@ static int upstream_tls(requester *r, ldm6_io *io) {
     return 0;
   rc = ldm6_io_start_tls(io, r->set->tls_client, false, r->req->host,
                          LDMD_HANDSHAKE_MS);
+  if (rc == LDM6_IO_STOPPED)
+    return -1; /* the server stops: nothing to say */
   if (rc != LDM6_IO_OK) {
     log_warning("TLS handshake with upstream LDM %s failed: %s", r->where,
                 ldm6_io_detail(io));

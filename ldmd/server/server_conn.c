@@ -71,6 +71,8 @@ int ldmd_conn_reply(ldmd_conn *c, uint32_t xid, int type, const void *value) {
     }
   }
   rc = ldm6_io_reply(c->io, xid, &iov, iov.iov_len > 0 ? 1 : 0);
+  if (rc == LDM6_IO_STOPPED)
+    return LDMD_FAIL; /* the server stops: nothing to say */
   if (rc != LDM6_IO_OK) {
     log_notice("cannot reply to %s: %s %s", c->peer, ldm6_io_strerror(rc),
                ldm6_io_detail(c->io));
@@ -82,6 +84,8 @@ int ldmd_conn_reply(ldmd_conn *c, uint32_t xid, int type, const void *value) {
 int ldmd_conn_reply_error(ldmd_conn *c, uint32_t xid, uint32_t accept_stat) {
   int rc = ldm6_io_reply_error(c->io, xid, accept_stat);
 
+  if (rc == LDM6_IO_STOPPED)
+    return LDMD_FAIL; /* the server stops: nothing to say */
   if (rc != LDM6_IO_OK) {
     log_notice("cannot reply to %s: %s %s", c->peer, ldm6_io_strerror(rc),
                ldm6_io_detail(c->io));
@@ -210,7 +214,7 @@ static int start_transport(ldmd_conn *c) {
       log_info("connection from %s closed before its first call", c->ip);
     else if (rc == LDM6_IO_TIMEDOUT && ldmd_conn_deadline_left_ms(c) == 0)
       log_deadline(c, c->ip);
-    else
+    else if (rc != LDM6_IO_STOPPED) /* a stop is no failure: nothing to say */
       log_notice("nothing from %s: %s %s: closing", c->ip, ldm6_io_strerror(rc),
                  ldm6_io_detail(c->io));
     return -1;
@@ -232,6 +236,8 @@ static int start_transport(ldmd_conn *c) {
   }
   rc = ldm6_io_start_tls(c->io, c->set->tls_server, true, NULL,
                          left < LDMD_HANDSHAKE_MS ? left : LDMD_HANDSHAKE_MS);
+  if (rc == LDM6_IO_STOPPED)
+    return -1; /* the server stops: nothing to say */
   if (rc != LDM6_IO_OK) {
     log_notice("TLS handshake with %s failed: %s", c->ip,
                ldm6_io_detail(c->io));
@@ -416,6 +422,8 @@ static int call_loop(ldmd_conn *c) {
       continue;
     case LDM6_IO_CLOSED:
       log_info("connection closed by %s", c->peer);
+      return LDMD_DONE;
+    case LDM6_IO_STOPPED: /* the server stops: no failure */
       return LDMD_DONE;
     case LDM6_IO_EPROTO:
       log_error("bad RPC record from %s: %s: closing", c->peer,

@@ -216,7 +216,9 @@ static pq_t *open_queue(const ldmd_conn *c) {
  */
 
 static void send_failed(const upstream *u, int rc, const char *what) {
-  if (rc == LDM6_IO_CLOSED)
+  if (rc == LDM6_IO_STOPPED) /* the server stops: no failure */
+    log_info("stopping while %s to %s", what, u->c->peer);
+  else if (rc == LDM6_IO_CLOSED)
     log_notice("connection closed by %s", u->c->peer);
   else if (rc == LDM6_IO_EREPLY)
     log_error("%s: %s refused the call", what, u->c->peer);

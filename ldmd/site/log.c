@@ -9,7 +9,11 @@
  *
  * Every output line is built whole and written with one write(2) on a
  * descriptor opened O_APPEND, so lines from the many processes of a server
- * sharing one log file never interleave within a line.
+ * sharing one log file never interleave within a line.  A message is one
+ * line whatever it holds: its control bytes are escaped (ldm_log_escape()),
+ * so that text from a peer (a product's identifier, a pattern) can neither
+ * drive an operator's terminal nor forge a line of its own.  The queue
+ * library's notices (pq_set_notice()) come here too, as warnings.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,6 +32,7 @@
 
 #include "ldmd/site/log.h"
 #include "ldmd/site/registry.h"
+#include "pq/pq.h"
 
 /* Columns (characters before the field) of the simple format. */
 #define COL_LOCATION 52
@@ -97,7 +102,7 @@ static const char *ident_locked(void) {
 }
 
 static void set_ident_locked(const char *ident) {
-  (void)snprintf(lg.ident, sizeof lg.ident, "%s", ident);
+  (void)ldm_log_escape(ident, strlen(ident), lg.ident, sizeof lg.ident);
   if (lg.kind == DEST_SYSLOG) /* syslog keeps the ident it was opened with */
     openlog(ident_locked(), LOG_PID | LOG_NDELAY, LOG_LOCAL0);
 }
@@ -254,6 +259,14 @@ static void apply_requests_locked(void) {
   }
 }
 
+/* The queue library's notices (pq_set_notice(): damage it found and
+ * mended on the way) are warnings: nothing failed, but an operator must
+ * know that the queue was damaged. */
+static void pq_notice(void *arg, const char *msg) {
+  (void)arg;
+  log_warning("%s", msg);
+}
+
 /* ---- the public functions ---- */
 
 void ldm_log_init(const char *ident) {
@@ -263,6 +276,7 @@ void ldm_log_init(const char *ident) {
   set_ident_locked(slash != NULL ? slash + 1 : ident != NULL ? ident : "");
   lg.level = LDM_LOG_NOTICE;
   unlock();
+  pq_set_notice(pq_notice, NULL);
 }
 
 void ldm_log_set_ident(const char *ident) {
@@ -422,51 +436,83 @@ static void write_all(int fd, const char *p, size_t n) {
   }
 }
 
-/* One output line: head, text, newline, in one write. */
+size_t ldm_log_escape(const char *in, size_t len, char *out, size_t cap) {
+  static const char hex[] = "0123456789abcdef";
+  size_t i, pos = 0;
+
+  if (cap == 0)
+    return 0;
+  for (i = 0; i < len; i++) {
+    unsigned char b = (unsigned char)in[i];
+    bool esc =
+        b < 0x20 || b == 0x7f || (b == '\\' && i + 1 < len && in[i + 1] == 'x');
+
+    if (pos + (esc ? 4 : 1) >= cap)
+      break; /* never half an escape */
+    if (!esc) {
+      out[pos++] = (char)b;
+      continue;
+    }
+    out[pos++] = '\\';
+    out[pos++] = 'x';
+    out[pos++] = hex[b >> 4];
+    out[pos++] = hex[b & 0xf];
+  }
+  out[pos] = '\0';
+  return pos;
+}
+
+/* One output line: head, text escaped, newline, in one write. */
 static void emit_line(int fd, const char *head, size_t hlen, const char *text,
                       size_t tlen) {
   char stack[LINE_STACK];
-  size_t n = hlen + tlen + 1;
+  size_t n = hlen + 4 * tlen + 2;
   char *line = n <= sizeof stack ? stack : malloc(n);
 
   if (line == NULL) { /* keep what fits */
     line = stack;
     n = sizeof stack;
-    tlen = n - hlen - 1;
   }
   memcpy(line, head, hlen);
-  memcpy(line + hlen, text, tlen);
-  line[n - 1] = '\n';
+  n = hlen + ldm_log_escape(text, tlen, line + hlen, n - hlen - 1);
+  line[n++] = '\n';
   write_all(fd, line, n);
   if (line != stack)
     free(line);
 }
 
-/* Write a message, one output line per line of it, to the destination. */
+/* Syslog's line: its own head, the message escaped. */
+static void emit_syslog(enum ldm_log_level level, const char *file,
+                        const char *func, int line, const char *msg,
+                        size_t len) {
+  char stack[LINE_STACK];
+  size_t n = 4 * len + 1;
+  char *text = n <= sizeof stack ? stack : malloc(n);
+
+  if (text == NULL) { /* keep what fits */
+    text = stack;
+    n = sizeof stack;
+  }
+  (void)ldm_log_escape(msg, len, text, n);
+  syslog(level_priorities[level], "%s:%d:%s() %s", file, line, func, text);
+  if (text != stack)
+    free(text);
+}
+
+/* Write a message, as one output line, to the destination. */
 static void emit_locked(enum ldm_log_level level, const char *file,
                         const char *func, int line, const char *msg) {
   char head[HEAD_MAX];
-  size_t hlen = 0;
-  size_t total = strlen(msg);
-  const char *p = msg, *end;
-  int fd = lg.kind == DEST_FILE ? lg.fd : STDERR_FILENO;
+  size_t len = strlen(msg);
 
-  if (total > 0 && msg[total - 1] == '\n')
-    total--; /* a final newline makes no empty line */
-  end = msg + total;
-  if (lg.kind != DEST_SYSLOG)
-    hlen = format_head(head, level, file, func, line);
-  do {
-    const char *nl = memchr(p, '\n', (size_t)(end - p));
-    size_t len = nl != NULL ? (size_t)(nl - p) : (size_t)(end - p);
-
-    if (lg.kind == DEST_SYSLOG)
-      syslog(level_priorities[level], "%s:%d:%s() %.*s", file, line, func,
-             (int)len, p);
-    else
-      emit_line(fd, head, hlen, p, len);
-    p = nl != NULL ? nl + 1 : end;
-  } while (p < end);
+  if (len > 0 && msg[len - 1] == '\n')
+    len--; /* a final newline is the line's own */
+  if (lg.kind == DEST_SYSLOG) {
+    emit_syslog(level, file, func, line, msg, len);
+    return;
+  }
+  emit_line(lg.kind == DEST_FILE ? lg.fd : STDERR_FILENO, head,
+            format_head(head, level, file, func, line), msg, len);
 }
 
 void ldm_log_write(enum ldm_log_level level, const char *file, const char *func,

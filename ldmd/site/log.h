@@ -11,14 +11,15 @@
  * without a file being opened first.
  *
  * File and stderr lines use LDM's "simple" format, one output line per
- * message line:
+ * message (a final newline is dropped; every other control byte, newline
+ * and TAB included, is escaped: see ldm_log_escape()):
  *   YYYYMMDDThhmmss.uuuuuuZ <ident>[<pid>] (pad to col 52)<file>:<func>:<line>
  *   (pad to col 88)<LEVEL> (pad to col 94)<message>
  * Columns count from 0 (the location follows 52 characters); a field that
  * overruns its column pushes the next one right by one space.  The time is
  * UTC and <file> the base name of the source file.  Each line is one
  * write(2) to a descriptor opened O_APPEND.  Syslog gets
- * "<file>:<line>:<func>() <message>" per line, at the matching priority
+ * "<file>:<line>:<func>() <message>", escaped alike, at the matching priority
  * (FATAL is LOG_CRIT).
  *
  * The logger is process-wide state (one per process, like the process's
@@ -33,6 +34,7 @@
 #define LDMD_SITE_LOG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 enum ldm_log_level {
   LDM_LOG_DEBUG = 0,
@@ -43,7 +45,8 @@ enum ldm_log_level {
   LDM_LOG_FATAL = 5,
 };
 
-/** Set the process ident (program name or peer) and default level. */
+/** Set the process ident (program name or peer) and default level, and
+ *  log the queue library's notices (pq_set_notice()) as warnings. */
 void ldm_log_init(const char *ident);
 void ldm_log_set_ident(const char *ident);
 const char *ldm_log_get_ident(void);
@@ -77,6 +80,18 @@ bool ldm_log_enabled(enum ldm_log_level level);
 void ldm_log_request_refresh(void);
 /** Async-signal-safe: roll the level before the next message.  SIGUSR2. */
 void ldm_log_request_roll(void);
+
+/**
+ * Terminal-safe text, as every log line is written (docs/security.md,
+ * "Logs"): each byte below 0x20 (TAB and newline too) and 0x7f becomes
+ * "\xNN" (two lowercase hex digits: ESC is "\x1b"), and a backslash that
+ * an "x" follows becomes "\x5c", so that reading every "\xNN" as its byte
+ * gives the text back; every other byte (a backslash before anything but
+ * "x", UTF-8) is kept as is.  Writes at most cap - 1 bytes and a NUL,
+ * never half an escape.
+ * @return the bytes written before the NUL
+ */
+size_t ldm_log_escape(const char *in, size_t len, char *out, size_t cap);
 
 void ldm_log_write(enum ldm_log_level level, const char *file, const char *func,
                    int line, const char *fmt, ...)

@@ -18,11 +18,15 @@ if(TARGET ldmproto)
         access 60
         robust 90
         process 120
+        # A clean stop with connections waiting in poll: no ERROR line.
+        process_stop 60
         # The downstream side: requesters, resume, supervision, relay chains.
         requester 120
         # A requester its upstream refuses: the denial logged, the back-off.
         denied 60
         resume 180
+        # A full file system for the resume files; 77 means skipped.
+        resumefull 120
         silence 120
         alternate 120
         supervise 120
@@ -55,6 +59,12 @@ if(TARGET ldmproto)
         TIMEOUT 180 LABELS net ENVIRONMENT ${PQ_TESTDATA_ENV}
         ARGS ${_args} $<TARGET_FILE:ldmping> $<TARGET_FILE:notifyme>
         $<TARGET_FILE:ldmsend>)
+    endif()
+    if(TARGET notifyme)
+      # Control bytes of identifiers escaped in the logs (docs/security.md).
+      pq_script_test(net_logescape ${CMAKE_CURRENT_LIST_DIR}/logescape.sh
+        TIMEOUT 60 LABELS net ENVIRONMENT ${PQ_TESTDATA_ENV}
+        ARGS ${_args} $<TARGET_FILE:notifyme>)
     endif()
     if(TARGET ldmsend)
       pq_script_test(net_undelivered ${CMAKE_CURRENT_LIST_DIR}/undelivered.sh

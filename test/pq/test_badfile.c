@@ -5,7 +5,8 @@
  * products were damaged or left mid-change by a crash: pq_check() names the
  * invariant (each numbered invariant is broken alone at least once), the
  * repair brings back every sound product, readers report damage instead of
- * stopping short, and a read-only check changes nothing.
+ * stopping short (and a reader that mends it says so to the program's notice
+ * function), and a read-only check changes nothing.
  */
 #include "test/lib/testutil.h"
 
@@ -326,13 +327,28 @@ static void test_verify_reads(void **state) {
   munmap(p, len);
 }
 
+/* The notices the library gave (pq_set_notice()). */
+static struct {
+  int n;
+  char last[640];
+} notices;
+
+static void note_notice(void *arg, const char *msg) {
+  assert_ptr_equal(arg, &notices);
+  notices.n++;
+  snprintf(notices.last, sizeof notices.last, "%s", msg);
+}
+
 /* Index damage makes a read fail, never end early: a read-only handle
- * reports it, a read-write one rebuilds and reads every product. */
+ * reports it, a read-write one rebuilds, says so once in a notice (what it
+ * found, what it did), and reads every product. */
 static void damaged_walk(void (*damage)(uint8_t *, struct pq_hdr *),
                          const char *what, unsigned readable) {
   size_t len;
   uint8_t *p = damaged_queue(damage, &len);
   pq_t *pq;
+  memset(&notices, 0, sizeof notices);
+  pq_set_notice(note_notice, &notices);
   assert_int_equal(pq_open(path, PQ_READONLY, &pq, NULL), PQ_OK);
   struct seen s = {0, ""};
   int rc;
@@ -346,14 +362,22 @@ static void damaged_walk(void (*damage)(uint8_t *, struct pq_hdr *),
     ;
   assert_int_equal(rc, PQ_CORRUPT);
   pq_close(pq);
+  assert_int_equal(notices.n, 0); /* nothing mended: the failure says it */
   assert_int_equal(pq_open(path, 0, &pq, NULL), PQ_OK);
   s.n = 0;
   while ((rc = pq_next(pq, PQ_FORWARD, NULL, note_ident, &s)) == PQ_OK)
     ;
   assert_int_equal(rc, PQ_END);
   assert_int_equal(s.n, readable);
+  assert_int_equal(notices.n, 1);
+  if (strstr(notices.last, path) == NULL ||
+      strstr(notices.last, what) == NULL ||
+      strstr(notices.last, "rebuilt the indexes") == NULL)
+    fail_msg("notice \"%s\" does not say %s and the rebuild", notices.last,
+             what);
   tu_check(pq);
   pq_close(pq);
+  pq_set_notice(NULL, NULL);
   munmap(p, len);
 }
 

@@ -2,7 +2,9 @@
  * test_log.c - the logger (ldmd/site/log.h): the simple line format column by
  * column, levels and their words, rolling the level (directly and from
  * SIGUSR2), reopening after rotation (directly and from SIGUSR1, and after
- * a chdir() for a relative path), one line per message line, destinations
+ * a chdir() for a relative path), one line per message with its control
+ * bytes escaped (ldm_log_escape(), in files, on stderr, in the ident),
+ * destinations
  * (file, stderr, syslog, the default with and without a /dev/null stderr),
  * ident, errno kept, long messages, and several processes appending to one
  * file without mixing lines.  Log files
@@ -433,11 +435,9 @@ static void test_multiline(void **state) {
   log_warning("first\nsecond\n\nfourth\n");
   loc_of(loc, sizeof loc, __func__, at);
   lines = read_lines(path, &n);
-  assert_int_equal(n, 4); /* the final newline makes no line */
-  assert_string_equal(check_line(lines[0], "test_log", loc, "WARN"), "first");
-  assert_string_equal(check_line(lines[1], "test_log", loc, "WARN"), "second");
-  assert_string_equal(check_line(lines[2], "test_log", loc, "WARN"), "");
-  assert_string_equal(check_line(lines[3], "test_log", loc, "WARN"), "fourth");
+  assert_int_equal(n, 1); /* one message, one line; the final \n is its own */
+  assert_string_equal(check_line(lines[0], "test_log", loc, "WARN"),
+                      "first\\x0asecond\\x0a\\x0afourth");
   free_lines(lines);
 
   log_to(path, sizeof path, "multi2.log");
@@ -447,6 +447,127 @@ static void test_multiline(void **state) {
   assert_int_equal(n, 2);
   assert_string_equal(message_of(lines[0]), "");
   assert_string_equal(message_of(lines[1]), "only");
+  free_lines(lines);
+}
+
+/* Read every "\xNN" of s as its byte (the reverse of ldm_log_escape()). */
+static size_t unescape(const char *s, char *out) {
+  size_t n = 0;
+
+  while (*s != '\0') {
+    unsigned v;
+
+    if (s[0] == '\\' && s[1] == 'x' && isxdigit((unsigned char)s[2]) &&
+        isxdigit((unsigned char)s[3]) && sscanf(s + 2, "%2x", &v) == 1) {
+      out[n++] = (char)v;
+      s += 4;
+    } else {
+      out[n++] = *s++;
+    }
+  }
+  return n;
+}
+
+/* CHECK_ESCAPE(literal, want): a literal's bytes, NULs included. */
+#define CHECK_ESCAPE(in, want) check_escape(in, sizeof in - 1, want)
+
+static void check_escape(const char *in, size_t len, const char *want) {
+  char out[256], back[256];
+
+  assert_int_equal(ldm_log_escape(in, len, out, sizeof out), strlen(want));
+  assert_string_equal(out, want);
+  assert_int_equal(unescape(out, back), len);
+  assert_memory_equal(back, in, len);
+}
+
+static void test_escape(void **state) {
+  unsigned char all[256];
+  char out[1100], back[1100], small[8];
+  (void)state;
+
+  CHECK_ESCAPE("plain text", "plain text");
+  CHECK_ESCAPE("a\x1b[31mred\x1b[0m", "a\\x1b[31mred\\x1b[0m");
+  CHECK_ESCAPE("tab\there\nnl\r\x7f\x01", "tab\\x09here\\x0anl\\x0d\\x7f\\x01");
+  CHECK_ESCAPE("a\0b", "a\\x00b");
+  /* A backslash is kept, but written \x5c before an x, so that no text
+   * reads as an escape it is not: regexes stay as they were written. */
+  CHECK_ESCAPE("^127\\.0\\.0\\.1$", "^127\\.0\\.0\\.1$");
+  CHECK_ESCAPE("\\x1b", "\\x5cx1b");
+  CHECK_ESCAPE("\\\\x", "\\\\x5cx");
+  CHECK_ESCAPE("end\\", "end\\");
+  CHECK_ESCAPE("caf\xc3\xa9", "caf\xc3\xa9"); /* UTF-8 kept */
+  /* Every byte: only 0x20..0x7e and 0x80..0xff are left as they are. */
+  for (int i = 0; i < 256; i++)
+    all[i] = (unsigned char)i;
+  assert_int_equal(ldm_log_escape((char *)all, 256, out, sizeof out),
+                   256 + 3 * 33);
+  for (size_t i = 0; out[i] != '\0'; i++)
+    assert_true((unsigned char)out[i] >= 0x20 && out[i] != 0x7f);
+  assert_int_equal(unescape(out, back), 256);
+  assert_memory_equal(back, all, 256);
+  /* Cut short: never half an escape, always a NUL. */
+  assert_int_equal(ldm_log_escape("ab\x1b", 3, small, 6), 2);
+  assert_string_equal(small, "ab");
+  assert_int_equal(ldm_log_escape("ab\x1b", 3, small, 7), 2 + 4);
+  assert_string_equal(small, "ab\\x1b");
+  assert_int_equal(ldm_log_escape("abc", 3, small, 1), 0);
+  assert_string_equal(small, "");
+}
+
+/* A file's bytes: no control byte but the newlines that end its lines. */
+static void assert_no_control(const char *path) {
+  FILE *f = fopen(path, "r");
+  int c, prev = '\n', lines = 0;
+
+  assert_non_null(f);
+  while ((c = fgetc(f)) != EOF) {
+    if (c == '\n')
+      lines++;
+    else if (c < 0x20 || c == 0x7f)
+      fail_msg("%s: control byte 0x%02x", path, c);
+    prev = c;
+  }
+  fclose(f);
+  assert_int_equal(prev, '\n');
+  assert_true(lines > 0);
+}
+
+/* Control bytes in a message and in the ident reach a file and stderr
+ * escaped, each message on its line. */
+static void test_control_bytes(void **state) {
+  char path[4096];
+  char **lines;
+  int n, saved, fd;
+  (void)state;
+
+  ldm_log_set_level(LDM_LOG_NOTICE);
+  log_to(path, sizeof path, "control.log");
+  ldm_log_set_ident("evil\x1b[2J");
+  log_notice("product \"%s\" received", "SAUS\x1b]0;pwned\x07\r\n\tKWBC");
+  ldm_log_set_ident("test_log");
+  assert_no_control(path);
+  lines = read_lines(path, &n);
+  assert_int_equal(n, 1);
+  assert_non_null(strstr(lines[0], " evil\\x1b[2J["));
+  assert_string_equal(message_of(lines[0]), "product \"SAUS\\x1b]0;pwned\\x07"
+                                            "\\x0d\\x0a\\x09KWBC\" received");
+  free_lines(lines);
+
+  scratch_path(path, sizeof path, "control.err");
+  saved = dup(STDERR_FILENO);
+  assert_true(saved >= 0);
+  fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  assert_true(fd >= 0);
+  assert_int_equal(dup2(fd, STDERR_FILENO), STDERR_FILENO);
+  close(fd);
+  assert_int_equal(ldm_log_set_destination("-"), 0);
+  log_warning("on stderr: %s", "a\x1b[31mb\x7f");
+  assert_int_equal(dup2(saved, STDERR_FILENO), STDERR_FILENO);
+  close(saved);
+  assert_no_control(path);
+  lines = read_lines(path, &n);
+  assert_int_equal(n, 1);
+  assert_string_equal(message_of(lines[0]), "on stderr: a\\x1b[31mb\\x7f");
   free_lines(lines);
 }
 
@@ -618,19 +739,22 @@ static void test_processes_share_a_file(void **state) {
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   }
   lines = read_lines(path, &n);
-  assert_int_equal(n, NPROC * NLINES * 2);
+  assert_int_equal(n, NPROC * NLINES); /* a message is one line */
   for (int i = 0; i < n; i++) {
     const char *m = message_of(lines[i]);
+    char tail[32];
     int p = -1;
-    if (sscanf(m, "%d ", &p) == 1 && p >= 0 && p < NPROC) {
-      memset(msg, 'a' + p, MSGLEN);
-      msg[MSGLEN] = '\0';
-      assert_int_equal(strlen(m), 2 + MSGLEN);
-      assert_string_equal(m + 2, msg); /* whole, unmixed */
-      counts[p]++;
-    } else if (sscanf(m, "second line %d", &p) != 1) {
+    if (sscanf(m, "%d ", &p) != 1 || p < 0 || p >= NPROC) {
       fail_msg("mixed line: \"%.120s\"", lines[i]);
+      continue;
     }
+    memset(msg, 'a' + p, MSGLEN);
+    msg[MSGLEN] = '\0';
+    snprintf(tail, sizeof tail, "\\x0asecond line %d", p);
+    assert_int_equal(strlen(m), 2 + MSGLEN + strlen(tail));
+    assert_memory_equal(m + 2, msg, MSGLEN); /* whole, unmixed */
+    assert_string_equal(m + 2 + MSGLEN, tail);
+    counts[p]++;
   }
   for (int p = 0; p < NPROC; p++)
     assert_int_equal(counts[p], NLINES);
@@ -645,6 +769,8 @@ int main(void) {
       cmocka_unit_test(test_refresh_after_rotation),
       cmocka_unit_test(test_refresh_relative_after_chdir),
       cmocka_unit_test(test_multiline),
+      cmocka_unit_test(test_escape),
+      cmocka_unit_test(test_control_bytes),
       cmocka_unit_test(test_long_message),
       cmocka_unit_test(test_errno_kept),
       cmocka_unit_test(test_destinations),
