@@ -36,8 +36,10 @@ static unsigned fd_room(unsigned want) {
   return room;
 }
 
-int ldmd_mb_init(ldmd_mb *mb, unsigned want, unsigned request_s) {
+int ldmd_mb_init(ldmd_mb *mb, unsigned want, unsigned per_address,
+                 unsigned request_s) {
   mb->max = fd_room(want);
+  mb->per_address = per_address < mb->max ? per_address : mb->max;
   mb->request_ms = (int64_t)request_s * 1000;
   mb->cut = 0;
   mb->said_ms = 0;

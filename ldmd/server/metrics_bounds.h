@@ -35,8 +35,6 @@
  *  hundred slow clients and the scrapers beside them, at one descriptor
  *  each, cut to what RLIMIT_NOFILE leaves (ldmd_mb_init()). */
 #define LDMD_MB_CONNECTIONS 128u
-/** Connections from one address (MHD_OPTION_PER_IP_CONNECTION_LIMIT). */
-#define LDMD_MB_PER_ADDRESS 8u
 /** Seconds from a request's start to the end of its answer. */
 #define LDMD_MB_REQUEST_S 10u
 /** Seconds a connection may stay silent (MHD_OPTION_CONNECTION_TIMEOUT). */
@@ -55,24 +53,27 @@ typedef struct ldmd_mb_conn {
 
 /** The bounds and the connections they apply to. */
 typedef struct ldmd_mb {
-  unsigned max;        /**< connections at once, as given to libmicrohttpd */
-  int64_t request_ms;  /**< the whole-request bound */
-  ldmd_mb_conn *conns; /**< max entries */
-  unsigned long cut;   /**< connections cut since the last log line */
-  int64_t said_ms;     /**< when that line was written (0: never) */
-  char last[64];       /**< the address of the last connection cut */
-  int64_t log_from_ms; /**< the start of ldmd_mb_log()'s period */
-  unsigned log_lines;  /**< its lines in that period */
+  unsigned max;         /**< connections at once, as given to libmicrohttpd */
+  unsigned per_address; /**< from one address (at most max): likewise */
+  int64_t request_ms;   /**< the whole-request bound */
+  ldmd_mb_conn *conns;  /**< max entries */
+  unsigned long cut;    /**< connections cut since the last log line */
+  int64_t said_ms;      /**< when that line was written (0: never) */
+  char last[64];        /**< the address of the last connection cut */
+  int64_t log_from_ms;  /**< the start of ldmd_mb_log()'s period */
+  unsigned log_lines;   /**< its lines in that period */
   unsigned long log_left_out; /**< and those it did not write */
 } ldmd_mb;
 
 /**
  * Set the bounds: want connections at most (fewer if RLIMIT_NOFILE
- * leaves fewer descriptors, with a warning), requests of request_s
- * seconds at most.
+ * leaves fewer descriptors, with a warning), per_address of them from one
+ * address (MHD_OPTION_PER_IP_CONNECTION_LIMIT; /metrics/max-per-address),
+ * requests of request_s seconds at most.
  * @return 0, or -1 (out of memory, logged)
  */
-int ldmd_mb_init(ldmd_mb *mb, unsigned want, unsigned request_s);
+int ldmd_mb_init(ldmd_mb *mb, unsigned want, unsigned per_address,
+                 unsigned request_s);
 
 void ldmd_mb_free(ldmd_mb *mb);
 

@@ -245,8 +245,7 @@ static struct MHD_Daemon *start(endpoint *e, ldmd_mb *mb, int fd) {
       MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, NULL, NULL, handle, e,
       MHD_OPTION_EXTERNAL_LOGGER, ldmd_mb_log, mb, MHD_OPTION_LISTEN_SOCKET, fd,
       MHD_OPTION_CONNECTION_LIMIT, mb->max, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-      mb->max < LDMD_MB_PER_ADDRESS ? mb->max : LDMD_MB_PER_ADDRESS,
-      MHD_OPTION_CONNECTION_TIMEOUT, LDMD_MB_IDLE_S,
+      mb->per_address, MHD_OPTION_CONNECTION_TIMEOUT, LDMD_MB_IDLE_S,
       MHD_OPTION_NOTIFY_CONNECTION, ldmd_mb_notify, mb,
       MHD_OPTION_NOTIFY_COMPLETED, ldmd_mb_completed, mb, MHD_OPTION_END);
 }
@@ -307,7 +306,8 @@ static void loop(struct MHD_Daemon *d, ldmd_mb *mb, int sfd) {
   }
 }
 
-int ldmd_metrics_serve(const ldmm_file *f, int fd, const char *queue_path) {
+int ldmd_metrics_serve(const ldmm_file *f, int fd, const char *queue_path,
+                       unsigned per_address) {
   endpoint e;
   ldmd_mb mb;
   struct MHD_Daemon *d;
@@ -328,7 +328,8 @@ int ldmd_metrics_serve(const ldmm_file *f, int fd, const char *queue_path) {
     log_error("metrics: signalfd: %s", strerror(errno));
     return 1;
   }
-  if (ldmd_mb_init(&mb, LDMD_MB_CONNECTIONS, LDMD_MB_REQUEST_S) != 0) {
+  if (ldmd_mb_init(&mb, LDMD_MB_CONNECTIONS, per_address, LDMD_MB_REQUEST_S) !=
+      0) {
     close(sfd);
     return 1;
   }

@@ -37,8 +37,11 @@ int ldmd_metrics_listen(const char *addr, char *name, size_t namelen, char *err,
  * In the serving process: serve fd until SIGTERM or SIGINT (SIGUSR1
  * reopens the log, SIGUSR2 rolls its level).  Blocks those signals.
  * @param queue_path  the queue whose statistics are shown
+ * @param per_address  connections from one client address at most
+ *                     (/metrics/max-per-address)
  * @return the process's exit status
  */
-int ldmd_metrics_serve(const ldmm_file *f, int fd, const char *queue_path);
+int ldmd_metrics_serve(const ldmm_file *f, int fd, const char *queue_path,
+                       unsigned per_address);
 
 #endif /* LDMD_SERVER_METRICS_HTTP_H */

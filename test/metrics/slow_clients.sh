@@ -12,7 +12,9 @@
 #     (promcheck) within a few seconds, scrape after scrape, until every
 #     slow client has been cut once;
 #   - one slow client that keeps sending is cut after the whole-request
-#     bound (10 s), though it was never idle, and the log says so.
+#     bound (10 s), though it was never idle, and the log says so;
+#   - /metrics/max-per-address, set to 6 here: of 7 slow clients from one
+#     address, the server ends one at once and keeps 6.
 #
 # Usage: slow_clients.sh LDMD LDM6_PEER PROMCHECK TRICKLE
 
@@ -25,7 +27,8 @@ REQUEST_S=10 # LDMD_MB_REQUEST_S, ldmd/server/metrics_bounds.h
 
 make_queue 1000000
 echo 'ALLOW ANY ^127\.0\.0\.1$' >"$CONF"
-sed -i 's|</registry>|  <metrics><http-address>127.0.0.1:0</http-address></metrics>\n</registry>|' \
+PER_ADDRESS=6 # /metrics/max-per-address: 5 of the 100 come from each address
+sed -i "s|</registry>|  <metrics><http-address>127.0.0.1:0</http-address><max-per-address>$PER_ADDRESS</max-per-address></metrics>\n</registry>|" \
   "$LDM_REGISTRY"
 start_ldmd
 wait_until 10 grep -q 'serving metrics on http://' "$LOG" ||
@@ -113,5 +116,17 @@ sent=$(awk '$1 == "cut" { exit } $1 == "tick" { s = $6 } END { print s + 0 }' on
   fail "the slow client sent only $sent bytes before it was cut: it was idle"
 wait "$ONE" 2>/dev/null
 ok "one slow client cut after $ms ms (the bound: $REQUEST_S s), having sent $sent bytes, one a second"
+
+# ---- the per-address limit ----------------------------------------------
+background "$TRICKLE" -p "$MPORT" -n $((PER_ADDRESS + 1)) -b 210 -t 30 >per.out
+PER=$BG
+# Each has been made, and the server has had its time to end one.
+wait_until 20 grep -q '^tick 3 ' per.out || fail "trickle does not run: $(tail -1 per.out)"
+kill -TERM "$PER"
+wait "$PER" 2>/dev/null
+line=$(grep -m1 '^tick 3 ' per.out)
+[[ $line == "tick 3 open $PER_ADDRESS sent "*" cut 1" ]] ||
+  fail "$((PER_ADDRESS + 1)) clients from one address with /metrics/max-per-address $PER_ADDRESS: '$line', not $PER_ADDRESS open and 1 ended"
+ok "/metrics/max-per-address $PER_ADDRESS: the server ended the $((PER_ADDRESS + 1))th connection from one address ($(grep -m1 '^cut' per.out))"
 
 stop_ldmd
