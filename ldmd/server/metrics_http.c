@@ -107,7 +107,10 @@ int ldmd_metrics_listen(const char *addr, char *name, size_t namelen, char *err,
   (void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
   if (ss.ss_family == AF_INET6)
     (void)setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
-  if (bind(fd, (struct sockaddr *)&ss, sl) != 0 || listen(fd, 16) != 0 ||
+  /* A backlog of as many as it serves: clients that come back together
+   * (all ended by the bound at once) do not crowd a scraper out. */
+  if (bind(fd, (struct sockaddr *)&ss, sl) != 0 ||
+      listen(fd, (int)LDMD_MB_CONNECTIONS) != 0 ||
       getsockname(fd, (struct sockaddr *)&ss, &sl) != 0) {
     snprintf(err, errlen, "cannot serve metrics on %s: %s", addr,
              strerror(errno));
