@@ -1,8 +1,9 @@
 /*
  * metrics_bounds.h - what the metrics endpoint's connections may cost
  * (docs/security.md, "The metrics endpoint"): how many at once, how many
- * from one address, and how long one request may take from its first
- * byte to the last byte of its answer.  libmicrohttpd bounds the first
+ * from one address, and how long one request may take, from the
+ * connection's opening (or the end of the request before it) to the last
+ * byte of its answer.  libmicrohttpd bounds the first
  * two itself; its timeout is an idle one, which a client that sends or
  * reads a byte a second restarts forever, so the whole-request bound is
  * kept here: each connection's start is noted when libmicrohttpd opens it
@@ -35,7 +36,8 @@
  *  hundred slow clients and the scrapers beside them, at one descriptor
  *  each, cut to what RLIMIT_NOFILE leaves (ldmd_mb_init()). */
 #define LDMD_MB_CONNECTIONS 128u
-/** Seconds from a request's start to the end of its answer. */
+/** Seconds from a request's start (the connection's opening, or the end
+ *  of the request before it) to the end of its answer. */
 #define LDMD_MB_REQUEST_S 10u
 /** Seconds a connection may stay silent (MHD_OPTION_CONNECTION_TIMEOUT). */
 #define LDMD_MB_IDLE_S 10u

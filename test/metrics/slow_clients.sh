@@ -15,7 +15,9 @@
 #   - one slow client that keeps sending is cut after the whole-request
 #     bound (10 s), though it was never idle, and the log says so;
 #   - /metrics/max-per-address, set to 6 here: of 7 slow clients from one
-#     address, the server ends one at once and keeps 6.
+#     address, the server ends one at once and keeps 6;
+#   - under a limit of 96 open files the endpoint takes 64 connections,
+#     not 128, with a warning.
 #
 # Usage: slow_clients.sh LDMD LDM6_PEER PROMCHECK TRICKLE
 
@@ -135,4 +137,23 @@ line=$(grep -m1 '^tick 3 ' per.out)
   fail "$((PER_ADDRESS + 1)) clients from one address with /metrics/max-per-address $PER_ADDRESS: '$line', not $PER_ADDRESS open and 1 ended"
 ok "/metrics/max-per-address $PER_ADDRESS: the server ended the $((PER_ADDRESS + 1))th connection from one address ($(grep -m1 '^cut' per.out))"
 
+stop_ldmd
+
+# ---- few descriptors -----------------------------------------------------
+# Started with a limit of 96 open files, which the metrics process
+# inherits: it takes 96 - 32 connections, says so, and serves.
+command -v prlimit >/dev/null || {
+  skip_part "no prlimit(1) here: the connections cut to the descriptors"
+  exit 0
+}
+printf '#!/bin/sh\nexec prlimit --nofile=96 -- "%s" "$@"\n' "$LDMD" >few_fds.sh
+chmod +x few_fds.sh
+LDMD=$SCRATCH/few_fds.sh
+start_ldmd
+wait_until 10 grep -q 'metrics: 64 connections at most, not 128: the limit on open files (RLIMIT_NOFILE) is 96' "$LOG" ||
+  fail "no warning of the connections cut to the limit on open files"
+ADDR=$(sed -n 's|.*serving metrics on http://\([^/]*\)/metrics.*|\1|p' "$LOG" |
+  tail -1)
+scrape few
+ok "with 96 descriptors the endpoint takes 64 connections, says so, and serves"
 stop_ldmd
