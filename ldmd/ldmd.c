@@ -547,7 +547,8 @@ static int run_metrics(server *s) {
   s->http_fd = -1; /* become_child() leaves it to us */
   become_child(s);
   ldm_log_set_ident("metrics");
-  return ldmd_metrics_serve(s->set.metrics, fd, s->par.queue);
+  return ldmd_metrics_serve(s->set.metrics, fd, s->par.queue,
+                            s->par.http_per_address);
 }
 
 /* In a new task child (ldmd_task_main): run the REQUEST's requester, or

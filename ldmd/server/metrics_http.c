@@ -2,29 +2,33 @@
  * metrics_http.c - the metrics endpoint (metrics_http.h): parsing its
  * address and binding it, and the serving process: libmicrohttpd on the
  * bound socket, one handler that dispatches on the path (the figures, and
- * the status page built in from ldmd/metrics/status.html), and a main
- * thread that waits for signals.
+ * the status page built in from ldmd/metrics/status.html), and the one
+ * thread's loop that waits on libmicrohttpd's epoll descriptor and on the
+ * signals (signalfd), runs libmicrohttpd's round, and then ends the
+ * requests older than their bound (metrics_bounds.h): libmicrohttpd's
+ * callbacks run in this thread, so no lock is needed.
  */
 #include "ldmd/server/metrics_http.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <limits.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "ldmd/metrics/render.h"
 #include "ldmd/metrics/status_page.h"
+#include "ldmd/server/metrics_bounds.h"
 #include "ldmd/site/log.h"
-
-#define MAX_CONNECTIONS 16u
-#define IDLE_TIMEOUT_S 10u
 
 /* ---------------------------------------------------------------------- */
 /* The address                                                            */
@@ -103,7 +107,10 @@ int ldmd_metrics_listen(const char *addr, char *name, size_t namelen, char *err,
   (void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
   if (ss.ss_family == AF_INET6)
     (void)setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
-  if (bind(fd, (struct sockaddr *)&ss, sl) != 0 || listen(fd, 16) != 0 ||
+  /* A backlog of as many as it serves: clients that come back together
+   * (all ended by the bound at once) do not crowd a scraper out. */
+  if (bind(fd, (struct sockaddr *)&ss, sl) != 0 ||
+      listen(fd, (int)LDMD_MB_CONNECTIONS) != 0 ||
       getsockname(fd, (struct sockaddr *)&ss, &sl) != 0) {
     snprintf(err, errlen, "cannot serve metrics on %s: %s", addr,
              strerror(errno));
@@ -124,7 +131,7 @@ int ldmd_metrics_listen(const char *addr, char *name, size_t namelen, char *err,
 /* Serving                                                                */
 /* ---------------------------------------------------------------------- */
 
-/* What the handler works with; used by the polling thread only. */
+/* What the handler works with; used by the serving thread only. */
 typedef struct endpoint {
   const ldmm_file *file;
   const char *queue_path;
@@ -234,20 +241,81 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn,
   return plain(conn, MHD_HTTP_NOT_FOUND, "not found\n");
 }
 
-static void mhd_log(void *cls, const char *fmt, va_list ap) {
-  char text[512];
-
-  (void)cls;
-  vsnprintf(text, sizeof text, fmt, ap);
-  text[strcspn(text, "\n")] = '\0';
-  log_warning("metrics: %s", text);
+/* Start libmicrohttpd on fd, driven by this thread (epoll, no thread of
+ * its own), with the bounds of mb (metrics_bounds.h). */
+static struct MHD_Daemon *start(endpoint *e, ldmd_mb *mb, int fd) {
+  return MHD_start_daemon(
+      MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, NULL, NULL, handle, e,
+      MHD_OPTION_EXTERNAL_LOGGER, ldmd_mb_log, mb, MHD_OPTION_LISTEN_SOCKET, fd,
+      MHD_OPTION_CONNECTION_LIMIT, mb->max, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+      mb->per_address, MHD_OPTION_CONNECTION_TIMEOUT, LDMD_MB_IDLE_S,
+      MHD_OPTION_NOTIFY_CONNECTION, ldmd_mb_notify, mb,
+      MHD_OPTION_NOTIFY_COMPLETED, ldmd_mb_completed, mb, MHD_OPTION_END);
 }
 
-int ldmd_metrics_serve(const ldmm_file *f, int fd, const char *queue_path) {
+/* How long to wait: libmicrohttpd's own timeout, or the next request's
+ * bound (next_ms, -1: none) if sooner; -1: until something happens. */
+static int wait_ms(struct MHD_Daemon *d, int64_t next_ms) {
+  MHD_UNSIGNED_LONG_LONG mhd;
+  int64_t ms = next_ms;
+
+  if (MHD_get_timeout(d, &mhd) == MHD_YES && (ms < 0 || (int64_t)mhd < ms))
+    ms = mhd > INT_MAX ? INT_MAX : (int64_t)mhd;
+  return ms > INT_MAX ? INT_MAX : (int)ms;
+}
+
+/* Read the signals that came; the one that stops (SIGTERM, SIGINT) or 0. */
+static int signals(int sfd) {
+  struct signalfd_siginfo si;
+
+  while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si) {
+    if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)
+      return (int)si.ssi_signo;
+    if (si.ssi_signo == SIGUSR1)
+      ldm_log_request_refresh();
+    else if (si.ssi_signo == SIGUSR2)
+      ldm_log_request_roll();
+  }
+  return 0;
+}
+
+/* The serving loop: libmicrohttpd's epoll descriptor and the signals,
+ * then its round, then the bound on each request's whole time, until
+ * SIGTERM or SIGINT. */
+static void loop(struct MHD_Daemon *d, ldmd_mb *mb, int sfd) {
+  const union MHD_DaemonInfo *di =
+      MHD_get_daemon_info(d, MHD_DAEMON_INFO_EPOLL_FD);
+  struct pollfd p[2] = {
+      {.fd = di == NULL ? -1 : di->epoll_fd, .events = POLLIN},
+      {.fd = sfd, .events = POLLIN}};
+  int64_t next = -1;
+
+  if (p[0].fd < 0) {
+    log_error("metrics: libmicrohttpd has no epoll descriptor");
+    return;
+  }
+  for (;;) {
+    if (poll(p, 2, wait_ms(d, next)) < 0 && errno != EINTR) {
+      log_error("metrics: poll: %s", strerror(errno));
+      return;
+    }
+    if ((p[1].revents & POLLIN) != 0 && signals(sfd) != 0)
+      return;
+    if (MHD_run(d) != MHD_YES) {
+      log_error("metrics: the HTTP server failed (libmicrohttpd)");
+      return;
+    }
+    next = ldmd_mb_sweep(mb);
+  }
+}
+
+int ldmd_metrics_serve(const ldmm_file *f, int fd, const char *queue_path,
+                       unsigned per_address) {
   endpoint e;
+  ldmd_mb mb;
   struct MHD_Daemon *d;
   sigset_t set;
-  int sig = 0;
+  int sfd;
 
   memset(&e, 0, sizeof e);
   e.file = f;
@@ -257,27 +325,28 @@ int ldmd_metrics_serve(const ldmm_file *f, int fd, const char *queue_path) {
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGUSR1);
   sigaddset(&set, SIGUSR2);
-  /* Before the thread starts, so that it inherits the mask. */
   (void)sigprocmask(SIG_BLOCK, &set, NULL);
-  d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0,
-                       NULL, NULL, handle, &e, MHD_OPTION_EXTERNAL_LOGGER,
-                       mhd_log, NULL, MHD_OPTION_LISTEN_SOCKET, fd,
-                       MHD_OPTION_CONNECTION_LIMIT, MAX_CONNECTIONS,
-                       MHD_OPTION_CONNECTION_TIMEOUT, IDLE_TIMEOUT_S,
-                       MHD_OPTION_END);
-  if (d == NULL) {
-    log_error("metrics: cannot start the HTTP server (libmicrohttpd)");
+  sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (sfd < 0) {
+    log_error("metrics: signalfd: %s", strerror(errno));
     return 1;
   }
-  while (sig != SIGTERM && sig != SIGINT) {
-    if (sigwait(&set, &sig) != 0)
-      break;
-    if (sig == SIGUSR1)
-      ldm_log_request_refresh();
-    else if (sig == SIGUSR2)
-      ldm_log_request_roll();
+  if (ldmd_mb_init(&mb, LDMD_MB_CONNECTIONS, per_address, LDMD_MB_REQUEST_S) !=
+      0) {
+    close(sfd);
+    return 1;
   }
+  d = start(&e, &mb, fd);
+  if (d == NULL) {
+    log_error("metrics: cannot start the HTTP server (libmicrohttpd)");
+    ldmd_mb_free(&mb);
+    close(sfd);
+    return 1;
+  }
+  loop(d, &mb, sfd);
   MHD_stop_daemon(d);
+  ldmd_mb_free(&mb);
+  close(sfd);
   ldmm_snapshot_free(&e.snap);
   if (e.pq != NULL)
     pq_close(e.pq);

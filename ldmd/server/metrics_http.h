@@ -9,11 +9,12 @@
  *   GET /status.json  the same figures as JSON, for a status page
  *   GET /             the status page's place: for now a short index
  *
- * The serving process uses libmicrohttpd with its own polling thread
- * (one request at a time, at most 16 connections, 10 s idle timeout);
- * its main thread only waits for signals.  It reads the figures from the
- * metrics file (ldmd/metrics/metrics.h) and the queue's own statistics
- * at each request, with a read-only queue handle.
+ * The serving process runs libmicrohttpd in its one thread (one request
+ * at a time), with the bounds of metrics_bounds.h against slow and many
+ * clients (128 connections, 8 from one address, 10 s for a request's
+ * whole time, 10 s idle); the same loop reads its signals.  It reads the
+ * figures from the metrics file (ldmd/metrics/metrics.h) and the queue's own
+ * statistics at each request, with a read-only queue handle.
  */
 #ifndef LDMD_SERVER_METRICS_HTTP_H
 #define LDMD_SERVER_METRICS_HTTP_H
@@ -36,8 +37,11 @@ int ldmd_metrics_listen(const char *addr, char *name, size_t namelen, char *err,
  * In the serving process: serve fd until SIGTERM or SIGINT (SIGUSR1
  * reopens the log, SIGUSR2 rolls its level).  Blocks those signals.
  * @param queue_path  the queue whose statistics are shown
+ * @param per_address  connections from one client address at most
+ *                     (/metrics/max-per-address)
  * @return the process's exit status
  */
-int ldmd_metrics_serve(const ldmm_file *f, int fd, const char *queue_path);
+int ldmd_metrics_serve(const ldmm_file *f, int fd, const char *queue_path,
+                       unsigned per_address);
 
 #endif /* LDMD_SERVER_METRICS_HTTP_H */

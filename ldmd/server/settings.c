@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "ldmd/metrics/metrics.h"
+#include "ldmd/server/metrics_bounds.h"
 #include "ldmd/site/registry.h"
 
 /* The registry being read, and the first failure. */
@@ -155,9 +156,13 @@ static void own_keys(reader *r, const ldmd_cmdline *cl, ldmd_params *p) {
 
 /* The live figures' keys and TLS's. */
 static void figures_and_tls(reader *r, ldmd_params *p) {
+  long per = 0;
+
   get_bool(r, REG_METRICS_ENABLE, &p->metrics_on);
   get_string(r, REG_METRICS_PATH, p->metrics_path, sizeof p->metrics_path);
   get_string(r, REG_METRICS_HTTP, p->http_addr, sizeof p->http_addr);
+  get_uint(r, REG_METRICS_PER_ADDRESS, 1, LDMD_MB_CONNECTIONS, &per);
+  p->http_per_address = (unsigned)per;
   get_string(r, REG_TLS_CERT, p->tls_cert, sizeof p->tls_cert);
   get_string(r, REG_TLS_KEY, p->tls_key, sizeof p->tls_key);
   get_string(r, REG_TLS_CA, p->tls_ca, sizeof p->tls_ca);

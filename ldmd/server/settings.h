@@ -70,6 +70,7 @@ typedef struct ldmd_params {
   bool metrics_on;          /**< /metrics/enable */
   char metrics_path[PATH_MAX]; /**< /metrics/live-path, or <queue>.metrics */
   char http_addr[256];         /**< /metrics/http-address; "": not served */
+  unsigned http_per_address;   /**< /metrics/max-per-address, 1-128 */
   char tls_cert[PATH_MAX];     /**< /tls/cert; "": TLS off */
   char tls_key[PATH_MAX];      /**< /tls/key; "": in the cert's file */
   char tls_ca[PATH_MAX];       /**< /tls/ca; "": none */

@@ -101,6 +101,10 @@
 #define REG_METRICS_ENABLE "/metrics/enable"
 #define REG_METRICS_PATH "/metrics/live-path"
 #define REG_METRICS_HTTP "/metrics/http-address"
+/* The HTTP endpoint's connections from one client address (docs/security.md,
+ * "The metrics endpoint"): raise it behind a proxy or NAT that many
+ * scrapers or browsers share. */
+#define REG_METRICS_PER_ADDRESS "/metrics/max-per-address"
 /* ldmd's own limits against abusive peers (ldmd.8, docs/security.md): the
  * connections of one peer address, the time a new connection has for its
  * first whole call (seconds), the largest product a peer may send (a size;

@@ -62,6 +62,7 @@ const struct reg_default ldm__reg_defaults[] = {
     {REG_METRICS_ENABLE, "TRUE", RT_BOOL, 0, 0, NULL},
     {REG_METRICS_PATH, "", RT_STRING, 0, 0, NULL}, /* "": <queue>.metrics */
     {REG_METRICS_HTTP, "", RT_STRING, 0, 0, NULL}, /* "": not served */
+    {REG_METRICS_PER_ADDRESS, "8", RT_UINT, 1, 128, NULL}, /* of 128 */
     /* ldmd's limits against abuse (docs/security.md): none is LDM's. */
     {REG_MAX_PER_ADDRESS, "32", RT_UINT, 1, 1000000, NULL},
     {REG_FIRST_CALL_LIMIT, "30", RT_UINT, 1, REG_SECONDS_MAX, NULL},

@@ -2,7 +2,8 @@
 # the strict Prometheus checker (test_metrics), the checker as a program
 # (promcheck), and the endpoint's test with real servers on 127.0.0.1
 # (endpoint.sh: a relay pair, notifyme, ldmsend), and the status page in
-# headless Chromium (status_page.sh, label browser).
+# headless Chromium (status_page.sh, label browser); the endpoint's bounds on
+# slow clients (slow_clients.sh, with trickle: slow HTTP clients).
 if(TARGET ldmmetrics)
   add_executable(test_metrics ${CMAKE_CURRENT_LIST_DIR}/test_metrics.c
                               ${CMAKE_CURRENT_LIST_DIR}/promcheck.c)
@@ -18,6 +19,13 @@ if(TARGET ldmd AND TARGET ldm6_peer AND TARGET ldmsend AND TARGET notifyme)
     TIMEOUT 180 LABELS net ENVIRONMENT ${PQ_TESTDATA_ENV}
     ARGS $<TARGET_FILE:ldmd> $<TARGET_FILE:ldm6_peer> $<TARGET_FILE:ldmsend>
          $<TARGET_FILE:notifyme> $<TARGET_FILE:promcheck>)
+endif()
+if(TARGET ldmd AND TARGET ldm6_peer AND TARGET promcheck)
+  add_executable(trickle ${CMAKE_CURRENT_LIST_DIR}/trickle.c)
+  pq_script_test(metrics_slow_clients ${CMAKE_CURRENT_LIST_DIR}/slow_clients.sh
+    TIMEOUT 240 LABELS net ENVIRONMENT ${PQ_TESTDATA_ENV}
+    ARGS $<TARGET_FILE:ldmd> $<TARGET_FILE:ldm6_peer> $<TARGET_FILE:promcheck>
+         $<TARGET_FILE:trickle>)
 endif()
 if(TARGET ldmd AND TARGET ldm6_peer)
   pq_script_test(metrics_status_page ${CMAKE_CURRENT_LIST_DIR}/status_page.sh

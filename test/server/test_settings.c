@@ -59,6 +59,7 @@ static const char full_registry[] =
     "    <enable>TRUE</enable>\n"
     "    <live-path>/run/test/figures</live-path>\n"
     "    <http-address>9388</http-address>\n"
+    "    <max-per-address>20</max-per-address>\n"
     "  </metrics>\n"
     "  <tls>\n"
     "    <cert>/etc/test/cert.pem</cert>\n"
@@ -174,6 +175,7 @@ static void test_defaults_without_a_registry_file(void **state) {
   assert_true(p.metrics_on);
   assert_string_equal(p.metrics_path, "/dev/shm/ldm.pq.metrics");
   assert_string_equal(p.http_addr, "");
+  assert_int_equal(p.http_per_address, 8);
   assert_string_equal(p.tls_cert, "");
   assert_string_equal(p.tls_key, "");
   assert_string_equal(p.tls_ca, "");
@@ -214,6 +216,7 @@ static void test_registry_values_replace_defaults(void **state) {
   assert_true(p.metrics_on);
   assert_string_equal(p.metrics_path, "/run/test/figures");
   assert_string_equal(p.http_addr, "9388");
+  assert_int_equal(p.http_per_address, 20);
   assert_string_equal(p.tls_cert, "/etc/test/cert.pem");
   assert_string_equal(p.tls_key, "/etc/test/key.pem");
   assert_string_equal(p.tls_ca, "/etc/test/ca.pem");
@@ -310,6 +313,10 @@ static void test_out_of_range_refused(void **state) {
   REFUSED(REG_INTERVAL, reg_path, "is 0, not within 1..2147483");
   registry_key("server", "max-per-address", "1000001");
   REFUSED(REG_MAX_PER_ADDRESS, "not within 1..1000000");
+  registry_key("metrics", "max-per-address", "129");
+  REFUSED(REG_METRICS_PER_ADDRESS, reg_path);
+  registry_key("metrics", "max-per-address", "0");
+  REFUSED(REG_METRICS_PER_ADDRESS, reg_path);
 }
 
 /* A value that is not of its key's type: the registry's own words. */

@@ -30,7 +30,7 @@
 /* Keys with a built-in default: LDM's 24, ldmd's own 8, 3 for its live
  * figures, 4 against abuse and 3 for TLS, pqact's own 1, ldmadmin's own 1,
  * the NATS bridge's 8. */
-#define NBUILTIN 53
+#define NBUILTIN 54
 
 static char scratch[1024]; /* this run's directory */
 static char home[2048];    /* LDMHOME for the tests */
@@ -256,6 +256,7 @@ static void check_all_defaults(ldm_registry *reg) {
   want_bool(reg, REG_METRICS_ENABLE, true);
   want_string(reg, REG_METRICS_PATH, "");
   want_string(reg, REG_METRICS_HTTP, "");
+  want_uint(reg, REG_METRICS_PER_ADDRESS, 8);
   want_uint(reg, REG_MAX_PER_ADDRESS, 32);
   want_uint(reg, REG_FIRST_CALL_LIMIT, 30);
   want_uint(reg, REG_MAX_PRODUCT_SIZE, 0);
