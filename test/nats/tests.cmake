@@ -50,6 +50,7 @@ if(TARGET nats2pq AND TARGET pqclihelper)
     ARGS ${NATS_TEST_ARGS}
     TESTS
       sub_refuse 120
+      sub_phantom 120
       bridge 300
       bridge_restart 300
       bridge_server_kill 300
