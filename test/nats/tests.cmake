@@ -51,6 +51,7 @@ if(TARGET nats2pq AND TARGET pqclihelper)
     TESTS
       sub_refuse 120
       sub_phantom 120
+      token_file 120
       bridge 300
       bridge_restart 300
       bridge_server_kill 300
