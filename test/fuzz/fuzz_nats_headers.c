@@ -22,10 +22,13 @@
  * and exits (the test fuzz_nats_headers_seeds does it before the brief
  * run).
  */
+#include <fcntl.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "pqutils/nats/ldmnats.h"
 #include "pqutils/nats/reassembly.h"
@@ -169,36 +172,38 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   return 0;
 }
 
-/* One seed: pq2nats's headers for data (in chunks of `chunk` bytes if
- * chunk > 0), then the body (the data, or nothing for a chunked product's
- * message: the chunks are the body here, as the target reads it). */
+/* One seed: pq2nats's headers for data (chunked in `chunks` if > 0), an
+ * empty line, then the data (for a chunked product, what the target cuts
+ * into its chunks). */
 static void write_seed(const char *dir, const char *name, const char *feed,
                        const char *data, unsigned chunks) {
-  char path[4096], sig[33];
+  char path[4096], sig[33], text[1024];
   uint8_t md5[PQ_SIGLEN];
   size_t len = strlen(data);
   if (pq_md5(data, len, md5) != 0)
     abort();
   pq_sig_format(md5, sig);
-  snprintf(path, sizeof path, "%s/%s", dir, name);
-  FILE *f = fopen(path, "wb");
-  if (f == NULL) {
-    perror(path);
-    exit(1);
-  }
-  fprintf(f,
-          LDMNATS_H_IDENT ":SDUS54 KLZK 142213 /pN0QLZK\n" LDMNATS_H_ORIGIN
-                          ":noaaport.example.edu\n" LDMNATS_H_CREATED
-                          ":1764676800.000001\n" LDMNATS_H_SEQNO
-                          ":7\n" LDMNATS_H_FEEDTYPE ":%s\n" LDMNATS_H_SIGNATURE
-                          ":%s\n" LDMNATS_H_SIZE ":%zu\n" LDMNATS_H_MSGID
-                          ":%s\n",
-          feed, sig, len, sig);
+  char more[128] = "";
   if (chunks > 0)
-    fprintf(f, LDMNATS_H_CHUNKS ":%u\n" LDMNATS_H_MD5 ":%s\n", chunks, sig);
-  fprintf(f, "\n%s", data);
-  if (fclose(f) != 0) {
-    perror(path);
+    snprintf(more, sizeof more, LDMNATS_H_CHUNKS ":%u\n" LDMNATS_H_MD5 ":%s\n",
+             chunks, sig);
+  int n =
+      snprintf(text, sizeof text,
+               LDMNATS_H_IDENT
+               ":SDUS54 KLZK 142213 /pN0QLZK\n" LDMNATS_H_ORIGIN
+               ":noaaport.example.edu\n" LDMNATS_H_CREATED
+               ":1764676800.000001\n" LDMNATS_H_SEQNO ":7\n" LDMNATS_H_FEEDTYPE
+               ":%s\n" LDMNATS_H_SIGNATURE ":%s\n" LDMNATS_H_SIZE
+               ":%zu\n" LDMNATS_H_MSGID ":%s\n%s\n%s",
+               feed, sig, len, sig, more, data);
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  bool ok = n > 0 && (size_t)n < sizeof text && fd >= 0 &&
+            fuzz_write_all(fd, text, (size_t)n) == 0;
+  if (fd >= 0 && close(fd) != 0)
+    ok = false;
+  if (!ok) {
+    fprintf(stderr, "fuzz_nats_headers: cannot write the seed %s\n", path);
     exit(1);
   }
 }
@@ -207,12 +212,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
   (void)argc;
   (void)argv;
   const char *dir = fuzz_seeds_dir();
-  if (dir != NULL) {
-    write_seed(dir, "whole", "NEXRAD3", "hello, world", 0);
-    write_seed(dir, "chunked", "x08000003",
-               "three chunks of a product too large for one message", 3);
-    write_seed(dir, "expression", "WMO|NEXRAD3", "x", 0);
-    exit(0);
-  }
-  return 0;
+  if (dir == NULL)
+    return 0; /* a fuzzing run */
+  write_seed(dir, "whole", "NEXRAD3", "hello, world", 0);
+  write_seed(dir, "chunked", "x08000003",
+             "three chunks of a product too large for one message", 3);
+  write_seed(dir, "expression", "WMO|NEXRAD3", "x", 0);
+  exit(0);
 }
