@@ -173,7 +173,7 @@ int ldmnats_read_token(const char *path, char *buf, char *err, size_t errlen) {
   const char *what = NULL;
   if (len == 0)
     what = "it is empty";
-  else if (len > LDMNATS_TOKEN_MAX)
+  else if (len > LDMNATS_TOKEN_MAX || st.st_size > (off_t)n)
     what = "it is longer than " TOKEN_MAX_TEXT " bytes";
   for (size_t i = 0; what == NULL && i < len; i++)
     if ((unsigned char)buf[i] < ' ' || buf[i] == 0x7f)

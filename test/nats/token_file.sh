@@ -5,7 +5,8 @@
 # nats2pq (-t) connect and carry a product from one queue to the other,
 # and while they run neither's command line (/proc/PID/cmdline, ps -ww)
 # holds the token.  A token file that its group or others may read is
-# refused, exit 1, naming it; so are an empty one, and -T with -t.
+# refused, exit 1, naming it; so are an empty one, one longer than a
+# token may be, and -T with -t.
 # shellcheck source-path=SCRIPTDIR source=bridge_lib.sh
 source "$(dirname "$0")/bridge_lib.sh" "$@"
 
@@ -56,6 +57,13 @@ ok "a token file its group may read is refused, exit 1, named"
 chmod 0600 "$TF"
 expect_rc 1 nats2pq -q "$B" -u "$U" -t "$TF" -n -l -
 expect_in "$ERR" "refusing the NATS token file $TF: it is empty"
+# a first line of 1023 bytes, as long as a token may be, and more lines
+{
+  head -c 1023 /dev/zero | tr '\0' a
+  printf '\r\nsecond line\n'
+} >"$TF"
+expect_rc 1 nats2pq -q "$B" -u "$U" -t "$TF" -n -l -
+expect_in "$ERR" "refusing the NATS token file $TF: it is longer than 1023 bytes"
 expect_rc 1 nats2pq -q "$B" -u "$U" -T "$TOKEN" -t "$TF" -n -l -
 expect_in "$ERR" "give the token with -T or -t, not both"
-ok "an empty token file, and -T with -t, are refused, exit 1"
+ok "an empty token file, one of more than a line, and -T with -t, are refused, exit 1"
