@@ -123,13 +123,15 @@
 #define REG_TLS_CA "/tls/ca"
 /* The bridge to NATS JetStream (pqutils/nats/pq2nats.1, nats2pq.1): the
  * servers' URLs (comma-separated), the stream, the subject prefix,
- * nats2pq's durable consumer, and the connection's credentials file and
- * TLS PEM files ("": none). */
+ * nats2pq's durable consumer, and the connection's credentials file, token
+ * file (mode 0600 or 0400: docs/security.md, "The NATS bridge") and TLS PEM
+ * files ("": none). */
 #define REG_NATS_URL "/nats/url"
 #define REG_NATS_STREAM "/nats/stream"
 #define REG_NATS_PREFIX "/nats/prefix"
 #define REG_NATS_DURABLE "/nats/durable"
 #define REG_NATS_CREDENTIALS "/nats/credentials"
+#define REG_NATS_TOKEN_FILE "/nats/token-file"
 #define REG_NATS_CA "/nats/ca"
 #define REG_NATS_CERT "/nats/cert"
 #define REG_NATS_KEY "/nats/key"

@@ -78,6 +78,7 @@ const struct reg_default ldm__reg_defaults[] = {
     {REG_NATS_PREFIX, "ldm", RT_STRING, 0, 0, NULL},
     {REG_NATS_DURABLE, "nats2pq", RT_STRING, 0, 0, NULL},
     {REG_NATS_CREDENTIALS, "", RT_STRING, 0, 0, NULL}, /* "": none */
+    {REG_NATS_TOKEN_FILE, "", RT_STRING, 0, 0, NULL},  /* "": no token */
     {REG_NATS_CA, "", RT_STRING, 0, 0, NULL},          /* "": no TLS CA */
     {REG_NATS_CERT, "", RT_STRING, 0, 0, NULL},
     {REG_NATS_KEY, "", RT_STRING, 0, 0, NULL},

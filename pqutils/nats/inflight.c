@@ -91,13 +91,46 @@ static void map_del(struct p2n_inflight *f, const struct p2n_entry *e) {
   }
 }
 
+/* Make the map hold n messages at most half full (a probe then always
+ * ends at a free entry): grown, its entries put in again.  It starts at
+ * four times -m, which -m messages never fill; a product of more chunks
+ * than that, which goes alone, grows it.  0, or -1 out of memory (the map
+ * unchanged). */
+static int map_fit(struct p2n_inflight *f, uint64_t n) {
+  size_t m = f->map_mask + 1, want = m;
+  while (want / 2 < n) {
+    if (want > SIZE_MAX / 2 / sizeof *f->map)
+      return -1;
+    want *= 2;
+  }
+  if (want == m)
+    return 0;
+  struct p2n_entry *old = f->map,
+                   *map = f->realloc_fn(NULL, want * sizeof *map);
+  if (map == NULL)
+    return -1;
+  memset(map, 0, want * sizeof *map);
+  f->map = map;
+  f->map_mask = want - 1;
+  for (size_t i = 0; i < m; i++)
+    if (old[i].msg != NULL)
+      map_put(f, old[i].msg, old[i].slot, old[i].chunk);
+  free(old);
+  return 0;
+}
+
 /* ---- products in, messages out ---- */
 
-bool p2n_room(const struct p2n_inflight *f, uint64_t nmsgs, uint64_t size) {
-  return !f->disrupted && !f->draining && f->tail - f->head < f->cap &&
-         ((f->msgs + nmsgs <= f->maxpending &&
-           f->bytes + size <= f->max_bytes) ||
-          f->msgs == 0);
+bool p2n_room(struct p2n_inflight *f, uint64_t nmsgs, uint64_t size) {
+  bool room =
+      !f->disrupted && !f->draining && f->tail - f->head < f->cap &&
+      ((f->msgs + nmsgs <= f->maxpending && f->bytes + size <= f->max_bytes) ||
+       f->msgs == 0);
+  if (room && map_fit(f, f->msgs + nmsgs) != 0) {
+    f->nomem = true;
+    return false;
+  }
+  return room;
 }
 
 void *p2n_add(struct p2n_inflight *f, uint64_t tag, void *const *chunks,

@@ -110,9 +110,12 @@ void *p2n_drop(struct p2n_inflight *f);
 /**
  * May a product of nmsgs messages (its chunks and its product message) and
  * size bytes go out now?  Not while recovering (rule 3); not past -m nor
- * max_bytes, unless nothing is in flight; not when the ring is full.
+ * max_bytes, unless nothing is in flight (a product of more messages than
+ * -m then goes alone: the map of messages grows to take them); not when
+ * the ring is full; not when the map cannot grow (out of memory: nomem is
+ * then set, the run is to end).
  */
-bool p2n_room(const struct p2n_inflight *f, uint64_t nmsgs, uint64_t size);
+bool p2n_room(struct p2n_inflight *f, uint64_t nmsgs, uint64_t size);
 
 /**
  * Add a product that p2n_room() let in, of size bytes: its nchunks chunks,

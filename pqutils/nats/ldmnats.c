@@ -1,16 +1,19 @@
 /*
  * ldmnats.c - the bridge's NATS side that pq2nats and nats2pq share
  * (ldmnats.h): the NATS options of the command line with their registry
- * defaults, the connection (servers, credentials, token, TLS, reconnection
- * forever with a bounded wait, its events logged) and the creation of the
- * product and chunk streams.
+ * defaults and the reading of a token file, the connection (servers,
+ * credentials, token, TLS, reconnection forever with a bounded wait, its events
+ * logged) and the creation of the product and chunk streams.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <openssl/crypto.h>
 #include <nats/nats.h>
@@ -37,6 +40,9 @@ int ldmnats_option(struct ldmnats_opts *o, int ch, const char *arg) {
     return 1;
   case 'T':
     o->token = arg;
+    return 1;
+  case 't':
+    o->token_file = arg;
     return 1;
   case 'A':
     o->ca = arg;
@@ -78,8 +84,24 @@ int ldmnats_resolve(struct cli *c, struct ldmnats_opts *o) {
   if (o->want_durable && from_reg(c, &o->durable, REG_NATS_DURABLE,
                                   o->durable_buf, sizeof o->durable_buf))
     return -1;
-  if (o->token == NULL)
+  if (o->token != NULL && o->token_file != NULL) {
+    log_error("give the token with -T or -t, not both");
+    return -1;
+  }
+  if (o->token == NULL) {
+    if (from_reg(c, &o->token_file, REG_NATS_TOKEN_FILE, o->token_file_buf,
+                 sizeof o->token_file_buf) != 0)
+      return -1;
     o->token = "";
+  }
+  if (o->token_file != NULL && o->token_file[0] != '\0') {
+    char err[4200];
+    if (ldmnats_read_token(o->token_file, o->token_buf, err, sizeof err) != 0) {
+      log_error("%s", err);
+      return -1;
+    }
+    o->token = o->token_buf;
+  }
   if (o->url[strspn(o->url, " ,")] == '\0') {
     log_error("no NATS server URL (-u, or the registry's %s)", REG_NATS_URL);
     return -1;
@@ -105,6 +127,62 @@ int ldmnats_resolve(struct cli *c, struct ldmnats_opts *o) {
               REG_NATS_CERT);
     return -1;
   }
+  return 0;
+}
+
+/* ---- the token file ---- */
+
+#define TEXT_(x) #x
+#define TEXT(x) TEXT_(x)
+#define TOKEN_MAX_TEXT TEXT(LDMNATS_TOKEN_MAX)
+
+int ldmnats_read_token(const char *path, char *buf, char *err, size_t errlen) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) != 0) {
+    snprintf(err, errlen, "cannot read the NATS token file %s: %s", path,
+             strerror(errno));
+    if (fd >= 0)
+      close(fd);
+    return -1;
+  }
+  if (!S_ISREG(st.st_mode) || (st.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
+    snprintf(err, errlen,
+             "refusing the NATS token file %s: %s (mode %04o); make it "
+             "mode 0600 or 0400, owned by the bridge's user",
+             path,
+             S_ISREG(st.st_mode) ? "group or others may read or write it"
+                                 : "not a regular file",
+             (unsigned)(st.st_mode & 07777));
+    close(fd);
+    return -1;
+  }
+  ssize_t n = read(fd, buf, LDMNATS_TOKEN_MAX + 2);
+  int e = errno;
+  close(fd);
+  if (n < 0) {
+    snprintf(err, errlen, "cannot read the NATS token file %s: %s", path,
+             strerror(e));
+    return -1;
+  }
+  size_t len = (size_t)n;
+  if (len > 0 && buf[len - 1] == '\n')
+    len--;
+  if (len > 0 && buf[len - 1] == '\r')
+    len--;
+  const char *what = NULL;
+  if (len == 0)
+    what = "it is empty";
+  else if (len > LDMNATS_TOKEN_MAX || st.st_size > (off_t)n)
+    what = "it is longer than " TOKEN_MAX_TEXT " bytes";
+  for (size_t i = 0; what == NULL && i < len; i++)
+    if ((unsigned char)buf[i] < ' ' || buf[i] == 0x7f)
+      what = "it holds a control character (one line, the token alone)";
+  if (what != NULL) {
+    snprintf(err, errlen, "refusing the NATS token file %s: %s", path, what);
+    return -1;
+  }
+  buf[len] = '\0';
   return 0;
 }
 
@@ -210,7 +288,8 @@ static int make_options(const struct ldmnats_opts *o, const char *name,
   if (what == NULL && o->token[0] != '\0' &&
       (s = natsOptions_SetToken(no, o->token)) != NATS_OK) {
     what = "the token";
-    path = "-T";
+    path = o->token_file != NULL && o->token_file[0] != '\0' ? o->token_file
+                                                             : "-T";
   }
   if (what == NULL && (o->ca[0] != '\0' || o->cert[0] != '\0') &&
       (s = natsOptions_SetSecure(no, true)) != NATS_OK) {

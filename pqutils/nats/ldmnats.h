@@ -168,22 +168,29 @@ int ldmnats_subject(const struct ldmnats_rules *rules, const char *prefix,
 /* ---- the command line and the registry ---- */
 
 /* The NATS options both programs take, and their lines of the usage. */
-#define LDMNATS_OPTSTRING "u:s:P:C:T:A:E:K:"
+#define LDMNATS_OPTSTRING "u:s:P:C:T:t:A:E:K:"
 #define LDMNATS_USAGE                                                          \
   "  -u url       NATS server URL(s), comma-separated (default: the\n"         \
   "               registry's /nats/url, else " LDMNATS_URL_DEFAULT ")\n"       \
   "  -s stream    JetStream stream (default: /nats/stream, else LDM)\n"        \
   "  -P prefix    subject prefix (default: /nats/prefix, else ldm)\n"          \
   "  -C file      NATS credentials file (default: /nats/credentials)\n"        \
-  "  -T token     NATS authentication token\n"                                 \
+  "  -T token     NATS authentication token (seen by ps: prefer -t)\n"         \
+  "  -t file      file holding the token, mode 0600 or 0400 (default:\n"       \
+  "               /nats/token-file)\n"                                         \
   "  -A ca.pem    TLS: CA certificates (default: /nats/ca)\n"                  \
   "  -E cert.pem  TLS: client certificate (default: /nats/cert)\n"             \
   "  -K key.pem   TLS: client key (default: /nats/key)\n"
 
+/* The longest token a token file may hold (bytes, without the newline). */
+#define LDMNATS_TOKEN_MAX 1023
+
 struct ldmnats_opts {
   /* From the command line, or NULL until ldmnats_resolve(): then each
-   * points at the value used ("" for an unset file or token). */
-  const char *url, *stream, *prefix, *creds, *token, *ca, *cert, *key;
+   * points at the value used ("" for an unset file or token; token at
+   * token_buf when it came from the token file). */
+  const char *url, *stream, *prefix, *creds, *token, *token_file, *ca, *cert,
+      *key;
   /* nats2pq's -d: resolved only when want_durable is set */
   const char *durable;
   bool want_durable;
@@ -191,6 +198,7 @@ struct ldmnats_opts {
   char url_buf[4096], stream_buf[LDMNATS_NAME_MAX],
       prefix_buf[LDMNATS_NAME_MAX], durable_buf[LDMNATS_NAME_MAX];
   char creds_buf[4096], ca_buf[4096], cert_buf[4096], key_buf[4096];
+  char token_file_buf[4096], token_buf[LDMNATS_TOKEN_MAX + 2];
 };
 
 /**
@@ -202,10 +210,24 @@ int ldmnats_option(struct ldmnats_opts *o, int ch, const char *arg);
 /**
  * Fill what the command line did not give from the registry (read only if
  * something is missing), and check the stream name, the prefix and the
- * durable name.
+ * durable name.  The token is -T's, else the token file's (-t, else
+ * /nats/token-file; ldmnats_read_token()); -T and -t together are an
+ * error.
  * @return 0, or -1 after logging what is wrong
  */
 int ldmnats_resolve(struct cli *c, struct ldmnats_opts *o);
+
+/**
+ * Read a token file: one line, the token (a final newline, and a CR before
+ * it, dropped), 1 to LDMNATS_TOKEN_MAX bytes, no control character.  The
+ * file must be a regular file that neither its group nor others may read
+ * or write (mode 0600 or 0400, as ssh asks of a private key): a token
+ * that other users can read is refused, not just warned about, since the
+ * point of the file is that only the bridge's user reads the token.
+ * @param buf  LDMNATS_TOKEN_MAX + 2 bytes
+ * @return 0, or -1 with what is wrong (naming the file) in err
+ */
+int ldmnats_read_token(const char *path, char *buf, char *err, size_t errlen);
 
 /* ---- the connection (ldmnats.c) ---- */
 

@@ -5,11 +5,13 @@
  * bounded number of messages unacknowledged: each message's headers give
  * the product's metadata (reassembly.c), its body or its chunks (fetched
  * from the chunk stream by subject) its data, which goes straight into a
- * queue reservation; the message is acknowledged only once the product is
- * committed, or found in the queue already (a duplicate signature).  A
- * message that cannot become a product (headers wrong, data of the wrong
- * size or MD5, larger than the queue takes, a chunk gone) is logged and
- * terminated, never acknowledged as if it had been inserted.
+ * queue reservation, made only once every chunk is known to be in the
+ * chunk stream (a message announcing chunks that are not there evicts
+ * nothing: docs/security.md, "The NATS bridge"); the message is acknowledged
+ * only once the product is committed, or found in the queue already (a
+ * duplicate signature).  A message that cannot become a product (headers wrong,
+ * data of the wrong size or MD5, larger than the queue takes, a chunk gone) is
+ * logged and terminated, never acknowledged as if it had been inserted.
  *
  * Flow control is the pull itself: the next batch is fetched only when the
  * last one is in the queue, so a slow queue slows the fetches and loses
@@ -323,6 +325,90 @@ static natsStatus get_chunk(struct run *r, const struct n2p_product *p,
   return js_GetLastMsg(chunk, r->conn.js, r->chunk_stream, subject, NULL, NULL);
 }
 
+/* Is chunk subject subj the chunk of index < nchunks of the subjects that
+ * begin with head (<prefix>_chunks.<signature>.)?  The index, or -1. */
+static long chunk_index(const char *subj, const char *head, unsigned nchunks) {
+  size_t n = strlen(head);
+  if (strncmp(subj, head, n) != 0 || subj[n] == '\0')
+    return -1;
+  unsigned long i = 0;
+  for (const char *c = subj + n; *c != '\0'; c++) {
+    if (*c < '0' || *c > '9' || i >= nchunks)
+      return -1;
+    i = i * 10 + (unsigned long)(*c - '0');
+  }
+  return i < nchunks ? (long)i : -1;
+}
+
+/* Mark in seen (a bit a chunk) the chunks of p that the chunk stream's
+ * info lists: their subjects and counts, no data.  NATS_OK, or what the
+ * server said. */
+static natsStatus chunks_listed(struct run *r, const struct n2p_product *p,
+                                const char *head, uint8_t *seen) {
+  char filter[LDMNATS_SUBJECT_MAX];
+  snprintf(filter, sizeof filter, "%s*", head);
+  jsOptions jo;
+  jsOptions_Init(&jo);
+  jo.Stream.Info.SubjectsFilter = filter;
+  jsStreamInfo *si = NULL;
+  natsStatus s = js_GetStreamInfo(&si, r->conn.js, r->chunk_stream, &jo, NULL);
+  if (s != NATS_OK)
+    return s;
+  const jsStreamStateSubjects *list = si->State.Subjects;
+  for (int k = 0; list != NULL && k < list->Count; k++) {
+    long i = chunk_index(list->List[k].Subject, head, p->nchunks);
+    if (i >= 0 && list->List[k].Msgs > 0)
+      seen[i / 8] |= (uint8_t)(1u << (i % 8));
+  }
+  jsStreamInfo_Destroy(si);
+  return NATS_OK;
+}
+
+/*
+ * Are all the chunks of p in the chunk stream?  Asked before any room is
+ * reserved for p, so that a product message whose chunks are not there (a
+ * publisher's lie, or chunks the stream's limits removed) evicts nothing
+ * from the queue (docs/security.md, "The NATS bridge").  The stream's info
+ * lists the chunk subjects of p's signature with their counts, which moves
+ * no data; a chunk not in that list (a list the server cut short, or no
+ * memory for the bitmap) is looked for by itself.  DONE when every chunk is
+ * there, REFUSED (logged) when one is not, RETRY when the server failed.
+ */
+static enum outcome chunks_there(struct run *r, natsMsg *m,
+                                 const struct n2p_product *p) {
+  char sighex[33], head[LDMNATS_SUBJECT_MAX];
+  pq_sig_format(p->info.signature, sighex);
+  ldmnats_chunk_subject(r->o->nats.prefix, sighex, 0, head, sizeof head);
+  head[strlen(head) - 1] = '\0'; /* <prefix>_chunks.<sig>. */
+  uint8_t *seen = calloc((size_t)p->nchunks / 8 + 1, 1);
+  natsStatus s = seen == NULL ? NATS_OK : chunks_listed(r, p, head, seen);
+  for (unsigned i = 0; s == NATS_OK && i < p->nchunks; i++) {
+    if (seen != NULL && (seen[i / 8] & (1u << (i % 8))) != 0)
+      continue;
+    natsMsg *chunk = NULL;
+    s = get_chunk(r, p, i, &chunk);
+    natsMsg_Destroy(chunk);
+    if (s == NATS_NOT_FOUND) {
+      char at[LDMNATS_SUBJECT_MAX + 64];
+      where(m, at, sizeof at);
+      log_error("product refused: chunk %u of %u of %s is not in stream "
+                "%s (%s)",
+                i, p->nchunks, p->info.ident, r->chunk_stream, at);
+      free(seen);
+      return REFUSED;
+    }
+  }
+  free(seen);
+  if (s != NATS_OK) {
+    char what[LDMNATS_NAME_MAX + 64];
+    snprintf(what, sizeof what, "look-up of the chunks in stream %s",
+             r->chunk_stream);
+    retry_later(r, what, s);
+    return RETRY;
+  }
+  return DONE;
+}
+
 /* A chunked product into its reservation; resv is committed or discarded.
  * The reservation holds the signature: a second copy is refused meanwhile. */
 static enum outcome put_chunked(struct run *r, natsMsg *m,
@@ -409,6 +495,11 @@ static enum outcome put(struct run *r, natsMsg *m) {
     return REFUSED;
   }
 
+  if (p.nchunks > 0) {
+    enum outcome there = chunks_there(r, m, &p);
+    if (there != DONE)
+      return there;
+  }
   int rc;
   pq_resv resv;
   if (p.nchunks == 0)

@@ -159,3 +159,9 @@ pq_fuzz_target(fuzz_tls_detect ${CMAKE_CURRENT_LIST_DIR}/fuzz_tls_detect.c
   ${_src}/ldmd/proto/rpc_msg.c ${_src}/ldmd/proto/ldm6_xdr.c
   ${_src}/pq/prodclass.c ${_src}/pq/ere.c ${_src}/pq/timestamp.c
   LIBS -lssl ${FUZZ_TIRPC_LDFLAGS} SEEDS)
+# fuzz_nats_headers: nats2pq's reading of a product message's headers and
+# the checks of its data, whole or reassembled from chunks
+# (pqutils/nats/reassembly.c): what anyone who may publish on the subjects
+# nats2pq consumes writes.
+pq_fuzz_target(fuzz_nats_headers ${CMAKE_CURRENT_LIST_DIR}/fuzz_nats_headers.c
+  ${_src}/pqutils/nats/reassembly.c ${_pq_sources} SEEDS)

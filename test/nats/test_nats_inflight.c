@@ -8,7 +8,8 @@
  * taken back and handed out again in the queue's order, nothing new
  * meanwhile), a retry acknowledged twice, chunked products (the product
  * message only once every chunk is acknowledged), the -m and byte limits,
- * the retry wait, and out of memory. No libnats, no server: messages are
+ * the retry wait, a product of more chunks than the books held at the
+ * start, and out of memory. No libnats, no server: messages are
  * addresses in an array, the clock is a number the test sets, and the test
  * plays libnats's part.
  */
@@ -419,6 +420,51 @@ static void test_limits(void **state) {
   p2n_free(&f);
 }
 
+/* A product of more chunks than the map of messages in flight held at the
+ * start (four times -m, and 64) goes alone, and the books grow for it: it
+ * went round the map for ever before (pq2nats hung).  An alarm turns such
+ * a hang into a failure before ctest's timeout. */
+static void test_more_chunks_than_the_map(void **state) {
+  (void)state;
+  struct p2n_inflight f;
+  struct wire w = {0};
+  enum { N = 200 };
+  start(&f, &w, 1, 1000, 0, 0);
+  assert_true(f.map_mask + 1 < N); /* the map holds fewer than N */
+  void *chunks[N];
+  for (int i = 0; i < N; i++)
+    chunks[i] = M(i);
+  lens[N] = 0;
+  alarm(30);
+  assert_true(p2n_room(&f, N + 1, N));
+  begin(N, 100);
+  assert_null(p2n_add(&f, N, chunks, N, M(N), N));
+  for (int i = 0; i < N; i++)
+    hand_out(&f, &w, M(i));
+  assert_int_equal(f.msgs, N + 1);
+  assert_false(p2n_room(&f, 1, 1)); /* -m: it goes alone */
+  for (int i = N - 1; i >= 0; i--)
+    ack(&f, &w, i, P2N_ACK_CHUNK);
+  assert_ptr_equal(p2n_next_ready(&f), M(N));
+  hand_out(&f, &w, M(N));
+  ack(&f, &w, N, P2N_ACK_PRODUCT);
+  assert_int_equal(mark(), 100);
+  assert_true(p2n_idle(&f));
+  assert_ptr_equal(add_plain(&f, &w, N + 1, 101), M(N + 1));
+  ack(&f, &w, N + 1, P2N_ACK_PRODUCT);
+  assert_int_equal(mark(), 101);
+  alarm(0);
+  p2n_free(&f);
+
+  /* a map that cannot grow: no room, nomem (the run ends) */
+  start(&f, &w, 1, 1000, 0, 0);
+  f.realloc_fn = no_memory;
+  assert_false(p2n_room(&f, N + 1, N));
+  assert_true(f.nomem);
+  assert_true(p2n_room(&f, 1, 1)); /* what fits needs no memory */
+  p2n_free(&f);
+}
+
 static void test_retry_wait(void **state) {
   (void)state;
   struct p2n_inflight f;
@@ -517,6 +563,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_duplicate_ack, setup, teardown),
       cmocka_unit_test_setup_teardown(test_chunks_first, setup, teardown),
       cmocka_unit_test_setup_teardown(test_limits, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_more_chunks_than_the_map, setup,
+                                      teardown),
       cmocka_unit_test_setup_teardown(test_retry_wait, setup, teardown),
       cmocka_unit_test_setup_teardown(test_out_of_memory, setup, teardown),
       cmocka_unit_test_setup_teardown(test_drop, setup, teardown),

@@ -50,6 +50,9 @@ if(TARGET nats2pq AND TARGET pqclihelper)
     ARGS ${NATS_TEST_ARGS}
     TESTS
       sub_refuse 120
+      sub_phantom 120
+      token_file 120
+      publish_many_chunks 180
       bridge 300
       bridge_restart 300
       bridge_server_kill 300

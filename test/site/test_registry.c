@@ -27,10 +27,10 @@
 #include "test/lib/tu_reg_keys.h"
 #include "test/lib/testutil.h"
 
-/* Keys with a built-in default: LDM's 24, ldmd's own 8, 3 for its live
- * figures, 4 against abuse and 3 for TLS, pqact's own 1, ldmadmin's own 1,
- * the NATS bridge's 8. */
-#define NBUILTIN 54
+/* Keys with a built-in default: LDM's 24, ldmd's own 8, 4 for its live
+ * figures, 5 against abuse and 3 for TLS, pqact's own 1, ldmadmin's own 1,
+ * the NATS bridge's 9. */
+#define NBUILTIN 55
 
 static char scratch[1024]; /* this run's directory */
 static char home[2048];    /* LDMHOME for the tests */
@@ -275,11 +275,13 @@ static void check_all_defaults(ldm_registry *reg) {
   want_string(reg, REG_NATS_PREFIX, "ldm");
   want_string(reg, REG_NATS_DURABLE, "nats2pq");
   want_string(reg, REG_NATS_CREDENTIALS, "");
+  want_string(reg, REG_NATS_TOKEN_FILE, "");
   want_string(reg, REG_NATS_CA, "");
   want_string(reg, REG_NATS_CERT, "");
   want_string(reg, REG_NATS_KEY, "");
   assert_string_equal(REG_NATS_URL, "/nats/url");
   assert_string_equal(REG_NATS_KEY, "/nats/key");
+  assert_string_equal(REG_NATS_TOKEN_FILE, "/nats/token-file");
   assert_int_equal(gethostname(host, sizeof host), 0);
   want_string(reg, REG_HOSTNAME, host);
 }
