@@ -162,6 +162,11 @@ static int scan_products(pq_t *pq, const char *path, const struct opts *o) {
     log_error("%s", pq_last_error(pq)->pe_msg);
     return full_check(pq, path, o);
   }
+  if (rc == PQ_OK && !t.past) { /* a stop (SIGTERM, SIGINT) */
+    log_notice("stopped after %llu products: the others not checked",
+               (unsigned long long)t.nprods);
+    return EXIT_SYSTEM;
+  }
   if (rc != PQ_OK && rc != PQ_END && !t.past) {
     log_error("cannot read %s: %s", path, pq_last_error(pq)->pe_msg);
     return EXIT_SYSTEM;
