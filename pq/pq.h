@@ -628,10 +628,12 @@ void pq_set_spin(pq_t *pq, unsigned spin_us);
  * then compute the CRC32C of each product they are about to hand to the
  * callback (its metadata record and data, as stored) and compare it with the
  * one its commit recorded.  A product that differs is not handed over: the
- * call fails with PQ_DAMAGED, pq_last_error() names the product (identifier,
- * insertion time), and pq_next()'s cursor is past it, so that the next call
- * goes on with the products after it.  Costs one pass over each product's
- * bytes (several GB/s), outside the control lock.
+ * call fails with PQ_DAMAGED, pq_last_error() names the product (insertion
+ * time, signature, identifier), and the cursor of pq_next() and
+ * pq_next_many() is just past it: the next call goes on with the product
+ * after it, so each damaged product is reported once per handle and never
+ * hides a sound one.  Costs one pass over each product's bytes (several
+ * GB/s), outside the control lock.
  */
 void pq_set_verify(pq_t *pq, bool verify);
 

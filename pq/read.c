@@ -186,15 +186,18 @@ int pq_cursor_after_signature(pq_t *pq, const uint8_t sig[PQ_SIGLEN]) {
   return s == PQ_NIL ? PQ_NOTFOUND : PQ_OK;
 }
 
-/* A product whose bytes do not match their CRC: say which. */
+/* A product whose bytes do not match their CRC: say which (its identifier,
+ * signature and insertion time, as stored: one of them may be what was
+ * damaged), the identifier last: a long path may cut it short. */
 static int damaged_product(pq_t *pq, const pq_prod_info *info,
                            uint64_t inserted, uint32_t got, uint32_t want) {
-  char when[32];
+  char when[32], sig[33];
   pq_ts_format(pq_ts_from_us(inserted), when, sizeof when);
+  pq_sig_format(info->signature, sig);
   return PQ__FAIL(pq, PQ_DAMAGED, 0,
                   "%s: damaged product inserted %s (crc32c %08x, its slot "
-                  "says %08x): %s",
-                  pq->path, when, got, want, info->ident);
+                  "says %08x), signature %s: %s",
+                  pq->path, when, got, want, sig, info->ident);
 }
 
 /* Lock the product, drop the control lock, verify it if asked (*bad: it

@@ -36,6 +36,14 @@
  *
  * A resumed feed (a trailing {NONE, "SIG=<hex>"} spec) starts just after
  * that product if the queue still has it, else at the class's from time.
+ *
+ * A feed of data reads with verification on (pq_set_verify()): each
+ * product's bytes are checked against the CRC32C its commit recorded
+ * before any of them is sent, so bytes damaged in the queue file never go
+ * downstream under the product's signature.  A damaged product is logged
+ * (ERROR: insertion time, signature, identifier) and skipped, once; the
+ * feed goes on with the next (docs/security.md, "Damaged products").  A
+ * NOTIFYME sends no data and does not pay for the check.
  */
 #include <errno.h>
 #include <poll.h>
@@ -69,7 +77,8 @@ typedef struct upstream {
   bool oneway_pending; /* one-way calls since the last synchronous one */
   int64_t last_call;   /* when the last synchronous call was sent (ms) */
   unsigned since_drain;
-  uint64_t nsent, nbytes, ndeclined, nskipped;
+  bool verify; /* a feed of data: products checked before they are sent */
+  uint64_t nsent, nbytes, ndeclined, nskipped, ndamaged;
   /* A large one-way record the socket has not taken whole yet. */
   struct {
     bool on;
@@ -338,6 +347,21 @@ static int put_part(const pq_prod_info *info, const void *data,
 }
 
 /*
+ * pq_find() for the rest of a product being sent: without verification,
+ * since pq_next() checked the whole product before the callback took it
+ * (each piece or LDM-5 packet would otherwise pay for a pass over all of
+ * it).
+ */
+static int find_again(upstream *u, const uint8_t *sig, pq_read_fn *fn) {
+  int rc;
+
+  pq_set_verify(u->pq, false);
+  rc = pq_find(u->pq, sig, fn, u);
+  pq_set_verify(u->pq, u->verify);
+  return rc;
+}
+
+/*
  * Finish the record in u->part: wait (no lock held) until the socket takes
  * more, then write the next piece from the product found again; or, for a
  * BLKDATA not begun, put the whole record (u->part.on, st not started).
@@ -370,7 +394,7 @@ static int finish_part(upstream *u, bool wait_first) {
       }
     }
     first = false;
-    rc = pq_find(u->pq, u->part.sig, put_part, u);
+    rc = find_again(u, u->part.sig, put_part);
     if (rc == UP_FLUSH) {
       rc = flush(u);
       if (rc != LDM6_IO_OK)
@@ -533,7 +557,7 @@ static int v5_packets(upstream *u, const ldm6_prod_info *w, ldm6_errt *code) {
 
     u->v5off = off;
     u->v5len = n;
-    found = pq_find(u->pq, w->signature, copy_packet, u);
+    found = find_again(u, w->signature, copy_packet);
     if (found != PQ_OK) {
       log_notice("%s left the queue while it was being sent to %s: "
                  "%u of its %u bytes sent",
@@ -734,6 +758,11 @@ static int feed(upstream *u) {
     }
     if (rc == UP_ESEND)
       return LDMD_DONE;
+    if (rc == PQ_DAMAGED) { /* not sent; the cursor is past it */
+      u->ndamaged++;
+      log_error("not sent to %s: %s", u->c->peer, pq_last_error(u->pq)->pe_msg);
+      continue;
+    }
     if (rc != PQ_END) {
       log_error("cannot read the queue %s: %s", pq_path(u->pq),
                 pq_last_error(u->pq)->pe_msg);
@@ -771,6 +800,7 @@ static int start_feed(upstream *u, const ldm6_io_msg *m, bool have_sig,
   static const char *const modes[] = {"primary", "alternate", "notify",
                                       "LDM-5"};
   char ident[1100], text[CLASS_TEXT], hex[33] = "NONE", skipped[96] = "";
+  char damaged[64] = "";
   int rc, slot = -1;
 
   u->pq = open_queue(u->c);
@@ -778,6 +808,8 @@ static int start_feed(upstream *u, const ldm6_io_msg *m, bool have_sig,
     (void)ldmd_conn_reply_error(u->c, m->hdr.xid, LDM6_RPC_SYSTEM_ERR);
     return LDMD_FAIL;
   }
+  u->verify = u->mode != UP_NOTIFY;
+  pq_set_verify(u->pq, u->verify);
   position(u, have_sig, sig);
   /* One feed per downstream address and class (feeds.h); before OK, as
    * LDM's upstream database.  NOTIFYME never counts. */
@@ -808,9 +840,12 @@ static int start_feed(upstream *u, const ldm6_io_msg *m, bool have_sig,
     snprintf(skipped, sizeof skipped,
              ", %llu left the queue before they could be sent",
              (unsigned long long)u->nskipped);
-  log_notice("%llu products sent (%llu bytes), %llu declined%s",
+  if (u->ndamaged > 0)
+    snprintf(damaged, sizeof damaged, ", %llu damaged not sent",
+             (unsigned long long)u->ndamaged);
+  log_notice("%llu products sent (%llu bytes), %llu declined%s%s",
              (unsigned long long)u->nsent, (unsigned long long)u->nbytes,
-             (unsigned long long)u->ndeclined, skipped);
+             (unsigned long long)u->ndeclined, skipped, damaged);
   ldmd_feeds_leave(u->c->set->feeds, slot);
   pq_close(u->pq);
   return rc;

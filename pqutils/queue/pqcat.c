@@ -5,9 +5,12 @@
  * count and compare with the queue's own count with -s, and follow the
  * queue with -i: at the end of the queue it sleeps on the queue's wake-up
  * word, so a new product is written at once rather than at the next poll.
- * New: -C checks each product against the CRC32C the queue computed when
- * it was inserted (pq_set_verify()); a damaged product is reported (its
- * identifier and insertion time), not written, and makes the exit status 1.
+ * New: each product is checked against the CRC32C the queue computed when
+ * it was inserted (pq_set_verify()), since pqcat reads every byte anyway; a
+ * damaged product is reported (its insertion time, signature and
+ * identifier), not written, and makes the exit status 1.  -N leaves the
+ * check out (LDM's pqcat has none); -C, which asked for it before it was
+ * the default, is still taken.
  * -e starts at the end of the queue (the products inserted from now on,
  * whatever their creation time) and -L writes each product's LDM line (the
  * -v text) instead of its data: "ldmadmin watch" is pqcat -e -L -i.
@@ -42,8 +45,10 @@ static const char usage_text[] =
     "  -i interval  at the end of the queue, wait for new products, polling\n"
     "               at least every interval seconds; 0 exits (default 0)\n"
     "  -c           verify each product's MD5 signature\n"
-    "  -C           check each product against the CRC32C taken when it was\n"
-    "               inserted; report and skip a damaged one (exit 1)\n"
+    "  -N           do not check products against the CRC32C taken when\n"
+    "               they were inserted (by default a damaged one is\n"
+    "               reported and not written, and the exit status is 1)\n"
+    "  -C           check them (the default; for older scripts)\n"
     "  -s           count the products and compare with the queue's count\n"
     "               (exit 0 if equal, 1 if not); writes no data\n"
     "  -O           add the origin to the -v and -L lines\n"
@@ -59,7 +64,7 @@ static const char usage_text[] =
 struct opts {
   struct cli_select sel; /* -f, -p, -o */
   uint64_t interval;
-  bool check_sig, check_crc, tally_only, show_origin;
+  bool check_sig, no_crc, tally_only, show_origin;
   bool from_end; /* -e */
   bool lines;    /* -L */
   const char *output;
@@ -71,7 +76,7 @@ struct cat {
   uint8_t *buf;
   size_t len;
   uint64_t nprods;
-  uint64_t ndamaged; /* -C: products that failed their CRC */
+  uint64_t ndamaged; /* products that failed their CRC */
   int write_errno;
 };
 
@@ -214,7 +219,10 @@ static int option(struct cli *c, int ch, const char *arg, void *opts) {
     o->check_sig = true;
     return 0;
   case 'C':
-    o->check_crc = true;
+    o->no_crc = false;
+    return 0;
+  case 'N':
+    o->no_crc = true;
     return 0;
   case 'O':
     o->show_origin = true;
@@ -240,7 +248,7 @@ static int operands(struct cli *c, int argc, char **argv, void *opts) {
   return cli_output_operand(c, argc, argv, usage_text, &o->output);
 }
 
-static const struct cli_spec spec = {":hcCvxOseLl:p:f:q:o:i:", usage_text,
+static const struct cli_spec spec = {":hcCNvxOseLl:p:f:q:o:i:", usage_text,
                                      option, operands};
 
 int main(int argc, char **argv) {
@@ -273,7 +281,7 @@ int main(int argc, char **argv) {
     cli_select_cursor(pq, &o.sel, &cls);
     if (o.from_end)
       pq_cursor_set(pq, pq_ts_to_us(pq_ts_now()));
-    pq_set_verify(pq, o.check_crc);
+    pq_set_verify(pq, !o.no_crc);
     status = cat_queue(pq, &cls, &k);
     if (k.ndamaged > 0) {
       log_error("damaged products not written: %llu",

@@ -72,7 +72,12 @@
  *   -l links    the throughput's links: tcp, tls, comma-separated (default
  *               both; the latency steps are plain TCP)
  *   -D dir      where the queues go (default /dev/shm)
- *   -L ldmd     the server (default: the one built with this program)
+ *   -L ldmd     the server (default: the one built with this program);
+ *               given twice, two builds side by side: each throughput
+ *               row is measured with both, their runs alternating (the
+ *               first's, the second's, ...), and the second's row says how
+ *               its prods/s and MB/s compare (what a change costs); the
+ *               TCP and latency parts use the first
  *   -k          keep the run directory (queues, logs) for a post-mortem
  *   -v          show the 5 slowest products of each latency step
  * A full default run takes about three minutes.
@@ -130,7 +135,9 @@ typedef struct bench {
   double mult;
   unsigned thr_runs; /* runs per throughput figure, best kept */
   const char *base;
-  const char *ldmd;
+  const char *ldmd;     /* the servers being set up run this one */
+  const char *ldmds[2]; /* -L, once or twice */
+  unsigned nldmd;
   bool keep;
   bool verbose;
   char run[RB_RUN_MAX];
@@ -602,33 +609,42 @@ static void print_throughput_header(void) {
          "CPU B", "target");
 }
 
+/* The runs of one server for a row: the best, every run's prods/s (printed
+ * below the row), how many failed and how many did not. */
+struct thr_runs {
+  struct thr_result best;
+  char runs[160];
+  size_t used;
+  unsigned failed, done;
+};
+
 /*
  * Best of b->thr_runs, as for loopback TCP: this 2-core VM moves +-30%
- * between runs.  The best into *best, every run's prods/s into runs (printed
- * below the row); returns how many runs failed and *done how many did not.
+ * between runs.  With two servers (-L twice) their runs alternate, so that
+ * a slow spell of the machine falls on both alike: r[i] is server i's.
  */
-static unsigned thr_best_of(bench *b, unsigned n, uint64_t size, bool warm,
-                            struct thr_result *best, char *runs,
-                            size_t runs_len, unsigned *done) {
+static void thr_best_of(bench *b, unsigned n, uint64_t size, bool warm,
+                        struct thr_runs r[2]) {
   struct thr_result one;
-  unsigned failed = 0;
-  size_t used = 0;
 
-  memset(best, 0, sizeof *best);
-  *done = 0;
-  for (unsigned k = 0; k < b->thr_runs && !rb_stop; k++) {
-    if (throughput(b, n, size, warm, &one) != 0) {
-      failed += !rb_stop;
-      continue;
+  memset(r, 0, 2 * sizeof *r);
+  for (unsigned k = 0; k < b->thr_runs && !rb_stop; k++)
+    for (unsigned i = 0; i < b->nldmd && !rb_stop; i++) {
+      struct thr_runs *x = &r[i];
+
+      b->ldmd = b->ldmds[i];
+      if (throughput(b, n, size, warm, &one) != 0) {
+        x->failed += !rb_stop;
+        continue;
+      }
+      x->done++;
+      if (one.rate > x->best.rate)
+        x->best = one;
+      if (x->used < sizeof x->runs)
+        x->used += (size_t)snprintf(x->runs + x->used, sizeof x->runs - x->used,
+                                    "%s%.0f", k ? " " : "", one.rate);
     }
-    (*done)++;
-    if (one.rate > best->rate)
-      *best = one;
-    if (used < runs_len)
-      used += (size_t)snprintf(runs + used, runs_len - used, "%s%.0f",
-                               k ? " " : "", one.rate);
-  }
-  return failed;
+  b->ldmd = b->ldmds[0];
 }
 
 /* The row's last column into target: TLS against plain TCP's MB/s (plain_mbs,
@@ -657,50 +673,73 @@ static void thr_target(char *target, size_t len, const bench *b,
   }
 }
 
+/* The line of server i of a row (after the first: how it compares with
+ * the first's best, r[0]). */
+static void thr_print(bench *b, const struct thr_case *c, unsigned w,
+                      unsigned l, unsigned i, const struct thr_runs *r,
+                      double plain_mbs) {
+  const char *size_name = w == 0 && i == 0 ? c->name : "";
+  const char *conn = i > 0 ? "" : w == 0 ? "new" : "running";
+  const struct thr_result *x = &r[i].best;
+  unsigned n = (unsigned)(c->n * b->mult);
+  char target[128] = "", f[4][16];
+
+  if (i > 0 && r[0].done > 0 && r[0].best.rate > 0 && r[0].best.mbs > 0)
+    snprintf(target, sizeof target,
+             "vs server 1: prods/s %+.1f%%, MB/s %+.1f%%",
+             100.0 * (x->rate / r[0].best.rate - 1),
+             100.0 * (x->mbs / r[0].best.mbs - 1));
+  else
+    thr_target(target, sizeof target, b, c, l == 1, plain_mbs, x);
+  printf("  %-7s %-8s %-4s %8u %10.0f %8.1f %s %s %s %s  %s\n", size_name, conn,
+         thr_link_names[l], n, x->rate, x->mbs,
+         fig(f[0], sizeof f[0], 10, 0, x->steady),
+         fig(f[1], sizeof f[1], 8, 1, x->steady_mbs),
+         fig(f[2], sizeof f[2], 5, 2, x->cpu_a),
+         fig(f[3], sizeof f[3], 5, 2, x->cpu_b), target);
+  if (b->nldmd > 1 || b->thr_runs > 1)
+    printf("  %-7s %-8s %-4s %8s (%s%u runs, prods/s: %s)\n", "", "", "", "",
+           b->nldmd > 1 ? (i == 0 ? "server 1, " : "server 2, ") : "",
+           b->thr_runs, r[i].runs);
+}
+
 /*
- * One row of the table: case c, new (w 0) or running (w 1), over link l.
- * *plain_mbs is plain TCP's MB/s of the row, set by the tcp row for the tls
- * row after it.  A run that failed leaves no figure for the row.
+ * One row of the table: case c, new (w 0) or running (w 1), over link l;
+ * a line per server.  *plain_mbs is plain TCP's MB/s of the row (the first
+ * server's), set by the tcp row for the tls row after it.  A run that
+ * failed leaves no figure for its server.
  */
 static void thr_row(bench *b, const struct thr_case *c, unsigned w, unsigned l,
                     double *plain_mbs) {
-  const char *size_name = w == 0 ? c->name : "";
   const char *conn = w == 0 ? "new" : "running";
   unsigned n = (unsigned)(c->n * b->mult);
-  struct thr_result r;
-  char target[128] = "", runs[160] = "", f[4][16];
-  unsigned failed, done;
+  struct thr_runs r[2];
 
   b->tls = l == 1;
   if (n < 2) {
     printf("  %-7s %-8s %-4s %8u  ERROR: -m %g leaves fewer than 2 "
            "products: no figure\n",
-           size_name, conn, thr_link_names[l], n, b->mult);
+           c->name, conn, thr_link_names[l], n, b->mult);
     b->errors++;
     return;
   }
-  failed = thr_best_of(b, n, c->size, w == 1, &r, runs, sizeof runs, &done);
+  thr_best_of(b, n, c->size, w == 1, r);
   if (rb_stop)
     return;
-  if (failed > 0 || done == 0) {
-    printf("  %-7s %-8s %-4s %8u  ERROR: %u of %u runs failed (see "
-           "above): no figure\n",
-           size_name, conn, thr_link_names[l], n, failed, b->thr_runs);
-    b->errors++;
-    return;
+  for (unsigned i = 0; i < b->nldmd; i++) {
+    if (r[i].failed > 0 || r[i].done == 0) {
+      printf("  %-7s %-8s %-4s %8u  ERROR: %u of %u runs of server %u "
+             "failed (see above): no figure\n",
+             i == 0 ? c->name : "", conn, thr_link_names[l], n, r[i].failed,
+             b->thr_runs, i + 1);
+      b->errors++;
+      r[i].done = 0;
+      continue;
+    }
+    if (l == 0 && i == 0)
+      *plain_mbs = r[i].best.mbs;
+    thr_print(b, c, w, l, i, r, *plain_mbs);
   }
-  if (l == 0)
-    *plain_mbs = r.mbs;
-  thr_target(target, sizeof target, b, c, l == 1, *plain_mbs, &r);
-  printf("  %-7s %-8s %-4s %8u %10.0f %8.1f %s %s %s %s  %s\n", size_name, conn,
-         thr_link_names[l], n, r.rate, r.mbs,
-         fig(f[0], sizeof f[0], 10, 0, r.steady),
-         fig(f[1], sizeof f[1], 8, 1, r.steady_mbs),
-         fig(f[2], sizeof f[2], 5, 2, r.cpu_a),
-         fig(f[3], sizeof f[3], 5, 2, r.cpu_b), target);
-  if (b->thr_runs > 1)
-    printf("  %-7s %-8s %-4s %8s (prods/s of the %u runs: %s)\n", "", "", "",
-           "", b->thr_runs, runs);
   fflush(stdout);
 }
 
@@ -1210,7 +1249,7 @@ static void usage(void) {
       "  -n runs     runs per throughput figure, best printed (3)\n"
       "  -l links    throughput over tcp,tls (both)\n"
       "  -D dir      where the queues go (/dev/shm)\n"
-      "  -L ldmd     the server (%s)\n"
+      "  -L ldmd     the server (%s); twice: two side by side\n"
       "  -k          keep the run directory\n"
       "  -v          show the 5 slowest products of each latency step\n",
       LDMD_PATH);
@@ -1231,6 +1270,7 @@ static void set_defaults(bench *b) {
   b->links = 3;
   b->base = "/dev/shm";
   b->ldmd = LDMD_PATH;
+  b->ldmds[0] = LDMD_PATH;
 }
 
 /* -r: the latency steps, a comma list of rates > 0. */
@@ -1342,7 +1382,12 @@ static int parse(int argc, char **argv, bench *b) {
       b->base = optarg;
       break;
     case 'L':
-      b->ldmd = optarg;
+      if (b->nldmd == 2) {
+        fprintf(stderr, "relay_bench: -L at most twice\n");
+        return -1;
+      }
+      b->ldmds[b->nldmd++] = optarg;
+      b->ldmd = b->ldmds[0];
       break;
     case 'k':
       b->keep = true;
@@ -1356,6 +1401,8 @@ static int parse(int argc, char **argv, bench *b) {
     if (rb_bad_value(c, optarg, end) != 0)
       return -1;
   }
+  if (b->nldmd == 0)
+    b->nldmd = 1;
   return optind == argc && b->nrates > 0 ? 0 : -1;
 }
 
@@ -1367,17 +1414,21 @@ int main(int argc, char **argv) {
     usage();
     return 2;
   }
-  if (access(b.ldmd, X_OK) != 0) {
-    rb_warn("cannot run %s: %s (give the server with -L)", b.ldmd,
-            strerror(errno));
-    return 1;
-  }
+  for (unsigned i = 0; i < b.nldmd; i++)
+    if (access(b.ldmds[i], X_OK) != 0) {
+      rb_warn("cannot run %s: %s (give the server with -L)", b.ldmds[i],
+              strerror(errno));
+      return 1;
+    }
   if (rb_run_begin(b.run, b.base) != 0)
     return 1;
   printf("relay_bench: ldmd A -> ldmd B over 127.0.0.1, queues in %s\n",
          b.base);
   rb_print_machine();
-  printf("; %s\n", b.ldmd);
+  if (b.nldmd == 1)
+    printf("; %s\n", b.ldmd);
+  else
+    printf("; server 1 %s, server 2 %s\n", b.ldmds[0], b.ldmds[1]);
   if (b.do_tcp && !rb_stop)
     run_tcp(&b);
   if (b.do_thr && (b.links & 2) && make_cert(&b) != 0) {

@@ -5,7 +5,11 @@
 # insertion time, writes the 99 others and exits 1), 2 KiB of random bytes
 # over the time index (pqcat exits 1 with a message; pqcheck -C: invariant
 # 7) and 64 KiB over the slot table (pqcat exits 1; invariant 3).  After
-# each, pqcheck -F repairs what the slots still hold.  The random bytes come
+# each, pqcheck -F repairs what the slots still hold.  8 bytes flipped inside
+# one product's data are found without options: plain pqcat reports the
+# product (insertion time, signature, identifier), writes the others and
+# exits 1 (-N writes it as it is), and plain pqcheck reports it and exits 4;
+# plain pqcheck names the invariant a damaged index fails.  The random bytes come
 # from a seed, printed; SEED=N in the environment replays a run.
 source "$(dirname "$0")/lib.sh" "$@"
 cd "$SCRATCH" || fail "cd"
@@ -66,6 +70,29 @@ expect_rc 0 pqcat -C
 cmp -s "$OUT" others || fail "the 99 sound products changed in the repair"
 ok "pqcheck -F dropped the damaged product, kept the 99 others"
 
+# 1b. 8 bytes flipped inside the data of one product: no option needed.
+cp pristine.pq "$Q"
+read -r off len < <("$HELPER" where "$Q" f/f00007)
+((len == 2000)) || fail "product f/f00007 is $len bytes, not 2000"
+flip_bytes "$Q" $((off + 500)) 8 || fail "cannot flip bytes of $Q"
+sig=$(md5sum <f/f00007 | awk '{print $1}')
+expect_rc 4 pqcheck
+expect_in "$ERR" "damaged product inserted 2"
+expect_in "$ERR" "signature $sig: f/f00007"
+expect_in "$ERR" "holds 1 damaged product"
+(($(grep -c "damaged product inserted" "$ERR") == 1)) ||
+  fail "pqcheck reported the damaged product more than once"
+expect_rc 1 pqcat
+expect_in "$ERR" "damaged product inserted 2"
+expect_in "$ERR" "signature $sig: f/f00007"
+expect_in "$ERR" "damaged products not written: 1"
+find f -type f ! -name f00007 | sort | xargs cat >others7
+cmp -s "$OUT" others7 || fail "pqcat did not write exactly the 99 others"
+expect_rc 0 pqcat -N
+(($(stat -c %s "$OUT") == $(stat -c %s all))) || fail "pqcat -N left out data"
+cmp -s "$OUT" all && fail "pqcat -N wrote sound bytes for the damaged product"
+ok "8 bytes flipped in a product: plain pqcheck (4) and pqcat (1) report it"
+
 # 2. 2 KiB of random bytes over the time index.
 cp pristine.pq "$Q"
 overwrite "$nodes" 2048 "$SEED"
@@ -74,7 +101,9 @@ expect_in "$ERR" "pq_next failed"
 expect_in "$ERR" "time index damaged"
 expect_rc 4 pqcheck -C
 expect_in "$ERR" "invariant 7 failed"
-ok "2 KiB over the time index: pqcat (1, message), pqcheck -C (4, invariant 7)"
+expect_rc 4 pqcheck
+expect_in "$ERR" "invariant 7 failed"
+ok "2 KiB over the time index: pqcat (1, message), pqcheck [-C] (4, invariant 7)"
 expect_rc 0 pqcheck -F
 expect_rc 0 pqcat -C
 cmp -s "$OUT" all || fail "the repaired queue does not hold the 100 products"

@@ -145,6 +145,19 @@ sanitizer_check() {
   fi
 }
 
+# flip_bytes FILE OFFSET N: invert every bit of the N bytes of FILE at
+# OFFSET (each byte changes, the size does not).
+flip_bytes() {
+  local b s="" hex
+  hex=$(od -An -tx1 -v -j "$2" -N "$3" "$1") || return 1
+  for b in $hex; do
+    printf -v b '\\x%02x' $((0x$b ^ 0xff))
+    s+=$b
+  done
+  # shellcheck disable=SC2059 # only \x escapes: no % in the format
+  printf "$s" | dd of="$1" bs=1 seek="$2" conv=notrunc status=none
+}
+
 # run CMD...: run with stdout and stderr captured; sets rc.
 run() {
   "$@" >"$OUT" 2>"$ERR"

@@ -66,6 +66,13 @@ if(TARGET ldmproto)
         TIMEOUT 60 LABELS net ENVIRONMENT ${PQ_TESTDATA_ENV}
         ARGS ${_args} $<TARGET_FILE:notifyme>)
     endif()
+    if(TARGET pqclihelper)
+      # Damaged products are not sent (docs/security.md, "Damaged
+      # products"); pqclihelper says where a product's data lies.
+      pq_script_test(net_damaged ${CMAKE_CURRENT_LIST_DIR}/damaged.sh
+        TIMEOUT 120 LABELS net ENVIRONMENT ${PQ_TESTDATA_ENV}
+        ARGS ${_args} $<TARGET_FILE:pqclihelper>)
+    endif()
     if(TARGET ldmsend)
       pq_script_test(net_undelivered ${CMAKE_CURRENT_LIST_DIR}/undelivered.sh
         TIMEOUT 90 LABELS net ENVIRONMENT ${PQ_TESTDATA_ENV}

@@ -339,6 +339,75 @@ static void note_notice(void *arg, const char *msg) {
   snprintf(notices.last, sizeof notices.last, "%s", msg);
 }
 
+/* pq_next_many() with verification: each product of the queue (test/0 ..
+ * test/19) handed over once, in order, but the damaged one, which ends its
+ * batch with PQ_DAMAGED once and is never offered again; the products
+ * after it in that batch come with the next call.  Whatever batch the
+ * damage falls in, and wherever in it: every product is damaged in turn. */
+static unsigned damaged_index_no;
+
+static void changed_data_at(uint8_t *p, struct pq_hdr *h) {
+  struct pq_slot *s = &slot0(p, h)[damaged_index_no];
+  for (unsigned i = 0; i < 8; i++)
+    p[h->hd_data_off + s->ps_offset + 100 + i] ^= 0xff;
+}
+
+struct order {
+  unsigned n;
+  int ids[40]; /* the products handed over, in order */
+};
+
+static int note_order(const pq_prod_info *info, const void *data,
+                      const pq_place *place, void *arg) {
+  struct order *o = arg;
+  (void)data;
+  (void)place;
+  assert_true(o->n < 40);
+  o->ids[o->n++] = atoi(strchr(info->ident, '/') + 1);
+  return 0;
+}
+
+static void read_batches(pq_t *pq, int direction, unsigned bad) {
+  struct order o = {0};
+  int rc, ndamaged = 0;
+  while ((rc = pq_next_many(pq, direction, NULL, 0, note_order, &o)) !=
+         PQ_END) {
+    if (rc == PQ_DAMAGED) {
+      char want[32];
+      snprintf(want, sizeof want, ": test/%u", bad);
+      assert_non_null(strstr(pq_last_error(pq)->pe_msg, want));
+      ndamaged++;
+    } else {
+      assert_int_equal(rc, PQ_OK);
+    }
+    assert_true(ndamaged <= 1);
+  }
+  assert_int_equal(ndamaged, 1);
+  assert_int_equal(o.n, 19);
+  unsigned i = 0;
+  for (unsigned k = 0; k < 20; k++) {
+    int id = direction == PQ_FORWARD ? (int)k : 19 - (int)k;
+    if (id != (int)bad)
+      assert_int_equal(o.ids[i++], id);
+  }
+}
+
+static void test_verify_batches(void **state) {
+  (void)state;
+  for (damaged_index_no = 0; damaged_index_no < 20; damaged_index_no++) {
+    size_t len;
+    uint8_t *p = damaged_queue(changed_data_at, &len);
+    pq_t *pq;
+    assert_int_equal(pq_open(path, PQ_READONLY, &pq, NULL), PQ_OK);
+    pq_set_verify(pq, true);
+    read_batches(pq, PQ_FORWARD, damaged_index_no);
+    pq_cursor_set(pq, PQ_CURSOR_END);
+    read_batches(pq, PQ_BACKWARD, damaged_index_no);
+    pq_close(pq);
+    munmap(p, len);
+  }
+}
+
 /* Index damage makes a read fail, never end early: a read-only handle
  * reports it, a read-write one rebuilds, says so once in a notice (what it
  * found, what it did), and reads every product. */
@@ -590,6 +659,7 @@ int main(int argc, char **argv) {
                                       teardown),
       cmocka_unit_test(test_crc32c),
       cmocka_unit_test_setup_teardown(test_verify_reads, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_verify_batches, setup, teardown),
       cmocka_unit_test_setup_teardown(test_readers_find_damage, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_readonly_check_changes_nothing,
