@@ -15,6 +15,7 @@
 #define ERE_MAX_COST 30000 /* tree nodes regcomp may build for one ERE */
 #define ERE_MAX_NEST 100   /* parentheses */
 #define ERE_MAX_STACKED 4  /* repetition operators in a row */
+#define ERE_MAX_EMPTY 4    /* empty alternatives ("(|a)", "a||b", "(a|)") */
 
 /*
  * After "{" at c: an interval "m}", "m,}" or "m,n}"?  Then the position
@@ -92,9 +93,22 @@ uint64_t pq_ere_size(const char *ere) {
   size_t depth = 0;
 
   unsigned stacked = 0; /* repetition operators in a row */
+  /* Empty alternatives: regcomp's epsilon closures over them grow
+   * exponentially once their group is repeated (two groups of a dozen,
+   * under "+?+", take seconds in a 100-byte pattern); one is all a pattern
+   * needs, "(a|)" being "(a)?". */
+  unsigned empty = 0;
+  bool fresh = true, bar = false; /* at a branch's start; after "|" */
 
   cost[0] = 0;
   while (*c != '\0') {
+    if (*c == '|' || *c == ')') {
+      empty += (*c == '|' && fresh) || (*c == ')' && bar);
+      if (empty > ERE_MAX_EMPTY)
+        return UINT64_MAX;
+    }
+    bar = *c == '|';
+    fresh = *c == '(' || *c == '|';
     uint64_t grown = 0; /* a repetition: what last becomes */
     const char *after;
     bool repeat = *c == '*' || *c == '?' || *c == '+' || *c == '{';
@@ -139,6 +153,8 @@ uint64_t pq_ere_size(const char *ere) {
     if (ere_cost(cost, depth) > ERE_MAX_COST)
       return UINT64_MAX;
   }
+  if (bar && ++empty > ERE_MAX_EMPTY)
+    return UINT64_MAX;
   return ere_cost(cost, depth);
 }
 

@@ -434,6 +434,16 @@ static void test_explosive_pattern(void **state) {
   assert_false(pq_ere_tame(".{1,30000}"));
   assert_false(pq_ere_tame("$.****************************************"));
   assert_true(pq_ere_tame("a*?"));
+  /* Nor this, which fuzz_pqact found (8 s): empty alternatives of a group
+   * repeated, of which four at most are taken, wherever they are. */
+  assert_false(pq_ere_tame("^(SA|[x-z]bFFFFFFFFFFFFFFFFFFFFFF|||||||||||||X|||"
+                           "FFFFFFFFF|||||||||||||X||||FF)+?+"));
+  assert_false(pq_ere_tame("(|a)(|b)(|c)(|d)(|e)"));
+  assert_false(pq_ere_tame("(a|)(b|)(c|)(d|)(e|)"));
+  assert_false(pq_ere_tame("a||||||b"));
+  assert_false(pq_ere_tame("a||||b||"));
+  assert_true(pq_ere_tame("(|a)(b|)c||d|"));
+  assert_true(pq_ere_tame("()()()()()()[|||||]\\|\\|\\|\\|\\|\\|"));
   assert_int_equal(
       pq_class_add(&cls, PQ_FT_ANY, "((a{255}){255}){255}", err, sizeof err),
       PQ_CLASS_EPATTERN);
