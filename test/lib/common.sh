@@ -22,7 +22,8 @@
 #     passed; under CI=true a skip is a failure instead;
 #   - what a test needs to wait for an event in another process rather
 #     than for a time: signal_taken (a signal is no longer pending: the
-#     process has taken it) and gone (a process has exited).
+#     process has taken it) and gone (a process has exited);
+#   - free_port, for the servers whose port must be named in advance.
 #
 # A suite's lib.sh calls, in this order:
 #   scratch_init PREFIX [DIR]    $SCRATCH, the trap, the environment, $OUT
@@ -223,6 +224,31 @@ gone() {
   [[ -r /proc/$1/stat ]] || return 0
   state=$(sed 's/.*) \(.\).*/\1/' "/proc/$1/stat" 2>/dev/null) || return 0
   [[ -z $state || $state == Z || $state == X ]]
+}
+
+# free_port: a TCP port for a server whose port must be named in advance
+# (a systemd unit's, a NATS cluster's).  Drawn at random below the kernel's
+# ephemeral range (/proc/sys/net/ipv4/ip_local_port_range), where no
+# client connection or port-0 listener of a concurrent test is given one,
+# and not bound by any socket of this host now (/proc/net/tcp and tcp6,
+# any state).  Another program may still take it first: the server then
+# fails to listen and the test says so.
+free_port() {
+  local low p hex i
+  read -r low _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null ||
+    low=32768
+  ((low > 12000)) || low=32768
+  for ((i = 0; i < 200; i++)); do
+    p=$((10000 + (RANDOM * 32768 + RANDOM) % (low - 10000)))
+    printf -v hex '%04X' "$p"
+    if ! awk -v h=":$hex" 'NR > 1 && substr($2, length($2) - 4) == h {
+           found = 1 } END { exit !found }' /proc/net/tcp /proc/net/tcp6 \
+      2>/dev/null; then
+      echo "$p"
+      return 0
+    fi
+  done
+  fail "no free port found in 200 tries"
 }
 
 # background CMD...: start CMD, remember its pid in $BG (killed at exit).

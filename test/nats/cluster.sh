@@ -48,7 +48,7 @@ batch() {
 # Six distinct free ports: three for the clients, three for the routes.
 ports=()
 while ((${#ports[@]} < 6)); do
-  p=$(nats_free_port)
+  p=$(free_port)
   [[ " ${ports[*]} " == *" $p "* ]] || ports+=("$p")
 done
 nats_cluster_start n "${ports[@]}"

@@ -33,9 +33,6 @@
 #       waits until each is ready and the cluster has a meta leader
 #       (/jsz of each says so).  NATS_CLUSTER_URL: the three URLs,
 #       comma-separated.
-#   nats_free_port       a TCP port nothing on this host listens on or has
-#                        bound (/proc/net/tcp*), from 20000-59999; for the
-#                        ports a test must name (the cluster's)
 #   nats_jsz NAME [QUERY]  print the server's /jsz?QUERY (JSON) on stdout
 #
 # A test that cannot find nats-server exits 77 (skipped; a failure under
@@ -80,23 +77,6 @@ declare -A NATS_PORT NATS_MPORT NATS_PID NATS_URL NATS_LOG NATS_CONF
 NATS_URL_NOW=
 # shellcheck disable=SC2034 # for the tests
 NATS_CLUSTER_URL=
-
-# nats_free_port: a port no socket of this host has bound (in the table of
-# /proc/net/tcp and tcp6, any state), drawn at random from 20000-59999.
-nats_free_port() {
-  local p hex i
-  for ((i = 0; i < 200; i++)); do
-    p=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
-    printf -v hex '%04X' "$p"
-    if ! awk -v h=":$hex" 'NR > 1 && substr($2, length($2) - 4) == h {
-           found = 1 } END { exit !found }' /proc/net/tcp /proc/net/tcp6 \
-      2>/dev/null; then
-      echo "$p"
-      return 0
-    fi
-  done
-  fail "no free port found in 200 tries"
-}
 
 # _nats_conf NAME PORT MPORT [LINES...]: write the server's configuration.
 _nats_conf() {
@@ -226,7 +206,7 @@ nats_cluster_start() {
       ((i == j)) || routes+="    nats-route://127.0.0.1:${cports[j]}"$'\n'
     done
     NATS_PORT[$name$((i + 1))]=${ports[i]}
-    NATS_MPORT[$name$((i + 1))]=$(nats_free_port)
+    NATS_MPORT[$name$((i + 1))]=$(free_port)
     _nats_conf "$name$((i + 1))" "${ports[i]}" \
       "${NATS_MPORT[$name$((i + 1))]}" \
       "cluster {" "  name: $name" "  listen: 127.0.0.1:${cports[i]}" \

@@ -85,8 +85,7 @@ site_line() {
 # loopback on a free port, taking products from loopback and running pqact
 # on the installed pqact.conf (its last entry files what no other takes
 # under var/data/other/).
-port=$(ss -Htln | awk '{ sub(/.*:/, "", $4); print $4 }' |
-  awk -v p=$((20000 + RANDOM % 30000)) '{ u[$1] = 1 } END { while (p in u) p++; print p }')
+port=$(free_port)
 for kv in "127.0.0.1 /server/ip-addr" "$port /server/port"; do
   read -r v k <<<"$kv"
   expect_rc 0 as_ldm regutil -s "$v" "$k"

@@ -31,18 +31,8 @@ scratch_init service /dev/shm
 # A systemd that runs the tests (a CI unit) must not be told anything.
 unset NOTIFY_SOCKET
 
-# free_port: a TCP port nothing listens on now.  The unit's ExecStart takes
-# the registry's port, which may not be 0 (kernel-chosen), so the test
-# picks one; another program may take it before ldmd does, which then fails
-# to listen and the test says so.
-free_port() {
-  local p used
-  used=$(ss -Htln | awk '{ sub(/.*:/, "", $4); print $4 }') || fail "ss"
-  for ((p = 20000 + RANDOM % 30000; ; p++)); do
-    grep -qx "$p" <<<"$used" || break
-  done
-  echo "$p"
-}
+# The unit's ExecStart takes the registry's port, which may not be 0
+# (kernel-chosen): the test picks one (free_port, common.sh).
 SHM=$SCRATCH/shm
 Q=$SHM/ldm.pq
 # shellcheck disable=SC2034 # used by the tests
