@@ -3,7 +3,8 @@
  * test suite through the one-call and the incremental interfaces, pieces of
  * every size giving the same digest, and contexts freed with and without a
  * digest (ASan sees leaks).  CRC-32C (pq_crc32c(), which pqsave's snapshots
- * use too): the standard check value, continued over pieces.
+ * use too): the standard check value, continued over pieces, and no
+ * vector registers left dirty for the caller's SSE code (pq/crc32c.c).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,7 +12,14 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#include <immintrin.h>
+#endif
 
 #include "pq/pq.h"
 #include "pq/product.h"
@@ -136,6 +144,55 @@ static void test_crc32c(void **state) {
   assert_int_equal(pq_crc32c(0, NULL, 0), 0u);
 }
 
+#if defined(__x86_64__)
+/* XINUSE (XGETBV with ECX=1, where the processor has it): bit 2, the upper
+ * halves of YMM0-15; bit 6, the upper halves of ZMM0-15. */
+#define UPPER_STATE ((1u << 2) | (1u << 6))
+
+static bool have_xinuse(void) {
+  unsigned a, b, c, d;
+  return __builtin_cpu_supports("avx") &&
+         __get_cpuid_count(0xd, 1, &a, &b, &c, &d) && (a & (1u << 2)) != 0;
+}
+
+static unsigned xinuse(void) {
+  unsigned lo, hi;
+  __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(1));
+  (void)hi;
+  return lo;
+}
+
+__attribute__((target("avx"))) static void zero_upper(void) {
+  _mm256_zeroupper();
+}
+#endif
+
+/* ISA-L's AVX-512 routine returns with the vectors' upper halves in use;
+ * left so, every SSE instruction after it is slowed (pq/crc32c.c).  After
+ * pq_crc32c() they are clear.  Skipped where the processor cannot say
+ * (no XINUSE) or says "in use" even just after VZEROUPPER (it may). */
+static void test_crc32c_clears_upper(void **state) {
+  (void)state;
+#if defined(__x86_64__)
+  if (!have_xinuse())
+    skip();
+  zero_upper();
+  if ((xinuse() & UPPER_STATE) != 0)
+    skip();
+  size_t n = 1 << 16;
+  unsigned char *buf = malloc(n);
+  assert_non_null(buf);
+  memset(buf, 0x5a, n);
+  uint32_t crc = pq_crc32c(0, buf, n);
+  unsigned used = xinuse() & UPPER_STATE;
+  free(buf);
+  assert_int_not_equal(crc, 0);
+  assert_int_equal(used, 0);
+#else
+  skip();
+#endif
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_one_call),
@@ -143,6 +200,7 @@ int main(void) {
       cmocka_unit_test(test_large_matches_pieces),
       cmocka_unit_test(test_ctx_free),
       cmocka_unit_test(test_crc32c),
+      cmocka_unit_test(test_crc32c_clears_upper),
   };
 
   return cmocka_run_group_tests(tests, NULL, NULL);
