@@ -131,6 +131,22 @@ busy_child() {
   return 1
 }
 
+# slow_match_setup: what keeps a connection process busy matching
+# (busystop.sh, slowmatch.sh): SLOW, a pattern without back-references
+# that glibc's regexec() takes seconds on against the first 250-character
+# identifier it meets; a queue of 20 products of every feedtype with such
+# identifiers; ldmd.conf allowing loopback.  A NOTIFYME of SLOW in 31
+# specs (-N 31), each compiled apart, then keeps its process busy for a
+# minute or more.
+slow_match_setup() {
+  # shellcheck disable=SC2034 # read by the tests
+  SLOW='(.{0,60}){10}(.{0,60}){10}(.{0,60}){10}(.{0,60}){10}y'
+  make_queue 20000000
+  printf '%s\n' 'ALLOW ANY ^127\.0\.0\.1$' >"$CONF"
+  expect_rc 0 "$PEER" insert -q "$Q" -n 20 -s 100 -f ANY \
+    -i "$(printf 'ab%.0s' {1..125})"
+}
+
 # stop_ldmd [SECONDS [WHEN]]: SIGTERM; ldmd must exit 0 within SECONDS
 # (15); WHEN ("of an episode") ends the message if it does not.
 stop_ldmd() {

@@ -10,11 +10,7 @@
 # would take minutes), and the product is there.
 source "$(dirname "$0")/lib.sh" "$@"
 
-SLOW='(.{0,60}){10}(.{0,60}){10}(.{0,60}){10}(.{0,60}){10}y'
-make_queue 20000000
-printf '%s\n' 'ALLOW ANY ^127\.0\.0\.1$' >"$CONF"
-LONG=$(printf 'ab%.0s' {1..125})
-expect_rc 0 "$PEER" insert -q "$Q" -n 20 -s 100 -f ANY -i "$LONG"
+slow_match_setup
 
 start_ldmd
 background peer notifyme -P "$SLOW" -N 31 -o 3600 -t 120
