@@ -210,10 +210,25 @@ static int stray(conf_parser *p, const conf_src *s, const conf_tok *t,
       show(t->text, b), after, hint, ldm__conf_cr_hint(t->text));
 }
 
+/* An unquoted word in column 1 that is not a keyword.  LDM would take it
+ * as one more argument of the entry above; it is nearly always a misspelt
+ * keyword ("REQEUST"), whose entry would be lost, so it is an error here:
+ * an entry continues only on indented lines (docs/protocol.md §14.1). */
+static int not_keyword(conf_parser *p, const conf_src *s, const conf_tok *t) {
+  char b[SHOW_LEN];
+
+  return ldm__conf_fail(p, s, t->line,
+                        "\"%s\" in column 1 is not a keyword (ALLOW, ACCEPT, "
+                        "EXEC, INCLUDE, REQUEST): a line that continues an "
+                        "entry must be indented%s",
+                        show(t->text, b), ldm__conf_cr_hint(t->text));
+}
+
 /*
  * The arguments of the entry kw: every string up to the next keyword or the
  * end of the file (which stays as lookahead).  LDM's grammar fixes how many
- * each entry takes; an extra string is an error at its own line.
+ * each entry takes; an extra string is an error at its own line, and so is
+ * an unquoted non-keyword in column 1.
  */
 static int collect_args(conf_parser *p, conf_src *s, const conf_tok *kw,
                         conf_tok *args, size_t *nargs) {
@@ -229,6 +244,11 @@ static int collect_args(conf_parser *p, conf_src *s, const conf_tok *kw,
       s->ahead = t;
       s->have_ahead = true;
       break;
+    }
+    if (t.bol && !t.quoted) {
+      rc = not_keyword(p, s, &t);
+      ldm__conf_tok_free(&t);
+      return rc;
     }
     if (*nargs == info->max) {
       rc = stray(p, s, &t, info->name);

@@ -5,14 +5,19 @@
  *
  * The file
  * --------
- * LDM users' files must work unchanged, so the lexical rules are LDM's:
+ * LDM users' files must work unchanged, so the lexical rules are LDM's, but
+ * for one: an unquoted word in column 1 must be a keyword.
  *   - A keyword is recognised only in column 1, in any case: ALLOW, ACCEPT,
  *     EXEC, INCLUDE, REQUEST (also POLL or poll), RECEIVE, MULTICAST.  An
  *     indented keyword, or a longer word such as EXECUTE, is an ordinary
  *     string: usually the entry before it then has too many arguments (an
  *     error); when it does not, an indented keyword gets a warning.
  *   - Arguments are separated by spaces, tabs, form feeds and newlines, so
- *     an entry may continue on following lines (indent them).  A carriage
+ *     an entry may continue on following indented lines.  An unquoted word
+ *     in column 1 that is not a keyword is an error at its line (LDM takes
+ *     it as more arguments of the entry above, so a misspelt REQEUST would
+ *     silently lose its entry); a quoted string there continues the entry,
+ *     as in LDM.  A carriage
  *     return is not white space (LDM's rule): in a DOS-format file it ends
  *     the last string of each line, which usually makes an entry fail; the
  *     message then says so.

@@ -18,12 +18,17 @@ expect_rc 0 "$LDMD" -l - -n "$CONF"
 printf 'ALLOW ANY ^127\\.0\\.0\\.1$\nALLOW ANY\n' >bad.conf
 expect_rc 1 "$LDMD" -l - -n bad.conf
 expect_in "$ERR" "bad.conf:2:"
+# A misspelt keyword in column 1 is an error at its line, not two more
+# patterns of the ALLOW above it.
+printf 'ALLOW ANY ^127\\.0\\.0\\.1$\nREQEUST ANY\n' >typo.conf
+expect_rc 1 "$LDMD" -l - -n typo.conf
+expect_in "$ERR" 'typo.conf:2: "REQEUST" in column 1 is not a keyword'
 printf '# nothing\n' >empty.conf
 expect_rc 1 "$LDMD" -l - -n empty.conf
 expect_in "$ERR" "effectively empty"
 expect_rc 1 "$LDMD" -l - -n "$SCRATCH/missing.conf"
 expect_in "$ERR" "missing.conf"
-ok "-n: a good file passes; a bad line names file:line; empty and missing fail"
+ok "-n: a good file passes; a bad line or a non-keyword in column 1 names file:line; empty and missing fail"
 
 # -I replaces the registry's /server/ip-addr, which is then not read: one
 # that cannot be read (too long) stops ldmd only without -I.

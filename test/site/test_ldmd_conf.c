@@ -1,7 +1,8 @@
 /*
  * test_ldmd_conf.c - ldmd.conf's parser (docs/protocol.md, "ldmd.conf"):
  * every entry and its argument counts, keywords only in column 1 and in any
- * case, quoting, comments, arguments continued over lines, bad lines with
+ * case, quoting, comments, arguments continued over indented lines (a
+ * non-keyword word in column 1 is an error), bad lines with
  * their exact "<file>:<line>: ", INCLUDE (nested, relative to the including
  * file, cycles, depth), REQUEST hosts (name, name:port, IPv6 in brackets),
  * LDM's REQUEST reduction and primary/alternate groups, certificate
@@ -278,6 +279,15 @@ static const ok_case lexical_ok[] = {
       NUM(request, 0, where.line, 1), COUNT(nallows, 1),
       NUM(allow, 0, where.line, 5), COUNT(nexecs, 1),
       NUM(exec, 0, where.line, 8)}},
+    /* A quoted string in column 1 cannot be a misspelt keyword: like
+     * LDM, it continues the entry above. */
+    {"quoted continuation in column 1",
+     "EXEC\n"
+     "\"pqact\"\n"
+     "ALLOW ANY\n"
+     "\"^x$\"\n",
+     {COUNT(nexecs, 1), STR(exec, 0, command, "pqact"), COUNT(nallows, 1),
+      STR(allow, 0, host_ere, "^x$"), NUM(allow, 0, where.line, 3)}},
     /* Spaces, tabs and form feeds separate arguments, in any mixture. */
     {"white space",
      "ALLOW \t\f ANY\f\f^a$ \t  ^b  \t\n"
@@ -332,6 +342,26 @@ static const bad_case lexical_bad[] = {
     {"ALLOW ANY ^a$ .* ^x\n"
      "\tREQUEST ANY .* host\n",
      2, "unexpected \"REQUEST\" after a complete ALLOW entry"},
+    /* A word in column 1 that is not a keyword is an error at its line,
+     * not arguments of the entry above (LDM would make both words of the
+     * misspelt REQUEST patterns of the ALLOW). */
+    {"ALLOW ANY ^a$\n"
+     "REQEUST ANY\n",
+     2, "\"REQEUST\" in column 1 is not a keyword"},
+    {"EXEC \"pqact\"\n"
+     "# comment\n"
+     "\n"
+     "EXECUTE \"pqact\"\n",
+     4, "\"EXECUTE\" in column 1 is not a keyword"},
+    /* So a continuation line must be indented. */
+    {"ALLOW ANY\n"
+     "^x$\n",
+     2,
+     "\"^x$\" in column 1 is not a keyword (ALLOW, ACCEPT, EXEC, INCLUDE, "
+     "REQUEST): a line that continues an entry must be indented"},
+    {"REQUEST\tWMO\t\".*\"\n"
+     "upstream.edu\n",
+     2, "must be indented"},
     /* A longer word is not a keyword. */
     {"EXECUTE \"pqact\"\n", 1, "found \"EXECUTE\""},
     {"ALLOWED ANY ^a$\n", 1, "ALLOWED"},
