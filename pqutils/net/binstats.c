@@ -247,11 +247,12 @@ void rts_sched_init(struct rts_sched *s, double base, double spread,
   s->spread = spread;
   s->draw = draw;
   s->arg = arg;
-  rts_sched_done(s, now);
+  s->reported = false;
+  rts_sched_idle(s, now);
 }
 
-bool rts_sched_due(const struct rts_sched *s, double now) {
-  return now - s->last >= s->gap;
+bool rts_sched_due(const struct rts_sched *s, double now, bool at_end) {
+  return (at_end && !s->reported) || now - s->last >= s->gap;
 }
 
 double rts_sched_left(const struct rts_sched *s, double now) {
@@ -261,6 +262,11 @@ double rts_sched_left(const struct rts_sched *s, double now) {
 }
 
 void rts_sched_done(struct rts_sched *s, double now) {
+  rts_sched_idle(s, now);
+  s->reported = true;
+}
+
+void rts_sched_idle(struct rts_sched *s, double now) {
   double u = s->spread > 0 && s->draw != NULL ? s->draw(s->arg) : 0;
 
   if (u < 0)

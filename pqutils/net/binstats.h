@@ -38,7 +38,12 @@
  *
  * SCHEDULE.  A report is due `gap` seconds after the last one, where each
  * gap is base + spread * draw() (LDM: 60 + 0..30 s), draw() giving a
- * number from 0 to 1; the caller passes the clock's readings.
+ * number from 0 to 1; the caller passes the clock's readings.  The first
+ * report does not wait for a gap, as LDM's does not (its last-sent time
+ * starts at 0): it is due whenever the reader is at the end of the queue,
+ * so it goes as soon as there is something to report, with all that the
+ * queue held (-o) or the first products to come.  A queue that never runs
+ * dry gets it one gap after the start.
  *
  * Not thread-safe; a `struct rts_bins` belongs to one thread.
  */
@@ -159,21 +164,27 @@ typedef double rts_draw_fn(void *arg);
 struct rts_sched {
   double base;   /* seconds: the shortest gap */
   double spread; /* seconds: at most this much more, at random */
-  double last;   /* clock reading of the last report (or of the start) */
+  double last;   /* clock reading of the last cycle (or of the start) */
   double gap;    /* the gap from last to the next report */
+  bool reported; /* a cycle has had something to report */
   rts_draw_fn *draw;
   void *arg;
 };
 
-/** Start the schedule at clock reading now: the first report is one gap
- *  later.  draw may be NULL when spread is 0. */
+/** Start the schedule at clock reading now: the first report is due at the
+ *  end of the queue, or one gap later.  draw may be NULL when spread is 0. */
 void rts_sched_init(struct rts_sched *s, double base, double spread,
                     rts_draw_fn *draw, void *arg, double now);
-/** Is a report due at now? */
-bool rts_sched_due(const struct rts_sched *s, double now);
+/** Is a report due at now?  at_end: the reader is at the end of the queue,
+ *  where the first report is always due. */
+bool rts_sched_due(const struct rts_sched *s, double now, bool at_end);
 /** Seconds from now until the next report (0 if it is due). */
 double rts_sched_left(const struct rts_sched *s, double now);
 /** A report was made (or tried) at now: the next one is a new gap later. */
 void rts_sched_done(struct rts_sched *s, double now);
+/** A cycle at now had nothing to report: the next one is a new gap later
+ *  (LDM's timer restarts on every cycle), but until a report is made the
+ *  first one stays due at the end of the queue. */
+void rts_sched_idle(struct rts_sched *s, double now);
 
 #endif /* PQUTILS_NET_BINSTATS_H */

@@ -3,7 +3,9 @@
  * (or from -o seconds back), bin every product by (creation-time hour,
  * feedtype, origin), and about every 60 + 0..30 s send one report product
  * per bin that changed to an LDM server (-h), which files them or passes
- * them on to a collector such as rtstats.unidata.ucar.edu.  The bins, the
+ * them on to a collector such as rtstats.unidata.ucar.edu.  As LDM's, the
+ * first report does not wait for a gap: it goes as soon as the queue's
+ * end is reached with something binned.  The bins, the
  * report line and the schedule are binstats.c's; the push (HIYA, HEREIS
  * or COMINGSOON + BLKDATA, NULLPROC) is ldmpush.c's, as ldmsend's.
  *
@@ -26,7 +28,10 @@
  * also skipping products created before it (a late product is what
  * rtstats is for); -i 0 reads the queue to its end, sends one report and
  * exits (3 if it was not confirmed); -I, ours, sets the gap between
- * reports (for tests); SIGUSR1 logs every bin's line.
+ * reports (for tests); SIGUSR1 logs every bin's line; the first report
+ * waits for something to report, where LDM's first cycle, at its first end
+ * of the queue, is an empty one when it starts from the end, and restarts
+ * the gap (so its first product is reported 60 s or more after the start).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -235,11 +240,12 @@ static int report(struct rtstats *r) {
   ldm6_io *io;
   int rc, status = -1;
 
-  rts_sched_done(&r->sched, cli_monotonic());
   if (nchanged == 0) {
+    rts_sched_idle(&r->sched, cli_monotonic());
     rts_bins_expire(&r->bins, pq_ts_now().sec);
     return 0;
   }
+  rts_sched_done(&r->sched, cli_monotonic());
   io = ldmc_connect(&r->peer, CONNECT_TIMEOUT_MS, NULL, err, sizeof err);
   if (io == NULL) {
     cycle_failed(err, nchanged);
@@ -296,7 +302,7 @@ static int follow(struct rtstats *r, pq_t *pq, const pq_class *cls) {
     }
     if (rc == PQ_END && r->interval == 0)
       return report(r) == 0 ? EXIT_OK : EXIT_NOREPORT;
-    if (rts_sched_due(&r->sched, cli_monotonic()))
+    if (rts_sched_due(&r->sched, cli_monotonic(), rc == PQ_END))
       (void)report(r); /* a failure is logged and tried again later */
     if (rc == PQ_OK)
       continue;

@@ -401,32 +401,68 @@ static void test_schedule(void **state) {
   draws[2] = 1;
   draws[3] = 7; /* out of range: taken as 1 */
   draws[4] = -3;
+  draws[5] = 0.5;
   rts_sched_init(&s, 60, 30, draw, &i, 1000);
-  assert_false(rts_sched_due(&s, 1000));
-  assert_false(rts_sched_due(&s, 1059.999));
-  assert_true(rts_sched_due(&s, 1060));
+  assert_false(rts_sched_due(&s, 1000, false));
+  assert_false(rts_sched_due(&s, 1059.999, false));
+  assert_true(rts_sched_due(&s, 1060, false));
   assert_true(rts_sched_left(&s, 1010) > 50 - 1e-9 &&
               rts_sched_left(&s, 1010) < 50 + 1e-9);
   assert_true(rts_sched_left(&s, 2000) == 0);
   rts_sched_done(&s, 1061); /* gap 75 */
-  assert_false(rts_sched_due(&s, 1135.9));
-  assert_true(rts_sched_due(&s, 1136));
+  assert_false(rts_sched_due(&s, 1135.9, false));
+  assert_true(rts_sched_due(&s, 1136, false));
   rts_sched_done(&s, 1200); /* gap 90 */
-  assert_false(rts_sched_due(&s, 1289.9));
-  assert_true(rts_sched_due(&s, 1290));
+  assert_false(rts_sched_due(&s, 1289.9, false));
+  assert_true(rts_sched_due(&s, 1290, false));
   rts_sched_done(&s, 1300); /* 7 -> 1: gap 90 */
-  assert_true(rts_sched_due(&s, 1390));
-  assert_false(rts_sched_due(&s, 1389.9));
+  assert_true(rts_sched_due(&s, 1390, false));
+  assert_false(rts_sched_due(&s, 1389.9, false));
   rts_sched_done(&s, 1400); /* -3 -> 0: gap 60 */
-  assert_true(rts_sched_due(&s, 1460));
-  assert_false(rts_sched_due(&s, 1459.9));
-  assert_int_equal(ndraws, 5);
+  assert_true(rts_sched_due(&s, 1460, false));
+  assert_false(rts_sched_due(&s, 1459.9, false));
+  /* After a report, the end of the queue changes nothing; a cycle with
+   * nothing to report restarts the gap, as LDM's does. */
+  assert_false(rts_sched_due(&s, 1459.9, true));
+  rts_sched_idle(&s, 1460); /* gap 75 */
+  assert_false(rts_sched_due(&s, 1534.9, true));
+  assert_true(rts_sched_due(&s, 1535, true));
+  assert_int_equal(ndraws, 6);
 
   /* Our -I: a fixed gap, no draw. */
   rts_sched_init(&s, 0.2, 0, NULL, NULL, 5);
-  assert_false(rts_sched_due(&s, 5.1));
-  assert_true(rts_sched_due(&s, 5.2));
-  assert_int_equal(ndraws, 5);
+  assert_false(rts_sched_due(&s, 5.1, false));
+  assert_true(rts_sched_due(&s, 5.2, false));
+  assert_int_equal(ndraws, 6);
+}
+
+/* The first report waits for no gap (LDM's last-sent time starts at 0): it
+ * is due at the end of the queue from the start, and stays so through
+ * cycles with nothing to report until one has something. */
+static void test_schedule_first(void **state) {
+  struct rts_sched s;
+  int i = 0;
+
+  (void)state;
+  ndraws = 0;
+  draws[0] = 0;
+  draws[1] = 0;
+  draws[2] = 0;
+  rts_sched_init(&s, 60, 30, draw, &i, 1000);
+  assert_true(rts_sched_due(&s, 1000, true));
+  /* Reading products: not before the end (a backlog goes in whole). */
+  assert_false(rts_sched_due(&s, 1000.5, false));
+  rts_sched_idle(&s, 1001); /* nothing binned yet */
+  assert_true(rts_sched_due(&s, 1001, true));
+  assert_true(rts_sched_due(&s, 1030, true));
+  /* A queue that never runs dry: one gap after the last cycle. */
+  assert_false(rts_sched_due(&s, 1060.9, false));
+  assert_true(rts_sched_due(&s, 1061, false));
+  rts_sched_done(&s, 1030);
+  assert_false(rts_sched_due(&s, 1031, true));
+  assert_false(rts_sched_due(&s, 1089.9, true));
+  assert_true(rts_sched_due(&s, 1090, true));
+  assert_int_equal(ndraws, 3);
 }
 
 static void test_format_time(void **state) {
@@ -452,6 +488,7 @@ int main(void) {
       cmocka_unit_test(test_expire),
       cmocka_unit_test(test_changed),
       cmocka_unit_test(test_schedule),
+      cmocka_unit_test(test_schedule_first),
       cmocka_unit_test(test_format_time),
   };
 

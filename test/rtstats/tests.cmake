@@ -8,12 +8,12 @@ if(TARGET rtstats_core)
 endif()
 
 # The shell tests: rtstats_NAME runs rtstats/NAME.sh against our ldmd
-# (report; chain, two of them relaying) or fakeldm (protocol: the answers,
-# refusals, signals; badinput: bad command lines), with products inserted
-# by pqacthelper (test/pqact).
+# (report; chain, two of them relaying; first, the first report at once)
+# or fakeldm (protocol: the answers, refusals, signals; badinput: bad
+# command lines), with products inserted by pqacthelper (test/pqact).
 if(TARGET rtstats AND TARGET ldmd AND TARGET fakeldm AND TARGET pqacthelper)
   pq_script_suite(rtstats LABEL rtstats
     ARGS $<TARGET_FILE_DIR:rtstats> $<TARGET_FILE:fakeldm>
          $<TARGET_FILE_DIR:ldmd> $<TARGET_FILE:pqacthelper> ${PROJECT_VERSION}
-    TESTS report 180 protocol 180 badinput 60 chain 120)
+    TESTS report 180 protocol 180 badinput 60 chain 120 first 90)
 endif()
