@@ -5,8 +5,10 @@
 # scripts of packaging/debian/ and the site's configuration as conffiles.
 # Run-time dependencies come from dpkg-shlibdeps (dpkg-dev, part of
 # build-essential); passwd for useradd.  One package: the library, its
-# header and ldmpq.pc are in it too.  test/pkg/deb.sh builds it and checks
-# it.
+# header and ldmpq.pc are in it too, so it depends on what ldmpq.pc's
+# Requires names (libcrypto.pc of libssl-dev, libisal.pc of libisal-dev):
+# the static library needs them to link, and `pkg-config ldmpq` fails
+# without their .pc files.  test/pkg/deb.sh builds it and checks it.
 if(NOT CMAKE_INSTALL_PREFIX STREQUAL "/usr")
   message(STATUS "ldmpq: the Debian package wants -DCMAKE_INSTALL_PREFIX=/usr "
     "(this build installs under ${CMAKE_INSTALL_PREFIX})")
@@ -54,7 +56,7 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION net)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "passwd")
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "passwd, libssl-dev, libisal-dev")
 # "ldmadmin plotmetrics" draws with gnuplot; pq2nats and nats2pq talk to a
 # NATS server, which may run on another host; nothing else needs them.
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "gnuplot-nox, nats-server")

@@ -6,7 +6,8 @@
 #   - the test's name ($NAME, the script's name without .sh);
 #   - its scratch directory ($SCRATCH) and the EXIT trap (cleanup) that
 #     kills, by pid, every process started with background, then removes
-#     the directory;
+#     the directory (one every user can reach for a test that drops
+#     root's privileges: SCRATCH_SHARED);
 #   - its own registry file ($LDM_REGISTRY, $LDMHOME; LDM_REGISTRY_DIR
 #     unset), so that no test ever reads or writes a system path;
 #   - the helpers that stop the test at the first failure with what was run
@@ -54,16 +55,40 @@ SKIPPED=()
 # DIR is a writable directory, else in $TMPDIR (or /tmp); remove it and kill
 # what the test started at exit; point the registry and LDMHOME into it;
 # set $OUT and $ERR, where run captures its command's output.
+# A test whose processes drop root's privileges sets SCRATCH_SHARED=1
+# first: its scratch is then made where every user can reach it, in DIR
+# or $TMPDIR only if every user may search their whole path (a build in a
+# clone under /root, mode 0700, is not), else in /tmp, and is mode 0711.
 scratch_init() {
-  local base=${2:-}
+  local base=${2:-} b
   [[ -n $base && -d $base && -w $base ]] || base=${TMPDIR:-/tmp}
+  if [[ ${SCRATCH_SHARED:-} == 1 ]]; then
+    for b in "$base" "${TMPDIR:-/tmp}" /tmp; do
+      base=$b
+      [[ -d $b && -w $b ]] && searchable_by_all "$b" && break
+    done
+  fi
   SCRATCH=$(mktemp -d "$base/$1-$NAME.XXXXXX")
+  [[ ${SCRATCH_SHARED:-} != 1 ]] || chmod 0711 "$SCRATCH"
   trap cleanup EXIT
   export LDMHOME=$SCRATCH/ldmhome
   export LDM_REGISTRY=$SCRATCH/registry.xml
   unset LDM_REGISTRY_DIR
   OUT=$SCRATCH/out
   ERR=$SCRATCH/err
+}
+
+# searchable_by_all DIR: may every user reach DIR: do others have search
+# permission (o+x) on it and on every directory above it?
+searchable_by_all() {
+  local d mode
+  d=$(cd "$1" 2>/dev/null && pwd -P) || return 1
+  while :; do
+    mode=$(stat -c %a "$d") || return 1
+    (((8#$mode & 1) == 1)) || return 1
+    [[ $d != / ]] || return 0
+    d=$(dirname "$d")
+  done
 }
 
 # cleanup [STATUS]: the EXIT trap (also called by the traps of

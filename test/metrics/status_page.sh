@@ -29,11 +29,10 @@ source "$TOP/test/net/lib.sh" "$1" "$2"
 source "$TOP/test/net/relay_lib.sh"
 command -v curl >/dev/null || fail "curl is not installed (scripts/dev.sh installs it)"
 RELAY_REQUESTER_KEYS='<retry-min>1</retry-min><retry-max>1</retry-max>'
+# shellcheck source-path=SCRIPTDIR source=driver_lib.sh
+source "$TOP/test/metrics/driver_lib.sh" # start_driver: WD, DRIVER_PID
 CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
-CHROMEDRIVER=${CHROMEDRIVER:-/usr/bin/chromedriver}
-WD=      # chromedriver's base URL
 SESSION= # the WebDriver session
-DRIVER_PID=
 
 # status_cleanup: the EXIT trap: the browser first (its session deleted,
 # then chromedriver and what it started killed by pid), then the servers.
@@ -174,19 +173,14 @@ ok "/ is the page of the tree, text/html, with a policy that allows its own scri
 
 # ---- the browser -------------------------------------------------------
 browser() {
-  local port
   if [[ ! -x $CHROMIUM || ! -x $CHROMEDRIVER ]]; then
     skip_part "no $CHROMIUM or $CHROMEDRIVER (Debian's chromium, chromium-driver): the page in a browser"
     return 1
   fi
-  "$CHROMEDRIVER" --port=0 >driver.log 2>&1 &
-  DRIVER_PID=$!
-  if ! wait_until 20 grep -q 'started successfully on port' driver.log; then
-    skip_part "chromedriver did not start within 20 s: $(head -c 500 driver.log)"
+  if ! start_driver driver.log; then
+    skip_part "chromedriver did not start (ports ${DRIVER_PORTS[*]}): $(head -c 500 driver.log)"
     return 1
   fi
-  port=$(sed -n 's/.*started successfully on port \([0-9]*\).*/\1/p' driver.log)
-  WD=http://127.0.0.1:$port
   wait_until 20 eval "curl -sS --max-time 2 $WD/status | grep -q '\"ready\":true'" ||
     fail "chromedriver at $WD is not ready within 20 s"
   # As root (no sandbox) on a host with no Internet (no background fetches).

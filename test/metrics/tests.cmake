@@ -32,6 +32,10 @@ if(TARGET ldmd AND TARGET ldm6_peer)
     TIMEOUT 240 LABELS net browser ENVIRONMENT ${PQ_TESTDATA_ENV}
     ARGS $<TARGET_FILE:ldmd> $<TARGET_FILE:ldm6_peer>)
 endif()
+# The browser tests' chromedriver starts whatever ports other programs hold
+# (driver_lib.sh): its IPv4 side of a port taken, a port taken first.
+pq_script_test(metrics_driver_port ${CMAKE_CURRENT_LIST_DIR}/driver_port.sh
+  TIMEOUT 120 LABELS net browser ENVIRONMENT ${PQ_TESTDATA_ENV})
 # pqmon's live view (pqmon -L) against a real relay pair, piped and in a
 # pseudo-terminal (script, util-linux).
 if(TARGET ldmd AND TARGET ldm6_peer AND TARGET pqmon)

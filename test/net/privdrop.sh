@@ -7,7 +7,11 @@
 # saved and filesystem ids, and the groups.  Then: root with no user to
 # become refuses to start (when this host has no user ldm); -U root stays
 # root and says so; an unknown user is an error.  Skipped (77) unless run
-# as root.
+# as root.  Its files are where nobody can reach them (SCRATCH_SHARED,
+# test/lib/common.sh), wherever the build is.
+# shellcheck disable=SC2034 # read by scratch_init
+SCRATCH_SHARED=1
+# shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "$0")/lib.sh" "$@"
 
 if [[ $(id -u) != 0 ]]; then
@@ -24,7 +28,6 @@ NGROUPS=$(id -G nobody | tr ' ' '\n' | sort -n | tr '\n' ' ')
 
 make_queue 2000000
 chown nobody "$Q"
-chmod 0711 "$SCRATCH" # mktemp -d made it 0700: nobody must reach the queue
 # The registry without <user>: each case says who to run as on the
 # command line, or nothing.
 write_registry net-test-host "  <queue><path>$Q</path></queue>
@@ -77,7 +80,7 @@ wait_until 10 grep -q '^NOTIFICATION ' "$SCRATCH/noti.out" ||
 kill -USR1 "$LDMD_PID"
 wait_until 10 logged 1 "SIGUSR1: log file reopened" ||
   fail "the log was not reopened on SIGUSR1 as nobody"
-stop_ldmd
+stop_ldmd 15
 
 # 2. Root and nobody named: refuses, unless there is a user ldm.
 if id ldm >/dev/null 2>&1; then
@@ -98,7 +101,7 @@ expect_in "$LOG" "running as root (-U root)"
 mine=$(sed -n 's/^Groups:\s*//p' /proc/$$/status | tr -s ' \t' '\n' |
   sed '/^$/d' | sort -n | tr '\n' ' ')
 ids_are "$LDMD_PID" 0 0 "$mine"
-stop_ldmd
+stop_ldmd 15
 run "$LDMD" -f -l - -P 0 -I 127.0.0.1 -U no-such-user-here "$CONF"
 [[ $rc == 1 ]] || fail "-U no-such-user-here: exit $rc, expected 1"
 expect_in "$ERR" "cannot run as user no-such-user-here: no such user"

@@ -41,6 +41,8 @@ if(TARGET ldmproto)
         # Limits against abuse (docs/security.md, "Abuse").
         connlimits 90
         privdrop 60
+        # The same with the build folder where only root may enter.
+        privdrop_private 60
         filemodes 60
         prodlimit 60
         # Announced products reserve nothing until their data comes.

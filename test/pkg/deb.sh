@@ -18,7 +18,8 @@
 #    find the registry and the queue by their defaults; the user ldm may
 #    rewrite the registry), checks the installed configuration with ldmd -n
 #    and pqact, builds a program against the installed library with
-#    pkg-config, runs postinst again (nothing changes), removes the package
+#    pkg-config (PKG_CONFIG_LIBDIR in the scratch root only, with the -dev
+#    packages the package depends on copied there), runs postinst again (nothing changes), removes the package
 #    (configuration, data and queue stay) and purges it (they go); then
 #    installs it with a registry whose queue has no room (postinst says so
 #    and the install goes on).  Before the removal, the installed site runs
@@ -80,8 +81,9 @@ for field in "Package: ldmpq" "Version: $version" "Maintainer: " "Description: "
   grep -q "^ $field" "$INFO" || fail "dpkg-deb --info: no '$field'"
 done
 depends=$(sed -n 's/^ Depends: //p' "$INFO")
+# libssl-dev and libisal-dev: ldmpq.pc's Requires (libcrypto, libisal).
 for dep in passwd libc6 libssl3 libxml2 libtirpc3 libisal2 libgdbm6 \
-  libsystemd0 libmicrohttpd12 libnats3.4 libjemalloc2; do
+  libsystemd0 libmicrohttpd12 libnats3.4 libjemalloc2 libssl-dev libisal-dev; do
   [[ ,$depends, =~ [\ ,]${dep}[\ ,] ]] || fail "Depends lacks $dep: $depends"
 done
 CTRL=$SCRATCH/control
@@ -233,13 +235,33 @@ ok "installed programs in a chroot: registry and queue by default, ldm rewrites"
 # shellcheck source-path=SCRIPTDIR source=site.sh
 source "$HERE/site.sh"
 
-# A program of a library user, against the installed files alone.
-pcdir=$(dirname "$PC")
-export PKG_CONFIG_SYSROOT_DIR=$R PKG_CONFIG_PATH=$R$pcdir
+# A program of a library user, against what the package and its Depends
+# install alone.  dpkg --force-depends installed none of the packages it
+# depends on in the scratch root: those for building (-dev) are copied
+# there from this host, where the build installed them; pkg-config then
+# looks in the scratch root only (PKG_CONFIG_LIBDIR), never in this host's
+# .pc files.
+while read -r dep; do
+  dpkg-query -W -f='${Status}' "$dep" 2>/dev/null | grep -q 'install ok installed' ||
+    fail "the package depends on $dep, which this host lacks"
+  dpkg-query -L "$dep" | while read -r f; do
+    [[ $f == /* && ( -f $f || -L $f ) && ! -d $f ]] || continue
+    [[ -e $R$f || -L $R$f ]] || cp -P --parents "$f" "$R" || exit 1
+  done || fail "cannot copy the files of $dep into $R"
+done < <(tr ',' '\n' <<<"$depends" | sed 's/^ *//; s/[ (|].*//' | grep -- '-dev$')
+pcdirs=
+for d in "$R"/usr/lib/*/pkgconfig "$R"/usr/lib/pkgconfig "$R"/usr/share/pkgconfig; do
+  [[ ! -d $d ]] || pcdirs+=${pcdirs:+:}$d
+done
+export PKG_CONFIG_SYSROOT_DIR=$R PKG_CONFIG_LIBDIR=$pcdirs
+unset PKG_CONFIG_PATH
+expect_rc 0 pkg-config --variable=pcfiledir ldmpq
+[[ $(cat "$OUT") == "$R$(dirname "$PC")" ]] ||
+  fail "pkg-config found ldmpq.pc in $(cat "$OUT"), not in $R$(dirname "$PC")"
 expect_rc 0 pkg-config --cflags --libs ldmpq
 read -ra flags <"$OUT"
 expect_rc 0 cc -std=c11 -Wall -Wextra -Werror -o "$SCRATCH/pcuser" "$HERE/pcuser.c" "${flags[@]}"
-unset PKG_CONFIG_SYSROOT_DIR PKG_CONFIG_PATH
+unset PKG_CONFIG_SYSROOT_DIR PKG_CONFIG_LIBDIR
 expect_rc 0 "$SCRATCH/pcuser" "$Q"
 expect_in "$OUT" "opened $Q"
 ok "a program built with pkg-config ldmpq (${flags[*]}) opens the queue"

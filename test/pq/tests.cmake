@@ -12,5 +12,11 @@ pq_unit_test(test_ring)
 pq_unit_test(test_space)
 pq_unit_test(test_badfile ALONE test_readonly_file_cannot_repair
   ALONE_NAME test_badfile_readonly)
+# The same with PQ_TEST_DIR in a folder only root may enter (a build in a
+# clone under /root): as root it reads as nobody, which must not skip
+# (CI=true makes a skip a failure).
+pq_test(test_badfile_readonly_private TIMEOUT 60 ENVIRONMENT CI=true
+  COMMAND sh -c "mkdir -p \"$1\" && chmod 0700 \"$1\" && PQ_TEST_DIR=\"$1\" exec \"$2\" --only test_readonly_file_cannot_repair"
+    sh ${CMAKE_BINARY_DIR}/testdata/private $<TARGET_FILE:test_badfile>)
 pq_unit_test(test_roots)
 pq_unit_test(test_bigfile)
