@@ -16,10 +16,12 @@
 #   - what the stop tests look at: asleep_in (a process waiting in the
 #     kernel), stop_within (a signal, then a bounded wait for the exit)
 #     and stop_expect (that, the exit status, and no sanitizer report);
-#   - skips that show (skip_part): a test that could not run a part of
-#     itself here exits 77, which ctest reports as skipped (every shell
-#     test is registered with SKIP_RETURN_CODE 77), once everything else
-#     passed; under CI=true a skip is a failure instead;
+#   - skips that show (skip_part, skip_test): a test that could not run
+#     a part of itself here, or any of it, exits 77, which ctest reports
+#     as skipped (every shell test is registered with SKIP_RETURN_CODE
+#     77), once everything else passed; under CI=true a skip is a failure
+#     instead.  These are the only way a test skips: no test exits 77
+#     itself (test/lib/harness_check.sh skips checks it);
 #   - what a test needs to wait for an event in another process rather
 #     than for a time: signal_taken (a signal is no longer pending: the
 #     process has taken it) and gone (a process has exited);
@@ -78,7 +80,7 @@ cleanup() {
     kill -KILL "$p" 2>/dev/null
     wait "$p" 2>/dev/null
   done
-  rm -rf "$SCRATCH"
+  [[ -z ${SCRATCH:-} ]] || rm -rf "$SCRATCH"
   if ((st == 0 && ${#SKIPPED[@]} > 0)); then
     echo "SKIPPED ($NAME): $(printf '%s; ' "${SKIPPED[@]}")"
     exit 77
@@ -136,6 +138,15 @@ skip_part() {
   [[ ${CI:-} != true ]] || fail "$1 (a skip is a failure under CI=true)"
   echo "skipped: $1"
   SKIPPED+=("$1")
+}
+
+# skip_test TEXT: the test cannot run on this host at all (TEXT says why):
+# skip_part, then exit now; the EXIT trap (cleanup, or a test's own trap
+# that ends in it) makes that 77.  Without a trap yet, cleanup is set.
+skip_test() {
+  skip_part "$1"
+  [[ -n $(trap -p EXIT) ]] || trap cleanup EXIT
+  exit 0
 }
 
 # sanitizer_check FILE [MESSAGE]: fail if FILE holds a sanitizer report,
