@@ -5,9 +5,11 @@
 # the next writer repairs, exit 3, and damage (a broken record) by its
 # invariant, exit 4; -F repairs and the queue checks clean after; writers
 # and readers killed mid-run leave a queue that repairs to clean with every
-# product intact.
+# product intact.  The delays before the kills come from a seed, printed;
+# PQ_TEST_SEED=N in the environment replays a run (seed_init, common.sh).
 source "$(dirname "$0")/lib.sh" "$@"
 cd "$SCRATCH" || fail "cd"
+seed_init
 
 expect_rc 0 pqcreate -s 10M -S 500
 make_files f 20 1000

@@ -10,12 +10,12 @@
 # product (insertion time, signature, identifier), writes the others and
 # exits 1 (-N writes it as it is), and plain pqcheck reports it and exits 4;
 # plain pqcheck names the invariant a damaged index fails.  The random bytes come
-# from a seed, printed; SEED=N in the environment replays a run.
+# from a seed, printed; PQ_TEST_SEED=N in the environment replays a run
+# (seed_init, common.sh).
 source "$(dirname "$0")/lib.sh" "$@"
 cd "$SCRATCH" || fail "cd"
 
-SEED=${SEED:-$RANDOM}
-echo "seed $SEED"
+seed_init
 
 # noise N SEED: N pseudo-random bytes on stdout, the same for the same SEED.
 noise() {

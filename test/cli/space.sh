@@ -8,18 +8,18 @@
 # or refused with a message when there is no room; pqcreate on a mount too
 # small for the queue fails with a clear message and leaves no file.
 #
-# Needs root to mount; exits 77 (skipped) when mounting is not permitted.
+# Needs root to mount; skipped (skip_test) when mounting is not permitted.
 source "$(dirname "$0")/lib.sh" "$@"
 cd "$SCRATCH" || fail "cd"
 
 MOUNTS=()
 # The mounts go before the scratch directory that holds them.
 space_cleanup() {
-  local m
+  local st=$? m
   for m in "${MOUNTS[@]}"; do
     umount "$m" 2>/dev/null || umount -l "$m"
   done
-  cleanup
+  cleanup "$st"
 }
 trap space_cleanup EXIT
 
@@ -28,8 +28,7 @@ mount_tmpfs() {
   MNT=$(mktemp -d "$SCRATCH/mnt.XXXXXX")
   if ! mount -t tmpfs -o "size=$1" tmpfs "$MNT" 2>"$ERR"; then
     if [[ $(id -u) != 0 ]] || grep -qi 'permission denied' "$ERR"; then
-      echo "skipped: mounting a tmpfs is not permitted here: $(cat "$ERR")"
-      exit 77
+      skip_test "mounting a tmpfs is not permitted here: $(cat "$ERR")"
     fi
     fail "mount -t tmpfs -o size=$1 on $MNT failed"
   fi

@@ -4,14 +4,13 @@
 # is left; after a refusal for want of room, mkqueue -c keeps the old
 # queue; one that fits is made.
 #
-# Needs root to mount; exits 77 (skipped) when mounting is not permitted.
+# Needs root to mount; skipped (skip_test) when mounting is not permitted.
 source "$(dirname "$0")/lib.sh" "$@"
 cd "$SCRATCH" || fail "cd"
 
 if ! mount_tmpfs 4m; then
   if [[ $(id -u) != 0 ]] || grep -qi 'permission denied' "$ERR"; then
-    echo "skipped: mounting a tmpfs is not permitted here: $(cat "$ERR")"
-    exit 77
+    skip_test "mounting a tmpfs is not permitted here: $(cat "$ERR")"
   fi
   fail "mount -t tmpfs -o size=4m on $MNT failed"
 fi

@@ -17,10 +17,14 @@
 #   - what the stop tests look at: asleep_in (a process waiting in the
 #     kernel), stop_within (a signal, then a bounded wait for the exit)
 #     and stop_expect (that, the exit status, and no sanitizer report);
-#   - skips that show (skip_part): a test that could not run a part of
-#     itself here exits 77, which ctest reports as skipped (every shell
-#     test is registered with SKIP_RETURN_CODE 77), once everything else
-#     passed; under CI=true a skip is a failure instead;
+#   - skips that show (skip_part, skip_test): a test that could not run
+#     a part of itself here, or any of it, exits 77, which ctest reports
+#     as skipped (every shell test is registered with SKIP_RETURN_CODE
+#     77), once everything else passed; under CI=true a skip is a failure
+#     instead.  These are the only way a test skips: no test exits 77
+#     itself (test/lib/harness_check.sh skips checks it);
+#   - random decisions that can be replayed (seed_init: $RANDOM seeded
+#     from PQ_TEST_SEED, or a fresh seed, printed);
 #   - what a test needs to wait for an event in another process rather
 #     than for a time: signal_taken (a signal is no longer pending: the
 #     process has taken it) and gone (a process has exited);
@@ -103,7 +107,7 @@ cleanup() {
     kill -KILL "$p" 2>/dev/null
     wait "$p" 2>/dev/null
   done
-  rm -rf "$SCRATCH"
+  [[ -z ${SCRATCH:-} ]] || rm -rf "$SCRATCH"
   if ((st == 0 && ${#SKIPPED[@]} > 0)); then
     echo "SKIPPED ($NAME): $(printf '%s; ' "${SKIPPED[@]}")"
     exit 77
@@ -161,6 +165,28 @@ skip_part() {
   [[ ${CI:-} != true ]] || fail "$1 (a skip is a failure under CI=true)"
   echo "skipped: $1"
   SKIPPED+=("$1")
+}
+
+# skip_test TEXT: the test cannot run on this host at all (TEXT says why):
+# skip_part, then exit now; the EXIT trap (cleanup, or a test's own trap
+# that ends in it) makes that 77.  Without a trap yet, cleanup is set.
+skip_test() {
+  skip_part "$1"
+  [[ -n $(trap -p EXIT) ]] || trap cleanup EXIT
+  exit 0
+}
+
+# seed_init: for a test that decides something at random (a delay, a
+# size, which bytes): seed bash's $RANDOM with PQ_TEST_SEED from the
+# environment (the C tests' variable too), or without it a fresh seed, and
+# print it, so that PQ_TEST_SEED=N replays a failing run.  Sets SEED.
+# bash reseeds $RANDOM in every subshell (a pipe, $(...), &): draw the
+# test's numbers in its own shell, or assign RANDOM in the subshell.
+seed_init() {
+  SEED=${PQ_TEST_SEED:-$(od -An -tu4 -N4 /dev/urandom | tr -d ' ')}
+  [[ $SEED =~ ^[0-9]+$ ]] || fail "PQ_TEST_SEED='$SEED' is not a number"
+  RANDOM=$SEED
+  echo "seed: $SEED (PQ_TEST_SEED=$SEED replays this run)"
 }
 
 # sanitizer_check FILE [MESSAGE]: fail if FILE holds a sanitizer report,
@@ -257,14 +283,16 @@ gone() {
 # client connection or port-0 listener of a concurrent test is given one,
 # and not bound by any socket of this host now (/proc/net/tcp and tcp6,
 # any state).  Another program may still take it first: the server then
-# fails to listen and the test says so.
+# fails to listen and the test says so.  Not from $RANDOM: how many tries
+# it takes depends on the host, and a seeded test's draws must not.
 free_port() {
-  local low p hex i
+  local low p hex i r
   read -r low _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null ||
     low=32768
   ((low > 12000)) || low=32768
   for ((i = 0; i < 200; i++)); do
-    p=$((10000 + (RANDOM * 32768 + RANDOM) % (low - 10000)))
+    r=$(od -An -tu4 -N4 /dev/urandom | tr -d ' ') || fail "od /dev/urandom"
+    p=$((10000 + r % (low - 10000)))
     printf -v hex '%04X' "$p"
     if ! awk -v h=":$hex" 'NR > 1 && substr($2, length($2) - 4) == h {
            found = 1 } END { exit !found }' /proc/net/tcp /proc/net/tcp6 \

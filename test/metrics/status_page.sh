@@ -27,6 +27,7 @@ TOP=$(cd "$(dirname "$0")/../.." && pwd) # the source tree (lib.sh moves away)
 source "$TOP/test/net/lib.sh" "$1" "$2"
 # shellcheck source-path=SCRIPTDIR source=../net/relay_lib.sh
 source "$TOP/test/net/relay_lib.sh"
+seed_init # the products' bytes (-z): PQ_TEST_SEED=N replays them
 command -v curl >/dev/null || fail "curl is not installed (scripts/dev.sh installs it)"
 RELAY_REQUESTER_KEYS='<retry-min>1</retry-min><retry-max>1</retry-max>'
 # shellcheck source-path=SCRIPTDIR source=driver_lib.sh

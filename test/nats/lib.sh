@@ -35,8 +35,8 @@
 #       comma-separated.
 #   nats_jsz NAME [QUERY]  print the server's /jsz?QUERY (JSON) on stdout
 #
-# A test that cannot find nats-server exits 77 (skipped; a failure under
-# CI=true, where the README's install step has put it there).  Every server
+# A test that cannot find nats-server is skipped (skip_test; a failure
+# under CI=true, where the README's install step has put it there).  Every server
 # is killed at exit with the test's other background processes (cleanup).
 
 # shellcheck source-path=SCRIPTDIR source=../lib/common.sh
@@ -62,14 +62,8 @@ if [[ -z $NATS_SERVER ]]; then
     [[ -x $d/nats-server ]] && NATS_SERVER=$d/nats-server && break
   done
 fi
-if [[ -z $NATS_SERVER ]]; then
-  [[ ${CI:-} != true ]] || {
-    echo "FAIL ($NAME): nats-server is not installed (README: install)" >&2
-    exit 1
-  }
-  echo "SKIPPED ($NAME): nats-server is not installed"
-  exit 77
-fi
+[[ -n $NATS_SERVER ]] ||
+  skip_test "nats-server is not installed (README: install)"
 command -v curl >/dev/null || fail "curl is not installed (README: install)"
 
 declare -A NATS_PORT NATS_MPORT NATS_PID NATS_URL NATS_LOG NATS_CONF

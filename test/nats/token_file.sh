@@ -10,7 +10,7 @@
 # shellcheck source-path=SCRIPTDIR source=bridge_lib.sh
 source "$(dirname "$0")/bridge_lib.sh" "$@"
 
-TOKEN=tok-$RANDOM$RANDOM-not-in-ps
+TOKEN=tok-$(od -An -tx4 -N8 /dev/urandom | tr -d ' ')-not-in-ps
 TF=$SCRATCH/nats.token
 (
   umask 077

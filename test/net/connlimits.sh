@@ -58,7 +58,7 @@ if [[ $HAVE_V6 == 1 ]]; then
     fail "::1 was refused although its own count is below the limit"
   ok "per address: ::1 counted apart from 127.0.0.1"
 else
-  echo "skip: no ::1 on this host (per-address count of another address)"
+  skip_part "no ::1 on this host: the per-address count of another address"
 fi
 kill "$held"
 stop_ldmd

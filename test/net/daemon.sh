@@ -8,10 +8,8 @@
 # is, and no daemon is left running.
 source "$(dirname "$0")/lib.sh" "$@"
 
-env --ignore-signal=CHLD true 2>/dev/null || {
-  echo "skipped: this env(1) has no --ignore-signal"
-  exit 77
-}
+env --ignore-signal=CHLD true 2>/dev/null ||
+  skip_test "this env(1) has no --ignore-signal"
 DAEMON_PID=
 KILL_AT_EXIT+=(DAEMON_PID)
 make_queue 1000000

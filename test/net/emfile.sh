@@ -16,10 +16,7 @@
 #   - SIGTERM stops it within seconds in the middle of an episode.
 source "$(dirname "$0")/lib.sh" "$@"
 
-command -v prlimit >/dev/null || {
-  echo "skipped: no prlimit(1) here"
-  exit 77
-}
+command -v prlimit >/dev/null || skip_test "no prlimit(1) here"
 make_queue 1000000
 cat >"$CONF" <<'EOF'
 ALLOW ANY ^127\.0\.0\.1$

@@ -17,14 +17,12 @@
 source "$(dirname "$0")/lib.sh" "$@"
 
 if [[ $(id -u) != 0 ]]; then
-  echo "skip: not root (a mount namespace for /etc/hosts)"
-  exit 77
+  skip_test "not root (a mount namespace for /etc/hosts)"
 fi
 HOSTS=$SCRATCH/hosts
 printf '127.0.0.1\tlocalhost\n::1\tip6-localhost ip6-loopback\n' >"$HOSTS"
 if ! unshare -m sh -c 'mount --bind "$1" /etc/hosts' sh "$HOSTS" 2>/dev/null; then
-  echo "skip: cannot bind-mount /etc/hosts in a mount namespace"
-  exit 77
+  skip_test "cannot bind-mount /etc/hosts in a mount namespace"
 fi
 make_queue 2000000
 
@@ -60,7 +58,7 @@ if [[ $HAVE_V6 == 1 ]]; then
     fail "::1 was not let in and named ip6-localhost"
   ok "::1 let in by its confirmed name ip6-localhost"
 else
-  echo "skip: no ::1 on this host"
+  skip_part "no ::1 on this host: a peer from ::1 by its name"
 fi
 (($(count "$LOG" "is not confirmed by its addresses") == 0)) ||
   fail "a name that /etc/hosts confirms was called unconfirmed"
@@ -90,5 +88,5 @@ EOF
   ok "dual stack: ::ffff:127.0.0.1 matched and named as 127.0.0.1"
   stop_ldmd
 else
-  echo "skip: no IPv6 (dual-stack listener)"
+  skip_part "no IPv6: the dual-stack listener"
 fi

@@ -15,12 +15,10 @@ SCRATCH_SHARED=1
 source "$(dirname "$0")/lib.sh" "$@"
 
 if [[ $(id -u) != 0 ]]; then
-  echo "skip: not root"
-  exit 77
+  skip_test "not root"
 fi
 id nobody >/dev/null 2>&1 || {
-  echo "skip: no user nobody"
-  exit 77
+  skip_test "no user nobody"
 }
 NUID=$(id -u nobody)
 NGID=$(id -g nobody)
@@ -84,7 +82,7 @@ stop_ldmd 15
 
 # 2. Root and nobody named: refuses, unless there is a user ldm.
 if id ldm >/dev/null 2>&1; then
-  echo "skip: this host has a user ldm (root would become it)"
+  skip_part "this host has a user ldm (root would become it): root with no user to become"
 else
   run "$LDMD" -f -l - -P 0 -I 127.0.0.1 "$CONF"
   [[ $rc == 1 ]] || fail "root with no user to become: exit $rc, expected 1"

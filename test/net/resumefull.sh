@@ -11,15 +11,13 @@ source "$HERE/lib.sh" "$@"
 source "$HERE/relay_lib.sh"
 
 if [[ $(id -u) != 0 ]]; then
-  echo "skip: not root (a mount namespace and a tmpfs for the resume files)"
-  exit 77
+  skip_test "not root (a mount namespace and a tmpfs for the resume files)"
 fi
 STATE=$SCRATCH/state
 mkdir -p "$STATE"
 if ! unshare -m sh -c 'mount -t tmpfs -o size=64k tmpfs "$1"' sh "$STATE" \
   2>/dev/null; then
-  echo "skip: cannot mount a tmpfs in a mount namespace"
-  exit 77
+  skip_test "cannot mount a tmpfs in a mount namespace"
 fi
 
 # B's ldmd, in a namespace whose $STATE is a full tmpfs: srv_start runs

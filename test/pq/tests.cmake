@@ -5,7 +5,8 @@
 pq_unit_test(test_feedtype)
 pq_unit_test(test_prodclass)
 pq_unit_test(test_prodtext)
-pq_unit_test(test_md5)
+pq_unit_test(test_md5 ALONE test_crc32c_clears_upper
+  ALONE_NAME test_md5_upper)
 pq_unit_test(test_queue ALONE test_too_many_writers
   ALONE_NAME test_queue_writers)
 pq_unit_test(test_ring)

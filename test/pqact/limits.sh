@@ -11,6 +11,7 @@
 source "$(dirname "$0")/lib.sh" "$@"
 cd "$SCRATCH" || fail "cd"
 FAIL_SHOW='tail'
+seed_init # the products' sizes: PQ_TEST_SEED=N replays them
 
 N=200
 # 32, plus the descriptors this shell would pass on to pqact (a runner's,
