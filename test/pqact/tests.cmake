@@ -45,6 +45,7 @@ endif()
 if(COMMAND pq_fuzz_target)
   pq_fuzz_target(fuzz_pqact ${CMAKE_CURRENT_LIST_DIR}/fuzz_pqact.c
     ${CMAKE_SOURCE_DIR}/pqutils/pqact/conf.c
+    ${CMAKE_SOURCE_DIR}/pqutils/pqact/options.c
     ${CMAKE_SOURCE_DIR}/pqutils/pqact/match.c
     ${CMAKE_SOURCE_DIR}/pqutils/pqact/subst.c ${_pq_sources} SEEDS)
 endif()
