@@ -213,6 +213,18 @@ void cli_hostname(struct cli *c, char buf[PQ_ORIGIN_MAX + 1]) {
 static atomic_int interrupts; /* SIGINTs received */
 static atomic_int stats_flag;
 static atomic_int reread_flag;
+static atomic_uint stop_bound_s; /* cli_signals_bound_stop(); 0: none */
+
+/* After a stop request: SIGALRM in stop_bound_s seconds, unless one is due
+ * sooner (a second SIGTERM does not put the end off).  Async-signal-safe. */
+static void bound_stop(void) {
+  unsigned s = atomic_load(&stop_bound_s);
+  if (s == 0)
+    return;
+  unsigned left = alarm(s);
+  if (left > 0 && left < s)
+    (void)alarm(left);
+}
 
 static void on_signal(int sig) {
   switch (sig) {
@@ -220,9 +232,11 @@ static void on_signal(int sig) {
     if (atomic_fetch_add(&interrupts, 1) > 0)
       _exit(1); /* a second interrupt: the user means it */
     cli_io_request_stop();
+    bound_stop();
     break;
   case SIGTERM:
     cli_io_request_stop();
+    bound_stop();
     break;
   case SIGUSR1:
     ldm_log_request_refresh();
@@ -270,6 +284,19 @@ void cli_signals_reread(void) {
   sigemptyset(&sa.sa_mask);
   sa.sa_handler = on_signal; /* as the others: no SA_RESTART */
   (void)sigaction(SIGHUP, &sa, NULL);
+}
+
+void cli_signals_bound_stop(unsigned seconds) {
+  struct sigaction sa;
+  sigset_t alrm;
+  memset(&sa, 0, sizeof sa);
+  sigemptyset(&sa.sa_mask);
+  sa.sa_handler = SIG_DFL; /* even if whoever started us ignored it */
+  (void)sigaction(SIGALRM, &sa, NULL);
+  sigemptyset(&alrm);
+  sigaddset(&alrm, SIGALRM);
+  (void)sigprocmask(SIG_UNBLOCK, &alrm, NULL);
+  atomic_store(&stop_bound_s, seconds);
 }
 
 bool cli_reread_requested(void) {

@@ -153,6 +153,16 @@ void cli_signals(void);
  * being ignored.
  */
 void cli_signals_reread(void);
+/**
+ * After cli_signals(), for a program whose work may not notice a stop for
+ * long (pqact, in regexec() on a pattern with back-references, which can
+ * take exponential time on one identifier: docs/security.md): from a stop
+ * request (SIGTERM, the first SIGINT) the program has `seconds` to exit by
+ * itself, after which SIGALRM, given its default action here, ends it
+ * whatever it is doing.  The program must not use alarm() or SIGALRM for
+ * anything else.  0 turns the bound off.
+ */
+void cli_signals_bound_stop(unsigned seconds);
 /** Was SIGHUP received since the last call (after cli_signals_reread())?
  *  Clears the request.  Async-signal-safe flag, read by the main loop. */
 bool cli_reread_requested(void);

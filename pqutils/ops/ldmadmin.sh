@@ -338,10 +338,13 @@ pqact_configs() {
 
 # pqact_check_file CONF: has pqact read CONF without error?  pqact exits 1
 # with -q /dev/null even for a good file (no queue), so its log decides.
+# A valid file's warnings (an unknown option, a back-reference in a
+# pattern) are shown too.
 pqact_check_file() {
   out=$(pqact -vl- -q /dev/null "$1" 2>&1)
   case $out in
     *"successfully read configuration-file"* | *"has no entries"*)
+      case $out in *" WARN "*) printf '%s\n' "$out" | grep -F ' WARN ' >&2 ;; esac
       say "$1 is a valid pqact configuration"
       return 0
       ;;

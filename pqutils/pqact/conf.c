@@ -16,6 +16,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "pqutils/pqact/check.h"
+
 /* LDM compares at most this many characters of an action name. */
 #define ACTION_NAME_MAX 12
 
@@ -101,6 +103,30 @@ static unsigned args_nmatch(const char *args) {
   return n;
 }
 
+/* Where check.c's messages about an entry go: with its line. */
+struct checking {
+  struct reader *r;
+  unsigned line;
+};
+
+static void say_check(void *arg, bool error, const char *msg) {
+  const struct checking *c = arg;
+  tell(c->r, error, "%s at line %u", msg, c->line);
+}
+
+/* A pattern with a back-reference is the operator's own, and valid for
+ * glibc, but one identifier can keep regexec() busy for ever
+ * (docs/security.md, "Patterns from peers"): said, and kept. */
+static void warn_backref(struct reader *r, const char *pat, unsigned line) {
+  const char *ref = pq_ere_backref(pat);
+  if (ref != NULL)
+    tell(r, false,
+         "back-reference \\%c in the pattern at line %u: matching it can "
+         "take exponential time on one identifier, and pqact then acts on "
+         "nothing else: \"%s\"",
+         ref[1], line, pat);
+}
+
 /* Check one assembled entry and add it to the table. */
 static int add_entry(struct reader *r, char *text, unsigned line) {
   char *p = text;
@@ -144,8 +170,14 @@ static int add_entry(struct reader *r, char *text, unsigned line) {
     tell(r, true, "regcomp error at line %u: \"%s\": %s", line, pat, why);
     return 0;
   }
+  warn_backref(r, pat, line);
   if (action_parse(act, &e.action) != 0) {
     tell(r, true, "unknown action \"%s\" at line %u", act, line);
+    regfree(&e.re);
+    return 0;
+  }
+  struct checking ck = {.r = r, .line = line};
+  if (pqact_check_args(e.action, p, e.re.re_nsub, say_check, &ck) > 0) {
     regfree(&e.re);
     return 0;
   }

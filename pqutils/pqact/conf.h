@@ -26,6 +26,12 @@
  *   - the action name is case-insensitive: NOOP, FILE, STDIOFILE, DBFILE,
  *     PIPE, SPIPE, XPIPE, EXEC.
  *
+ * Beyond LDM's reader, which reads only the first three fields: the
+ * arguments are checked as check.h says (the path or command the action
+ * needs, its options, each \N against the pattern's groups), and a
+ * pattern with a back-reference (pq_ere_backref()) is warned about, since
+ * one identifier can keep its matching busy for ever.
+ *
  * A bad entry is reported (LDM's message, lowercased, with the line where
  * the entry starts) and the rest of the file is still read, so that one
  * run shows every error; a file with any error is refused as a whole.

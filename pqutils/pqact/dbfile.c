@@ -23,15 +23,8 @@
 
 #define DEFAULT_BLOCKSIZE 512 /* LDM's: space over time */
 
-enum { OPT_CLOSE = 1u << 0, OPT_BLOCKSIZE = 1u << 1 };
-
-#define FOR_DB (1u << PQACT_DBFILE)
-
-static const struct pqact_option db_options[] = {
-    {"close", OPT_CLOSE, FOR_DB, false},
-    {"dblocksize", OPT_BLOCKSIZE, FOR_DB, true},
-};
-#define N_OPTIONS (sizeof db_options / sizeof db_options[0])
+/* DBFILE's options (options.h): -close, -dblocksize N. */
+enum { OPT_CLOSE = PQACT_OPT_BIT(PQACT_OPT_CLOSE) };
 
 int pqact_xdr_product(const pq_prod_info *info, const void *data, uint8_t **out,
                       size_t *len) {
@@ -125,9 +118,9 @@ static int blocksize_of(const char *v) {
 int pqact_dbfile_action(struct pqact_outputs *outs, int argc, char **argv,
                         const pq_prod_info *info, const void *data) {
   unsigned flags;
-  const char *values[N_OPTIONS] = {NULL};
-  int first = pqact_decode_options(db_options, N_OPTIONS, PQACT_DBFILE, argc,
-                                   argv, &flags, values, on_unknown, NULL);
+  const char *values[PQACT_NOPTIONS] = {NULL};
+  int first = pqact_decode_options(PQACT_DBFILE, argc, argv, &flags, values,
+                                   on_unknown, NULL);
   if (first >= argc) {
     log_error("DBFILE: no path");
     return -1;
@@ -136,7 +129,7 @@ int pqact_dbfile_action(struct pqact_outputs *outs, int argc, char **argv,
   const char *key = first + 1 < argc ? argv[first + 1] : info->ident;
   GDBM_FILE db = pqact_outputs_get(outs, PQACT_DBFILE, path);
   if (db == NULL) {
-    db = open_db(outs, path, blocksize_of(values[1]));
+    db = open_db(outs, path, blocksize_of(values[PQACT_OPT_DBLOCKSIZE]));
     if (db == NULL ||
         pqact_outputs_add(outs, PQACT_DBFILE, path, db, close_db) != 0)
       return -1;

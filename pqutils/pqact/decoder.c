@@ -45,26 +45,16 @@
  * memory) before pqact waits for it. */
 #define PQACT_DECODER_REFS (1u << 20)
 
+/* PIPE's options (options.h); SPIPE and XPIPE take none, as LDM's (their
+ * leading "-..." words are skipped). */
 enum {
-  OPT_TRANSIENT = 1u << 0,
-  OPT_STRIP = 1u << 1,
-  OPT_METADATA = 1u << 2,
-  OPT_NODATA = 1u << 3,
-  OPT_REMOVEWMO = 1u << 4,
-  OPT_FLUSH = 1u << 5,
-  OPT_CLOSE = 1u << 6,
-};
-
-/* PIPE's; SPIPE and XPIPE take none, as LDM's (their leading "-..."
- * words are skipped). */
-static const struct pqact_option option_names[] = {
-    {"transient", OPT_TRANSIENT, 1u << PQACT_PIPE, false},
-    {"strip", OPT_STRIP, 1u << PQACT_PIPE, false},
-    {"metadata", OPT_METADATA, 1u << PQACT_PIPE, false},
-    {"nodata", OPT_NODATA | OPT_METADATA, 1u << PQACT_PIPE, false},
-    {"removewmo", OPT_REMOVEWMO, 1u << PQACT_PIPE, false},
-    {"flush", OPT_FLUSH, 1u << PQACT_PIPE, false},
-    {"close", OPT_CLOSE, 1u << PQACT_PIPE, false},
+  OPT_TRANSIENT = PQACT_OPT_BIT(PQACT_OPT_TRANSIENT),
+  OPT_STRIP = PQACT_OPT_BIT(PQACT_OPT_STRIP),
+  OPT_METADATA = PQACT_OPT_BIT(PQACT_OPT_METADATA),
+  OPT_NODATA = PQACT_OPT_BIT(PQACT_OPT_NODATA),
+  OPT_REMOVEWMO = PQACT_OPT_BIT(PQACT_OPT_REMOVEWMO),
+  OPT_FLUSH = PQACT_OPT_BIT(PQACT_OPT_FLUSH),
+  OPT_CLOSE = PQACT_OPT_BIT(PQACT_OPT_CLOSE),
 };
 
 /* One product's bytes for one decoder. */
@@ -799,9 +789,7 @@ static struct chunk *make_chunk(const struct decoder *x,
 static int key_of(enum pqact_action type, int argc, char **argv,
                   unsigned *flags, char **cmd) {
   *flags = 0;
-  int first = pqact_decode_options(option_names,
-                                   sizeof option_names / sizeof option_names[0],
-                                   type, argc, argv, flags, NULL, NULL, NULL);
+  int first = pqact_decode_options(type, argc, argv, flags, NULL, NULL, NULL);
   if (first >= argc) {
     log_error("%s: no command", pqact_action_name(type));
     return -1;

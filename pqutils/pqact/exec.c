@@ -10,20 +10,15 @@
 
 #include "ldmd/site/log.h"
 #include "pqutils/pqact/conf.h"
-#include "pqutils/pqact/filing.h"
+#include "pqutils/pqact/options.h"
 #include "pqutils/pqact/subst.h"
 
-enum { OPT_WAIT = 1u << 0 };
-
-static const struct pqact_option exec_options[] = {
-    {"wait", OPT_WAIT, 1u << PQACT_EXEC, false},
-};
+enum { OPT_WAIT = PQACT_OPT_BIT(PQACT_OPT_WAIT) }; /* options.h */
 
 int pqact_exec_action(struct pqact_children *k, int argc, char **argv) {
   unsigned flags;
-  int first = pqact_decode_options(
-      exec_options, sizeof exec_options / sizeof exec_options[0], PQACT_EXEC,
-      argc, argv, &flags, NULL, NULL, NULL);
+  int first =
+      pqact_decode_options(PQACT_EXEC, argc, argv, &flags, NULL, NULL, NULL);
   if (first >= argc) {
     log_error("EXEC: no command");
     return -1;

@@ -3,8 +3,8 @@
  * of the data (-removewmo, -strip, -metadata), and the set of open outputs,
  * most recently used first, that keeps an output open across products
  * (filing.h says which rules are LDM's); also what the other actions share
- * with these: the decoder of options and the making of directories, and a
- * place in the set for the outputs they open (DBFILE's databases).
+ * with these: the making of directories, and a place in the set for the
+ * outputs they open (DBFILE's databases).
  */
 #include "pqutils/pqact/filing.h"
 
@@ -23,29 +23,16 @@
 
 #define IDLE_CLOSE_S (6 * 3600) /* LDM closes outputs idle this long */
 
+/* The options this file acts on (options.h has which action takes which). */
 enum {
-  OPT_OVERWRITE = 1u << 0,
-  OPT_STRIP = 1u << 1,
-  OPT_METADATA = 1u << 2,
-  OPT_LOG = 1u << 3,
-  OPT_EDEX = 1u << 4,
-  OPT_REMOVEWMO = 1u << 5,
-  OPT_FLUSH = 1u << 6,
-  OPT_CLOSE = 1u << 7,
-};
-
-#define FOR_FILE (1u << PQACT_FILE)
-#define FOR_STDIO (1u << PQACT_STDIOFILE)
-
-static const struct pqact_option option_names[] = {
-    {"overwrite", OPT_OVERWRITE, FOR_FILE | FOR_STDIO, false},
-    {"strip", OPT_STRIP, FOR_FILE | FOR_STDIO, false},
-    {"metadata", OPT_METADATA, FOR_FILE, false},
-    {"log", OPT_LOG, FOR_FILE | FOR_STDIO, false},
-    {"edex", OPT_EDEX, FOR_FILE, false},
-    {"removewmo", OPT_REMOVEWMO, FOR_FILE | FOR_STDIO, false},
-    {"flush", OPT_FLUSH, FOR_FILE | FOR_STDIO, false},
-    {"close", OPT_CLOSE, FOR_FILE | FOR_STDIO, false},
+  OPT_OVERWRITE = PQACT_OPT_BIT(PQACT_OPT_OVERWRITE),
+  OPT_STRIP = PQACT_OPT_BIT(PQACT_OPT_STRIP),
+  OPT_METADATA = PQACT_OPT_BIT(PQACT_OPT_METADATA),
+  OPT_LOG = PQACT_OPT_BIT(PQACT_OPT_LOG),
+  OPT_EDEX = PQACT_OPT_BIT(PQACT_OPT_EDEX),
+  OPT_REMOVEWMO = PQACT_OPT_BIT(PQACT_OPT_REMOVEWMO),
+  OPT_FLUSH = PQACT_OPT_BIT(PQACT_OPT_FLUSH),
+  OPT_CLOSE = PQACT_OPT_BIT(PQACT_OPT_CLOSE),
 };
 
 struct output {
@@ -266,35 +253,6 @@ static struct output *open_output(struct pqact_outputs *outs,
   return o;
 }
 
-int pqact_decode_options(const struct pqact_option *table, size_t n,
-                         enum pqact_action type, int argc, char **argv,
-                         unsigned *flags, const char **values,
-                         pqact_option_unknown_fn *unknown, void *arg) {
-  int i = 0;
-  *flags = 0;
-  while (i < argc - 1 && argv[i][0] == '-') {
-    const char *word = argv[i++];
-    bool known = false;
-    for (size_t k = 0; k < n; k++) {
-      const struct pqact_option *on = &table[k];
-      if ((on->actions & (1u << type)) == 0 ||
-          strncmp(word + 1, on->name, 2) != 0)
-        continue;
-      known = true;
-      *flags |= on->flag;
-      if (on->has_value) { /* the next word, whatever it is */
-        if (values != NULL)
-          values[k] = i < argc ? argv[i] : NULL;
-        if (i < argc)
-          i++;
-      }
-    }
-    if (!known && unknown != NULL)
-      unknown(arg, word);
-  }
-  return i;
-}
-
 /* ---- data transforms ---- */
 
 /* The character classes of LDM's heading parser: isalpha(), isdigit(),
@@ -501,9 +459,7 @@ int pqact_file_action(struct pqact_outputs *outs, enum pqact_action type,
                       int argc, char **argv, const pq_prod_info *info,
                       const void *data) {
   unsigned flags;
-  (void)pqact_decode_options(option_names,
-                             sizeof option_names / sizeof option_names[0], type,
-                             argc, argv, &flags, NULL, NULL, NULL);
+  (void)pqact_decode_options(type, argc, argv, &flags, NULL, NULL, NULL);
   if (argc == 0) {
     log_error("%s: no path", pqact_action_name(type));
     return -1;

@@ -3,11 +3,11 @@
  * open, as LDM's pqact does (LDM's html/basics/pqact.conf.html; our
  * pqutils/pqact/pqact.1):
  *
- *   - the options are the leading "-xxx" arguments, each known by its first
- *     two letters after the '-' (so "-overwrit" is -overwrite and "-cl" is
- *     -close); unknown ones are ignored; the output path is the last
- *     argument, never an option, relative to the working directory
- *     (pqact's -d);
+ *   - the options are the leading "-xxx" arguments, decoded as options.h
+ *     says (each known by its first two letters after the '-', so
+ *     "-overwrit" is -overwrite); unknown ones are ignored; the output
+ *     path is the last argument, never an option, relative to the working
+ *     directory (pqact's -d);
  *   - an output stays open, keyed by its action and path, until -close, an
  *     error, six idle hours, the open-file limit or the end; a later entry
  *     writing to an open output uses the options of the one that opened it;
@@ -20,8 +20,8 @@
  *     stdio and takes -overwrite -strip -removewmo -log -flush (fflush)
  *     -close.
  *
- * The other actions share the decoder of options and the making of
- * directories, and keep what they open in the same set (below).
+ * The other actions share the making of directories, and keep what they
+ * open in the same set (below).
  *
  * Logs through ldmd/site/log.h.  One set of outputs per process; not
  * thread-safe.
@@ -35,6 +35,7 @@
 
 #include "pq/pq.h"
 #include "pqutils/pqact/conf.h"
+#include "pqutils/pqact/options.h"
 
 /* The size of -metadata's header before its two strings. */
 #define PQACT_META_FIXED 44
@@ -77,33 +78,6 @@ void pqact_outputs_sync(struct pqact_outputs *outs);
 size_t pqact_outputs_open(const struct pqact_outputs *outs);
 
 /* ---- what the other actions share with these ---- */
-
-/* An option of an action: '-' and its name, known by the name's first two
- * letters, as LDM's pqact knows them. */
-struct pqact_option {
-  const char *name;
-  unsigned flag;
-  unsigned actions; /* bit per enum pqact_action that takes it */
-  bool has_value;   /* the next word is its value (DBFILE's -dblocksize) */
-};
-
-/* Told each leading "-..." word that is no option of the action. */
-typedef void pqact_option_unknown_fn(void *arg, const char *word);
-
-/**
- * The options among argv's leading "-..." words, as LDM's pqact decodes
- * them: each is the option of table whose name's first two letters follow
- * the '-' (unknown ones are skipped, and told to unknown if not NULL); the
- * last word is never an option (it is FILE's path, EXEC's command...).
- * @param[out] flags   the flags of the options given
- * @param[out] values  NULL, or n pointers: the value of each option given
- *                     that takes one (left as they were for the others)
- * @return the index of the first word after the options
- */
-int pqact_decode_options(const struct pqact_option *table, size_t n,
-                         enum pqact_action type, int argc, char **argv,
-                         unsigned *flags, const char **values,
-                         pqact_option_unknown_fn *unknown, void *arg);
 
 /** mkdir -p of the directories path is in (mode 0777 less the umask).
  *  0, or -1 after logging what failed (errno kept). */

@@ -13,17 +13,18 @@
  * at the end of the queue; SIGHUP rereads the table, which replaces the
  * old one only if it has no error; reading the oldest product of a full
  * queue is warned about.  SIGTERM and SIGINT stop it at the next product
- * or wait (cli_signals()); the state file is then written whole.  Beyond
- * LDM's: the state is kept current product by product (durable across a
- * kill -9), and how far behind the queue's newest product pqact is shows
- * in that warning, in the SIGUSR1 statistics and in a notice while it is
- * over a minute.  Decoders (decoder.h) hold a product in the state until
- * it is in their pipe; the loop writes to them as they read, and tells the
- * state which decoders are behind since when, so that a restart after a
- * kill -9 gives the products after the state's time only to the decoders
- * that had not taken them (cli_state.h, act.h).  The cap on
- * the children of EXEC and PIPE -close is the registry's
- * /pqact/max-children, read at startup.
+ * or wait (cli_signals()); the state file is then written whole; one
+ * still running PQACT_STOP_S seconds later (stuck in regexec()) is ended
+ * by SIGALRM.  Beyond LDM's: the state is kept current product by
+ * product (durable across a kill -9), and how far behind the queue's
+ * newest product pqact is shows in that warning, in the SIGUSR1
+ * statistics and in a notice while it is over a minute.  Decoders
+ * (decoder.h) hold a product in the state until it is in their pipe; the
+ * loop writes to them as they read, and tells the state which decoders
+ * are behind since when, so that a restart after a kill -9 gives the
+ * products after the state's time only to the decoders that had not
+ * taken them (cli_state.h, act.h).  The cap on the children of EXEC and
+ * PIPE -close is the registry's /pqact/max-children, read at startup.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -39,6 +40,11 @@
 #include "pqutils/common/cli.h"
 #include "pqutils/pqact/act.h"
 #include "pqutils/common/cli_state.h"
+
+/* Seconds pqact has to exit by itself after SIGTERM or SIGINT, after which
+ * SIGALRM ends it (cli_signals_bound_stop(); as ldmd's children,
+ * LDMD_CHILD_STOP_S). */
+#define PQACT_STOP_S 3
 
 static const char usage_text[] =
     "usage: pqact [options] [conffile]\n"
@@ -573,6 +579,9 @@ int main(int argc, char **argv) {
   }
   cli_signals();
   cli_signals_reread();
+  /* A pattern with back-references can keep one regexec() busy for ever
+   * (the check warns about it): a stop is bounded all the same. */
+  cli_signals_bound_stop(PQACT_STOP_S);
   log_notice("starting up (%d)", (int)getpgrp());
   unsigned cap = PQACT_CHILDREN_CAP;
   if (children_cap(&c, &cap) != 0) {

@@ -45,41 +45,93 @@ static void put_match(struct out *o, const char *ident, const regmatch_t *m) {
   put(o, ident + m->rm_so, (size_t)(m->rm_eo - m->rm_so));
 }
 
+/* What step 1 sees at s: a sub-match named (\N, \(N), & for \0), an
+ * escaped character (\\ or \&), a "\(" and digits without their ')', or
+ * a character as it is. */
+enum token { TOK_CHAR, TOK_ESCAPED, TOK_REF, TOK_BAD_PAREN };
+
+/* The token at s (not at its end): its kind, its length in *len, and for
+ * TOK_REF the sub-match in *n (PQACT_NMATCH or more: past the last). */
+static enum token next_token(const char *s, long *n, size_t *len) {
+  *len = 1;
+  if (s[0] == '&') {
+    *n = 0;
+    return TOK_REF;
+  }
+  if (s[0] != '\\')
+    return TOK_CHAR;
+  if (isdigit((unsigned char)s[1])) {
+    *n = s[1] - '0';
+    *len = 2;
+    return TOK_REF;
+  }
+  if (s[1] == '\\' || s[1] == '&') {
+    *len = 2;
+    return TOK_ESCAPED;
+  }
+  if (s[1] != '(' || !isdigit((unsigned char)s[2]))
+    return TOK_CHAR; /* any other backslash is kept */
+  const char *d = s + 2;
+  *n = 0;
+  while (isdigit((unsigned char)*d) && *n < PQACT_NMATCH)
+    *n = *n * 10 + (*d++ - '0');
+  while (isdigit((unsigned char)*d))
+    d++; /* a group past the last */
+  if (*d != ')')
+    return TOK_BAD_PAREN;
+  *len = (size_t)(d + 1 - s);
+  return TOK_REF;
+}
+
 int pqact_regsub(const char *tmpl, const char *ident, const regmatch_t *m,
                  char *out, size_t outlen, pqact_subst_say_fn *say, void *arg) {
   struct out o = {.p = out, .cap = outlen};
   if (outlen == 0)
     return -1;
   out[0] = '\0';
-  for (const char *s = tmpl; *s != '\0'; s++) {
-    if (*s == '&') {
-      put_match(&o, ident, &m[0]);
-    } else if (s[0] == '\\' && isdigit((unsigned char)s[1])) {
-      put_match(&o, ident, &m[s[1] - '0']);
-      s++;
-    } else if (s[0] == '\\' && s[1] == '(' && isdigit((unsigned char)s[2])) {
-      const char *d = s + 2;
-      long n = 0;
-      while (isdigit((unsigned char)*d) && n < PQACT_NMATCH)
-        n = n * 10 + (*d++ - '0');
-      while (isdigit((unsigned char)*d))
-        d++; /* a group past the last: "" */
-      if (*d != ')') {
-        /* as LDM's: said, and the substitution stops here */
-        say_msg(say, arg, "invalid parenthetical backreference");
-        return o.full ? -1 : -2;
-      }
-      if (n < PQACT_NMATCH)
+  size_t len;
+  for (const char *s = tmpl; *s != '\0'; s += len) {
+    long n;
+    switch (next_token(s, &n, &len)) {
+    case TOK_REF:
+      if (n < PQACT_NMATCH) /* past the last: "" */
         put_match(&o, ident, &m[n]);
-      s = d;
-    } else if (s[0] == '\\' && (s[1] == '\\' || s[1] == '&')) {
+      break;
+    case TOK_ESCAPED:
       put(&o, s + 1, 1);
-      s++;
-    } else {
+      break;
+    case TOK_BAD_PAREN:
+      /* as LDM's: said, and the substitution stops here */
+      say_msg(say, arg, "invalid parenthetical backreference");
+      return o.full ? -1 : -2;
+    case TOK_CHAR:
       put(&o, s, 1);
+      break;
     }
   }
   return o.full ? -1 : 0;
+}
+
+int pqact_regsub_highest(const char *tmpl, struct pqact_ref *ref) {
+  int found = 0;
+  size_t len;
+  for (const char *s = tmpl; *s != '\0'; s += len) {
+    long n;
+    enum token t = next_token(s, &n, &len);
+    if (t == TOK_BAD_PAREN) {
+      ref->n = -1;
+      ref->at = s;
+      ref->len = 2 + strspn(s + 2, "0123456789");
+      return -1;
+    }
+    if (t == TOK_REF && (!found || n > ref->n)) {
+      found = 1;
+      ref->n = n;
+      ref->at = s;
+      ref->len = len;
+    }
+  }
+  return found;
 }
 
 int pqact_strftime(const char *in, int64_t t, char *out, size_t outlen) {

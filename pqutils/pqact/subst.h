@@ -54,6 +54,22 @@ typedef void pqact_subst_say_fn(void *arg, const char *msg);
 int pqact_regsub(const char *tmpl, const char *ident, const regmatch_t *m,
                  char *out, size_t outlen, pqact_subst_say_fn *say, void *arg);
 
+/* A sub-match an argument field names. */
+struct pqact_ref {
+  long n;         /* its number (\0 for &); PQACT_NMATCH or more: past them */
+  const char *at; /* where it is named in the field */
+  size_t len;     /* how many characters name it ("\(12)": 5) */
+};
+
+/**
+ * The highest-numbered sub-match tmpl names, reading it as step 1 does
+ * (for the check of an entry when pqact.conf is read).
+ * @param[out] ref  the first place that names it; or, on -1, the "\(" and
+ *                  digits that lack their ')' (n -1)
+ * @return 1; 0 if tmpl names none; -1 if "\(" and digits lack their ')'
+ */
+int pqact_regsub_highest(const char *tmpl, struct pqact_ref *ref);
+
 /**
  * Step 2: strftime() on creation time t (UTC).
  * @return 0, or -1 if the result does not fit in outlen bytes

@@ -3,9 +3,9 @@
 # running: mkqueue (an existing queue kept without -c, replaced with it),
 # delqueue (never without being asked: refused off a terminal without -y,
 # "no" on a terminal keeps it), checkinsertion, queuecheck (a sound and a damaged queue),
-# config, scour (on a scratch tree), pqactcheck (good and bad files,
-# LDM's rule for the path in an EXEC entry, lines starting with a space)
-# and the usage.
+# config, scour (on a scratch tree), pqactcheck (good and bad files, bad
+# arguments, a warning shown, LDM's rule for the path in an EXEC entry,
+# lines starting with a space) and the usage.
 source "$(dirname "$0")/lib.sh" "$@"
 cd "$SCRATCH" || fail "cd"
 
@@ -89,6 +89,14 @@ expect_in "$ERR" "$PQACT_CONF is a valid pqact configuration"
 printf 'ANY\t(unclosed\n\tFILE\tx\n' >bad.pqact
 admin_fails pqactcheck -p "$SCRATCH/bad.pqact" -- "$SCRATCH/bad.pqact is not a valid pqact configuration"
 admin_ok pqactcheck -p "$PQACT_CONF"
+# The arguments are checked too (issue 22); an unknown option is a warning.
+printf 'ANY\tx\tEXEC\t-wait\n' >noexec.pqact
+admin_fails pqactcheck -p "$SCRATCH/noexec.pqact" -- "$SCRATCH/noexec.pqact is not a valid pqact configuration"
+expect_in "$ERR" "EXEC has no command: \"-wait\" is one of its options at line 1"
+printf 'ANY\tx\tFILE\t-bogus out\n' >warn.pqact
+admin_ok pqactcheck -p "$SCRATCH/warn.pqact"
+expect_in "$ERR" "unknown option \"-bogus\" of FILE (ignored) at line 1"
+expect_in "$ERR" "$SCRATCH/warn.pqact is a valid pqact configuration"
 # The path is the entry's last word; after -d (or an option) the registry's.
 printf 'EXEC\t"pqact -d /tmp %s"\n EXEC "pqact"\n' "$SCRATCH/bad.pqact" >other.conf
 admin_fails pqactcheck "$SCRATCH/other.conf" -- "$SCRATCH/bad.pqact is not a valid pqact configuration"

@@ -39,7 +39,8 @@ static const char *const seeds[][2] = {
     {"ANY\t^(.*) (.*)\tFILE\t-close \"a b/\\1\" %Y%m%d_(seq)_\\(02)&\n"
      "ANY\t^_ELSE_$\tSTDIOFILE\t-st\tother/%H\n",
      "500 hPa%j PRES"},
-    {"WMO\t.*x\tNOOP\nEXP\t(a|b)+c{2}\tEXEC\t-wait\tx \\(1 (31:jjj) (00:ddd)\n",
+    {"WMO\t.*x\tNOOP\n"
+     "EXP\t(a|b)+c{2}\tEXEC\t-wait\tx \\(1) (31:jjj) (00:ddd)\n",
      "abcc"},
     /* anchored patterns the index reads: prefixes, brackets, branches */
     {"ANY\t^(SA|[x-z]b)+\tNOOP\nANY\t^SAUS4[0-9] K\tNOOP\n"

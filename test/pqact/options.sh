@@ -52,6 +52,30 @@ expect_in "$ERR" "successfully read configuration-file"
 expect_not_in "$ERR" "WARN"
 ok "-q /dev/null: good, empty, bad (every error with its line), missing; etc/pqact.conf"
 
+# The arguments are checked when the file is read (issue 22): LDM's reader
+# reads three fields, so each of these was "successfully read" and then
+# failed on every product.  An option no action knows is only a warning,
+# as LDM skips it.
+cat >args.conf <<CONF
+# line 1
+EXP${tab}^A${tab}FILE
+EXP${tab}^A${tab}FILE${tab}-bogus x
+EXP${tab}^A${tab}PIPE
+EXP${tab}^A${tab}EXEC${tab}-wait
+EXP${tab}^(A)${tab}FILE${tab}data/\\9
+EXP${tab}^A${tab}FILE${tab}-overwrit -cl y
+CONF
+expect_rc 1 "$PQACT" -vl- -q /dev/null args.conf
+expect_not_in "$ERR" "successfully read"
+expect_in "$ERR" "$SCRATCH/args.conf: FILE has no path at line 2"
+expect_in "$ERR" "WARN  $SCRATCH/args.conf: unknown option \"-bogus\" of FILE (ignored) at line 3"
+expect_in "$ERR" "$SCRATCH/args.conf: PIPE has no command at line 4"
+expect_in "$ERR" "$SCRATCH/args.conf: EXEC has no command: \"-wait\" is one of its options at line 5"
+expect_in "$ERR" "$SCRATCH/args.conf: \"\\9\" names sub-match 9, but the pattern has 1 group at line 6"
+expect_not_in "$ERR" "line 7"
+expect_in "$ERR" "error in configuration-file \"$SCRATCH/args.conf\""
+ok "-q /dev/null checks the arguments: no path, no command, \\N past the groups (errors), unknown option (warning)"
+
 for a in NOOP FILE STDIOFILE DBFILE PIPE SPIPE XPIPE EXEC; do
   printf 'EXP\t^A\tNOOP\n# c\nEXP\t^A\t%s\tsomething\n' "$a" >every.conf
   run "$PQACT" -vl- -q /dev/null every.conf
@@ -120,6 +144,28 @@ cat ../A1 ../OLD >../want
 same a.out ../want
 rm -f ./*.out order
 ok "-f, -p and -o filter"
+
+# A file whose arguments are bad is refused at startup too: nothing is
+# done, rather than an error for every product.  One with only warnings
+# runs, its options known by their first two letters (-overwrit).
+cd "$SCRATCH" || fail "cd"
+cp "$CONF" matching.conf
+cp args.conf "$CONF"
+pqact_run -o 100 -i 0
+((rc != 0)) || fail "pqact ran a table with bad arguments (exit 0)"
+expect_in "$ERR" "error in configuration-file \"$CONF\""
+expect_not_in "$ERR" "EXEC: no command"
+made=$(find "$DATA" -type f ! -name rel.conf)
+[[ -z $made ]] || fail "a refused table acted: $made"
+printf 'EXP\t^A\tFILE\t-overwrit -bogus -cl\tover.out\n' >"$CONF"
+pqact_run -o "$ALL" -i 0
+((rc == 0)) || fail "pqact with an unknown option exited $rc"
+expect_in "$ERR" "unknown option \"-bogus\" of FILE (ignored) at line 1"
+same "$DATA/over.out" OLD # A1, then AOLD over it: -overwrit is -overwrite
+rm -f "$DATA/over.out" "$CONF.state"
+mv matching.conf "$CONF"
+cd "$DATA" || fail "cd"
+ok "pqact refuses a table with bad arguments at startup; runs one with an unknown option"
 
 # Without -o and without a state file (the runs above wrote one: state.sh
 # tests it), pqact starts at the end of the queue: nothing old is done;

@@ -35,3 +35,32 @@ for sig in TERM INT; do
   same "$DATA/live.out" one
   ok "SIG$sig stops a waiting pqact in $ms ms; products filed as they came"
 done
+
+# A pattern with back-references can keep regexec() busy for ever on one
+# identifier (docs/security.md): the check warns about it, and SIGTERM still
+# ends pqact, by SIGALRM if it is stuck matching (pqact.1, SIGNALS).
+# cpu_ticks PID: the user and system clock ticks PID has used.
+cpu_ticks() {
+  awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null
+}
+# busy PID TICKS: has PID used more than TICKS clock ticks of CPU?
+busy() {
+  local t
+  t=$(cpu_ticks "$1") && ((t > $2))
+}
+printf 'EXP\t(.*)(.*)(.*)(.*)(.*)(.*)(.*)(.*)\\8\\7\\6\\5\\4\\3\\2\\1x\tFILE\tslow.out\n' >slow.conf
+printf 'EXP\t^after\tFILE\tafter.out\n' >>slow.conf
+printf 'slow\n' >slow
+put EXP 2 "$(date +%s)" 0 here "$(printf 'a%.0s' {1..118})/0" slow
+put EXP 3 "$(date +%s)" 0 here after one
+background "$PQACT" -l "$SCRATCH/log.slow" -d "$DATA" -o 100 -i 600 slow.conf 2>"$ERR"
+pid=$BG
+# Well past what a product takes (milliseconds): stuck in the match.
+hz=$(getconf CLK_TCK)
+wait_until 30 busy "$pid" "$hz" ||
+  fail "pqact did not get busy on the slow pattern (cpu ticks: $(cpu_ticks "$pid"))"
+[[ ! -e $DATA/after.out ]] || fail "pqact got past the slow pattern: not the case this tests"
+stop_within "$pid" TERM 5 pqact
+((rc == 128 + 14)) || fail "pqact stuck in regexec exited $rc after SIGTERM, not by SIGALRM (142)"
+expect_in "$SCRATCH/log.slow" 'back-reference \8 in the pattern at line 1: matching it can take exponential time'
+ok "SIGTERM ends pqact stuck matching a pattern with back-references in $ms ms; its warning at start"

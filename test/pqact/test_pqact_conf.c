@@ -3,8 +3,11 @@
  * and their tabs, continuations, comments and blank lines (where an entry
  * ends, and where LDM's reader goes on), the 512-byte buffer, feedtypes,
  * patterns (".*" prefix, ^_ELSE_$, bad and explosive EREs, 255 characters),
- * action names in any case, every message with its line number, and the
- * sub-matches each entry's arguments can name.  Each file is read from
+ * action names in any case, every message with its line number, the
+ * sub-matches each entry's arguments can name, and the check of the
+ * arguments (pqutils/pqact/check.c): what each action needs, its options
+ * by their two letters, \N against the pattern's groups, and the warning
+ * for a back-reference in a pattern.  Each file is read from
  * memory (fmemopen).
  */
 #include <stdarg.h>
@@ -64,7 +67,7 @@ static void test_fields(void **state) {
   (void)state;
   struct pqact_conf conf;
   struct said s;
-  assert_int_equal(read_text("IDS|DDPLUS\t^SA\tFILE\tdata/\\1\n"
+  assert_int_equal(read_text("IDS|DDPLUS\t^(SA)\tFILE\tdata/\\1\n"
                              "NEXRAD3\t\t\t^(...)\t\tnoop\n"
                              "EXP\tx\tSTDIOFILE\t-close\tout\twith tab\n",
                              &conf, &s),
@@ -73,7 +76,7 @@ static void test_fields(void **state) {
   assert_int_equal(conf.n, 3);
   assert_int_equal(conf.entries[0].line, 1);
   assert_int_equal(conf.entries[0].feedtype, PQ_FT_IDS | PQ_FT_DDPLUS);
-  assert_string_equal(conf.entries[0].pattern, "^SA");
+  assert_string_equal(conf.entries[0].pattern, "^(SA)");
   assert_int_equal(conf.entries[0].action, PQACT_FILE);
   assert_string_equal(conf.entries[0].args, "data/\\1");
   assert_int_equal(conf.entries[1].feedtype, PQ_FT_NEXRAD3);
@@ -355,7 +358,8 @@ static void test_nmatch(void **state) {
                              "ANY\t^(a)\tFILE\tamp/&\n"
                              "ANY\t^(a)\tFILE\tzero/\\0\n"
                              "ANY\t^(a)\tFILE\tone/\\1\n"
-                             "ANY\t^(a)\tFILE\tparen/\\(12)\n"
+                             "ANY\t^(a)(b)?(c)?(d)?(e)?(f)?(g)?(h)?(i)?(j)?"
+                             "(k)?(l)?\tFILE\tparen/\\(12)\n"
                              "ANY\t^(a)\tFILE\tday/(\\1:yyyy)\n"
                              "ANY\t^(a)\tFILE\tlit/\\&x\\(y\n"
                              "ANY\t^(a)\tNOOP\n",
@@ -373,6 +377,127 @@ static void test_nmatch(void **state) {
   assert_null(conf.match);
 }
 
+/* The arguments each action needs, checked when the file is read (the
+ * cases of issue 22: each was "successfully read", then failed on every
+ * product). */
+static void test_arguments_needed(void **state) {
+  (void)state;
+  expect_error("EXP\tx\tFILE\n", "FILE has no path at line 1");
+  expect_error("EXP\tx\tSTDIOFILE\t-close -strip\n",
+               "STDIOFILE has no path: \"-strip\" is one of its options at "
+               "line 1");
+  expect_error("EXP\tx\tDBFILE\t-dblocksize 1024\n",
+               "DBFILE has no path at line 1");
+  expect_error("EXP\tx\tPIPE\n", "PIPE has no command at line 1");
+  expect_error("EXP\tx\tXPIPE\t\"\"\n", "XPIPE has no command at line 1");
+  expect_error("EXP\tx\tEXEC\t-wait\n",
+               "EXEC has no command: \"-wait\" is one of its options at "
+               "line 1");
+  expect_error("EXP\tx\tEXEC\t-wa\n",
+               "EXEC has no command: \"-wa\" is one of its options at line 1");
+  /* the line is the entry's first, continuations included */
+  expect_error("EXP\tx\tNOOP\n\n#c\nEXP\tx\n\tPIPE\n\t-close\n",
+               "PIPE has no command: \"-close\" is one of its options at "
+               "line 4");
+
+  struct pqact_conf conf;
+  struct said s;
+  /* what they need: nothing more is said */
+  assert_int_equal(read_text("EXP\tx\tNOOP\n"
+                             "EXP\tx\tNOOP\tanything -at all \\9\n"
+                             "EXP\tx\tFILE\t-close\tout\n"
+                             "EXP\tx\tFILE\t-bogus\n" /* a path "-bogus" */
+                             "EXP\tx\tDBFILE\t-dblocksize 1024 db key\n"
+                             "EXP\tx\tDBFILE\t-dblocksize -close db\n"
+                             "EXP\tx\tEXEC\t-wait\tsh -c \"exit 0\"\n"
+                             "EXP\tx\tEXEC\t-x\n" /* a program "-x" */
+                             "EXP\tx\tSPIPE\tcat\n",
+                             &conf, &s),
+                   0);
+  assert_string_equal(s.text, "");
+  pqact_conf_free(&conf);
+}
+
+/* Options are known by their first two letters, as LDM's; a word that is
+ * no option of the action is a warning (LDM skips it), not an error. */
+static void test_options(void **state) {
+  (void)state;
+  struct pqact_conf conf;
+  struct said s;
+  assert_int_equal(read_text("EXP\tx\tFILE\t-overwrit -cl -rem -me -ed out\n"
+                             "EXP\tx\tPIPE\t-tr -no -str -fl cmd\n"
+                             "EXP\tx\tFILE\t-bogus x\n"
+                             "EXP\tx\tEXEC\t-close x\n"
+                             "EXP\tx\tSTDIOFILE\t-metadata -x y\n"
+                             "EXP\tx\tSPIPE\t-close cmd\n",
+                             &conf, &s),
+                   0);
+  assert_int_equal(conf.n, 6);
+  assert_int_equal(s.nerr, 0);
+  assert_string_equal(
+      s.text, "W unknown option \"-bogus\" of FILE (ignored) at line 3\n"
+              "W \"-close\" is not an option of EXEC (ignored) at line 4\n"
+              "W \"-metadata\" is not an option of STDIOFILE (ignored) at "
+              "line 5\n"
+              "W unknown option \"-x\" of STDIOFILE (ignored) at line 5\n"
+              "W \"-close\" is not an option of SPIPE (ignored) at line 6\n");
+  pqact_conf_free(&conf);
+}
+
+/* Every \N and \(N) against the pattern's groups, read as the substitution
+ * reads them. */
+static void test_backslash_groups(void **state) {
+  (void)state;
+  expect_error("EXP\t(x)\tFILE\tdata/\\9\n",
+               "\"\\9\" names sub-match 9, but the pattern has 1 group at "
+               "line 1");
+  expect_error("EXP\tx\tEXEC\techo \\1\n",
+               "\"\\1\" names sub-match 1, but the pattern has 0 groups at "
+               "line 1");
+  expect_error("EXP\t(a)(b)\tFILE\t\\1/\\(03)\n",
+               "\"\\(03)\" names sub-match 3, but the pattern has 2 groups at "
+               "line 1");
+  expect_error("EXP\t(a)\tFILE\t\\(100)\n",
+               "\"\\(100)\" names a sub-match past \\(99), the last there is "
+               "at line 1");
+  expect_error("ANY\t^_ELSE_$\tFILE\t\\1\n",
+               "\"\\1\" names sub-match 1, but the pattern has 0 groups at "
+               "line 1");
+  expect_error("EXP\t(a)\tFILE\tx/\\(1y\n",
+               "invalid parenthetical backreference \"\\(1\" at line 1");
+
+  struct pqact_conf conf;
+  struct said s;
+  assert_int_equal(read_text("EXP\t(a)\tFILE\t\\1/\\(1)/\\0/&/\\\\9/\\&\n"
+                             "EXP\t^(a)(b)?(c)?(d)?(e)?(f)?(g)?(h)?(i)?(j)?"
+                             "\tFILE\t\\(10)/\\9\n"
+                             "EXP\tx\tFILE\tlit/\\(y/\\x/\\(\n"
+                             "ANY\t^_ELSE_$\tFILE\telse/&\\0\n"
+                             "EXP\t(a)\tFILE\tdays/(\\1:yyyy)\n",
+                             &conf, &s),
+                   0);
+  assert_string_equal(s.text, "");
+  pqact_conf_free(&conf);
+}
+
+/* A back-reference in a pattern is glibc's, and kept, but said. */
+static void test_backref_warning(void **state) {
+  (void)state;
+  struct pqact_conf conf;
+  struct said s;
+  assert_int_equal(read_text("EXP\t(.*)(.*)\\2\\1x\tFILE\t\\1\n"
+                             "EXP\t[\\1]\\\\1\tNOOP\n",
+                             &conf, &s),
+                   0);
+  assert_int_equal(conf.n, 2);
+  assert_int_equal(s.nerr, 0);
+  assert_string_equal(
+      s.text, "W back-reference \\2 in the pattern at line 1: matching it can "
+              "take exponential time on one identifier, and pqact then acts "
+              "on nothing else: \"(.*)(.*)\\2\\1x\"\n");
+  pqact_conf_free(&conf);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_fields),
@@ -384,6 +509,10 @@ int main(void) {
       cmocka_unit_test(test_entry_limit),
       cmocka_unit_test(test_entry_ends),
       cmocka_unit_test(test_nmatch),
+      cmocka_unit_test(test_arguments_needed),
+      cmocka_unit_test(test_options),
+      cmocka_unit_test(test_backslash_groups),
+      cmocka_unit_test(test_backref_warning),
   };
   return tu_exit_code(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -39,12 +39,14 @@ if(TARGET pqact)
     ENVIRONMENT ${PQ_TESTDATA_ENV} COMMAND test_pqact_dbfile)
 endif()
 
-# fuzz_pqact: the pqact.conf reader, the index of its patterns and the
-# substitutions on any input, when test/fuzz/fuzz.cmake could build
+# fuzz_pqact: the pqact.conf reader (its check of the arguments too), the
+# index of its patterns and the substitutions on any input, when test/fuzz/fuzz.cmake could build
 # libFuzzer targets.
 if(COMMAND pq_fuzz_target)
   pq_fuzz_target(fuzz_pqact ${CMAKE_CURRENT_LIST_DIR}/fuzz_pqact.c
     ${CMAKE_SOURCE_DIR}/pqutils/pqact/conf.c
+    ${CMAKE_SOURCE_DIR}/pqutils/pqact/check.c
+    ${CMAKE_SOURCE_DIR}/pqutils/pqact/options.c
     ${CMAKE_SOURCE_DIR}/pqutils/pqact/match.c
     ${CMAKE_SOURCE_DIR}/pqutils/pqact/subst.c ${_pq_sources} SEEDS)
 endif()
