@@ -30,13 +30,15 @@
  *     is (LDM issue #77).
  *   - a decoder that exits or crashes is restarted, after a delay that
  *     doubles with each consecutive death up to PQACT_DECODER_BACKOFF_MAX
- *     seconds (none for the first).  What it had not read is written to the
- *     new one: pqact keeps each product until the decoder has read all of
- *     it, which it learns from the bytes left in the pipe (FIONREAD).  The
- *     product it was reading, or the last it read whole if it died of a
- *     signal or a non-zero status within the -t timeout of reading it, is
- *     written once more; a product it dies on a second
- *     time is logged and skipped.  No decoder can stop pqact (LDM issue #71).
+ *     seconds (none for the first); an exit with status 0 is a death
+ *     too, unless the decoder read a product whole before it.  What it
+ *     had not read is written to the new one: pqact keeps each product
+ *     until the decoder has read all of it, which it learns from the bytes
+ *     left in the pipe (FIONREAD).  The product it was reading, or the
+ *     last it read whole if it died of a signal or a non-zero status
+ *     within the -t timeout of reading it, is written once more; a product
+ *     it dies on a second time is logged and skipped.  No decoder can stop
+ *     pqact (LDM issue #71).
  *   - `-close` decoders are children under the cap of children.h.
  *
  * Each product given to a decoder is reported done once through the
