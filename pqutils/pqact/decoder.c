@@ -538,6 +538,9 @@ static bool pump_one(struct decoder *x, double now, bool fetch) {
   if (fetch && x->refs != NULL)
     refill(x);
   if (timed_out(x, now)) {
+    if (x->pid != 0) /* not left running as an orphan */
+      pqact_children_terminate(x->set->kids, x->pid,
+                               PQACT_DECODER_KILL_GRACE_S * 1000);
     drop_decoder(x, "timed-out");
     return false;
   }

@@ -25,7 +25,9 @@
  *     pqact_decoders_set_queue()); one that leaves the queue before the
  *     decoder takes it is logged and fails.  A decoder that takes no byte
  *     for the -t timeout is given up: its waiting products fail, its input is
- *     closed, and the next product for it starts a new one.  A decoder that
+ *     closed, it is sent SIGTERM, and SIGKILL if it is still there
+ *     PQACT_DECODER_KILL_GRACE_S seconds later (with its process group);
+ *     the next product for it starts a new one.  A decoder that
  *     falls behind is logged with its command line and how far behind it
  *     is (LDM issue #77).
  *   - a decoder that exits or crashes is restarted, after a delay that
@@ -59,6 +61,9 @@
 /* Bytes a decoder's buffer may hold; past them its products wait in the
  * queue (or, with no queue set, pqact waits for it to drain). */
 #define PQACT_DECODER_BUFFER (32u << 20)
+/* How long a decoder given up after -t has to exit after SIGTERM before
+ * SIGKILL, seconds. */
+#define PQACT_DECODER_KILL_GRACE_S 5
 /* The longest delay before a dead decoder is started again, seconds. */
 #define PQACT_DECODER_BACKOFF_MAX 30
 /* A decoder that has waiting bytes and takes none for this long is logged
