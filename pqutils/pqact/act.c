@@ -3,7 +3,10 @@
  * feedtype and pattern (only the entries the table's index, match.h,
  * offers for the identifier), the _ELSE_ rule, substituting the arguments and
  * handing them to the action's owner, logging at -v what is done; after
- * a kill -9, only the decoders that had not taken a product (act.h).
+ * a kill -9, only the decoders that had not taken a product (act.h).  A
+ * FILE, STDIOFILE or DBFILE path in which the product put a ".." is
+ * refused, so that no identifier makes pqact write outside its -d
+ * directory (the operator's own ".." in the rule is kept).
  */
 #include "pqutils/pqact/act.h"
 
@@ -24,6 +27,26 @@ static void say_subst(void *arg, const char *msg) {
 
 static bool is_pipe(enum pqact_action a) {
   return a == PQACT_PIPE || a == PQACT_SPIPE || a == PQACT_XPIPE;
+}
+
+/* The actions whose argument is a path pqact opens. */
+static bool has_path(enum pqact_action a) {
+  return a == PQACT_FILE || a == PQACT_STDIOFILE || a == PQACT_DBFILE;
+}
+
+/* Is the path of e's action one the product put a ".." in?  Then say so
+ * (our pqutils/pqact/pqact.1, SUBSTITUTION). */
+static bool path_refused(const struct pqact_entry *e, int argc, char **argv,
+                         const char *buf, const char *taint,
+                         const pq_prod_info *info) {
+  int i = e->action == PQACT_DBFILE ? pqact_dbfile_path_index(argc, argv)
+                                    : argc - 1;
+  if (i < 0 || i >= argc || !pqact_product_dotdot(buf, taint, argv[i]))
+    return false; /* no path: the action says so */
+  log_error("refusing %s to \"%s\" for %s (entry at line %u): the product "
+            "put \"..\" in the path",
+            pqact_action_name(e->action), argv[i], info->ident, e->line);
+  return true;
 }
 
 /* A restart's product: had the decoder of this entry (its substituted
@@ -50,7 +73,7 @@ static bool to_redo(const struct pqact_act *a, const struct pqact_entry *e,
 static int run_entry(struct pqact_act *a, const struct pqact_entry *e,
                      const regmatch_t *m, const pq_prod_info *info,
                      const void *data, bool done_but_decoders) {
-  char buf[PQACT_ARG_MAX];
+  char buf[PQACT_ARG_MAX], taint[PQACT_ARG_MAX];
   char *argv[PQACT_MAX_ARGS];
   if (e->action == PQACT_NOOP) {
     log_debug("noop");
@@ -58,8 +81,9 @@ static int run_entry(struct pqact_act *a, const struct pqact_entry *e,
   }
   if (done_but_decoders && !is_pipe(e->action))
     return 0;
-  int argc =
-      pqact_substitute(e->args, info, m, buf, argv, say_subst, (void *)e);
+  bool path = has_path(e->action);
+  int argc = pqact_substitute_taint(e->args, info, m, buf, path ? taint : NULL,
+                                    argv, say_subst, (void *)e);
   if (argc < 0)
     return -1;
   if (done_but_decoders && !to_redo(a, e, argc, argv)) {
@@ -76,6 +100,8 @@ static int run_entry(struct pqact_act *a, const struct pqact_entry *e,
                               i ? " " : "", argv[i]);
     log_info("%13s: %s", pqact_action_name(e->action), line);
   }
+  if (path && path_refused(e, argc, argv, buf, taint, info))
+    return -1;
   switch (e->action) {
   case PQACT_FILE:
   case PQACT_STDIOFILE:

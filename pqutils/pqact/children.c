@@ -7,6 +7,10 @@
  * pqutils/common/cli_io.h, so that a child's exit or a stop ends a wait at
  * once, without polling on a timer.
  *
+ * A child given up on (pqact_children_terminate()) gets SIGTERM, and
+ * SIGKILL if it is still there after a grace: its deadline is kept with it
+ * and checked at each reap, so that nothing is left running as an orphan.
+ *
  * The cap is reached in episodes: the first capped spawn it refuses logs a
  * warning naming the cap and its registry key, and the episode lasts until
  * no capped child runs, when a notice says how many spawns had to wait.
@@ -42,6 +46,8 @@ struct child {
   bool capped;
   pqact_child_exit_fn *on_exit;
   void *arg;
+  int64_t kill_at; /* cli_now_ms() when SIGKILL is due; 0: not ending */
+  bool killed;     /* SIGKILL sent: kill_at is when to look again */
   char what[WHAT_MAX];
 };
 
@@ -188,6 +194,8 @@ pid_t pqact_children_spawn(struct pqact_children *k, char *const argv[],
   c->capped = capped;
   c->on_exit = on_exit;
   c->arg = arg;
+  c->kill_at = 0;
+  c->killed = false;
   k->n++;
   if (capped)
     k->ncapped++;
@@ -230,6 +238,31 @@ static void reaped(struct pqact_children *k, pid_t pid, int status) {
     fn(arg, pid, status);
 }
 
+/* sig to c's process group, which it leads (become()), or to c alone if
+ * it left it.  c is unreaped, so neither its pid nor its group is reused. */
+static void signal_child(const struct child *c, int sig) {
+  if (kill(-c->pid, sig) != 0 && errno == ESRCH)
+    (void)kill(c->pid, sig);
+}
+
+/* Children past their grace after SIGTERM get SIGKILL; those killed
+ * already are looked at again a second later, until reaped. */
+static void end_overdue(struct pqact_children *k) {
+  int64_t now = cli_now_ms();
+  for (size_t i = 0; i < k->n; i++) {
+    struct child *c = &k->v[i];
+    if (c->kill_at == 0 || now < c->kill_at)
+      continue;
+    if (!c->killed)
+      log_warning("child %d still running after SIGTERM: sending SIGKILL "
+                  "(%s)",
+                  (int)c->pid, c->what);
+    signal_child(c, SIGKILL);
+    c->killed = true;
+    c->kill_at = now + 1000;
+  }
+}
+
 unsigned pqact_children_reap(struct pqact_children *k) {
   unsigned n = 0;
   int status;
@@ -240,7 +273,26 @@ unsigned pqact_children_reap(struct pqact_children *k) {
     reaped(k, pid, status);
     n++;
   }
+  end_overdue(k);
   return n;
+}
+
+void pqact_children_terminate(struct pqact_children *k, pid_t pid,
+                              int grace_ms) {
+  struct child *c = find(k, pid);
+  if (c == NULL || c->kill_at != 0)
+    return; /* reaped, or being ended already */
+  log_notice("sending SIGTERM to child %d (%s)", (int)pid, c->what);
+  signal_child(c, SIGTERM);
+  c->kill_at = cli_now_ms() + (grace_ms > 0 ? grace_ms : 1);
+}
+
+int pqact_children_due_ms(const struct pqact_children *k) {
+  int64_t soonest = 0;
+  for (size_t i = 0; i < k->n; i++)
+    if (k->v[i].kill_at != 0 && (soonest == 0 || k->v[i].kill_at < soonest))
+      soonest = k->v[i].kill_at;
+  return soonest == 0 ? -1 : cli_left_ms(soonest);
 }
 
 static int pidfd_of(pid_t pid) {

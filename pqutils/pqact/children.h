@@ -79,4 +79,19 @@ unsigned pqact_children_running(const struct pqact_children *k,
  *  fork's)?  Always false without a cap. */
 bool pqact_children_full(const struct pqact_children *k);
 
+/**
+ * End a child pqact gives up on (a decoder that read nothing for -t):
+ * SIGTERM now to its process group (to pid alone if it left the group),
+ * then, if it has not been reaped grace_ms later, SIGKILL the same way
+ * (logged as a warning), sent by pqact_children_reap().  Nothing if pid
+ * is not a running child of the set.  Safe from pid reuse: a child is
+ * signalled only while it is unreaped.
+ */
+void pqact_children_terminate(struct pqact_children *k, pid_t pid,
+                              int grace_ms);
+
+/** Milliseconds until pqact_children_reap() has a SIGKILL to send or a
+ *  killed child to look for (0: now); -1 if none. */
+int pqact_children_due_ms(const struct pqact_children *k);
+
 #endif /* PQACT_CHILDREN_H */

@@ -115,6 +115,13 @@ static int blocksize_of(const char *v) {
   return (int)n;
 }
 
+int pqact_dbfile_path_index(int argc, char **argv) {
+  unsigned flags;
+  int first =
+      pqact_decode_options(PQACT_DBFILE, argc, argv, &flags, NULL, NULL, NULL);
+  return first < argc ? first : -1;
+}
+
 int pqact_dbfile_action(struct pqact_outputs *outs, int argc, char **argv,
                         const pq_prod_info *info, const void *data) {
   unsigned flags;

@@ -37,6 +37,13 @@ int pqact_dbfile_action(struct pqact_outputs *outs, int argc, char **argv,
                         const pq_prod_info *info, const void *data);
 
 /**
+ * Which of DBFILE's substituted arguments is the database's path: the
+ * first after its options (as pqact_dbfile_action() reads them).
+ * @return its index, or -1 if there is none
+ */
+int pqact_dbfile_path_index(int argc, char **argv);
+
+/**
  * The value DBFILE stores: the product XDR-encoded, as LDM's pqact stores
  * it (and XPIPE writes it).
  * @param[out] out  malloc()ed, *len bytes; free() it

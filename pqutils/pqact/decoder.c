@@ -380,6 +380,7 @@ static void on_exit_status(void *arg, pid_t pid, int status) {
   x->pid = 0;
   bool failed = !WIFEXITED(status) || WEXITSTATUS(status) != 0;
   struct chunk *s = x->suspect;
+  bool read_one = s != NULL; /* a product whole since it started */
   x->suspect = NULL;
   if (s != NULL && failed && /* it died of what it had just read? */
       x->died_at - x->suspect_at <= x->set->timeout_s) {
@@ -395,8 +396,12 @@ static void on_exit_status(void *arg, pid_t pid, int status) {
     free(s); /* reported when it was written */
   }
   skip_poison(x);
-  if (!failed && x->deaths > 0)
-    x->deaths--; /* exiting is no crash: no growing delay */
+  if (!failed && read_one) { /* it did its work and ended: not dying */
+    x->deaths = 0;
+    x->restart_at = x->died_at;
+  }
+  /* Any other exit, 0 included, counts as a death: a decoder that exits
+   * at once is started again after the growing delay, not in a loop. */
   if (x->waiting.n == 0 && (x->flags & OPT_CLOSE))
     drop_decoder(x, "terminated");
   /* else pump_one() starts it again when its delay has passed */
@@ -523,6 +528,9 @@ static bool pump_one(struct decoder *x, double now, bool fetch) {
   if (fetch && x->refs != NULL)
     refill(x);
   if (timed_out(x, now)) {
+    if (x->pid != 0) /* not left running as an orphan */
+      pqact_children_terminate(x->set->kids, x->pid,
+                               PQACT_DECODER_KILL_GRACE_S * 1000);
     drop_decoder(x, "timed-out");
     return false;
   }

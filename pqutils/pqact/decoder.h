@@ -25,18 +25,22 @@
  *     pqact_decoders_set_queue()); one that leaves the queue before the
  *     decoder takes it is logged and fails.  A decoder that takes no byte
  *     for the -t timeout is given up: its waiting products fail, its input is
- *     closed, and the next product for it starts a new one.  A decoder that
+ *     closed, it is sent SIGTERM, and SIGKILL if it is still there
+ *     PQACT_DECODER_KILL_GRACE_S seconds later (with its process group);
+ *     the next product for it starts a new one.  A decoder that
  *     falls behind is logged with its command line and how far behind it
  *     is (LDM issue #77).
  *   - a decoder that exits or crashes is restarted, after a delay that
  *     doubles with each consecutive death up to PQACT_DECODER_BACKOFF_MAX
- *     seconds (none for the first).  What it had not read is written to the
- *     new one: pqact keeps each product until the decoder has read all of
- *     it, which it learns from the bytes left in the pipe (FIONREAD).  The
- *     product it was reading, or the last it read whole if it died of a
- *     signal or a non-zero status within the -t timeout of reading it, is
- *     written once more; a product it dies on a second
- *     time is logged and skipped.  No decoder can stop pqact (LDM issue #71).
+ *     seconds (none for the first); an exit with status 0 is a death
+ *     too, unless the decoder read a product whole before it.  What it
+ *     had not read is written to the new one: pqact keeps each product
+ *     until the decoder has read all of it, which it learns from the bytes
+ *     left in the pipe (FIONREAD).  The product it was reading, or the
+ *     last it read whole if it died of a signal or a non-zero status
+ *     within the -t timeout of reading it, is written once more; a product
+ *     it dies on a second time is logged and skipped.  No decoder can stop
+ *     pqact (LDM issue #71).
  *   - `-close` decoders are children under the cap of children.h.
  *
  * Each product given to a decoder is reported done once through the
@@ -57,6 +61,9 @@
 /* Bytes a decoder's buffer may hold; past them its products wait in the
  * queue (or, with no queue set, pqact waits for it to drain). */
 #define PQACT_DECODER_BUFFER (32u << 20)
+/* How long a decoder given up after -t has to exit after SIGTERM before
+ * SIGKILL, seconds. */
+#define PQACT_DECODER_KILL_GRACE_S 5
 /* The longest delay before a dead decoder is started again, seconds. */
 #define PQACT_DECODER_BACKOFF_MAX 30
 /* A decoder that has waiting bytes and takes none for this long is logged

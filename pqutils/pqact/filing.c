@@ -510,8 +510,10 @@ int pqact_file_action(struct pqact_outputs *outs, enum pqact_action type,
     char line[600];
     pq_prod_info_format(info, ldm_log_enabled(LDM_LOG_DEBUG), line,
                         sizeof line);
+    /* LDM's exact words and case: sites' scripts grep for them (our
+     * pqutils/pqact/pqact.1, -log) */
     log_notice("%s in \"%s\": %s",
-               type == PQACT_STDIOFILE ? "stdiofiled" : "filed", path, line);
+               type == PQACT_STDIOFILE ? "StdioFiled" : "Filed", path, line);
   }
   if (o->flags & OPT_CLOSE)
     return close_output(outs, o, "closed");

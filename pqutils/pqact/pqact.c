@@ -331,7 +331,12 @@ static int act_queue(struct loop *l, const pq_class *cls) {
       pumped(l);
       continue;
     }
-    rc = cli_wait_for_products(l->pq, l->interval);
+    /* until a product comes, or a given-up decoder's SIGKILL is due */
+    uint64_t limit_ms = l->interval * 1000;
+    int due = pqact_children_due_ms(l->act->kids);
+    if (due >= 0 && (uint64_t)due < limit_ms)
+      limit_ms = (uint64_t)due;
+    rc = cli_wait_for_products_ms(l->pq, limit_ms);
     if (rc != PQ_OK) {
       log_error("pq_wait failed: %s", pq_strerror(rc));
       return 1;

@@ -3,6 +3,13 @@
  * LDM's order, and the split into words (subst.h says what each step does).
  * Each step is a function of its own so that the unit tests can drive it
  * alone; pqact_substitute() chains them.
+ *
+ * Each step can also say which bytes of its output came from the product
+ * (a "taint" byte per output byte, 1 for the product's): the sub-matches
+ * are the product's, the rule's text is not, and what a conversion of
+ * steps 2 to 4 gives is the product's if any byte of the conversion was.
+ * pqact_product_dotdot() reads it, so that a ".." the product put in a
+ * path is refused while the operator's own is kept.
  */
 #include "pqutils/pqact/subst.h"
 
@@ -22,27 +29,47 @@ static void say_msg(pqact_subst_say_fn *say, void *arg, const char *msg) {
     say(arg, msg);
 }
 
-/* An output buffer that remembers whether anything did not fit. */
+/* An output buffer that remembers whether anything did not fit, and,
+ * if t is not NULL, which of its bytes came from the product. */
 struct out {
   char *p;
+  char *t; /* NULL, or cap bytes: 1 where the byte is the product's */
   size_t len, cap;
   bool full;
 };
 
-static void put(struct out *o, const char *s, size_t n) {
+/* n bytes of s, whose taint is ts's (NULL: tv for all of them). */
+static void put_t(struct out *o, const char *s, size_t n, const char *ts,
+                  char tv) {
   if (o->full || o->len + n >= o->cap) {
     o->full = true;
     return;
   }
   memcpy(o->p + o->len, s, n);
+  if (o->t != NULL) {
+    if (ts != NULL)
+      memcpy(o->t + o->len, ts, n);
+    else
+      memset(o->t + o->len, tv, n);
+    o->t[o->len + n] = 0;
+  }
   o->len += n;
   o->p[o->len] = '\0';
+}
+
+static void put(struct out *o, const char *s, size_t n) {
+  put_t(o, s, n, NULL, 0);
+}
+
+/* Does any of the n bytes whose taint starts at ts come from the product? */
+static char any_taint(const char *ts, size_t n) {
+  return ts != NULL && memchr(ts, 1, n) != NULL;
 }
 
 static void put_match(struct out *o, const char *ident, const regmatch_t *m) {
   if (m->rm_so < 0 || m->rm_eo < m->rm_so)
     return; /* the group did not take part: "" */
-  put(o, ident + m->rm_so, (size_t)(m->rm_eo - m->rm_so));
+  put_t(o, ident + m->rm_so, (size_t)(m->rm_eo - m->rm_so), NULL, 1);
 }
 
 /* What step 1 sees at s: a sub-match named (\N, \(N), & for \0), an
@@ -83,12 +110,23 @@ static enum token next_token(const char *s, long *n, size_t *len) {
   return TOK_REF;
 }
 
-int pqact_regsub(const char *tmpl, const char *ident, const regmatch_t *m,
-                 char *out, size_t outlen, pqact_subst_say_fn *say, void *arg) {
-  struct out o = {.p = out, .cap = outlen};
+/* An empty output, its taint too. */
+static void out_init(struct out *o, char *p, char *t, size_t cap) {
+  *o = (struct out){.p = p, .t = t, .cap = cap};
+  if (cap > 0) {
+    p[0] = '\0';
+    if (t != NULL)
+      t[0] = 0;
+  }
+}
+
+static int regsub_t(const char *tmpl, const char *ident, const regmatch_t *m,
+                    char *out, char *tout, size_t outlen,
+                    pqact_subst_say_fn *say, void *arg) {
+  struct out o;
+  out_init(&o, out, tout, outlen);
   if (outlen == 0)
     return -1;
-  out[0] = '\0';
   size_t len;
   for (const char *s = tmpl; *s != '\0'; s += len) {
     long n;
@@ -110,6 +148,11 @@ int pqact_regsub(const char *tmpl, const char *ident, const regmatch_t *m,
     }
   }
   return o.full ? -1 : 0;
+}
+
+int pqact_regsub(const char *tmpl, const char *ident, const regmatch_t *m,
+                 char *out, size_t outlen, pqact_subst_say_fn *say, void *arg) {
+  return regsub_t(tmpl, ident, m, out, NULL, outlen, say, arg);
 }
 
 int pqact_regsub_highest(const char *tmpl, struct pqact_ref *ref) {
@@ -151,6 +194,49 @@ int pqact_strftime(const char *in, int64_t t, char *out, size_t outlen) {
   return n == 0 ? -1 : 0;
 }
 
+/* The length of the conversion at in ('%'): flags, width, E or O, and
+ * the conversion character, as strftime(3) reads them. */
+static size_t conversion_len(const char *in) {
+  size_t j = 1;
+  while (in[j] != '\0' && strchr("_-0^#", in[j]) != NULL)
+    j++;
+  while (isdigit((unsigned char)in[j]))
+    j++;
+  if (in[j] == 'E' || in[j] == 'O')
+    j++;
+  return in[j] != '\0' ? j + 1 : j;
+}
+
+/* Step 2's taint: strftime() one conversion at a time, each one's output
+ * the product's if any byte of it was.  When the pieces do not add up to
+ * what the whole gave (out), all of it is the product's if any of in was:
+ * never less than the truth. */
+static void strftime_taint(const char *in, const char *tin, const struct tm *tm,
+                           const char *out, char *tout) {
+  char whole[PQACT_ARG_MAX], piece[PQACT_ARG_MAX], spec[64];
+  struct out o;
+  out_init(&o, whole, tout, sizeof whole);
+  for (size_t i = 0; in[i] != '\0';) {
+    size_t n = in[i] == '%' ? conversion_len(in + i) : 1;
+    if (in[i] != '%' || n >= sizeof spec) {
+      put_t(&o, in + i, 1, tin + i, 0);
+      i++;
+      continue;
+    }
+    memcpy(spec, in + i, n);
+    spec[n] = '\0';
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+    size_t got = strftime(piece, sizeof piece, spec, tm); /* 0: "" too */
+#pragma GCC diagnostic pop
+    put_t(&o, piece, got, NULL, any_taint(tin + i, n));
+    i += n;
+  }
+  if (o.full || strcmp(whole, out) != 0)
+    memset(tout, any_taint(tin, strlen(in)), strlen(out) + 1);
+  tout[strlen(out)] = 0;
+}
+
 /* The date (DD:...) refers to (subst.h): each candidate is the creation
  * time moved to day DD of a month, its time of day kept, normalised as
  * timegm() does (February 30 is March 1 or 2). */
@@ -183,8 +269,8 @@ static const char *const month_abbr[] = {"jan", "feb", "mar", "apr",
 /* One (DD:code) into o.  A day above 31 is said and gives the code (in
  * lowercase); an unknown code is said and gives nothing. */
 static void put_date(struct out *o, int day, const char *code, size_t len,
-                     int64_t t, const char *in, pqact_subst_say_fn *say,
-                     void *arg) {
+                     int64_t t, const char *in, char tv,
+                     pqact_subst_say_fn *say, void *arg) {
   char c[16], v[16], msg[PQACT_ARG_MAX + 64];
   size_t n = len < sizeof c ? len : sizeof c - 1;
   for (size_t i = 0; i < n; i++)
@@ -193,7 +279,7 @@ static void put_date(struct out *o, int day, const char *code, size_t len,
   if (day > 31) {
     snprintf(msg, sizeof msg, "bad day of month in ident: %s", in);
     say_msg(say, arg, msg);
-    put(o, c, strlen(c));
+    put_t(o, c, strlen(c), NULL, tv);
     return;
   }
   struct tm tm;
@@ -217,46 +303,62 @@ static void put_date(struct out *o, int day, const char *code, size_t len,
     say_msg(say, arg, msg);
     return;
   }
-  put(o, v, strlen(v));
+  put_t(o, v, strlen(v), NULL, tv);
+}
+
+/* Step 3, with the taint of in (tin) and of out (tout), or both NULL. */
+static int datesub_t(const char *in, const char *tin, int64_t t, char *out,
+                     char *tout, size_t outlen, pqact_subst_say_fn *say,
+                     void *arg) {
+  struct out o;
+  out_init(&o, out, tout, outlen);
+  if (outlen == 0)
+    return -1;
+  for (const char *s = in; *s != '\0'; s++) {
+    const char *close;
+    size_t i = (size_t)(s - in);
+    if (s[0] == '(' && isdigit((unsigned char)s[1]) &&
+        isdigit((unsigned char)s[2]) && s[3] == ':' &&
+        (close = strchr(s + 4, ')')) != NULL) {
+      char tv = tin != NULL && any_taint(tin + i, (size_t)(close - s) + 1);
+      put_date(&o, (s[1] - '0') * 10 + (s[2] - '0'), s + 4,
+               (size_t)(close - (s + 4)), t, in, tv, say, arg);
+      s = close;
+    } else {
+      put_t(&o, s, 1, tin != NULL ? tin + i : NULL, 0);
+    }
+  }
+  return o.full ? -1 : 0;
 }
 
 int pqact_datesub(const char *in, int64_t t, char *out, size_t outlen,
                   pqact_subst_say_fn *say, void *arg) {
-  struct out o = {.p = out, .cap = outlen};
+  return datesub_t(in, NULL, t, out, NULL, outlen, say, arg);
+}
+
+/* Step 4, with the taint of in (tin) and of out (tout), or both NULL. */
+static int seqsub_t(const char *in, const char *tin, uint32_t seqno, char *out,
+                    char *tout, size_t outlen) {
+  struct out o;
+  char num[16];
+  int nlen = snprintf(num, sizeof num, "%u", (unsigned)seqno);
+  out_init(&o, out, tout, outlen);
   if (outlen == 0)
     return -1;
-  out[0] = '\0';
   for (const char *s = in; *s != '\0'; s++) {
-    const char *close;
-    if (s[0] == '(' && isdigit((unsigned char)s[1]) &&
-        isdigit((unsigned char)s[2]) && s[3] == ':' &&
-        (close = strchr(s + 4, ')')) != NULL) {
-      put_date(&o, (s[1] - '0') * 10 + (s[2] - '0'), s + 4,
-               (size_t)(close - (s + 4)), t, in, say, arg);
-      s = close;
+    size_t i = (size_t)(s - in);
+    if (strncmp(s, "(seq)", 5) == 0) {
+      put_t(&o, num, (size_t)nlen, NULL, tin != NULL && any_taint(tin + i, 5));
+      s += 4;
     } else {
-      put(&o, s, 1);
+      put_t(&o, s, 1, tin != NULL ? tin + i : NULL, 0);
     }
   }
   return o.full ? -1 : 0;
 }
 
 int pqact_seqsub(const char *in, uint32_t seqno, char *out, size_t outlen) {
-  struct out o = {.p = out, .cap = outlen};
-  char num[16];
-  int nlen = snprintf(num, sizeof num, "%u", (unsigned)seqno);
-  if (outlen == 0)
-    return -1;
-  out[0] = '\0';
-  for (const char *s = in; *s != '\0'; s++) {
-    if (strncmp(s, "(seq)", 5) == 0) {
-      put(&o, num, (size_t)nlen);
-      s += 4;
-    } else {
-      put(&o, s, 1);
-    }
-  }
-  return o.full ? -1 : 0;
+  return seqsub_t(in, NULL, seqno, out, NULL, outlen);
 }
 
 int pqact_split(char *line, char **argv) {
@@ -281,15 +383,31 @@ int pqact_split(char *line, char **argv) {
   return argc;
 }
 
-int pqact_substitute(const char *tmpl, const pq_prod_info *info,
-                     const regmatch_t *m, char *buf, char **argv,
-                     pqact_subst_say_fn *say, void *arg) {
+/* Step 2 with its taint (subst.c's opening): tin and tout, or both NULL. */
+static int strftime_t(const char *in, const char *tin, int64_t t, char *out,
+                      char *tout, size_t outlen) {
+  if (pqact_strftime(in, t, out, outlen) != 0)
+    return -1;
+  if (tout != NULL) {
+    struct tm tm;
+    time_t tt = (time_t)t;
+    gmtime_r(&tt, &tm);
+    strftime_taint(in, tin, &tm, out, tout);
+  }
+  return 0;
+}
+
+int pqact_substitute_taint(const char *tmpl, const pq_prod_info *info,
+                           const regmatch_t *m, char *buf, char *taint,
+                           char **argv, pqact_subst_say_fn *say, void *arg) {
   char a[PQACT_ARG_MAX], b[PQACT_ARG_MAX];
+  char ta[PQACT_ARG_MAX], tb[PQACT_ARG_MAX];
+  char *pa = taint != NULL ? ta : NULL, *pb = taint != NULL ? tb : NULL;
   int64_t t = info->arrival.sec;
-  int rc = pqact_regsub(tmpl, info->ident, m, a, sizeof a, say, arg);
-  if (rc == -1 || pqact_strftime(a, t, b, sizeof b) != 0 ||
-      pqact_datesub(b, t, a, sizeof a, say, arg) != 0 ||
-      pqact_seqsub(a, info->seqno, buf, PQACT_ARG_MAX) != 0) {
+  int rc = regsub_t(tmpl, info->ident, m, a, pa, sizeof a, say, arg);
+  if (rc == -1 || strftime_t(a, pa, t, b, pb, sizeof b) != 0 ||
+      datesub_t(b, pb, t, a, pa, sizeof a, say, arg) != 0 ||
+      seqsub_t(a, pa, info->seqno, buf, taint, PQACT_ARG_MAX) != 0) {
     say_msg(say, arg, "arguments too long after substitution");
     return -1;
   }
@@ -297,4 +415,31 @@ int pqact_substitute(const char *tmpl, const pq_prod_info *info,
   if (argc < 0)
     say_msg(say, arg, "too many arguments");
   return argc;
+}
+
+int pqact_substitute(const char *tmpl, const pq_prod_info *info,
+                     const regmatch_t *m, char *buf, char **argv,
+                     pqact_subst_say_fn *say, void *arg) {
+  return pqact_substitute_taint(tmpl, info, m, buf, NULL, argv, say, arg);
+}
+
+/* Is the byte at i of buf the product's?  Outside buf: no. */
+static bool tainted(const char *buf, const char *taint, const char *at) {
+  return at >= buf && at < buf + PQACT_ARG_MAX && taint[at - buf] != 0;
+}
+
+bool pqact_product_dotdot(const char *buf, const char *taint,
+                          const char *word) {
+  for (const char *c = word; *c != '\0';) {
+    const char *end = strchr(c, '/');
+    if (end == NULL)
+      end = c + strlen(c);
+    /* the component and what bounds it: the '/' or the separator */
+    if (end - c == 2 && c[0] == '.' && c[1] == '.' &&
+        ((c > buf && tainted(buf, taint, c - 1)) || tainted(buf, taint, c) ||
+         tainted(buf, taint, c + 1) || tainted(buf, taint, end)))
+      return true;
+    c = *end == '/' ? end + 1 : end;
+  }
+  return false;
 }

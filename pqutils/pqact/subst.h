@@ -31,6 +31,7 @@
 #define PQACT_SUBST_H
 
 #include <regex.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -104,5 +105,25 @@ int pqact_split(char *line, char **argv);
 int pqact_substitute(const char *tmpl, const pq_prod_info *info,
                      const regmatch_t *m, char *buf, char **argv,
                      pqact_subst_say_fn *say, void *arg);
+
+/**
+ * pqact_substitute(), and which bytes of buf came from the product: its
+ * identifier's sub-matches, and what a conversion of steps 2 to 4 made of
+ * them (a conversion any byte of which was the product's).
+ * @param taint  PQACT_ARG_MAX bytes, parallel to buf: 1 where the byte (or
+ *               the separator the split put a NUL in place of) is the
+ *               product's, 0 where it is the rule's; NULL: not wanted
+ */
+int pqact_substitute_taint(const char *tmpl, const pq_prod_info *info,
+                           const regmatch_t *m, char *buf, char *taint,
+                           char **argv, pqact_subst_say_fn *say, void *arg);
+
+/**
+ * Does word (an argument in buf, from pqact_substitute_taint()) hold a
+ * ".." path component that the product made: one of its dots, or the '/'
+ * or word boundary on either side of it, came from the product?  A ".."
+ * wholly in the rule's text is the operator's and does not count.
+ */
+bool pqact_product_dotdot(const char *buf, const char *taint, const char *word);
 
 #endif /* PQACT_SUBST_H */

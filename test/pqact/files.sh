@@ -36,7 +36,7 @@ IDS${tab}^(SAUS..) (K...) (..)(..)(..)
 ${tab}FILE${tab}-removewmo${tab}-close
 #   a comment between continuation lines
     ${tab}wmo/\\1/(\\3:yyyy)(\\3:mm)\\3/\\2_(seq).txt
-IDS${tab}^(....)(..) (K...) (..)(..)(..)${tab}STDIOFILE${tab}-st -removewmo${tab}strip/\\3.txt
+IDS${tab}^(....)(..) (K...) (..)(..)(..)${tab}STDIOFILE${tab}-st -log -removewmo${tab}strip/\\3.txt
 IDS${tab}^SAUS${tab}FILE${tab}-overwrit -cl${tab}over/latest
 ANY${tab}^KMKX.*${tab}FILE${tab}-close${tab}pct/&
 NGRID${tab}^(.*)\$${tab}FILE${tab}-close grid/\\1
@@ -117,8 +117,12 @@ same grid/_BEGIN_ ../empty
 # Double quotes group words, and are removed.
 cat ../p1 ../p5 >../want
 same "quoted dir/SAUS x" ../want
-expect_in "$ERR" "filed in \"quoted dir/SAUS x\": "
-expect_in "$ERR" "SAUS44 KABC 011300"
+# -log's lines in LDM's exact words and case, at NOTE level: sites'
+# scripts grep for "Filed in" and "StdioFiled in".
+grep -qE '  NOTE  Filed in "quoted dir/SAUS x": .*SAUS44 KABC 011300' "$ERR" ||
+  fail "no LDM 'Filed in' line: $(grep -F 'quoted dir' "$ERR" | head -2)"
+grep -qE '  NOTE  StdioFiled in "strip/KXYZ.txt": ' "$ERR" ||
+  fail "no LDM 'StdioFiled in' line: $(grep -F 'strip/KXYZ' "$ERR" | head -2)"
 # strftime on the creation time, in UTC; directories made as needed.
 same 2024/01/01/003000_FX ../p2
 same 2024/01/01/003000_500 ../p3

@@ -74,7 +74,7 @@ static void count_errors(void *arg, bool error, const char *msg) {
 }
 
 static void act(const struct pqact_conf *conf, const pq_prod_info *info) {
-  static char buf[PQACT_ARG_MAX];
+  static char buf[PQACT_ARG_MAX], taint[PQACT_ARG_MAX];
   char *argv[PQACT_MAX_ARGS];
   regmatch_t m[PQACT_NMATCH];
   /* What the index offers: in file order, and every entry that matches. */
@@ -97,10 +97,13 @@ static void act(const struct pqact_conf *conf, const pq_prod_info *info) {
       continue;
     if (!offered[i])
       abort();
-    int argc = pqact_substitute(e->args, info, m, buf, argv, NULL, NULL);
-    for (int k = 0; k < argc; k++)
+    int argc =
+        pqact_substitute_taint(e->args, info, m, buf, taint, argv, NULL, NULL);
+    for (int k = 0; k < argc; k++) {
       if (argv[k] < buf || argv[k] + strlen(argv[k]) >= buf + sizeof buf)
         abort();
+      (void)pqact_product_dotdot(buf, taint, argv[k]);
+    }
   }
   free(offered);
 }

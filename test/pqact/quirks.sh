@@ -205,7 +205,7 @@ if command -v strace >/dev/null; then
   [[ $(calls write stdio) == 2 && $(calls write buffered) == 1 ]] ||
     fail "STDIOFILE -flush: $(calls write stdio) writes, without: $(calls write buffered); 2 and 1 expected"
   expect_in "$ERR" 'notification specified but shared memory is not available: "flush/edex"'
-  expect_in "$ERR" 'filed in "flush/edex": '
+  expect_in "$ERR" 'Filed in "flush/edex": '
   expect_in "$ERR" 'in "flush/buffered": '
   [[ $(stat -c %a flush flush/fsynced flush/stdio | tr '\n' ' ') == '750 640 640 ' ]] ||
     fail "modes under umask 027: $(stat -c '%n %a' flush flush/fsynced flush/stdio | tr '\n' ' ')"

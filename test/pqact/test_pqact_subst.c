@@ -359,6 +359,55 @@ static void test_order(void **state) {
    * _POSIX_ARG_MAX / 2; pqact_split() alone is tested on it above) */
 }
 
+/* Does the last word of tmpl, substituted for ident (ERE "^(.*)$" and
+ * the creation time 2023-12-31 22:10), hold a ".." the product made?
+ * The words must come out as want (joined by '|'). */
+static bool dotdot(const char *ident, const char *tmpl, const char *want) {
+  pq_prod_info info = {.seqno = 7};
+  info.arrival.sec = utc(2023, 12, 31, 22, 10);
+  snprintf(info.ident, sizeof info.ident, "%s", ident);
+  regex_t re;
+  regmatch_t m[PQACT_NMATCH];
+  char buf[PQACT_ARG_MAX], taint[PQACT_ARG_MAX], got[PQACT_ARG_MAX];
+  char *argv[PQACT_MAX_ARGS];
+  assert_int_equal(regcomp(&re, "^(.*)$", REG_EXTENDED), 0);
+  assert_int_equal(regexec(&re, info.ident, PQACT_NMATCH, m, 0), 0);
+  regfree(&re);
+  int argc =
+      pqact_substitute_taint(tmpl, &info, m, buf, taint, argv, NULL, NULL);
+  assert_true(argc > 0);
+  got[0] = '\0';
+  for (int i = 0; i < argc; i++)
+    snprintf(got + strlen(got), sizeof got - strlen(got), "%s%s", i ? "|" : "",
+             argv[i]);
+  assert_string_equal(got, want);
+  return pqact_product_dotdot(buf, taint, argv[argc - 1]);
+}
+
+static void test_product_dotdot(void **state) {
+  (void)state;
+  /* the product's ".." components, however they are made */
+  assert_true(dotdot("../../tmp/x", "data/\\1", "data/../../tmp/x"));
+  assert_true(dotdot("a/../../b", "data/\\1", "data/a/../../b"));
+  assert_true(dotdot("..", "data/\\1", "data/.."));
+  assert_true(dotdot("./x", "data/.\\1", "data/../x")); /* one dot each */
+  assert_true(dotdot("/x", "data/..\\1", "data/../x")); /* the '/' after */
+  assert_true(dotdot("a/", "data/\\1..", "data/a/..")); /* the '/' before */
+  assert_true(dotdot("a ", "-close \\1../x", "-close|a|../x")); /* a blank */
+  assert_true(dotdot("x \"../y", "\\1", "x|../y"));             /* a quote */
+  assert_true(dotdot("%%/../a", "d/\\1", "d/%/../a")); /* through strftime */
+  /* the operator's own ".." is kept, whatever the product adds */
+  assert_false(dotdot("a/b", "../data/\\1", "../data/a/b"));
+  assert_false(dotdot("x", "data/../\\1/..", "data/../x/.."));
+  assert_false(dotdot("x", "%Y/../\\1", "2023/../x"));
+  /* dots that are no ".." component */
+  assert_false(dotdot("...", "data/\\1", "data/..."));
+  assert_false(dotdot("a..b", "data/\\1", "data/a..b"));
+  assert_false(dotdot("..x", "data/\\1", "data/..x"));
+  assert_true(dotdot("..", "data/\\1/x_(seq)", "data/../x_7"));
+  assert_false(dotdot("x", "data/(seq)/../\\1", "data/7/../x"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_regsub),
@@ -370,6 +419,7 @@ int main(void) {
       cmocka_unit_test(test_seqsub),
       cmocka_unit_test(test_split),
       cmocka_unit_test(test_order),
+      cmocka_unit_test(test_product_dotdot),
   };
   return tu_exit_code(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -22,7 +22,8 @@ if(TARGET pqact)
     ARGS $<TARGET_FILE_DIR:pqcreate> $<TARGET_FILE:pqact>
          $<TARGET_FILE:pqacthelper>
     TESTS files 120 options 120 stop 120 state 180 hup 120 pipes 120
-          decoders 180 limits 120 quirks 120 exec 180 backlog 240 resume 180)
+          decoders 180 limits 120 quirks 120 exec 180 backlog 240 resume 180
+          respawn 120 dotdot 120)
 
   # DBFILE's tests read the databases back with gdbm (pqactdb).
   add_executable(pqactdb ${CMAKE_CURRENT_LIST_DIR}/pqactdb.c)
