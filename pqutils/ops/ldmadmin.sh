@@ -343,7 +343,7 @@ pqact_configs() {
 pqact_check_file() {
   out=$(pqact -vl- -q /dev/null "$1" 2>&1)
   case $out in
-    *"successfully read configuration-file"* | *"has no entries"*)
+    *"Successfully read configuration-file"* | *"has no entries"*)
       case $out in *" WARN "*) printf '%s\n' "$out" | grep -F ' WARN ' >&2 ;; esac
       say "$1 is a valid pqact configuration"
       return 0

@@ -222,12 +222,12 @@ static void reaped(struct pqact_children *k, pid_t pid, int status) {
   struct child *c = find(k, pid);
   const char *what = c != NULL ? c->what : "not started by this set";
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-    log_debug("child %d exited with status 0 (%s)", (int)pid, what);
+    log_debug("Child %d exited with status 0 (%s)", (int)pid, what);
   else if (WIFEXITED(status))
-    log_warning("child %d exited with status %d (%s)", (int)pid,
+    log_warning("Child %d exited with status %d (%s)", (int)pid,
                 WEXITSTATUS(status), what);
   else if (WIFSIGNALED(status))
-    log_warning("child %d terminated by signal %d (%s)", (int)pid,
+    log_warning("Child %d terminated by signal %d (%s)", (int)pid,
                 WTERMSIG(status), what);
   if (c == NULL)
     return;

@@ -6,9 +6,9 @@
  * pipe it is given or /dev/null, its standard output and error are
  * pqact's, and no other descriptor of pqact's leaks into it; at exit
  * pqact does not wait for its children.  Exits are logged as LDM logs
- * them: "child N exited with status S" (a warning unless S is 0) and
- * "child N terminated by signal S" (a warning), each followed by the
- * command in parentheses.
+ * them, in LDM's words and case: "Child N exited with status S" (a
+ * warning unless S is 0) and "Child N terminated by signal S" (a
+ * warning), each followed by the command in parentheses.
  *
  * Better than LDM's: a cap on the children that come and go (EXEC and
  * `PIPE -close`), so that catching up after downtime cannot fork

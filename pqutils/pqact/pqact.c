@@ -226,12 +226,11 @@ static void warn_oldest(struct loop *l) {
   if (!cli_oldest_due(&l->oldest, l->pq, &st, &age))
     return;
   cli_oldest_said(&l->oldest);
-  log_warning("processed oldest product in full queue: age=%g s, prod=%s", age,
+  log_warning("Processed oldest product in full queue: age=%g s, prod=%s", age,
               l->oldest.prod);
-  log_warning("products might be deleted before being acted upon! queue "
-              "too small? system overloaded? (%.3f s behind the newest "
-              "product)",
-              lag_of(l, &st));
+  log_warning("Products might be deleted before being acted upon! Queue too "
+              "small? System overloaded?");
+  log_warning("%.3f s behind the newest product in the queue", lag_of(l, &st));
 }
 
 /* Every LAG_EVERY products: a notice while pqact lags far behind. */
@@ -267,7 +266,7 @@ static int load_conf(const char *path, struct pqact_conf *conf);
 /* SIGHUP: the new table replaces the old only if it reads without error;
  * open outputs stay open (as LDM's pqact). */
 static void reread(struct loop *l) {
-  log_notice("rereading configuration file %s", l->conf_path);
+  log_notice("Rereading configuration file %s", l->conf_path);
   struct pqact_conf fresh = {0};
   if (load_conf(l->conf_path, &fresh) != 0) {
     log_error("keeping the rules read before from \"%s\"", l->conf_path);
@@ -403,7 +402,7 @@ static int load_conf(const char *path, struct pqact_conf *conf) {
   if (conf->n == 0)
     log_notice("configuration-file \"%s\" has no entries", path);
   else
-    log_info("successfully read configuration-file \"%s\"", path);
+    log_info("Successfully read configuration-file \"%s\"", path);
   return 0;
 }
 
@@ -496,7 +495,7 @@ static int start_position(pq_t *pq, struct loop *l) {
     char when[40];
     pq_cursor_set(pq, us);
     cli_state_format_time(us, when);
-    log_notice("starting from insertion-time %s UTC", when);
+    log_notice("Starting from insertion-time %s UTC", when);
     read_behind(l, us);
     return 0;
   }
@@ -505,7 +504,7 @@ static int start_position(pq_t *pq, struct loop *l) {
               pq_last_error(pq)->pe_msg);
     return -1;
   }
-  log_notice("starting at tail-end of product-queue");
+  log_notice("Starting at tail-end of product-queue");
   return 0;
 }
 
@@ -627,9 +626,9 @@ int main(int argc, char **argv) {
   if (l.state != NULL) {
     uint64_t mark = cli_state_mark(l.state);
     if (mark == 0) {
-      log_notice("no product was processed");
+      log_notice("No product was processed");
     } else {
-      log_notice("last product processed was inserted %g s ago",
+      log_notice("Last product processed was inserted %g s ago",
                  (double)(pq_ts_to_us(pq_ts_now()) - mark) / 1e6);
       (void)cli_state_save(l.state); /* logged; as LDM's, not fatal */
     }

@@ -163,7 +163,7 @@ size=1048576
 "$aux" conf pipe pipe.conf 1 "$aux" "$scratch/cnt" 0 "$n" "$size" || die "conf failed"
 # -q /dev/null exits 1 for a good file too (as LDM's): the log tells
 "$pqact" -vl- -q /dev/null pipe.conf >check.log 2>&1 && status=0 || status=$?
-if ((status > 1)) || ! grep -q "successfully read" check.log; then
+if ((status > 1)) || ! grep -q "Successfully read" check.log; then
   echo "PIPE 2000 x 1 MiB, one decoder: skipped: PIPE not supported"
   echo "PIPE to 10 decoders, one stopped: skipped: PIPE not supported"
   exit 0

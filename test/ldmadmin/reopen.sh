@@ -77,7 +77,7 @@ reopens pqexpire USR1 'pqexpire\[' pqexpire -i 1 -a 3600 -l logs/pqexpire.log -q
 # pqact changes to -d's directory: its relative log must be found again.
 reopens pqact USR1 'FILE: flow\.' pqact -v -l logs/pqact.log -d elsewhere -q "$Q" pqact.conf
 reopens pqact HUP 'FILE: flow\.' pqact -v -l logs/pqact.log -d elsewhere -q "$Q" pqact.conf
-grep -q 'rereading configuration file' logs/pqact.log ||
+grep -q 'Rereading configuration file' logs/pqact.log ||
   fail "pqact's reread on SIGHUP is not in its fresh log"
 [[ ! -e elsewhere/logs/pqact.log ]] || fail "pqact reopened its log under -d's directory"
 

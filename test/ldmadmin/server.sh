@@ -72,7 +72,7 @@ wait_until 5 named_pqact "$decoy" ||
   fail "the decoy did not start"
 admin_ok pqactHUP
 expect_in "$ERR" 'sent SIGHUP to pqact'
-wait_until 10 grep -q 'rereading configuration file' "$LOG" ||
+wait_until 10 grep -q 'Rereading configuration file' "$LOG" ||
   fail "pqact did not reread its configuration after pqactHUP"
 gone "$decoy" && fail "pqactHUP signalled a pqact that is not the server's"
 ok "pqactHUP signals the server's pqact only"

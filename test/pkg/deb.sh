@@ -227,7 +227,7 @@ expect_rc 0 "${CH[@]}" "$R" pqcheck -l - -C
 expect_rc 0 "${CH[@]}" "$R" ldmd -n /etc/ldm/ldmd.conf
 # pqact -q /dev/null exits 1 for a good file too: its log tells (pqact(1)).
 expect_rc 1 "${CH[@]}" "$R" pqact -vl- -q /dev/null /etc/ldm/pqact.conf
-expect_in "$ERR" 'successfully read configuration-file "/etc/ldm/pqact.conf"'
+expect_in "$ERR" 'Successfully read configuration-file "/etc/ldm/pqact.conf"'
 ok "installed programs in a chroot: registry and queue by default, ldm rewrites" \
   "the registry, ldmd.conf and pqact.conf valid"
 

@@ -75,7 +75,7 @@ EXP${tab}^bs${tab}DBFILE${tab}-close${tab}$SCRATCH/afile/x.db
 EXP${tab}^bs (.*)${tab}FILE${tab}-close${tab}after.\\1
 CONF
 expect_rc 1 "$PQACT" -vl- -q /dev/null "$CONF" # 1 as LDM's, good or bad
-expect_in "$ERR" "successfully read configuration-file"
+expect_in "$ERR" "Successfully read configuration-file"
 background "$PQACT" -l "$LOG" -d "$DATA" -o "$ALL" -i 600 "$CONF"
 pid=$BG
 wait_until 10 test -f "$DATA/after.one" ||

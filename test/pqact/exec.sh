@@ -150,7 +150,7 @@ wait_until 10 test -f "$DATA/after.one" ||
   fail "pqact did not go on after a command that does not exist"
 wait_until 10 grep -qF 'cannot execute "no-such-command-for-pqact": No such file or directory' "$LOG" ||
   fail "the command that does not exist was not logged"
-wait_until 10 grep -qE 'child [0-9]+ exited with status 127 \(no-such-command-for-pqact arg\)' "$LOG" ||
+wait_until 10 grep -qE 'Child [0-9]+ exited with status 127 \(no-such-command-for-pqact arg\)' "$LOG" ||
   fail "its exit was not logged"
 stop_within "$pid" TERM 5
 ((rc == 0)) || fail "pqact exited $rc"

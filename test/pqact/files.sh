@@ -41,12 +41,13 @@ IDS${tab}^SAUS${tab}FILE${tab}-overwrit -cl${tab}over/latest
 ANY${tab}^KMKX.*${tab}FILE${tab}-close${tab}pct/&
 NGRID${tab}^(.*)\$${tab}FILE${tab}-close grid/\\1
 IDS${tab}^(SAUS)${tab}FILE${tab}-log -close "quoted dir/\\1 x"
+IDS${tab}^(FXUS)${tab}STDIOFILE${tab}-log${tab}stdio/\\1
 IDS${tab}^(SAUS4.)${tab}FILE${tab}-metadata -st -overwrite -close${tab}metastrip/\\1
 IDS|NGRID${tab}^(FX|500)${tab}file${tab}-close${tab}%Y/%m/%d/%H%M%S_\\1
 CONF
 
 expect_rc 1 "$PQACT" -vl- -q /dev/null "$CONF" # 1 as LDM's, good or bad
-expect_in "$ERR" "successfully read configuration-file"
+expect_in "$ERR" "Successfully read configuration-file"
 pqact_run -o "$ALL" -i 0 "$CONF"
 ((rc == 0)) || fail "pqact exited $rc"
 expect_not_in "$ERR" "ERROR"
@@ -126,7 +127,7 @@ grep -qE '  NOTE  StdioFiled in "strip/KXYZ.txt": ' "$ERR" ||
 # strftime on the creation time, in UTC; directories made as needed.
 same 2024/01/01/003000_FX ../p2
 same 2024/01/01/003000_500 ../p3
-ok "-overwrite, &, strftime, word splitting, quotes, -log"
+ok "-overwrite, &, strftime, word splitting, quotes, -log (Filed, StdioFiled)"
 
 # A second run appends to what is not overwritten.
 cp all.meta ../meta1

@@ -57,8 +57,8 @@ wait_until 10 test -s "$DATA/a.out" || fail "A1 not filed"
 # ---- a good file: the new rule for the next product ----
 printf 'EXP\t^A\tFILE\tb.out\n' >"$CONF"
 wait_until 10 asleep || fail "pqact did not wait"
-hup "successfully read configuration-file \"$CONF\""
-expect_in "$LOG" "rereading configuration file $CONF"
+hup "Successfully read configuration-file \"$CONF\""
+expect_in "$LOG" "Rereading configuration file $CONF"
 put_now A2
 wait_until 10 test -s "$DATA/b.out" || fail "A2 not filed by the new rule"
 [[ $(cat "$DATA/b.out") == A2 ]] || fail "b.out: $(cat "$DATA/b.out")"
@@ -96,7 +96,7 @@ ok "SIGHUP with a bad file: errors with their lines, the old rules still file"
 # ---- outputs stay open across a good reread ----
 printf 'EXP\t^A\tFILE\tb.out\nEXP\t^A\tFILE\t-close\tc.out\n' >"$CONF"
 wait_until 10 asleep || fail "pqact did not wait"
-hup "successfully read configuration-file \"$CONF\""
+hup "Successfully read configuration-file \"$CONF\""
 [[ $(fd_of_b) == "$bfd" ]] || fail "b.out was closed by the reread (LDM keeps it open)"
 put_now A4
 wait_until 10 test -s "$DATA/c.out" || fail "A4 not filed by the new second rule"

@@ -80,7 +80,7 @@ ok "ulimit -n $LIMIT: $((2 * N)) products to $N files through at most $MAX outpu
 # ---- 2: a running pqact goes on ----
 rm -f "$CONF.state" # start at the end, not after the last run
 background "${low_limit[@]}" "$PQACT" -l "$SCRATCH/bg.log" -d "$DATA" -i 600 "$CONF"
-wait_until 10 grep -qs "starting at tail-end" "$SCRATCH/bg.log" ||
+wait_until 10 grep -qs "Starting at tail-end" "$SCRATCH/bg.log" ||
   fail "pqact did not start: $(cat "$SCRATCH/bg.log")"
 round 3
 wait_until 30 all_same out || fail "round 3 not filed right within 30 s"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # pqact's command line and table checks: -q /dev/null checks the file and
 # exits 1 as LDM's (the log tells good from bad: every error with its
-# line, or "successfully read"), actions not
+# line, or "Successfully read"), actions not
 # yet supported are refused at startup, the defaults come from the
 # registry (conf file, data directory, queue) and LDMPQFNAME, -f and -p
 # filter, -o also filters on creation time, no -o starts at the end of the
@@ -15,10 +15,10 @@ tab=$'\t'
 # ---- the syntax check ----
 printf 'EXP\t^A\tFILE\t-close\ta.out\n' >"$CONF"
 expect_rc 1 "$PQACT" -vl- -q /dev/null "$CONF"
-expect_in "$ERR" "successfully read configuration-file \"$CONF\""
+expect_in "$ERR" "Successfully read configuration-file \"$CONF\""
 expect_not_in "$ERR" "ERROR"
 expect_rc 1 "$PQACT" -vl- -q /dev/null # the registry names the file
-expect_in "$ERR" "successfully read configuration-file \"$CONF\""
+expect_in "$ERR" "Successfully read configuration-file \"$CONF\""
 cd "$SCRATCH/data" || fail "cd"
 cp "$CONF" rel.conf
 expect_rc 1 "$PQACT" -vl- -q /dev/null rel.conf # made absolute
@@ -37,7 +37,7 @@ EXP${tab}x${tab}FILEX${tab}y
 EXP${tab}(x${tab}NOOP
 CONF
 expect_rc 1 "$PQACT" -vl- -q /dev/null bad.conf
-expect_not_in "$ERR" "successfully read"
+expect_not_in "$ERR" "Successfully read"
 expect_in "$ERR" "$SCRATCH/bad.conf: syntax error at line 3, not enough fields"
 expect_in "$ERR" "$SCRATCH/bad.conf: feedtype error at line 4: unknown feedtype name: \"NOSUCH\""
 expect_in "$ERR" "$SCRATCH/bad.conf: unknown action \"FILEX\" at line 5"
@@ -48,7 +48,7 @@ run "$PQACT" -l- -q /dev/null "$SCRATCH/missing.conf"
 expect_in "$ERR" "cannot open configuration-file \"$SCRATCH/missing.conf\": No such file"
 # the example in etc/ is good
 expect_rc 1 "$PQACT" -vl- -q /dev/null "$ETC/pqact.conf"
-expect_in "$ERR" "successfully read configuration-file"
+expect_in "$ERR" "Successfully read configuration-file"
 expect_not_in "$ERR" "WARN"
 ok "-q /dev/null: good, empty, bad (every error with its line), missing; etc/pqact.conf"
 
@@ -66,7 +66,7 @@ EXP${tab}^(A)${tab}FILE${tab}data/\\9
 EXP${tab}^A${tab}FILE${tab}-overwrit -cl y
 CONF
 expect_rc 1 "$PQACT" -vl- -q /dev/null args.conf
-expect_not_in "$ERR" "successfully read"
+expect_not_in "$ERR" "Successfully read"
 expect_in "$ERR" "$SCRATCH/args.conf: FILE has no path at line 2"
 expect_in "$ERR" "WARN  $SCRATCH/args.conf: unknown option \"-bogus\" of FILE (ignored) at line 3"
 expect_in "$ERR" "$SCRATCH/args.conf: PIPE has no command at line 4"
@@ -79,7 +79,7 @@ ok "-q /dev/null checks the arguments: no path, no command, \\N past the groups 
 for a in NOOP FILE STDIOFILE DBFILE PIPE SPIPE XPIPE EXEC; do
   printf 'EXP\t^A\tNOOP\n# c\nEXP\t^A\t%s\tsomething\n' "$a" >every.conf
   run "$PQACT" -vl- -q /dev/null every.conf
-  expect_in "$ERR" "successfully read configuration-file"
+  expect_in "$ERR" "Successfully read configuration-file"
   expect_not_in "$ERR" "ERROR"
 done
 ok "every action of LDM's pqact is taken: NOOP FILE STDIOFILE DBFILE PIPE SPIPE XPIPE EXEC"
@@ -88,9 +88,9 @@ expect_rc 1 "$PQACT" -l- -q /dev/null a.conf b.conf
 expect_in "$ERR" "at most one configuration file"
 # (1 is also -q /dev/null's status: the file must not have been read)
 expect_rc 1 "$PQACT" -vl- -i x -q /dev/null "$CONF"
-expect_not_in "$ERR" "successfully read"
+expect_not_in "$ERR" "Successfully read"
 expect_rc 1 "$PQACT" -vl- -e -q /dev/null "$CONF"
-expect_not_in "$ERR" "successfully read"
+expect_not_in "$ERR" "Successfully read"
 expect_rc 0 "$PQACT" -h
 expect_in "$OUT" "usage: pqact"
 ok "usage errors"
@@ -174,7 +174,7 @@ cd "$SCRATCH" || fail "cd"
 rm -f "$CONF.state"
 run "$PQACT" -l- -i 0
 ((rc == 0)) || fail "pqact without -o exited $rc"
-expect_in "$ERR" "starting at tail-end of product-queue"
+expect_in "$ERR" "Starting at tail-end of product-queue"
 [[ -z $(find "$DATA" -name '*.out') ]] || fail "without -o, old products were acted on"
 mv "$Q" "$SCRATCH/other.pq"
 LDMPQFNAME=$SCRATCH/other.pq run "$PQACT" -l- -o 100 -i 0

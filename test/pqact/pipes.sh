@@ -35,7 +35,7 @@ IDS${tab}^AAA (.*)${tab}FILE${tab}-close${tab}filed/\\1
 CONF
 
 expect_rc 1 "$PQACT" -vl- -q /dev/null "$CONF" # 1 as LDM's, good or bad
-expect_in "$ERR" "successfully read configuration-file"
+expect_in "$ERR" "Successfully read configuration-file"
 pqact_run -o "$ALL" -i 0 "$CONF"
 ((rc == 0)) || fail "pqact exited $rc: $(head -c 2000 "$ERR")"
 sanitizer_check "$ERR"

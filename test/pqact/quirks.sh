@@ -206,7 +206,7 @@ if command -v strace >/dev/null; then
     fail "STDIOFILE -flush: $(calls write stdio) writes, without: $(calls write buffered); 2 and 1 expected"
   expect_in "$ERR" 'notification specified but shared memory is not available: "flush/edex"'
   expect_in "$ERR" 'Filed in "flush/edex": '
-  expect_in "$ERR" 'in "flush/buffered": '
+  expect_in "$ERR" 'StdioFiled in "flush/buffered": '
   [[ $(stat -c %a flush flush/fsynced flush/stdio | tr '\n' ' ') == '750 640 640 ' ]] ||
     fail "modes under umask 027: $(stat -c '%n %a' flush flush/fsynced flush/stdio | tr '\n' ' ')"
   ok "-flush (fsync; stdio at once), -edex said, STDIOFILE without -metadata, -log, modes less the umask"
