@@ -586,7 +586,7 @@ int main(int argc, char **argv) {
   /* A pattern with back-references can keep one regexec() busy for ever
    * (the check warns about it): a stop is bounded all the same. */
   cli_signals_bound_stop(PQACT_STOP_S);
-  log_notice("starting up (%d)", (int)getpgrp());
+  log_notice("Starting Up (%d)", (int)getpgrp());
   unsigned cap = PQACT_CHILDREN_CAP;
   if (children_cap(&c, &cap) != 0) {
     pqact_conf_free(&conf);
@@ -636,6 +636,7 @@ int main(int argc, char **argv) {
   cli_state_free(l.state);
   end_resume(&l); /* kept to here: a clean exit still lists its decoders */
   free(l.behind);
-  log_notice("exiting: %llu products", (unsigned long long)a.nprods);
+  log_notice("%llu products processed", (unsigned long long)a.nprods);
+  log_notice("Exiting");
   return status;
 }

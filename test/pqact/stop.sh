@@ -31,7 +31,8 @@ for sig in TERM INT; do
   stop_within "$pid" "$sig" 5
   ((rc == 0)) || fail "pqact exited $rc after SIG$sig"
   sanitizer_check "$ERR"
-  expect_in "$SCRATCH/log.$sig" "exiting: 1 products"
+  expect_in "$SCRATCH/log.$sig" "1 products processed"
+  grep -qE 'NOTE +Exiting$' "$SCRATCH/log.$sig" || fail "no 'Exiting' line (LDM's)"
   same "$DATA/live.out" one
   ok "SIG$sig stops a waiting pqact in $ms ms; products filed as they came"
 done
