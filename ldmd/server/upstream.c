@@ -797,7 +797,7 @@ static void position(upstream *u, bool have_sig, const uint8_t *sig) {
 /* After OK: the whole life of the feed. */
 static int start_feed(upstream *u, const ldm6_io_msg *m, bool have_sig,
                       const uint8_t *sig) {
-  static const char *const modes[] = {"primary", "alternate", "notify",
+  static const char *const modes[] = {"Primary", "Alternate", "notify",
                                       "LDM-5"};
   char ident[1100], text[CLASS_TEXT], hex[33] = "NONE", skipped[96] = "";
   char damaged[64] = "";
@@ -830,8 +830,14 @@ static int start_feed(upstream *u, const ldm6_io_msg *m, bool have_sig,
                 u->c->peer, text);
   if (have_sig)
     pq_sig_format(sig, hex);
-  log_notice("starting up (ldmd %s/%u): %s, SIG=%s, %s", LDMD_VERSION,
-             (unsigned)m->hdr.u.call.vers, text, hex, modes[u->mode]);
+  /* LDM's words, which operators grep for: a feed's line ends with its
+   * mode, a notifier's with its SIG= (docs/protocol.md, section 18) */
+  if (u->mode == UP_NOTIFY)
+    log_notice("Starting Up(%s/%u): %s, SIG=%s", LDMD_VERSION,
+               (unsigned)m->hdr.u.call.vers, text, hex);
+  else
+    log_notice("Starting Up(%s/%u): %s, SIG=%s, %s", LDMD_VERSION,
+               (unsigned)m->hdr.u.call.vers, text, hex, modes[u->mode]);
   if (ldm_conf_filter_format(&u->filter, text, sizeof text) >= 0)
     log_info("topo: %s %s", u->c->name, text);
   u->last_call = ldmd_now_ms();

@@ -25,7 +25,7 @@
  *      2,000 x 1 MiB (random bytes, MD5 signatures), two ways:
  *        new      the products are put into A's queue first; then B starts
  *                 and its REQUEST asks for them.  Time runs from A's feeder
- *                 starting the feed (its log line "starting up", written
+ *                 starting the feed (its log line "Starting Up(", written
  *                 once it has answered B's FEEDME) to the insertion of the
  *                 last product in B's queue.  Everything is fresh: the
  *                 connection's processes and their mappings of the queues.

@@ -504,7 +504,7 @@ uint64_t rb_feed_started_us(const server *a) {
     if (nl != NULL)
       *nl = '\0'; /* before searching: this line only */
     feed = strstr(line, "(feed)");
-    start = strstr(line, "starting up");
+    start = strstr(line, "Starting Up(");
     if (feed != NULL && start != NULL && start > feed) {
       struct tm tm;
       long usec;

@@ -34,9 +34,10 @@ EOF
 
 # --- 1. overlapping classes ------------------------------------------------
 downstream B 'IDS|DDPLUS'
-wait_until 10 srv_log_has A "starting up" || srv_fail A "B's feed did not start"
+# Each feed's line is LDM's "Starting Up(...)"; ldmd's own is not counted.
+wait_until 10 srv_log_has A "Starting Up(" || srv_fail A "B's feed did not start"
 downstream C IDS
-wait_until 10 bash -c "(( \$(grep -c 'starting up' '$(srv_dir A)/ldmd.log') >= 2 ))" ||
+wait_until 10 bash -c "(( \$(grep -cF 'Starting Up(' '$(srv_dir A)/ldmd.log') >= 2 ))" ||
   srv_fail A "C's feed did not start"
 expect_rc 0 "$PEER" insert -q "$QA" -n 20 -s 500 -f IDS -i ids -z 31
 wait_until 20 holds "$(srv_queue B)" 20 || srv_fail B "B did not get the 20 IDS products"
@@ -50,7 +51,7 @@ srv_stop C
 
 # --- 2. one class, two downstreams behind one address ---------------------
 downstream D NEXRAD3
-wait_until 10 bash -c "(( \$(grep -c 'starting up' '$(srv_dir A)/ldmd.log') >= 3 ))" ||
+wait_until 10 bash -c "(( \$(grep -cF 'Starting Up(' '$(srv_dir A)/ldmd.log') >= 3 ))" ||
   srv_fail A "D's feed did not start"
 downstream E NEXRAD3
 wait_until 10 srv_log_has A "terminating the redundant feed of process" ||

@@ -48,7 +48,7 @@ for round in 1 2; do
   srv_log_has B "resuming after product" ||
     srv_fail B "B did not resume from its resume file (round $round)"
   # B's feeder of C logs the resume point C sent: C's last product.
-  wait_until 10 eval "srv_log B | grep -qE 'SIG=[0-9a-f]{32}, primary'" ||
+  wait_until 10 eval "srv_log B | grep -qE 'Starting Up\\([^)]*\\): .*, SIG=[0-9a-f]{32}, Primary$'" ||
     srv_fail B "C did not come back to B with its resume point (round $round)"
   ok "round $round: B killed with SIGKILL, restarted on port ${SRV_PORT[B]}, resumed; C resumed"
 done

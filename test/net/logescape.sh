@@ -14,7 +14,7 @@ printf 'ALLOW ANY ^127\\.0\\.0\\.1$\nACCEPT ANY .* ^127\\.0\\.0\\.1$\n' >"$CONF"
 start_ldmd -v
 background "$NOTIFYME" -v -l "$SCRATCH/nm.log" -h "127.0.0.1:$PORT" -f ANY \
   -o 3600
-wait_until 10 logged 1 'SIG=NONE, notify' || fail "notifyme did not start"
+wait_until 10 logged 1 'Starting Up(' || fail "notifyme did not start"
 # An identifier that would set a terminal's title, ring it, and start a
 # line of its own that looks like an error of ldmd's.
 evil=$'SAUS\e]0;pwned\aKWBC\e[2J\r\n20260101T000000.000000Z ldmd[1] x.c:f:1 ERROR forged\tend'

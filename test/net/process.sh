@@ -51,8 +51,8 @@ background peer notifyme -f EXP -o 0 -t 60 >n1.out
 background peer feedme -f EXP -o 0 -t 60 >n2.out
 background peer notifyme -f EXP -o 0 -t 60 >n3.out
 n3=$BG
-# (Their own "starting up" lines: the server's has no SIG=.)
-wait_until 10 logged 3 ', SIG=NONE, ' ||
+# (Their own "Starting Up(" lines, LDM's.)
+wait_until 10 logged 3 'Starting Up(' ||
   fail "subscribers not started"
 expect_rc 1 peer call -V 6 -R 0
 wait_until 5 grep -q "because too many clients" "$LOG" ||

@@ -15,8 +15,8 @@ start_ldmd
 background peer feedme -f ANY -o 3600 -t 60 -X 1 >feed.out
 background peer hold -n 2 -t 60 >hold.out
 wait_until 10 grep -q STALLED feed.out || fail "the downstream did not stall"
-wait_until 10 logged 1 'starting up (ldmd' || fail "no upstream process"
-up=$(grep 'starting up (ldmd' "$LOG" | tail -1 |
+wait_until 10 logged 1 'Starting Up(' || fail "no upstream process"
+up=$(grep -F 'Starting Up(' "$LOG" | tail -1 |
   sed -n 's/^[^[]*\[\([0-9]*\)\].*/\1/p')
 [[ -n $up ]] || fail "no pid in the upstream's log line"
 # The upstream has filled the socket and waits in poll for room.
