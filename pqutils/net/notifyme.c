@@ -388,7 +388,7 @@ int main(int argc, char **argv) {
     return EXIT_USAGE;
   cli_signals();
   ldm6_class_format(&n.request, text, sizeof text);
-  log_notice("starting up: %s: %s", n.peer.name, text);
+  log_notice("Starting Up: %s: %s", n.peer.name, text); /* LDM's words */
   for (;;) {
     enum session_rc rc = session(&n);
 
@@ -411,7 +411,7 @@ int main(int argc, char **argv) {
     if (cli_stopping())
       break;
   }
-  log_notice("exiting");
+  log_notice("Exiting");
   SSL_CTX_free(n.peer.tls);
   return status;
 }

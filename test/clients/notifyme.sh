@@ -48,9 +48,9 @@ in_report $'v5\taccept_stat=2\tlow=6\thigh=6' ||
 in_report $'NULLPROC\tanswered\taccept_stat=0' || fail "NULLPROC not answered"
 ! in_report stray || fail "notifyme sent something it should not"
 msgs nm.log >m
-expect_in m "starting up: 127.0.0.1:$PORT: "
+expect_in m "Starting Up: 127.0.0.1:$PORT: "
 expect_in m ' TS_ENDT {{NEXRAD3|WMO, "^S"}}'
-expect_in m "exiting"
+expect_in m "Exiting"
 ok "LDM's product lines, the class, NOTIFICATION unanswered, NULLPROC answered"
 
 # 2. Without -v nothing is shown (LDM: -v is needed to see products).
@@ -135,7 +135,7 @@ if have_ipv6; then
   run_session -v -h ::1 -P "$PORT"
   products nm.log >got
   [[ $(cat got) == "$(head -1 expected)" ]] || fail "no product with -h ::1 -P"
-  expect_in nm.log "starting up: [::1]:$PORT:"
+  expect_in nm.log "Starting Up: [::1]:$PORT:"
   ok "IPv6 as [::1]:port and -h ::1 -P port"
 else
   skip_part "IPv6 (notifyme over ::1): cannot listen on ::1"
