@@ -168,7 +168,7 @@ cleanup() {
     r=$(find "$down/data" -type f | wc -l)
     say "pqact filed $(filed_bytes) bytes in $r files under $down/data" \
       "(the downstream queue holds $(queued_bytes) bytes of data)"
-    r=$(sed -n 's/.*exiting: \([0-9]*\) products.*/\1/p' "$down/pqact.log")
+    r=$(sed -n 's/.* \([0-9]*\) products processed$/\1/p' "$down/pqact.log")
     [[ -n $r ]] && say "pqact processed $r products"
   fi
   for p in $(leftovers); do
