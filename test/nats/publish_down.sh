@@ -33,7 +33,7 @@ nats_restart js
 echo restarted >&"${DOWN[1]}"
 last=
 read -r -t 60 last <&"${DOWN[0]}"
-[[ $last == done ]] || fail "natsdown did not connect again: $(cat "$SCRATCH/down.err")"
+[[ $last == "done" ]] || fail "natsdown did not connect again: $(cat "$SCRATCH/down.err")"
 n=$("$NATSPEEK" count "$URL" LDM) || fail "natspeek count failed"
 ((n == 0)) ||
   fail "a publish made after the break ($said) reached the restarted server: $n in LDM"
