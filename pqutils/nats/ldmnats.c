@@ -248,7 +248,7 @@ static int split_urls(char *list, const char **urls, int max) {
 
 /* The options of the connection.  LDMNATS_ECONFIG on a bad file (logged). */
 static int make_options(const struct ldmnats_opts *o, const char *name,
-                        natsOptions **out, char *list) {
+                        bool own, natsOptions **out, char *list) {
   natsOptions *no = NULL;
   const char *urls[64];
   int n = split_urls(list, urls, 64);
@@ -257,18 +257,20 @@ static int make_options(const struct ldmnats_opts *o, const char *name,
     s = natsOptions_SetServers(no, urls, n);
   if (s == NATS_OK)
     s = natsOptions_SetName(no, name);
-  if (s == NATS_OK)
+  if (s == NATS_OK && own) /* the caller reconnects (ldmnats_connect_own) */
+    s = natsOptions_SetAllowReconnect(no, false);
+  if (s == NATS_OK && !own)
     s = natsOptions_SetMaxReconnect(no, -1); /* forever */
-  if (s == NATS_OK)
+  if (s == NATS_OK && !own)
     s = natsOptions_SetCustomReconnectDelay(no, reconnect_delay, NULL);
-  if (s == NATS_OK)
+  if (s == NATS_OK && !own)
     s = natsOptions_SetDisconnectedCB(no, on_disconnected, NULL);
-  if (s == NATS_OK)
+  if (s == NATS_OK && !own)
     s = natsOptions_SetReconnectedCB(no, on_reconnected, NULL);
   if (s == NATS_OK)
     s = natsOptions_SetErrorHandler(no, on_error, NULL);
   /* publishes made while reconnecting wait in a buffer of this size */
-  if (s == NATS_OK)
+  if (s == NATS_OK && !own)
     s = natsOptions_SetReconnectBufSize(no, 128 * 1024 * 1024);
   if (s == NATS_OK)
     s = natsOptions_SetPingInterval(no, 5000);
@@ -316,8 +318,11 @@ static int make_options(const struct ldmnats_opts *o, const char *name,
   return 0;
 }
 
-int ldmnats_connect(const struct ldmnats_opts *o, const char *name,
-                    struct jsOptions *jo, struct ldmnats_conn *conn) {
+/* ldmnats_connect() and ldmnats_connect_own(): own, the caller reconnects;
+ * again, a reconnection (its words). */
+static int connect_to(const struct ldmnats_opts *o, const char *name,
+                      struct jsOptions *jo, bool own, bool again,
+                      struct ldmnats_conn *conn) {
   *conn = (struct ldmnats_conn){0};
   char *list = strdup(o->url);
   if (list == NULL) {
@@ -325,7 +330,7 @@ int ldmnats_connect(const struct ldmnats_opts *o, const char *name,
     return LDMNATS_EFAIL;
   }
   natsOptions *no = NULL;
-  int rc = make_options(o, name, &no, list);
+  int rc = make_options(o, name, own, &no, list);
   if (rc != 0) {
     free(list);
     return rc;
@@ -354,8 +359,8 @@ int ldmnats_connect(const struct ldmnats_opts *o, const char *name,
   char url[512] = "";
   (void)natsConnection_GetConnectedUrl(conn->nc, url, sizeof url);
   conn->max_payload = natsConnection_GetMaxPayload(conn->nc);
-  log_notice("connected to the NATS server %s (max_payload %" PRId64 ")", url,
-             conn->max_payload);
+  log_notice("%sconnected to the NATS server %s (max_payload %" PRId64 ")",
+             again ? "re" : "", url, conn->max_payload);
   natsStatus s = natsConnection_JetStream(&conn->js, conn->nc, jo);
   if (s != NATS_OK) {
     log_error("cannot open a JetStream context: %s", nats_why(s));
@@ -363,6 +368,17 @@ int ldmnats_connect(const struct ldmnats_opts *o, const char *name,
     return LDMNATS_EFAIL;
   }
   return 0;
+}
+
+int ldmnats_connect(const struct ldmnats_opts *o, const char *name,
+                    struct jsOptions *jo, struct ldmnats_conn *conn) {
+  return connect_to(o, name, jo, false, false, conn);
+}
+
+int ldmnats_connect_own(const struct ldmnats_opts *o, const char *name,
+                        struct jsOptions *jo, bool again,
+                        struct ldmnats_conn *conn) {
+  return connect_to(o, name, jo, true, again, conn);
 }
 
 void ldmnats_init(void) {
@@ -383,6 +399,10 @@ void ldmnats_close(struct ldmnats_conn *conn) {
 bool ldmnats_connected(const struct ldmnats_conn *conn) {
   return conn->nc != NULL &&
          natsConnection_Status(conn->nc) == NATS_CONN_STATUS_CONNECTED;
+}
+
+bool ldmnats_lost(const struct ldmnats_conn *conn) {
+  return conn->nc == NULL || natsConnection_IsClosed(conn->nc);
 }
 
 /* ---- the streams ---- */
@@ -455,6 +475,8 @@ int ldmnats_streams(struct ldmnats_conn *conn, const struct ldmnats_opts *o,
       rc = ensure_stream(conn, cstream, cprefix, dup_window_s, replicas, say);
     if (rc <= 0)
       return rc;
+    if (ldmnats_lost(conn)) /* ldmnats_connect_own()'s, broken */
+      return LDMNATS_ELOST;
     cli_sleep((double)ldmnats_backoff_ms(tries) / 1000);
     if (cli_stopping())
       return LDMNATS_ESTOP;

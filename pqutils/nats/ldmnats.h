@@ -246,6 +246,9 @@ struct ldmnats_conn {
 #define LDMNATS_ECONFIG (-1) /* a bad option or file: exit 1 */
 #define LDMNATS_ESTOP (-2)   /* a stop was asked for while waiting */
 #define LDMNATS_EFAIL (-3)   /* something else failed (logged): exit 2 */
+#define LDMNATS_ELOST                                                          \
+  (-4) /* the connection broke (ldmnats_streams() on                           \
+          one of ldmnats_connect_own()'s): again */
 
 /**
  * Connect to the servers of o (ldmnats_resolve() first), waiting for one
@@ -259,6 +262,19 @@ struct ldmnats_conn {
  */
 int ldmnats_connect(const struct ldmnats_opts *o, const char *name,
                     struct jsOptions *jo, struct ldmnats_conn *conn);
+
+/**
+ * As ldmnats_connect(), but libnats does not reconnect: once the server is
+ * gone the connection is closed (ldmnats_lost()), and the caller closes it
+ * and connects again (again: logged as a reconnection).  A publish made
+ * after the connection broke then fails, or is lost with the connection:
+ * libnats never keeps it in its reconnection buffer to send it to the next
+ * server ahead of everything else, before the messages the break lost
+ * are published again (pq2nats: the stream's order, pq2nats.1).
+ */
+int ldmnats_connect_own(const struct ldmnats_opts *o, const char *name,
+                        struct jsOptions *jo, bool again,
+                        struct ldmnats_conn *conn);
 
 /** The first call of a program's main(), before anything uses OpenSSL:
  *  OpenSSL is told not to clean up at exit (OPENSSL_INIT_NO_ATEXIT).
@@ -276,6 +292,10 @@ void ldmnats_close(struct ldmnats_conn *conn);
 /** Is the connection up now?  Thread-safe. */
 bool ldmnats_connected(const struct ldmnats_conn *conn);
 
+/** Is the connection gone for good (none, or closed: after a break, that
+ *  of ldmnats_connect_own())?  Thread-safe. */
+bool ldmnats_lost(const struct ldmnats_conn *conn);
+
 /**
  * Make sure the product stream and the chunk stream exist, creating each
  * one that does not: subjects <prefix>.> and <prefix>_chunks.>, file
@@ -283,7 +303,8 @@ bool ldmnats_connected(const struct ldmnats_conn *conn);
  * direct gets allowed.  A stream that exists is left as it is.  Retries
  * while JetStream does not answer (bounded wait, as ldmnats_connect())
  * until a stop.
- * @return 0, LDMNATS_ESTOP or LDMNATS_EFAIL (logged)
+ * @return 0, LDMNATS_ESTOP, LDMNATS_EFAIL (logged), or LDMNATS_ELOST
+ *         when conn, one of ldmnats_connect_own()'s, broke meanwhile
  */
 int ldmnats_streams(struct ldmnats_conn *conn, const struct ldmnats_opts *o,
                     int64_t dup_window_s, int replicas);

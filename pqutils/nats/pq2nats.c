@@ -124,6 +124,7 @@ struct run {
   struct cli *c;
   struct bridge *b;
   struct ldmnats_conn conn;
+  jsOptions *jo; /* the JetStream context's, for a reconnection */
   jsPubOptions po;
   struct ldmnats_rules *rules;
   pq_t *pq;
@@ -240,9 +241,12 @@ static void destroy_done(struct bridge *b) {
 /* ---- publishing (the main thread) ---- */
 
 /* Publish m; on a failure it waits for a retry.  Not under mu.  Not
- * while the connection is down: libnats would keep m in its reconnect
- * buffer and send it first once reconnected, before the messages the
- * disconnect lost, which recovering() publishes again. */
+ * while the connection is down.  The connection is ldmnats_connect_own()'s,
+ * which libnats does not reconnect: libnats would otherwise keep a publish
+ * made as the connection broke (after the check here) in its reconnect
+ * buffer and send it to the next server first, before the messages the
+ * break lost, which recovering() publishes again: a product stored ahead
+ * of those before it. */
 static void publish(struct run *r, natsMsg *m) {
   pthread_mutex_lock(&r->b->mu);
   p2n_sending(&r->b->fl); /* before: its acknowledgment may come at once */
@@ -284,18 +288,12 @@ static void publish_ready(struct run *r) {
  * a failure never overtakes what the failure lost; then, until all of it
  * is acknowledged, nothing else goes out (inflight.h, rule 3).  Out of
  * memory, nomem is set (service() ends the run). */
-static bool recovering(struct run *r) {
+/* What libnats still waits for, taken back into the books (its
+ * acknowledgments, should they come now, are dropped by libnats); only
+ * when there is some: libnats 3.4.1 crashes on a context that never
+ * published asynchronously. */
+static void take_back(struct run *r, bool some) {
   struct bridge *b = r->b;
-  bool up = ldmnats_connected(&r->conn);
-  pthread_mutex_lock(&b->mu);
-  enum p2n_recovery rec = p2n_recover(&b->fl, up, cli_monotonic());
-  bool some = p2n_unacked(&b->fl) > 0;
-  pthread_mutex_unlock(&b->mu);
-  if (rec != P2N_TAKE_BACK)
-    return rec == P2N_WAIT;
-  /* what libnats still waits for (its acknowledgments, should they come
-   * now, are dropped by libnats); only when there is some: libnats 3.4.1
-   * crashes on a context that never published asynchronously */
   natsMsgList pending = {0};
   if (some && js_PublishAsyncGetPendingList(&pending, r->conn.js) != NATS_OK)
     pending = (natsMsgList){0};
@@ -307,10 +305,43 @@ static bool recovering(struct run *r) {
       break;
     pending.Msgs[i] = NULL; /* ours now */
   }
+  pthread_mutex_unlock(&b->mu);
+  natsMsgList_Destroy(&pending); /* the array: its messages are taken */
+}
+
+/* The connection broke (closed: libnats does not reconnect it, publish()):
+ * the books disrupted, what it held taken back, and a new connection.  A
+ * stop while waiting for the server leaves none (ldmnats_lost()). */
+static void reconnect(struct run *r) {
+  struct bridge *b = r->b;
+  pthread_mutex_lock(&b->mu);
+  (void)p2n_recover(&b->fl, false, cli_monotonic());
+  bool some = p2n_unacked(&b->fl) > 0;
+  pthread_mutex_unlock(&b->mu);
+  if (r->conn.js != NULL)
+    take_back(r, some);
+  if (r->conn.nc != NULL)
+    log_warning("disconnected from the NATS server: reconnecting");
+  ldmnats_close(&r->conn);
+  (void)ldmnats_connect_own(&r->o->nats, "pq2nats", r->jo, true, &r->conn);
+}
+
+static bool recovering(struct run *r) {
+  struct bridge *b = r->b;
+  if (ldmnats_lost(&r->conn))
+    reconnect(r);
+  bool up = ldmnats_connected(&r->conn);
+  pthread_mutex_lock(&b->mu);
+  enum p2n_recovery rec = p2n_recover(&b->fl, up, cli_monotonic());
+  bool some = p2n_unacked(&b->fl) > 0;
+  pthread_mutex_unlock(&b->mu);
+  if (rec != P2N_TAKE_BACK)
+    return rec == P2N_WAIT;
+  take_back(r, some);
+  pthread_mutex_lock(&b->mu);
   size_t n = 0;
   void **v = p2n_resend_list(&b->fl, &n);
   pthread_mutex_unlock(&b->mu);
-  natsMsgList_Destroy(&pending); /* the array: its messages are taken */
   for (size_t i = 0; i < n; i++)
     publish(r, v[i]);
   free(v);
@@ -816,10 +847,14 @@ static int run(struct cli *c, struct opts *o, struct bridge *b) {
   jo.PublishAsync.MaxPending = (int64_t)(2 * o->maxpending + 64);
   jo.PublishAsync.AckHandler = on_ack;
   jo.PublishAsync.AckHandlerClosure = b;
-  int rc = ldmnats_connect(&o->nats, "pq2nats", &jo, &r.conn);
-  if (rc == 0)
-    rc = ldmnats_streams(&r.conn, &o->nats, (int64_t)o->dup_window,
-                         (int)o->replicas);
+  r.jo = &jo;
+  int rc = ldmnats_connect_own(&o->nats, "pq2nats", &jo, false, &r.conn);
+  while (rc == 0 &&
+         (rc = ldmnats_streams(&r.conn, &o->nats, (int64_t)o->dup_window,
+                               (int)o->replicas)) == LDMNATS_ELOST) {
+    ldmnats_close(&r.conn);
+    rc = ldmnats_connect_own(&o->nats, "pq2nats", &jo, true, &r.conn);
+  }
   if (rc != 0) {
     status = rc == LDMNATS_ESTOP ? 0 : rc == LDMNATS_ECONFIG ? 1 : 2;
     goto out;

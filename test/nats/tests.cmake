@@ -29,6 +29,14 @@ if(TARGET ldmnats)
   add_executable(natspeek ${CMAKE_CURRENT_LIST_DIR}/natspeek.c)
   target_link_libraries(natspeek PRIVATE ldmpq cnats::nats)
   list(APPEND NATS_TEST_ARGS $<TARGET_FILE:natspeek>)
+  # natsdown: pq2nats's connection when the server goes away (natsdown.c).
+  add_executable(natsdown ${CMAKE_CURRENT_LIST_DIR}/natsdown.c)
+  target_link_libraries(natsdown PRIVATE ldmnats)
+  pq_script_suite(nats LABEL nats
+    ENVIRONMENT NATSDOWN=$<TARGET_FILE:natsdown>
+    ARGS ${NATS_TEST_ARGS}
+    TESTS
+      publish_down 120)
   # nats_NAME runs nats/NAME.sh, with its timeout in seconds.
   pq_script_suite(nats LABEL nats ARGS ${NATS_TEST_ARGS}
     TESTS
