@@ -17,6 +17,7 @@
  *   0 done as asked, 1 failure or timeout, 2 usage, 3 RECLASS, 4 refused
  *   (AUTH_TOOWEAK), 5 BADPATTERN.
  */
+#include <assert.h>
 #include <errno.h>
 #include <getopt.h>
 #include <arpa/inet.h>
@@ -123,7 +124,9 @@ static int make_class(const peer_opts *o, ldm6_prod_class *cls) {
    * every feedtype (-f ANY) is matched against each. */
   if (o->specs > 1)
     cls->psa[0].feedtype = 1;
-  for (long k = 1; k < o->specs && k < LDM6_PSA_MAX - 1 && k < 32; k++) {
+  /* A feedtype has 32 bits: one spec a bit, and one left for a signature. */
+  static_assert(LDM6_PSA_MAX - 1 <= 32, "one feedtype bit per spec");
+  for (long k = 1; k < o->specs && k < LDM6_PSA_MAX - 1; k++) {
     cls->psa[k].feedtype = 1u << k;
     snprintf(cls->psa[k].pattern, sizeof cls->psa[k].pattern, "(%s)|^NONE%ld",
              o->pattern, k);
