@@ -26,12 +26,13 @@ wait_until 15 grep -qs 'is willing to be a primary feeder' "$BLOG" ||
 
 # Products that entered the IDD at noaaport.test and at radar.test, put
 # into A's queue, from which B gets them.
-now=$(date +%s)
+# All in one hour (hour_safe): n1 and n2 are one bin, r1 another.
+A=$(hour_safe 20)
 LQ_B=$LQ
 LQ=$RQ
-insert IDS $((now - 30)) noaaport.test n1 100
-insert IDS $((now - 20)) noaaport.test n2 200
-insert HDS $((now - 10)) radar.test r1 300
+insert IDS $((A - 20)) noaaport.test n1 100
+insert IDS $((A - 10)) noaaport.test n2 200
+insert HDS "$A" radar.test r1 300
 LQ=$LQ_B
 # relayed: how many products in B's queue came from A.
 relayed() {

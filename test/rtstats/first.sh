@@ -18,7 +18,7 @@ start_ldmd 0
 # 1. From the end of the queue: the first product.
 start_rtstats -v -H "$MYNAME" -h "127.0.0.1:$PORT"
 wait_until 10 rtstats_started || fail "rtstats did not start"
-t=$(date +%s)
+t=$(($(hour_safe 2) + 1)) # t - 3 to t - 1 in one hour: hds1, hds2 one bin
 s0=$SECONDS
 insert IDS $((t - 3)) "$ORIG" first 100
 wait_until "$BOUND" bin_is IDS "$ORIG" 1 100 ||

@@ -59,6 +59,17 @@ insert() {
     fail "cannot insert $4"
 }
 
+# hour_safe SPAN: a second T in the past such that T - SPAN to T lie in one
+# hour: a second ago, or the last second of the previous hour if that
+# would split them.  rtstats bins products by the hour they were created
+# in, so products a test expects in one bin must not straddle an hour's
+# start whenever the test runs.
+hour_safe() {
+  local t=$(($(date +%s) - 1))
+  (((t - $1) / 3600 == t / 3600)) || t=$((t / 3600 * 3600 - 1))
+  echo "$t"
+}
+
 # reports: the reports in $RQ (the products whose identifier starts with
 # "rtstats-"), one per line: the product line as pqcat -v
 # -O logs it (size, time, feedtype, seqno, ident, origin), a tab, then the

@@ -12,10 +12,10 @@ source "$(dirname "$0")/lib.sh" "$@"
 STOP_S=5
 NET='poll_schedule|do_sys_poll|do_poll|futex'
 
-now=$(date +%s)
-insert IDS $((now - 3)) a.edu i1 100
-insert IDS $((now - 2)) a.edu i2 100
-insert HDS $((now - 1)) b.edu h1 100
+A=$(hour_safe 2) # i1 and i2 in one bin whenever the test runs
+insert IDS $((A - 2)) a.edu i1 100
+insert IDS $((A - 1)) a.edu i2 100
+insert HDS "$A" b.edu h1 100
 once=(-l - -o 3600 -i 0 -H "$MYNAME")
 
 # sent HOW: the reports fakeldm got, each HOW (HEREIS or BLKDATA) and
