@@ -1,0 +1,125 @@
+/*
+ * sbn_frame.h - SBN frames out of a byte stream: synchronisation and
+ * resynchronisation, the frame, product-definition and product-specific
+ * headers and their checks, time-sync and test frames passed over, and
+ * gap detection on the frame sequence numbers, all as LDM 6.15's
+ * noaaportIngester does them (docs/noaaport.md, "Frames"; the rules'
+ * source is LDM's public documentation and our own observations of it).
+ *
+ * The reader never relies on datagram boundaries: it is given a buffer of
+ * bytes (a file, standard input, datagrams laid end to end) and finds the
+ * frames in it.  It keeps no pointer into the buffer between calls; a
+ * frame it returns points into the caller's buffer until the caller moves
+ * those bytes.  Every length is checked against the bytes present; the
+ * cost of a call is bounded by the bytes it consumes.
+ *
+ * Not thread-safe: one reader per input stream.
+ */
+#ifndef PQUTILS_INGEST_SBN_FRAME_H
+#define PQUTILS_INGEST_SBN_FRAME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pqutils/ingest/np_log.h"
+
+#define NP_FH_LEN 16  /* frame header */
+#define NP_PDH_LEN 16 /* product-definition header (at least) */
+#define NP_PSH_LEN 36 /* product-specific header */
+/* The most bytes one frame can span: FH, a PDH of 15 words, a PSH of up to
+ * 65535 bytes, 65535 bytes of data. */
+#define NP_FRAME_MAX (NP_FH_LEN + 60 + 65535 + 65535)
+
+/* Frame-header commands. */
+enum { NP_CMD_DATA = 3, NP_CMD_TIMESYNC = 5, NP_CMD_TEST = 10 };
+
+/* PDH transfer-type bits. */
+enum {
+  NP_TT_START = 1,
+  NP_TT_PROGRESS = 2,
+  NP_TT_END = 4,
+  NP_TT_ERROR = 8,
+  NP_TT_COMPRESSED = 16,
+  NP_TT_ABORT = 32,
+  NP_TT_PSH = 64,
+};
+
+/** The product-specific header (only on a product's first frame). */
+struct np_psh {
+  uint8_t opt_field_num, opt_field_type;
+  uint16_t len; /* PSH length, bytes 2-3 */
+  uint8_t version, flag;
+  uint16_t awips_len;
+  uint16_t bytes_per_record;
+  uint8_t type;     /* product type: 1 GOES-E ... 5 NEXRAD ... */
+  uint8_t category; /* 1 text, 2 graphic, 3 image, 4 grid ... */
+  uint16_t code;
+  uint16_t nfrag; /* 0: complete in this frame; else the block count */
+  uint16_t next_off;
+  uint8_t reserved, source;
+  uint32_t orig_seq, ncf_recv, ncf_send;
+  uint16_t run_id, orig_run_id;
+};
+
+/** One frame, as the reader hands it on: every header field parsed. */
+struct np_frame {
+  /* frame header */
+  uint8_t command, datastream, source, destination;
+  uint32_t fh_seq;
+  uint16_t run;
+  /* product-definition header */
+  uint8_t pdh_version, pdh_len; /* pdh_len in bytes */
+  uint8_t tt;                   /* transfer type */
+  uint16_t hdr_len;             /* PDH + PSH */
+  uint16_t block;               /* block number */
+  uint16_t data_off;            /* ignored, as LDM */
+  uint16_t data_len;            /* bytes of data in this frame */
+  uint8_t recs_per_block, blocks_per_rec;
+  uint32_t prod_seq; /* product sequence number */
+  bool has_psh;
+  struct np_psh psh;   /* valid if has_psh */
+  const uint8_t *data; /* data_len bytes, in the caller's buffer */
+  const uint8_t *raw;  /* the whole frame, FH first */
+  size_t raw_len;
+};
+
+/** Frame counters, as LDM's statistics count them. */
+struct np_sbn_counts {
+  uint64_t frames; /* frames counted by gap detection */
+  uint64_t missed; /* frames missed (gaps, not explained) */
+};
+
+/** A reader's state. */
+struct np_sbn {
+  const struct np_log *log;
+  bool resyncing; /* in a run of discarded bytes */
+  bool have_prev; /* gap detection has seen a frame */
+  uint32_t prev_fh_seq, prev_prod_seq;
+  uint16_t prev_block;
+  struct np_sbn_counts counts;
+};
+
+void np_sbn_init(struct np_sbn *r, const struct np_log *lg);
+
+/* What np_sbn_next() found. */
+enum {
+  NP_SBN_MORE = 0,  /* need more bytes: call again with the buffer grown */
+  NP_SBN_FRAME = 1, /* *f is a frame for reassembly */
+};
+
+/**
+ * Find the next frame for reassembly in buf[*pos, len).  Bytes that cannot
+ * start a frame, and frames that are passed over (test and time-sync
+ * frames, unknown commands or datastreams, a bad PSH length), are consumed
+ * and logged as LDM does; *pos moves past them.  A frame that is not yet
+ * whole leaves *pos at its start.
+ *
+ * @param eof  no more bytes will come: a partial frame is dropped and *pos
+ *             set to len
+ * @return NP_SBN_FRAME (*f filled, *pos past the frame) or NP_SBN_MORE
+ */
+int np_sbn_next(struct np_sbn *r, const uint8_t *buf, size_t len, size_t *pos,
+                struct np_frame *f, bool eof);
+
+#endif
