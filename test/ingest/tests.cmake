@@ -13,3 +13,11 @@ function(pq_np_test name)
 endfunction()
 
 pq_np_test(test_np_tables)
+
+# noaaportIngester's FIFO, with a real writer thread.
+pq_unit_test(test_np_fifo)
+target_sources(test_np_fifo PRIVATE
+  ${PROJECT_SOURCE_DIR}/pqutils/ingest/ingest_fifo.c)
+
+# The statistics block in LDM's layout.
+pq_np_test(test_np_stats)
