@@ -21,3 +21,6 @@ target_sources(test_np_fifo PRIVATE
 
 # The statistics block in LDM's layout.
 pq_np_test(test_np_stats)
+
+# LDM 6.15's products and log lines for the vectors, byte for byte.
+pq_np_test(test_np_vectors)
