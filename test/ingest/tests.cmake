@@ -24,3 +24,11 @@ pq_np_test(test_np_stats)
 
 # LDM 6.15's products and log lines for the vectors, byte for byte.
 pq_np_test(test_np_vectors)
+
+# The program (ingester.sh): LDM's vectors from standard input, duplicates,
+# usage errors, SIGUSR1 and SIGTERM.  Arguments: the programs' directory,
+# the test tools' (sbngen, sbnsend).
+pq_script_suite(ingest LABEL ingest
+  ARGS $<TARGET_FILE_DIR:noaaportIngester> $<TARGET_FILE_DIR:test_np_tables>
+  TESTS
+    ingester 120)
