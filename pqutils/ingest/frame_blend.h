@@ -18,18 +18,22 @@
  *     sequence); frames sort by uplink, then product sequence, then block,
  *     sequence numbers compared circularly (a is before b when
  *     (a - b) mod 2^32 > 2^31 - 1);
- *   - an uplink is a run of frames with one FH source byte: a byte keeps
- *     its uplink while frames of it are still held or were the last
- *     released, so two receivers delivering one stream interleaved never
- *     count as a switch; a byte seen again after a later uplink's frame
- *     was released opens a new uplink (an NCF switch, as LDM counts it);
+ *   - an uplink is a run of frames with one FH source byte: a new byte
+ *     opens one (an NCF switch), and a byte keeps its uplink until a
+ *     frame of a later uplink has been released, so two receivers
+ *     delivering one stream interleaved, or one receiver's reordered
+ *     datagrams, never count as a switch; a byte seen again after that
+ *     opens a new uplink, as LDM counts it;
  *   - a product sequence that goes back while the FH sequence goes on
  *     (LDM's "data-server switch"), or a run of NP_BLEND_STUCK frames in
  *     a row that would all be late (the stream has moved back: a corrupt
  *     frame far ahead was released), starts a new uplink too, so that no
  *     one corrupt frame can make every later frame "late".
  * Duplicates are frames whose (FH source byte, product sequence, block)
- * is held, or is among the last NP_BLEND_RECENT released.
+ * is held, or is among the last NP_BLEND_RECENT released: the source byte
+ * stands for the uplink id there, so that a second receiver's copy is
+ * still found after its uplink was reopened.  For input in order, the
+ * output is the input less its duplicates, whatever wait_s.
  *
  * Not thread-safe: one blender per ingester, fed by one thread.
  */
