@@ -32,8 +32,8 @@
  * Duplicates are frames whose (FH source byte, product sequence, block)
  * is held, or is among the last NP_BLEND_RECENT released: the source byte
  * stands for the uplink id there, so that a second receiver's copy is
- * still found after its uplink was reopened.  For input in order, the
- * output is the input less its duplicates, whatever wait_s.
+ * still found after its uplink was reopened.  With wait_s 0 the output
+ * is the input less its duplicates, in arrival order.
  *
  * Not thread-safe: one blender per ingester, fed by one thread.
  */
