@@ -32,3 +32,6 @@ pq_script_suite(ingest LABEL ingest
   ARGS $<TARGET_FILE_DIR:noaaportIngester> $<TARGET_FILE_DIR:test_np_tables>
   TESTS
     ingester 120)
+
+# The blender: frames of several receivers ordered, duplicates dropped.
+pq_np_test(test_np_blend)
