@@ -100,16 +100,16 @@ static void unlock(void) {
 /* The syslog facility: LOCAL0 unless a program's -u chose another. */
 static int lg_facility = LOG_LOCAL0;
 
+static const char *ident_locked(void) {
+  return lg.ident[0] != '\0' ? lg.ident : program_invocation_short_name;
+}
+
 void ldm_log_set_facility(int facility) {
   (void)pthread_mutex_lock(&lg_mutex);
   lg_facility = facility;
   if (lg.kind == DEST_SYSLOG)
     openlog(ident_locked(), LOG_PID | LOG_NDELAY, lg_facility);
   (void)pthread_mutex_unlock(&lg_mutex);
-}
-
-static const char *ident_locked(void) {
-  return lg.ident[0] != '\0' ? lg.ident : program_invocation_short_name;
 }
 
 static void set_ident_locked(const char *ident) {

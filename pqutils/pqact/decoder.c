@@ -401,10 +401,12 @@ static void on_exit_status(void *arg, pid_t pid, int status) {
     x->restart_at = x->died_at;
   }
   /* Any other exit, 0 included, counts as a death: a decoder that exits
-   * at once is started again after the growing delay, not in a loop. */
-  if (x->waiting.n == 0 && (x->flags & OPT_CLOSE))
-    drop_decoder(x, "terminated");
-  /* else pump_one() starts it again when its delay has passed */
+   * at once is started again after the growing delay, not in a loop.
+   * pump_one() does either on x's next turn: it drops a -close decoder
+   * with nothing waiting, starts any other again when its delay has
+   * passed.  Never free x here: this runs from any reap, and one comes
+   * from inside pqact_decoders_pump() (a spawn over the cap reaps),
+   * whose walk may hold x as its next decoder. */
 }
 
 /* ---- writing ---- */
