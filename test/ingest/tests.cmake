@@ -13,3 +13,20 @@ function(pq_np_test name)
 endfunction()
 
 pq_np_test(test_np_tables)
+
+# libsbngen (sbngen.h): the tests' own SBN frames, products and what a
+# perfect ingester makes of them; a second implementation of the format,
+# never linked with libnoaaport.
+find_package(ZLIB REQUIRED)
+find_package(PNG REQUIRED)
+set(sbngen_dir ${CMAKE_CURRENT_LIST_DIR})
+add_library(sbngen_lib STATIC ${sbngen_dir}/sbngen.c
+  ${sbngen_dir}/sbngen_grib.c ${sbngen_dir}/sbngen_expect.c
+  ${sbngen_dir}/sbngen_stream.c)
+set_target_properties(sbngen_lib PROPERTIES OUTPUT_NAME sbngen)
+target_link_libraries(sbngen_lib PUBLIC ZLIB::ZLIB PNG::PNG OpenSSL::Crypto)
+
+pq_unit_test(test_sbngen)
+target_link_libraries(test_sbngen PRIVATE sbngen_lib)
+set_property(TEST test_sbngen APPEND PROPERTY ENVIRONMENT
+  "NP_VECTORS=${NP_VECTORS}")
