@@ -4,7 +4,9 @@
  * (test/ingest/vectors/) made again byte for byte from the products'
  * inputs, the expected result (bytes, size, MD5, feedtype, identifier) of
  * every product LDM made from the vectors, the rules' observed examples
- * of docs/noaaport.md, and the split into frames.
+ * of docs/noaaport.md, the split into frames, and the perturbations (what
+ * they do, that the seed replays them, that untouched products stay
+ * whole).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -671,6 +674,365 @@ static void test_next_unit(void **state) {
   sg_stream_free(&s);
 }
 
+/* ---- perturbations ---- */
+
+#define NPRODUCTS 120
+
+/* Random products, as generated (orig) and as perturbed (s). */
+struct world {
+  struct sg_stream s, orig;
+  bool affected[NPRODUCTS];
+  struct sg_buf bytes;
+};
+
+static void world_make(struct world *w, uint64_t seed,
+                       const struct sg_perturb *pt) {
+  struct sg_mix m;
+  struct sg_rng r;
+
+  memset(w, 0, sizeof *w);
+  sg_mix_default(&m);
+  m.min_size = 50;
+  m.max_size = 6000; /* one to two blocks */
+  sg_rng_seed(&r, seed);
+  sg_stream_init(&w->s, 1);
+  sg_stream_init(&w->orig, 1);
+  w->s.timesync_every = w->orig.timesync_every = 5;
+  w->s.test_every = w->orig.test_every = 17;
+  for (uint32_t i = 0; i < NPRODUCTS; i++) {
+    struct sg_product p;
+    sg_random_product(&p, &m, &r, 100 + i);
+    sg_put_product(&w->s, &p);
+    sg_put_product(&w->orig, &p);
+    sg_product_free(&p);
+  }
+  sg_perturb(&w->s, pt, seed, w->affected, NPRODUCTS);
+  sg_stream_bytes(&w->s, &w->bytes);
+}
+
+static void world_free(struct world *w) {
+  sg_stream_free(&w->s);
+  sg_stream_free(&w->orig);
+  sg_buf_free(&w->bytes);
+}
+
+static bool same_frame(const struct sg_frame *a, const struct sg_frame *b) {
+  return a->b.n == b->b.n && memcmp(a->b.p, b->b.p, a->b.n) == 0;
+}
+
+static size_t naffected(const struct world *w) {
+  size_t n = 0;
+
+  for (size_t i = 0; i < NPRODUCTS; i++)
+    n += w->affected[i];
+  return n;
+}
+
+static uint64_t test_seed(const char *test) {
+  const char *env = getenv("PQ_TEST_SEED");
+  uint64_t seed = env ? strtoull(env, NULL, 10) : (uint64_t)time(NULL);
+
+  print_message("%s seed %llu (PQ_TEST_SEED)\n", test,
+                (unsigned long long)seed);
+  return seed;
+}
+
+static void test_perturb_none(void **state) {
+  (void)state;
+  struct sg_perturb pt;
+  struct world w;
+  struct sg_buf orig = {0};
+
+  sg_perturb_none(&pt);
+  world_make(&w, 1, &pt);
+  sg_stream_bytes(&w.orig, &orig);
+  assert_int_equal(w.bytes.n, orig.n);
+  assert_memory_equal(w.bytes.p, orig.p, orig.n);
+  assert_int_equal(naffected(&w), 0);
+  sg_buf_free(&orig);
+  world_free(&w);
+}
+
+/* A drop really drops: what is left is the original frames in order,
+ * fewer of them, and exactly the products that lost one are flagged. */
+static void test_perturb_drop(void **state) {
+  (void)state;
+  struct sg_perturb pt;
+  struct world w;
+  bool lost[NPRODUCTS] = {false};
+
+  sg_perturb_none(&pt);
+  pt.drop = 1;
+  world_make(&w, 2, &pt);
+  assert_int_equal(w.s.n, 0);
+  assert_int_equal(w.bytes.n, 0);
+  assert_int_equal(naffected(&w), NPRODUCTS);
+  world_free(&w);
+  pt.drop = 0.2;
+  world_make(&w, test_seed("test_perturb_drop"), &pt);
+  assert_true(w.s.n < w.orig.n);
+  size_t k = 0;
+  for (size_t i = 0; i < w.orig.n; i++) {
+    if (k < w.s.n && same_frame(&w.s.v[k], &w.orig.v[i]))
+      k++;
+    else if (w.orig.v[i].product >= 0)
+      lost[w.orig.v[i].product] = true;
+  }
+  assert_int_equal(k, w.s.n); /* a subsequence */
+  for (size_t i = 0; i < NPRODUCTS; i++)
+    assert_int_equal(w.affected[i], lost[i]);
+  world_free(&w);
+}
+
+/* A duplicate follows its original; its product is flagged. */
+static void test_perturb_dup(void **state) {
+  (void)state;
+  struct sg_perturb pt;
+  struct world w;
+  size_t dups = 0;
+
+  sg_perturb_none(&pt);
+  pt.dup = 0.2;
+  world_make(&w, test_seed("test_perturb_dup"), &pt);
+  for (size_t i = 0, k = 0; i < w.orig.n; i++, k++) {
+    assert_true(same_frame(&w.s.v[k], &w.orig.v[i]));
+    if (k + 1 < w.s.n && same_frame(&w.s.v[k + 1], &w.orig.v[i])) {
+      k++;
+      dups++;
+      if (w.orig.v[i].product >= 0)
+        assert_true(w.affected[w.orig.v[i].product]);
+    }
+  }
+  assert_int_equal(w.s.n, w.orig.n + dups);
+  assert_true(dups > 0);
+  world_free(&w);
+}
+
+/* One byte flipped, never a PDH length; a frame header flipped fails. */
+static void test_perturb_flip(void **state) {
+  (void)state;
+  struct sg_perturb pt;
+  struct world w;
+  size_t damaged = 0;
+
+  sg_perturb_none(&pt);
+  pt.flip = 0.3;
+  world_make(&w, test_seed("test_perturb_flip"), &pt);
+  assert_int_equal(w.s.n, w.orig.n);
+  for (size_t i = 0; i < w.s.n; i++) {
+    const struct sg_buf *a = &w.s.v[i].b, *b = &w.orig.v[i].b;
+    size_t flips = 0, pos = 0;
+    assert_int_equal(a->n, b->n);
+    for (size_t k = 0; k < a->n; k++)
+      if (a->p[k] != b->p[k] && !(b->p[k] == 0xFF && a->p[k] == 0xFE)) {
+        flips++;
+        pos = k;
+      }
+    assert_int_equal(flips, w.s.v[i].damaged ? 1 : 0);
+    if (!w.s.v[i].damaged)
+      continue;
+    damaged++;
+    assert_true(w.affected[w.s.v[i].product]);
+    assert_true(pos != 16 && pos != 18 && pos != 19 && pos != 24 && pos != 25);
+    assert_int_equal(sg_fh_valid(a->p), pos >= SG_FH_LEN);
+  }
+  assert_true(damaged > 0);
+  world_free(&w);
+}
+
+/* Junk between frames: the frames stay as they were, resynchronisation
+ * finds each of them, and no product is flagged. */
+static void test_perturb_junk(void **state) {
+  (void)state;
+  struct sg_perturb pt;
+  struct world w;
+  size_t junk = 0, k = 0;
+
+  sg_perturb_none(&pt);
+  pt.junk = 0.5;
+  pt.junk_max = 40;
+  world_make(&w, test_seed("test_perturb_junk"), &pt);
+  for (size_t off = 0, len; off < w.bytes.n; off += len) {
+    len = sg_next_unit(w.bytes.p + off, w.bytes.n - off);
+    if (sg_frame_len(w.bytes.p + off, len) == len) {
+      assert_true(k < w.orig.n);
+      assert_int_equal(len, w.orig.v[k].b.n);
+      assert_memory_equal(w.bytes.p + off, w.orig.v[k].b.p, len);
+      k++;
+    } else {
+      junk++;
+    }
+  }
+  assert_int_equal(k, w.orig.n);
+  assert_true(junk > 0);
+  assert_int_equal(naffected(&w), 0);
+  world_free(&w);
+}
+
+/* The stream cut: the products past the cut are flagged, no other. */
+static void test_perturb_truncate(void **state) {
+  (void)state;
+  struct sg_perturb pt;
+  struct world w;
+  struct sg_buf orig = {0};
+
+  sg_perturb_none(&pt);
+  world_make(&w, 3, &pt);
+  sg_stream_bytes(&w.orig, &orig);
+  world_free(&w);
+  pt.truncate = orig.n / 2 + 7;
+  world_make(&w, 3, &pt);
+  assert_int_equal(w.bytes.n, pt.truncate);
+  assert_memory_equal(w.bytes.p, orig.p, pt.truncate);
+  size_t end = 0;
+  for (size_t i = 0; i < w.orig.n; i++) {
+    end += w.orig.v[i].b.n;
+    long k = w.orig.v[i].product;
+    if (k >= 0 && end > pt.truncate)
+      assert_true(w.affected[k]);
+    else if (k >= 0 && i + 1 < w.orig.n && w.orig.v[i + 1].product != k &&
+             end + w.orig.v[i + 1].b.n <= pt.truncate)
+      assert_false(w.affected[k]); /* its last frame, well before */
+  }
+  sg_buf_free(&orig);
+  world_free(&w);
+}
+
+/* A frame header that would pass, hidden in junk, in a damaged frame
+ * after its first byte, or in the data of a touched product, is defused:
+ * resynchronisation could take it for a frame. */
+static void test_perturb_false_header(void **state) {
+  (void)state;
+  struct sg_stream s, hidden;
+  struct sg_product p;
+  struct sg_perturb pt;
+  struct sg_buf body = {0};
+  bool affected[3] = {false, false, true};
+
+  sg_stream_init(&hidden, 1);
+  sg_put_timesync(&hidden, SG_DS_NMC); /* a frame header that passes */
+  sg_buf_str(&body, "x\r\r\n");
+  sg_buf_put(&body, hidden.v[0].b.p, hidden.v[0].b.n);
+  struct sg_nwstg in = text("NOUS41 KWBC 151200", NULL, (char *)body.p, body.n);
+  sg_nwstg_product(&p, &in, 1);
+  sg_stream_init(&s, 1);
+  for (int i = 0; i < 3; i++)
+    sg_put_product(&s, &p);
+  s.v[0].kind = SG_F_JUNK; /* as junk */
+  s.v[0].product = -1;
+  s.v[1].damaged = true; /* as damaged, and as a touched product's */
+  sg_perturb_none(&pt);
+  sg_perturb(&s, &pt, 1, affected, 3);
+  assert_int_equal(s.v[0].b.p[0], 0xFE);
+  assert_true(sg_fh_valid(s.v[1].b.p));
+  assert_true(sg_fh_valid(s.v[2].b.p));
+  for (size_t i = 0; i < 3; i++) {
+    const uint8_t *at = s.v[i].b.p + s.v[i].b.n - hidden.v[0].b.n;
+    assert_int_equal(at[0], 0xFE);
+    assert_memory_equal(at + 1, hidden.v[0].b.p + 1, hidden.v[0].b.n - 1);
+  }
+  sg_buf_free(&body);
+  sg_product_free(&p);
+  sg_stream_free(&s);
+  sg_stream_free(&hidden);
+}
+
+static void all_perturbations(struct sg_perturb *pt) {
+  sg_perturb_none(pt);
+  pt->drop = pt->dup = pt->swap = pt->flip = pt->junk = 0.04;
+  pt->window = 3;
+  pt->junk_max = 64;
+}
+
+/* The seed replays the perturbations; another seed gives others. */
+static void test_perturb_seed(void **state) {
+  (void)state;
+  struct sg_perturb pt;
+  struct world a, b;
+
+  all_perturbations(&pt);
+  world_make(&a, 1234, &pt);
+  world_make(&b, 1234, &pt);
+  assert_int_equal(a.bytes.n, b.bytes.n);
+  assert_memory_equal(a.bytes.p, b.bytes.p, a.bytes.n);
+  assert_memory_equal(a.affected, b.affected, sizeof a.affected);
+  world_free(&b);
+  world_make(&b, 1235, &pt);
+  assert_true(a.bytes.n != b.bytes.n ||
+              memcmp(a.bytes.p, b.bytes.p, a.bytes.n) != 0);
+  world_free(&a);
+  world_free(&b);
+}
+
+/* Synchronisation finds the frames where they are: the valid frame
+ * headers of the bytes are exactly those of the stream's frames. */
+static void check_sync(const struct world *w) {
+  size_t off = 0, u = 0, f = 0;
+
+  for (size_t i = 0; i < w->s.n; i++) {
+    const struct sg_frame *fr = &w->s.v[i];
+    bool counted = fr->kind != SG_F_JUNK && sg_fh_valid(fr->b.p) &&
+                   off + SG_FH_LEN + SG_PDH_LEN <= w->bytes.n;
+    for (; u < off && u < w->bytes.n;
+         u += sg_next_unit(w->bytes.p + u, w->bytes.n - u))
+      assert_int_equal(sg_frame_len(w->bytes.p + u, w->bytes.n - u), 0);
+    if (counted) {
+      assert_int_equal(u, off);
+      assert_true(sg_frame_len(w->bytes.p + u, w->bytes.n - u) > 0);
+      u += sg_next_unit(w->bytes.p + u, w->bytes.n - u);
+      f++;
+    }
+    off += fr->b.n;
+  }
+  assert_true(f > 0);
+}
+
+/* An untouched product's frames are all there, whole, in order, with
+ * only time-sync, test frames and junk between them. */
+static void check_untouched(const struct world *w, long k) {
+  size_t last = SIZE_MAX, end = 0;
+
+  for (size_t i = 0; i < w->orig.n; i++) {
+    if (w->orig.v[i].product != k)
+      continue;
+    size_t at = SIZE_MAX;
+    for (size_t j = 0; j < w->s.n && at == SIZE_MAX; j++)
+      if (w->s.v[j].kind == SG_F_DATA && same_frame(&w->s.v[j], &w->orig.v[i]))
+        at = j;
+    assert_true(at != SIZE_MAX);
+    assert_false(w->s.v[at].damaged);
+    if (last != SIZE_MAX) {
+      assert_true(at > last);
+      for (size_t j = last + 1; j < at; j++)
+        assert_int_not_equal(w->s.v[j].kind, SG_F_DATA);
+    }
+    last = at;
+  }
+  for (size_t j = 0; j <= last; j++)
+    end += w->s.v[j].b.n;
+  assert_true(end <= w->bytes.n);
+}
+
+static void test_perturb_untouched(void **state) {
+  (void)state;
+  struct sg_perturb pt;
+  uint64_t seed = test_seed("test_perturb_untouched");
+
+  all_perturbations(&pt);
+  for (uint64_t i = 0; i < 8; i++) {
+    struct world w;
+    pt.truncate = i % 2 ? SIZE_MAX : 200000;
+    world_make(&w, seed + i, &pt);
+    size_t n = naffected(&w);
+    assert_true(n > 0 && n < NPRODUCTS);
+    check_sync(&w);
+    for (long k = 0; k < NPRODUCTS; k++)
+      if (!w.affected[k])
+        check_untouched(&w, k);
+    world_free(&w);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_vector_nwstg_basic),
@@ -683,6 +1045,15 @@ int main(void) {
       cmocka_unit_test(test_split_gini),
       cmocka_unit_test(test_control_frames),
       cmocka_unit_test(test_next_unit),
+      cmocka_unit_test(test_perturb_none),
+      cmocka_unit_test(test_perturb_drop),
+      cmocka_unit_test(test_perturb_dup),
+      cmocka_unit_test(test_perturb_flip),
+      cmocka_unit_test(test_perturb_junk),
+      cmocka_unit_test(test_perturb_truncate),
+      cmocka_unit_test(test_perturb_false_header),
+      cmocka_unit_test(test_perturb_seed),
+      cmocka_unit_test(test_perturb_untouched),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -22,7 +22,8 @@ find_package(PNG REQUIRED)
 set(sbngen_dir ${CMAKE_CURRENT_LIST_DIR})
 add_library(sbngen_lib STATIC ${sbngen_dir}/sbngen.c
   ${sbngen_dir}/sbngen_grib.c ${sbngen_dir}/sbngen_expect.c
-  ${sbngen_dir}/sbngen_stream.c)
+  ${sbngen_dir}/sbngen_stream.c ${sbngen_dir}/sbngen_perturb.c
+  ${sbngen_dir}/sbngen_mix.c)
 set_target_properties(sbngen_lib PROPERTIES OUTPUT_NAME sbngen)
 target_link_libraries(sbngen_lib PUBLIC ZLIB::ZLIB PNG::PNG OpenSSL::Crypto)
 
