@@ -17,7 +17,8 @@ pq_np_test(test_np_tables)
 # libsbngen (sbngen.h): the tests' own SBN frames, products and what a
 # perfect ingester makes of them; a second implementation of the format,
 # never linked with libnoaaport.  sbngen writes random streams and their
-# manifest; it is not installed.
+# manifest, sbnsend sends a stream to a multicast group; neither is
+# installed.
 find_package(ZLIB REQUIRED)
 find_package(PNG REQUIRED)
 set(sbngen_dir ${CMAKE_CURRENT_LIST_DIR})
@@ -29,6 +30,8 @@ set_target_properties(sbngen_lib PROPERTIES OUTPUT_NAME sbngen)
 target_link_libraries(sbngen_lib PUBLIC ZLIB::ZLIB PNG::PNG OpenSSL::Crypto)
 add_executable(sbngen ${sbngen_dir}/sbngen_main.c)
 target_link_libraries(sbngen PRIVATE sbngen_lib)
+add_executable(sbnsend ${sbngen_dir}/sbnsend.c)
+target_link_libraries(sbnsend PRIVATE sbngen_lib)
 
 pq_unit_test(test_sbngen)
 target_link_libraries(test_sbngen PRIVATE sbngen_lib)
