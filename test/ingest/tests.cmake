@@ -37,3 +37,5 @@ pq_unit_test(test_sbngen)
 target_link_libraries(test_sbngen PRIVATE sbngen_lib)
 set_property(TEST test_sbngen APPEND PROPERTY ENVIRONMENT
   "NP_VECTORS=${NP_VECTORS}")
+pq_script_test(ingest_sbn_tools ${CMAKE_CURRENT_LIST_DIR}/sbn_tools.sh
+  TIMEOUT 60 LABELS ingest ARGS $<TARGET_FILE_DIR:sbngen>)
