@@ -436,6 +436,10 @@ static void test_ascii(void **state) {
   assert_true(ascii_with(300, 150, 0x90)); /* between the two ranges */
   assert_true(ascii_with(300, 299, 0x90)); /* the last byte: not checked */
   assert_false(ascii_with(300, 298, 0x90));
+  assert_false(ascii_with(300, 100, 0x90)); /* the ranges' ends: 100 */
+  assert_true(ascii_with(300, 101, 0x90));
+  assert_true(ascii_with(300, 198, 0x90));
+  assert_false(ascii_with(300, 199, 0x90)); /* and N - 101 */
   assert_false(ascii_with(300, 295, 0x03)); /* ETX near the end */
   assert_true(ascii_with(300, 60, 0x7F));   /* DEL is printable */
   assert_true(ascii_with(300, 60, 0x1E));   /* RS, HT, NUL allowed */
