@@ -14,6 +14,32 @@ endfunction()
 
 pq_np_test(test_np_tables)
 
+# libsbngen (sbngen.h): the tests' own SBN frames, products and what a
+# perfect ingester makes of them; a second implementation of the format,
+# never linked with libnoaaport.  sbngen writes random streams and their
+# manifest, sbnsend sends a stream to a multicast group; neither is
+# installed.
+find_package(ZLIB REQUIRED)
+find_package(PNG REQUIRED)
+set(sbngen_dir ${CMAKE_CURRENT_LIST_DIR})
+add_library(sbngen_lib STATIC ${sbngen_dir}/sbngen.c
+  ${sbngen_dir}/sbngen_grib.c ${sbngen_dir}/sbngen_expect.c
+  ${sbngen_dir}/sbngen_stream.c ${sbngen_dir}/sbngen_perturb.c
+  ${sbngen_dir}/sbngen_mix.c)
+set_target_properties(sbngen_lib PROPERTIES OUTPUT_NAME sbngen)
+target_link_libraries(sbngen_lib PUBLIC ZLIB::ZLIB PNG::PNG OpenSSL::Crypto)
+add_executable(sbngen ${sbngen_dir}/sbngen_main.c)
+target_link_libraries(sbngen PRIVATE sbngen_lib)
+add_executable(sbnsend ${sbngen_dir}/sbnsend.c)
+target_link_libraries(sbnsend PRIVATE sbngen_lib)
+
+pq_unit_test(test_sbngen)
+target_link_libraries(test_sbngen PRIVATE sbngen_lib)
+set_property(TEST test_sbngen APPEND PROPERTY ENVIRONMENT
+  "NP_VECTORS=${NP_VECTORS}")
+pq_script_test(ingest_sbn_tools ${CMAKE_CURRENT_LIST_DIR}/sbn_tools.sh
+  TIMEOUT 60 LABELS ingest ARGS $<TARGET_FILE_DIR:sbngen>)
+
 # noaaportIngester's FIFO, with a real writer thread.
 pq_unit_test(test_np_fifo)
 target_sources(test_np_fifo PRIVATE
@@ -29,7 +55,7 @@ pq_np_test(test_np_vectors)
 # usage errors, SIGUSR1 and SIGTERM.  Arguments: the programs' directory,
 # the test tools' (sbngen, sbnsend).
 pq_script_suite(ingest LABEL ingest
-  ARGS $<TARGET_FILE_DIR:noaaportIngester> $<TARGET_FILE_DIR:test_np_tables>
+  ARGS $<TARGET_FILE_DIR:noaaportIngester> $<TARGET_FILE_DIR:sbngen>
   TESTS
     ingester 120)
 
