@@ -57,7 +57,8 @@ pq_np_test(test_np_vectors)
 pq_script_suite(ingest LABEL ingest
   ARGS $<TARGET_FILE_DIR:noaaportIngester> $<TARGET_FILE_DIR:sbngen>
   TESTS
-    ingester 120)
+    ingester 120
+    multicast 180)
 
 # The blender: frames of several receivers ordered, duplicates dropped.
 pq_np_test(test_np_blend)
