@@ -6,17 +6,16 @@
 # its size and sequence number; then two senders carry the same stream,
 # one of them losing every 7th frame, and the ingester blending them (-W)
 # still makes every product exactly once.
-source "$(dirname "$0")/lib.sh" "$@"
-
-if [[ ${NP_IN_NETNS:-} != 1 ]]; then
-  ((EUID == 0)) || skip_test "a network namespace needs root"
-  command -v unshare >/dev/null && command -v ip >/dev/null ||
-    skip_test "unshare(1) and ip(8) are needed"
-  unshare -n true 2>/dev/null || skip_test "cannot make a network namespace"
-  # The same test again, inside a namespace of its own; its scratch
-  # directory is made anew there (and removed by its own trap).
+# Run again inside a network namespace of the test's own, before the
+# scratch directory is made (an exec skips the trap that removes it).
+if [[ ${NP_IN_NETNS:-} != 1 ]] && ((EUID == 0)) &&
+  command -v unshare >/dev/null && command -v ip >/dev/null &&
+  unshare -n true 2>/dev/null; then
   NP_IN_NETNS=1 exec unshare -n -- bash "$0" "$@"
 fi
+source "$(dirname "$0")/lib.sh" "$@"
+[[ ${NP_IN_NETNS:-} == 1 ]] ||
+  skip_test "a network namespace needs root, unshare(1) and ip(8)"
 ip link set lo up && ip link set lo multicast on &&
   ip route add 224.0.0.0/4 dev lo || fail "cannot set up loopback multicast"
 seed_init
