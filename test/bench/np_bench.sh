@@ -19,7 +19,7 @@ work=$(mktemp -d /dev/shm/np_bench.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
 # An IDD-like mix: mostly text bulletins, radar, GRIB of all sizes.
-"$tools/sbngen" -n 20000 -S 1 -s 200:60000 \
+"$tools/sbngen" -n 8000 -S 1 -s 200:60000 \
   -k text=6,nexrad3=3,grib1=1,grib2=2 -t 500 -o "$work/stream.sbn" 2>/dev/null
 size=$(stat -c %s "$work/stream.sbn")
 echo "== 1. libnoaaport in memory (np_bench)"
