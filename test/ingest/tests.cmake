@@ -14,3 +14,4 @@ endfunction()
 
 pq_np_test(test_np_tables)
 pq_np_test(test_np_wmo)
+pq_np_test(test_np_grib1)
