@@ -14,4 +14,5 @@ endfunction()
 
 pq_np_test(test_np_tables)
 pq_np_test(test_np_wmo)
+pq_np_test(test_np_names)
 pq_np_test(test_np_grib1)
