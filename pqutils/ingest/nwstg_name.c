@@ -121,7 +121,7 @@ static bool name_heading(const uint8_t *p, size_t n, struct heading_name *h,
 /* The redbook graphic's title parts (docs/noaaport.md, section
  * "Identifiers"): each ends at its first NUL. */
 struct redbook {
-  char a[10], b[7], p[10], date[40];
+  char a[10], b[7], p[10], date[32];
   int seen;
 };
 
@@ -191,7 +191,7 @@ static void redbook_title(const uint8_t *d, size_t n, char *title, size_t size,
 static void make_meta(const uint8_t *d, size_t n, const struct np_ccb *ccb,
                       int category, const char *gribtag, char *meta,
                       const struct np_log *lg) {
-  char tag[32] = "", title[64] = "";
+  char tag[32] = "", title[96] = "";
   if (category == NP_CAT_NIDS) {
     if (ccb->user1 != 'F')
       snprintf(tag, sizeof tag, "nids/");

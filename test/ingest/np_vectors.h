@@ -6,7 +6,9 @@
  * (.log).  The frame reader here is the tests' own, a plain reading of
  * docs/noaaport.md, section "Frames": it is not the ingester's, so that
  * the namers are checked on bytes the ingester's reader did not choose.
- * Header-only: each test program is one .c file.
+ * Files read are kept until npv_teardown(), the test group's teardown, so
+ * that a failed assertion (a longjmp) leaks nothing.  Header-only: each
+ * test program is one .c file.
  */
 #ifndef TEST_INGEST_NP_VECTORS_H
 #define TEST_INGEST_NP_VECTORS_H
@@ -16,7 +18,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A whole file in memory (NUL-terminated), or NULL. */
+#define NPV_FILES 64
+static uint8_t *npv_files[NPV_FILES];
+static int npv_nfiles;
+
+/* Free the files read (a cmocka group teardown). */
+static inline int npv_teardown(void **state) {
+  (void)state;
+  while (npv_nfiles > 0)
+    free(npv_files[--npv_nfiles]);
+  return 0;
+}
+
+/* A whole file in memory (NUL-terminated; freed by npv_teardown()), or
+ * NULL. */
 static inline uint8_t *npv_read(const char *name, const char *ext,
                                 size_t *len) {
   const char *dir = getenv("NP_VECTORS");
@@ -43,8 +58,11 @@ static inline uint8_t *npv_read(const char *name, const char *ext,
     }
   }
   fclose(f);
-  if (buf != NULL)
+  if (buf != NULL) {
     buf[n] = '\0';
+    if (npv_nfiles < NPV_FILES)
+      npv_files[npv_nfiles++] = buf;
+  }
   *len = n;
   return buf;
 }

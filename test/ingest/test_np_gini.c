@@ -312,9 +312,6 @@ static void check_case(const char *c, int *named, int *refused) {
         assert_non_null(strstr(log, cap.line[i]));
     (*refused)++;
   }
-  free(sbn);
-  free(tsv);
-  free(log);
 }
 
 static void test_vectors(void **state) {
@@ -338,5 +335,5 @@ int main(void) {
       cmocka_unit_test(test_inflate_bounds),
       cmocka_unit_test(test_vectors),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return cmocka_run_group_tests(tests, NULL, npv_teardown);
 }

@@ -320,8 +320,6 @@ static void test_vectors(void **state) {
     named++;
   }
   assert_int_equal(named, 4);
-  free(sbn);
-  free(tsv);
 }
 
 int main(void) {
@@ -336,5 +334,5 @@ int main(void) {
       cmocka_unit_test(test_short_message),
       cmocka_unit_test(test_vectors),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return cmocka_run_group_tests(tests, NULL, npv_teardown);
 }

@@ -377,7 +377,6 @@ static void test_grib2_final(void **state) {
   np_name_grib2_final(&out, prod, len, g, NULL);
   assert_string_equal(out.ident, want);
   assert_int_equal(out.name_len, strlen("LTPA98 KWBC 151200"));
-  free(sbn);
 }
 
 /* LDM's log lines that naming makes (not the GRIB2 namer's). */
@@ -448,9 +447,6 @@ static void check_case(const char *c, int *named) {
       assert_string_equal(cap.line[k++], line);
     }
   assert_int_equal(k, cap.n);
-  free(sbn);
-  free(tsv);
-  free(log);
 }
 
 static void test_vectors(void **state) {
@@ -495,8 +491,6 @@ static void final_case(const char *c, int *named) {
     assert_string_equal(out.ident, want);
     (*named)++;
   }
-  free(sbn);
-  free(tsv);
 }
 
 static void test_grib2_final_vectors(void **state) {
@@ -521,5 +515,5 @@ int main(void) {
       cmocka_unit_test(test_vectors),
       cmocka_unit_test(test_grib2_final_vectors),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return cmocka_run_group_tests(tests, NULL, npv_teardown);
 }
