@@ -26,7 +26,10 @@ struct np_gini_pdb {
   uint8_t month, day, hour, minute, second, hundredths;
   uint16_t nx, ny;
   uint8_t res_km, compression;
-  size_t heading_len; /* bytes of the heading line, its LF included */
+  size_t heading_len; /* bytes of the heading line, its LF included: where
+                         the PDB starts in the clear (on success it is
+                         within the block, but the block may end before
+                         the PDB's 512 bytes do) */
 };
 
 /**
