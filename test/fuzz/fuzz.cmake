@@ -165,3 +165,22 @@ pq_fuzz_target(fuzz_tls_detect ${CMAKE_CURRENT_LIST_DIR}/fuzz_tls_detect.c
 # nats2pq consumes writes.
 pq_fuzz_target(fuzz_nats_headers ${CMAKE_CURRENT_LIST_DIR}/fuzz_nats_headers.c
   ${_src}/pqutils/nats/reassembly.c ${_pq_sources} SEEDS)
+# fuzz_np_names: the NOAAPORT namers (pqutils/ingest/: NWSTG identifiers,
+# GRIB1 names, GINI names) on any first block: the code LDM's ingester
+# crashed in on one corrupt GRIB message (LDM issue #71).  It is built from
+# libnoaaport's sources (every .c of pqutils/ingest/ but a program's) and
+# the tables embedded by the noaaport target; the namers call the NEXRAD
+# test (feedtype_rules.c) and the GRIB2 namer (grib2_name.c), so the
+# target waits for those to be in the tree.
+set(_np_dir ${_src}/pqutils/ingest)
+if(EXISTS ${_np_dir}/feedtype_rules.c AND EXISTS ${_np_dir}/grib2_name.c)
+  file(GLOB _np_sources ${_np_dir}/*.c)
+  list(FILTER _np_sources EXCLUDE REGEX "(noaaportIngester|_main)\\.c$")
+  pq_fuzz_target(fuzz_np_names ${CMAKE_CURRENT_LIST_DIR}/fuzz_np_names.c
+    ${_np_sources} ${CMAKE_BINARY_DIR}/pqutils/ingest/np_tables_data.c
+    LIBS -lpng -lz SEEDS)
+  add_dependencies(fuzz_np_names noaaport)
+else()
+  message(STATUS "fuzz: fuzz_np_names waits for feedtype_rules.c and "
+    "grib2_name.c in pqutils/ingest/")
+endif()

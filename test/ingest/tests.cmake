@@ -62,3 +62,8 @@ pq_script_suite(ingest LABEL ingest
 
 # The blender: frames of several receivers ordered, duplicates dropped.
 pq_np_test(test_np_blend)
+
+pq_np_test(test_np_wmo)
+pq_np_test(test_np_names)
+pq_np_test(test_np_grib1)
+pq_np_test(test_np_gini)
