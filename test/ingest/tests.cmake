@@ -13,3 +13,4 @@ function(pq_np_test name)
 endfunction()
 
 pq_np_test(test_np_tables)
+pq_np_test(test_np_grib2)
