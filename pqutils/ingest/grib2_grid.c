@@ -179,9 +179,10 @@ static int describe(const struct np__g2_tmpl *g, struct want *w) {
   w->kx = np__g2_int(t[7]);
   w->ky = np__g2_int(t[8]);
   if (w->proj == CED) {
-    float s = t[9] == 0 || t[9] == 1
-                  ? 1.0e6f
-                  : (float)(1.0e6 * (double)t[9] / (double)t[10]);
+    /* 10^6 * t9 / t10, in double; t10 = 0 makes it +inf, as in IEEE */
+    float s = t[9] == 0 || t[9] == 1 ? 1.0e6f
+              : t[10] == 0           ? INFINITY
+                           : (float)(1.0e6 * (double)t[9] / (double)t[10]);
     corners(t, s, 11, 14, w);
   } else if (w->proj == MER) {
     corners(t, 1.0e6f, 9, 13, w);

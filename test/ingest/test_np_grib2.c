@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "pqutils/ingest/grib2_internal.h"
 #include "pqutils/ingest/grib2_name.h"
 #include "pqutils/ingest/grib_names.h"
 #include "test/lib/tu_skip.h"
@@ -241,7 +242,7 @@ static void put(struct g2 *m, int64_t v, int w) {
   if (w < 0 && v < 0)
     u = (uint64_t)-v | (uint64_t)1 << (8 * n - 1);
   for (int i = n - 1; i >= 0; i--)
-    m->b[m->n++] = (uint8_t)(u >> (8 * i));
+    m->b[m->n++] = i < 8 ? (uint8_t)(u >> (8 * i)) : 0;
 }
 
 static void put_all(struct g2 *m, const struct e *t, size_t n) {
@@ -904,6 +905,22 @@ static void test_grids(void **state) {
                       "#255");
 }
 
+/* The WMO-heading fallback for grid 0 (docs/noaaport.md, "Grid"): never
+ * reached with LDM's grdnav.tbl, which has no grid 0, so its table is
+ * checked here (grib2-wmo-grid-fallback.tsv, by T1 and A1). */
+static void test_wmo_grid(void **state) {
+  (void)state;
+  assert_int_equal(np__g2_wmo_grid("HTAA50 KWBC"), 21);
+  assert_int_equal(np__g2_wmo_grid("LTPA98 KWBC"), 237);
+  assert_int_equal(np__g2_wmo_grid("EZZZ00 KWBC"), 255);
+  assert_int_equal(np__g2_wmo_grid("HHQA50 KWBC"), -1);
+  assert_int_equal(np__g2_wmo_grid("XXXX00 KWBC"), -1);
+  /* subdivisions 0 with a basic angle of 2: the scale is +inf, every
+   * corner 0, no row */
+  assert_string_equal(ced(720, 361, 2, 0, 90000000, 0, -90000000, 359500000),
+                      "#255");
+}
+
 /* docs/noaaport.md, "Centre and model". */
 static void test_centres(void **state) {
   (void)state;
@@ -1157,6 +1174,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_levels),
       cmocka_unit_test(test_level_failures),
       cmocka_unit_test(test_grids),
+      cmocka_unit_test(test_wmo_grid),
       cmocka_unit_test(test_centres),
       cmocka_unit_test(test_tag_size),
       cmocka_unit_test(test_samples),
