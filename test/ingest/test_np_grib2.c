@@ -655,6 +655,76 @@ static void test_time_intervals(void **state) {
   assert_string_equal(tag_of(&m, NULL), "-1");
 }
 
+/* An APCP field of PDT pdtn (4.9 to 4.14) on grid #004, its values after
+ * the first 15 given in mid[], ending 2024-03-15 18:00 after a forecast
+ * time of 0 hours, with one time range. */
+static const char *statistical(int pdtn, const struct e *mid, size_t nmid,
+                               struct lines *l) {
+  static struct g2 m;
+  const struct e head[] = {{1, 1},   {1, 8},     {1, 2},        {1, 0},
+                           {1, 96},  {2, 0},     {1, 0},        {1, 1},
+                           {4, 0},   {1, 1},     {-1, 0},       {-4, 0},
+                           {1, 255}, {-1, -127}, {-4, MISSING4}};
+  const struct e end[] = {{2, 2024}, {1, 3}, {1, 15}, {1, 18}, {1, 0},
+                          {1, 0},    {1, 1}, {4, 0},  {1, 1},  {1, 2},
+                          {1, 1},    {4, 6}, {1, 1},  {4, 0}};
+  start(&m, 0, 7, 2, 1);
+  grid004(&m);
+  open_section(&m, 4);
+  put(&m, 0, 2);
+  put(&m, pdtn, 2);
+  put_all(&m, head, sizeof head / sizeof head[0]);
+  put_all(&m, mid, nmid);
+  put_all(&m, end, sizeof end / sizeof end[0]);
+  if (pdtn == 13 || pdtn == 14) /* the members of the cluster */
+    put_all(&m, (const struct e[]){{1, 4}, {1, 7}}, 2);
+  close_section(&m);
+  data(&m, 0);
+  finish(&m);
+  return tag_of(&m, l);
+}
+
+/* PDT 4.9-4.14: where each keeps the end of its interval (docs/noaaport.md,
+ * "Time": values 22, 16, 18, 17, 31, 30), and 4.9's probability. */
+static void test_statistical_templates(void **state) {
+  (void)state;
+  struct lines l;
+  const char *p = "grib2/ncep/GFS/#004/202403151200F006/";
+  char want[128];
+  /* 4.9: probability of an upper limit of 0.254 after the time range:
+   * "APCP06" then "0000PA", 12 characters */
+  const struct e prob[] = {{1, 0},    {1, 1},  {1, 1},   {-1, 3},
+                           {-4, 254}, {-1, 3}, {-4, 254}};
+  snprintf(want, sizeof want, "%sAPCP060000PA/0 - NONE", p);
+  assert_string_equal(statistical(9, prob, 7, &l), want);
+  assert_int_equal(l.n, 0);
+  snprintf(want, sizeof want, "%sAPCP06/0 - NONE", p);
+  const struct e pctl[] = {{1, 50}};
+  assert_string_equal(statistical(10, pctl, 1, NULL), want);
+  const struct e ens[] = {{1, 3}, {1, 1}, {1, 21}};
+  assert_string_equal(statistical(11, ens, 3, NULL), want);
+  const struct e derived[] = {{1, 0}, {1, 21}};
+  assert_string_equal(statistical(12, derived, 2, NULL), want);
+  /* clusters: 2 members (value 26, or 25) follow the interval; g2varsncep
+   * has no row of PDTN 13 or 14: bsearch's last probe of (0, 1, 8) is
+   * PDTN 12 */
+  const struct e rect[] = {
+      {1, 2},         {1, 21},        {1, 1},         {1, 1},
+      {1, 1},         {1, 3},         {1, 0},         {-4, 50000000},
+      {-4, 20000000}, {4, 300000000}, {4, 250000000}, {1, 2},
+      {-1, 0},        {4, 0},         {-1, 0},        {4, 0}};
+  assert_string_equal(statistical(13, rect, 16, &l), want);
+  assert_lines(&l, 1,
+               "WARN\tUsing parameter with different PDTN: iver=2, disc=0, "
+               "cat=1, id=8, desired pdtn=13, used pdtn=12, center=ncep, "
+               "lclver=1, file=g2varsncep1.tbl");
+  const struct e circle[] = {
+      {1, 2}, {1, 21}, {1, 1},         {1, 1},         {1, 1},
+      {1, 3}, {1, 0},  {-4, 40000000}, {4, 260000000}, {4, 500000},
+      {1, 2}, {-1, 0}, {4, 0},         {-1, 0},        {4, 0}};
+  assert_string_equal(statistical(14, circle, 15, NULL), want);
+}
+
 /* PDT 4.5: APCP's PDTN 5 row is missing from g2varsncep: the PDTN 8 row
  * is used (WARN), then the probability suffix. */
 static const char *probability(int type, int s1, int64_t v1, int s2, int64_t v2,
@@ -1169,6 +1239,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_short_template),
       cmocka_unit_test(test_time_units),
       cmocka_unit_test(test_time_intervals),
+      cmocka_unit_test(test_statistical_templates),
       cmocka_unit_test(test_param_suffixes),
       cmocka_unit_test(test_param_tables),
       cmocka_unit_test(test_levels),
