@@ -104,14 +104,16 @@ static void addm(struct when *w, int m) {
     days++;
   }
   int64_t d = day_number(w) + days;
-  int y = w->v[0];
+  int64_t y = d * 400 / 146097; /* 146097 days in 400 years: off by one */
   while (year_days(y + 1) <= d)
     y++;
+  while (y > 0 && year_days(y) > d)
+    y--;
   d -= year_days(y);
   int mo = 1;
-  while (d >= days_in(y, mo))
-    d -= days_in(y, mo++);
-  w->v[0] = y0 < 100 ? y % 100 : y;
+  while (d >= days_in((int)y, mo))
+    d -= days_in((int)y, mo++);
+  w->v[0] = (int)(y0 < 100 ? y % 100 : y);
   w->v[1] = mo;
   w->v[2] = (int)d + 1;
 }

@@ -632,6 +632,11 @@ static void test_time_intervals(void **state) {
       {{2024, 3, 15, 12, 30}, 0, "202403151200F00030/APCP/0 - NONE"},
       /* across the month: 16 days 12 hours */
       {{2024, 4, 1, 0, 0}, 0, "202403151200F396/APCP396/0 - NONE"},
+      /* the forecast time added across a month: starts 04-04 12:00 */
+      {{2024, 4, 10, 0, 0}, 480, "202403151200F612/APCP132/0 - NONE"},
+      /* and across a year (2025-01-09 12:00); 7224 hours: the code
+       * 822400, of type 8, "N" */
+      {{2025, 1, 10, 12, 0}, 7200, "202403151200N224/APCP24/0 - NONE"},
       /* an end 12 hours before the reference: f = -720 minutes, the code
        * 100000 - 1200 = 98800 is positive, of type 0; a = -12 */
       {{2024, 3, 15, 0, 0}, 0, "202403151200A988/APCP/0 - NONE"},
