@@ -14,8 +14,11 @@
  * grid definition on the way and keeps the last.  The walks of successive
  * fields are prefixes of one another, so one walk names them all: a field
  * is handed over at the point where its own walk would stop, fields
- * waiting for the first grid or bit-map section all at once.  The cost is
- * linear in the message's length.
+ * waiting for the first grid or bit-map section all at once.  A field's own
+ * sections 4 and 5 are unpacked only when g2clib fetches that field, after
+ * LDM named the fields before it: when they fail, those fields are still
+ * handed over (and log what LDM logs) before the message fails.  The cost
+ * is linear in the message's length.
  */
 #include <stdbool.h>
 #include <string.h>
@@ -130,6 +133,7 @@ struct walk {
   bool have3, have6;       /* a grid definition, a bit-map section seen */
   bool cur5;               /* the last field seen has its section 5 */
   size_t total, seen, named;
+  size_t bad;     /* the first field g2clib cannot fetch (1-based), or 0 */
   size_t pending; /* where the section 4 of field named + 1 is */
   size_t last4;   /* where the section 4 of field `seen` is */
   struct np__g2_field field;
@@ -137,9 +141,12 @@ struct walk {
   void *arg;
 };
 
-/* Hand over the fields from `pending` on that have their section 5. */
+/* Hand over the fields from `pending` on that have their section 5 (and
+ * come before the first one that cannot be fetched). */
 static void hand_over(struct walk *w) {
   size_t upto = w->cur5 ? w->seen : w->seen - 1;
+  if (w->bad != 0 && upto >= w->bad)
+    upto = w->bad - 1;
   for (size_t pos = w->pending; w->named < upto; pos += u32(w->p + pos)) {
     if (w->p[pos + 4] != 4)
       continue;
@@ -152,8 +159,29 @@ static void hand_over(struct walk *w) {
   w->pending = w->last4;
 }
 
-static int section(struct walk *w, size_t off, unsigned num) {
+/* A section 4: the next field.  A field's own section 4 or 5 is unpacked
+ * only when g2clib fetches that field, after the fields before it were
+ * named: its failure is marked, not acted on yet. */
+static void field_section(struct walk *w, size_t off) {
   struct np__g2_tmpl t;
+  if (w->bad != 0) {
+    w->seen++;
+    return;
+  }
+  if (w->seen > w->named && !w->cur5) {
+    w->bad = w->seen; /* it never gets its section 5 */
+    return;
+  }
+  w->last4 = off;
+  if (w->seen++ == w->named)
+    w->pending = off;
+  w->cur5 = false;
+  if (unpack4(w->p, w->len, off, &t) != 0)
+    w->bad = w->seen;
+}
+
+/* A section of the walk; -1 if a field not yet named cannot be fetched. */
+static int section(struct walk *w, size_t off, unsigned num) {
   switch (num) {
   case 3:
     if (w->named == w->total)
@@ -161,18 +189,15 @@ static int section(struct walk *w, size_t off, unsigned num) {
     w->have3 = true;
     return unpack3(w->p, w->len, off, &w->grid);
   case 4:
-    if (w->seen > w->named && !w->cur5)
-      return -1; /* the previous field never gets its section 5 */
-    w->last4 = off;
-    if (w->seen++ == w->named)
-      w->pending = off;
-    w->cur5 = false;
-    return unpack4(w->p, w->len, off, &t);
+    field_section(w, off);
+    return 0;
   case 5:
-    if (w->seen == w->named)
+    if (w->bad != 0 || w->seen == w->named)
       return 0;
     w->cur5 = true;
-    return unpack5(w->p, w->len, off);
+    if (unpack5(w->p, w->len, off) != 0)
+      w->bad = w->seen;
+    return 0;
   case 6: /* g2clib reads its bit-map indicator, past it at the very end */
     if (w->named < w->total && w->len - off < 6)
       return -1;
@@ -197,6 +222,8 @@ int np__g2_decode(const uint8_t *p, size_t len, np__g2_field_fn *fn,
     if (w.have3 && w.have6 && w.seen > w.named &&
         (w.cur5 || w.seen - 1 > w.named))
       hand_over(&w);
+    if (w.bad != 0 && w.named + 1 >= w.bad)
+      return -1; /* the fields before it are named */
     pos += u32(p + pos);
   }
   return w.named == w.total ? 0 : -1;

@@ -481,6 +481,41 @@ static void test_section_order(void **state) {
   data(&m, 0);
   finish(&m);
   assert_string_equal(tag_of(&m, NULL), "-1");
+  /* 1 3 4 5 4 5 6 7 with the second section 5 of DRT 5.42: g2clib fetches
+   * field 1 (its walk skips field 2's sections) and LDM names it, logging,
+   * then cannot fetch field 2: nothing is named */
+  struct lines l;
+  start(&m, 0, 7, 2, 1);
+  grid004(&m);
+  product0(&m, &unknown);
+  open_section(&m, 5);
+  put(&m, 1, 4);
+  put(&m, 0, 2);
+  put(&m, 0, 10);
+  close_section(&m);
+  product0(&m, &tmp250);
+  data(&m, 42);
+  finish(&m);
+  assert_string_equal(tag_of(&m, &l), "-1");
+  assert_lines(&l, 3,
+               "WARN\tCouldn't get parameter info: iver=2, disc=0, cat=0, "
+               "id=250, pdtn=0, center=ncep, lclver=1, file=g2varsncep1.tbl",
+               PARAM_FAILED, DECODE_FAILED);
+  /* the same with field 2 lacking its section 5 (1 3 4 5 4 4 5 6 7) */
+  start(&m, 0, 7, 2, 1);
+  grid004(&m);
+  product0(&m, &unknown);
+  open_section(&m, 5);
+  put(&m, 1, 4);
+  put(&m, 0, 2);
+  put(&m, 0, 10);
+  close_section(&m);
+  product0(&m, &tmp250);
+  product0(&m, &tmp250);
+  data(&m, 0);
+  finish(&m);
+  assert_string_equal(tag_of(&m, &l), "-1");
+  assert_int_equal(l.n, 3);
   /* no field at all */
   start(&m, 0, 7, 2, 1);
   grid004(&m);
