@@ -184,3 +184,17 @@ else()
   message(STATUS "fuzz: fuzz_np_names waits for feedtype_rules.c and "
     "grib2_name.c in pqutils/ingest/")
 endif()
+
+# fuzz_np_grib2: the GRIB2 namer of the NOAAPORT ingester on any message
+# (pqutils/ingest/grib2_name.c and what it uses), with the naming tables
+# libnoaaport embeds (generated into its build directory, hence the
+# dependency on the library's target).
+set(_np ${_src}/pqutils/ingest)
+pq_fuzz_target(fuzz_np_grib2 ${CMAKE_CURRENT_LIST_DIR}/fuzz_np_grib2.c
+  ${_np}/grib2_name.c ${_np}/grib2_decode.c ${_np}/grib2_templates.c
+  ${_np}/grib2_tables.c ${_np}/grib2_time.c ${_np}/grib2_param.c
+  ${_np}/grib2_level.c ${_np}/grib2_grid.c ${_np}/grib_names.c
+  ${_np}/np_log.c ${_np}/tables.c
+  ${CMAKE_BINARY_DIR}/pqutils/ingest/np_tables_data.c
+  LIBS -lm SEEDS)
+add_dependencies(fuzz_np_grib2 noaaport)
