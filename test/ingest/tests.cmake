@@ -13,3 +13,13 @@ function(pq_np_test name)
 endfunction()
 
 pq_np_test(test_np_tables)
+# The frame reader, the feedtypes and the product builder; np_test_frames.h
+# makes their frames.
+find_package(ZLIB REQUIRED)
+pq_np_test(test_np_sbn)
+pq_np_test(test_np_feedtype)
+pq_np_test(test_np_build)
+target_link_libraries(test_np_build PRIVATE ZLIB::ZLIB)
+# LDM's own output for the streams of vectors/: bytes and signatures,
+# identifiers and feedtypes, log lines.
+pq_np_test(test_np_vectors)
