@@ -79,3 +79,11 @@ pq_np_test(test_np_gini)
 
 pq_np_test(test_np_grib2 ALONE test_samples ALONE_NAME test_np_grib2_samples)
 pq_np_test(test_np_grib_names)
+
+# The frame reader, the feedtypes and the product builder; np_test_frames.h
+# makes their frames.
+find_package(ZLIB REQUIRED)
+pq_np_test(test_np_sbn)
+pq_np_test(test_np_feedtype)
+pq_np_test(test_np_build)
+target_link_libraries(test_np_build PRIVATE ZLIB::ZLIB)
