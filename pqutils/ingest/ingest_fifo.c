@@ -1,6 +1,7 @@
 /*
  * ingest_fifo.c - the reader-to-builder ring of ingest_fifo.h.  Records are
- * a 4-byte length and the datagram, contiguous: when the room left before
+ * a 4-byte header (the length in the low 24 bits, the source in the high 8)
+ * and the datagram, contiguous: when the room left before
  * the end of the buffer cannot take a whole datagram, the writer marks
  * where the records end (wrap) and goes on at the start.  Only the writer
  * moves positions back to the start, under the lock, and only where no
@@ -11,6 +12,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define REC_HDR 4
 #define REC_MAX (REC_HDR + NP_DATAGRAM_MAX)
@@ -27,7 +29,11 @@ int np_fifo_init(struct np_fifo *q, size_t cap) {
   q->cap = cap;
   q->wrap = cap;
   (void)pthread_mutex_init(&q->mu, NULL);
-  (void)pthread_cond_init(&q->cv, NULL);
+  pthread_condattr_t ca;
+  (void)pthread_condattr_init(&ca);
+  (void)pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  (void)pthread_cond_init(&q->cv, &ca);
+  (void)pthread_condattr_destroy(&ca);
   return 0;
 }
 
@@ -72,42 +78,70 @@ uint8_t *np_fifo_reserve(struct np_fifo *q) {
   return p;
 }
 
-void np_fifo_commit(struct np_fifo *q, size_t n) {
+void np_fifo_commit(struct np_fifo *q, size_t n, unsigned src) {
   (void)pthread_mutex_lock(&q->mu);
-  uint32_t len = (uint32_t)n;
+  uint32_t len = (uint32_t)n | (src & 0xffu) << 24;
   memcpy(q->buf + q->tail, &len, REC_HDR);
   q->tail += REC_HDR + n;
   (void)pthread_cond_broadcast(&q->cv);
   (void)pthread_mutex_unlock(&q->mu);
 }
 
-const uint8_t *np_fifo_next(struct np_fifo *q, size_t *n) {
+/* Wait on the condition until the deadline (NULL: none): false once it
+ * has passed. */
+static bool wait_until(struct np_fifo *q, const struct timespec *deadline) {
+  if (deadline == NULL)
+    return pthread_cond_wait(&q->cv, &q->mu) == 0;
+  return pthread_cond_timedwait(&q->cv, &q->mu, deadline) != ETIMEDOUT;
+}
+
+const uint8_t *np_fifo_next(struct np_fifo *q, size_t *n, unsigned *src,
+                            int timeout_ms) {
+  struct timespec dl, *deadline = NULL;
+  if (timeout_ms >= 0) {
+    clock_gettime(CLOCK_MONOTONIC, &dl);
+    dl.tv_sec += timeout_ms / 1000;
+    dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (dl.tv_nsec >= 1000000000L) {
+      dl.tv_sec++;
+      dl.tv_nsec -= 1000000000L;
+    }
+    deadline = &dl;
+  }
   (void)pthread_mutex_lock(&q->mu);
   for (;;) {
     if (q->head == q->wrap && q->head != q->tail) { /* follow the wrap */
       q->head = 0;
       q->wrap = q->cap;
     }
-    if (q->head != q->tail || q->closed)
+    if (q->head != q->tail || q->closed || !wait_until(q, deadline))
       break;
-    (void)pthread_cond_wait(&q->cv, &q->mu);
   }
   const uint8_t *p = NULL;
   if (q->head != q->tail) {
-    uint32_t len;
-    memcpy(&len, q->buf + q->head, REC_HDR);
-    *n = len;
+    uint32_t hdr;
+    memcpy(&hdr, q->buf + q->head, REC_HDR);
+    *n = hdr & 0xffffffu;
+    *src = hdr >> 24;
     p = q->buf + q->head + REC_HDR;
   }
   (void)pthread_mutex_unlock(&q->mu);
   return p;
 }
 
+bool np_fifo_done(struct np_fifo *q) {
+  (void)pthread_mutex_lock(&q->mu);
+  bool done = q->closed && q->head == q->tail;
+  (void)pthread_mutex_unlock(&q->mu);
+  return done;
+}
+
 void np_fifo_release(struct np_fifo *q) {
   (void)pthread_mutex_lock(&q->mu);
-  uint32_t len;
-  memcpy(&len, q->buf + q->head, REC_HDR);
-  q->head += REC_HDR + len; /* the writer alone moves both back to 0 */
+  uint32_t hdr;
+  memcpy(&hdr, q->buf + q->head, REC_HDR);
+  q->head += REC_HDR + (hdr & 0xffffffu); /* the writer alone moves both
+                                             back to 0 */
   (void)pthread_cond_broadcast(&q->cv);
   (void)pthread_mutex_unlock(&q->mu);
 }

@@ -41,15 +41,20 @@ void np_fifo_destroy(struct np_fifo *q);
  * @return where to write it, or NULL once the FIFO is closed
  */
 uint8_t *np_fifo_reserve(struct np_fifo *q);
-/** The datagram of n bytes written at the reserved place is in. */
-void np_fifo_commit(struct np_fifo *q, size_t n);
+/** The datagram of n bytes written at the reserved place is in; src (0 to
+ *  255) says which of the reader's sockets it came from. */
+void np_fifo_commit(struct np_fifo *q, size_t n, unsigned src);
 
 /**
- * The next datagram, waiting for one.  *n is its size.  Call
- * np_fifo_release() when done with it.
- * @return NULL once the FIFO is closed and empty
+ * The next datagram, waiting up to timeout_ms for one (-1: no limit).  *n
+ * is its size, *src its source.  Call np_fifo_release() when done with it.
+ * @return NULL if none came in time, or once the FIFO is closed and empty
+ *         (np_fifo_done() then says so)
  */
-const uint8_t *np_fifo_next(struct np_fifo *q, size_t *n);
+const uint8_t *np_fifo_next(struct np_fifo *q, size_t *n, unsigned *src,
+                            int timeout_ms);
+/** Closed and empty: nothing more will come. */
+bool np_fifo_done(struct np_fifo *q);
 void np_fifo_release(struct np_fifo *q);
 
 /** No more writes: wakes the reader (and a waiting writer). */

@@ -160,115 +160,22 @@ static int check_group(struct opts *o) {
   return 0;
 }
 
-/* ---- messages of the library to the logger ---- */
-
-static void to_logger(void *arg, int level, const char *msg) {
-  (void)arg;
-  if (ldm_log_enabled((enum ldm_log_level)level))
-    ldm_log_write((enum ldm_log_level)level, "noaaportIngester.c", "ingest", 0,
-                  "%s", msg);
-}
-
-/* The library's level follows the logger's (SIGUSR2 changes it). */
-static void sync_level(struct np_log *lg) {
-  lg->level = (int)ldm_log_get_level();
-}
-
-/* ---- building: frames out of bytes, products into the queue ---- */
-
-struct ingest {
-  struct np_log log;
-  struct np_namer namer;
-  struct np_sbn sbn;
-  struct np_build *build;
-  struct np_inserter ins;
-  uint8_t *buf; /* bytes not yet made into frames: [0, len) */
-  size_t len, cap;
-  uint64_t octets;
-  struct np_fifo *fifo; /* with -m, else NULL */
-  uint64_t fullfifo;    /* the FIFO's count, once it is gone */
-  struct np_stats last; /* at the previous report */
-  double start, last_at;
-};
-
-static void on_product(void *arg, const struct np_product *p) {
-  struct ingest *g = arg;
-  (void)np_insert(&g->ins, p);
-}
-
-static struct np_stats current(const struct ingest *g) {
-  return (struct np_stats){
-      .octets = g->octets,
-      .frames = g->sbn.counts.frames,
-      .missed = g->sbn.counts.missed,
-      .fullfifo = g->fifo != NULL
-                      ? __atomic_load_n(&g->fifo->fullfifo, __ATOMIC_RELAXED)
-                      : g->fullfifo,
-      .products = g->ins.products,
-  };
-}
-
-/* LDM's statistics block: at NOTE whatever the level. */
-static void report(struct ingest *g) {
-  enum ldm_log_level was = ldm_log_get_level();
-  if (was > LDM_LOG_NOTICE)
-    ldm_log_set_level(LDM_LOG_NOTICE);
-  struct np_log lg = {to_logger, NULL, NP_NOTE};
-  struct np_stats now = current(g);
-  struct np_stats iv = np_stats_diff(&now, &g->last);
-  double t = cli_monotonic();
-  np_stats_log(&iv, t - g->last_at, &now, t - g->start, &lg);
-  g->last = now;
-  g->last_at = t;
-  if (was > LDM_LOG_NOTICE)
-    ldm_log_set_level(was);
-}
-
-/* Make frames of what is buffered and move the rest to the front. */
-static void build_buffered(struct ingest *g, bool eof) {
-  sync_level(&g->log);
-  size_t pos = 0;
-  struct np_frame f;
-  while (np_sbn_next(&g->sbn, g->buf, g->len, &pos, &f, eof) == NP_SBN_FRAME)
-    np_build_frame(g->build, &f);
-  memmove(g->buf, g->buf + pos, g->len - pos);
-  g->len -= pos;
-  if (cli_stats_requested())
-    report(g);
-}
-
-/* Room for n more bytes in the buffer (it holds at most one partial
- * frame and what was just read, so it stays small). */
-static int reserve(struct ingest *g, size_t n) {
-  if (g->cap - g->len >= n)
-    return 0;
-  size_t cap = g->cap != 0 ? g->cap : 1u << 20;
-  while (cap - g->len < n)
-    cap *= 2;
-  uint8_t *p = realloc(g->buf, cap);
-  if (p == NULL) {
-    log_error("Out of memory for %zu bytes of frames", cap);
-    return -1;
-  }
-  g->buf = p;
-  g->cap = cap;
-  return 0;
-}
+/* ---- reading ---- */
 
 /* Standard input, to its end or a stop. */
 static int read_stdin(struct ingest *g) {
+  static uint8_t buf[256 * 1024];
   for (;;) {
-    if (reserve(g, 256 * 1024) != 0)
-      return -1;
-    int w = cli_io_wait(STDIN_FILENO, POLLIN, 1000);
+    int due = ingest_due_ms(g);
+    int w = cli_io_wait(STDIN_FILENO, POLLIN,
+                        due >= 0 && due < 1000 ? due : 1000);
     if (w < 0 && cli_stopping())
       break;
     if (w <= 0) {
-      if (cli_stats_requested())
-        report(g);
+      ingest_tick(g);
       continue;
     }
-    ssize_t n = read(STDIN_FILENO, g->buf + g->len, g->cap - g->len);
+    ssize_t n = read(STDIN_FILENO, buf, sizeof buf);
     if (n < 0 && errno == EINTR)
       continue;
     if (n < 0) {
@@ -279,125 +186,38 @@ static int read_stdin(struct ingest *g) {
       log_notice("FIFO EOF");
       break;
     }
-    g->octets += (uint64_t)n;
-    g->len += (size_t)n;
-    build_buffered(g, false);
+    if (!ingest_bytes(g, 0, buf, (size_t)n))
+      return -1;
   }
-  build_buffered(g, true);
   return 0;
-}
-
-/* ---- multicast ---- */
-
-/* The socket LDM's ingester reads: bound to the group and its port,
- * joined on -I's interface (or the system's choice). */
-static int open_group(const struct opts *o) {
-  int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) {
-    log_error("Couldn't create socket: %s", strerror(errno));
-    return -1;
-  }
-  int on = 1;
-  struct sockaddr_in sa = {.sin_family = AF_INET,
-                           .sin_port = htons(o->port),
-                           .sin_addr = o->group_addr};
-  struct ip_mreq mr = {.imr_multiaddr = o->group_addr};
-  mr.imr_interface.s_addr = htonl(INADDR_ANY);
-  if (o->iface != NULL &&
-      inet_pton(AF_INET, o->iface, &mr.imr_interface) != 1) {
-    log_error("Invalid interface address: \"%s\"", o->iface);
-    goto fail;
-  }
-  if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on) != 0 ||
-      bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0 ||
-      setsockopt(fd, IPPROTO_IP, IP_ADD_MEMBERSHIP, &mr, sizeof mr) != 0) {
-    log_error("Couldn't join multicast group %s port %u: %s", o->group,
-              (unsigned)o->port, strerror(errno));
-    goto fail;
-  }
-  if (o->rcvbuf != 0) {
-    int v = (int)o->rcvbuf;
-    log_notice("Setting receive buffer size");
-    if (setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof v) != 0)
-      log_warning("Couldn't set receive buffer size: %s", strerror(errno));
-  }
-  int got = 0;
-  socklen_t len = sizeof got;
-  if (getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &got, &len) == 0)
-    log_notice("Receive buffer size is %d bytes", got);
-  return fd;
-fail:
-  (void)close(fd);
-  return -1;
-}
-
-struct reader {
-  int fd;
-  struct np_fifo *fifo;
-  uint64_t octets; /* read by the reader thread (under no lock: only
-                      read after it has been joined, or racily for stats) */
-};
-
-/* Real-time priority for a thread, as LDM's ingester asks for with -m:
- * the highest for the reader, one less for the builder. */
-static void realtime(const char *who, int below_max) {
-  struct sched_param sp = {.sched_priority =
-                               sched_get_priority_max(SCHED_FIFO) - below_max};
-  int rc = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
-  if (rc != 0)
-    log_warning("Couldn't give the %s thread real-time priority: %s", who,
-                strerror(rc));
-}
-
-static void *reader_main(void *arg) {
-  struct reader *r = arg;
-  realtime("reader", 0);
-  for (;;) {
-    uint8_t *p = np_fifo_reserve(r->fifo);
-    if (p == NULL)
-      break;
-    int w = cli_io_wait(r->fd, POLLIN, -1);
-    if (w < 0)
-      break; /* a stop */
-    ssize_t n = recv(r->fd, p, NP_DATAGRAM_MAX, 0);
-    if (n < 0) {
-      if (errno == EINTR || errno == EAGAIN)
-        continue;
-      log_error("Couldn't read multicast socket: %s", strerror(errno));
-      break;
-    }
-    __atomic_add_fetch(&r->octets, (uint64_t)n, __ATOMIC_RELAXED);
-    np_fifo_commit(r->fifo, (size_t)n);
-  }
-  np_fifo_close(r->fifo);
-  return NULL;
 }
 
 /* Build from the FIFO until the reader closes it. */
-static int build_from_fifo(struct ingest *g, struct reader *r) {
-  realtime("product-building", 1);
+static int build_from_fifo(struct ingest *g, struct np_fifo *fifo) {
   for (;;) {
     size_t n;
-    const uint8_t *p = np_fifo_next(g->fifo, &n);
-    if (p == NULL)
-      break;
-    if (reserve(g, n) != 0) {
-      np_fifo_release(g->fifo);
-      return -1;
+    unsigned src;
+    const uint8_t *p = np_fifo_next(fifo, &n, &src, ingest_due_ms(g));
+    if (p == NULL) {
+      if (np_fifo_done(fifo))
+        break;
+      ingest_tick(g); /* a held frame is due */
+      continue;
     }
-    memcpy(g->buf + g->len, p, n);
-    g->len += n;
-    np_fifo_release(g->fifo);
-    g->octets = __atomic_load_n(&r->octets, __ATOMIC_RELAXED);
-    build_buffered(g, false);
+    bool ok = ingest_bytes(g, src, p, n);
+    np_fifo_release(fifo);
+    ingest_set_fullfifo(g, __atomic_load_n(&fifo->fullfifo,
+                                           __ATOMIC_RELAXED));
+    if (!ok)
+      return -1;
   }
-  build_buffered(g, true);
   return 0;
 }
 
+/* The group, one socket per interface, read into a FIFO by a reader
+ * thread (ingest_mcast.h). */
 static int read_group(struct ingest *g, const struct opts *o) {
-  size_t page = (size_t)sysconf(_SC_PAGESIZE);
-  size_t cap = (size_t)o->npages * page;
+  size_t cap = (size_t)o->npages * (size_t)sysconf(_SC_PAGESIZE);
   if (cap < NP_DATAGRAM_MAX + 4 + 1) {
     log_error("Request-amount is greater than FIFO capacity: %d > %zu",
               NP_DATAGRAM_MAX, cap);
@@ -409,20 +229,18 @@ static int read_group(struct ingest *g, const struct opts *o) {
               strerror(errno));
     return -1;
   }
-  struct reader r = {.fd = open_group(o), .fifo = &fifo};
+  struct np_mcast m = {.fifo = &fifo};
   int rc = -1;
-  pthread_t th;
-  if (r.fd >= 0 && pthread_create(&th, NULL, reader_main, &r) == 0) {
-    g->fifo = &fifo;
-    rc = build_from_fifo(g, &r);
+  if (np_mcast_open(&m, &o->group_addr, o->port, o->ifaces, o->nifaces,
+                    o->rcvbuf) == 0 &&
+      np_mcast_start(&m) == 0) {
+    realtime("product-building", 1);
+    rc = build_from_fifo(g, &fifo);
     np_fifo_close(&fifo);
-    (void)pthread_join(th, NULL);
-    g->octets = r.octets;
-    g->fullfifo = fifo.fullfifo;
+    np_mcast_join(&m);
+    ingest_set_fullfifo(g, fifo.fullfifo);
   }
-  if (r.fd >= 0)
-    (void)close(r.fd);
-  g->fifo = NULL;
+  np_mcast_close(&m);
   np_fifo_destroy(&fifo);
   return rc;
 }
@@ -443,24 +261,23 @@ static void lock_memory(void) {
     log_warning("Couldn't lock process in physical memory");
 }
 
-static int run(struct ingest *g, const struct opts *o, pq_t *pq,
-               const char *origin) {
-  g->log = (struct np_log){to_logger, NULL, NP_WARN};
-  sync_level(&g->log);
-  g->namer = (struct np_namer){.log = &g->log};
-  np_sbn_init(&g->sbn, &g->log);
-  g->ins = (struct np_inserter){.pq = pq, .origin = origin, .log = &g->log};
-  g->build = np_build_new(&o->build, &g->namer, on_product, g);
-  if (g->build == NULL) {
-    log_error("Out of memory");
-    return -1;
+static int run(const struct opts *o, pq_t *pq, const char *origin) {
+  struct ingest_opts io = {.build = o->build, .wait_s = o->wait_s};
+  char names[NP_MAX_SOURCES][64];
+  io.nsources = o->group != NULL && o->nifaces > 0 ? o->nifaces : 1;
+  for (size_t i = 0; i < io.nsources; i++) {
+    snprintf(names[i], sizeof names[i], "%s@%s",
+             o->group != NULL ? o->group : "stdin",
+             o->nifaces > 0 ? o->ifaces[i] : "*");
+    io.source_names[i] = names[i];
   }
-  g->start = g->last_at = cli_monotonic();
+  struct ingest *g = ingest_new(&io, pq, origin);
+  if (g == NULL)
+    return -1;
   int rc = o->group != NULL ? read_group(g, o) : read_stdin(g);
-  np_build_end(g->build);
-  report(g);
-  np_build_free(g->build);
-  free(g->buf);
+  ingest_end(g);
+  ingest_report(g);
+  ingest_free(g);
   return rc;
 }
 
@@ -484,9 +301,7 @@ int main(int argc, char **argv) {
     return 1;
   char origin[PQ_ORIGIN_MAX + 1];
   cli_hostname(&c, origin);
-  struct ingest g;
-  memset(&g, 0, sizeof g);
-  int rc = run(&g, &o, pq, origin);
+  int rc = run(&o, pq, origin);
   (void)pq_close(pq);
   return rc == 0 ? 0 : 1;
 }

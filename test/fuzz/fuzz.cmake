@@ -165,36 +165,26 @@ pq_fuzz_target(fuzz_tls_detect ${CMAKE_CURRENT_LIST_DIR}/fuzz_tls_detect.c
 # nats2pq consumes writes.
 pq_fuzz_target(fuzz_nats_headers ${CMAKE_CURRENT_LIST_DIR}/fuzz_nats_headers.c
   ${_src}/pqutils/nats/reassembly.c ${_pq_sources} SEEDS)
-# fuzz_np_names: the NOAAPORT namers (pqutils/ingest/: NWSTG identifiers,
-# GRIB1 names, GINI names) on any first block: the code LDM's ingester
-# crashed in on one corrupt GRIB message (LDM issue #71).  It is built from
-# libnoaaport's sources (every .c of pqutils/ingest/ but a program's) and
-# the tables embedded by the noaaport target; the namers call the NEXRAD
-# test (feedtype_rules.c) and the GRIB2 namer (grib2_name.c), so the
-# target waits for those to be in the tree.
-set(_np_dir ${_src}/pqutils/ingest)
-if(EXISTS ${_np_dir}/feedtype_rules.c AND EXISTS ${_np_dir}/grib2_name.c)
-  file(GLOB _np_sources ${_np_dir}/*.c)
-  list(FILTER _np_sources EXCLUDE REGEX "(noaaportIngester|_main)\\.c$")
-  pq_fuzz_target(fuzz_np_names ${CMAKE_CURRENT_LIST_DIR}/fuzz_np_names.c
-    ${_np_sources} ${CMAKE_BINARY_DIR}/pqutils/ingest/np_tables_data.c
-    LIBS -lpng -lz SEEDS)
-  add_dependencies(fuzz_np_names noaaport)
-else()
-  message(STATUS "fuzz: fuzz_np_names waits for feedtype_rules.c and "
-    "grib2_name.c in pqutils/ingest/")
-endif()
-
-# fuzz_np_grib2: the GRIB2 namer of the NOAAPORT ingester on any message
-# (pqutils/ingest/grib2_name.c and what it uses), with the naming tables
-# libnoaaport embeds (generated into its build directory, hence the
-# dependency on the library's target).
-set(_np ${_src}/pqutils/ingest)
+# The NOAAPORT ingester's fuzz targets are built from libnoaaport's own
+# sources (the noaaport target's, with the naming tables it embeds,
+# generated in its build directory: hence the dependencies) and the queue
+# library's (for its inserts).
+get_target_property(_np_rel noaaport SOURCES)
+set(_np_sources "")
+foreach(_f IN LISTS _np_rel)
+  if(IS_ABSOLUTE ${_f})
+    list(APPEND _np_sources ${_f})
+  else()
+    list(APPEND _np_sources ${_src}/pqutils/ingest/${_f})
+  endif()
+endforeach()
+# fuzz_np_names: the NOAAPORT namers (NWSTG identifiers, GRIB1 names, GINI
+# names) on any first block: the code LDM's ingester crashed in on one
+# corrupt GRIB message (LDM issue #71).
+pq_fuzz_target(fuzz_np_names ${CMAKE_CURRENT_LIST_DIR}/fuzz_np_names.c
+  ${_np_sources} ${_pq_sources} LIBS -lpng -lz -lm SEEDS)
+add_dependencies(fuzz_np_names noaaport)
+# fuzz_np_grib2: the GRIB2 namer on any message.
 pq_fuzz_target(fuzz_np_grib2 ${CMAKE_CURRENT_LIST_DIR}/fuzz_np_grib2.c
-  ${_np}/grib2_name.c ${_np}/grib2_decode.c ${_np}/grib2_templates.c
-  ${_np}/grib2_tables.c ${_np}/grib2_time.c ${_np}/grib2_param.c
-  ${_np}/grib2_level.c ${_np}/grib2_grid.c ${_np}/grib_names.c
-  ${_np}/np_log.c ${_np}/tables.c
-  ${CMAKE_BINARY_DIR}/pqutils/ingest/np_tables_data.c
-  LIBS -lm SEEDS)
+  ${_np_sources} ${_pq_sources} LIBS -lpng -lz -lm SEEDS)
 add_dependencies(fuzz_np_grib2 noaaport)

@@ -48,12 +48,19 @@ ok "usage errors"
 pqcreate -c -s 20M -q "$Q" >/dev/null 2>&1 || fail "pqcreate failed"
 mkfifo "$SCRATCH/in"
 LOG3=$SCRATCH/fifo.log
-background noaaportIngester -q "$Q" -n -l "$LOG3" <"$SCRATCH/in"
+exec 7<>"$SCRATCH/in" # a writer first (read-write: no wait), kept open
+# from FILE ARGS...: the ingester reading FILE (a background command's
+# standard input is otherwise /dev/null); exec keeps $BG its pid.
+from() {
+  local in=$1
+  shift
+  exec noaaportIngester "$@" <"$in"
+}
+background from "$SCRATCH/in" -q "$Q" -n -l "$LOG3"
 ING=$BG
-exec 7>"$SCRATCH/in"
 cat "$VEC/nwstg-basic.sbn" >&7
 wait_until 20 eval '[[ $(inserted "$LOG3") == 13 ]]' ||
-  fail "the products of the stream were not inserted while it stays open"
+  fail "$(inserted "$LOG3") of 13 products inserted while the input stays open: $(tail -3 "$LOG3")"
 kill -USR1 "$ING"
 wait_until 20 grep -q "Ingestion Statistics:" "$LOG3" ||
   fail "no statistics after SIGUSR1"

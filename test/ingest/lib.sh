@@ -28,11 +28,11 @@ pqcreate -c -s 20M -q "$Q" >/dev/null 2>&1 || fail "pqcreate failed"
 
 # inserted FILE: how many "inserted" lines the log FILE has.
 inserted() {
-  grep -c ' inserted ' "$1"
+  grep -c ' inserted ' "$1" 2>/dev/null
 }
 
 # queue_count: how many products the queue holds (pqcat -v logs a line
 # each).
 queue_count() {
-  pqcat -q "$Q" -v -l - 2>&1 >/dev/null | grep -c .
+  pqcat -q "$Q" -v -l - 2>&1 >/dev/null | grep -c " INFO "
 }

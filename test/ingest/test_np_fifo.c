@@ -33,7 +33,7 @@ static void *writer(void *arg) {
     size_t n = size_of(i);
     memset(p, (int)(i & 0xff), n);
     memcpy(p, &i, n < sizeof i ? n : sizeof i);
-    np_fifo_commit(q, n);
+    np_fifo_commit(q, n, i % 3);
   }
   np_fifo_close(q);
   return NULL;
@@ -48,8 +48,10 @@ static void test_order_across_wraps(void **state) {
   unsigned got = 0;
   size_t n;
   const uint8_t *p;
-  while ((p = np_fifo_next(&q, &n)) != NULL) {
+  unsigned src;
+  while ((p = np_fifo_next(&q, &n, &src, -1)) != NULL) {
     assert_int_equal(n, size_of(got));
+    assert_int_equal(src, got % 3);
     if (n > sizeof got) { /* the id first, the fill byte last */
       unsigned id;
       memcpy(&id, p, sizeof id);
@@ -74,20 +76,36 @@ static void test_close_keeps_what_was_written(void **state) {
     uint8_t *p = np_fifo_reserve(&q);
     assert_non_null(p);
     p[0] = (uint8_t)i;
-    np_fifo_commit(&q, 1);
+    np_fifo_commit(&q, 1, 7);
   }
   np_fifo_close(&q);
   assert_null(np_fifo_reserve(&q));
   size_t n;
+  unsigned src;
   for (int i = 0; i < 3; i++) {
-    const uint8_t *p = np_fifo_next(&q, &n);
+    assert_false(np_fifo_done(&q));
+    const uint8_t *p = np_fifo_next(&q, &n, &src, -1);
     assert_non_null(p);
     assert_int_equal(n, 1);
     assert_int_equal(p[0], i);
+    assert_int_equal(src, 7);
     np_fifo_release(&q);
   }
-  assert_null(np_fifo_next(&q, &n));
+  assert_null(np_fifo_next(&q, &n, &src, -1));
+  assert_true(np_fifo_done(&q));
   assert_int_equal(q.fullfifo, 0);
+  np_fifo_destroy(&q);
+}
+
+/* A wait with a timeout ends empty-handed, and not done. */
+static void test_timeout(void **state) {
+  (void)state;
+  struct np_fifo q;
+  assert_int_equal(np_fifo_init(&q, 1 << 20), 0);
+  size_t n;
+  unsigned src;
+  assert_null(np_fifo_next(&q, &n, &src, 10));
+  assert_false(np_fifo_done(&q));
   np_fifo_destroy(&q);
 }
 
@@ -101,6 +119,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_order_across_wraps),
       cmocka_unit_test(test_close_keeps_what_was_written),
+      cmocka_unit_test(test_timeout),
       cmocka_unit_test(test_too_small),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
