@@ -165,3 +165,27 @@ pq_fuzz_target(fuzz_tls_detect ${CMAKE_CURRENT_LIST_DIR}/fuzz_tls_detect.c
 # nats2pq consumes writes.
 pq_fuzz_target(fuzz_nats_headers ${CMAKE_CURRENT_LIST_DIR}/fuzz_nats_headers.c
   ${_src}/pqutils/nats/reassembly.c ${_pq_sources} SEEDS)
+# fuzz_np_frames: the NOAAPORT ingester's frame reader and product builder,
+# with the namers behind it, on any frame stream (test/ingest/vectors/ for
+# seeds), whole and fed in pieces.  It compiles every module of libnoaaport
+# and its embedded tables (generated with the library, hence the
+# dependency); the builder calls the namers, so the target waits until
+# their sources are in the tree.
+set(_np_dir ${_src}/pqutils/ingest)
+set(_np_ready TRUE)
+foreach(_f nwstg_name.c wmo_heading.c grib1_name.c grib2_name.c gini_name.c)
+  if(NOT EXISTS ${_np_dir}/${_f})
+    set(_np_ready FALSE)
+  endif()
+endforeach()
+if(_np_ready)
+  file(GLOB _np_sources ${_np_dir}/*.c)
+  pq_fuzz_target(fuzz_np_frames ${CMAKE_CURRENT_LIST_DIR}/fuzz_np_frames.c
+    ${_np_sources} ${CMAKE_BINARY_DIR}/pqutils/ingest/np_tables_data.c
+    FLAGS -DNP_VECTORS_DIR="${CMAKE_CURRENT_SOURCE_DIR}/ingest/vectors"
+    LIBS -lpng -lz SEEDS)
+  add_dependencies(fuzz_np_frames noaaport)
+else()
+  message(STATUS "fuzz: libnoaaport's namers not in the tree yet; "
+                 "fuzz_np_frames not built")
+endif()
