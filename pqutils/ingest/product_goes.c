@@ -115,23 +115,8 @@ void np_goes_finish(struct np_build *b) {
   np_goes_drop(b);
 }
 
-/* The first line of the first block, as LDM logs it at the start: bytes
- * below 0x20 dropped, at most 512. */
-static void log_heading(struct np_build *b, const struct np_frame *f) {
-  if (!np_log_on(b->log, NP_INFO))
-    return;
-  char line[513];
-  size_t k = 0, i = 0;
-  for (; i < 512 && i < f->data_len && f->data[i] != '\n'; i++)
-    if (f->data[i] >= 0x20)
-      line[k++] = (char)f->data[i];
-  line[k] = '\0';
-  if (i > 0)
-    np_log(b->log, NP_INFO, "%s %u", line, f->data_len);
-}
-
+/* The name (np_gini_name() logs LDM's INFO line "<heading> <size>"). */
 bool np_goes_start(struct np_build *b, const struct np_frame *f) {
-  log_heading(b, f);
   char name[sizeof b->prod_name];
   bool z = (f->tt & NP_TT_COMPRESSED) != 0;
   if (np_gini_name(f->data, f->data_len, f->psh.type, z, name, sizeof name,
