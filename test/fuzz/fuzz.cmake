@@ -183,7 +183,7 @@ if(_np_ready)
   pq_fuzz_target(fuzz_np_frames ${CMAKE_CURRENT_LIST_DIR}/fuzz_np_frames.c
     ${_np_sources} ${CMAKE_BINARY_DIR}/pqutils/ingest/np_tables_data.c
     FLAGS -DNP_VECTORS_DIR="${CMAKE_CURRENT_SOURCE_DIR}/ingest/vectors"
-    LIBS -lpng -lz SEEDS)
+    LIBS -lpng -lz -lm SEEDS)
   add_dependencies(fuzz_np_frames noaaport)
 else()
   message(STATUS "fuzz: libnoaaport's namers not in the tree yet; "
