@@ -115,23 +115,8 @@ void np_goes_finish(struct np_build *b) {
   np_goes_drop(b);
 }
 
-/* The first line of the first block, as LDM logs it at the start: bytes
- * below 0x20 dropped, at most 512. */
-static void log_heading(struct np_build *b, const struct np_frame *f) {
-  if (!np_log_on(b->log, NP_INFO))
-    return;
-  char line[513];
-  size_t k = 0, i = 0;
-  for (; i < 512 && i < f->data_len && f->data[i] != '\n'; i++)
-    if (f->data[i] >= 0x20)
-      line[k++] = (char)f->data[i];
-  line[k] = '\0';
-  if (i > 0)
-    np_log(b->log, NP_INFO, "%s %u", line, f->data_len);
-}
-
+/* The name (np_gini_name() logs LDM's INFO line "<heading> <size>"). */
 bool np_goes_start(struct np_build *b, const struct np_frame *f) {
-  log_heading(b, f);
   char name[sizeof b->prod_name];
   bool z = (f->tt & NP_TT_COMPRESSED) != 0;
   if (np_gini_name(f->data, f->data_len, f->psh.type, z, name, sizeof name,
@@ -213,7 +198,10 @@ static void satz_block(struct np_build *b, const struct np_frame *f) {
  * with -c; without it LDM's deflater, never set up, fails (once a call
  * with bytes to compress: errors) and adds nothing.  Each block is cut to
  * LDM's 5700-byte blank buffer and the product to LDM's capacity (LDM
- * reads and writes past them). */
+ * reads and writes past them), and one gap gets at most NP_FILL_MAX
+ * blocks: a damaged block number cannot make one frame cost hundreds of
+ * megabytes. */
+#define NP_FILL_MAX 1024
 static void add_blanks(struct np_build *b, long n, unsigned rpb, int errors) {
   size_t blank = (size_t)rpb * b->pdb.record_size;
   if (!b->opts.inflate) {
@@ -222,11 +210,23 @@ static void add_blanks(struct np_build *b, long n, unsigned rpb, int errors) {
              "STREAM_ERROR");
     return;
   }
-  static const uint8_t zeros[NP_INFLATE_CHUNK];
   if (blank > NP_INFLATE_CHUNK)
     blank = NP_INFLATE_CHUNK;
-  for (long i = 0; i < n && b->bytes.len + blank <= b->capacity; i++)
-    np_bytes_add(&b->bytes, zeros, blank, true);
+  struct np_bytes *by = &b->bytes;
+  size_t room = b->capacity > by->len ? b->capacity - by->len : 0;
+  size_t k = n > 0 ? (size_t)n : 0;
+  if (blank == 0 || k == 0)
+    return;
+  if (k > room / blank)
+    k = room / blank;
+  if (k > NP_FILL_MAX)
+    k = NP_FILL_MAX;
+  if (!np_bytes_room(by, k * blank))
+    return;
+  memset(by->p + by->len, 0, k * blank);
+  if (by->md5_ok)
+    EVP_DigestUpdate(by->md5, by->p + by->len, k * blank);
+  by->len += k * blank;
 }
 
 /* -f, a block of another product before this one's last: the tail filled
@@ -296,6 +296,20 @@ static bool goes_in_sequence(struct np_build *b, const struct np_frame *f) {
   return true;
 }
 
+/* LDM's heap for a GOES-path product is its capacity; it writes past it
+ * when a product outgrows it.  Growth stops instead at twice that (PNG
+ * rows may come out a little larger than they went in), with LDM's line.
+ * @return whether n more bytes may come */
+static bool goes_fits(struct np_build *b, size_t n) {
+  size_t have = b->bytes.len;
+  if (have + n <= 2 * b->capacity)
+    return true;
+  np_log(b->log, NP_ERROR,
+         "Error in heapsize %d product size %d [%d %d], Punt!",
+         (int)(2 * b->capacity), (int)(have + n), (int)have, (int)n);
+  return false;
+}
+
 static bool goes_later(struct np_build *b, const struct np_frame *f) {
   bool z = (f->tt & NP_TT_COMPRESSED) != 0;
   if (!goes_in_sequence(b, f))
@@ -307,6 +321,8 @@ static bool goes_later(struct np_build *b, const struct np_frame *f) {
   }
   if (f->recs_per_block < 1)
     log_pdb(b, f, NP_ERROR);
+  if (!goes_fits(b, f->data_len))
+    return false;
   if (z)
     satz_block(b, f);
   else
@@ -315,16 +331,10 @@ static bool goes_later(struct np_build *b, const struct np_frame *f) {
 }
 
 bool np_goes_block(struct np_build *b, const struct np_frame *f, bool first) {
-  size_t have = b->bytes.len;
-  if (have + f->data_len > b->capacity) { /* LDM would overrun its heap */
-    np_log(b->log, NP_ERROR,
-           "Error in heapsize %d product size %d [%d %d], Punt!",
-           (int)b->capacity, (int)(have + f->data_len), (int)have,
-           (int)f->data_len);
-    return false;
-  }
   if (f->block > 0)
     return goes_later(b, f);
+  if (!goes_fits(b, (f->tt & NP_TT_COMPRESSED) ? f->data_len : 0))
+    return false;
   if (f->tt & NP_TT_COMPRESSED)
     satz_block(b, f);
   else

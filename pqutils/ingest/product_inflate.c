@@ -13,6 +13,10 @@
 
 #include "pqutils/ingest/product_internal.h"
 
+/* LDM inflates into a heap sized for the compressed bytes and writes past
+ * it; here an inflated product stops growing at this size. */
+#define NP_INFLATE_MAX (256u * 1024u * 1024u)
+
 /* zlib's codes as LDM names them in its log lines. */
 static const char *zname(int code) {
   switch (code) {
@@ -65,19 +69,21 @@ static void inflate_error(struct np_build *b, int rc) {
   b->inf.live = false;
 }
 
-/* One zlib stream from in[0, n) onto the product.  @return the input
- * bytes it took, 0 at the end (nothing made), or SIZE_MAX on error */
-static size_t one_stream(struct np_build *b, const uint8_t *in, size_t n) {
+/* One zlib stream from in[0, n) onto the product (not hashed yet), at
+ * most room bytes of it.  @return the input bytes it took, 0 at the end
+ * (nothing made), or SIZE_MAX on error */
+static size_t one_stream(struct np_build *b, const uint8_t *in, size_t n,
+                         size_t room) {
   z_stream *z = &b->inf.z;
-  if (!np_bytes_room(&b->bytes, NP_INFLATE_CHUNK))
-    return SIZE_MAX;
+  if (b->bytes.len + room > NP_INFLATE_MAX || !np_bytes_room(&b->bytes, room))
+    return 0;
   inflateReset(z);
   z->next_in = (Bytef *)(uintptr_t)in;
   z->avail_in = n > UINT32_MAX ? UINT32_MAX : (uInt)n;
   z->next_out = b->bytes.p + b->bytes.len;
-  z->avail_out = NP_INFLATE_CHUNK;
+  z->avail_out = (uInt)room;
   int rc = inflate(z, Z_NO_FLUSH);
-  size_t made = NP_INFLATE_CHUNK - z->avail_out;
+  size_t made = room - z->avail_out;
   if (rc < 0) {
     inflate_error(b, rc);
     return SIZE_MAX;
@@ -87,18 +93,17 @@ static size_t one_stream(struct np_build *b, const uint8_t *in, size_t n) {
     return 0;
   }
   if (rc != Z_STREAM_END) {
-    /* More output than one buffer, or a stream cut short: LDM's next
-     * call to inflate has no room or no input. */
+    /* More output than the buffer holds, or a stream cut short: LDM's
+     * next call to inflate has no room or no input. */
     inflate_error(b, Z_BUF_ERROR);
     return SIZE_MAX;
   }
-  uint8_t *out = b->bytes.p + b->bytes.len;
   b->bytes.len += made;
-  if (b->bytes.md5_ok)
-    EVP_DigestUpdate(b->bytes.md5, out, made);
   return n - z->avail_in;
 }
 
+/* A block's streams go into LDM's one 5700-byte buffer: their output
+ * beyond it (LDM writes past the buffer) is not taken. */
 size_t np_inflate_block(struct np_build *b, const uint8_t *in, size_t n) {
   if (!b->inf.live || !b->inf.init) {
     np_log(b->log, NP_ERROR, " Error %d inflate (%s)", Z_STREAM_ERROR,
@@ -106,8 +111,9 @@ size_t np_inflate_block(struct np_build *b, const uint8_t *in, size_t n) {
     return 0;
   }
   size_t start = b->bytes.len, pos = 0;
-  while (pos < n) {
-    size_t took = one_stream(b, in + pos, n - pos);
+  while (pos < n && b->bytes.len - start < NP_INFLATE_CHUNK) {
+    size_t room = NP_INFLATE_CHUNK - (b->bytes.len - start);
+    size_t took = one_stream(b, in + pos, n - pos, room);
     if (took == SIZE_MAX) {
       b->bytes.len = start; /* a failed block adds nothing */
       return 0;
@@ -116,6 +122,8 @@ size_t np_inflate_block(struct np_build *b, const uint8_t *in, size_t n) {
       break;
     pos += took;
   }
+  if (b->bytes.md5_ok) /* hashed once the block is whole */
+    EVP_DigestUpdate(b->bytes.md5, b->bytes.p + start, b->bytes.len - start);
   return b->bytes.len - start;
 }
 

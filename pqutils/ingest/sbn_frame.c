@@ -227,7 +227,12 @@ static bool read_rest(struct np_sbn *r, struct np_frame *f, enum verdict v,
     *pos += (size_t)f->psh_len;
     if (v == V_SYNC_PSH)
       return false;
-    parse_psh(p + off, &f->psh);
+    /* LDM parses 36 bytes whatever it read: a shorter PSH would have it
+     * read stale memory; its missing bytes are taken as 0 instead. */
+    uint8_t h[NP_PSH_LEN] = {0};
+    memcpy(h, p + off,
+           f->psh_len < NP_PSH_LEN ? (size_t)f->psh_len : NP_PSH_LEN);
+    parse_psh(h, &f->psh);
     off += (size_t)f->psh_len;
     if (f->psh.len != f->psh_len) {
       np_log(r->log, NP_ERROR, "ERROR in calculation of psh len %d %d",
@@ -308,9 +313,13 @@ static size_t find_header(struct np_sbn *r, const uint8_t *buf, size_t len,
     return SIZE_MAX - 1;
   r->resyncing = false; /* LDM has read the 0xFF */
   if (len - c < NP_FH_LEN) {
-    *pos = c + 1; /* the 15 bytes after it cannot be read */
+    /* The 15 bytes after it cannot be read; after a shift, LDM's read of
+     * the shifted bytes fails and the whole candidate it had is gone. */
+    *pos = c + (r->shift_left ? r->shift_left : 1);
+    r->shift_left = 0;
     return SIZE_MAX;
   }
+  r->shift_left = 0;
   while (!fh_valid(r, buf + c)) {
     const uint8_t *ff = memchr(buf + c + 1, 0xFF, NP_FH_LEN - 1);
     if (ff == NULL) {
@@ -318,11 +327,14 @@ static size_t find_header(struct np_sbn *r, const uint8_t *buf, size_t len,
       return SIZE_MAX;
     }
     size_t k = (size_t)(ff - buf);
+    if (len - k < NP_FH_LEN && eof) {
+      *pos = c + NP_FH_LEN;
+      return SIZE_MAX;
+    }
     if (len - k < NP_FH_LEN) {
-      /* Not yet there; at the end LDM's read of the shift fails and the
-       * 16 bytes it had are gone. */
-      *pos = eof ? c + NP_FH_LEN : k;
-      return eof ? SIZE_MAX : SIZE_MAX - 1;
+      *pos = k;
+      r->shift_left = (unsigned)(c + NP_FH_LEN - k);
+      return SIZE_MAX - 1;
     }
     c = k;
   }

@@ -112,6 +112,10 @@ struct np_sbn_counts {
 struct np_sbn {
   const struct np_log *log;
   bool resyncing; /* in a run of discarded bytes */
+  /* The header candidate at the position is one LDM shifted to within a
+   * rejected one whose last bytes are this many bytes on: if the input
+   * ends before it is whole, those bytes go too.  0: not a shift. */
+  unsigned shift_left;
   bool have_prev; /* gap detection has seen a frame */
   uint32_t prev_fh_seq, prev_prod_seq;
   uint16_t prev_block;

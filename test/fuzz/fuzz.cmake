@@ -188,3 +188,11 @@ add_dependencies(fuzz_np_names noaaport)
 pq_fuzz_target(fuzz_np_grib2 ${CMAKE_CURRENT_LIST_DIR}/fuzz_np_grib2.c
   ${_np_sources} ${_pq_sources} LIBS -lpng -lz -lm SEEDS)
 add_dependencies(fuzz_np_grib2 noaaport)
+# fuzz_np_frames: the frame reader and the product builder, with the
+# namers behind them, on any frame stream (test/ingest/vectors/ for seeds),
+# whole and fed in pieces.
+pq_fuzz_target(fuzz_np_frames ${CMAKE_CURRENT_LIST_DIR}/fuzz_np_frames.c
+  ${_np_sources} ${_pq_sources}
+  FLAGS -DNP_VECTORS_DIR="${CMAKE_CURRENT_SOURCE_DIR}/ingest/vectors"
+  LIBS -lpng -lz -lm SEEDS)
+add_dependencies(fuzz_np_frames noaaport)

@@ -426,6 +426,66 @@ static void test_gaps(void **state) {
   tb_free(&b);
 }
 
+/* A PSH shorter than 36 bytes: LDM reads past it (stale memory); here the
+ * bytes it lacks read as 0. */
+static void test_short_psh(void **state) {
+  (void)state;
+  struct tbuf b = {0};
+  struct tframe t = data_frame(1, 1, 0);
+  t.psh = false;
+  tb_frame(&b, &t);
+  b.p[16 + 3] = 16 + 4; /* header length: a 4-byte PSH */
+  static const uint8_t psh[4] = {0, 0, 0, 4};
+  struct tbuf c = {0};
+  tb_add(&c, b.p, 32);
+  tb_add(&c, psh, sizeof psh);
+  tb_add(&c, b.p + 32, b.len - 32);
+  struct run u;
+  run_init(&u, NP_WARN);
+  run_all(&u, &c);
+  assert_int_equal(u.n, 1);
+  assert_true(u.f[0].has_psh);
+  assert_int_equal(u.f[0].psh_len, 4);
+  assert_int_equal(u.f[0].psh.len, 4);
+  assert_int_equal(u.f[0].psh.category, 0);
+  assert_int_equal(u.f[0].psh.nfrag, 0);
+  assert_memory_equal(u.f[0].data, text, sizeof text - 1);
+  assert_int_equal(u.log.n, 0);
+  run_free(&u);
+  tb_free(&b);
+  tb_free(&c);
+}
+
+/* A rejected header whose byte 14 is 0xFF, at the end of the input: LDM's
+ * read of the shifted candidate fails and the 16 bytes it had are gone, so
+ * the scan goes on at byte 16, whether the input came whole or not. */
+static void test_shift_at_end(void **state) {
+  (void)state;
+  static const uint8_t in[] = {0xff, 0x00, 0x14, 0x00, 0x03, 0x85, 0x01, 0x73,
+                               0x65, 0x63, 0x72, 0x02, 0x14, 0x20, 0xff, 0x00,
+                               0x04, 0x00, 0x00, 0x00, 0x00, 0x02, 0x01, 0x00,
+                               0x00, 0x00, 0x00, 0x00, 0x00};
+  struct tbuf b = {0};
+  tb_add(&b, in, sizeof in);
+  static const char want[] = "ERROR\tSBN checksum invalid 895 65280\n"
+                             "INFO\tTrying to resync 4\n";
+  struct run u;
+  run_init(&u, NP_INFO);
+  run_all(&u, &b);
+  assert_string_equal(tlog_str(&u.log), want);
+  run_free(&u);
+  run_init(&u, NP_INFO);
+  size_t pos = 0;
+  struct np_frame f;
+  assert_int_equal(np_sbn_next(&u.r, b.p, 21, &pos, &f, false), NP_SBN_MORE);
+  assert_int_equal(pos, 14);
+  assert_int_equal(np_sbn_next(&u.r, b.p, b.len, &pos, &f, true), NP_SBN_MORE);
+  assert_int_equal(pos, b.len);
+  assert_string_equal(tlog_str(&u.log), want);
+  run_free(&u);
+  tb_free(&b);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_one_frame),
@@ -441,6 +501,8 @@ int main(void) {
       cmocka_unit_test(test_more_keeps_position),
       cmocka_unit_test(test_end_of_input),
       cmocka_unit_test(test_gaps),
+      cmocka_unit_test(test_short_psh),
+      cmocka_unit_test(test_shift_at_end),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
