@@ -51,8 +51,8 @@ struct ingest {
 static void to_logger(void *arg, int level, const char *msg) {
   (void)arg;
   if (ldm_log_enabled((enum ldm_log_level)level))
-    ldm_log_write((enum ldm_log_level)level, "noaaportIngester.c", "ingest",
-                  0, "%s", msg);
+    ldm_log_write((enum ldm_log_level)level, "noaaportIngester.c", "ingest", 0,
+                  "%s", msg);
 }
 
 /* The library's level follows the logger's (SIGUSR2 changes it). */
@@ -128,8 +128,7 @@ static void frames_of(struct ingest *g, struct source *s, bool eof) {
   sync_level(&g->log);
   size_t pos = 0;
   struct np_frame f;
-  while (np_sbn_next(&s->sbn, s->buf, s->len, &pos, &f, eof) ==
-         NP_SBN_FRAME) {
+  while (np_sbn_next(&s->sbn, s->buf, s->len, &pos, &f, eof) == NP_SBN_FRAME) {
     if (g->blend == NULL) {
       np_build_frame(g->build, &f);
       continue;
@@ -141,8 +140,7 @@ static void frames_of(struct ingest *g, struct source *s, bool eof) {
   s->len -= pos;
 }
 
-bool ingest_bytes(struct ingest *g, unsigned src, const uint8_t *p,
-                  size_t n) {
+bool ingest_bytes(struct ingest *g, unsigned src, const uint8_t *p, size_t n) {
   struct source *s = &g->src[src < g->nsrc ? src : 0];
   if (!reserve(s, n))
     return false;

@@ -24,7 +24,7 @@ struct ingest;
 
 struct ingest_opts {
   struct np_build_opts build;
-  double wait_s;  /* -W: blend with this wait; < 0: no blending */
+  double wait_s; /* -W: blend with this wait; < 0: no blending */
   size_t nsources;
   const char *source_names[NP_MAX_SOURCES]; /* for the blender's lines */
 };

@@ -30,10 +30,8 @@
 #include "ldmd/site/log.h"
 #include "pqutils/common/cli.h"
 #include "pqutils/ingest/ingest_fifo.h"
-#include "pqutils/ingest/ingest_insert.h"
-#include "pqutils/ingest/ingest_stats.h"
-#include "pqutils/ingest/product_build.h"
-#include "pqutils/ingest/sbn_frame.h"
+#include "pqutils/ingest/ingest_mcast.h"
+#include "pqutils/ingest/ingest_run.h"
 
 #ifndef NP_VERSION
 #define NP_VERSION "0"
@@ -41,7 +39,7 @@
 
 static const char usage[] =
     "Usage: noaaportIngester [-cfnvx] [-l dest] [-u n] [-m group] [-q queue]\n"
-    "                        [-b npages] [-I iface] [-R bytes]\n"
+    "                        [-b npages] [-I iface]... [-R bytes] [-W secs]\n"
     "  -c        Store compressed frames inflated\n"
     "  -f        Fill the scan lines of missing GOES blocks\n"
     "  -n        Log at NOTE and above (a line per product)\n"
@@ -51,7 +49,11 @@ static const char usage[] =
     "  -u n      Log to syslog, facility local<n> (0-7)\n"
     "  -m group  Read this IPv4 multicast group (224.x.y.1-10, port\n"
     "            1200 + the last octet); default: standard input\n"
-    "  -I iface  IPv4 address of the interface to join the group on\n"
+    "  -I iface  IPv4 address of the interface to join the group on; several\n"
+    "            -I: a receiver on each, blended (-W)\n"
+    "  -W secs   Blend: order frames (of all receivers) by product and\n"
+    "            block, drop duplicates, each frame waiting at most secs\n"
+    "            for earlier ones (default with several -I: 1)\n"
     "  -R bytes  Socket receive buffer size\n"
     "  -q queue  Product queue (default: the registry's /queue/path)\n"
     "  -b npages Size of the FIFO in pages (default 5000)\n"
@@ -60,7 +62,9 @@ static const char usage[] =
 struct opts {
   struct np_build_opts build;
   const char *group;
-  const char *iface;
+  const char *ifaces[NP_MAX_SOURCES]; /* -I, each a receiver */
+  size_t nifaces;
+  double wait_s;   /* -W: blend, with this wait; < 0: not */
   uint64_t rcvbuf; /* 0: the system's */
   uint64_t npages;
   struct in_addr group_addr;
@@ -93,7 +97,19 @@ static int option(struct cli *c, int ch, const char *arg, struct opts *o) {
     o->group = arg;
     return 0;
   case 'I':
-    o->iface = arg;
+    if (o->nifaces == NP_MAX_SOURCES) {
+      fprintf(stderr, "%s: at most %d interfaces (-I)\n", c->progname,
+              NP_MAX_SOURCES);
+      return -1;
+    }
+    o->ifaces[o->nifaces++] = arg;
+    return 0;
+  case 'W':
+    if (cli_parse_double(c, "-W", arg, &o->wait_s) != 0 || o->wait_s > 60) {
+      fprintf(stderr, "%s: -W takes seconds, 0 to 60: \"%s\"\n", c->progname,
+              arg);
+      return -1;
+    }
     return 0;
   case 'R':
     if (cli_parse_uint(c, "-R", arg, INT32_MAX, &v) != 0 || v == 0) {
@@ -126,7 +142,7 @@ static int parse(struct cli *c, int argc, char **argv, struct opts *o) {
   cli_init(c, argv[0]);
   ldm_log_set_level(LDM_LOG_WARNING);
   int ch, st;
-  while ((st = cli_next_option(c, argc, argv, ":cfnvxl:u:m:q:b:I:R:r:s:t:",
+  while ((st = cli_next_option(c, argc, argv, ":cfnvxl:u:m:q:b:I:R:W:r:s:t:",
                                usage, &ch)) == CLI_OPT_OWN)
     if (option(c, ch, optarg, o) != 0)
       return CLI_EXIT_USAGE;
@@ -167,8 +183,8 @@ static int read_stdin(struct ingest *g) {
   static uint8_t buf[256 * 1024];
   for (;;) {
     int due = ingest_due_ms(g);
-    int w = cli_io_wait(STDIN_FILENO, POLLIN,
-                        due >= 0 && due < 1000 ? due : 1000);
+    int w =
+        cli_io_wait(STDIN_FILENO, POLLIN, due >= 0 && due < 1000 ? due : 1000);
     if (w < 0 && cli_stopping())
       break;
     if (w <= 0) {
@@ -206,8 +222,7 @@ static int build_from_fifo(struct ingest *g, struct np_fifo *fifo) {
     }
     bool ok = ingest_bytes(g, src, p, n);
     np_fifo_release(fifo);
-    ingest_set_fullfifo(g, __atomic_load_n(&fifo->fullfifo,
-                                           __ATOMIC_RELAXED));
+    ingest_set_fullfifo(g, __atomic_load_n(&fifo->fullfifo, __ATOMIC_RELAXED));
     if (!ok)
       return -1;
   }
@@ -234,7 +249,7 @@ static int read_group(struct ingest *g, const struct opts *o) {
   if (np_mcast_open(&m, &o->group_addr, o->port, o->ifaces, o->nifaces,
                     o->rcvbuf) == 0 &&
       np_mcast_start(&m) == 0) {
-    realtime("product-building", 1);
+    np_mcast_realtime("product-building", 1);
     rc = build_from_fifo(g, &fifo);
     np_fifo_close(&fifo);
     np_mcast_join(&m);
@@ -283,12 +298,14 @@ static int run(const struct opts *o, pq_t *pq, const char *origin) {
 
 int main(int argc, char **argv) {
   struct cli c;
-  struct opts o = {.npages = 5000};
+  struct opts o = {.npages = 5000, .wait_s = -1};
   int st = parse(&c, argc, argv, &o);
   if (st != CLI_GO_ON)
     return st;
   if (check_group(&o) != 0)
     return 1;
+  if (o.group != NULL && o.nifaces > 1 && o.wait_s < 0)
+    o.wait_s = 1.0; /* two receivers are blended: LDM's blender's wait */
   cli_signals();
   log_notice("Starting up %s", NP_VERSION);
   log_notice("Copyright the ldmpq authors; products made as LDM 6.15's "

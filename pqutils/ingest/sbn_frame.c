@@ -182,6 +182,10 @@ static void gap_check(struct np_sbn *r, const struct np_frame *f) {
   r->prev_block = f->block;
 }
 
+void np_sbn_gap(struct np_sbn *r, const struct np_frame *f) {
+  gap_check(r, f);
+}
+
 /* The logged checks up to the PSH, in LDM's order.  @return whether the
  * frame goes on to gap detection (else *pos is set past it) */
 static bool early_checks(struct np_sbn *r, const struct np_frame *f,
@@ -277,7 +281,8 @@ static int take_frame(struct np_sbn *r, const uint8_t *buf, size_t len,
     return NP_SBN_MORE;
   if (!early_checks(r, f, v, avail, at, pos))
     return -1;
-  gap_check(r, f);
+  if (!r->no_gaps)
+    gap_check(r, f);
   if (!read_rest(r, f, v, p, avail, pos))
     return -1;
   f->raw = p;

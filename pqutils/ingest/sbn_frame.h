@@ -116,6 +116,9 @@ struct np_sbn {
    * rejected one whose last bytes are this many bytes on: if the input
    * ends before it is whole, those bytes go too.  0: not a shift. */
   unsigned shift_left;
+  /* Gap detection off: the frames of several receivers are blended first
+   * (frame_blend.h) and the blended stream goes to np_sbn_gap(). */
+  bool no_gaps;
   bool have_prev; /* gap detection has seen a frame */
   uint32_t prev_fh_seq, prev_prod_seq;
   uint16_t prev_block;
@@ -123,6 +126,13 @@ struct np_sbn {
 };
 
 void np_sbn_init(struct np_sbn *r, const struct np_log *lg);
+
+/**
+ * Gap detection (and its counters and lines) for one frame of a stream
+ * whose frames were found by other readers and blended: the same as
+ * np_sbn_next() does for its own frames unless no_gaps is set.
+ */
+void np_sbn_gap(struct np_sbn *r, const struct np_frame *f);
 
 /* What np_sbn_next() found. */
 enum {
