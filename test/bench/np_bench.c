@@ -109,9 +109,8 @@ static void measure(const char *what, const uint8_t *s, size_t n, int runs,
     double mbs = n / 1e6 / cpu;
     printf("  run %d: %llu frames, %llu products, %.1f MB in %.3f s CPU "
            "(%.3f s wall): %.0f frames/s, %.1f MB/s of frames per core\n",
-           r + 1, (unsigned long long)frames,
-           (unsigned long long)ps.products, n / 1e6, cpu, wall,
-           frames / cpu, mbs);
+           r + 1, (unsigned long long)frames, (unsigned long long)ps.products,
+           n / 1e6, cpu, wall, frames / cpu, mbs);
     if (mbs > best)
       best = mbs;
     if (pq != NULL) { /* the next run inserts anew, not duplicates */

@@ -40,7 +40,7 @@ struct run {
 static void collect(void *arg, int level, const char *msg) {
   struct run *r = arg;
   static const char *const names[] = {"DEBUG", "INFO", "NOTE", "WARN", "ERROR"};
-  if (level < NP_NOTE || r->nlines >= MAXLINES)
+  if (level < NP_NOTE || level > NP_ERROR || r->nlines >= MAXLINES)
     return;
   snprintf(r->lines[r->nlines++], sizeof r->lines[0], "%s\t%s", names[level],
            msg);
