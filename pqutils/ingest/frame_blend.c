@@ -322,8 +322,8 @@ static bool frame_ok(const struct np_frame *f, size_t *data_off) {
       f->raw_len > NP_FRAME_MAX)
     return false;
   *data_off = 0;
-  if (f->data == NULL)
-    return f->data_len == 0;
+  if (f->data == NULL) /* no data, or none to use: the builder logs why */
+    return f->data_len == 0 || f->psh_bad || f->truncated;
   uintptr_t raw = (uintptr_t)f->raw, data = (uintptr_t)f->data;
   if (data < raw || data - raw > f->raw_len)
     return false;

@@ -80,20 +80,24 @@ void np_mcast_realtime(const char *who, int below_max) {
                 strerror(rc));
 }
 
-/* One datagram from a ready socket into the FIFO: false to stop. */
-static bool take(struct np_mcast *m, unsigned i) {
+/* What take() did. */
+enum { TAKEN, CLOSED, SOCKET_FAILED };
+
+/* One datagram from a ready socket into the FIFO. */
+static int take(struct np_mcast *m, unsigned i) {
   uint8_t *p = np_fifo_reserve(m->fifo);
   if (p == NULL)
-    return false; /* closed */
+    return CLOSED;
   ssize_t n = recv(m->fd[i], p, NP_DATAGRAM_MAX, MSG_DONTWAIT);
   if (n < 0) {
     if (errno == EINTR || errno == EAGAIN)
-      return true;
-    log_error("Couldn't read multicast socket: %s", strerror(errno));
-    return false;
+      return TAKEN;
+    log_error("Couldn't read multicast socket %u: %s: no longer read", i,
+              strerror(errno));
+    return SOCKET_FAILED;
   }
   np_fifo_commit(m->fifo, (size_t)n, i);
-  return true;
+  return TAKEN;
 }
 
 static void *reader_main(void *arg) {
@@ -102,15 +106,25 @@ static void *reader_main(void *arg) {
   struct pollfd pfd[NP_MAX_SOURCES];
   for (size_t i = 0; i < m->nfd; i++)
     pfd[i] = (struct pollfd){.fd = m->fd[i], .events = POLLIN};
+  size_t live = m->nfd;
   bool go = true;
-  while (go) {
+  while (go && live > 0) {
     int w = cli_io_poll(pfd, m->nfd, -1);
     if (w < 0 && (errno != EINTR || cli_io_stopping()))
       break; /* a stop */
-    for (size_t i = 0; go && i < m->nfd; i++)
-      if (pfd[i].revents & (POLLIN | POLLERR))
-        go = take(m, (unsigned)i);
+    for (size_t i = 0; go && i < m->nfd; i++) {
+      if (!(pfd[i].revents & (POLLIN | POLLERR)))
+        continue;
+      int t = take(m, (unsigned)i);
+      if (t == CLOSED)
+        go = false;
+      else if (t == SOCKET_FAILED) {
+        pfd[i].fd = -1; /* poll(2) passes over it */
+        live--;
+      }
+    }
   }
+  m->failed = live == 0;
   np_fifo_close(m->fifo);
   return NULL;
 }

@@ -5,13 +5,16 @@
  * socket takes only its own interface's datagrams), and the reader thread
  * that moves their datagrams into the FIFO (ingest_fifo.h), tagged with
  * the socket they came from, at real-time priority where the system
- * allows (LDM's), until a stop.
+ * allows (LDM's), until a stop.  A socket that fails is logged and left
+ * out; the others go on (a site's second dish); the reader ends when none
+ * is left.
  */
 #ifndef PQUTILS_INGEST_INGEST_MCAST_H
 #define PQUTILS_INGEST_INGEST_MCAST_H
 
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -24,6 +27,7 @@ struct np_mcast {
   size_t nfd;
   pthread_t thread;
   int started;
+  bool failed; /* the reader stopped because every socket failed */
 };
 
 /**

@@ -19,6 +19,7 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -213,11 +214,15 @@ static int build_from_fifo(struct ingest *g, struct np_fifo *fifo) {
   for (;;) {
     size_t n;
     unsigned src;
-    const uint8_t *p = np_fifo_next(fifo, &n, &src, ingest_due_ms(g));
+    /* At least once a second, so that SIGUSR1's statistics come while
+     * the channel is silent. */
+    int due = ingest_due_ms(g);
+    const uint8_t *p =
+        np_fifo_next(fifo, &n, &src, due >= 0 && due < 1000 ? due : 1000);
     if (p == NULL) {
       if (np_fifo_done(fifo))
         break;
-      ingest_tick(g); /* a held frame is due */
+      ingest_tick(g); /* a held frame is due, or the statistics */
       continue;
     }
     bool ok = ingest_bytes(g, src, p, n);
@@ -253,6 +258,8 @@ static int read_group(struct ingest *g, const struct opts *o) {
     rc = build_from_fifo(g, &fifo);
     np_fifo_close(&fifo);
     np_mcast_join(&m);
+    if (rc == 0 && m.failed)
+      rc = -1; /* every socket failed: not a stop */
     ingest_set_fullfifo(g, fifo.fullfifo);
   }
   np_mcast_close(&m);
@@ -307,6 +314,7 @@ int main(int argc, char **argv) {
   if (o.group != NULL && o.nifaces > 1 && o.wait_s < 0)
     o.wait_s = 1.0; /* two receivers are blended: LDM's blender's wait */
   cli_signals();
+  (void)signal(SIGALRM, SIG_IGN); /* as LDM's ingester */
   log_notice("Starting up %s", NP_VERSION);
   log_notice("Copyright the ldmpq authors; products made as LDM 6.15's "
              "noaaportIngester makes them");

@@ -87,3 +87,6 @@ pq_np_test(test_np_sbn)
 pq_np_test(test_np_feedtype)
 pq_np_test(test_np_build)
 target_link_libraries(test_np_build PRIVATE ZLIB::ZLIB)
+
+# The insert and its LDM lines, and an identifier too long for the queue.
+pq_np_test(test_np_insert)
