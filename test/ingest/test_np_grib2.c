@@ -303,10 +303,22 @@ static void grid004(struct g2 *m) {
   grid(m, 0, 0, gdt004, sizeof gdt004 / sizeof gdt004[0]);
 }
 
-static void product(struct g2 *m, int pdtn, const struct e *t, size_t n) {
+/* Sections 0 to 3 of a GFS message (centre 7, master 2, local 1) on grid
+ * #004. */
+static void start004(struct g2 *m) {
+  start(m, 0, 7, 2, 1);
+  grid004(m);
+}
+
+/* Section 4 up to its template, PDT 4.pdtn; close_section() ends it. */
+static void open_product(struct g2 *m, int pdtn) {
   open_section(m, 4);
   put(m, 0, 2);
   put(m, pdtn, 2);
+}
+
+static void product(struct g2 *m, int pdtn, const struct e *t, size_t n) {
+  open_product(m, pdtn);
   put_all(m, t, n);
   close_section(m);
 }
@@ -364,14 +376,19 @@ static size_t finish(struct g2 *m) {
   return n;
 }
 
+/* The end of a message: sections 5 (DRT 5.0), 6, 7 and 8; its length. */
+static size_t end_field(struct g2 *m) {
+  data(m, 0);
+  return finish(m);
+}
+
 /* One field of PDT 4.0 on grid #004, centre 7, master 2, local 1. */
 static size_t one_field(struct g2 *m, int centre, int mv, int lv,
                         const struct pdt0 *p) {
   start(m, 0, centre, mv, lv);
   grid004(m);
   product0(m, p);
-  data(m, 0);
-  return finish(m);
+  return end_field(m);
 }
 
 static const char *const HEAD = "LTPA98 KWBC 151200";
@@ -418,13 +435,11 @@ static const struct pdt0 rh500 = {1,   1, 2,     96,  1,    24,
 
 static size_t two_fields(struct g2 *m, const struct pdt0 *a,
                          const struct pdt0 *b) {
-  start(m, 0, 7, 2, 1);
-  grid004(m);
+  start004(m);
   product0(m, a);
   data(m, 0);
   product0(m, b);
-  data(m, 0);
-  return finish(m);
+  return end_field(m);
 }
 
 /* docs/noaaport.md, "Joining and failures". */
@@ -474,19 +489,16 @@ static void test_section_order(void **state) {
   assert_string_equal(tag_of(&m, NULL),
                       "grib2/ncep/GFS/#004/202403151200F024/TMP/250 hPa PRES");
   /* 1 3 4 4 5 6 7: the first field has no section 5 */
-  start(&m, 0, 7, 2, 1);
-  grid004(&m);
+  start004(&m);
   product0(&m, &tmp250);
   product0(&m, &rh500);
-  data(&m, 0);
-  finish(&m);
+  end_field(&m);
   assert_string_equal(tag_of(&m, NULL), "-1");
   /* 1 3 4 5 4 5 6 7 with the second section 5 of DRT 5.42: g2clib fetches
    * field 1 (its walk skips field 2's sections) and LDM names it, logging,
    * then cannot fetch field 2: nothing is named */
   struct lines l;
-  start(&m, 0, 7, 2, 1);
-  grid004(&m);
+  start004(&m);
   product0(&m, &unknown);
   open_section(&m, 5);
   put(&m, 1, 4);
@@ -502,8 +514,7 @@ static void test_section_order(void **state) {
                "id=250, pdtn=0, center=ncep, lclver=1, file=g2varsncep1.tbl",
                PARAM_FAILED, DECODE_FAILED);
   /* the same with field 2 lacking its section 5 (1 3 4 5 4 4 5 6 7) */
-  start(&m, 0, 7, 2, 1);
-  grid004(&m);
+  start004(&m);
   product0(&m, &unknown);
   open_section(&m, 5);
   put(&m, 1, 4);
@@ -512,13 +523,11 @@ static void test_section_order(void **state) {
   close_section(&m);
   product0(&m, &tmp250);
   product0(&m, &tmp250);
-  data(&m, 0);
-  finish(&m);
+  end_field(&m);
   assert_string_equal(tag_of(&m, &l), "-1");
   assert_int_equal(l.n, 3);
   /* no field at all */
-  start(&m, 0, 7, 2, 1);
-  grid004(&m);
+  start004(&m);
   finish(&m);
   assert_string_equal(tag_of(&m, NULL), "-1");
   /* no "7777" but sections that end exactly at the stated length */
@@ -540,17 +549,13 @@ static void test_unknown_templates(void **state) {
   start(&m, 0, 7, 2, 1); /* GDT 3.63 */
   grid(&m, 0, 63, gdt004, sizeof gdt004 / sizeof gdt004[0]);
   product0(&m, &tmp250);
-  data(&m, 0);
-  finish(&m);
+  end_field(&m);
   assert_string_equal(tag_of(&m, NULL), "-1");
-  start(&m, 0, 7, 2, 1); /* PDT 4.40 */
-  grid004(&m);
+  start004(&m); /* PDT 4.40 */
   product(&m, 40, none, 1);
-  data(&m, 0);
-  finish(&m);
+  end_field(&m);
   assert_string_equal(tag_of(&m, NULL), "-1");
-  start(&m, 0, 7, 2, 1); /* DRT 5.42 (CCSDS) */
-  grid004(&m);
+  start004(&m); /* DRT 5.42 (CCSDS) */
   product0(&m, &tmp250);
   data(&m, 42);
   finish(&m);
@@ -558,8 +563,7 @@ static void test_unknown_templates(void **state) {
   start(&m, 0, 7, 2, 1); /* GDT 65535: no template at all, grid 255 */
   grid(&m, 0, 65535, none, 0);
   product0(&m, &tmp250);
-  data(&m, 0);
-  finish(&m);
+  end_field(&m);
   assert_string_equal(tag_of(&m, NULL),
                       "grib2/ncep/GFS/#255/202403151200F024/TMP/250 hPa PRES");
 }
@@ -575,11 +579,9 @@ static void test_short_template(void **state) {
   struct g2 m;
   struct lines l;
   const struct e text[] = {{1, 0}, {1, 0}, {4, 0}};
-  start(&m, 0, 7, 2, 1);
-  grid004(&m);
+  start004(&m);
   product(&m, 254, text, 3);
-  data(&m, 0);
-  finish(&m);
+  end_field(&m);
   assert_string_equal(tag_of(&m, &l), "grib2/ncep/255/#004/FHRS//LVL");
   assert_lines(&l, 3,
                "WARN\tUsing parameter with different PDTN: iver=2, disc=0, "
@@ -637,17 +639,13 @@ static size_t accumulation(struct g2 *m, const int end[5], int64_t ft, int n) {
       {2, end[0]}, {1, end[1]}, {1, end[2]}, {1, end[3]}, {1, end[4]},
       {1, 0},      {1, n},      {4, 0}};
   const struct e range[] = {{1, 1}, {1, 2}, {1, 1}, {4, 6}, {1, 1}, {4, 0}};
-  start(m, 0, 7, 2, 1);
-  grid004(m);
-  open_section(m, 4);
-  put(m, 0, 2);
-  put(m, 8, 2);
+  start004(m);
+  open_product(m, 8);
   put_all(m, head, sizeof head / sizeof head[0]);
   for (int i = 0; i < (n > 0 ? n : 1); i++)
     put_all(m, range, sizeof range / sizeof range[0]);
   close_section(m);
-  data(m, 0);
-  return finish(m);
+  return end_field(m);
 }
 
 /* docs/noaaport.md, "Time", PDT 8-14: f runs from the reference time to
@@ -708,19 +706,15 @@ static const char *statistical(int pdtn, const struct e *mid, size_t nmid,
   const struct e end[] = {{2, 2024}, {1, 3}, {1, 15}, {1, 18}, {1, 0},
                           {1, 0},    {1, 1}, {4, 0},  {1, 1},  {1, 2},
                           {1, 1},    {4, 6}, {1, 1},  {4, 0}};
-  start(&m, 0, 7, 2, 1);
-  grid004(&m);
-  open_section(&m, 4);
-  put(&m, 0, 2);
-  put(&m, pdtn, 2);
+  start004(&m);
+  open_product(&m, pdtn);
   put_all(&m, head, sizeof head / sizeof head[0]);
   put_all(&m, mid, nmid);
   put_all(&m, end, sizeof end / sizeof end[0]);
   if (pdtn == 13 || pdtn == 14) /* the members of the cluster */
     put_all(&m, (const struct e[]){{1, 4}, {1, 7}}, 2);
   close_section(&m);
-  data(&m, 0);
-  finish(&m);
+  end_field(&m);
   return tag_of(&m, l);
 }
 
@@ -775,11 +769,9 @@ static const char *probability(int type, int s1, int64_t v1, int s2, int64_t v2,
       {1, 0},   {1, 1},     {4, 24},        {1, 1},  {-1, 0}, {-4, 0},
       {1, 255}, {-1, -127}, {-4, MISSING4}, {1, 0},  {1, 1},  {1, type},
       {-1, s1}, {-4, v1},   {-1, s2},       {-4, v2}};
-  start(&m, 0, 7, 2, 1);
-  grid004(&m);
+  start004(&m);
   product(&m, 5, t, sizeof t / sizeof t[0]);
-  data(&m, 0);
-  finish(&m);
+  end_field(&m);
   return tag_of(&m, l);
 }
 
@@ -832,8 +824,7 @@ static void test_param_tables(void **state) {
   start(&m, 209, 161, 255, 1);
   grid004(&m);
   product0(&m, &q);
-  data(&m, 0);
-  finish(&m);
+  end_field(&m);
   assert_string_equal(tag_of(&m, &l),
                       "grib2/161/161/#004/202403151200F024/LgtDens15min/"
                       "0 - NONE");
@@ -920,8 +911,7 @@ static const char *grid_tag(int source, int gdtn, const struct e *t, size_t n) {
   start(&m, 0, 7, 2, 1);
   grid(&m, source, gdtn, t, n);
   product0(&m, &tmp250);
-  data(&m, 0);
-  finish(&m);
+  end_field(&m);
   snprintf(tag, sizeof tag, "%s", tag_of(&m, NULL));
   char *hash = strchr(tag, '#');
   if (hash != NULL)
