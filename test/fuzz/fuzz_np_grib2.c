@@ -109,18 +109,7 @@ static void field(struct g2 *m, int pdtn) {
     g2_put(m, 0, 4);
   }
   g2_close_section(m);
-  g2_open_section(m, 5);
-  g2_put(m, 259920, 4);
-  g2_put(m, 0, 2);
-  g2_put(m, 0, 8);
-  g2_put(m, 8, 1);
-  g2_put(m, 0, 1);
-  g2_close_section(m);
-  g2_open_section(m, 6);
-  g2_put(m, 255, 1);
-  g2_close_section(m);
-  g2_open_section(m, 7);
-  g2_close_section(m);
+  g2_data(m, 0);
 }
 
 static void write_seed(const char *dir, const char *name, struct g2 *m) {

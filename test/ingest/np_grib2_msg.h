@@ -2,9 +2,10 @@
  * np_grib2_msg.h - the writer of the GRIB edition 2 messages that the
  * GRIB2 namer's test (test_np_grib2.c) and fuzz target's seeds
  * (fuzz_np_grib2.c) build: octets big-endian or sign and magnitude, as the
- * templates have them, sections that get their length when closed, and the
- * end ("7777" and the total length in section 0).  What goes in each
- * section is the caller's.  Header-only: each program includes it once.
+ * templates have them, sections that get their length when closed, a
+ * field's data sections (5 to 7, no values), and the end ("7777" and the
+ * total length in section 0).  Sections 1 to 4 are the caller's.  Header-only:
+ * each program includes it once.
  */
 #ifndef TEST_INGEST_NP_GRIB2_MSG_H
 #define TEST_INGEST_NP_GRIB2_MSG_H
@@ -53,6 +54,25 @@ static inline void g2_close_section(struct g2 *m) {
   m->n = m->sec;
   g2_put(m, (int64_t)len, 4);
   m->n = n;
+}
+
+/* Sections 5 (DRT 5.drtn: no values, 8 bits), 6 (no bitmap) and 7
+ * (empty): the end of a field. */
+static inline void g2_data(struct g2 *m, int drtn) {
+  g2_open_section(m, 5);
+  g2_put(m, 259920, 4);
+  g2_put(m, drtn, 2);
+  g2_put(m, 0, 4);
+  g2_put(m, 0, 2);
+  g2_put(m, 0, 2);
+  g2_put(m, 8, 1);
+  g2_put(m, 0, 1);
+  g2_close_section(m);
+  g2_open_section(m, 6);
+  g2_put(m, 255, 1);
+  g2_close_section(m);
+  g2_open_section(m, 7);
+  g2_close_section(m);
 }
 
 /* "7777", and the message's length in octets 9-16.  @return the length */

@@ -303,35 +303,31 @@ struct pdt0 {
 static const struct pdt0 tmp250 = {0,   0, 2,     96,  1,    24,
                                    100, 0, 25000, 255, -127, MISSING4};
 
-static void product0(struct g2 *m, const struct pdt0 *p) {
+/* APCP at the surface, GFS forecast time ft hours: the PDT 4.0 fields
+ * that PDT 4.5, 4.8 and 4.9-4.14 begin with. */
+static struct pdt0 apcp(int64_t ft) {
+  struct pdt0 p = {1, 8, 2, 96, 1, ft, 1, 0, 0, 255, -127, MISSING4};
+  return p;
+}
+
+/* The PDT 4.0 fields, in an open section 4. */
+static void put_pdt0(struct g2 *m, const struct pdt0 *p) {
   const struct g2e t[] = {{1, p->cat}, {1, p->num}, {1, p->proc}, {1, 0},
                           {1, p->gen}, {2, 0},      {1, 0},       {1, p->unit},
                           {4, p->ft},  {1, p->l1},  {-1, p->s1},  {-4, p->v1},
                           {1, p->l2},  {-1, p->s2}, {-4, p->v2}};
-  product(m, 0, t, sizeof t / sizeof t[0]);
+  g2_put_all(m, t, sizeof t / sizeof t[0]);
 }
 
-/* Sections 5 (DRT 5.drtn), 6 and 7. */
-static void data(struct g2 *m, int drtn) {
-  g2_open_section(m, 5);
-  g2_put(m, 259920, 4);
-  g2_put(m, drtn, 2);
-  g2_put(m, 0, 4);
-  g2_put(m, 0, 2);
-  g2_put(m, 0, 2);
-  g2_put(m, 8, 1);
-  g2_put(m, 0, 1);
-  g2_close_section(m);
-  g2_open_section(m, 6);
-  g2_put(m, 255, 1);
-  g2_close_section(m);
-  g2_open_section(m, 7);
+static void product0(struct g2 *m, const struct pdt0 *p) {
+  open_product(m, 0);
+  put_pdt0(m, p);
   g2_close_section(m);
 }
 
 /* The end of a message: sections 5 (DRT 5.0), 6, 7 and 8; its length. */
 static size_t end_field(struct g2 *m) {
-  data(m, 0);
+  g2_data(m, 0);
   return g2_finish(m);
 }
 
@@ -390,7 +386,7 @@ static size_t two_fields(struct g2 *m, const struct pdt0 *a,
                          const struct pdt0 *b) {
   start004(m);
   product0(m, a);
-  data(m, 0);
+  g2_data(m, 0);
   product0(m, b);
   return end_field(m);
 }
@@ -459,7 +455,7 @@ static void test_section_order(void **state) {
   g2_put(&m, 0, 10);
   g2_close_section(&m);
   product0(&m, &tmp250);
-  data(&m, 42);
+  g2_data(&m, 42);
   g2_finish(&m);
   assert_string_equal(tag_of(&m, &l), "-1");
   assert_lines(&l, 3,
@@ -510,7 +506,7 @@ static void test_unknown_templates(void **state) {
   assert_string_equal(tag_of(&m, NULL), "-1");
   start004(&m); /* DRT 5.42 (CCSDS) */
   product0(&m, &tmp250);
-  data(&m, 42);
+  g2_data(&m, 42);
   g2_finish(&m);
   assert_string_equal(tag_of(&m, NULL), "-1");
   start(&m, 0, 7, 2, 1); /* GDT 65535: no template at all, grid 255 */
@@ -585,15 +581,13 @@ static void test_time_units(void **state) {
  * forecast time of ft hours, with n time ranges (the first in the base
  * template, the others an extension of 12 octets each). */
 static size_t accumulation(struct g2 *m, const int end[5], int64_t ft, int n) {
-  const struct g2e head[] = {
-      {1, 1},      {1, 8},      {1, 2},      {1, 0},      {1, 96},
-      {2, 0},      {1, 0},      {1, 1},      {4, ft},     {1, 1},
-      {-1, 0},     {-4, 0},     {1, 255},    {-1, -127},  {-4, MISSING4},
-      {2, end[0]}, {1, end[1]}, {1, end[2]}, {1, end[3]}, {1, end[4]},
-      {1, 0},      {1, n},      {4, 0}};
+  const struct pdt0 base = apcp(ft);
+  const struct g2e head[] = {{2, end[0]}, {1, end[1]}, {1, end[2]}, {1, end[3]},
+                             {1, end[4]}, {1, 0},      {1, n},      {4, 0}};
   const struct g2e range[] = {{1, 1}, {1, 2}, {1, 1}, {4, 6}, {1, 1}, {4, 0}};
   start004(m);
   open_product(m, 8);
+  put_pdt0(m, &base);
   g2_put_all(m, head, sizeof head / sizeof head[0]);
   for (int i = 0; i < (n > 0 ? n : 1); i++)
     g2_put_all(m, range, sizeof range / sizeof range[0]);
@@ -652,16 +646,13 @@ static void test_time_intervals(void **state) {
 static const char *statistical(int pdtn, const struct g2e *mid, size_t nmid,
                                struct lines *l) {
   static struct g2 m;
-  const struct g2e head[] = {{1, 1},   {1, 8},     {1, 2},        {1, 0},
-                             {1, 96},  {2, 0},     {1, 0},        {1, 1},
-                             {4, 0},   {1, 1},     {-1, 0},       {-4, 0},
-                             {1, 255}, {-1, -127}, {-4, MISSING4}};
+  const struct pdt0 head = apcp(0);
   const struct g2e end[] = {{2, 2024}, {1, 3}, {1, 15}, {1, 18}, {1, 0},
                             {1, 0},    {1, 1}, {4, 0},  {1, 1},  {1, 2},
                             {1, 1},    {4, 6}, {1, 1},  {4, 0}};
   start004(&m);
   open_product(&m, pdtn);
-  g2_put_all(&m, head, sizeof head / sizeof head[0]);
+  put_pdt0(&m, &head);
   g2_put_all(&m, mid, nmid);
   g2_put_all(&m, end, sizeof end / sizeof end[0]);
   if (pdtn == 13 || pdtn == 14) /* the members of the cluster */
@@ -717,13 +708,14 @@ static void test_statistical_templates(void **state) {
 static const char *probability(int type, int s1, int64_t v1, int s2, int64_t v2,
                                struct lines *l) {
   static struct g2 m;
-  const struct g2e t[] = {
-      {1, 1},   {1, 8},     {1, 2},         {1, 0},  {1, 96}, {2, 0},
-      {1, 0},   {1, 1},     {4, 24},        {1, 1},  {-1, 0}, {-4, 0},
-      {1, 255}, {-1, -127}, {-4, MISSING4}, {1, 0},  {1, 1},  {1, type},
-      {-1, s1}, {-4, v1},   {-1, s2},       {-4, v2}};
+  const struct pdt0 base = apcp(24);
+  const struct g2e t[] = {{1, 0},   {1, 1},   {1, type}, {-1, s1},
+                          {-4, v1}, {-1, s2}, {-4, v2}};
   start004(&m);
-  product(&m, 5, t, sizeof t / sizeof t[0]);
+  open_product(&m, 5);
+  put_pdt0(&m, &base);
+  g2_put_all(&m, t, sizeof t / sizeof t[0]);
+  g2_close_section(&m);
   end_field(&m);
   return tag_of(&m, l);
 }
