@@ -11,12 +11,10 @@
 
 void np_code_table_load(struct np_code_table *t, const char *file) {
   memset(t, 0, sizeof *t);
-  const struct np_table *tab = np_table_find(file);
-  if (tab == NULL)
-    return;
   struct np_tsv r;
+  if (!np_tsv_find(&r, file))
+    return;
   struct np_field f[2];
-  np_tsv_open(&r, tab);
   while (np_tsv_row(&r, f, 2) == 2) {
     long code = np_field_long(&f[0], -1);
     if (code < 0 || code > 255)

@@ -43,12 +43,10 @@ static const char *const param_files[NP_G1_NTABLES] = {
     "grib1-params-ecmwf-160.tsv"};
 
 static void load_models(void) {
-  const struct np_table *t = np_table_find("grib-models.tsv");
-  if (t == NULL)
-    return;
   struct np_tsv r;
+  if (!np_tsv_find(&r, "grib-models.tsv"))
+    return;
   struct np_field f[3];
-  np_tsv_open(&r, t);
   while (tb.nmodels < MODEL_ROWS && np_tsv_row(&r, f, 3) == 3) {
     struct model_row *m = &tb.models[tb.nmodels++];
     m->centre = (int)np_field_long(&f[0], -1);
@@ -61,12 +59,10 @@ static void load_models(void) {
 static void load_params(enum np_g1_ptable k) {
   for (int i = 0; i < 256; i++)
     snprintf(tb.params[k][i], NAME_MAX_LEN, "var%d", i);
-  const struct np_table *t = np_table_find(param_files[k]);
-  if (t == NULL)
-    return;
   struct np_tsv r;
+  if (!np_tsv_find(&r, param_files[k]))
+    return;
   struct np_field f[3];
-  np_tsv_open(&r, t);
   while (np_tsv_row(&r, f, 3) >= 2) {
     long num = np_field_long(&f[0], -1);
     if (num >= 0 && num <= 255)
@@ -75,12 +71,10 @@ static void load_params(enum np_g1_ptable k) {
 }
 
 static void load_levels(void) {
-  const struct np_table *t = np_table_find("grib1-levels.tsv");
-  if (t == NULL)
-    return;
   struct np_tsv r;
+  if (!np_tsv_find(&r, "grib1-levels.tsv"))
+    return;
   struct np_field f[3];
-  np_tsv_open(&r, t);
   while (np_tsv_row(&r, f, 3) >= 2) {
     long type = np_field_long(&f[0], -1);
     if (type < 0 || type > 255)

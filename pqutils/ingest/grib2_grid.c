@@ -51,24 +51,13 @@ static int proj_of(const struct np_field *f) {
   return -1;
 }
 
-static size_t rows_of(const struct np_table *t) {
-  struct np_tsv r;
-  struct np_field f[1];
-  size_t n = 0;
-  np_tsv_open(&r, t);
-  while (np_tsv_row(&r, f, 1) > 0)
-    n++;
-  return n;
-}
-
 /* grdnav.tsv lists the rows in search order already. */
 static void load_navs(void) {
-  const struct np_table *t = np_table_find("grdnav.tsv");
-  if (t == NULL || (navs = calloc(rows_of(t) + 1, sizeof *navs)) == NULL)
-    return;
   struct np_tsv r;
+  if (!np_tsv_find(&r, "grdnav.tsv") ||
+      (navs = calloc(np_tsv_count(&r) + 1, sizeof *navs)) == NULL)
+    return;
   struct np_field f[13];
-  np_tsv_open(&r, t);
   while (np_tsv_row(&r, f, 13) == 13) {
     struct nav *q = &navs[nnavs++];
     q->gnum = (int)np_field_long(&f[2], 255);
@@ -85,13 +74,11 @@ static void load_navs(void) {
 }
 
 static void load_fallbacks(void) {
-  const struct np_table *t = np_table_find("grib2-wmo-grid-fallback.tsv");
-  if (t == NULL ||
-      (fallbacks = calloc(rows_of(t) + 1, sizeof *fallbacks)) == NULL)
-    return;
   struct np_tsv r;
+  if (!np_tsv_find(&r, "grib2-wmo-grid-fallback.tsv") ||
+      (fallbacks = calloc(np_tsv_count(&r) + 1, sizeof *fallbacks)) == NULL)
+    return;
   struct np_field f[3];
-  np_tsv_open(&r, t);
   while (np_tsv_row(&r, f, 3) == 3)
     if (f[0].n == 1 && f[1].n == 1)
       fallbacks[nfallbacks++] = (struct fallback){

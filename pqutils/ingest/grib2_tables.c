@@ -56,17 +56,6 @@ static struct centre *centres;
 static size_t ncentres;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-/* The rows of a table (after its header), for sizing. */
-static size_t rows_of(const struct np_table *t) {
-  struct np_tsv r;
-  struct np_field f[1];
-  size_t n = 0;
-  np_tsv_open(&r, t);
-  while (np_tsv_row(&r, f, 1) > 0)
-    n++;
-  return n;
-}
-
 static int cmp_var(const struct np__g2_var *a, const struct np__g2_var *b) {
   for (int i = 0; i < 4; i++)
     if (a->key[i] != b->key[i])
@@ -86,16 +75,14 @@ static void sort_vars(struct np__g2_var *v, size_t n) {
 }
 
 static void load_vars(struct np__g2_vars *out, const char *file) {
-  const struct np_table *t = np_table_find(file);
-  if (t == NULL)
-    return;
-  struct np__g2_var *v = calloc(rows_of(t) + 1, sizeof *v);
   struct np_tsv r;
+  if (!np_tsv_find(&r, file))
+    return;
+  struct np__g2_var *v = calloc(np_tsv_count(&r) + 1, sizeof *v);
   struct np_field f[9];
   size_t n = 0;
   if (v == NULL)
     return;
-  np_tsv_open(&r, t);
   while (np_tsv_row(&r, f, 9) > 0) {
     for (int i = 0; i < 4; i++)
       v[n].key[i] = (int)np_field_long(&f[i], -1);
@@ -119,17 +106,15 @@ static void strip_blanks(const struct np_field *f, char *out, size_t size) {
 /* A vertical coordinate table; NULL if any row is not 6 good fields. */
 static const struct np__g2_vcrds *load_vcrd(struct np__g2_vcrds *out,
                                             const char *file) {
-  const struct np_table *t = np_table_find(file);
-  if (t == NULL)
-    return NULL;
-  struct np__g2_vcrd *v = calloc(rows_of(t) + 1, sizeof *v);
   struct np_tsv r;
+  if (!np_tsv_find(&r, file))
+    return NULL;
+  struct np__g2_vcrd *v = calloc(np_tsv_count(&r) + 1, sizeof *v);
   struct np_field f[6];
   size_t n = 0;
   int nf;
   if (v == NULL)
     return NULL;
-  np_tsv_open(&r, t);
   while ((nf = np_tsv_row(&r, f, 6)) > 0) {
     long id1 = np_field_long(&f[0], -1), id2 = np_field_long(&f[1], -1);
     long scale = np_field_long(&f[5], 99999);
@@ -147,12 +132,11 @@ static const struct np__g2_vcrds *load_vcrd(struct np__g2_vcrds *out,
 }
 
 static void load_centres(void) {
-  const struct np_table *t = np_table_find("wmocenter.tsv");
-  if (t == NULL || (centres = calloc(rows_of(t) + 1, sizeof *centres)) == NULL)
-    return;
   struct np_tsv r;
+  if (!np_tsv_find(&r, "wmocenter.tsv") ||
+      (centres = calloc(np_tsv_count(&r) + 1, sizeof *centres)) == NULL)
+    return;
   struct np_field f[3];
-  np_tsv_open(&r, t);
   while (np_tsv_row(&r, f, 3) == 3) {
     struct centre *c = &centres[ncentres++];
     c->id = (int)np_field_long(&f[0], -1);

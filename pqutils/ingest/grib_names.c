@@ -56,13 +56,11 @@ static void parse_text(const struct np_field *f, struct row *r) {
 }
 
 static int load(const char *file, struct row *rows, int max, int nkeys) {
-  const struct np_table *t = np_table_find(file);
-  if (t == NULL)
-    return 0;
   struct np_tsv r;
+  if (!np_tsv_find(&r, file))
+    return 0;
   struct np_field f[3];
   int n = 0;
-  np_tsv_open(&r, t);
   while (n < max && np_tsv_row(&r, f, 3) == nkeys + 1) {
     rows[n].centre = key(&f[0]);
     rows[n].process = nkeys == 2 ? key(&f[1]) : ANY;

@@ -14,8 +14,8 @@
  * untouched; every log line is a string.
  *
  * Seeds: with FUZZ_SEEDS_DIR set in the environment, the target writes a
- * few small valid messages there and exits (the test fuzz_np_grib2_seeds
- * does it before the brief run).
+ * few small valid messages there (with test/ingest/np_grib2_msg.h) and exits
+ * (the test fuzz_np_grib2_seeds does it before the brief run).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -24,135 +24,97 @@
 
 #include "pqutils/ingest/grib2_name.h"
 #include "test/fuzz/fuzz_util.h"
+#include "test/ingest/np_grib2_msg.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-struct msg {
-  uint8_t b[512];
-  size_t n, sec;
-};
-
-static void put(struct msg *m, uint64_t v, int octets) {
-  for (int i = octets - 1; i >= 0; i--)
-    m->b[m->n++] = i < 8 ? (uint8_t)(v >> (8 * i)) : 0;
-}
-
-static void section(struct msg *m, int num) {
-  m->sec = m->n;
-  put(m, 0, 4);
-  put(m, (uint64_t)num, 1);
-}
-
-static void end_section(struct msg *m) {
-  size_t n = m->n;
-  m->n = m->sec;
-  put(m, n - m->sec, 4);
-  m->n = n;
-}
-
 /* Section 0 and 1: centre 7, master version 2, local version 1. */
-static void head(struct msg *m) {
+static void head(struct g2 *m) {
   m->n = 0;
   memcpy(m->b, "GRIB\0\0\0\2", 8);
   m->n = 8;
-  put(m, 0, 8);
-  section(m, 1);
-  put(m, 7, 2);
-  put(m, 0, 2);
-  put(m, 0x0201, 2);
-  put(m, 1, 1);
-  put(m, 2024, 2);
-  put(m, 0x030F0C000000, 6);
-  put(m, 1, 1);
-  end_section(m);
+  g2_put(m, 0, 8);
+  g2_open_section(m, 1);
+  g2_put(m, 7, 2);
+  g2_put(m, 0, 2);
+  g2_put(m, 0x0201, 2);
+  g2_put(m, 1, 1);
+  g2_put(m, 2024, 2);
+  g2_put(m, 0x030F0C000000, 6);
+  g2_put(m, 1, 1);
+  g2_close_section(m);
 }
 
 /* GDT 3.0 of grid #004, or 3.20 of grid #240. */
-static void grid(struct msg *m, int gdtn) {
-  section(m, 3);
-  put(m, 0, 1);
-  put(m, 259920, 4);
-  put(m, 0, 2);
-  put(m, (uint64_t)gdtn, 2);
-  put(m, 6, 1);
-  put(m, 0, 15);
+static void grid(struct g2 *m, int gdtn) {
+  g2_open_section(m, 3);
+  g2_put(m, 0, 1);
+  g2_put(m, 259920, 4);
+  g2_put(m, 0, 2);
+  g2_put(m, gdtn, 2);
+  g2_put(m, 6, 1);
+  g2_put(m, 0, 15);
   if (gdtn == 0) {
-    put(m, 720, 4);
-    put(m, 361, 4);
-    put(m, 0, 4);
-    put(m, 0xFFFFFFFF, 4);
-    put(m, 90000000, 4);
-    put(m, 0, 4);
-    put(m, 48, 1);
-    put(m, 0x80000000 | 90000000, 4);
-    put(m, 359500000, 4);
-    put(m, 500000, 4);
-    put(m, 500000, 4);
-    put(m, 0, 1);
+    g2_put(m, 720, 4);
+    g2_put(m, 361, 4);
+    g2_put(m, 0, 4);
+    g2_put(m, 0xFFFFFFFF, 4);
+    g2_put(m, 90000000, 4);
+    g2_put(m, 0, 4);
+    g2_put(m, 48, 1);
+    g2_put(m, 0x80000000 | 90000000, 4);
+    g2_put(m, 359500000, 4);
+    g2_put(m, 500000, 4);
+    g2_put(m, 500000, 4);
+    g2_put(m, 0, 1);
   } else {
-    put(m, 1121, 4);
-    put(m, 881, 4);
-    put(m, 23098000, 4);
-    put(m, 240964000, 4);
-    put(m, 8, 1);
-    put(m, 60000000, 4);
-    put(m, 255000000, 4);
-    put(m, 5079000, 4);
-    put(m, 5079000, 4);
-    put(m, 0, 1);
-    put(m, 64, 1);
+    g2_put(m, 1121, 4);
+    g2_put(m, 881, 4);
+    g2_put(m, 23098000, 4);
+    g2_put(m, 240964000, 4);
+    g2_put(m, 8, 1);
+    g2_put(m, 60000000, 4);
+    g2_put(m, 255000000, 4);
+    g2_put(m, 5079000, 4);
+    g2_put(m, 5079000, 4);
+    g2_put(m, 0, 1);
+    g2_put(m, 64, 1);
   }
-  end_section(m);
+  g2_close_section(m);
 }
 
 /* PDT 4.0 (TMP at 250 hPa) or 4.8 (APCP over 6 hours); then sections 5
  * (DRT 5.0), 6 and 7. */
-static void field(struct msg *m, int pdtn) {
-  section(m, 4);
-  put(m, 0, 2);
-  put(m, (uint64_t)pdtn, 2);
-  put(m, pdtn == 0 ? 0x0000020060 : 0x0108020060, 5);
-  put(m, 0, 3);
-  put(m, 1, 1);
-  put(m, pdtn == 0 ? 24 : 0, 4);
-  put(m, pdtn == 0 ? 100 : 1, 1);
-  put(m, 0, 1);
-  put(m, pdtn == 0 ? 25000 : 0, 4);
-  put(m, 0xFFFFFFFFFFFF, 6);
+static void field(struct g2 *m, int pdtn) {
+  g2_open_section(m, 4);
+  g2_put(m, 0, 2);
+  g2_put(m, pdtn, 2);
+  g2_put(m, pdtn == 0 ? 0x0000020060 : 0x0108020060, 5);
+  g2_put(m, 0, 3);
+  g2_put(m, 1, 1);
+  g2_put(m, pdtn == 0 ? 24 : 0, 4);
+  g2_put(m, pdtn == 0 ? 100 : 1, 1);
+  g2_put(m, 0, 1);
+  g2_put(m, pdtn == 0 ? 25000 : 0, 4);
+  g2_put(m, 0xFFFFFFFFFFFF, 6);
   if (pdtn == 8) {
-    put(m, 2024, 2);
-    put(m, 0x030F120000, 5);
-    put(m, 1, 1);
-    put(m, 0, 4);
-    put(m, 0x010201, 3);
-    put(m, 6, 4);
-    put(m, 1, 1);
-    put(m, 0, 4);
+    g2_put(m, 2024, 2);
+    g2_put(m, 0x030F120000, 5);
+    g2_put(m, 1, 1);
+    g2_put(m, 0, 4);
+    g2_put(m, 0x010201, 3);
+    g2_put(m, 6, 4);
+    g2_put(m, 1, 1);
+    g2_put(m, 0, 4);
   }
-  end_section(m);
-  section(m, 5);
-  put(m, 259920, 4);
-  put(m, 0, 2);
-  put(m, 0, 8);
-  put(m, 8, 1);
-  put(m, 0, 1);
-  end_section(m);
-  section(m, 6);
-  put(m, 255, 1);
-  end_section(m);
-  section(m, 7);
-  end_section(m);
+  g2_close_section(m);
+  g2_data(m, 0);
 }
 
-static void write_seed(const char *dir, const char *name, struct msg *m) {
+static void write_seed(const char *dir, const char *name, struct g2 *m) {
   char path[4096];
-  memcpy(m->b + m->n, "7777", 4);
-  m->n += 4;
-  size_t n = m->n;
-  m->n = 8;
-  put(m, n, 8);
-  m->n = n;
+  g2_finish(m);
   snprintf(path, sizeof path, "%s/%s", dir, name);
   FILE *f = fopen(path, "wb");
   if (f == NULL || fwrite(m->b, 1, m->n, f) != m->n || fclose(f) != 0) {
@@ -166,7 +128,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
   (void)argv;
   const char *dir = fuzz_seeds_dir();
   if (dir != NULL) {
-    static struct msg m;
+    static struct g2 m;
     head(&m);
     grid(&m, 0);
     field(&m, 0);

@@ -152,6 +152,14 @@ static void stream_frame(struct tf *t, uint8_t source, uint32_t fh0,
      (uint16_t)(i % 3));
 }
 
+/* Put frame i of a stream, from receiver `from` at time now. */
+static int put_frame(struct np_blend *b, uint8_t source, uint32_t fh0,
+                     uint32_t prod0, size_t i, const char *from, double now) {
+  struct tf t;
+  stream_frame(&t, source, fh0, prod0, i);
+  return np_blend_put(b, &t.f, from, now);
+}
+
 static void assert_stream(const struct out *o, size_t from, uint8_t source,
                           uint32_t fh0, uint32_t prod0, size_t n) {
   assert_true(o->n >= from + n);
@@ -239,19 +247,15 @@ static void test_reordered_sorted(void **state) {
   (void)state;
   struct np_blend *b = np_blend_new(1.0, 1 << 20, NULL);
   struct out o = {0};
-  struct tf t;
   /* The earliest-ordered frame is waited for even when a later one's time
    * has come. */
-  stream_frame(&t, 1, 10, 20, 1);
-  assert_int_equal(np_blend_put(b, &t.f, "a", 0.0), NP_BLEND_QUEUED);
-  stream_frame(&t, 1, 10, 20, 0);
-  assert_int_equal(np_blend_put(b, &t.f, "a", 0.25), NP_BLEND_QUEUED);
+  assert_int_equal(put_frame(b, 1, 10, 20, 1, "a", 0.0), NP_BLEND_QUEUED);
+  assert_int_equal(put_frame(b, 1, 10, 20, 0, "a", 0.25), NP_BLEND_QUEUED);
   assert_true(np_blend_due(b) == 1.25);
   assert_null(np_blend_next(b, 1.125, false));
   static const size_t order[] = {4, 2, 3, 7, 5, 6, 8, 10, 9, 11};
   for (size_t k = 0; k < 10; k++) {
-    stream_frame(&t, 1, 10, 20, order[k]);
-    assert_int_equal(np_blend_put(b, &t.f, "a", 0.5 + k / 64.0),
+    assert_int_equal(put_frame(b, 1, 10, 20, order[k], "a", 0.5 + k / 64.0),
                      NP_BLEND_QUEUED);
   }
   drain(b, 1.25, false, &o);
@@ -269,21 +273,19 @@ static void test_late_in_ldm_words(void **state) {
   struct np_log lg = {capture, &lc, NP_WARN};
   struct np_blend *b = np_blend_new(1.0, 1 << 20, &lg);
   struct out o = {0};
-  struct tf t;
   for (size_t i = 3; i < 6; i++) {
-    stream_frame(&t, 1, 10, 20, i);
-    assert_int_equal(np_blend_put(b, &t.f, "dish-a", 0.0), NP_BLEND_QUEUED);
+    assert_int_equal(put_frame(b, 1, 10, 20, i, "dish-a", 0.0),
+                     NP_BLEND_QUEUED);
   }
   drain(b, 1.0, false, &o);
   assert_int_equal(o.n, 3);
-  stream_frame(&t, 1, 10, 20, 2); /* missed by dish-a, too late from b */
-  assert_int_equal(np_blend_put(b, &t.f, "dish-b", 1.5), NP_BLEND_LATE);
+  assert_int_equal(put_frame(b, 1, 10, 20, 2, "dish-b", 1.5),
+                   NP_BLEND_LATE); /* missed by dish-a, too late from b */
   assert_int_equal(lc.n, 1);
   assert_int_equal(lc.level[0], NP_WARN);
   assert_string_equal(lc.msg[0], "Frame from dish-b arrived too late to be "
                                  "included. Increase time window?");
-  stream_frame(&t, 1, 10, 20, 6);
-  assert_int_equal(np_blend_put(b, &t.f, "dish-b", 1.5), NP_BLEND_QUEUED);
+  assert_int_equal(put_frame(b, 1, 10, 20, 6, "dish-b", 1.5), NP_BLEND_QUEUED);
   struct np_blend_counts c;
   np_blend_counts(b, &c);
   assert_int_equal(c.late, 1);
@@ -297,16 +299,13 @@ static void test_dup_after_release(void **state) {
   struct np_log lg = {capture, &lc, NP_DEBUG};
   struct np_blend *b = np_blend_new(1.0, 1 << 20, &lg);
   struct out o = {0};
-  struct tf t;
-  stream_frame(&t, 1, 10, 20, 0);
-  assert_int_equal(np_blend_put(b, &t.f, "dish-a", 0.0), NP_BLEND_QUEUED);
-  stream_frame(&t, 1, 10, 20, 1);
-  assert_int_equal(np_blend_put(b, &t.f, "dish-a", 0.0), NP_BLEND_QUEUED);
-  assert_int_equal(np_blend_put(b, &t.f, "dish-b", 0.2), NP_BLEND_DUP);
+  assert_int_equal(put_frame(b, 1, 10, 20, 0, "dish-a", 0.0), NP_BLEND_QUEUED);
+  assert_int_equal(put_frame(b, 1, 10, 20, 1, "dish-a", 0.0), NP_BLEND_QUEUED);
+  assert_int_equal(put_frame(b, 1, 10, 20, 1, "dish-b", 0.2), NP_BLEND_DUP);
   drain(b, 1.0, false, &o);
   assert_int_equal(o.n, 2);
-  stream_frame(&t, 1, 10, 20, 0); /* its twin went out: not "late" */
-  assert_int_equal(np_blend_put(b, &t.f, "dish-b", 1.5), NP_BLEND_DUP);
+  assert_int_equal(put_frame(b, 1, 10, 20, 0, "dish-b", 1.5),
+                   NP_BLEND_DUP); /* its twin went out: not "late" */
   assert_int_equal(count_level(&lc, NP_WARN), 0);
   assert_int_equal(count_msg(&lc, NP_DEBUG, "Frame from dish-b is a duplicate"),
                    2);
@@ -321,16 +320,14 @@ static void test_uplink_switch(void **state) {
   (void)state;
   struct np_blend *b = np_blend_new(1.0, 1 << 20, NULL);
   struct out o = {0};
-  struct tf t;
   /* Primary NCF (source 1) to backup (source 2): the backup's product
    * sequence restarts at 1, circularly before 500, yet its frames follow. */
   for (size_t i = 0; i < 6; i++) {
-    stream_frame(&t, 1, 1000, 500, i);
-    assert_int_equal(np_blend_put(b, &t.f, "a", 0.01 * i), NP_BLEND_QUEUED);
+    assert_int_equal(put_frame(b, 1, 1000, 500, i, "a", 0.01 * i),
+                     NP_BLEND_QUEUED);
   }
   for (size_t i = 0; i < 6; i++) {
-    stream_frame(&t, 2, 7, 1, i);
-    assert_int_equal(np_blend_put(b, &t.f, "a", 0.1 + 0.01 * i),
+    assert_int_equal(put_frame(b, 2, 7, 1, i, "a", 0.1 + 0.01 * i),
                      NP_BLEND_QUEUED);
   }
   drain(b, 10, false, &o);
@@ -340,8 +337,7 @@ static void test_uplink_switch(void **state) {
   /* Back to the primary after the backup's frames went out: a new uplink,
    * after the backup's, though its numbers are before 500. */
   for (size_t i = 0; i < 3; i++) {
-    stream_frame(&t, 1, 50, 200, i);
-    assert_int_equal(np_blend_put(b, &t.f, "a", 20), NP_BLEND_QUEUED);
+    assert_int_equal(put_frame(b, 1, 50, 200, i, "a", 20), NP_BLEND_QUEUED);
   }
   drain(b, 30, false, &o);
   assert_int_equal(o.n, 15);
@@ -358,20 +354,15 @@ static void test_switch_two_dishes(void **state) {
   struct np_log lg = {capture, &lc, NP_WARN};
   struct np_blend *b = np_blend_new(1.0, 1 << 20, &lg);
   struct out o = {0};
-  struct tf t;
   for (size_t i = 0; i < 8; i++) {
     double ta = 0.05 * i;
     if (i != 5) {
-      stream_frame(&t, 1, 1000, 500, i);
-      assert_int_equal(np_blend_put(b, &t.f, "a", ta), NP_BLEND_QUEUED);
+      assert_int_equal(put_frame(b, 1, 1000, 500, i, "a", ta), NP_BLEND_QUEUED);
     }
-    stream_frame(&t, 2, 7, 1, i);
-    assert_int_equal(np_blend_put(b, &t.f, "a", ta + 0.4), NP_BLEND_QUEUED);
-    stream_frame(&t, 1, 1000, 500, i);
-    assert_int_equal(np_blend_put(b, &t.f, "b", ta + 0.3),
+    assert_int_equal(put_frame(b, 2, 7, 1, i, "a", ta + 0.4), NP_BLEND_QUEUED);
+    assert_int_equal(put_frame(b, 1, 1000, 500, i, "b", ta + 0.3),
                      i == 5 ? NP_BLEND_QUEUED : NP_BLEND_DUP);
-    stream_frame(&t, 2, 7, 1, i);
-    assert_int_equal(np_blend_put(b, &t.f, "b", ta + 0.7), NP_BLEND_DUP);
+    assert_int_equal(put_frame(b, 2, 7, 1, i, "b", ta + 0.7), NP_BLEND_DUP);
   }
   drain(b, 10, false, &o);
   assert_int_equal(o.n, 16);
@@ -407,11 +398,9 @@ static void test_byte_bound(void **state) {
   (void)state;
   struct np_blend *b = np_blend_new(10.0, 3 * NODE_BYTES, NULL);
   struct out o = {0};
-  struct tf t;
   struct np_blend_counts c;
   for (size_t i = 0; i < 10; i++) {
-    stream_frame(&t, 1, 10, 20, i);
-    assert_int_equal(np_blend_put(b, &t.f, "a", 0.0), NP_BLEND_QUEUED);
+    assert_int_equal(put_frame(b, 1, 10, 20, i, "a", 0.0), NP_BLEND_QUEUED);
     if (i >= 3)
       assert_true(np_blend_due(b) == -INFINITY);
     drain(b, 0.0, false, &o);
@@ -434,14 +423,13 @@ static void test_wait_zero_passes_through(void **state) {
   (void)state;
   struct np_blend *b = np_blend_new(0, 1 << 20, NULL);
   struct out o = {0};
-  struct tf t;
   static const size_t order[] = {3, 1, 2, 1, 0, 4, 4};
   static const int status[] = {
       NP_BLEND_QUEUED, NP_BLEND_QUEUED, NP_BLEND_QUEUED, NP_BLEND_DUP,
       NP_BLEND_QUEUED, NP_BLEND_QUEUED, NP_BLEND_DUP};
   for (size_t k = 0; k < 7; k++) {
-    stream_frame(&t, 1, 10, 20, order[k]);
-    assert_int_equal(np_blend_put(b, &t.f, "a", (double)k), status[k]);
+    assert_int_equal(put_frame(b, 1, 10, 20, order[k], "a", (double)k),
+                     status[k]);
     drain(b, (double)k, false, &o);
   }
   static const size_t want[] = {3, 1, 2, 0, 4};
@@ -450,8 +438,7 @@ static void test_wait_zero_passes_through(void **state) {
     assert_int_equal(o.fh[k], 10 + want[k]);
   /* Several puts before a drain still come out in arrival order. */
   for (size_t i = 7; i > 5; i--) {
-    stream_frame(&t, 1, 10, 20, i);
-    assert_int_equal(np_blend_put(b, &t.f, "a", 9), NP_BLEND_QUEUED);
+    assert_int_equal(put_frame(b, 1, 10, 20, i, "a", 9), NP_BLEND_QUEUED);
   }
   drain(b, 9, false, &o);
   assert_int_equal(o.n, 7);
@@ -469,23 +456,18 @@ static void test_data_server_switch(void **state) {
   struct np_log lg = {capture, &lc, NP_WARN};
   struct np_blend *b = np_blend_new(1.0, 1 << 20, &lg);
   struct out o = {0};
-  struct tf t;
   for (size_t i = 0; i < 6; i++) {
-    stream_frame(&t, 1, 100, 5000, i);
-    assert_int_equal(np_blend_put(b, &t.f, "a", 0.0), NP_BLEND_QUEUED);
+    assert_int_equal(put_frame(b, 1, 100, 5000, i, "a", 0.0), NP_BLEND_QUEUED);
   }
   for (size_t i = 0; i < 6; i++) {
-    stream_frame(&t, 1, 106, 1, i);
-    assert_int_equal(np_blend_put(b, &t.f, "a", 0.5), NP_BLEND_QUEUED);
+    assert_int_equal(put_frame(b, 1, 106, 1, i, "a", 0.5), NP_BLEND_QUEUED);
   }
   drain(b, 2, false, &o);
   for (size_t i = 0; i < 6; i++) {
-    stream_frame(&t, 1, 112, 9000, i);
-    assert_int_equal(np_blend_put(b, &t.f, "a", 3), NP_BLEND_QUEUED);
+    assert_int_equal(put_frame(b, 1, 112, 9000, i, "a", 3), NP_BLEND_QUEUED);
   }
   for (size_t i = 0; i < 3; i++) {
-    stream_frame(&t, 1, 118, 7, i);
-    assert_int_equal(np_blend_put(b, &t.f, "a", 3), NP_BLEND_QUEUED);
+    assert_int_equal(put_frame(b, 1, 118, 7, i, "a", 3), NP_BLEND_QUEUED);
   }
   drain(b, 5, false, &o);
   assert_int_equal(o.n, 21);

@@ -58,7 +58,9 @@ static void keep(void *arg, const struct np_product *p) {
   g->ccb_submode = p->ccb_submode;
 }
 
-static void bench_init(struct bench *t, int level, bool inflate, bool fill) {
+/* A new bench at level, with the builder's options, fed s whole. */
+static void bench_run(struct bench *t, int level, bool inflate, bool fill,
+                      const struct tbuf *s) {
   memset(t, 0, sizeof *t);
   t->lg = (struct np_log){tlog_add, &t->log, level};
   t->nm.log = &t->lg;
@@ -66,9 +68,6 @@ static void bench_init(struct bench *t, int level, bool inflate, bool fill) {
   struct np_build_opts o = {.inflate = inflate, .fill = fill};
   t->b = np_build_new(&o, &t->nm, keep, t);
   assert_non_null(t->b);
-}
-
-static void bench_run(struct bench *t, const struct tbuf *s) {
   size_t pos = 0;
   struct np_frame f;
   while (np_sbn_next(&t->r, s->p, s->len, &pos, &f, true) == NP_SBN_FRAME)
@@ -142,8 +141,7 @@ static void test_text_product(void **state) {
   struct tbuf s = {0};
   text_product(&s, 1, 500, 5, heading, sizeof heading - 1);
   struct bench t;
-  bench_init(&t, NP_NOTE, false, false);
-  bench_run(&t, &s);
+  bench_run(&t, NP_NOTE, false, false, &s);
   assert_int_equal(t.n, 1);
   struct got *g = &t.p[0];
   struct tbuf want = {0};
@@ -172,8 +170,7 @@ static void test_high_sequence(void **state) {
   struct tbuf s = {0};
   text_product(&s, 1, 4294967173u, 5, heading, sizeof heading - 1);
   struct bench t;
-  bench_init(&t, NP_NOTE, false, false);
-  bench_run(&t, &s);
+  bench_run(&t, NP_NOTE, false, false, &s);
   assert_int_equal(t.n, 1);
   /* "-123" takes 12 bytes; LDM counts 11 and the data takes the LF's
    * place */
@@ -197,8 +194,7 @@ static void test_trailer_stripping(void **state) {
   struct tframe t1 = {.fh_seq = 3, .prod_seq = 2, .tt = 6, .block = 1};
   nwstg_frame(&s, &t1, "\r\r\n\x03", 4); /* only 4 bytes: kept */
   struct bench t;
-  bench_init(&t, NP_DEBUG, false, false);
-  bench_run(&t, &s);
+  bench_run(&t, NP_DEBUG, false, false, &s);
   assert_int_equal(t.n, 2);
   /* both copies gone, one added */
   assert_int_equal(t.p[0].data.len, 11 + sizeof heading - 1 + 4);
@@ -216,8 +212,7 @@ static void test_md5_leaves_out_header(void **state) {
   text_product(&s, 1, 10, 5, heading, sizeof heading - 1);
   text_product(&s, 2, 11, 5, heading, sizeof heading - 1);
   struct bench t;
-  bench_init(&t, NP_NOTE, false, false);
-  bench_run(&t, &s);
+  bench_run(&t, NP_NOTE, false, false, &s);
   assert_int_equal(t.n, 2);
   /* copies differing only in the sequence number: one signature */
   assert_memory_not_equal(t.p[0].data.p, t.p[1].data.p, t.p[0].data.len);
@@ -247,8 +242,7 @@ static void test_missing_block(void **state) {
   struct tbuf s = {0};
   three_blocks(&s, 5000, 9000, 1);
   struct bench t;
-  bench_init(&t, NP_WARN, false, false);
-  bench_run(&t, &s);
+  bench_run(&t, NP_WARN, false, false, &s);
   assert_int_equal(t.n, 0);
   assert_string_equal(
       tlog_str(&t.log),
@@ -265,8 +259,7 @@ static void test_complete_by_nfrag(void **state) {
   struct tbuf s = {0};
   three_blocks(&s, 1, 9, -1);
   struct bench t;
-  bench_init(&t, NP_INFO, false, false);
-  bench_run(&t, &s);
+  bench_run(&t, NP_INFO, false, false, &s);
   assert_int_equal(t.n, 1);
   assert_int_equal(t.p[0].data.len, 11 + 3 * (sizeof heading - 1) + 4);
   assert_int_equal(tlog_count(&t.log,
@@ -285,8 +278,7 @@ static void test_complete_by_nfrag(void **state) {
   struct tframe t2 = {.fh_seq = 4, .prod_seq = 11, .tt = 65, .psh = true};
   nwstg_frame(&s, &t2, heading, sizeof heading - 1);
   struct bench u;
-  bench_init(&u, NP_WARN, false, false);
-  bench_run(&u, &s);
+  bench_run(&u, NP_WARN, false, false, &s);
   assert_int_equal(u.n, 2);
   assert_int_equal(u.p[0].seqno, 10);
   assert_int_equal(u.p[1].seqno, 11);
@@ -308,8 +300,7 @@ static void test_oops(void **state) {
   three_blocks(&s, 1, 9001, 2);
   text_product(&s, 3, 9002, 5, heading, sizeof heading - 1);
   struct bench t;
-  bench_init(&t, NP_WARN, false, false);
-  bench_run(&t, &s);
+  bench_run(&t, NP_WARN, false, false, &s);
   assert_int_equal(t.n, 1);
   assert_int_equal(t.p[0].seqno, 9002);
   assert_string_equal(
@@ -340,8 +331,7 @@ static void test_data_before_header(void **state) {
   struct tbuf s = {0};
   three_blocks(&s, 1, 9003, 0);
   struct bench t;
-  bench_init(&t, NP_INFO, false, false);
-  bench_run(&t, &s);
+  bench_run(&t, NP_INFO, false, false, &s);
   assert_int_equal(t.n, 0);
   assert_int_equal(tlog_count(&t.log, "INFO\tfound data block before header, "
                                       "skipping sequence 9003 frag #1\n"),
@@ -373,8 +363,7 @@ static void test_capacity(void **state) {
   struct tframe t4 = {.fh_seq = 5, .prod_seq = 3, .tt = 6, .block = 2};
   nwstg_frame(&s, &t4, big, 10);
   struct bench t;
-  bench_init(&t, NP_WARN, false, false);
-  bench_run(&t, &s);
+  bench_run(&t, NP_WARN, false, false, &s);
   assert_int_equal(t.n, 1);
   assert_int_equal(t.p[0].data.len, 11 + 4013 + 4);
   assert_string_equal(
@@ -397,8 +386,7 @@ static void test_hds_text(void **state) {
   text_product(&s, 1, 1, 5, body, sizeof body); /* NMC: HDS */
   text_product(&s, 2, 2, 8, body, sizeof body); /* NWWS: no test */
   struct bench t;
-  bench_init(&t, NP_WARN, false, false);
-  bench_run(&t, &s);
+  bench_run(&t, NP_WARN, false, false, &s);
   assert_int_equal(t.n, 2);
   assert_int_equal(t.p[0].category, 101);
   assert_int_equal(t.p[0].feedtype, PQ_FT_HDS);
@@ -427,8 +415,7 @@ static void test_bad_psh_mid_product(void **state) {
   struct tframe t1 = {.fh_seq = 3, .prod_seq = 4, .tt = 6, .block = 1};
   nwstg_frame(&s, &t1, heading, sizeof heading - 1);
   struct bench t;
-  bench_init(&t, NP_WARN, false, false);
-  bench_run(&t, &s);
+  bench_run(&t, NP_WARN, false, false, &s);
   assert_int_equal(t.n, 1);
   assert_int_equal(t.p[0].category, 6);
   assert_int_equal(t.p[0].type, 9);
@@ -450,8 +437,7 @@ static void test_fragheap(void **state) {
   t0.prod_seq = 2;
   nwstg_frame(&s, &t0, heading, sizeof heading - 1);
   struct bench t;
-  bench_init(&t, NP_NOTE, false, false);
-  bench_run(&t, &s);
+  bench_run(&t, NP_NOTE, false, false, &s);
   assert_int_equal(tlog_count(&t.log, "NOTE\tincreasing fragheap to 1001\n"),
                    1);
   assert_int_equal(tlog_count(&t.log, "increasing fragheap"), 1);
@@ -498,38 +484,39 @@ static void png_chunks(const struct tbuf *p, size_t at, char *types,
   types[k] = '\0';
 }
 
+/* Frame `block` of a GOES product (datastream 1, product 1, FH number
+ * 1 + block): block 0 carries the PSH (type 1, category 3, nfrag blocks);
+ * rpb records a block. */
+static void goes_frame(struct tbuf *s, unsigned block, unsigned tt,
+                       unsigned nfrag, unsigned rpb, const void *data,
+                       size_t len) {
+  struct tframe t = {.fh_seq = 1 + block,
+                     .prod_seq = 1,
+                     .block = block,
+                     .tt = tt,
+                     .psh = block == 0,
+                     .nfrag = nfrag,
+                     .datastream = 1,
+                     .type = 1,
+                     .cat = 3,
+                     .rpb = rpb,
+                     .data = data,
+                     .data_len = len};
+  tb_frame(s, &t);
+}
+
 static void test_goes_png(void **state) {
   (void)state;
   struct tbuf s = {0}, d = {0};
   gini_block0(&d, 8, 4);
-  struct tframe t0 = {.fh_seq = 1,
-                      .prod_seq = 1,
-                      .tt = 65,
-                      .psh = true,
-                      .nfrag = 6,
-                      .datastream = 1,
-                      .type = 1,
-                      .cat = 3,
-                      .rpb = 1,
-                      .data = d.p,
-                      .data_len = d.len};
-  tb_frame(&s, &t0);
+  goes_frame(&s, 0, 65, 6, 1, d.p, d.len);
   for (unsigned k = 1; k <= 5; k++) {
     uint8_t row[8];
     memset(row, k == 5 ? 0xF0 : (int)(k * 10), sizeof row);
-    struct tframe t = {.fh_seq = 1 + k,
-                       .prod_seq = 1,
-                       .block = k,
-                       .tt = k == 5 ? 6 : 2,
-                       .datastream = 1,
-                       .rpb = 1,
-                       .data = row,
-                       .data_len = sizeof row};
-    tb_frame(&s, &t);
+    goes_frame(&s, k, k == 5 ? 6 : 2, 6, 1, row, sizeof row);
   }
   struct bench t;
-  bench_init(&t, NP_WARN, false, false);
-  bench_run(&t, &s);
+  bench_run(&t, NP_WARN, false, false, &s);
   assert_int_equal(t.n, 1);
   struct got *g = &t.p[0];
   assert_true(g->data.len > d.len);
@@ -558,31 +545,11 @@ static void test_goes_rows_per_block(void **state) {
   (void)state;
   struct tbuf s = {0}, d = {0};
   gini_block0(&d, 8, 4);
-  struct tframe t0 = {.fh_seq = 1,
-                      .prod_seq = 1,
-                      .tt = 65,
-                      .psh = true,
-                      .nfrag = 3,
-                      .datastream = 1,
-                      .type = 1,
-                      .cat = 3,
-                      .rpb = 2,
-                      .data = d.p,
-                      .data_len = d.len};
-  tb_frame(&s, &t0);
+  goes_frame(&s, 0, 65, 3, 2, d.p, d.len);
   static const uint8_t rows[20] = {0};
-  struct tframe t1 = {.fh_seq = 2,
-                      .prod_seq = 1,
-                      .block = 1,
-                      .tt = 2,
-                      .datastream = 1,
-                      .rpb = 2,
-                      .data = rows,
-                      .data_len = 20};
-  tb_frame(&s, &t1);
+  goes_frame(&s, 1, 2, 3, 2, rows, sizeof rows);
   struct bench t;
-  bench_init(&t, NP_WARN, false, false);
-  bench_run(&t, &s);
+  bench_run(&t, NP_WARN, false, false, &s);
   assert_int_equal(t.n, 0);
   assert_string_equal(tlog_str(&t.log),
                       "ERROR\tnscan exceeding records per block 2 [2 8 20]\n");
@@ -648,8 +615,7 @@ static void test_satz_verbatim(void **state) {
   struct tbuf s = {0}, whole = {0};
   satz_product(&s, &whole, 3, -1, 1);
   struct bench t;
-  bench_init(&t, NP_WARN, false, false);
-  bench_run(&t, &s);
+  bench_run(&t, NP_WARN, false, false, &s);
   assert_int_equal(t.n, 1);
   assert_int_equal(t.p[0].data.len, whole.len);
   assert_memory_equal(t.p[0].data.p, whole.p, whole.len);
@@ -667,8 +633,7 @@ static void test_inflate_option(void **state) {
   struct tbuf s = {0}, whole = {0};
   satz_product(&s, &whole, 3, -1, 1);
   struct bench t;
-  bench_init(&t, NP_WARN, true, false);
-  bench_run(&t, &s);
+  bench_run(&t, NP_WARN, true, false, &s);
   assert_int_equal(t.n, 1);
   struct tbuf want = {0};
   gini_block0(&want, 8, 4);
@@ -685,8 +650,7 @@ static void test_inflate_option(void **state) {
   struct tframe t0 = {
       .fh_seq = 1, .prod_seq = 3, .tt = 69 | 16, .psh = true, .nfrag = 1};
   nwstg_frame(&s, &t0, d.p, d.len);
-  bench_init(&t, NP_WARN, true, false);
-  bench_run(&t, &s);
+  bench_run(&t, NP_WARN, true, false, &s);
   assert_int_equal(t.n, 1);
   assert_int_equal(t.p[0].data.len, 11 + sizeof heading - 1 + 4);
   assert_memory_equal(t.p[0].data.p + 11, heading, sizeof heading - 1);
@@ -704,8 +668,7 @@ static void test_fill_option(void **state) {
   satz_product(&s, &whole, 4, 2, 1); /* block 2 missing */
   /* without -c: the blank block cannot be compressed; nothing added */
   struct bench t;
-  bench_init(&t, NP_NOTE, false, true);
-  bench_run(&t, &s);
+  bench_run(&t, NP_NOTE, false, true, &s);
   assert_int_equal(t.n, 1);
   assert_int_equal(t.p[0].data.len, whole.len);
   assert_string_equal(
@@ -716,16 +679,14 @@ static void test_fill_option(void **state) {
       "NOTE\tTotal 1 scanlines filled for block 1 into prod seq 1 \n");
   bench_free(&t);
   /* with -c: a block of zeros (1 row of the PDB's 8-byte records) */
-  bench_init(&t, NP_WARN, true, true);
-  bench_run(&t, &s);
+  bench_run(&t, NP_WARN, true, true, &s);
   assert_int_equal(t.n, 1);
   assert_int_equal(t.p[0].data.len, 21 + 512 + 8 + 8 + 8);
   assert_memory_equal(t.p[0].data.p + 21 + 512 + 8, "\0\0\0\0\0\0\0\0\x03\x03",
                       10);
   bench_free(&t);
   /* without -f the product is lost */
-  bench_init(&t, NP_WARN, false, false);
-  bench_run(&t, &s);
+  bench_run(&t, NP_WARN, false, false, &s);
   assert_int_equal(t.n, 0);
   bench_free(&t);
   tb_free(&whole);
@@ -740,8 +701,7 @@ static void test_opt_channel(void **state) {
   satz_product(&s, &whole, 2, -1, 4);
   text_product(&s, 3, 2, 4, heading, sizeof heading - 1);
   struct bench t;
-  bench_init(&t, NP_WARN, false, false);
-  bench_run(&t, &s);
+  bench_run(&t, NP_WARN, false, false, &s);
   assert_int_equal(t.n, 2);
   assert_int_equal(t.p[0].data.len, whole.len);
   assert_memory_equal(t.p[0].data.p, whole.p, whole.len);

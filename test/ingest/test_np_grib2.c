@@ -3,8 +3,9 @@
  * every GRIB2 product of LDM 6.15's vectors (test/ingest/vectors) gets
  * exactly LDM's identifier part after " !" and LDM's ERROR and WARN lines;
  * ecCodes' sample messages decode (the names of a few worked out by hand
- * from docs/noaaport.md, "GRIB edition 2"); synthetic messages show each
- * rule and quirk of that section; and truncated or lying messages name
+ * from docs/noaaport.md, "GRIB edition 2"); synthetic messages (written
+ * with np_grib2_msg.h) show each rule and quirk of that section; and
+ * truncated or lying messages name
  * nothing and read nothing past their end (the sanitizer build proves it).
  */
 #include <dirent.h>
@@ -21,6 +22,7 @@
 #include "pqutils/ingest/grib2_internal.h"
 #include "pqutils/ingest/grib2_name.h"
 #include "pqutils/ingest/grib_names.h"
+#include "test/ingest/np_grib2_msg.h"
 #include "test/lib/tu_skip.h"
 
 /* ---- the log lines a namer gives ---------------------------------------- */
@@ -224,76 +226,37 @@ static void test_vectors_nwstg_basic(void **state) {
 /* ---- synthetic messages ----------------------------------------------------
  */
 
-/* A template entry: its width in octets (negative: sign and magnitude, as
- * the template has it) and its value. */
-struct e {
-  int w;
-  int64_t v;
-};
-
-struct g2 {
-  uint8_t b[4096];
-  size_t n, sec;
-};
-
-static void put(struct g2 *m, int64_t v, int w) {
-  int n = w < 0 ? -w : w;
-  uint64_t u = (uint64_t)v;
-  if (w < 0 && v < 0)
-    u = (uint64_t)-v | (uint64_t)1 << (8 * n - 1);
-  for (int i = n - 1; i >= 0; i--)
-    m->b[m->n++] = i < 8 ? (uint8_t)(u >> (8 * i)) : 0;
-}
-
-static void put_all(struct g2 *m, const struct e *t, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    put(m, t[i].v, t[i].w);
-}
-
-static void open_section(struct g2 *m, int num) {
-  m->sec = m->n;
-  put(m, 0, 4);
-  put(m, num, 1);
-}
-
-static void close_section(struct g2 *m) {
-  size_t len = m->n - m->sec, n = m->n;
-  m->n = m->sec;
-  put(m, (int64_t)len, 4);
-  m->n = n;
-}
-
 /* Section 0 and section 1: reference time 2024-03-15 12:00. */
 static void start(struct g2 *m, int disc, int centre, int mv, int lv) {
   m->n = 0;
   memcpy(m->b, "GRIB", 4);
   m->n = 4;
-  put(m, 0, 2);
-  put(m, disc, 1);
-  put(m, 2, 1);
-  put(m, 0, 8);
-  open_section(m, 1);
-  const struct e s1[] = {{2, centre}, {2, 0}, {1, mv}, {1, lv}, {1, 1},
-                         {2, 2024},   {1, 3}, {1, 15}, {1, 12}, {1, 0},
-                         {1, 0},      {1, 0}, {1, 1}};
-  put_all(m, s1, sizeof s1 / sizeof s1[0]);
-  close_section(m);
+  g2_put(m, 0, 2);
+  g2_put(m, disc, 1);
+  g2_put(m, 2, 1);
+  g2_put(m, 0, 8);
+  g2_open_section(m, 1);
+  const struct g2e s1[] = {{2, centre}, {2, 0}, {1, mv}, {1, lv}, {1, 1},
+                           {2, 2024},   {1, 3}, {1, 15}, {1, 12}, {1, 0},
+                           {1, 0},      {1, 0}, {1, 1}};
+  g2_put_all(m, s1, sizeof s1 / sizeof s1[0]);
+  g2_close_section(m);
 }
 
-static void grid(struct g2 *m, int source, int gdtn, const struct e *t,
+static void grid(struct g2 *m, int source, int gdtn, const struct g2e *t,
                  size_t n) {
-  open_section(m, 3);
-  put(m, source, 1);
-  put(m, 259920, 4);
-  put(m, 0, 1);
-  put(m, 0, 1);
-  put(m, gdtn, 2);
-  put_all(m, t, n);
-  close_section(m);
+  g2_open_section(m, 3);
+  g2_put(m, source, 1);
+  g2_put(m, 259920, 4);
+  g2_put(m, 0, 1);
+  g2_put(m, 0, 1);
+  g2_put(m, gdtn, 2);
+  g2_put_all(m, t, n);
+  g2_close_section(m);
 }
 
 /* GDT 3.0 of grid #004: 720 x 361, 0.5 degree, from 90N 0E to 90S 0.5W. */
-static const struct e gdt004[] = {
+static const struct g2e gdt004[] = {
     {1, 6},          {1, 0},         {4, 0},      {1, 0},   {4, 0},
     {1, 0},          {4, 0},         {4, 720},    {4, 361}, {4, 0},
     {4, 0xFFFFFFFF}, {-4, 90000000}, {4, 0},      {1, 48},  {-4, -90000000},
@@ -303,12 +266,24 @@ static void grid004(struct g2 *m) {
   grid(m, 0, 0, gdt004, sizeof gdt004 / sizeof gdt004[0]);
 }
 
-static void product(struct g2 *m, int pdtn, const struct e *t, size_t n) {
-  open_section(m, 4);
-  put(m, 0, 2);
-  put(m, pdtn, 2);
-  put_all(m, t, n);
-  close_section(m);
+/* Sections 0 to 3 of a GFS message (centre 7, master 2, local 1) on grid
+ * #004. */
+static void start004(struct g2 *m) {
+  start(m, 0, 7, 2, 1);
+  grid004(m);
+}
+
+/* Section 4 up to its template, PDT 4.pdtn; g2_close_section() ends it. */
+static void open_product(struct g2 *m, int pdtn) {
+  g2_open_section(m, 4);
+  g2_put(m, 0, 2);
+  g2_put(m, pdtn, 2);
+}
+
+static void product(struct g2 *m, int pdtn, const struct g2e *t, size_t n) {
+  open_product(m, pdtn);
+  g2_put_all(m, t, n);
+  g2_close_section(m);
 }
 
 /* A PDT 4.0 field: category, number, process, generating process, unit
@@ -328,40 +303,32 @@ struct pdt0 {
 static const struct pdt0 tmp250 = {0,   0, 2,     96,  1,    24,
                                    100, 0, 25000, 255, -127, MISSING4};
 
+/* APCP at the surface, GFS forecast time ft hours: the PDT 4.0 fields
+ * that PDT 4.5, 4.8 and 4.9-4.14 begin with. */
+static struct pdt0 apcp(int64_t ft) {
+  struct pdt0 p = {1, 8, 2, 96, 1, ft, 1, 0, 0, 255, -127, MISSING4};
+  return p;
+}
+
+/* The PDT 4.0 fields, in an open section 4. */
+static void put_pdt0(struct g2 *m, const struct pdt0 *p) {
+  const struct g2e t[] = {{1, p->cat}, {1, p->num}, {1, p->proc}, {1, 0},
+                          {1, p->gen}, {2, 0},      {1, 0},       {1, p->unit},
+                          {4, p->ft},  {1, p->l1},  {-1, p->s1},  {-4, p->v1},
+                          {1, p->l2},  {-1, p->s2}, {-4, p->v2}};
+  g2_put_all(m, t, sizeof t / sizeof t[0]);
+}
+
 static void product0(struct g2 *m, const struct pdt0 *p) {
-  const struct e t[] = {{1, p->cat}, {1, p->num}, {1, p->proc}, {1, 0},
-                        {1, p->gen}, {2, 0},      {1, 0},       {1, p->unit},
-                        {4, p->ft},  {1, p->l1},  {-1, p->s1},  {-4, p->v1},
-                        {1, p->l2},  {-1, p->s2}, {-4, p->v2}};
-  product(m, 0, t, sizeof t / sizeof t[0]);
+  open_product(m, 0);
+  put_pdt0(m, p);
+  g2_close_section(m);
 }
 
-/* Sections 5 (DRT 5.drtn), 6 and 7. */
-static void data(struct g2 *m, int drtn) {
-  open_section(m, 5);
-  put(m, 259920, 4);
-  put(m, drtn, 2);
-  put(m, 0, 4);
-  put(m, 0, 2);
-  put(m, 0, 2);
-  put(m, 8, 1);
-  put(m, 0, 1);
-  close_section(m);
-  open_section(m, 6);
-  put(m, 255, 1);
-  close_section(m);
-  open_section(m, 7);
-  close_section(m);
-}
-
-static size_t finish(struct g2 *m) {
-  memcpy(m->b + m->n, "7777", 4);
-  m->n += 4;
-  size_t n = m->n;
-  m->n = 8;
-  put(m, (int64_t)n, 8);
-  m->n = n;
-  return n;
+/* The end of a message: sections 5 (DRT 5.0), 6, 7 and 8; its length. */
+static size_t end_field(struct g2 *m) {
+  g2_data(m, 0);
+  return g2_finish(m);
 }
 
 /* One field of PDT 4.0 on grid #004, centre 7, master 2, local 1. */
@@ -370,8 +337,7 @@ static size_t one_field(struct g2 *m, int centre, int mv, int lv,
   start(m, 0, centre, mv, lv);
   grid004(m);
   product0(m, p);
-  data(m, 0);
-  return finish(m);
+  return end_field(m);
 }
 
 static const char *const HEAD = "LTPA98 KWBC 151200";
@@ -418,13 +384,11 @@ static const struct pdt0 rh500 = {1,   1, 2,     96,  1,    24,
 
 static size_t two_fields(struct g2 *m, const struct pdt0 *a,
                          const struct pdt0 *b) {
-  start(m, 0, 7, 2, 1);
-  grid004(m);
+  start004(m);
   product0(m, a);
-  data(m, 0);
+  g2_data(m, 0);
   product0(m, b);
-  data(m, 0);
-  return finish(m);
+  return end_field(m);
 }
 
 /* docs/noaaport.md, "Joining and failures". */
@@ -459,74 +423,68 @@ static void test_section_order(void **state) {
   /* 1 4 5 3 6 7: the grid after the field */
   start(&m, 0, 7, 2, 1);
   product0(&m, &tmp250);
-  open_section(&m, 5);
-  put(&m, 1, 4);
-  put(&m, 0, 2);
-  put(&m, 0, 10);
-  close_section(&m);
+  g2_open_section(&m, 5);
+  g2_put(&m, 1, 4);
+  g2_put(&m, 0, 2);
+  g2_put(&m, 0, 10);
+  g2_close_section(&m);
   grid004(&m);
-  open_section(&m, 6);
-  put(&m, 255, 1);
-  close_section(&m);
-  open_section(&m, 7);
-  close_section(&m);
-  finish(&m);
+  g2_open_section(&m, 6);
+  g2_put(&m, 255, 1);
+  g2_close_section(&m);
+  g2_open_section(&m, 7);
+  g2_close_section(&m);
+  g2_finish(&m);
   assert_string_equal(tag_of(&m, NULL),
                       "grib2/ncep/GFS/#004/202403151200F024/TMP/250 hPa PRES");
   /* 1 3 4 4 5 6 7: the first field has no section 5 */
-  start(&m, 0, 7, 2, 1);
-  grid004(&m);
+  start004(&m);
   product0(&m, &tmp250);
   product0(&m, &rh500);
-  data(&m, 0);
-  finish(&m);
+  end_field(&m);
   assert_string_equal(tag_of(&m, NULL), "-1");
   /* 1 3 4 5 4 5 6 7 with the second section 5 of DRT 5.42: g2clib fetches
    * field 1 (its walk skips field 2's sections) and LDM names it, logging,
    * then cannot fetch field 2: nothing is named */
   struct lines l;
-  start(&m, 0, 7, 2, 1);
-  grid004(&m);
+  start004(&m);
   product0(&m, &unknown);
-  open_section(&m, 5);
-  put(&m, 1, 4);
-  put(&m, 0, 2);
-  put(&m, 0, 10);
-  close_section(&m);
+  g2_open_section(&m, 5);
+  g2_put(&m, 1, 4);
+  g2_put(&m, 0, 2);
+  g2_put(&m, 0, 10);
+  g2_close_section(&m);
   product0(&m, &tmp250);
-  data(&m, 42);
-  finish(&m);
+  g2_data(&m, 42);
+  g2_finish(&m);
   assert_string_equal(tag_of(&m, &l), "-1");
   assert_lines(&l, 3,
                "WARN\tCouldn't get parameter info: iver=2, disc=0, cat=0, "
                "id=250, pdtn=0, center=ncep, lclver=1, file=g2varsncep1.tbl",
                PARAM_FAILED, DECODE_FAILED);
   /* the same with field 2 lacking its section 5 (1 3 4 5 4 4 5 6 7) */
-  start(&m, 0, 7, 2, 1);
-  grid004(&m);
+  start004(&m);
   product0(&m, &unknown);
-  open_section(&m, 5);
-  put(&m, 1, 4);
-  put(&m, 0, 2);
-  put(&m, 0, 10);
-  close_section(&m);
+  g2_open_section(&m, 5);
+  g2_put(&m, 1, 4);
+  g2_put(&m, 0, 2);
+  g2_put(&m, 0, 10);
+  g2_close_section(&m);
   product0(&m, &tmp250);
   product0(&m, &tmp250);
-  data(&m, 0);
-  finish(&m);
+  end_field(&m);
   assert_string_equal(tag_of(&m, &l), "-1");
   assert_int_equal(l.n, 3);
   /* no field at all */
-  start(&m, 0, 7, 2, 1);
-  grid004(&m);
-  finish(&m);
+  start004(&m);
+  g2_finish(&m);
   assert_string_equal(tag_of(&m, NULL), "-1");
   /* no "7777" but sections that end exactly at the stated length */
   one_field(&m, 7, 2, 1, &tmp250);
   m.n -= 4;
   size_t n = m.n;
   m.n = 8;
-  put(&m, (int64_t)n, 8);
+  g2_put(&m, (int64_t)n, 8);
   m.n = n;
   assert_string_equal(tag_of(&m, NULL),
                       "grib2/ncep/GFS/#004/202403151200F024/TMP/250 hPa PRES");
@@ -536,30 +494,25 @@ static void test_section_order(void **state) {
 static void test_unknown_templates(void **state) {
   (void)state;
   struct g2 m;
-  const struct e none[] = {{1, 0}};
+  const struct g2e none[] = {{1, 0}};
   start(&m, 0, 7, 2, 1); /* GDT 3.63 */
   grid(&m, 0, 63, gdt004, sizeof gdt004 / sizeof gdt004[0]);
   product0(&m, &tmp250);
-  data(&m, 0);
-  finish(&m);
+  end_field(&m);
   assert_string_equal(tag_of(&m, NULL), "-1");
-  start(&m, 0, 7, 2, 1); /* PDT 4.40 */
-  grid004(&m);
+  start004(&m); /* PDT 4.40 */
   product(&m, 40, none, 1);
-  data(&m, 0);
-  finish(&m);
+  end_field(&m);
   assert_string_equal(tag_of(&m, NULL), "-1");
-  start(&m, 0, 7, 2, 1); /* DRT 5.42 (CCSDS) */
-  grid004(&m);
+  start004(&m); /* DRT 5.42 (CCSDS) */
   product0(&m, &tmp250);
-  data(&m, 42);
-  finish(&m);
+  g2_data(&m, 42);
+  g2_finish(&m);
   assert_string_equal(tag_of(&m, NULL), "-1");
   start(&m, 0, 7, 2, 1); /* GDT 65535: no template at all, grid 255 */
   grid(&m, 0, 65535, none, 0);
   product0(&m, &tmp250);
-  data(&m, 0);
-  finish(&m);
+  end_field(&m);
   assert_string_equal(tag_of(&m, NULL),
                       "grib2/ncep/GFS/#255/202403151200F024/TMP/250 hPa PRES");
 }
@@ -574,12 +527,10 @@ static void test_short_template(void **state) {
   (void)state;
   struct g2 m;
   struct lines l;
-  const struct e text[] = {{1, 0}, {1, 0}, {4, 0}};
-  start(&m, 0, 7, 2, 1);
-  grid004(&m);
+  const struct g2e text[] = {{1, 0}, {1, 0}, {4, 0}};
+  start004(&m);
   product(&m, 254, text, 3);
-  data(&m, 0);
-  finish(&m);
+  end_field(&m);
   assert_string_equal(tag_of(&m, &l), "grib2/ncep/255/#004/FHRS//LVL");
   assert_lines(&l, 3,
                "WARN\tUsing parameter with different PDTN: iver=2, disc=0, "
@@ -630,24 +581,18 @@ static void test_time_units(void **state) {
  * forecast time of ft hours, with n time ranges (the first in the base
  * template, the others an extension of 12 octets each). */
 static size_t accumulation(struct g2 *m, const int end[5], int64_t ft, int n) {
-  const struct e head[] = {
-      {1, 1},      {1, 8},      {1, 2},      {1, 0},      {1, 96},
-      {2, 0},      {1, 0},      {1, 1},      {4, ft},     {1, 1},
-      {-1, 0},     {-4, 0},     {1, 255},    {-1, -127},  {-4, MISSING4},
-      {2, end[0]}, {1, end[1]}, {1, end[2]}, {1, end[3]}, {1, end[4]},
-      {1, 0},      {1, n},      {4, 0}};
-  const struct e range[] = {{1, 1}, {1, 2}, {1, 1}, {4, 6}, {1, 1}, {4, 0}};
-  start(m, 0, 7, 2, 1);
-  grid004(m);
-  open_section(m, 4);
-  put(m, 0, 2);
-  put(m, 8, 2);
-  put_all(m, head, sizeof head / sizeof head[0]);
+  const struct pdt0 base = apcp(ft);
+  const struct g2e head[] = {{2, end[0]}, {1, end[1]}, {1, end[2]}, {1, end[3]},
+                             {1, end[4]}, {1, 0},      {1, n},      {4, 0}};
+  const struct g2e range[] = {{1, 1}, {1, 2}, {1, 1}, {4, 6}, {1, 1}, {4, 0}};
+  start004(m);
+  open_product(m, 8);
+  put_pdt0(m, &base);
+  g2_put_all(m, head, sizeof head / sizeof head[0]);
   for (int i = 0; i < (n > 0 ? n : 1); i++)
-    put_all(m, range, sizeof range / sizeof range[0]);
-  close_section(m);
-  data(m, 0);
-  return finish(m);
+    g2_put_all(m, range, sizeof range / sizeof range[0]);
+  g2_close_section(m);
+  return end_field(m);
 }
 
 /* docs/noaaport.md, "Time", PDT 8-14: f runs from the reference time to
@@ -698,29 +643,22 @@ static void test_time_intervals(void **state) {
 /* An APCP field of PDT pdtn (4.9 to 4.14) on grid #004, its values after
  * the first 15 given in mid[], ending 2024-03-15 18:00 after a forecast
  * time of 0 hours, with one time range. */
-static const char *statistical(int pdtn, const struct e *mid, size_t nmid,
+static const char *statistical(int pdtn, const struct g2e *mid, size_t nmid,
                                struct lines *l) {
   static struct g2 m;
-  const struct e head[] = {{1, 1},   {1, 8},     {1, 2},        {1, 0},
-                           {1, 96},  {2, 0},     {1, 0},        {1, 1},
-                           {4, 0},   {1, 1},     {-1, 0},       {-4, 0},
-                           {1, 255}, {-1, -127}, {-4, MISSING4}};
-  const struct e end[] = {{2, 2024}, {1, 3}, {1, 15}, {1, 18}, {1, 0},
-                          {1, 0},    {1, 1}, {4, 0},  {1, 1},  {1, 2},
-                          {1, 1},    {4, 6}, {1, 1},  {4, 0}};
-  start(&m, 0, 7, 2, 1);
-  grid004(&m);
-  open_section(&m, 4);
-  put(&m, 0, 2);
-  put(&m, pdtn, 2);
-  put_all(&m, head, sizeof head / sizeof head[0]);
-  put_all(&m, mid, nmid);
-  put_all(&m, end, sizeof end / sizeof end[0]);
+  const struct pdt0 head = apcp(0);
+  const struct g2e end[] = {{2, 2024}, {1, 3}, {1, 15}, {1, 18}, {1, 0},
+                            {1, 0},    {1, 1}, {4, 0},  {1, 1},  {1, 2},
+                            {1, 1},    {4, 6}, {1, 1},  {4, 0}};
+  start004(&m);
+  open_product(&m, pdtn);
+  put_pdt0(&m, &head);
+  g2_put_all(&m, mid, nmid);
+  g2_put_all(&m, end, sizeof end / sizeof end[0]);
   if (pdtn == 13 || pdtn == 14) /* the members of the cluster */
-    put_all(&m, (const struct e[]){{1, 4}, {1, 7}}, 2);
-  close_section(&m);
-  data(&m, 0);
-  finish(&m);
+    g2_put_all(&m, (const struct g2e[]){{1, 4}, {1, 7}}, 2);
+  g2_close_section(&m);
+  end_field(&m);
   return tag_of(&m, l);
 }
 
@@ -733,22 +671,22 @@ static void test_statistical_templates(void **state) {
   char want[128];
   /* 4.9: probability of an upper limit of 0.254 after the time range:
    * "APCP06" then "0000PA", 12 characters */
-  const struct e prob[] = {{1, 0},    {1, 1},  {1, 1},   {-1, 3},
-                           {-4, 254}, {-1, 3}, {-4, 254}};
+  const struct g2e prob[] = {{1, 0},    {1, 1},  {1, 1},   {-1, 3},
+                             {-4, 254}, {-1, 3}, {-4, 254}};
   snprintf(want, sizeof want, "%sAPCP060000PA/0 - NONE", p);
   assert_string_equal(statistical(9, prob, 7, &l), want);
   assert_int_equal(l.n, 0);
   snprintf(want, sizeof want, "%sAPCP06/0 - NONE", p);
-  const struct e pctl[] = {{1, 50}};
+  const struct g2e pctl[] = {{1, 50}};
   assert_string_equal(statistical(10, pctl, 1, NULL), want);
-  const struct e ens[] = {{1, 3}, {1, 1}, {1, 21}};
+  const struct g2e ens[] = {{1, 3}, {1, 1}, {1, 21}};
   assert_string_equal(statistical(11, ens, 3, NULL), want);
-  const struct e derived[] = {{1, 0}, {1, 21}};
+  const struct g2e derived[] = {{1, 0}, {1, 21}};
   assert_string_equal(statistical(12, derived, 2, NULL), want);
   /* clusters: 2 members (value 26, or 25) follow the interval; g2varsncep
    * has no row of PDTN 13 or 14: bsearch's last probe of (0, 1, 8) is
    * PDTN 12 */
-  const struct e rect[] = {
+  const struct g2e rect[] = {
       {1, 2},         {1, 21},        {1, 1},         {1, 1},
       {1, 1},         {1, 3},         {1, 0},         {-4, 50000000},
       {-4, 20000000}, {4, 300000000}, {4, 250000000}, {1, 2},
@@ -758,7 +696,7 @@ static void test_statistical_templates(void **state) {
                "WARN\tUsing parameter with different PDTN: iver=2, disc=0, "
                "cat=1, id=8, desired pdtn=13, used pdtn=12, center=ncep, "
                "lclver=1, file=g2varsncep1.tbl");
-  const struct e circle[] = {
+  const struct g2e circle[] = {
       {1, 2}, {1, 21}, {1, 1},         {1, 1},         {1, 1},
       {1, 3}, {1, 0},  {-4, 40000000}, {4, 260000000}, {4, 500000},
       {1, 2}, {-1, 0}, {4, 0},         {-1, 0},        {4, 0}};
@@ -770,16 +708,15 @@ static void test_statistical_templates(void **state) {
 static const char *probability(int type, int s1, int64_t v1, int s2, int64_t v2,
                                struct lines *l) {
   static struct g2 m;
-  const struct e t[] = {
-      {1, 1},   {1, 8},     {1, 2},         {1, 0},  {1, 96}, {2, 0},
-      {1, 0},   {1, 1},     {4, 24},        {1, 1},  {-1, 0}, {-4, 0},
-      {1, 255}, {-1, -127}, {-4, MISSING4}, {1, 0},  {1, 1},  {1, type},
-      {-1, s1}, {-4, v1},   {-1, s2},       {-4, v2}};
-  start(&m, 0, 7, 2, 1);
-  grid004(&m);
-  product(&m, 5, t, sizeof t / sizeof t[0]);
-  data(&m, 0);
-  finish(&m);
+  const struct pdt0 base = apcp(24);
+  const struct g2e t[] = {{1, 0},   {1, 1},   {1, type}, {-1, s1},
+                          {-4, v1}, {-1, s2}, {-4, v2}};
+  start004(&m);
+  open_product(&m, 5);
+  put_pdt0(&m, &base);
+  g2_put_all(&m, t, sizeof t / sizeof t[0]);
+  g2_close_section(&m);
+  end_field(&m);
   return tag_of(&m, l);
 }
 
@@ -832,8 +769,7 @@ static void test_param_tables(void **state) {
   start(&m, 209, 161, 255, 1);
   grid004(&m);
   product0(&m, &q);
-  data(&m, 0);
-  finish(&m);
+  end_field(&m);
   assert_string_equal(tag_of(&m, &l),
                       "grib2/161/161/#004/202403151200F024/LgtDens15min/"
                       "0 - NONE");
@@ -914,14 +850,14 @@ static void test_level_failures(void **state) {
 }
 
 /* The grid number of one TMP field on a grid definition. */
-static const char *grid_tag(int source, int gdtn, const struct e *t, size_t n) {
+static const char *grid_tag(int source, int gdtn, const struct g2e *t,
+                            size_t n) {
   static struct g2 m;
   static char tag[512];
   start(&m, 0, 7, 2, 1);
   grid(&m, source, gdtn, t, n);
   product0(&m, &tmp250);
-  data(&m, 0);
-  finish(&m);
+  end_field(&m);
   snprintf(tag, sizeof tag, "%s", tag_of(&m, NULL));
   char *hash = strchr(tag, '#');
   if (hash != NULL)
@@ -937,16 +873,16 @@ static const char *grid_tag(int source, int gdtn, const struct e *t, size_t n) {
 /* GDT 3.0: Ni, Nj, basic angle, subdivisions, corners. */
 static const char *ced(int64_t ni, int64_t nj, int64_t angle, int64_t sub,
                        int64_t la1, int64_t lo1, int64_t la2, int64_t lo2) {
-  const struct e t[] = {EARTH,     {4, ni},  {4, nj}, {4, angle}, {4, sub},
-                        {-4, la1}, {4, lo1}, {1, 48}, {-4, la2},  {4, lo2},
-                        {4, 0},    {4, 0},   {1, 0}};
+  const struct g2e t[] = {EARTH,     {4, ni},  {4, nj}, {4, angle}, {4, sub},
+                          {-4, la1}, {4, lo1}, {1, 48}, {-4, la2},  {4, lo2},
+                          {4, 0},    {4, 0},   {1, 0}};
   return grid_tag(0, 0, t, sizeof t / sizeof t[0]);
 }
 
 /* GDT 3.20 or 3.30: Nx, Ny, La1, Lo1, LoV, the projection centre flag. */
 static const char *projected(int gdtn, int64_t nx, int64_t ny, int64_t la1,
                              int64_t lo1, int64_t lov, int flag) {
-  const struct e t[] = {
+  const struct g2e t[] = {
       EARTH,          {4, nx},        {4, ny},         {-4, la1},
       {4, lo1},       {1, 8},         {-4, 60000000},  {4, lov},
       {4, 5079000},   {4, 5079000},   {1, flag},       {1, 64},
@@ -998,19 +934,19 @@ static void test_grids(void **state) {
   assert_string_equal(projected(30, 151, 113, 16281000, 233862000, 1, 64),
                       "#236");
   /* MER: A254 #254 */
-  const struct e mer[] = {EARTH,          {4, 369}, {4, 300}, {-4, -35000000},
-                          {4, 110000000}, {1, 48},  {-4, 0},  {-4, 60789000},
-                          {4, 250871000}, {1, 64},  {4, 0},   {4, 0},
-                          {4, 0}};
+  const struct g2e mer[] = {EARTH,          {4, 369}, {4, 300}, {-4, -35000000},
+                            {4, 110000000}, {1, 48},  {-4, 0},  {-4, 60789000},
+                            {4, 250871000}, {1, 64},  {4, 0},   {4, 0},
+                            {4, 0}};
   assert_string_equal(grid_tag(0, 10, mer, sizeof mer / sizeof mer[0]), "#254");
   /* the source of grid definition, when not 0, is the number */
   assert_string_equal(
       grid_tag(218, 0, gdt004, sizeof gdt004 / sizeof gdt004[0]), "#218");
   /* other projections: 255 */
-  const struct e gauss[] = {EARTH,           {4, 720},       {4, 361}, {4, 0},
-                            {4, 0},          {-4, 90000000}, {4, 0},   {1, 48},
-                            {-4, -90000000}, {4, 359500000}, {4, 0},   {4, 180},
-                            {1, 0}};
+  const struct g2e gauss[] = {
+      EARTH,          {4, 720}, {4, 361}, {4, 0},          {4, 0},
+      {-4, 90000000}, {4, 0},   {1, 48},  {-4, -90000000}, {4, 359500000},
+      {4, 0},         {4, 180}, {1, 0}};
   assert_string_equal(grid_tag(0, 40, gauss, sizeof gauss / sizeof gauss[0]),
                       "#255");
 }

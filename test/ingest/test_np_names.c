@@ -46,69 +46,74 @@ static void make_block(struct block *k, uint8_t mode, uint8_t submode,
   k->n = 24 + len;
 }
 
-/* Name a block; the messages go to cap. */
-static void name(const struct block *k, int type, int category,
-                 struct np_nwstg_name *out, struct np_logcap *cap) {
-  struct np_log lg = npl_sink(cap);
+/* A block named: the block, the identifiers made from it and the
+ * messages logged. */
+struct named {
+  struct block k;
+  struct np_nwstg_name out;
+  struct np_logcap cap;
+};
+
+/* Name n's block as a product of that PSH type and category. */
+static void name(struct named *n, int type, int category) {
+  struct np_log lg = npl_sink(&n->cap);
   struct np_namer nm = {&lg, 0};
   struct np_ccb ccb;
-  np_ccb_parse(k->b, k->n, &ccb, &lg);
-  np_name_nwstg(k->b, k->n, &ccb, type, category, out, &nm);
+  np_ccb_parse(n->k.b, n->k.n, &ccb, &lg);
+  np_name_nwstg(n->k.b, n->k.n, &ccb, type, category, &n->out, &nm);
+}
+
+/* Make n's block (make_block()) and name it. */
+static void name_block(struct named *n, uint8_t mode, uint8_t submode,
+                       uint8_t user1, uint8_t user2, const void *text,
+                       size_t len, int type, int category) {
+  make_block(&n->k, mode, submode, user1, user2, text, len);
+  name(n, type, category);
 }
 
 #define TEXT(s) s, sizeof(s) - 1
 
 static void test_text(void **state) {
   (void)state;
-  struct block k;
-  struct np_nwstg_name out;
-  struct np_logcap cap;
-  make_block(&k, 1, 0, 0, 0,
-             TEXT("NOUS41 KWBC 151200\r\r\nPNSWSH\r\r\nTest body\r\r\n"));
-  name(&k, 4, 1, &out, &cap);
-  assert_string_equal(out.ident, "NOUS41 KWBC 151200 /pPNSWSH");
-  assert_int_equal(out.name_len, strlen(out.ident));
-  assert_int_equal(out.category, 1);
-  assert_false(out.grib2);
-  assert_int_equal(cap.n, 0);
-  make_block(&k, 1, 0, 0, 0,
-             TEXT("SRUS8 KWBC 151303 RR A\r\r\nABCDEF\r\r\nx\r\r\n"));
-  name(&k, 4, 1, &out, &cap);
-  assert_string_equal(out.ident, "SRUS08 KWBC 151303 RR /pABCDEF");
+  struct named n;
+  name_block(&n, 1, 0, 0, 0,
+             TEXT("NOUS41 KWBC 151200\r\r\nPNSWSH\r\r\nTest body\r\r\n"), 4, 1);
+  assert_string_equal(n.out.ident, "NOUS41 KWBC 151200 /pPNSWSH");
+  assert_int_equal(n.out.name_len, strlen(n.out.ident));
+  assert_int_equal(n.out.category, 1);
+  assert_false(n.out.grib2);
+  assert_int_equal(n.cap.n, 0);
+  name_block(&n, 1, 0, 0, 0,
+             TEXT("SRUS8 KWBC 151303 RR A\r\r\nABCDEF\r\r\nx\r\r\n"), 4, 1);
+  assert_string_equal(n.out.ident, "SRUS08 KWBC 151303 RR /pABCDEF");
 }
 
 static void test_nexrad(void **state) {
   (void)state;
-  struct block k;
-  struct np_nwstg_name out;
-  struct np_logcap cap;
-  make_block(&k, 2, 0, 0, 0,
-             TEXT("SDUS51 KBOX 151204\r\r\nN0QBOX\r\r\n\x00\x01\xff"));
-  name(&k, 4, 1, &out, &cap);
-  assert_string_equal(out.ident, "SDUS51 KBOX 151204 /pN0QBOX !nids/");
-  assert_int_equal(out.name_len, strlen("SDUS51 KBOX 151204 /pN0QBOX"));
-  assert_int_equal(out.category, 99);
+  struct named n;
+  name_block(&n, 2, 0, 0, 0,
+             TEXT("SDUS51 KBOX 151204\r\r\nN0QBOX\r\r\n\x00\x01\xff"), 4, 1);
+  assert_string_equal(n.out.ident, "SDUS51 KBOX 151204 /pN0QBOX !nids/");
+  assert_int_equal(n.out.name_len, strlen("SDUS51 KBOX 151204 /pN0QBOX"));
+  assert_int_equal(n.out.category, 99);
   /* Real NEXRAD products carry user1 'F': no tag. */
-  make_block(&k, 2, 0, 'F', 'Z',
-             TEXT("SDUS34 KBOX 151204\r\r\nN0QBOX\r\r\n\x00\x01\xff"));
-  name(&k, 4, 5, &out, &cap);
-  assert_string_equal(out.ident, "SDUS34 KBOX 151204 /pN0QBOX");
-  assert_int_equal(out.category, 99);
+  name_block(&n, 2, 0, 'F', 'Z',
+             TEXT("SDUS34 KBOX 151204\r\r\nN0QBOX\r\r\n\x00\x01\xff"), 4, 5);
+  assert_string_equal(n.out.ident, "SDUS34 KBOX 151204 /pN0QBOX");
+  assert_int_equal(n.out.category, 99);
   /* SDUS4x is not in LDM's list; a leading blank defeats the test. */
-  make_block(&k, 2, 0, 'F', 0,
-             TEXT("SDUS44 KBOX 151204\r\r\nN0QBOX\r\r\n\x00\x01\xff"));
-  name(&k, 4, 5, &out, &cap);
-  assert_string_equal(out.ident, "SDUS44 KBOX 151204 /pN0QBOX");
-  assert_int_equal(out.category, 5);
-  make_block(&k, 2, 0, 0, 0, TEXT(" SDUS51 KBOX 151204\r\r\nN0QBOX\r\r\n"));
-  name(&k, 4, 1, &out, &cap);
-  assert_string_equal(out.ident, "SDUS51 KBOX 151204 /pN0QBOX");
-  assert_int_equal(out.category, 1);
+  name_block(&n, 2, 0, 'F', 0,
+             TEXT("SDUS44 KBOX 151204\r\r\nN0QBOX\r\r\n\x00\x01\xff"), 4, 5);
+  assert_string_equal(n.out.ident, "SDUS44 KBOX 151204 /pN0QBOX");
+  assert_int_equal(n.out.category, 5);
+  name_block(&n, 2, 0, 0, 0, TEXT(" SDUS51 KBOX 151204\r\r\nN0QBOX\r\r\n"), 4,
+             1);
+  assert_string_equal(n.out.ident, "SDUS51 KBOX 151204 /pN0QBOX");
+  assert_int_equal(n.out.category, 1);
   /* PSH type 5 is NEXRAD whatever the CCB. */
-  make_block(&k, 1, 0, 0, 0, TEXT("NOUS44 KWBC 151308\r\r\nx\r\r\n"));
-  name(&k, 5, 1, &out, &cap);
-  assert_string_equal(out.ident, "NOUS44 KWBC 151308 !nids/");
-  assert_int_equal(out.category, 99);
+  name_block(&n, 1, 0, 0, 0, TEXT("NOUS44 KWBC 151308\r\r\nx\r\r\n"), 5, 1);
+  assert_string_equal(n.out.ident, "NOUS44 KWBC 151308 !nids/");
+  assert_int_equal(n.out.category, 99);
 }
 
 /* A GRIB product's block: heading line, then the message. */
@@ -123,35 +128,33 @@ static void grib_block(struct block *k, const char *heading, const uint8_t *m,
 
 static void test_grib(void **state) {
   (void)state;
-  struct block k;
-  struct np_nwstg_name out;
-  struct np_logcap cap;
+  struct named n;
   uint8_t m[NPG_LEN];
   struct npg_pds p = npg_gfs();
   npg_message(&p, m);
-  grib_block(&k, "HTQA50 KWBC 151200\r\r\n", m, sizeof m);
-  name(&k, 4, 4, &out, &cap);
-  assert_string_equal(out.ident, "HTQA50 KWBC 151200 /mGFS !grib/ncep/GFS/"
-                                 "#003/202403151200/F024/TMP/500 mb/ ");
-  assert_int_equal(out.name_len, strlen("HTQA50 KWBC 151200 /mGFS"));
-  assert_false(out.grib2);
+  grib_block(&n.k, "HTQA50 KWBC 151200\r\r\n", m, sizeof m);
+  name(&n, 4, 4);
+  assert_string_equal(n.out.ident, "HTQA50 KWBC 151200 /mGFS !grib/ncep/GFS/"
+                                   "#003/202403151200/F024/TMP/500 mb/ ");
+  assert_int_equal(n.out.name_len, strlen("HTQA50 KWBC 151200 /mGFS"));
+  assert_false(n.out.grib2);
   /* GRIB2: META waits for the product's end. */
   m[7] = 2;
-  grib_block(&k, "LTPA98 KWBC 151200\r\r\n", m, sizeof m);
-  name(&k, 4, 4, &out, &cap);
-  assert_string_equal(out.ident, "LTPA98 KWBC 151200 !grib2/");
-  assert_true(out.grib2);
-  assert_int_equal(out.grib2_at, 21);
+  grib_block(&n.k, "LTPA98 KWBC 151200\r\r\n", m, sizeof m);
+  name(&n, 4, 4);
+  assert_string_equal(n.out.ident, "LTPA98 KWBC 151200 !grib2/");
+  assert_true(n.out.grib2);
+  assert_int_equal(n.out.grib2_at, 21);
   /* Any other edition. */
   m[7] = 3;
-  grib_block(&k, "LTPA98 KWBC 151200\r\r\n", m, sizeof m);
-  name(&k, 4, 4, &out, &cap);
-  assert_string_equal(out.ident, "LTPA98 KWBC 151200 !gribx/");
-  assert_false(out.grib2);
+  grib_block(&n.k, "LTPA98 KWBC 151200\r\r\n", m, sizeof m);
+  name(&n, 4, 4);
+  assert_string_equal(n.out.ident, "LTPA98 KWBC 151200 !gribx/");
+  assert_false(n.out.grib2);
   m[7] = 0xFF; /* a signed byte: -1 */
-  grib_block(&k, "LTPA98 KWBC 151200\r\r\n", m, sizeof m);
-  name(&k, 4, 4, &out, &cap);
-  assert_string_equal(out.ident, "LTPA98 KWBC 151200 !gribx/");
+  grib_block(&n.k, "LTPA98 KWBC 151200\r\r\n", m, sizeof m);
+  name(&n, 4, 4);
+  assert_string_equal(n.out.ident, "LTPA98 KWBC 151200 !gribx/");
 }
 
 /* The redbook graphic of docs/noaaport.md's example. */
@@ -166,37 +169,29 @@ static const uint8_t redbook[] =
 
 static void test_redbook(void **state) {
   (void)state;
-  struct block k;
-  struct np_nwstg_name out;
-  struct np_logcap cap;
-  make_block(&k, 1, 0, 7, 9, redbook, sizeof redbook - 1);
-  name(&k, 4, 2, &out, &cap);
-  assert_string_equal(out.ident, "PGUS99 KWBC 151307 !redbook "
-                                 "7_7/CPIL/ABCDEF/PILNAME01/20240315 1300");
-  assert_int_equal(out.name_len, strlen("PGUS99 KWBC 151307"));
-  assert_int_equal(cap.n, 0);
+  struct named n;
+  name_block(&n, 1, 0, 7, 9, redbook, sizeof redbook - 1, 4, 2);
+  assert_string_equal(n.out.ident, "PGUS99 KWBC 151307 !redbook "
+                                   "7_7/CPIL/ABCDEF/PILNAME01/20240315 1300");
+  assert_int_equal(n.out.name_len, strlen("PGUS99 KWBC 151307"));
+  assert_int_equal(n.cap.n, 0);
   /* Not a redbook graphic: user1 twice again. */
-  make_block(&k, 1, 0, 7, 9, TEXT("PGUS98 KWBC 151307\r\r\nnot redbook"));
-  name(&k, 4, 2, &out, &cap);
-  assert_string_equal(out.ident, "PGUS98 KWBC 151307 !graph 7_7/");
+  name_block(&n, 1, 0, 7, 9, TEXT("PGUS98 KWBC 151307\r\r\nnot redbook"), 4, 2);
+  assert_string_equal(n.out.ident, "PGUS98 KWBC 151307 !graph 7_7/");
   /* A category other than 2 gets no tag. */
-  make_block(&k, 1, 0, 7, 9, redbook, sizeof redbook - 1);
-  name(&k, 4, 1, &out, &cap);
-  assert_string_equal(out.ident, "PGUS99 KWBC 151307");
+  name_block(&n, 1, 0, 7, 9, redbook, sizeof redbook - 1, 4, 1);
+  assert_string_equal(n.out.ident, "PGUS99 KWBC 151307");
 }
 
 static void test_redbook_edges(void **state) {
   (void)state;
-  struct block k;
-  struct np_nwstg_name out;
-  struct np_logcap cap;
+  struct named n;
   /* A short identification block: 2L is not above 31, so no B part; the
    * title's bytes past the block's data read as 0. */
   static const uint8_t a[] = "PGUS97 KWBC 151307\r\r\n"
                              "\x40\x03\x01\x01\x00\x00";
-  make_block(&k, 1, 0, 3, 0, a, sizeof a - 1);
-  name(&k, 4, 2, &out, &cap);
-  assert_string_equal(out.ident,
+  name_block(&n, 1, 0, 3, 0, a, sizeof a - 1, 4, 2);
+  assert_string_equal(n.out.ident,
                       "PGUS97 KWBC 151307 !redbook 3_3////00000000 0000");
   /* A short PIL block is an error and ends the walk. */
   static const uint8_t b[] = "PGUS96 KWBC 151307\r\r\n"
@@ -205,58 +200,50 @@ static void test_redbook_edges(void **state) {
                              "ABCDEF"
                              "\x40\x05\x02\x02\x00\x00\x00\x00\x00\x00"
                              "\x00\x00";
-  make_block(&k, 1, 0, 3, 0, b, sizeof b - 1);
-  name(&k, 4, 2, &out, &cap);
-  assert_string_equal(out.ident, "PGUS96 KWBC 151307 !redbook "
-                                 "3_3//ABCDEF/PILNAME01/20240315 1300");
-  assert_int_equal(cap.n, 1);
-  assert_string_equal(cap.line[0], "ERROR\tmode 2 submode 2 short 5");
+  name_block(&n, 1, 0, 3, 0, b, sizeof b - 1, 4, 2);
+  assert_string_equal(n.out.ident, "PGUS96 KWBC 151307 !redbook "
+                                   "3_3//ABCDEF/PILNAME01/20240315 1300");
+  assert_int_equal(n.cap.n, 1);
+  assert_string_equal(n.cap.line[0], "ERROR\tmode 2 submode 2 short 5");
   /* A block that would run past the data ends the walk: a graph. */
   static const uint8_t c[] = "PGUS95 KWBC 151307\r\r\n\x40\x40\x01\x01xxxx";
-  make_block(&k, 1, 0, 3, 0, c, sizeof c - 1);
-  name(&k, 4, 2, &out, &cap);
-  assert_string_equal(out.ident, "PGUS95 KWBC 151307 !graph 3_3/");
+  name_block(&n, 1, 0, 3, 0, c, sizeof c - 1, 4, 2);
+  assert_string_equal(n.out.ident, "PGUS95 KWBC 151307 !graph 3_3/");
 }
 
 static void test_fallbacks(void **state) {
   (void)state;
-  struct block k;
-  struct np_nwstg_name out;
-  struct np_logcap cap;
-  make_block(&k, 1, 0, 0, 0,
-             TEXT("hello world, this is not a WMO header at all\r\r\nx\r\r\n"));
-  name(&k, 4, 1, &out, &cap);
-  assert_string_equal(out.ident,
+  struct named n;
+  name_block(&n, 1, 0, 0, 0,
+             TEXT("hello world, this is not a WMO header at all\r\r\nx\r\r\n"),
+             4, 1);
+  assert_string_equal(n.out.ident,
                       "hello world, this is not a WMO header at all");
-  assert_int_equal(cap.n, 1);
-  assert_string_equal(cap.line[0],
+  assert_int_equal(n.cap.n, 1);
+  assert_string_equal(n.cap.line[0],
                       "NOTE\tNon-wmo product type hello world, this is not a "
                       "WMO header at all ccbmode 1 ccbsubmode 0");
-  make_block(&k, 3, 4, 0, 0, TEXT("\x01\x02 "));
-  name(&k, 4, 1, &out, &cap);
-  assert_string_equal(out.ident, "Unidentifiable product");
-  assert_string_equal(cap.line[0], "NOTE\tNon-wmo product type Unidentifiable "
-                                   "product ccbmode 3 ccbsubmode 4");
+  name_block(&n, 3, 4, 0, 0, TEXT("\x01\x02 "), 4, 1);
+  assert_string_equal(n.out.ident, "Unidentifiable product");
+  assert_string_equal(n.cap.line[0],
+                      "NOTE\tNon-wmo product type Unidentifiable "
+                      "product ccbmode 3 ccbsubmode 4");
   /* Control bytes before a LF make the shortest heading of all. */
-  make_block(&k, 1, 0, 0, 0, TEXT("\x01\r\r\nx"));
-  name(&k, 4, 1, &out, &cap);
-  assert_string_equal(out.ident, "00  ");
-  assert_int_equal(cap.n, 0);
+  name_block(&n, 1, 0, 0, 0, TEXT("\x01\r\r\nx"), 4, 1);
+  assert_string_equal(n.out.ident, "00  ");
+  assert_int_equal(n.cap.n, 0);
   /* The NIDS and graph tags are still made. */
-  make_block(&k, 1, 0, 7, 0, TEXT("not a heading"));
-  name(&k, 4, 2, &out, &cap);
-  assert_string_equal(out.ident, "not a heading !graph 7_7/");
-  make_block(&k, 2, 0, 0, 0, TEXT("SDUS5"));
-  name(&k, 4, 1, &out, &cap);
-  assert_string_equal(out.ident, "SDUS5 !nids/");
-  assert_int_equal(out.category, 99);
+  name_block(&n, 1, 0, 7, 0, TEXT("not a heading"), 4, 2);
+  assert_string_equal(n.out.ident, "not a heading !graph 7_7/");
+  name_block(&n, 2, 0, 0, 0, TEXT("SDUS5"), 4, 1);
+  assert_string_equal(n.out.ident, "SDUS5 !nids/");
+  assert_int_equal(n.out.category, 99);
   /* NAME is at most 256 bytes. */
   char text[400];
   memset(text, 'A', sizeof text);
-  make_block(&k, 1, 0, 0, 0, text, sizeof text);
-  name(&k, 4, 1, &out, &cap);
-  assert_int_equal(strlen(out.ident), 256);
-  assert_int_equal(out.name_len, 256);
+  name_block(&n, 1, 0, 0, 0, text, sizeof text, 4, 1);
+  assert_int_equal(strlen(n.out.ident), 256);
+  assert_int_equal(n.out.name_len, 256);
 }
 
 static void test_invalid_ccb(void **state) {

@@ -34,8 +34,10 @@ static void run_init(struct run *u, int level) {
   np_sbn_init(&u->r, &u->lg);
 }
 
-/* Read buf[0, len) whole, as at the end of the input. */
-static void run_all(struct run *u, const struct tbuf *b) {
+/* A new read at level of b->p[0, b->len) whole, as at the end of the
+ * input. */
+static void run_all(struct run *u, int level, const struct tbuf *b) {
+  run_init(u, level);
   size_t pos = 0;
   struct np_frame f;
   while (np_sbn_next(&u->r, b->p, b->len, &pos, &f, true) == NP_SBN_FRAME)
@@ -70,8 +72,7 @@ static void test_one_frame(void **state) {
   struct tbuf b = {0};
   add(&b, data_frame(1000, 500, 0));
   struct run u;
-  run_init(&u, NP_INFO);
-  run_all(&u, &b);
+  run_all(&u, NP_INFO, &b);
   assert_int_equal(u.n, 1);
   const struct np_frame *f = &u.f[0];
   assert_int_equal(f->command, 3);
@@ -105,8 +106,7 @@ static void test_resync_junk(void **state) {
   tb_str(&b, "\x01\x02");
   add(&b, data_frame(2, 2, 0));
   struct run u;
-  run_init(&u, NP_INFO);
-  run_all(&u, &b);
+  run_all(&u, NP_INFO, &b);
   assert_int_equal(u.n, 2);
   /* one line per run of junk, with its first byte */
   assert_int_equal(tlog_count(&u.log, "Trying to resync"), 2);
@@ -130,8 +130,7 @@ static void test_checksum(void **state) {
   snprintf(want, sizeof want, "ERROR\tSBN checksum invalid %u %u\n", sum,
            sum + 1);
   struct run u;
-  run_init(&u, NP_INFO);
-  run_all(&u, &b);
+  run_all(&u, NP_INFO, &b);
   assert_int_equal(u.n, 1);
   assert_int_equal(u.f[0].prod_seq, 2);
   assert_int_equal(tlog_count(&u.log, want), 1);
@@ -151,8 +150,7 @@ static void test_bad_command(void **state) {
   t.command = 12;
   tb_frame(&b, &t);
   struct run u;
-  run_init(&u, NP_WARN);
-  run_all(&u, &b);
+  run_all(&u, NP_WARN, &b);
   assert_int_equal(u.n, 0);
   assert_int_equal(tlog_count(&u.log, "ERROR\tInvalid SBN command 4\n"), 1);
   assert_int_equal(tlog_count(&u.log, "ERROR\tInvalid SBN command 12\n"), 1);
@@ -172,8 +170,7 @@ static void test_test_and_timesync(void **state) {
   tb_frame(&b, &t); /* time sync: no PSH, transfer type 0 */
   add(&b, data_frame(13, 7, 1));
   struct run u;
-  run_init(&u, NP_DEBUG);
-  run_all(&u, &b);
+  run_all(&u, NP_DEBUG, &b);
   assert_int_equal(u.n, 2);
   assert_int_equal(u.f[1].block, 1);
   assert_int_equal(
@@ -200,8 +197,7 @@ static void test_timesync_with_psh(void **state) {
   tb_frame(&b, &t);
   add(&b, data_frame(3, 1, 1));
   struct run u;
-  run_init(&u, NP_WARN);
-  run_all(&u, &b);
+  run_all(&u, NP_WARN, &b);
   assert_int_equal(u.n, 2);
   assert_int_equal(u.r.counts.frames, 2); /* it is counted */
   run_free(&u);
@@ -223,8 +219,7 @@ static void test_header_checks(void **state) {
   t.pdh_vl = 0x24; /* PDH version 2 */
   tb_frame(&b, &t);
   struct run u;
-  run_init(&u, NP_WARN);
-  run_all(&u, &b);
+  run_all(&u, NP_WARN, &b);
   assert_int_equal(u.n, 0);
   assert_int_equal(
       tlog_count(&u.log, "ERROR\tUnknown sbn command/version 3 PUNT\n"), 1);
@@ -249,8 +244,7 @@ static void test_pdh_flags_and_length(void **state) {
   t.pdh_extra = 8;
   tb_frame(&b, &t);
   struct run u;
-  run_init(&u, NP_WARN);
-  run_all(&u, &b);
+  run_all(&u, NP_WARN, &b);
   assert_int_equal(u.n, 2);
   assert_int_equal(
       tlog_count(&u.log, "ERROR\tProduct transfer flag error 109\n"), 2);
@@ -273,8 +267,7 @@ static void test_psh_checks(void **state) {
   t.orig_run_id = 7;
   tb_frame(&b, &t);
   struct run u;
-  run_init(&u, NP_WARN);
-  run_all(&u, &b);
+  run_all(&u, NP_WARN, &b);
   assert_int_equal(u.n, 2);
   /* the PSH's length and the PDH's length, as LDM prints them */
   assert_int_equal(
@@ -303,8 +296,7 @@ static void test_split_across_calls(void **state) {
   tb_frame(&b, &t);
   add(&b, data_frame(7, 1, 2));
   struct run whole, bytes;
-  run_init(&whole, NP_DEBUG);
-  run_all(&whole, &b);
+  run_all(&whole, NP_DEBUG, &b);
   run_init(&bytes, NP_DEBUG);
   size_t pos = 0;
   struct np_frame f;
@@ -358,8 +350,7 @@ static void test_end_of_input(void **state) {
   add(&b, data_frame(2, 1, 1));
   b.len -= 5; /* the second frame's data is cut short */
   struct run u;
-  run_init(&u, NP_WARN);
-  run_all(&u, &b);
+  run_all(&u, NP_WARN, &b);
   assert_int_equal(u.n, 2);
   assert_true(u.f[1].truncated);
   assert_null(u.f[1].data);
@@ -369,20 +360,17 @@ static void test_end_of_input(void **state) {
   b.len = 0;
   add(&b, data_frame(1, 1, 0));
   b.len = 32 + 10;
-  run_init(&u, NP_WARN);
-  run_all(&u, &b);
+  run_all(&u, NP_WARN, &b);
   assert_int_equal(u.n, 0);
   assert_string_equal(tlog_str(&u.log), "ERROR\tproblem reading psh\n");
   run_free(&u);
   /* a header cut short, or a lone 0xFF: nothing */
   b.len = 20;
-  run_init(&u, NP_WARN);
-  run_all(&u, &b);
+  run_all(&u, NP_WARN, &b);
   assert_int_equal(u.n + u.log.n, 0);
   run_free(&u);
   b.len = 1;
-  run_init(&u, NP_DEBUG);
-  run_all(&u, &b);
+  run_all(&u, NP_DEBUG, &b);
   assert_int_equal(u.n + u.log.n, 0);
   run_free(&u);
   tb_free(&b);
@@ -399,8 +387,7 @@ static void test_gaps(void **state) {
   add(&b, data_frame(105, 2, 4)); /* going back */
   add(&b, data_frame(106, 2, 5));
   struct run u;
-  run_init(&u, NP_DEBUG);
-  run_all(&u, &b);
+  run_all(&u, NP_DEBUG, &b);
   assert_int_equal(u.n, 7);
   assert_int_equal(tlog_count(&u.log, "DEBUG\t1 non-data frame(s) missed\n"),
                    1);
@@ -441,8 +428,7 @@ static void test_short_psh(void **state) {
   tb_add(&c, psh, sizeof psh);
   tb_add(&c, b.p + 32, b.len - 32);
   struct run u;
-  run_init(&u, NP_WARN);
-  run_all(&u, &c);
+  run_all(&u, NP_WARN, &c);
   assert_int_equal(u.n, 1);
   assert_true(u.f[0].has_psh);
   assert_int_equal(u.f[0].psh_len, 4);
@@ -470,8 +456,7 @@ static void test_shift_at_end(void **state) {
   static const char want[] = "ERROR\tSBN checksum invalid 895 65280\n"
                              "INFO\tTrying to resync 4\n";
   struct run u;
-  run_init(&u, NP_INFO);
-  run_all(&u, &b);
+  run_all(&u, NP_INFO, &b);
   assert_string_equal(tlog_str(&u.log), want);
   run_free(&u);
   run_init(&u, NP_INFO);

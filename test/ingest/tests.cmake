@@ -77,6 +77,7 @@ pq_np_test(test_np_names)
 pq_np_test(test_np_grib1)
 pq_np_test(test_np_gini)
 
+# np_grib2_msg.h writes test_np_grib2's messages (and fuzz_np_grib2's seeds).
 pq_np_test(test_np_grib2 ALONE test_samples ALONE_NAME test_np_grib2_samples)
 pq_np_test(test_np_grib_names)
 
