@@ -97,14 +97,25 @@ static void unlock(void) {
 
 /* ---- identity and destinations (callers hold the lock) ---- */
 
+/* The syslog facility: LOCAL0 unless a program's -u chose another. */
+static int lg_facility = LOG_LOCAL0;
+
 static const char *ident_locked(void) {
   return lg.ident[0] != '\0' ? lg.ident : program_invocation_short_name;
+}
+
+void ldm_log_set_facility(int facility) {
+  (void)pthread_mutex_lock(&lg_mutex);
+  lg_facility = facility;
+  if (lg.kind == DEST_SYSLOG)
+    openlog(ident_locked(), LOG_PID | LOG_NDELAY, lg_facility);
+  (void)pthread_mutex_unlock(&lg_mutex);
 }
 
 static void set_ident_locked(const char *ident) {
   (void)ldm_log_escape(ident, strlen(ident), lg.ident, sizeof lg.ident);
   if (lg.kind == DEST_SYSLOG) /* syslog keeps the ident it was opened with */
-    openlog(ident_locked(), LOG_PID | LOG_NDELAY, LOG_LOCAL0);
+    openlog(ident_locked(), LOG_PID | LOG_NDELAY, lg_facility);
 }
 
 static int open_log_file(const char *path) {
@@ -126,7 +137,7 @@ static void close_dest_locked(void) {
 
 static void use_syslog_locked(void) {
   close_dest_locked();
-  openlog(ident_locked(), LOG_PID | LOG_NDELAY, LOG_LOCAL0);
+  openlog(ident_locked(), LOG_PID | LOG_NDELAY, lg_facility);
   lg.kind = DEST_SYSLOG;
 }
 
@@ -254,7 +265,7 @@ static void apply_requests_locked(void) {
       }
     } else if (lg.kind == DEST_SYSLOG) {
       closelog();
-      openlog(ident_locked(), LOG_PID | LOG_NDELAY, LOG_LOCAL0);
+      openlog(ident_locked(), LOG_PID | LOG_NDELAY, lg_facility);
     }
   }
 }

@@ -69,6 +69,10 @@ int ldm_log_set_destination(const char *dest);
  *  made absolute when it was set: a reopen after chdir() finds it). */
 const char *ldm_log_get_destination(void);
 
+/** The syslog facility (LOG_LOCAL0 to LOG_LOCAL7; LOCAL0 by default), as
+ *  noaaportIngester's -u chooses it. */
+void ldm_log_set_facility(int facility);
+
 void ldm_log_set_level(enum ldm_log_level level);
 enum ldm_log_level ldm_log_get_level(void);
 /** NOTICE -> INFO -> DEBUG -> NOTICE (WARNING and above -> NOTICE). */

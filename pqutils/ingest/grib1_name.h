@@ -5,7 +5,8 @@
  * (with its trailing space), from wgrib's parameter tables and LDM's centre
  * and model names (tables/), quirks included (docs/noaaport.md, "GRIB
  * edition 1").  A pure function over bounded bytes: bytes past the end
- * read as 0.
+ * read as 0 (and a WARN says so).  wgrib's user parameter table (a
+ * "gribtab" file read at run time) is not consulted.
  */
 #ifndef PQUTILS_INGEST_GRIB1_NAME_H
 #define PQUTILS_INGEST_GRIB1_NAME_H

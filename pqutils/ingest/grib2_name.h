@@ -16,10 +16,15 @@
 #include "pqutils/ingest/np_namer.h"
 
 /**
- * Name the GRIB2 message at msg ("GRIB" first; n bytes available).
+ * Name the GRIB2 message at msg ("GRIB" first; n bytes available, to the
+ * end of the product).  Only this first message is named, over the length
+ * it states, which must lie within the n bytes (LDM reads on regardless:
+ * docs/noaaport.md, "GRIB edition 2", UB).  LDM's ERROR and WARN lines go
+ * to nm->log (nm may be NULL).  Thread-safe; nothing lasts between calls.
  * @param name  the product's NAME (for LDM's error line and the WMO-heading
  *              grid fallback)
- * @param[out] tag  "grib2/..." (NUL-terminated; cut to tag_size - 1)
+ * @param[out] tag  "grib2/<centre>/<model>/#<grid>/<time>/<params>/<level>"
+ *              (NUL-terminated; cut to tag_size - 1)
  * @return 0, or -1 if the message cannot be decoded (tag untouched)
  */
 int np_grib2_name(const uint8_t *msg, size_t n, const char *name, char *tag,

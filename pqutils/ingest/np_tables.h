@@ -14,6 +14,7 @@
 #ifndef PQUTILS_INGEST_NP_TABLES_H
 #define PQUTILS_INGEST_NP_TABLES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct np_table {
@@ -38,6 +39,13 @@ struct np_tsv {
 
 /** Start reading tab's rows, after its header line. */
 void np_tsv_open(struct np_tsv *t, const struct np_table *tab);
+
+/** Start reading the rows of the table of that file name.
+ *  @return false if there is no such table */
+bool np_tsv_find(struct np_tsv *t, const char *name);
+
+/** The non-empty rows t has left to read, for sizing (t does not move). */
+size_t np_tsv_count(const struct np_tsv *t);
 
 /**
  * The next non-empty row, split at TABs into at most max fields (the last

@@ -48,7 +48,9 @@ struct np_nwstg_name {
 /**
  * Name a product from its first block (n bytes, the CCB included) and its
  * PSH type and category.  Logs LDM's NOTE "Non-wmo product type ..." for a
- * fallback name.
+ * fallback name.  With a valid CCB, np_is_nids() (feedtype_rules.h) on the
+ * data after the CCB decides category 99; an invalid CCB is named from the
+ * block's first byte, with an empty META.
  */
 void np_name_nwstg(const uint8_t *block, size_t n, const struct np_ccb *ccb,
                    int type, int category, struct np_nwstg_name *out,
@@ -59,7 +61,8 @@ void np_name_nwstg(const uint8_t *block, size_t n, const struct np_ccb *ccb,
  * out->grib2: prod is the product as it stands (FOS header and data, no
  * trailer yet), g_off the offset of the message's "GRIB" in it.  META's
  * GRIB2 part is rewritten, or left " !grib2/" if the message cannot be
- * decoded.
+ * decoded.  np_grib2_name() is given the prod_len - g_off bytes from the
+ * G on and bounds the message's length by them.
  */
 void np_name_grib2_final(struct np_nwstg_name *out, const uint8_t *prod,
                          size_t prod_len, size_t g_off, struct np_namer *nm);

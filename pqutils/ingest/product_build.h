@@ -54,8 +54,8 @@ struct np_build *np_build_new(const struct np_build_opts *opts,
 /** Take one frame from np_sbn_next(). */
 void np_build_frame(struct np_build *b, const struct np_frame *f);
 
-/** End of input: a product still in progress is dropped, as LDM does
- *  (completed and handed on with -f on the GOES path). */
+/** End of input: a product still in progress is dropped without a log
+ *  line, as LDM does (with -f too). */
 void np_build_end(struct np_build *b);
 
 void np_build_free(struct np_build *b);

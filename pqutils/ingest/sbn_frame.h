@@ -13,6 +13,14 @@
  * those bytes.  Every length is checked against the bytes present; the
  * cost of a call is bounded by the bytes it consumes.
  *
+ * It reads the stream as LDM does, sequentially: the bytes of a frame
+ * rejected after its frame header was accepted are not skipped but
+ * scanned again by the resynchronisation (so the position after such a
+ * frame is just past the headers LDM had read).  A decision is taken, and
+ * logged, only once every byte it depends on is present: a call that needs
+ * more bytes logs nothing and changes nothing, so the same frame is never
+ * logged twice across calls.
+ *
  * Not thread-safe: one reader per input stream.
  */
 #ifndef PQUTILS_INGEST_SBN_FRAME_H
@@ -77,10 +85,20 @@ struct np_frame {
   uint16_t data_len;            /* bytes of data in this frame */
   uint8_t recs_per_block, blocks_per_rec;
   uint32_t prod_seq; /* product sequence number */
-  bool has_psh;
-  struct np_psh psh;   /* valid if has_psh */
-  const uint8_t *data; /* data_len bytes, in the caller's buffer */
-  const uint8_t *raw;  /* the whole frame, FH first */
+  int psh_len;       /* header length minus PDH length (negative if corrupt) */
+  bool has_psh;      /* a PSH came with the frame (psh_len != 0) */
+  struct np_psh psh; /* valid if has_psh */
+  /* The PSH's own length differs from psh_len: LDM logs "ERROR in
+   * calculation of psh len" and drops the frame, but only after the PSH
+   * has replaced the one of the product in progress (np_build_frame()
+   * does that and nothing else with such a frame). */
+  bool psh_bad;
+  /* End of input came before the data block: LDM logs "problem reading
+   * datablock" after the start-of-product steps (np_build_frame()). */
+  bool truncated;
+  const uint8_t *data; /* data_len bytes, in the caller's buffer (NULL if
+                          truncated or psh_bad) */
+  const uint8_t *raw;  /* the frame's bytes read, FH first */
   size_t raw_len;
 };
 
@@ -94,6 +112,13 @@ struct np_sbn_counts {
 struct np_sbn {
   const struct np_log *log;
   bool resyncing; /* in a run of discarded bytes */
+  /* The header candidate at the position is one LDM shifted to within a
+   * rejected one whose last bytes are this many bytes on: if the input
+   * ends before it is whole, those bytes go too.  0: not a shift. */
+  unsigned shift_left;
+  /* Gap detection off: the frames of several receivers are blended first
+   * (frame_blend.h) and the blended stream goes to np_sbn_gap(). */
+  bool no_gaps;
   bool have_prev; /* gap detection has seen a frame */
   uint32_t prev_fh_seq, prev_prod_seq;
   uint16_t prev_block;
@@ -101,6 +126,13 @@ struct np_sbn {
 };
 
 void np_sbn_init(struct np_sbn *r, const struct np_log *lg);
+
+/**
+ * Gap detection (and its counters and lines) for one frame of a stream
+ * whose frames were found by other readers and blended: the same as
+ * np_sbn_next() does for its own frames unless no_gaps is set.
+ */
+void np_sbn_gap(struct np_sbn *r, const struct np_frame *f);
 
 /* What np_sbn_next() found. */
 enum {
@@ -111,13 +143,18 @@ enum {
 /**
  * Find the next frame for reassembly in buf[*pos, len).  Bytes that cannot
  * start a frame, and frames that are passed over (test and time-sync
- * frames, unknown commands or datastreams, a bad PSH length), are consumed
- * and logged as LDM does; *pos moves past them.  A frame that is not yet
- * whole leaves *pos at its start.
+ * frames, unknown commands or datastreams, a PDH of another version), are
+ * consumed and logged as LDM does; *pos moves past what LDM consumes of
+ * them.  A frame that is not yet whole leaves *pos at its start, with
+ * nothing logged.  Every frame returned goes to np_build_frame(), those
+ * marked psh_bad or truncated included.
  *
- * @param eof  no more bytes will come: a partial frame is dropped and *pos
- *             set to len
- * @return NP_SBN_FRAME (*f filled, *pos past the frame) or NP_SBN_MORE
+ * @param eof  no more bytes will come: what is left is read as LDM reads
+ *             the end of its input (a read that cannot be satisfied
+ *             consumes nothing, and the scan goes on after what was
+ *             consumed) until *pos reaches len
+ * @return NP_SBN_FRAME (*f filled, *pos past what was read of the frame)
+ *         or NP_SBN_MORE
  */
 int np_sbn_next(struct np_sbn *r, const uint8_t *buf, size_t len, size_t *pos,
                 struct np_frame *f, bool eof);

@@ -27,6 +27,23 @@ void np_tsv_open(struct np_tsv *t, const struct np_table *tab) {
   t->p = nl != NULL ? nl + 1 : t->end;
 }
 
+bool np_tsv_find(struct np_tsv *t, const char *name) {
+  const struct np_table *tab = np_table_find(name);
+  if (tab == NULL)
+    return false;
+  np_tsv_open(t, tab);
+  return true;
+}
+
+size_t np_tsv_count(const struct np_tsv *t) {
+  struct np_tsv r = *t;
+  struct np_field f[1];
+  size_t n = 0;
+  while (np_tsv_row(&r, f, 1) > 0)
+    n++;
+  return n;
+}
+
 int np_tsv_row(struct np_tsv *t, struct np_field *f, int max) {
   while (t->p < t->end) {
     const char *line = t->p;

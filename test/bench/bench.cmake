@@ -68,3 +68,10 @@ endif()
 # loopback, plain and TLS, CPU per GB of each side); see tls_io_bench.c.
 add_executable(tls_io_bench ${CMAKE_CURRENT_LIST_DIR}/tls_io_bench.c)
 target_link_libraries(tls_io_bench PRIVATE ldmproto)
+
+# np_bench: libnoaaport's frames-to-products rate on one core, from a
+# stream in memory, without and with inserts (np_bench.c); np_bench.sh
+# makes the stream (sbngen) and also times noaaportIngester reading a file
+# and a multicast group in a namespace of its own.
+add_executable(np_bench ${CMAKE_CURRENT_LIST_DIR}/np_bench.c)
+target_link_libraries(np_bench PRIVATE noaaport)

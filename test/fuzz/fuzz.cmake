@@ -165,3 +165,34 @@ pq_fuzz_target(fuzz_tls_detect ${CMAKE_CURRENT_LIST_DIR}/fuzz_tls_detect.c
 # nats2pq consumes writes.
 pq_fuzz_target(fuzz_nats_headers ${CMAKE_CURRENT_LIST_DIR}/fuzz_nats_headers.c
   ${_src}/pqutils/nats/reassembly.c ${_pq_sources} SEEDS)
+# The NOAAPORT ingester's fuzz targets are built from libnoaaport's own
+# sources (the noaaport target's, with the naming tables it embeds,
+# generated in its build directory: hence the dependencies) and the queue
+# library's (for its inserts).
+get_target_property(_np_rel noaaport SOURCES)
+set(_np_sources "")
+foreach(_f IN LISTS _np_rel)
+  if(IS_ABSOLUTE ${_f})
+    list(APPEND _np_sources ${_f})
+  else()
+    list(APPEND _np_sources ${_src}/pqutils/ingest/${_f})
+  endif()
+endforeach()
+# fuzz_np_names: the NOAAPORT namers (NWSTG identifiers, GRIB1 names, GINI
+# names) on any first block: the code LDM's ingester crashed in on one
+# corrupt GRIB message (LDM issue #71).
+pq_fuzz_target(fuzz_np_names ${CMAKE_CURRENT_LIST_DIR}/fuzz_np_names.c
+  ${_np_sources} ${_pq_sources} LIBS -lpng -lz -lm SEEDS)
+add_dependencies(fuzz_np_names noaaport)
+# fuzz_np_grib2: the GRIB2 namer on any message.
+pq_fuzz_target(fuzz_np_grib2 ${CMAKE_CURRENT_LIST_DIR}/fuzz_np_grib2.c
+  ${_np_sources} ${_pq_sources} LIBS -lpng -lz -lm SEEDS)
+add_dependencies(fuzz_np_grib2 noaaport)
+# fuzz_np_frames: the frame reader and the product builder, with the
+# namers behind them, on any frame stream (test/ingest/vectors/ for seeds),
+# whole and fed in pieces.
+pq_fuzz_target(fuzz_np_frames ${CMAKE_CURRENT_LIST_DIR}/fuzz_np_frames.c
+  ${_np_sources} ${_pq_sources}
+  FLAGS -DNP_VECTORS_DIR="${CMAKE_CURRENT_SOURCE_DIR}/ingest/vectors"
+  LIBS -lpng -lz -lm SEEDS)
+add_dependencies(fuzz_np_frames noaaport)

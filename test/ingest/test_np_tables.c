@@ -1,7 +1,7 @@
 /*
  * test_np_tables.c - the naming tables built into libnoaaport
  * (pqutils/ingest/np_tables.h): every table is there, whole, and reads row
- * by row with its fields as in the file.
+ * by row with its fields as in the file, found by name and counted.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -37,8 +37,10 @@ static void test_rows(void **state) {
   assert_non_null(t);
   struct np_tsv r;
   np_tsv_open(&r, t);
+  assert_int_equal(np_tsv_count(&r), 10);
   struct np_field f[4];
   assert_int_equal(np_tsv_row(&r, f, 4), 2);
+  assert_int_equal(np_tsv_count(&r), 9); /* the rows left */
   assert_int_equal(np_field_long(&f[0], -1), 7);
   char name[16];
   np_field_copy(&f[1], name, sizeof name);
@@ -47,6 +49,12 @@ static void test_rows(void **state) {
   while (np_tsv_row(&r, f, 4) > 0)
     rows++;
   assert_int_equal(rows, 10); /* 9 centres and the "*" rule */
+  assert_int_equal(np_tsv_count(&r), 0);
+  /* by name: the same rows, from the first */
+  assert_true(np_tsv_find(&r, "grib-centers.tsv"));
+  assert_int_equal(np_tsv_row(&r, f, 4), 2);
+  assert_int_equal(np_field_long(&f[0], -1), 7);
+  assert_false(np_tsv_find(&r, "nonesuch.tsv"));
 }
 
 static void test_blanks_kept(void **state) {
