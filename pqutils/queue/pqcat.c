@@ -22,6 +22,7 @@
  * not fit in its pipe then is not written.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,11 +106,28 @@ static int out(struct cat *k, const void *data, uint64_t size) {
   return 0;
 }
 
+/* A NOAAPORT product of the NWSTG path: LDM's 11-byte FOS header (SOH CR
+ * CR LF, three digits, SP CR CR LF) and 4-byte trailer (CR CR LF ETX).  Its
+ * signature is the MD5 of the bytes after the header, which leave out the
+ * NWS sequence number (docs/noaaport.md, "The product built"). */
+static bool fos_framed(const uint8_t *p, uint64_t n) {
+  return n >= 15 && memcmp(p, "\001\r\r\n", 4) == 0 &&
+         memcmp(p + 7, " \r\r\n", 4) == 0 &&
+         memcmp(p + n - 4, "\r\r\n\003", 4) == 0;
+}
+
 static void check_signature(const pq_prod_info *info, const void *data) {
   uint8_t sig[PQ_SIGLEN];
   if (pq_md5(data, (size_t)info->size, sig) != 0) {
     log_error("MD5 of %s failed", info->ident);
     return;
+  }
+  if (memcmp(sig, info->signature, PQ_SIGLEN) != 0 &&
+      fos_framed(data, info->size)) { /* NOAAPORT's rule, then */
+    uint8_t nws[PQ_SIGLEN];
+    if (pq_md5((const uint8_t *)data + 11, (size_t)info->size - 11, nws) == 0 &&
+        memcmp(nws, info->signature, PQ_SIGLEN) == 0)
+      return;
   }
   if (memcmp(sig, info->signature, PQ_SIGLEN) != 0) {
     char want[33], got[33];

@@ -21,6 +21,20 @@ expect_in "$LOG" "Ingestion Statistics:"
 expect_in "$LOG" "FIFO EOF"
 ok "vector products and LDM's lines"
 
+# pqcat -c knows the NWSTG rule (MD5 after the 11-byte header): no
+# mismatch for the ingester's products, but one for a framed product
+# whose signature is neither (pqinsert -i: the identifier's MD5).
+expect_rc 0 pqcat -q "$Q" -c -l -
+expect_not_in "$ERR" "signature mismatch"
+printf '\001\r\r\n123 \r\r\nbody\r\r\n\003' >"$SCRATCH/framed"
+pqinsert -q "$Q" -i -p FRAMED "$SCRATCH/framed" >/dev/null 2>&1 ||
+  fail "pqinsert failed"
+expect_rc 0 pqcat -q "$Q" -c -l -
+expect_in "$ERR" "signature mismatch"
+[[ $(grep -c "signature mismatch" "$ERR") == 1 ]] ||
+  fail "pqcat -c: more than the one mismatch"
+ok "pqcat -c: NOAAPORT's signature rule"
+
 # 2. Again: every product is a duplicate, and the queue unchanged.
 LOG2=$SCRATCH/again.log
 expect_rc 0 noaaportIngester -q "$Q" -n -l "$LOG2" <"$VEC/nwstg-basic.sbn"
