@@ -43,3 +43,12 @@ if(TARGET ldmd AND TARGET ldm6_peer AND TARGET pqmon)
     TIMEOUT 180 LABELS net ENVIRONMENT ${PQ_TESTDATA_ENV}
     ARGS $<TARGET_FILE:ldmd> $<TARGET_FILE:ldm6_peer> $<TARGET_FILE:pqmon>)
 endif()
+# noaaportIngester's figures in ldmd's (noaaport.sh): an EXEC'd ingester and
+# another, on LDM's vectors, read from /metrics and /status.json.
+if(TARGET ldmd AND TARGET ldm6_peer AND TARGET noaaportIngester
+   AND TARGET promcheck)
+  pq_script_test(metrics_noaaport ${CMAKE_CURRENT_LIST_DIR}/noaaport.sh
+    TIMEOUT 180 LABELS net ENVIRONMENT ${PQ_TESTDATA_ENV}
+    ARGS $<TARGET_FILE:ldmd> $<TARGET_FILE:ldm6_peer>
+         $<TARGET_FILE:noaaportIngester> $<TARGET_FILE:promcheck>)
+endif()
