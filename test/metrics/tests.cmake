@@ -28,9 +28,12 @@ if(TARGET ldmd AND TARGET ldm6_peer AND TARGET promcheck)
          $<TARGET_FILE:trickle>)
 endif()
 if(TARGET ldmd AND TARGET ldm6_peer)
+  if(TARGET noaaportIngester)
+    set(status_page_ingester $<TARGET_FILE:noaaportIngester>)
+  endif()
   pq_script_test(metrics_status_page ${CMAKE_CURRENT_LIST_DIR}/status_page.sh
     TIMEOUT 240 LABELS net browser ENVIRONMENT ${PQ_TESTDATA_ENV}
-    ARGS $<TARGET_FILE:ldmd> $<TARGET_FILE:ldm6_peer>)
+    ARGS $<TARGET_FILE:ldmd> $<TARGET_FILE:ldm6_peer> ${status_page_ingester})
 endif()
 # The browser tests' chromedriver starts whatever ports other programs hold
 # (driver_lib.sh): its IPv4 side of a port taken, a port taken first.
