@@ -62,19 +62,6 @@ static int open_one(const struct in_addr *group, uint16_t port,
   return fd;
 }
 
-int np_mcast_open(struct np_mcast *m, const struct in_addr *group,
-                  uint16_t port, const char *const ifaces[], size_t nifaces,
-                  uint64_t rcvbuf) {
-  size_t n = nifaces > 0 ? nifaces : 1;
-  for (size_t i = 0; i < n && i < NP_MAX_SOURCES; i++) {
-    int fd = open_one(group, port, nifaces > 0 ? ifaces[i] : NULL, rcvbuf);
-    if (fd < 0)
-      return -1;
-    m->fd[m->nfd++] = fd;
-  }
-  return 0;
-}
-
 /* The bytes socket fd holds queued and its buffer, in the kernel's
  * accounting (SO_MEMINFO); false if it cannot say. */
 static bool meminfo(int fd, uint64_t *queued, uint64_t *rcvbuf) {
@@ -86,6 +73,22 @@ static bool meminfo(int fd, uint64_t *queued, uint64_t *rcvbuf) {
   *queued = mi[SK_MEMINFO_RMEM_ALLOC];
   *rcvbuf = mi[SK_MEMINFO_RCVBUF];
   return true;
+}
+
+int np_mcast_open(struct np_mcast *m, const struct in_addr *group,
+                  uint16_t port, const char *const ifaces[], size_t nifaces,
+                  uint64_t rcvbuf) {
+  size_t n = nifaces > 0 ? nifaces : 1;
+  for (size_t i = 0; i < n && i < NP_MAX_SOURCES; i++) {
+    int fd = open_one(group, port, nifaces > 0 ? ifaces[i] : NULL, rcvbuf);
+    if (fd < 0)
+      return -1;
+    uint64_t queued, buf;
+    if (m->fig != NULL && meminfo(fd, &queued, &buf))
+      ldmm_ingester_rcvbuf(m->fig, (unsigned)m->nfd, buf);
+    m->fd[m->nfd++] = fd;
+  }
+  return 0;
 }
 
 void np_mcast_realtime(const char *who, int below_max) {

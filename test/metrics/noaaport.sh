@@ -9,8 +9,26 @@
 # products by feedtype must be there with the vectors' values, and the
 # products in the per-feedtype series; an ingester killed with SIGKILL must
 # leave the figures at once and its products stay in the feeds' totals.
+# As root, in a network namespace of the test's own (as
+# test/ingest/multicast.sh), also a third ingester on a multicast group
+# fed by sbnsend on loopback: its receiver's datagrams, bytes, socket
+# queue and buffer, no drops, and the vector's products as duplicates;
+# and one with the smallest buffer, stopped while a stream comes: the
+# kernel's drops counted.
 #
-# Usage: noaaport.sh LDMD LDM6_PEER NOAAPORTINGESTER PROMCHECK
+# Usage: noaaport.sh LDMD LDM6_PEER NOAAPORTINGESTER PROMCHECK [SBNSEND]
+if [[ ${NP_IN_NETNS:-} != 1 && -n ${5:-} ]] && ((EUID == 0)) &&
+  command -v unshare >/dev/null && command -v ip >/dev/null &&
+  unshare -n true 2>/dev/null; then
+  NP_IN_NETNS=1 exec unshare -n -- bash "$0" "$@"
+fi
+if [[ ${NP_IN_NETNS:-} == 1 ]]; then
+  if ! { ip link set lo up && ip link set lo multicast on &&
+    ip route add 224.0.0.0/4 dev lo; }; then
+    echo "cannot set up loopback multicast" >&2
+    exit 1
+  fi
+fi
 
 # shellcheck source-path=SCRIPTDIR source=../net/lib.sh
 source "$(dirname "$0")/../net/lib.sh" "$1" "$2"
@@ -19,6 +37,8 @@ source "$(dirname "$0")/../net/relay_lib.sh"
 ING=$(cd "$(dirname "$3")" && pwd)/$(basename "$3")
 PROMCHECK=$(cd "$(dirname "$4")" && pwd)/$(basename "$4")
 VEC=$(cd "$(dirname "$0")/../ingest/vectors" && pwd)
+SBNSEND=
+[[ -n ${5:-} ]] && SBNSEND=$(cd "$(dirname "$5")" && pwd)/$(basename "$5")
 command -v curl >/dev/null || fail "curl is not installed (scripts/dev.sh installs it)"
 
 # addr: where the server serves its figures (from its log).
@@ -46,6 +66,23 @@ value() {
 # is ERE VALUE: is the value so?
 is() {
   [[ $(value "$1") == "$2" ]]
+}
+
+# stopped PID: is every thread of PID stopped (state T)?
+stopped() {
+  local f st
+  for f in /proc/"$1"/task/*/stat; do
+    st=$(cat "$f" 2>/dev/null) || return 1
+    st=${st##*) }
+    [[ ${st:0:1} == T ]] || return 1
+  done
+}
+
+# is_above ERE N: is the value a number above N?
+is_above() {
+  local v
+  v=$(value "$1")
+  [[ $v != none ]] && ((v > $2))
 }
 
 # expect ERE VALUE TEXT: it must be, now.
@@ -126,6 +163,68 @@ for want in "{\"pid\":$A,\"channel\":\"stdin\"," \
   grep -qF -- "$want" np.json || fail "/status.json lacks $want: $(head -c 2000 np.json)"
 done
 ok "the ingesters in /status.json"
+
+# A group's receiver (in the test's own network namespace only).
+if [[ ${NP_IN_NETNS:-} == 1 ]]; then
+  "$ING" -m 224.0.1.1 -I 127.0.0.1 -R 4000000 -n -l "$D/c.log" &
+  C=$!
+  BG_PIDS+=("$C")
+  pc="pid=\"$C\",channel=\"224.0.1.1\""
+  wait_until 20 grep -q 'Receive buffer size is' "$D/c.log" ||
+    fail "the multicast ingester did not join the group"
+  wait_until 20 is "ldmd_noaaport_frames_total\\{$pc\\}" 0 ||
+    fail "the multicast ingester is not in /metrics"
+  expect "ldmd_noaaport_receiver_buffer_bytes\\{$pc,receiver=\"224.0.1.1@127.0.0.1\"\\}" \
+    "$(sed -n 's/.*Receive buffer size is \([0-9]*\) bytes.*/\1/p' "$D/c.log")" \
+    "the receiver's buffer (as the log says)"
+  "$SBNSEND" -g 224.0.1.1:1201 -i 127.0.0.1 -r 40 "$VEC/nwstg-basic.sbn" \
+    2>sent.txt || fail "sbnsend failed: $(cat sent.txt)"
+  sent=$(sed -n 's/^sbnsend: \([0-9]*\) datagrams sent.*/\1/p' sent.txt)
+  [[ -n $sent ]] || fail "sbnsend did not say how many datagrams: $(cat sent.txt)"
+  wait_until 30 is "ldmd_noaaport_duplicates_total\\{$pc\\}" 13 ||
+    fail "the group's products are $(value "ldmd_noaaport_duplicates_total\\{$pc\\}") duplicates, not 13"
+  rx="$pc,receiver=\"224.0.1.1@127.0.0.1\""
+  expect "ldmd_noaaport_frames_total\\{$pc\\}" 14 "the group's frames"
+  expect "ldmd_noaaport_receiver_datagrams_total\\{$rx\\}" "$sent" \
+    "the receiver's datagrams (as sbnsend sent)"
+  expect "ldmd_noaaport_receiver_bytes_total\\{$rx\\}" \
+    "$(stat -c %s "$VEC/nwstg-basic.sbn")" "the receiver's bytes"
+  expect "ldmd_noaaport_receiver_dropped_total\\{$rx\\}" 0 "the receiver's drops"
+  qmax=$(value "ldmd_noaaport_receiver_queue_max_bytes\\{$rx\\}")
+  if [[ $qmax == none ]] || ((qmax == 0)); then
+    fail "the receiver's socket queue at most is $qmax"
+  fi
+  kill -TERM "$C"
+  wait "$C" || fail "the multicast ingester exited $? on SIGTERM"
+  wait_until 10 is "ldmd_noaaport_frames_total\\{$pc\\}" none ||
+    fail "the stopped ingester's figures are still served"
+  ok "a group's receiver: its datagrams, bytes, socket queue ($qmax bytes at most), no drops"
+
+  # The kernel's drops: the smallest buffer (-R 1), the ingester stopped
+  # while a stream comes, then a stream once it runs again (the drop count
+  # comes with the datagrams read after the drops).
+  "$ING" -m 224.0.1.1 -I 127.0.0.1 -R 1 -l "$D/d.log" &
+  E=$!
+  BG_PIDS+=("$E")
+  pe="pid=\"$E\",channel=\"224.0.1.1\",receiver=\"224.0.1.1@127.0.0.1\""
+  wait_until 20 is "ldmd_noaaport_receiver_dropped_total\\{$pe\\}" 0 ||
+    fail "the small-buffer ingester is not in /metrics"
+  kill -STOP "$E"
+  wait_until 10 stopped "$E" || fail "the ingester did not stop on SIGSTOP"
+  "$SBNSEND" -g 224.0.1.1:1201 -i 127.0.0.1 "$VEC/nwstg-basic.sbn" 2>/dev/null ||
+    fail "sbnsend failed"
+  kill -CONT "$E"
+  "$SBNSEND" -g 224.0.1.1:1201 -i 127.0.0.1 -r 40 "$VEC/nwstg-basic.sbn" 2>/dev/null ||
+    fail "sbnsend failed"
+  wait_until 20 is_above "ldmd_noaaport_receiver_dropped_total\\{$pe\\}" 0 ||
+    fail "no drop counted with a full buffer: $(grep "$E" np.prom)"
+  drops=$(value "ldmd_noaaport_receiver_dropped_total\\{$pe\\}")
+  kill -TERM "$E"
+  wait "$E" || fail "the small-buffer ingester exited $? on SIGTERM"
+  ok "datagrams the kernel dropped, the buffer full: $drops"
+else
+  skip_part "a network namespace needs root, unshare(1), ip(8) and sbnsend: no multicast receiver"
+fi
 
 # SIGKILL: its figures go at once; its products stay in the feeds.
 kill -KILL "$B"

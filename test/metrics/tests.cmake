@@ -47,11 +47,13 @@ if(TARGET ldmd AND TARGET ldm6_peer AND TARGET pqmon)
     ARGS $<TARGET_FILE:ldmd> $<TARGET_FILE:ldm6_peer> $<TARGET_FILE:pqmon>)
 endif()
 # noaaportIngester's figures in ldmd's (noaaport.sh): an EXEC'd ingester and
-# another, on LDM's vectors, read from /metrics and /status.json.
+# another, on LDM's vectors, read from /metrics and /status.json; as root, a
+# third on a multicast group (sbnsend, test/ingest/tests.cmake).
 if(TARGET ldmd AND TARGET ldm6_peer AND TARGET noaaportIngester
    AND TARGET promcheck)
   pq_script_test(metrics_noaaport ${CMAKE_CURRENT_LIST_DIR}/noaaport.sh
     TIMEOUT 180 LABELS net ENVIRONMENT ${PQ_TESTDATA_ENV}
     ARGS $<TARGET_FILE:ldmd> $<TARGET_FILE:ldm6_peer>
-         $<TARGET_FILE:noaaportIngester> $<TARGET_FILE:promcheck>)
+         $<TARGET_FILE:noaaportIngester> $<TARGET_FILE:promcheck>
+         $<TARGET_FILE:sbnsend>)
 endif()
