@@ -203,10 +203,12 @@ if [[ ${NP_IN_NETNS:-} == 1 ]]; then
   # The kernel's drops: the smallest buffer (-R 1), the ingester stopped
   # while a stream comes, then a stream once it runs again (the drop count
   # comes with the datagrams read after the drops).
-  "$ING" -m 224.0.1.1 -I 127.0.0.1 -R 1 -l "$D/d.log" &
+  "$ING" -m 224.0.1.1 -I 127.0.0.1 -R 1 -n -l "$D/d.log" &
   E=$!
   BG_PIDS+=("$E")
   pe="pid=\"$E\",channel=\"224.0.1.1\",receiver=\"224.0.1.1@127.0.0.1\""
+  wait_until 20 grep -q 'Receive buffer size is' "$D/d.log" ||
+    fail "the small-buffer ingester did not join the group"
   wait_until 20 is "ldmd_noaaport_receiver_dropped_total\\{$pe\\}" 0 ||
     fail "the small-buffer ingester is not in /metrics"
   kill -STOP "$E"
