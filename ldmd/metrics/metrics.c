@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ldmd/metrics/ingester.h"
 #include "pq/pq.h"
 
 #define ALIGN 64
@@ -56,7 +57,8 @@ int ldmm_default_path(const char *queue, char *buf, size_t len) {
 static size_t file_size(uint32_t nslots) {
   return round_up(sizeof(ldmm_header)) +
          (size_t)nslots * round_up(sizeof(ldmm_slot)) +
-         LDMM_NFEEDS * round_up(sizeof(ldmm_feed));
+         LDMM_NFEEDS * round_up(sizeof(ldmm_feed)) +
+         LDMM_NINGESTERS * round_up(sizeof(ldmm_ingester));
 }
 
 static void init_header(ldmm_header *h, uint32_t nslots, const char *queue,
@@ -74,6 +76,9 @@ static void init_header(ldmm_header *h, uint32_t nslots, const char *queue,
   h->nbuckets = LDMM_NBUCKETS;
   h->slots_off = h->header_size;
   h->feeds_off = h->slots_off + (uint64_t)nslots * h->slot_size;
+  h->ingester_size = (uint32_t)round_up(sizeof(ldmm_ingester));
+  h->ningesters = LDMM_NINGESTERS;
+  h->ingesters_off = h->feeds_off + (uint64_t)LDMM_NFEEDS * h->feed_size;
   h->start_us = wall_us();
   h->pid = (int32_t)getpid();
   memcpy(h->bounds_us, bounds, sizeof bounds);
@@ -157,21 +162,28 @@ static const char *bad_header(const ldmm_header *h, size_t size) {
   if (h->header_size != round_up(sizeof(ldmm_header)) ||
       h->slot_size != round_up(sizeof(ldmm_slot)) ||
       h->feed_size != round_up(sizeof(ldmm_feed)) || h->nfeeds != LDMM_NFEEDS ||
-      h->nbuckets != LDMM_NBUCKETS)
+      h->nbuckets != LDMM_NBUCKETS ||
+      h->ingester_size != round_up(sizeof(ldmm_ingester)) ||
+      h->ningesters != LDMM_NINGESTERS)
     return "sizes of another layout";
   if (h->slots_off != h->header_size ||
       h->feeds_off != h->slots_off + (uint64_t)h->nslots * h->slot_size ||
-      h->feeds_off + (uint64_t)LDMM_NFEEDS * h->feed_size > size)
+      h->ingesters_off != h->feeds_off + (uint64_t)LDMM_NFEEDS * h->feed_size ||
+      h->ingesters_off + (uint64_t)LDMM_NINGESTERS * h->ingester_size > size)
     return "offsets past the end of the file";
   return NULL;
 }
 
 ldmm_file *ldmm_open(const char *path, char *err, size_t errlen) {
+  return ldmm__open(path, false, err, errlen);
+}
+
+ldmm_file *ldmm__open(const char *path, bool rw, char *err, size_t errlen) {
   struct stat st;
   ldmm_file *f;
   const char *why;
   void *p;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  int fd = open(path, (rw ? O_RDWR : O_RDONLY) | O_CLOEXEC);
 
   if (fd < 0) {
     snprintf(err, errlen, "cannot open the metrics file %s: %s", path,
@@ -185,7 +197,8 @@ ldmm_file *ldmm_open(const char *path, char *err, size_t errlen) {
     close(fd);
     return NULL;
   }
-  p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+  p = mmap(NULL, (size_t)st.st_size, rw ? PROT_READ | PROT_WRITE : PROT_READ,
+           MAP_SHARED, fd, 0);
   close(fd);
   if (p == MAP_FAILED) {
     snprintf(err, errlen, "cannot map the metrics file %s: mmap: %s", path,
@@ -421,6 +434,7 @@ int ldmm_snapshot_take(const ldmm_file *f, ldmm_snapshot *snap) {
           atomic_load_explicit(&src->refused[k], memory_order_relaxed);
     copy_hist(&src->latency, &dst->latency);
   }
+  ldmm__ingesters_copy(f->base + h->ingesters_off, h->ingester_size, snap);
   snap->nconns = 0;
   for (i = 0; i < h->nslots; i++)
     if (copy_slot(slot_const(f, i), (int)i, &snap->conns[snap->nconns]) == 0)
@@ -453,4 +467,11 @@ void ldmm_feed_name(unsigned i, char *buf, size_t len) {
     snprintf(buf, len, "OTHER");
   else
     (void)pq_feedtype_format(1u << i, buf, len);
+}
+
+ldmm_ingester *ldmm__ingester_at(ldmm_file *f, unsigned i) {
+  if (f == NULL || i >= f->hdr->ningesters)
+    return NULL;
+  return (ldmm_ingester *)(f->base + f->hdr->ingesters_off +
+                           (size_t)i * f->hdr->ingester_size);
 }

@@ -34,8 +34,11 @@
  * (the header's byte_order field is 0x01020304 as written), fixed-width
  * fields, offsets, no pointers.  The header, then nslots slots of
  * slot_size bytes at slots_off, then LDMM_NFEEDS feed aggregates of
- * feed_size bytes at feeds_off.  A reader refuses a file whose magic,
- * version, byte order or sizes are not its own.  docs/metrics.md draws it.
+ * feed_size bytes at feeds_off, then LDMM_NINGESTERS ingester entries
+ * of ingester_size bytes at ingesters_off (ingester.h: the processes that
+ * are not ldmd's children, noaaportIngester, claim them).  A reader refuses a
+ * file whose magic, version, byte order or sizes are not its own.
+ * docs/metrics.md draws it.
  *
  * Fork: the mapping is shared with every child (MAP_SHARED); ldmm_claim(),
  * ldmm_bind() and ldmm_release() only in the top process.  Not for threads
@@ -51,7 +54,7 @@
 #include <sys/types.h>
 
 #define LDMM_MAGIC "LDMDMTRX" /* 8 bytes, no NUL in the file */
-#define LDMM_VERSION 1u
+#define LDMM_VERSION 2u       /* 2: the ingesters' region */
 #define LDMM_BYTE_ORDER 0x01020304u
 
 /** Latency buckets: upper bounds in microseconds, log-spaced from 0.1 s to
@@ -111,6 +114,11 @@ static inline bool ldmm_kind_feeds(enum ldmm_kind k) {
 #define LDMM_PATH_MAX 1024
 #define LDMM_ADDR_MAX 128
 
+/** The ingesters' region (ingester.h): entries, and receivers of each. */
+#define LDMM_NINGESTERS 32
+#define LDMM_NRX 8
+#define LDMM_CHANNEL_MAX 64
+
 /** A latency histogram: non-cumulative counts, and the sum. */
 typedef struct ldmm_hist {
   _Atomic uint64_t bucket[LDMM_NBUCKETS];
@@ -150,6 +158,39 @@ typedef struct ldmm_feed {
   ldmm_hist latency;
 } ldmm_feed;
 
+/** One receiver (a multicast socket) of an ingester: its reader thread
+ *  alone writes the counters; the name is written before the entry is
+ *  published and never changes. */
+typedef struct ldmm_rx {
+  char name[LDMM_CHANNEL_MAX]; /**< "group@interface" */
+  _Atomic uint64_t datagrams;
+  _Atomic uint64_t bytes;
+  _Atomic uint64_t queue_max; /**< most bytes queued in the socket (kernel's
+                                   accounting, as rcvbuf) */
+  _Atomic uint64_t rcvbuf;    /**< the socket's receive buffer, same units */
+  _Atomic uint64_t drops;     /**< datagrams the kernel dropped (full) */
+} ldmm_rx;
+
+/** One ingester process (noaaportIngester) that attached to the file: it
+ *  claims the entry itself (owner: a compare-and-swap), see ingester.h. */
+typedef struct ldmm_ingester {
+  _Atomic uint64_t owner;         /**< gen << 33 | live << 32 | pid */
+  _Atomic int64_t start_us;       /**< when it started (wall clock) */
+  char channel[LDMM_CHANNEL_MAX]; /**< the group, or "stdin" */
+  _Atomic uint32_t nrx;           /**< receivers in use */
+  uint32_t pad0;
+  /* The main thread's: */
+  _Atomic uint64_t frames;     /**< frames counted by gap detection */
+  _Atomic uint64_t missed;     /**< frames missed (gaps) */
+  _Atomic uint64_t bytes;      /**< bytes read from the input */
+  _Atomic uint64_t fullfifo;   /**< times the reader waited for room */
+  _Atomic uint64_t products;   /**< completed (inserted or not) */
+  _Atomic uint64_t duplicates; /**< already in the queue */
+  _Atomic uint64_t failed;     /**< not inserted, another reason */
+  _Atomic uint64_t inserted[LDMM_NFEEDS]; /**< inserted, by feedtype */
+  ldmm_rx rx[LDMM_NRX];
+} ldmm_ingester;
+
 /** The header, at offset 0. */
 typedef struct ldmm_header {
   char magic[8];
@@ -163,8 +204,11 @@ typedef struct ldmm_header {
   uint32_t nbuckets;
   uint64_t slots_off;
   uint64_t feeds_off;
-  int64_t start_us; /**< when the server started (wall clock) */
-  int32_t pid;      /**< the top-level ldmd */
+  uint64_t ingesters_off; /**< after the feeds */
+  uint32_t ingester_size; /**< 64-byte multiple */
+  uint32_t ningesters;    /**< LDMM_NINGESTERS */
+  int64_t start_us;       /**< when the server started (wall clock) */
+  int32_t pid;            /**< the top-level ldmd */
   uint32_t pad0;
   _Atomic uint64_t no_slot; /**< children forked with every slot taken */
   uint64_t bounds_us[LDMM_NBUCKETS];
@@ -346,6 +390,22 @@ typedef struct ldmm_feed_copy {
   ldmm_hist_copy latency;
 } ldmm_feed_copy;
 
+/** One ingester as read. */
+typedef struct ldmm_rx_copy {
+  char name[LDMM_CHANNEL_MAX];
+  uint64_t datagrams, bytes, queue_max, rcvbuf, drops;
+} ldmm_rx_copy;
+
+typedef struct ldmm_ingester_copy {
+  pid_t pid;
+  int64_t start_us;
+  char channel[LDMM_CHANNEL_MAX];
+  uint64_t frames, missed, bytes, fullfifo, products, duplicates, failed;
+  uint64_t inserted[LDMM_NFEEDS];
+  unsigned nrx;
+  ldmm_rx_copy rx[LDMM_NRX];
+} ldmm_ingester_copy;
+
 /** Everything, in process memory. */
 typedef struct ldmm_snapshot {
   int64_t start_us;
@@ -359,6 +419,8 @@ typedef struct ldmm_snapshot {
   size_t nconns;
   ldmm_conn_copy *conns; /**< nslots entries allocated, nconns used */
   size_t cap;
+  size_t ningesters; /**< live ingesters, in ingesters[] */
+  ldmm_ingester_copy ingesters[LDMM_NINGESTERS];
 } ldmm_snapshot;
 
 /**

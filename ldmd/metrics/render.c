@@ -204,6 +204,124 @@ static void render_feeds(const ldmm_snapshot *s, ldmm_prom_buf *b) {
       }
 }
 
+/* The ingesters (ingester.h): per process, labels pid and channel; per
+ * receiver, receiver too; products by feedtype, feed too. */
+enum ing_field { I_FRAMES, I_MISSED, I_BYTES, I_FULLFIFO, I_DUP, I_FAILED };
+
+static uint64_t ing_value(const ldmm_ingester_copy *g, enum ing_field f) {
+  switch (f) {
+  case I_FRAMES:
+    return g->frames;
+  case I_MISSED:
+    return g->missed;
+  case I_BYTES:
+    return g->bytes;
+  case I_FULLFIFO:
+    return g->fullfifo;
+  case I_DUP:
+    return g->duplicates;
+  default:
+    return g->failed;
+  }
+}
+
+enum rx_field { R_DGRAMS, R_BYTES, R_QMAX, R_RCVBUF, R_DROPS };
+
+static uint64_t rx_value(const ldmm_rx_copy *r, enum rx_field f) {
+  switch (f) {
+  case R_DGRAMS:
+    return r->datagrams;
+  case R_BYTES:
+    return r->bytes;
+  case R_QMAX:
+    return r->queue_max;
+  case R_RCVBUF:
+    return r->rcvbuf;
+  default:
+    return r->drops;
+  }
+}
+
+static void render_ingesters(const ldmm_snapshot *s, ldmm_prom_buf *b) {
+  static const struct {
+    const char *name, *help;
+  } ing[] = {
+      {"ldmd_noaaport_frames_total", "Frames received (gap detection)."},
+      {"ldmd_noaaport_missed_frames_total", "Frames missed (gaps)."},
+      {"ldmd_noaaport_bytes_total", "Bytes read from the input."},
+      {"ldmd_noaaport_fifo_full_total",
+       "Times the reader waited for room in the FIFO."},
+      {"ldmd_noaaport_duplicates_total", "Products already in the queue."},
+      {"ldmd_noaaport_failed_total", "Products not inserted, another reason."},
+  };
+  static const struct {
+    const char *name, *type, *help;
+  } rx[] = {
+      {"ldmd_noaaport_receiver_datagrams_total", "counter",
+       "Datagrams read from a receiver's socket."},
+      {"ldmd_noaaport_receiver_bytes_total", "counter",
+       "Bytes of those datagrams."},
+      {"ldmd_noaaport_receiver_queue_max_bytes", "gauge",
+       "Most bytes the socket held queued (the kernel's accounting)."},
+      {"ldmd_noaaport_receiver_buffer_bytes", "gauge",
+       "The socket's receive buffer (same units): queued bytes reaching it "
+       "are datagrams dropped."},
+      {"ldmd_noaaport_receiver_dropped_total", "counter",
+       "Datagrams the kernel dropped, the socket's buffer full."},
+  };
+  char pid[LDMM_NINGESTERS][24];
+  size_t i, k, r;
+
+  if (s->ningesters == 0)
+    return;
+  for (i = 0; i < s->ningesters; i++)
+    snprintf(pid[i], sizeof pid[i], "%ld", (long)s->ingesters[i].pid);
+  ldmm_prom_family(b, "ldmd_noaaport_start_time_seconds", "gauge",
+                   "When the ingester started, seconds since the epoch.");
+  for (i = 0; i < s->ningesters; i++) {
+    ldmm_prom_label l[2] = {{"pid", pid[i]},
+                            {"channel", s->ingesters[i].channel}};
+    ldmm_prom_sample_f(b, "ldmd_noaaport_start_time_seconds", l, 2,
+                       (double)s->ingesters[i].start_us / PER_S);
+  }
+  for (k = 0; k < sizeof ing / sizeof ing[0]; k++) {
+    ldmm_prom_family(b, ing[k].name, "counter", ing[k].help);
+    for (i = 0; i < s->ningesters; i++) {
+      ldmm_prom_label l[2] = {{"pid", pid[i]},
+                              {"channel", s->ingesters[i].channel}};
+      ldmm_prom_sample_u64(b, ing[k].name, l, 2,
+                           ing_value(&s->ingesters[i], (enum ing_field)k));
+    }
+  }
+  ldmm_prom_family(b, "ldmd_noaaport_products_total", "counter",
+                   "Products inserted, by feedtype.");
+  for (i = 0; i < s->ningesters; i++)
+    for (k = 0; k < LDMM_NFEEDS; k++) {
+      char name[32];
+
+      if (s->ingesters[i].inserted[k] == 0)
+        continue;
+      ldmm_feed_name((unsigned)k, name, sizeof name);
+      ldmm_prom_label l[3] = {{"pid", pid[i]},
+                              {"channel", s->ingesters[i].channel},
+                              {"feed", name}};
+      ldmm_prom_sample_u64(b, "ldmd_noaaport_products_total", l, 3,
+                           s->ingesters[i].inserted[k]);
+    }
+  for (k = 0; k < sizeof rx / sizeof rx[0]; k++) {
+    ldmm_prom_family(b, rx[k].name, rx[k].type, rx[k].help);
+    for (i = 0; i < s->ningesters; i++)
+      for (r = 0; r < s->ingesters[i].nrx; r++) {
+        ldmm_prom_label l[3] = {{"pid", pid[i]},
+                                {"channel", s->ingesters[i].channel},
+                                {"receiver", s->ingesters[i].rx[r].name}};
+        ldmm_prom_sample_u64(
+            b, rx[k].name, l, 3,
+            rx_value(&s->ingesters[i].rx[r], (enum rx_field)k));
+      }
+  }
+}
+
 static void gauge(ldmm_prom_buf *b, const char *name, const char *help,
                   double v) {
   ldmm_prom_family(b, name, "gauge", help);
@@ -269,6 +387,7 @@ void ldmm_render_prom(const ldmm_snapshot *s, const ldmm_queue *q,
                        s->no_slot);
   render_feeds(s, b);
   render_conns(s, q, b);
+  render_ingesters(s, b);
   render_queue(q, b);
 }
 
@@ -331,6 +450,60 @@ static void json_refused(ldmm_prom_buf *b, const uint64_t *refused) {
   ldmm_prom_printf(b, "}");
 }
 
+/* The ingesters' objects (docs/metrics.md, §6). */
+static void json_ingesters(const ldmm_snapshot *s, ldmm_prom_buf *b) {
+  size_t i, k;
+
+  ldmm_prom_printf(b, ",\"ingesters\":[");
+  for (i = 0; i < s->ningesters; i++) {
+    const ldmm_ingester_copy *g = &s->ingesters[i];
+    bool first = true;
+
+    ldmm_prom_printf(b, "%s{\"pid\":%ld,\"channel\":", i ? "," : "",
+                     (long)g->pid);
+    json_string(b, g->channel);
+    ldmm_prom_printf(b, ",\"start_time\":");
+    json_number(b, (double)g->start_us / PER_S);
+    ldmm_prom_printf(
+        b,
+        ",\"frames\":%llu,\"missed_frames\":%llu,\"bytes\":%llu,"
+        "\"fifo_full\":%llu,\"products\":%llu,\"duplicates\":%llu,"
+        "\"failed\":%llu,\"inserted\":{",
+        (unsigned long long)g->frames, (unsigned long long)g->missed,
+        (unsigned long long)g->bytes, (unsigned long long)g->fullfifo,
+        (unsigned long long)g->products, (unsigned long long)g->duplicates,
+        (unsigned long long)g->failed);
+    for (k = 0; k < LDMM_NFEEDS; k++) {
+      char name[32];
+
+      if (g->inserted[k] == 0)
+        continue;
+      ldmm_feed_name((unsigned)k, name, sizeof name);
+      ldmm_prom_printf(b, "%s", first ? "" : ",");
+      first = false;
+      json_string(b, name);
+      ldmm_prom_printf(b, ":%llu", (unsigned long long)g->inserted[k]);
+    }
+    ldmm_prom_printf(b, "},\"receivers\":[");
+    for (k = 0; k < g->nrx; k++) {
+      const ldmm_rx_copy *r = &g->rx[k];
+
+      ldmm_prom_printf(b, "%s{\"name\":", k ? "," : "");
+      json_string(b, r->name);
+      ldmm_prom_printf(
+          b,
+          ",\"datagrams\":%llu,\"bytes\":%llu,"
+          "\"queue_max_bytes\":%llu,\"buffer_bytes\":%llu,"
+          "\"dropped\":%llu}",
+          (unsigned long long)r->datagrams, (unsigned long long)r->bytes,
+          (unsigned long long)r->queue_max, (unsigned long long)r->rcvbuf,
+          (unsigned long long)r->drops);
+    }
+    ldmm_prom_printf(b, "]}");
+  }
+  ldmm_prom_printf(b, "]");
+}
+
 void ldmm_render_json(const ldmm_snapshot *s, const ldmm_queue *q,
                       ldmm_prom_buf *b) {
   const pq_stats *st = &q->st;
@@ -390,7 +563,9 @@ void ldmm_render_json(const ldmm_snapshot *s, const ldmm_queue *q,
     json_hist(b, &c->latency, s->bounds_us);
     ldmm_prom_printf(b, "}");
   }
-  ldmm_prom_printf(b, "],\"queue\":");
+  ldmm_prom_printf(b, "]");
+  json_ingesters(s, b);
+  ldmm_prom_printf(b, ",\"queue\":");
   if (!q->ok) {
     ldmm_prom_printf(b, "null}\n");
     return;

@@ -6,6 +6,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <linux/sock_diag.h>
 #include <poll.h>
 #include <sched.h>
 #include <string.h>
@@ -55,7 +56,23 @@ static int open_one(const struct in_addr *group, uint16_t port,
   socklen_t len = sizeof got;
   if (getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &got, &len) == 0)
     log_notice("Receive buffer size is %d bytes", got);
+  /* The kernel's drop count on each datagram (a control message, no
+   * system call of its own), for the live figures. */
+  (void)setsockopt(fd, SOL_SOCKET, SO_RXQ_OVFL, &on, sizeof on);
   return fd;
+}
+
+/* The bytes socket fd holds queued and its buffer, in the kernel's
+ * accounting (SO_MEMINFO); false if it cannot say. */
+static bool meminfo(int fd, uint64_t *queued, uint64_t *rcvbuf) {
+  uint32_t mi[SK_MEMINFO_VARS];
+  socklen_t len = sizeof mi;
+  if (getsockopt(fd, SOL_SOCKET, SO_MEMINFO, mi, &len) != 0 ||
+      len < (SK_MEMINFO_RCVBUF + 1) * sizeof mi[0])
+    return false;
+  *queued = mi[SK_MEMINFO_RMEM_ALLOC];
+  *rcvbuf = mi[SK_MEMINFO_RCVBUF];
+  return true;
 }
 
 int np_mcast_open(struct np_mcast *m, const struct in_addr *group,
@@ -66,6 +83,9 @@ int np_mcast_open(struct np_mcast *m, const struct in_addr *group,
     int fd = open_one(group, port, nifaces > 0 ? ifaces[i] : NULL, rcvbuf);
     if (fd < 0)
       return -1;
+    uint64_t queued, buf;
+    if (m->fig != NULL && meminfo(fd, &queued, &buf))
+      ldmm_ingester_rcvbuf(m->fig, (unsigned)m->nfd, buf);
     m->fd[m->nfd++] = fd;
   }
   return 0;
@@ -88,7 +108,19 @@ static int take(struct np_mcast *m, unsigned i) {
   uint8_t *p = np_fifo_reserve(m->fifo);
   if (p == NULL)
     return CLOSED;
-  ssize_t n = recv(m->fd[i], p, NP_DATAGRAM_MAX, MSG_DONTWAIT);
+  uint64_t queued = 0, rcvbuf = 0;
+  if (m->fig != NULL && meminfo(m->fd[i], &queued, &rcvbuf))
+    ldmm_ingester_rcvbuf(m->fig, i, rcvbuf);
+  struct iovec iov = {.iov_base = p, .iov_len = NP_DATAGRAM_MAX};
+  union {
+    char buf[CMSG_SPACE(sizeof(uint32_t))];
+    struct cmsghdr align;
+  } ctl;
+  struct msghdr mh = {.msg_iov = &iov,
+                      .msg_iovlen = 1,
+                      .msg_control = ctl.buf,
+                      .msg_controllen = sizeof ctl.buf};
+  ssize_t n = recvmsg(m->fd[i], &mh, MSG_DONTWAIT);
   if (n < 0) {
     if (errno == EINTR || errno == EAGAIN)
       return TAKEN;
@@ -96,6 +128,15 @@ static int take(struct np_mcast *m, unsigned i) {
               strerror(errno));
     return SOCKET_FAILED;
   }
+  int64_t drops = -1;
+  for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c != NULL;
+       c = CMSG_NXTHDR(&mh, c))
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
+      uint32_t d;
+      memcpy(&d, CMSG_DATA(c), sizeof d);
+      drops = d;
+    }
+  ldmm_ingester_datagram(m->fig, i, (uint64_t)n, queued, drops);
   np_fifo_commit(m->fifo, (size_t)n, i);
   return TAKEN;
 }

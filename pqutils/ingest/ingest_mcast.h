@@ -27,7 +27,8 @@ struct np_mcast {
   size_t nfd;
   pthread_t thread;
   int started;
-  bool failed; /* the reader stopped because every socket failed */
+  bool failed;        /* the reader stopped because every socket failed */
+  ldmm_ingester *fig; /* live figures of each socket (receiver); NULL */
 };
 
 /**

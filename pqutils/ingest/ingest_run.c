@@ -44,7 +44,12 @@ struct ingest {
   uint64_t octets, fullfifo;
   struct np_stats last; /* at the previous report */
   double start, last_at;
+  ldmm_ingester *fig; /* NULL: no live figures */
+  ldmm_feed *feeds;
 };
+
+static struct np_stats current(const struct ingest *g);
+static void publish(const struct ingest *g);
 
 /* ---- the library's messages to the logger ---- */
 
@@ -62,7 +67,12 @@ static void sync_level(struct np_log *lg) {
 
 static void on_product(void *arg, const struct np_product *p) {
   struct ingest *g = arg;
-  (void)np_insert(&g->ins, p);
+  int rc = np_insert(&g->ins, p);
+  ldmm_ingester_product(g->fig, g->feeds, p->feedtype, p->size, rc == PQ_OK,
+                        rc == PQ_DUP      ? LDMM_DUPLICATE
+                        : rc == PQ_LOCKED ? LDMM_NO_ROOM
+                        : rc == PQ_BIG    ? LDMM_TOO_BIG
+                                          : LDMM_INVALID);
 }
 
 struct ingest *ingest_new(const struct ingest_opts *o, pq_t *pq,
@@ -76,6 +86,8 @@ struct ingest *ingest_new(const struct ingest_opts *o, pq_t *pq,
   sync_level(&g->log);
   g->namer = (struct np_namer){.log = &g->log};
   g->ins = (struct np_inserter){.pq = pq, .origin = origin, .log = &g->log};
+  g->fig = o->fig;
+  g->feeds = o->feeds;
   g->nsrc = o->nsources > 0 ? o->nsources : 1;
   bool blend = o->wait_s >= 0;
   for (size_t i = 0; i < g->nsrc; i++) {
@@ -149,6 +161,7 @@ bool ingest_bytes(struct ingest *g, unsigned src, const uint8_t *p, size_t n) {
   g->octets += n;
   frames_of(g, s, false);
   ingest_tick(g);
+  publish(g);
   return true;
 }
 
@@ -175,10 +188,20 @@ void ingest_end(struct ingest *g) {
   if (g->blend != NULL)
     drain(g, true);
   np_build_end(g->build);
+  publish(g);
 }
 
 void ingest_set_fullfifo(struct ingest *g, uint64_t n) {
   g->fullfifo = n;
+  publish(g);
+}
+
+/* The live figures follow the statistics: a few relaxed stores. */
+static void publish(const struct ingest *g) {
+  if (g->fig != NULL) {
+    struct np_stats s = current(g);
+    ldmm_ingester_counts(g->fig, s.frames, s.missed, s.octets, s.fullfifo);
+  }
 }
 
 static struct np_stats current(const struct ingest *g) {

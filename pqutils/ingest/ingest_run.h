@@ -4,9 +4,10 @@
  * source), blended when asked (frame_blend.h: several receivers, or one
  * whose datagrams come reordered), counted by gap detection, built into
  * products (product_build.h) and inserted (ingest_insert.h), with LDM's
- * statistics on request and at the end.  The program's readers hand it
- * bytes as they come: ingest_bytes(); its clock tells it when a held frame
- * is due: ingest_due_ms() and ingest_tick().  One thread.
+ * statistics on request and at the end, and the same figures in ldmd's
+ * live figures when it runs beside ldmd (ingester.h).  The program's readers
+ * hand it bytes as they come: ingest_bytes(); its clock tells it when a held
+ * frame is due: ingest_due_ms() and ingest_tick().  One thread.
  */
 #ifndef PQUTILS_INGEST_INGEST_RUN_H
 #define PQUTILS_INGEST_INGEST_RUN_H
@@ -15,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ldmd/metrics/ingester.h"
 #include "pq/pq.h"
 #include "pqutils/ingest/product_build.h"
 
@@ -27,6 +29,8 @@ struct ingest_opts {
   double wait_s; /* -W: blend with this wait; < 0: no blending */
   size_t nsources;
   const char *source_names[NP_MAX_SOURCES]; /* for the blender's lines */
+  ldmm_ingester *fig; /* ldmd's live figures' entry; NULL: none */
+  ldmm_feed *feeds;   /* and its per-feedtype aggregates */
 };
 
 /** Start: NULL if out of memory (logged). */

@@ -12,7 +12,9 @@
  * kernel drop datagrams.  SIGTERM closes the input: what was read is
  * still turned into products, then the statistics are logged and the
  * program exits 0.  SIGUSR1 logs the statistics and reopens the log;
- * SIGUSR2 cycles the log level.
+ * SIGUSR2 cycles the log level.  Beside ldmd (its metrics file found as
+ * pqmon finds it), the statistics are also live figures there
+ * (ldmd/metrics/ingester.h; docs/metrics.md, "Ingesters").
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -25,10 +27,13 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <syslog.h>
 #include <unistd.h>
 
+#include "ldmd/metrics/ingester.h"
 #include "ldmd/site/log.h"
+#include "ldmd/site/registry.h"
 #include "pqutils/common/cli.h"
 #include "pqutils/ingest/ingest_fifo.h"
 #include "pqutils/ingest/ingest_mcast.h"
@@ -236,7 +241,8 @@ static int build_from_fifo(struct ingest *g, struct np_fifo *fifo) {
 
 /* The group, one socket per interface, read into a FIFO by a reader
  * thread (ingest_mcast.h). */
-static int read_group(struct ingest *g, const struct opts *o) {
+static int read_group(struct ingest *g, const struct opts *o,
+                      ldmm_ingester *fig) {
   size_t cap = (size_t)o->npages * (size_t)sysconf(_SC_PAGESIZE);
   if (cap < NP_DATAGRAM_MAX + 4 + 1) {
     log_error("Request-amount is greater than FIFO capacity: %d > %zu",
@@ -249,7 +255,7 @@ static int read_group(struct ingest *g, const struct opts *o) {
               strerror(errno));
     return -1;
   }
-  struct np_mcast m = {.fifo = &fifo};
+  struct np_mcast m = {.fifo = &fifo, .fig = fig};
   int rc = -1;
   if (np_mcast_open(&m, &o->group_addr, o->port, o->ifaces, o->nifaces,
                     o->rcvbuf) == 0 &&
@@ -283,7 +289,45 @@ static void lock_memory(void) {
     log_warning("Couldn't lock process in physical memory");
 }
 
-static int run(const struct opts *o, pq_t *pq, const char *origin) {
+/* ---- ldmd's live figures ---- */
+
+static bool same_file(const char *a, const char *b) {
+  struct stat sa, sb;
+  return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+         sa.st_ino == sb.st_ino;
+}
+
+/* ldmd's metrics file of the queue at qpath, read-write: the registry's
+ * /metrics/live-path if its header names this queue, else the queue's
+ * path with ".metrics" (docs/metrics.md, "Ingesters").  NULL when ldmd
+ * keeps none (not running, figures off): the ingester runs without. */
+static ldmm_file *attach_figures(struct cli *c, const char *qpath) {
+  char cand[2][LDMM_PATH_MAX] = {"", ""};
+  (void)cli_reg_string(c, REG_METRICS_PATH, cand[0], sizeof cand[0]);
+  if (ldmm_default_path(qpath, cand[1], sizeof cand[1]) != 0)
+    cand[1][0] = '\0';
+  for (int i = 0; i < 2; i++) {
+    char err[LDMM_PATH_MAX + 128];
+    if (cand[i][0] == '\0')
+      continue;
+    ldmm_file *f = ldmm_attach(cand[i], err, sizeof err);
+    if (f == NULL) {
+      log_info("No live figures: %s", err);
+      continue;
+    }
+    ldmm_snapshot snap = {0};
+    bool mine = ldmm_snapshot_take(f, &snap) == 0 &&
+                (i == 1 || same_file(snap.queue_path, qpath));
+    ldmm_snapshot_free(&snap);
+    if (mine)
+      return f;
+    ldmm_close(f, false);
+  }
+  return NULL;
+}
+
+static int run(const struct opts *o, pq_t *pq, const char *origin,
+               ldmm_file *figs) {
   struct ingest_opts io = {.build = o->build, .wait_s = o->wait_s};
   char names[NP_MAX_SOURCES][64];
   io.nsources = o->group != NULL && o->nifaces > 0 ? o->nifaces : 1;
@@ -293,13 +337,24 @@ static int run(const struct opts *o, pq_t *pq, const char *origin) {
              o->nifaces > 0 ? o->ifaces[i] : "*");
     io.source_names[i] = names[i];
   }
+  /* Receivers: the sockets of a group; standard input has none. */
+  io.fig = ldmm_ingester_claim(figs, o->group != NULL ? o->group : "stdin",
+                               io.source_names,
+                               o->group != NULL ? (unsigned)io.nsources : 0);
+  if (figs != NULL && io.fig == NULL)
+    log_warning("Every ingester entry of ldmd's live figures is taken: "
+                "running without");
+  io.feeds = io.fig != NULL ? ldmm_feeds(figs) : NULL;
   struct ingest *g = ingest_new(&io, pq, origin);
-  if (g == NULL)
+  if (g == NULL) {
+    ldmm_ingester_release(io.fig);
     return -1;
-  int rc = o->group != NULL ? read_group(g, o) : read_stdin(g);
+  }
+  int rc = o->group != NULL ? read_group(g, o, io.fig) : read_stdin(g);
   ingest_end(g);
   ingest_report(g);
   ingest_free(g);
+  ldmm_ingester_release(io.fig);
   return rc;
 }
 
@@ -326,7 +381,9 @@ int main(int argc, char **argv) {
     return 1;
   char origin[PQ_ORIGIN_MAX + 1];
   cli_hostname(&c, origin);
-  int rc = run(&o, pq, origin);
+  ldmm_file *figs = attach_figures(&c, path);
+  int rc = run(&o, pq, origin, figs);
+  ldmm_close(figs, false);
   (void)pq_close(pq);
   return rc == 0 ? 0 : 1;
 }

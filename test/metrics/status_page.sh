@@ -20,9 +20,15 @@
 # browser that does not start, the browser part is skipped (exit 77; a
 # failure under CI=true).
 #
-# Usage: status_page.sh LDMD LDM6_PEER
+# With a third argument, noaaportIngester: one beside up, on LDM's
+# vector, shows in the page's ingesters' part (its frames, missed frames,
+# products).
+#
+# Usage: status_page.sh LDMD LDM6_PEER [NOAAPORTINGESTER]
 
 TOP=$(cd "$(dirname "$0")/../.." && pwd) # the source tree (lib.sh moves away)
+INGESTER=
+[[ -n ${3:-} ]] && INGESTER=$(cd "$(dirname "$3")" && pwd)/$(basename "$3")
 # shellcheck source-path=SCRIPTDIR source=../net/lib.sh
 source "$TOP/test/net/lib.sh" "$1" "$2"
 # shellcheck source-path=SCRIPTDIR source=../net/relay_lib.sh
@@ -266,6 +272,24 @@ if browser; then
   class=$(js "$(cell connections kind upstream 3)")
   [[ $class == *'{{IDS, '* ]] || fail "up's feeder's class is '$class', not one of IDS"
   ok "up's page shows its feeder to down"
+
+  # ---- up: a NOAAPORT ingester beside it (docs/metrics.md, "Ingesters")
+  if [[ -n $INGESTER ]]; then
+    page_is 'return String(document.getElementById(\"ingesters-part\").hidden);' \
+      is true || fail "the ingesters' part shows with no ingester"
+    mkfifo np.in
+    exec 7<>np.in # a writer kept open: the ingester keeps running
+    LDM_REGISTRY=$(srv_dir up)/registry.xml "$INGESTER" -l np.log <np.in &
+    BG_PIDS+=("$!")
+    cat "$TOP/test/ingest/vectors/nwstg-basic.sbn" >&7
+    page_within 15 "$(cell ingesters channel stdin 3)" == 14 "the ingester's frames"
+    page_is "$(cell ingesters channel stdin 4)" is '0 (0.00%)' ||
+      fail "the ingester's missed frames show '$(js "$(cell ingesters channel stdin 4)")'"
+    page_within 10 "$(cell ingesters channel stdin 6)" == 13 "the ingester's products"
+    page_is 'return String(document.getElementById(\"ingesters-part\").hidden);' \
+      is false || fail "the ingesters' part is hidden with an ingester"
+    ok "up's page shows the ingester's frames, gaps and products"
+  fi
 
   # ---- the screenshot
   open "http://$DOWN/"

@@ -3,7 +3,9 @@
  * shared file (making, opening and its header checks, slot claim, bind
  * and release, a child that dies while it writes), the histogram's
  * bucketing, the Prometheus writer (escaping, numbers, histograms,
- * ordering) and the renderings, checked by the strict checker of
+ * ordering), the ingesters' region (an entry claimed, counted, rendered,
+ * freed; a killed ingester's entry dropped and taken again; every entry
+ * taken) and the renderings, checked by the strict checker of
  * promcheck.h, which is itself shown to refuse malformed text.
  */
 #include <setjmp.h>
@@ -13,6 +15,7 @@
 #include <cmocka.h>
 #include <fcntl.h>
 #include <math.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ldmd/metrics/ingester.h"
 #include "ldmd/metrics/metrics.h"
 #include "ldmd/metrics/render.h"
 #include "test/metrics/promcheck.h"
@@ -207,6 +211,184 @@ static void test_child_dies(void **state) {
   assert_int_equal(snap.feeds[4].products, last);
   ldmm_snapshot_free(&snap);
   ldmm_close(r, false);
+  ldmm_close(f, true);
+}
+
+/* ---- the ingesters' region (ingester.h) ---- */
+
+static int lines_starting(const char *text, const char *prefix);
+
+static ldmm_file *attach(void) {
+  char err[1024];
+  ldmm_file *f = ldmm_attach("m.metrics", err, sizeof err);
+
+  if (f == NULL)
+    fail_msg("%s", err);
+  return f;
+}
+
+/* An ingester's figures: counted, in the snapshot, in the feed aggregates,
+ * rendered (checked by promcheck), gone when it frees its entry. */
+static void test_ingester(void **state) {
+  static const char *const rx[] = {"224.0.1.1@10.0.0.1", "224.0.1.1@10.0.1.1"};
+  ldmm_snapshot snap = {0};
+  ldmm_queue q = {0};
+  ldmm_prom_buf b = {0}, j = {0};
+  ldmm_file *f = make(4), *a = attach();
+  ldmm_ingester *e;
+  const ldmm_ingester_copy *g;
+  char err[512];
+  size_t n;
+  (void)state;
+
+  e = ldmm_ingester_claim(a, "224.0.1.1", rx, 2);
+  assert_non_null(e);
+  ldmm_ingester_counts(e, 14, 2, 70000, 1);
+  ldmm_ingester_product(e, ldmm_feeds(a), 1u << 11, 100, true, LDMM_NCAUSES);
+  ldmm_ingester_product(e, ldmm_feeds(a), 1u << 11, 50, true, LDMM_NCAUSES);
+  ldmm_ingester_product(e, ldmm_feeds(a), 3u, 10, true, LDMM_NCAUSES);
+  ldmm_ingester_product(e, ldmm_feeds(a), 1u << 11, 100, false, LDMM_DUPLICATE);
+  ldmm_ingester_product(e, ldmm_feeds(a), 1u << 11, 100, false, LDMM_NO_ROOM);
+  ldmm_ingester_rcvbuf(e, 0, 212992);
+  ldmm_ingester_datagram(e, 0, 5000, 9000, 3);
+  ldmm_ingester_datagram(e, 0, 4000, 4000, 7);
+  ldmm_ingester_datagram(e, 1, 5000, 0, -1);
+  ldmm_ingester_datagram(e, LDMM_NRX, 5000, 0, -1); /* ignored */
+  assert_int_equal(ldmm_snapshot_take(f, &snap), 0);
+  assert_int_equal(snap.ningesters, 1);
+  g = &snap.ingesters[0];
+  assert_int_equal(g->pid, getpid());
+  assert_string_equal(g->channel, "224.0.1.1");
+  assert_int_equal(g->frames, 14);
+  assert_int_equal(g->missed, 2);
+  assert_int_equal(g->bytes, 70000);
+  assert_int_equal(g->fullfifo, 1);
+  assert_int_equal(g->products, 5);
+  assert_int_equal(g->duplicates, 1);
+  assert_int_equal(g->failed, 1);
+  assert_int_equal(g->inserted[11], 2);
+  assert_int_equal(g->inserted[LDMM_FEED_OTHER], 1);
+  assert_int_equal(g->nrx, 2);
+  assert_string_equal(g->rx[0].name, rx[0]);
+  assert_int_equal(g->rx[0].datagrams, 2);
+  assert_int_equal(g->rx[0].bytes, 9000);
+  assert_int_equal(g->rx[0].queue_max, 9000); /* the most, not the last */
+  assert_int_equal(g->rx[0].rcvbuf, 212992);
+  assert_int_equal(g->rx[0].drops, 7);
+  assert_int_equal(g->rx[1].datagrams, 1);
+  assert_int_equal(g->rx[1].drops, 0);
+  /* The feed aggregates: what the status page's feeds show. */
+  assert_int_equal(snap.feeds[11].products, 2);
+  assert_int_equal(snap.feeds[11].bytes, 150);
+  assert_int_equal(snap.feeds[11].latency.bucket[0], 2);
+  assert_int_equal(snap.feeds[11].refused[LDMM_DUPLICATE], 1);
+  assert_int_equal(snap.feeds[11].refused[LDMM_NO_ROOM], 1);
+  assert_int_equal(snap.feeds[LDMM_FEED_OTHER].products, 1);
+  ldmm_render_prom(&snap, &q, &b);
+  assert_false(b.failed);
+  if (promcheck(b.p, &n, err, sizeof err) != 0)
+    fail_msg("%s\n%s", err, b.p);
+  {
+    char want[256], feed[32];
+
+    ldmm_feed_name(11, feed, sizeof feed);
+    snprintf(want, sizeof want,
+             "ldmd_noaaport_frames_total{pid=\"%ld\",channel=\"224.0.1.1\"} "
+             "14\n",
+             (long)getpid());
+    assert_non_null(strstr(b.p, want));
+    snprintf(want, sizeof want,
+             "ldmd_noaaport_missed_frames_total{pid=\"%ld\","
+             "channel=\"224.0.1.1\"} 2\n",
+             (long)getpid());
+    assert_non_null(strstr(b.p, want));
+    snprintf(want, sizeof want,
+             "ldmd_noaaport_products_total{pid=\"%ld\",channel=\"224.0.1.1\","
+             "feed=\"%s\"} 2\n",
+             (long)getpid(), feed);
+    assert_non_null(strstr(b.p, want));
+    snprintf(want, sizeof want,
+             "ldmd_noaaport_receiver_queue_max_bytes{pid=\"%ld\","
+             "channel=\"224.0.1.1\",receiver=\"224.0.1.1@10.0.0.1\"} 9000\n",
+             (long)getpid());
+    assert_non_null(strstr(b.p, want));
+  }
+  assert_int_equal(lines_starting(b.p, "ldmd_noaaport_receiver_dropped_total{"),
+                   2);
+  ldmm_render_json(&snap, &q, &j);
+  assert_non_null(strstr(j.p, "\"channel\":\"224.0.1.1\""));
+  assert_non_null(strstr(j.p, ",\"frames\":14,\"missed_frames\":2,"));
+  assert_non_null(strstr(j.p, "\"OTHER\":1"));
+  assert_non_null(strstr(j.p, "\"queue_max_bytes\":9000,"
+                              "\"buffer_bytes\":212992,\"dropped\":7}"));
+  ldmm_ingester_release(e);
+  assert_int_equal(ldmm_snapshot_take(f, &snap), 0);
+  assert_int_equal(snap.ningesters, 0);
+  assert_int_equal(snap.feeds[11].products, 2); /* the aggregates stay */
+  ldmm_prom_free(&b);
+  b = (ldmm_prom_buf){0};
+  ldmm_render_prom(&snap, &q, &b);
+  assert_null(strstr(b.p, "ldmd_noaaport_"));
+  ldmm_prom_free(&b);
+  ldmm_prom_free(&j);
+  ldmm_snapshot_free(&snap);
+  ldmm_close(a, false);
+  assert_int_equal(access("m.metrics", F_OK), 0); /* never removes it */
+  ldmm_close(f, true);
+}
+
+/* An ingester killed while it counts: its entry is dropped by readers at
+ * once (its pid is gone), and the next ingester takes it, zeroed; with
+ * every entry held by a live process, a claim gets none. */
+static void test_ingester_dies(void **state) {
+  ldmm_snapshot snap = {0};
+  ldmm_file *f = make(2), *a = attach();
+  ldmm_ingester *e, *mine[LDMM_NINGESTERS];
+  int st, i;
+  pid_t pid;
+  (void)state;
+
+  pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    ldmm_ingester *c = ldmm_ingester_claim(a, "stdin", NULL, 0);
+    uint64_t k;
+
+    alarm(30);
+    for (k = 1;; k++)
+      ldmm_ingester_counts(c, k, 0, k, 0);
+  }
+  for (i = 0; i < 100000; i++) {
+    assert_int_equal(ldmm_snapshot_take(f, &snap), 0);
+    if (snap.ningesters == 1 && snap.ingesters[0].frames > 0)
+      break;
+    (void)sched_yield();
+  }
+  assert_int_equal(snap.ningesters, 1);
+  assert_int_equal(snap.ingesters[0].pid, pid);
+  assert_int_equal(kill(pid, SIGKILL), 0);
+  assert_int_equal(waitpid(pid, &st, 0), pid);
+  assert_int_equal(ldmm_snapshot_take(f, &snap), 0);
+  assert_int_equal(snap.ningesters, 0);
+  e = ldmm_ingester_claim(a, "224.0.1.2", NULL, 0);
+  assert_ptr_equal(e, ldmm__ingester_at(a, 0)); /* the dead one's */
+  assert_int_equal(ldmm_snapshot_take(f, &snap), 0);
+  assert_int_equal(snap.ningesters, 1);
+  assert_int_equal(snap.ingesters[0].frames, 0);
+  assert_string_equal(snap.ingesters[0].channel, "224.0.1.2");
+  mine[0] = e;
+  for (i = 1; i < LDMM_NINGESTERS; i++) {
+    mine[i] = ldmm_ingester_claim(a, "x", NULL, 0);
+    assert_non_null(mine[i]);
+  }
+  assert_null(ldmm_ingester_claim(a, "y", NULL, 0));
+  assert_null(ldmm_ingester_claim(NULL, "y", NULL, 0));
+  for (i = 0; i < LDMM_NINGESTERS; i++)
+    ldmm_ingester_release(mine[i]);
+  assert_int_equal(ldmm_snapshot_take(f, &snap), 0);
+  assert_int_equal(snap.ningesters, 0);
+  ldmm_snapshot_free(&snap);
+  ldmm_close(a, false);
   ldmm_close(f, true);
 }
 
@@ -484,6 +666,10 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_claim_release, tu_tmpdir_setup,
                                       tu_tmpdir_teardown),
       cmocka_unit_test_setup_teardown(test_child_dies, tu_tmpdir_setup,
+                                      tu_tmpdir_teardown),
+      cmocka_unit_test_setup_teardown(test_ingester, tu_tmpdir_setup,
+                                      tu_tmpdir_teardown),
+      cmocka_unit_test_setup_teardown(test_ingester_dies, tu_tmpdir_setup,
                                       tu_tmpdir_teardown),
       cmocka_unit_test_setup_teardown(test_open_refuses, tu_tmpdir_setup,
                                       tu_tmpdir_teardown),

@@ -28,9 +28,12 @@ if(TARGET ldmd AND TARGET ldm6_peer AND TARGET promcheck)
          $<TARGET_FILE:trickle>)
 endif()
 if(TARGET ldmd AND TARGET ldm6_peer)
+  if(TARGET noaaportIngester)
+    set(status_page_ingester $<TARGET_FILE:noaaportIngester>)
+  endif()
   pq_script_test(metrics_status_page ${CMAKE_CURRENT_LIST_DIR}/status_page.sh
     TIMEOUT 240 LABELS net browser ENVIRONMENT ${PQ_TESTDATA_ENV}
-    ARGS $<TARGET_FILE:ldmd> $<TARGET_FILE:ldm6_peer>)
+    ARGS $<TARGET_FILE:ldmd> $<TARGET_FILE:ldm6_peer> ${status_page_ingester})
 endif()
 # The browser tests' chromedriver starts whatever ports other programs hold
 # (driver_lib.sh): its IPv4 side of a port taken, a port taken first.
@@ -42,4 +45,15 @@ if(TARGET ldmd AND TARGET ldm6_peer AND TARGET pqmon)
   pq_script_test(metrics_pqmon_live ${CMAKE_CURRENT_LIST_DIR}/pqmon_live.sh
     TIMEOUT 180 LABELS net ENVIRONMENT ${PQ_TESTDATA_ENV}
     ARGS $<TARGET_FILE:ldmd> $<TARGET_FILE:ldm6_peer> $<TARGET_FILE:pqmon>)
+endif()
+# noaaportIngester's figures in ldmd's (noaaport.sh): an EXEC'd ingester and
+# another, on LDM's vectors, read from /metrics and /status.json; as root, a
+# third on a multicast group (sbnsend, test/ingest/tests.cmake).
+if(TARGET ldmd AND TARGET ldm6_peer AND TARGET noaaportIngester
+   AND TARGET promcheck)
+  pq_script_test(metrics_noaaport ${CMAKE_CURRENT_LIST_DIR}/noaaport.sh
+    TIMEOUT 180 LABELS net ENVIRONMENT ${PQ_TESTDATA_ENV}
+    ARGS $<TARGET_FILE:ldmd> $<TARGET_FILE:ldm6_peer>
+         $<TARGET_FILE:noaaportIngester> $<TARGET_FILE:promcheck>
+         $<TARGET_FILE:sbnsend>)
 endif()
