@@ -85,19 +85,21 @@ enum { TAKEN, CLOSED, SOCKET_FAILED };
 
 /* One datagram from a ready socket into the FIFO. */
 static int take(struct np_mcast *m, unsigned i) {
+  np_fifo_write_lock(m->fifo); /* TCP sources write too (ingest_tcp.h) */
   uint8_t *p = np_fifo_reserve(m->fifo);
-  if (p == NULL)
-    return CLOSED;
-  ssize_t n = recv(m->fd[i], p, NP_DATAGRAM_MAX, MSG_DONTWAIT);
-  if (n < 0) {
-    if (errno == EINTR || errno == EAGAIN)
-      return TAKEN;
+  int rc = TAKEN;
+  ssize_t n = p != NULL ? recv(m->fd[i], p, NP_DATAGRAM_MAX, MSG_DONTWAIT) : 0;
+  if (p == NULL) {
+    rc = CLOSED;
+  } else if (n >= 0) {
+    np_fifo_commit(m->fifo, (size_t)n, i);
+  } else if (errno != EINTR && errno != EAGAIN) {
     log_error("Couldn't read multicast socket %u: %s: no longer read", i,
               strerror(errno));
-    return SOCKET_FAILED;
+    rc = SOCKET_FAILED;
   }
-  np_fifo_commit(m->fifo, (size_t)n, i);
-  return TAKEN;
+  np_fifo_write_unlock(m->fifo);
+  return rc;
 }
 
 static void *reader_main(void *arg) {
