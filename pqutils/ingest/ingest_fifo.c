@@ -29,6 +29,7 @@ int np_fifo_init(struct np_fifo *q, size_t cap) {
   q->cap = cap;
   q->wrap = cap;
   (void)pthread_mutex_init(&q->mu, NULL);
+  (void)pthread_mutex_init(&q->wmu, NULL);
   pthread_condattr_t ca;
   (void)pthread_condattr_init(&ca);
   (void)pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -40,7 +41,16 @@ int np_fifo_init(struct np_fifo *q, size_t cap) {
 void np_fifo_destroy(struct np_fifo *q) {
   free(q->buf);
   (void)pthread_mutex_destroy(&q->mu);
+  (void)pthread_mutex_destroy(&q->wmu);
   (void)pthread_cond_destroy(&q->cv);
+}
+
+void np_fifo_write_lock(struct np_fifo *q) {
+  (void)pthread_mutex_lock(&q->wmu);
+}
+
+void np_fifo_write_unlock(struct np_fifo *q) {
+  (void)pthread_mutex_unlock(&q->wmu);
 }
 
 /* Room for a whole record at the tail, wrapping if need be?  Under mu.

@@ -2,7 +2,8 @@
  * ingest_fifo.h - the bytes between noaaportIngester's reader thread (a
  * multicast socket, read at high priority so that the kernel's buffer
  * never overflows) and its builder (frames, products, inserts): a bounded
- * ring of datagrams, LDM's "-b npages" FIFO.  One writer, one reader.
+ * ring of datagrams, LDM's "-b npages" FIFO.  One reader; writers take
+ * turns (np_fifo_write_lock()) from reserve to commit.
  *
  * The writer asks for room for a whole datagram (65507 bytes) before each
  * read; when there is none it waits, and that wait is counted (LDM's "Full
@@ -22,6 +23,7 @@
 struct np_fifo {
   pthread_mutex_t mu;
   pthread_cond_t cv;
+  pthread_mutex_t wmu; /* held by a writer from reserve to commit */
   uint8_t *buf;
   size_t cap;
   size_t head, tail; /* next record read, next record written */
@@ -41,6 +43,11 @@ void np_fifo_destroy(struct np_fifo *q);
  * @return where to write it, or NULL once the FIFO is closed
  */
 uint8_t *np_fifo_reserve(struct np_fifo *q);
+/** For several writers: hold it from np_fifo_reserve() to
+ *  np_fifo_commit(), so that one reservation is outstanding at a time. */
+void np_fifo_write_lock(struct np_fifo *q);
+void np_fifo_write_unlock(struct np_fifo *q);
+
 /** The datagram of n bytes written at the reserved place is in; src (0 to
  *  255) says which of the reader's sockets it came from. */
 void np_fifo_commit(struct np_fifo *q, size_t n, unsigned src);

@@ -104,7 +104,8 @@ void np_mcast_realtime(const char *who, int below_max) {
 enum { TAKEN, CLOSED, SOCKET_FAILED };
 
 /* One datagram from a ready socket into the FIFO. */
-static int take(struct np_mcast *m, unsigned i) {
+static int take_locked(struct np_mcast *m, unsigned i) {
+  np_fifo_write_lock(m->fifo); /* TCP sources write too (ingest_tcp.h) */
   uint8_t *p = np_fifo_reserve(m->fifo);
   if (p == NULL)
     return CLOSED;
@@ -126,7 +127,7 @@ static int take(struct np_mcast *m, unsigned i) {
       return TAKEN;
     log_error("Couldn't read multicast socket %u: %s: no longer read", i,
               strerror(errno));
-    return SOCKET_FAILED;
+    rc = SOCKET_FAILED;
   }
   int64_t drops = -1;
   for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c != NULL;
@@ -139,6 +140,15 @@ static int take(struct np_mcast *m, unsigned i) {
   ldmm_ingester_datagram(m->fig, i, (uint64_t)n, queued, drops);
   np_fifo_commit(m->fifo, (size_t)n, i);
   return TAKEN;
+}
+
+/* take_locked() with the FIFO's writers' turn held: TCP sources
+ * (ingest_tcp.h) write into the same FIFO. */
+static int take(struct np_mcast *m, unsigned i) {
+  np_fifo_write_lock(m->fifo);
+  int rc = take_locked(m, i);
+  np_fifo_write_unlock(m->fifo);
+  return rc;
 }
 
 static void *reader_main(void *arg) {

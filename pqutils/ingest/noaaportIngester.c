@@ -38,6 +38,7 @@
 #include "pqutils/ingest/ingest_fifo.h"
 #include "pqutils/ingest/ingest_mcast.h"
 #include "pqutils/ingest/ingest_run.h"
+#include "pqutils/ingest/ingest_tcp.h"
 
 #ifndef NP_VERSION
 #define NP_VERSION "0"
@@ -45,7 +46,8 @@
 
 static const char usage[] =
     "Usage: noaaportIngester [-cfnvx] [-l dest] [-u n] [-m group] [-q queue]\n"
-    "                        [-b npages] [-I iface]... [-R bytes] [-W secs]\n"
+    "                        [-b npages] [-I iface]... [-R bytes]\n"
+    "                        [-T host:port]... [-W secs]\n"
     "  -c        Store compressed frames inflated\n"
     "  -f        Fill the scan lines of missing GOES blocks\n"
     "  -n        Log at NOTE and above (a line per product)\n"
@@ -57,6 +59,8 @@ static const char usage[] =
     "            1200 + the last octet); default: standard input\n"
     "  -I iface  IPv4 address of the interface to join the group on; several\n"
     "            -I: a receiver on each, blended (-W)\n"
+    "  -T host:port  Also read frames from this TCP server (an LDM fanout\n"
+    "            server); several sources are blended (-W)\n"
     "  -W secs   Blend: order frames (of all receivers) by product and\n"
     "            block, drop duplicates, each frame waiting at most secs\n"
     "            for earlier ones (default with several -I: 1)\n"
@@ -70,6 +74,8 @@ struct opts {
   const char *group;
   const char *ifaces[NP_MAX_SOURCES]; /* -I, each a receiver */
   size_t nifaces;
+  const char *tcp[NP_MAX_SOURCES]; /* -T host:port, each a receiver */
+  size_t ntcp;
   double wait_s;   /* -W: blend, with this wait; < 0: not */
   uint64_t rcvbuf; /* 0: the system's */
   uint64_t npages;
@@ -110,6 +116,18 @@ static int option(struct cli *c, int ch, const char *arg, struct opts *o) {
     }
     o->ifaces[o->nifaces++] = arg;
     return 0;
+  case 'T':
+    if (!np_tcp_spec_ok(arg)) {
+      fprintf(stderr, "%s: -T takes host:port: \"%s\"\n", c->progname, arg);
+      return -1;
+    }
+    if (o->ntcp == NP_MAX_SOURCES) {
+      fprintf(stderr, "%s: at most %d TCP sources (-T)\n", c->progname,
+              NP_MAX_SOURCES);
+      return -1;
+    }
+    o->tcp[o->ntcp++] = arg;
+    return 0;
   case 'W':
     if (cli_parse_double(c, "-W", arg, &o->wait_s) != 0 || o->wait_s > 60) {
       fprintf(stderr, "%s: -W takes seconds, 0 to 60: \"%s\"\n", c->progname,
@@ -148,7 +166,7 @@ static int parse(struct cli *c, int argc, char **argv, struct opts *o) {
   cli_init(c, argv[0]);
   ldm_log_set_level(LDM_LOG_WARNING);
   int ch, st;
-  while ((st = cli_next_option(c, argc, argv, ":cfnvxl:u:m:q:b:I:R:W:r:s:t:",
+  while ((st = cli_next_option(c, argc, argv, ":cfnvxl:u:m:q:b:I:R:T:W:r:s:t:",
                                usage, &ch)) == CLI_OPT_OWN)
     if (option(c, ch, optarg, o) != 0)
       return CLI_EXIT_USAGE;
@@ -227,6 +245,8 @@ static int build_from_fifo(struct ingest *g, struct np_fifo *fifo) {
     if (p == NULL) {
       if (np_fifo_done(fifo))
         break;
+      if (cli_stopping()) /* the readers end by themselves; then drain */
+        np_fifo_close(fifo);
       ingest_tick(g); /* a held frame is due, or the statistics */
       continue;
     }
@@ -256,18 +276,35 @@ static int read_group(struct ingest *g, const struct opts *o,
     return -1;
   }
   struct np_mcast m = {.fifo = &fifo, .fig = fig};
+  struct np_tcp tcp[NP_MAX_SOURCES];
+  size_t nm = o->group != NULL ? (o->nifaces > 0 ? o->nifaces : 1) : 0;
   int rc = -1;
-  if (np_mcast_open(&m, &o->group_addr, o->port, o->ifaces, o->nifaces,
-                    o->rcvbuf) == 0 &&
-      np_mcast_start(&m) == 0) {
-    np_mcast_realtime("product-building", 1);
-    rc = build_from_fifo(g, &fifo);
-    np_fifo_close(&fifo);
-    np_mcast_join(&m);
-    if (rc == 0 && m.failed)
-      rc = -1; /* every socket failed: not a stop */
-    ingest_set_fullfifo(g, fifo.fullfifo);
+  bool ok =
+      o->group == NULL || (np_mcast_open(&m, &o->group_addr, o->port, o->ifaces,
+                                         o->nifaces, o->rcvbuf) == 0 &&
+                           np_mcast_start(&m) == 0);
+  size_t nt = 0;
+  for (; ok && nt < o->ntcp; nt++) {
+    tcp[nt] = (struct np_tcp){.fifo = &fifo,
+                              .spec = o->tcp[nt],
+                              .src = (unsigned)(nm + nt),
+                              .retry_s = NP_TCP_RETRY_S};
+    ok = np_tcp_start(&tcp[nt]) == 0;
   }
+  if (ok) {
+    if (o->group != NULL)
+      np_mcast_realtime("product-building", 1);
+    rc = build_from_fifo(g, &fifo);
+  } else {
+    cli_io_request_stop(); /* whatever was started ends */
+  }
+  np_fifo_close(&fifo);
+  np_mcast_join(&m);
+  for (size_t i = 0; i < nt; i++)
+    np_tcp_join(&tcp[i]);
+  if (rc == 0 && m.failed && o->ntcp == 0)
+    rc = -1; /* every socket failed: not a stop */
+  ingest_set_fullfifo(g, fifo.fullfifo);
   np_mcast_close(&m);
   np_fifo_destroy(&fifo);
   return rc;
@@ -330,17 +367,23 @@ static int run(const struct opts *o, pq_t *pq, const char *origin,
                ldmm_file *figs) {
   struct ingest_opts io = {.build = o->build, .wait_s = o->wait_s};
   char names[NP_MAX_SOURCES][64];
-  io.nsources = o->group != NULL && o->nifaces > 0 ? o->nifaces : 1;
+  size_t nm = o->group != NULL ? (o->nifaces > 0 ? o->nifaces : 1) : 0;
+  io.nsources = nm + o->ntcp > 0 ? nm + o->ntcp : 1;
   for (size_t i = 0; i < io.nsources; i++) {
-    snprintf(names[i], sizeof names[i], "%s@%s",
-             o->group != NULL ? o->group : "stdin",
-             o->nifaces > 0 ? o->ifaces[i] : "*");
+    if (i < nm)
+      snprintf(names[i], sizeof names[i], "%s@%s", o->group,
+               o->nifaces > 0 ? o->ifaces[i] : "*");
+    else if (i - nm < o->ntcp)
+      snprintf(names[i], sizeof names[i], "tcp:%s", o->tcp[i - nm]);
+    else
+      snprintf(names[i], sizeof names[i], "stdin");
     io.source_names[i] = names[i];
   }
-  /* Receivers: the sockets of a group; standard input has none. */
-  io.fig = ldmm_ingester_claim(figs, o->group != NULL ? o->group : "stdin",
-                               io.source_names,
-                               o->group != NULL ? (unsigned)io.nsources : 0);
+  /* Receivers: the sockets of a group (the first nm sources); standard
+   * input and TCP sources have none. */
+  io.fig = ldmm_ingester_claim(
+      figs, o->group != NULL ? o->group : o->ntcp > 0 ? "tcp" : "stdin",
+      io.source_names, (unsigned)nm);
   if (figs != NULL && io.fig == NULL)
     log_warning("Every ingester entry of ldmd's live figures is taken: "
                 "running without");
@@ -350,7 +393,8 @@ static int run(const struct opts *o, pq_t *pq, const char *origin,
     ldmm_ingester_release(io.fig);
     return -1;
   }
-  int rc = o->group != NULL ? read_group(g, o, io.fig) : read_stdin(g);
+  int rc = o->group != NULL || o->ntcp > 0 ? read_group(g, o, io.fig)
+                                           : read_stdin(g);
   ingest_end(g);
   ingest_report(g);
   ingest_free(g);
@@ -366,8 +410,14 @@ int main(int argc, char **argv) {
     return st;
   if (check_group(&o) != 0)
     return 1;
-  if (o.group != NULL && o.nifaces > 1 && o.wait_s < 0)
-    o.wait_s = 1.0; /* two receivers are blended: LDM's blender's wait */
+  size_t receivers =
+      (o.group != NULL ? (o.nifaces > 0 ? o.nifaces : 1) : 0) + o.ntcp;
+  if (receivers > 1 && o.wait_s < 0)
+    o.wait_s = 1.0; /* receivers are blended: LDM's blender's wait */
+  if (receivers > NP_MAX_SOURCES) {
+    log_error("At most %d receivers (-I and -T together)", NP_MAX_SOURCES);
+    return 1;
+  }
   cli_signals();
   (void)signal(SIGALRM, SIG_IGN); /* as LDM's ingester */
   log_notice("Starting up %s", NP_VERSION);

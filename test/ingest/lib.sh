@@ -28,7 +28,9 @@ pqcreate -c -s 20M -q "$Q" >/dev/null 2>&1 || fail "pqcreate failed"
 
 # inserted FILE: how many "inserted" lines the log FILE has.
 inserted() {
-  grep -c ' inserted ' "$1" 2>/dev/null
+  local n
+  n=$(grep -c ' inserted ' "$1" 2>/dev/null)
+  echo "${n:-0}"
 }
 
 # queue_count: how many products the queue holds (pqcat -v logs a line

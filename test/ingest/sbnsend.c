@@ -8,6 +8,7 @@
  *
  *   sbnsend -g group:port [-i interface-address] [-r Mbit/s] [-n repeat]
  *           [-d every] [-D index,...] [-v] file
+ *   sbnsend -L port [-r Mbit/s] [-n repeat] [-d every] [-D index,...] file
  *
  * -i sets the sending interface (IP_MULTICAST_IF); loopback is on and the
  * TTL is 1.  -r paces the datagrams on absolute deadlines (0, the
@@ -15,6 +16,10 @@
  * -d N leaves out the datagrams whose index in the file is N-1 modulo N
  * (every N-th), -D the datagrams of those indexes (from 0).  Only a
  * multicast group is ever a destination: anything else is refused.
+ * -L serves the stream instead as an LDM "fanout server" does, over TCP:
+ * it listens on 127.0.0.1 only (port 0: any; the port is printed as
+ * "sbnsend: listening on 127.0.0.1:PORT"), takes one connection, writes
+ * the stream (less the frames left out) and closes it.
  */
 #include "test/ingest/sbngen.h"
 
@@ -39,6 +44,8 @@ struct options {
   unsigned long drops[MAX_DROPS];
   size_t ndrops;
   int verbose;
+  int listen;     /* -L: serve the stream over TCP instead */
+  uint16_t lport; /* its port on 127.0.0.1 (0: any) */
   const char *file;
 };
 
@@ -99,7 +106,7 @@ static void parse(struct options *o, int argc, char **argv) {
 
   memset(o, 0, sizeof *o);
   o->repeat = 1;
-  while ((c = getopt(argc, argv, "g:i:r:n:d:D:v")) != -1) {
+  while ((c = getopt(argc, argv, "g:i:r:n:d:D:vL:")) != -1) {
     switch (c) {
     case 'g':
       parse_group(&o->group, optarg);
@@ -125,11 +132,19 @@ static void parse(struct options *o, int argc, char **argv) {
     case 'v':
       o->verbose = 1;
       break;
+    case 'L': {
+      unsigned long port = number(optarg, "bad port");
+      if (port > 65535)
+        fail("bad port", optarg);
+      o->listen = 1;
+      o->lport = (uint16_t)port;
+      break;
+    }
     default:
       usage();
     }
   }
-  if (o->group.sin_family != AF_INET || optind + 1 != argc)
+  if ((o->group.sin_family != AF_INET && !o->listen) || optind + 1 != argc)
     usage();
   o->file = argv[optind];
 }
@@ -207,9 +222,17 @@ struct totals {
 
 static void send_datagram(int s, const struct options *o, const uint8_t *p,
                           size_t n, struct totals *t) {
-  if (sendto(s, p, n, 0, (const struct sockaddr *)&o->group, sizeof o->group) !=
-      (ssize_t)n)
+  if (o->listen) { /* a byte stream: all of it */
+    for (size_t k = 0; k < n;) {
+      ssize_t w = write(s, p + k, n - k);
+      if (w < 0 && errno != EINTR)
+        fail("write", strerror(errno));
+      k += w > 0 ? (size_t)w : 0;
+    }
+  } else if (sendto(s, p, n, 0, (const struct sockaddr *)&o->group,
+                    sizeof o->group) != (ssize_t)n) {
     fail("sendto", strerror(errno));
+  }
   t->sent++;
   t->bits += 8.0 * (double)n;
 }
@@ -238,6 +261,26 @@ static void send_file(int s, const struct options *o, const uint8_t *buf,
   }
 }
 
+/* -L: one connection on 127.0.0.1, once the port is printed. */
+static int serve_one(const struct options *o) {
+  struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(o->lport)};
+  socklen_t len = sizeof sa;
+  int on = 1, l = socket(AF_INET, SOCK_STREAM, 0);
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (l < 0 || setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on) != 0 ||
+      bind(l, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(l, 1) != 0 ||
+      getsockname(l, (struct sockaddr *)&sa, &len) != 0)
+    fail("listen", strerror(errno));
+  fprintf(stderr, "sbnsend: listening on 127.0.0.1:%u\n",
+          (unsigned)ntohs(sa.sin_port));
+  fflush(stderr);
+  int c = accept(l, NULL, NULL);
+  if (c < 0)
+    fail("accept", strerror(errno));
+  close(l);
+  return c;
+}
+
 int main(int argc, char **argv) {
   struct options o;
   struct totals t = {0};
@@ -246,7 +289,7 @@ int main(int argc, char **argv) {
 
   parse(&o, argc, argv);
   uint8_t *buf = read_file(o.file, &n);
-  int s = open_socket(&o);
+  int s = o.listen ? serve_one(&o) : open_socket(&o);
   clock_gettime(CLOCK_MONOTONIC, &start);
   for (unsigned long i = 0; i < o.repeat; i++)
     send_file(s, &o, buf, n, &start, &t);

@@ -67,7 +67,8 @@ pq_script_suite(ingest LABEL ingest
   ARGS $<TARGET_FILE_DIR:noaaportIngester> $<TARGET_FILE_DIR:sbngen>
   TESTS
     ingester 120
-    multicast 180)
+    multicast 180
+    tcp 120)
 
 # The blender: frames of several receivers ordered, duplicates dropped.
 pq_np_test(test_np_blend)
