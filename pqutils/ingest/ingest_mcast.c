@@ -105,7 +105,6 @@ enum { TAKEN, CLOSED, SOCKET_FAILED };
 
 /* One datagram from a ready socket into the FIFO. */
 static int take_locked(struct np_mcast *m, unsigned i) {
-  np_fifo_write_lock(m->fifo); /* TCP sources write too (ingest_tcp.h) */
   uint8_t *p = np_fifo_reserve(m->fifo);
   if (p == NULL)
     return CLOSED;
@@ -127,7 +126,7 @@ static int take_locked(struct np_mcast *m, unsigned i) {
       return TAKEN;
     log_error("Couldn't read multicast socket %u: %s: no longer read", i,
               strerror(errno));
-    rc = SOCKET_FAILED;
+    return SOCKET_FAILED;
   }
   int64_t drops = -1;
   for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c != NULL;
