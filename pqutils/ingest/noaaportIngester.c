@@ -381,9 +381,11 @@ static int run(const struct opts *o, pq_t *pq, const char *origin,
   }
   /* Receivers: the sockets of a group (the first nm sources); standard
    * input and TCP sources have none. */
-  io.fig = ldmm_ingester_claim(
-      figs, o->group != NULL ? o->group : o->ntcp > 0 ? "tcp" : "stdin",
-      io.source_names, (unsigned)nm);
+  io.fig = ldmm_ingester_claim(figs,
+                               o->group != NULL ? o->group
+                               : o->ntcp > 0    ? "tcp"
+                                                : "stdin",
+                               io.source_names, (unsigned)nm);
   if (figs != NULL && io.fig == NULL)
     log_warning("Every ingester entry of ldmd's live figures is taken: "
                 "running without");
