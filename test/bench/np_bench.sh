@@ -19,7 +19,8 @@ work=$(mktemp -d /dev/shm/np_bench.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
 # An IDD-like mix: mostly text bulletins, radar, GRIB of all sizes.
-"$tools/sbngen" -n 8000 -S 1 -s 200:60000 \
+nprod=8000
+"$tools/sbngen" -n "$nprod" -S 1 -s 200:60000 \
   -k text=6,nexrad3=3,grib1=1,grib2=2 -t 500 -o "$work/stream.sbn" 2>/dev/null
 size=$(stat -c %s "$work/stream.sbn")
 echo "== 1. libnoaaport in memory (np_bench)"
@@ -43,9 +44,21 @@ if ((EUID != 0)) || ! unshare -n true 2>/dev/null; then
   echo "  left out: a network namespace needs root"
   exit 0
 fi
-unshare -n -- bash -s "$bin" "$tools" "$work" "$size" <<'NS'
+unshare -n -- bash -s "$bin" "$tools" "$work" "$size" "$nprod" <<'NS'
 set -euo pipefail
-bin=$1 tools=$2 work=$3 size=$4
+bin=$1 tools=$2 work=$3 size=$4 nprod=$5
+# inserted: the products the ingester has logged so far.
+inserted() { awk '/ inserted /{n++} END{print n+0}' "$work/mlog"; }
+# until_ SECONDS CMD...: poll CMD every 50 ms until it succeeds, at most
+# SECONDS; false if it never did.
+until_() {
+  local end=$((SECONDS + $1))
+  shift
+  until "$@"; do
+    ((SECONDS < end)) || return 1
+    sleep 0.05
+  done
+}
 ip link set lo up; ip link set lo multicast on
 ip route add 224.0.0.0/4 dev lo
 for rate in 100 200 400; do
@@ -54,26 +67,22 @@ for rate in 100 200 400; do
   "$bin/noaaportIngester" -m 224.0.1.1 -I 127.0.0.1 -R 16000000 \
     -q "$work/q.pq" -n -l "$work/mlog" &
   ing=$!
-  for _ in $(seq 200); do
-    grep -q "Receive buffer size is" "$work/mlog" && break
-    sleep 0.05
-  done
+  until_ 10 grep -q "Receive buffer size is" "$work/mlog" ||
+    { echo "  the ingester did not join the group" >&2; exit 1; }
   t0=$(date +%s.%N)
   "$tools/sbnsend" -g 224.0.1.1:1201 -i 127.0.0.1 -r "$rate" "$work/stream.sbn"
   t1=$(date +%s.%N)
-  # Wait (bounded) until the products stop coming, then stop it.
-  last=-1
-  for _ in $(seq 100); do
-    n=$(grep -c ' inserted ' "$work/mlog" || true)
-    [[ $n == "$last" ]] && break
-    last=$n
-    sleep 0.2
-  done
+  # Every product, or what came in 30 s (a loss shows in the figures).
+  if ! until_ 30 eval '(( $(inserted) >= nprod ))'; then
+    echo "  only $(inserted) of $nprod products came within 30 s" >&2
+  fi
   kill -TERM "$ing"
-  wait "$ing" || true
+  st=0
+  wait "$ing" || st=$?
+  ((st == 0)) || echo "  the ingester exited $st" >&2
   missed=$(grep -A1 'Missed frames:' "$work/mlog" | tail -1 | awk '{print $NF}')
   frames=$(grep -A1 'Received frames:' "$work/mlog" | tail -1 | awk '{print $NF}')
-  products=$(grep -c ' inserted ' "$work/mlog" || true)
+  products=$(inserted)
   awk -v r="$rate" -v s="$size" -v a="$t0" -v b="$t1" -v m="$missed" \
       -v f="$frames" -v p="$products" 'BEGIN {
     printf "  %d Mbit/s asked (%.1f Mbit/s sent): %s frames received, " \
