@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# pqing.sh - pqing run on streams the tests make (wmogen, wmo_build.h): for
+# each framing, the products in the queue (pqcat -L -x) are those wmogen
+# expects, feedtype, sequence number, identifier, size and signature alike,
+# and every bad message is logged in LDM's words and skipped: the text
+# framing (ids: PILs, a NEXRAD heading, not WMO, too short, a lone SOH, a
+# duplicate), the binary one (hds: a GRIB model, an ETX inside the data,
+# stuffing), the HDS CRC (hds -c, a bad CRC), AFOS, FAA604, a message over
+# -s, signatures with -5, standard input, feedtest, usage errors; and a TCP
+# source that drops in mid-message: what was lost is logged, pqing connects
+# again and takes the next connection's products; SIGTERM ends it, exit 0.
+# Arguments: the directory of the programs, the directory of wmogen.
+
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+source "$(dirname "$0")/../lib/common.sh"
+BIN=$(cd "${1:?directory of the programs}" && pwd)
+TOOLS=$(cd "${2:?directory of wmogen}" && pwd)
+scratch_init pqing /dev/shm
+write_registry pqing-test.example.org
+export PATH=$BIN:$TOOLS:$PATH
+FAIL_LOGS=(OUT ERR LOG:log GOT:got WANT:expected)
+cd "$SCRATCH" || fail "cd $SCRATCH"
+
+# fresh: a new empty queue $Q.
+n_queue=0
+fresh() {
+  n_queue=$((n_queue + 1))
+  Q=$SCRATCH/q$n_queue.pq
+  pqcreate -c -s 4M -q "$Q" >/dev/null 2>&1 || fail "pqcreate $Q"
+}
+
+# products: the queue's products as wmogen writes them (feedtype, seqno,
+# identifier, size, signature), in insertion order.
+products() {
+  pqcat -q "$Q" -L -x -l /dev/null |
+    sed -E 's/^([0-9a-f]{32}) +([0-9]+) [^ ]+ ([^ ]+) ([0-9]+)  (.*)$/\3\t\4\t\5\t\2\t\1/'
+}
+
+# check CASE: the queue holds exactly CASE's expected products.
+check() {
+  WANT=$SCRATCH/$1.want
+  GOT=$SCRATCH/$1.got
+  products >"$GOT"
+  [[ -s $WANT ]] || fail "wmogen expects nothing of $1"
+  diff "$WANT" "$GOT" >"$OUT" || fail "$1: the products differ from wmogen's"
+}
+
+# ingest CASE NAME ARGS...: make CASE's stream, run pqing as NAME on it
+# into a fresh queue (log in $LOG), require exit 0.
+ingest() {
+  local kase=$1 name=$2
+  shift 2
+  expect_rc 0 wmogen make "$kase" "$kase.wmo" "$kase.want"
+  fresh
+  LOG=$SCRATCH/$kase.log
+  expect_rc 0 "$BIN/$name" -v -l "$LOG" -q "$Q" "$@" "$kase.wmo"
+  sanitizer_check "$LOG"
+}
+
+ingest text ids
+check text
+expect_in "$LOG" 'FILE "text.wmo"'
+expect_in "$LOG" "Not a WMO format message."
+expect_in "$LOG" "scan_wmo: length 11 too short"
+expect_in "$LOG" "Lone SOH error"
+expect_in "$LOG" "Product already in queue"
+expect_in "$LOG" "  WMO Messages seen:         5"
+expect_in "$LOG" "  WMO format errors:         2"
+expect_in "$LOG" "  Duplicates rejected:       1"
+ok "text framing (ids): PILs, NEXRAD, refusals in LDM's words, a duplicate"
+
+ingest binary hds
+check binary
+ok "binary framing (hds): GRIB model, an ETX inside the data, stuffing"
+
+ingest crc hds -c
+check crc
+expect_in "$LOG" "Checksum (0x"
+expect_in "$LOG" "  parity/chksum err:         1"
+ok "HDS CRC (hds -c): a bad CRC dropped, the others whole"
+
+ingest afos afos
+check afos
+expect_in "$LOG" " Missing NNNN:"
+ok "AFOS framing: identifiers, a message without NNNN"
+
+ingest faa604 pqing -f FAA604
+check faa604
+ok "FAA604 framing: catalogue number, date and heading"
+
+ingest big hds -s 300
+check big
+expect_in "$LOG" "Data-product would exceed 300 bytes. Resetting input buffer."
+ok "a message over -s: logged and skipped, the next one inserted"
+
+# -5: two messages that differ only in their sequence number.
+ingest seq5 hds -5
+check seq5
+fresh
+expect_rc 0 hds -v -l "$LOG" -q "$Q" seq5.wmo
+[[ $(products | wc -l) == 1 ]] || fail "without -5: not 1 product"
+expect_in "$LOG" "Product already in queue"
+ok "signatures: with -5 over the whole message, else without the sequence"
+
+# Standard input, and the stream read in small pieces: the same products.
+fresh
+LOG=$SCRATCH/stdin.log
+run bash -c "dd if=binary.wmo bs=7 status=none | hds -l '$LOG' -q '$Q' -"
+((rc == 0)) || fail "hds - exited $rc"
+expect_in "$LOG" "FILE stdin"
+WANT=$SCRATCH/binary.want
+GOT=$SCRATCH/stdin.got
+products >"$GOT"
+diff "$WANT" "$GOT" >"$OUT" || fail "standard input: other products"
+ok "standard input, in 7-byte pieces: the same products"
+
+# feedtest: no queue, each product logged.
+LOG=$SCRATCH/feedtest.log
+expect_rc 0 feedtest -v -l "$LOG" -q "$SCRATCH/none.pq" text.wmo
+expect_in "$LOG" "SAUS70 KWBC 071200 /pMTRDEN"
+expect_not_in "$LOG" "pq_open"
+ok "feedtest: parses, logs, inserts nothing and opens no queue"
+
+# Usage errors and what cannot be opened: exit 1.
+expect_rc 1 pqing -q "$Q"
+expect_rc 1 pqing -q "$Q" a b
+expect_rc 1 pqing -z -q "$Q" text.wmo
+expect_rc 1 pqing -s 0 -q "$Q" text.wmo
+expect_rc 1 pqing -l - -q "$Q" "$SCRATCH/missing.wmo"
+expect_in "$ERR" 'Couldn'"'"'t open file'
+expect_rc 1 pqing -l - -q "$SCRATCH/none.pq" text.wmo
+expect_rc 0 pqing -h
+ok "usage errors, a missing file, a missing queue: exit 1; -h: 0"
+
+# A TCP source: the first connection ends in mid-message, the second
+# carries on.
+expect_rc 0 wmogen make tcp1 tcp1.wmo tcp1.want
+expect_rc 0 wmogen make tcp2 tcp2.wmo tcp2.want
+cat tcp1.want tcp2.want >tcp.want
+background wmogen serve port tcp1.wmo tcp2.wmo 2>serve.err
+wait_until 20 test -s port || fail "wmogen serve did not listen"
+fresh
+LOG=$SCRATCH/tcp.log
+background hds -v -l "$LOG" -q "$Q" -P "$(cat port)" 127.0.0.1
+ING=$BG
+wait_until 60 eval '(( $(products | wc -l) >= 4 ))' ||
+  fail "$(products | wc -l) of 4 products came over TCP"
+check tcp
+expect_in "$LOG" 'NET "127.0.0.1"'
+expect_in "$LOG" "connection to 127.0.0.1 port $(cat port) closed by the peer"
+expect_in "$LOG" "40 bytes of an unfinished message lost"
+expect_in "$LOG" "Trying to re-open connection on port $(cat port)"
+stop_expect "$ING" hds TERM 10 0
+expect_in "$LOG" "Exiting"
+sanitizer_check "$LOG"
+ok "TCP: a drop in mid-message logged with what was lost; reconnected"
