@@ -12,3 +12,16 @@ pq_script_suite(wmo LABEL wmo
   ARGS $<TARGET_FILE_DIR:pqing> $<TARGET_FILE_DIR:wmogen>
   TESTS
     pqing 180)
+
+# fuzz_wmo: the framing scanners and the identifiers on any stream
+# (test/fuzz/fuzz_wmo.c), built as test/fuzz/fuzz.cmake builds its targets,
+# from libwmo's sources and libnoaaport's (the heading parser and GRIB
+# names), when it could build them (pq_fuzz_target defined).
+if(COMMAND pq_fuzz_target)
+  set(_wmo ${PROJECT_SOURCE_DIR}/pqutils/wmo)
+  pq_fuzz_target(fuzz_wmo ${PQ_FUZZ_DIR}/fuzz_wmo.c
+    ${_wmo}/wmo_crc.c ${_wmo}/wmo_frame.c ${_wmo}/wmo_message.c
+    ${_wmo}/wmo_sig.c ${_wmo}/wmo_feed.c
+    ${_np_sources} ${_pq_sources} LIBS -lpng -lz -lm SEEDS)
+  add_dependencies(fuzz_wmo noaaport)
+endif()
