@@ -11,51 +11,8 @@
 # again and takes the next connection's products; SIGTERM ends it, exit 0.
 # Arguments: the directory of the programs, the directory of wmogen.
 
-# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
-source "$(dirname "$0")/../lib/common.sh"
-BIN=$(cd "${1:?directory of the programs}" && pwd)
-TOOLS=$(cd "${2:?directory of wmogen}" && pwd)
-scratch_init pqing /dev/shm
-write_registry pqing-test.example.org
-export PATH=$BIN:$TOOLS:$PATH
-FAIL_LOGS=(OUT ERR LOG:log GOT:got WANT:expected)
-cd "$SCRATCH" || fail "cd $SCRATCH"
-
-# fresh: a new empty queue $Q.
-n_queue=0
-fresh() {
-  n_queue=$((n_queue + 1))
-  Q=$SCRATCH/q$n_queue.pq
-  pqcreate -c -s 4M -q "$Q" >/dev/null 2>&1 || fail "pqcreate $Q"
-}
-
-# products: the queue's products as wmogen writes them (feedtype, seqno,
-# identifier, size, signature), in insertion order.
-products() {
-  pqcat -q "$Q" -L -x -l /dev/null |
-    sed -E 's/^([0-9a-f]{32}) +([0-9]+) [^ ]+ ([^ ]+) ([0-9]+)  (.*)$/\3\t\4\t\5\t\2\t\1/'
-}
-
-# check CASE: the queue holds exactly CASE's expected products.
-check() {
-  WANT=$SCRATCH/$1.want
-  GOT=$SCRATCH/$1.got
-  products >"$GOT"
-  [[ -s $WANT ]] || fail "wmogen expects nothing of $1"
-  diff "$WANT" "$GOT" >"$OUT" || fail "$1: the products differ from wmogen's"
-}
-
-# ingest CASE NAME ARGS...: make CASE's stream, run pqing as NAME on it
-# into a fresh queue (log in $LOG), require exit 0.
-ingest() {
-  local kase=$1 name=$2
-  shift 2
-  expect_rc 0 wmogen make "$kase" "$kase.wmo" "$kase.want"
-  fresh
-  LOG=$SCRATCH/$kase.log
-  expect_rc 0 "$BIN/$name" -v -l "$LOG" -q "$Q" "$@" "$kase.wmo"
-  sanitizer_check "$LOG"
-}
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$(dirname "$0")/lib.sh" "$@"
 
 ingest text ids
 check text
@@ -150,6 +107,10 @@ expect_in "$LOG" 'NET "127.0.0.1"'
 expect_in "$LOG" "connection to 127.0.0.1 port $(cat port) closed by the peer"
 expect_in "$LOG" "40 bytes of an unfinished message lost"
 expect_in "$LOG" "Trying to re-open connection on port $(cat port)"
+kill -USR1 "$ING"
+wait_until 20 grep -q "Statistics Request" "$LOG" || fail "no statistics on SIGUSR1"
+wait_until 20 grep -q "Connections lost: *1$" "$LOG" ||
+  fail "the statistics do not count the lost connection"
 stop_expect "$ING" hds TERM 10 0
 expect_in "$LOG" "Exiting"
 sanitizer_check "$LOG"

@@ -1,7 +1,9 @@
 # pqing (pqutils/wmo/): unit tests of libwmo's parsers on messages the
 # tests build (wmo_build.h); wmogen, the tool that writes framed streams,
-# their expected products, and serves them over TCP; the program run on
-# them (pqing.sh); and the fuzz target of the framing and the identifiers.
+# their expected products, and serves them over TCP or a pseudo-terminal;
+# the program run on them (pqing.sh; serial.sh, a terminal, which skips
+# where pseudo-terminals have no path); and the fuzz target of the framing
+# and the identifiers.
 pq_unit_test(test_wmo)
 target_link_libraries(test_wmo PRIVATE wmo)
 
@@ -11,7 +13,8 @@ target_link_libraries(wmogen PRIVATE OpenSSL::Crypto)
 pq_script_suite(wmo LABEL wmo
   ARGS $<TARGET_FILE_DIR:pqing> $<TARGET_FILE_DIR:wmogen>
   TESTS
-    pqing 180)
+    pqing 180
+    serial 120)
 
 # fuzz_wmo: the framing scanners and the identifiers on any stream
 # (test/fuzz/fuzz_wmo.c), built as test/fuzz/fuzz.cmake builds its targets,

@@ -9,7 +9,12 @@
  *   wmogen serve PORTFILE STREAM...
  *       listen on 127.0.0.1 (a free port, written to PORTFILE once
  *       listening); the i-th connection gets the i-th STREAM and is then
- *       closed, but the last, which stays open until the peer closes it.
+ *       closed, but the last, which stays open until the peer closes it;
+ *   wmogen pty LINK STREAM
+ *       open a pseudo-terminal, make LINK a symbolic link to its terminal
+ *       end, wait for a line on standard input (the reader has set the
+ *       terminal up), write STREAM to it, and keep it open until standard
+ *       input ends.
  *
  * Cases: text (ids), binary (hds), crc (hds -c), afos, faa604, big (hds -s
  * 300), seq5 (two messages that differ in sequence number only, signed
@@ -25,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "test/wmo/wmo_build.h"
@@ -257,12 +263,42 @@ static int serve(const char *portfile, int n, char **files) {
   return 0;
 }
 
+static int pty(const char *link, const char *stream) {
+  int m = posix_openpt(O_RDWR | O_NOCTTY);
+  if (m < 0 || grantpt(m) != 0 || unlockpt(m) != 0)
+    die("posix_openpt");
+  /* Where the pseudo-terminals' file system does not show it (some
+   * containers), the link leads nowhere: the test then skips this part. */
+  const char *slave = ptsname(m);
+  if (slave == NULL || symlink(slave, link) != 0)
+    die("symlink");
+  char buf[4096];
+  if (read(STDIN_FILENO, buf, sizeof buf) <= 0) /* the go-ahead */
+    die("read the go-ahead");
+  FILE *f = fopen(stream, "rb");
+  if (f == NULL)
+    die(stream);
+  size_t k;
+  while ((k = fread(buf, 1, sizeof buf, f)) > 0)
+    if (write(m, buf, k) != (ssize_t)k)
+      die("write to the pseudo-terminal");
+  fclose(f);
+  fprintf(stderr, "wmogen: wrote %s to %s\n", stream, slave);
+  while (read(STDIN_FILENO, buf, sizeof buf) > 0)
+    ;
+  close(m);
+  return 0;
+}
+
 int main(int argc, char **argv) {
+  if (argc == 4 && strcmp(argv[1], "pty") == 0)
+    return pty(argv[2], argv[3]);
   if (argc == 5 && strcmp(argv[1], "make") == 0)
     return make(argv[2], argv[3], argv[4]);
   if (argc >= 4 && strcmp(argv[1], "serve") == 0)
     return serve(argv[2], argc - 3, argv + 3);
   fprintf(stderr, "usage: wmogen make CASE STREAM EXPECT\n"
-                  "       wmogen serve PORTFILE STREAM...\n");
+                  "       wmogen serve PORTFILE STREAM...\n"
+                  "       wmogen pty LINK STREAM\n");
   return 2;
 }
