@@ -8,7 +8,8 @@
 # Gives the test its scratch directory and registry (test/lib/common.sh)
 # and the helpers below: fresh (a new queue $Q), products (what the queue
 # holds, as wmogen writes it), check CASE (the queue holds CASE's expected
-# products), ingest CASE NAME ARGS... (pqing as NAME on CASE's stream).
+# products), holds_at_least N, ingest CASE NAME ARGS... (pqing as NAME on
+# CASE's stream).
 
 # shellcheck source-path=SCRIPTDIR source=../lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
@@ -33,6 +34,11 @@ fresh() {
 products() {
   pqcat -q "$Q" -L -x -l /dev/null |
     sed -E 's/^([0-9a-f]{32}) +([0-9]+) [^ ]+ ([^ ]+) ([0-9]+)  (.*)$/\3\t\4\t\5\t\2\t\1/'
+}
+
+# holds_at_least N: the queue holds N products or more.
+holds_at_least() {
+  (($(products | wc -l) >= $1))
 }
 
 # check CASE: the queue holds exactly CASE's expected products.

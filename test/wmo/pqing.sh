@@ -100,7 +100,7 @@ fresh
 LOG=$SCRATCH/tcp.log
 background hds -v -l "$LOG" -q "$Q" -P "$(cat port)" 127.0.0.1
 ING=$BG
-wait_until 60 eval '(( $(products | wc -l) >= 4 ))' ||
+wait_until 60 holds_at_least 4 ||
   fail "$(products | wc -l) of 4 products came over TCP"
 check tcp
 expect_in "$LOG" 'NET "127.0.0.1"'

@@ -27,7 +27,7 @@ serial_line() {
   ING=$BG
   wait_until 20 grep -q 'TERMIOS "' "$LOG" || fail "hds did not set the terminal up"
   echo go >&3
-  wait_until 60 eval '(( $(products | wc -l) >= 2 ))' ||
+  wait_until 60 holds_at_least 2 ||
     fail "$(products | wc -l) of 2 products came from the terminal"
   WANT=$SCRATCH/crc.want
   GOT=$SCRATCH/tty.got
