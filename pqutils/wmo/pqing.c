@@ -207,7 +207,7 @@ static void lost(struct wmo_scanner *sc, struct pqing_input *in,
 /* Read and scan until the input ends, a stop, or the queue fails. */
 static int run(struct wmo_scanner *sc, struct pqing_out *out,
                struct pqing_input *in, const struct opts *o) {
-  static uint8_t buf[READ_CHUNK];
+  uint8_t buf[READ_CHUNK];
   double last = cli_monotonic();
   while (!cli_stopping() && !out->failed) {
     if (cli_stats_requested())
@@ -272,6 +272,8 @@ int main(int argc, char **argv) {
   cli_signals();
   log_notice("Starting Up");
   bool feedtest = strcmp(c.progname, "feedtest") == 0;
+  if (feedtest && !ldm_log_enabled(LDM_LOG_INFO)) /* it shows the products */
+    ldm_log_set_level(LDM_LOG_INFO);
   pq_t *pq = NULL;
   if (!feedtest) {
     const char *path = cli_queue_path(&c);

@@ -73,7 +73,7 @@ ok "standard input, in 7-byte pieces: the same products"
 
 # feedtest: no queue, each product logged.
 LOG=$SCRATCH/feedtest.log
-expect_rc 0 feedtest -v -l "$LOG" -q "$SCRATCH/none.pq" text.wmo
+expect_rc 0 feedtest -l "$LOG" -q "$SCRATCH/none.pq" text.wmo
 expect_in "$LOG" "SAUS70 KWBC 071200 /pMTRDEN"
 expect_not_in "$LOG" "pq_open"
 ok "feedtest: parses, logs, inserts nothing and opens no queue"
@@ -98,7 +98,7 @@ background wmogen serve port tcp1.wmo tcp2.wmo 2>serve.err
 wait_until 20 test -s port || fail "wmogen serve did not listen"
 fresh
 LOG=$SCRATCH/tcp.log
-background hds -v -l "$LOG" -q "$Q" -P "$(cat port)" 127.0.0.1
+background hds -v -l "$LOG" -q "$Q" -P "$(cat port)" 127.0.0.1 2>hds.err
 ING=$BG
 wait_until 60 holds_at_least 4 ||
   fail "$(products | wc -l) of 4 products came over TCP"
@@ -111,7 +111,7 @@ kill -USR1 "$ING"
 wait_until 20 grep -q "Statistics Request" "$LOG" || fail "no statistics on SIGUSR1"
 wait_until 20 grep -q "Connections lost: *1$" "$LOG" ||
   fail "the statistics do not count the lost connection"
-stop_expect "$ING" hds TERM 10 0
+stop_expect "$ING" hds TERM 10 0 hds.err
 expect_in "$LOG" "Exiting"
 sanitizer_check "$LOG"
 ok "TCP: a drop in mid-message logged with what was lost; reconnected"

@@ -23,7 +23,7 @@ serial_line() {
     skip_part "serial line: this host's pseudo-terminals have no path ($(readlink "$SCRATCH/ttyWMO"))"
     return
   fi
-  background hds -v -l "$LOG" -q "$Q" "$SCRATCH/ttyWMO"
+  background hds -v -l "$LOG" -q "$Q" "$SCRATCH/ttyWMO" 2>hds.err
   ING=$BG
   wait_until 20 grep -q 'TERMIOS "' "$LOG" || fail "hds did not set the terminal up"
   echo go >&3
@@ -35,7 +35,7 @@ serial_line() {
   diff "$WANT" "$GOT" >"$OUT" || fail "terminal: other products"
   expect_in "$LOG" 'TERMIOS "'"$SCRATCH/ttyWMO"'": 19200 baud, none parity'
   expect_in "$LOG" "Checksum (0x"
-  stop_expect "$ING" hds TERM 10 0
+  stop_expect "$ING" hds TERM 10 0 hds.err
   exec 3>&-
   expect_in "$LOG" "  TTY Bytes read:"
   ok "a serial line: raw, HDS's defaults, the CRC checked without -c"
