@@ -112,8 +112,8 @@ static void on_event(void *arg, const struct wmo_event *ev) {
   struct seen *s = arg;
   if (ev->kind != WMO_EV_LOST && ev->len > LIMIT)
     abort();
-  char why[200];
   if (ev->data != NULL) {
+    char why[200];
     wmo_err_ident(ev->data, ev->len, why, sizeof why);
     wmo_faa604_err_ident(ev->data, ev->len, why, sizeof why);
   }
