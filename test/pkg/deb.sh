@@ -125,6 +125,11 @@ for f in "${files[@]}"; do
     ;;
   esac
 done
+# pqing and the names LDM installs it under, each with its page.
+for p in pqing ids hds ddplus dds pps afos hrs feedtest; do
+  has /usr/bin/$p
+  has /usr/share/man/man1/$p.1
+done
 has /usr/include/pq/pq.h
 has /usr/include/pq/product.h
 # What the installed headers include from the tree is installed too.
