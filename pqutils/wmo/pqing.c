@@ -193,6 +193,18 @@ static void stats(const struct pqing_out *out, const struct pqing_input *in,
   pqing_input_stats(in);
 }
 
+/* SIGUSR1 while pqing waits to connect again. */
+struct stats_ctx {
+  const struct pqing_out *out;
+  const struct pqing_input *in;
+  double since; /* cli_monotonic() of the last input */
+};
+
+static void stats_while_away(void *arg) {
+  const struct stats_ctx *sc = arg;
+  stats(sc->out, sc->in, cli_monotonic() - sc->since);
+}
+
 /* The input broke or ended: what was under way is lost. */
 static void lost(struct wmo_scanner *sc, struct pqing_input *in,
                  const char *what) {
@@ -209,6 +221,9 @@ static int run(struct wmo_scanner *sc, struct pqing_out *out,
                struct pqing_input *in, const struct opts *o) {
   uint8_t buf[READ_CHUNK];
   double last = cli_monotonic();
+  struct stats_ctx away = {.out = out, .in = in};
+  in->stats_fn = stats_while_away;
+  in->stats_arg = &away;
   while (!cli_stopping() && !out->failed) {
     if (cli_stats_requested())
       stats(out, in, cli_monotonic() - last);
@@ -242,6 +257,7 @@ static int run(struct wmo_scanner *sc, struct pqing_out *out,
       lost(sc, in, "end of input");
       return n < 0 ? EXIT_FAIL : EXIT_OK;
     }
+    away.since = last;
     if (pqing_input_reconnect(in) != 0)
       break;
     last = cli_monotonic();

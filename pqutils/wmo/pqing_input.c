@@ -171,10 +171,12 @@ int pqing_input_reconnect(struct pqing_input *in) {
       if (s > BACKOFF_MAX_S)
         s = BACKOFF_MAX_S;
       log_notice("sleeping %u seconds before retry %u", s, in->tries + 1);
-      cli_io_notice_clear();
       double until = cli_monotonic() + s;
-      while (!cli_stopping() && cli_monotonic() < until)
+      while (!cli_stopping() && cli_monotonic() < until) {
+        if (cli_stats_requested() && in->stats_fn != NULL)
+          in->stats_fn(in->stats_arg);
         (void)cli_io_sleep(until - cli_monotonic());
+      }
       if (cli_stopping())
         break;
     }

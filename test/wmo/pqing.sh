@@ -8,7 +8,9 @@
 # stuffing), the HDS CRC (hds -c, a bad CRC), AFOS, FAA604, a message over
 # -s, signatures with -5, standard input, feedtest, usage errors; and a TCP
 # source that drops in mid-message: what was lost is logged, pqing connects
-# again and takes the next connection's products; SIGTERM ends it, exit 0.
+# again and takes the next connection's products; -T reconnects an idle
+# one, a refused connect is tried again after a back-off, which SIGTERM
+# ends, exit 0.
 # Arguments: the directory of the programs, the directory of wmogen.
 
 # shellcheck source-path=SCRIPTDIR source=lib.sh
@@ -62,14 +64,15 @@ ok "signatures: with -5 over the whole message, else without the sequence"
 # Standard input, and the stream read in small pieces: the same products.
 fresh
 LOG=$SCRATCH/stdin.log
-run bash -c "dd if=binary.wmo bs=7 status=none | hds -l '$LOG' -q '$Q' -"
+run bash -c "dd if=binary.wmo bs=7 status=none | hds -r raw.out -l '$LOG' -q '$Q' -"
 ((rc == 0)) || fail "hds - exited $rc"
 expect_in "$LOG" "FILE stdin"
+cmp binary.wmo raw.out >"$OUT" 2>&1 || fail "-r: the raw file is not the input"
 WANT=$SCRATCH/binary.want
 GOT=$SCRATCH/stdin.got
 products >"$GOT"
 diff "$WANT" "$GOT" >"$OUT" || fail "standard input: other products"
-ok "standard input, in 7-byte pieces: the same products"
+ok "standard input, in 7-byte pieces: the same products; -r copies the input"
 
 # feedtest: no queue, each product logged.
 LOG=$SCRATCH/feedtest.log
@@ -98,7 +101,7 @@ background wmogen serve port tcp1.wmo tcp2.wmo 2>serve.err
 wait_until 20 test -s port || fail "wmogen serve did not listen"
 fresh
 LOG=$SCRATCH/tcp.log
-background hds -v -l "$LOG" -q "$Q" -P "$(cat port)" 127.0.0.1 2>hds.err
+background hds -v -l "$LOG" -q "$Q" -P "$(cat port)" -T 2 127.0.0.1 2>hds.err
 ING=$BG
 wait_until 60 holds_at_least 4 ||
   fail "$(products | wc -l) of 4 products came over TCP"
@@ -111,7 +114,16 @@ kill -USR1 "$ING"
 wait_until 20 grep -q "Statistics Request" "$LOG" || fail "no statistics on SIGUSR1"
 wait_until 20 grep -q "Connections lost: *1$" "$LOG" ||
   fail "the statistics do not count the lost connection"
+ok "TCP: a drop in mid-message logged with what was lost; reconnected"
+# -T 2: the second connection, idle, is dropped and made again; the
+# server, done, refuses it, and pqing waits to try again, which SIGTERM
+# ends at once.
+wait_until 30 grep -q "Idle for [0-9]* seconds, reconnecting" "$LOG" ||
+  fail "no reconnection after -T 2 idle seconds"
+wait_until 30 grep -q "sleeping 1 seconds before retry 2" "$LOG" ||
+  fail "no back-off after a refused connection"
 stop_expect "$ING" hds TERM 10 0 hds.err
+((ms < 5000)) || fail "SIGTERM took $ms ms to end the wait to reconnect"
 expect_in "$LOG" "Exiting"
 sanitizer_check "$LOG"
-ok "TCP: a drop in mid-message logged with what was lost; reconnected"
+ok "TCP: -T reconnects an idle connection; SIGTERM ends the back-off wait"
