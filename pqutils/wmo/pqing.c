@@ -222,8 +222,6 @@ static int run(struct wmo_scanner *sc, struct pqing_out *out,
   uint8_t buf[READ_CHUNK];
   double last = cli_monotonic();
   struct stats_ctx away = {.out = out, .in = in};
-  in->stats_fn = stats_while_away;
-  in->stats_arg = &away;
   while (!cli_stopping() && !out->failed) {
     if (cli_stats_requested())
       stats(out, in, cli_monotonic() - last);
@@ -258,7 +256,7 @@ static int run(struct wmo_scanner *sc, struct pqing_out *out,
       return n < 0 ? EXIT_FAIL : EXIT_OK;
     }
     away.since = last;
-    if (pqing_input_reconnect(in) != 0)
+    if (pqing_input_reconnect(in, stats_while_away, &away) != 0)
       break;
     last = cli_monotonic();
   }

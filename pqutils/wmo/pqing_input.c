@@ -163,7 +163,8 @@ void pqing_input_close(struct pqing_input *in) {
   in->fd = -1;
 }
 
-int pqing_input_reconnect(struct pqing_input *in) {
+int pqing_input_reconnect(struct pqing_input *in, void (*stats_fn)(void *),
+                          void *arg) {
   pqing_input_close(in);
   while (!cli_stopping()) {
     if (in->tries > 0) {
@@ -173,8 +174,8 @@ int pqing_input_reconnect(struct pqing_input *in) {
       log_notice("sleeping %u seconds before retry %u", s, in->tries + 1);
       double until = cli_monotonic() + s;
       while (!cli_stopping() && cli_monotonic() < until) {
-        if (cli_stats_requested() && in->stats_fn != NULL)
-          in->stats_fn(in->stats_arg);
+        if (cli_stats_requested() && stats_fn != NULL)
+          stats_fn(arg);
         (void)cli_io_sleep(until - cli_monotonic());
       }
       if (cli_stopping())

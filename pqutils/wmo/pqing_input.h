@@ -35,10 +35,6 @@ struct pqing_input {
   uint64_t parity_errs; /* terminal with parity: NUL bytes read */
   unsigned tries;       /* TCP: failed connects in a row */
   unsigned long drops;  /* TCP: connections lost */
-  /* Called when SIGUSR1 asks for the statistics during the waits between
-   * connects (NULL: nothing). */
-  void (*stats_fn)(void *arg);
-  void *stats_arg;
 };
 
 /** Decide the kind from the operand and -P (port 0: none). */
@@ -65,11 +61,13 @@ void pqing_input_close(struct pqing_input *in);
 /**
  * TCP: connect again, waiting the back-off between tries, for as long as
  * it takes, logging LDM's lines ("Trying to re-open connection on port
- * <p>", "sleeping <s> seconds before retry <n>"), and giving the statistics
- * (stats_fn) when SIGUSR1 asks for them meanwhile.
+ * <p>", "sleeping <s> seconds before retry <n>").
+ * @param stats_fn  called (with arg) when SIGUSR1 asks for the statistics
+ *                  meanwhile; NULL: nothing
  * @return 0 once connected, -1 if a stop came first
  */
-int pqing_input_reconnect(struct pqing_input *in);
+int pqing_input_reconnect(struct pqing_input *in, void (*stats_fn)(void *),
+                          void *arg);
 
 /** Log the input's statistics, LDM's lines (NOTICE). */
 void pqing_input_stats(const struct pqing_input *in);
