@@ -33,20 +33,14 @@ bool pqing_tty_speed_ok(unsigned baud) {
   return speed_code(baud, &code);
 }
 
-int pqing_tty_open(struct pqing_tty *t, const char *path, unsigned baud,
-                   const char *parity, bool flow_control) {
+int pqing_tty_setup(struct pqing_tty *t, int fd, unsigned baud,
+                    const char *parity, bool flow_control) {
   speed_t speed;
   if (!speed_code(baud, &speed))
     return EINVAL;
-  int fd = open(path, O_RDONLY | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0)
-    return errno;
   struct termios tio;
-  if (ioctl(fd, TIOCEXCL, NULL) != 0 || tcgetattr(fd, &tio) != 0) {
-    int err = errno;
-    close(fd);
-    return err;
-  }
+  if (ioctl(fd, TIOCEXCL, NULL) != 0 || tcgetattr(fd, &tio) != 0)
+    return errno;
   t->saved = tio;
   tcflag_t par = 0;
   if (parity != NULL && (parity[0] == 'e' || parity[0] == 'E'))
@@ -63,13 +57,23 @@ int pqing_tty_open(struct pqing_tty *t, const char *path, unsigned baud,
   tio.c_cc[VMIN] = 1;
   tio.c_cc[VTIME] = 0;
   if (cfsetispeed(&tio, speed) != 0 || cfsetospeed(&tio, speed) != 0 ||
-      tcsetattr(fd, TCSAFLUSH, &tio) != 0) {
-    int err = errno;
-    close(fd);
-    return err;
-  }
+      tcsetattr(fd, TCSAFLUSH, &tio) != 0)
+    return errno;
   t->fd = fd;
   return 0;
+}
+
+int pqing_tty_open(struct pqing_tty *t, const char *path, unsigned baud,
+                   const char *parity, bool flow_control) {
+  if (!pqing_tty_speed_ok(baud))
+    return EINVAL;
+  int fd = open(path, O_RDONLY | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0)
+    return errno;
+  int err = pqing_tty_setup(t, fd, baud, parity, flow_control);
+  if (err != 0)
+    close(fd);
+  return err;
 }
 
 void pqing_tty_close(struct pqing_tty *t) {

@@ -28,6 +28,15 @@ bool pqing_tty_speed_ok(unsigned baud);
 int pqing_tty_open(struct pqing_tty *t, const char *path, unsigned baud,
                    const char *parity, bool flow_control);
 
+/**
+ * Set up the terminal open at fd (pqing_tty_open()'s work after the open):
+ * exclusive, raw, speed, parity, flow control; the settings found go to
+ * t->saved.
+ * @return 0, or an errno value
+ */
+int pqing_tty_setup(struct pqing_tty *t, int fd, unsigned baud,
+                    const char *parity, bool flow_control);
+
 /** Put the saved settings back and close. */
 void pqing_tty_close(struct pqing_tty *t);
 

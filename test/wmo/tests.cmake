@@ -7,6 +7,11 @@
 pq_unit_test(test_wmo)
 target_link_libraries(test_wmo PRIVATE wmo)
 
+# pqing's terminal settings, on a pseudo-terminal reached by descriptor.
+pq_unit_test(test_pqing_tty)
+target_sources(test_pqing_tty PRIVATE
+  ${PROJECT_SOURCE_DIR}/pqutils/wmo/pqing_tty.c)
+
 add_executable(wmogen ${CMAKE_CURRENT_LIST_DIR}/wmogen.c)
 target_link_libraries(wmogen PRIVATE OpenSSL::Crypto)
 
