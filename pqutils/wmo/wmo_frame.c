@@ -387,9 +387,59 @@ void wmo_scan_free(struct wmo_scanner *s) {
   s->len = s->cap = 0;
 }
 
+/* How many of the bytes at p only extend the message under way, so that
+ * they may be appended at once: in the binary framing's body, those before
+ * the next CR; in the text framing's, those above ETX (SOH, ETX and, when
+ * checking parity, NUL are the bytes that matter).  0: go byte by byte. */
+static size_t plain_run(const struct wmo_scanner *s, const uint8_t *p,
+                        size_t n) {
+  if (s->framing == WMO_FRAME_BINARY && s->state == B_HDR) {
+    const uint8_t *cr = memchr(p, WMO_CR, n);
+    return cr != NULL ? (size_t)(cr - p) : n;
+  }
+  if ((s->framing == WMO_FRAME_TEXT || s->framing == WMO_FRAME_FAA604) &&
+      s->state == T_MSG) {
+    size_t k = 0;
+    while (k < n && p[k] > WMO_ETX)
+      k++;
+    return k;
+  }
+  return 0;
+}
+
+/* Append k plain bytes at once, as k calls of put() would.  @return 0, or
+ * -1 if they do not fit in max or memory is short (the caller then goes
+ * byte by byte, which says so). */
+static int append(struct wmo_scanner *s, const uint8_t *p, size_t k) {
+  if (k > s->max - s->len)
+    return -1;
+  if (s->len + k > s->cap) {
+    size_t cap = s->cap;
+    while (cap < s->len + k)
+      cap = cap * 2 < s->max ? cap * 2 : s->max;
+    uint8_t *q = realloc(s->buf, cap);
+    if (q == NULL)
+      return -1;
+    s->buf = q;
+    s->cap = cap;
+  }
+  memcpy(s->buf + s->len, p, k);
+  s->len += k;
+  if (s->check && s->framing == WMO_FRAME_BINARY)
+    s->crc = wmo_crc(s->crc, p, k);
+  return 0;
+}
+
 int wmo_scan_feed(struct wmo_scanner *s, const uint8_t *p, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    step(s, p[i]);
+  size_t i = 0;
+  while (i < n) {
+    size_t k = plain_run(s, p + i, n - i);
+    if (k > 0 && append(s, p + i, k) == 0) {
+      i += k;
+      continue;
+    }
+    step(s, p[i++]);
+  }
   return 0;
 }
 

@@ -10,6 +10,11 @@
  *       listen on 127.0.0.1 (a free port, written to PORTFILE once
  *       listening); the i-th connection gets the i-th STREAM and is then
  *       closed, but the last, which stays open until the peer closes it;
+ *   wmogen many N SIZE STREAM
+ *       N WMO messages of SIZE bytes of text each, every heading its own
+ *       (for test/bench/pqing_bench.sh);
+ *   wmogen huge SIZE STREAM
+ *       one WMO message of SIZE bytes, then a small one;
  *   wmogen pty LINK STREAM
  *       open a pseudo-terminal, make LINK a symbolic link to its terminal
  *       end, wait for a line on standard input (the reader has set the
@@ -26,6 +31,7 @@
 #include <netinet/in.h>
 #include <openssl/evp.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -290,7 +296,41 @@ static int pty(const char *link, const char *stream) {
   return 0;
 }
 
+/* many and huge: streams for the benchmark, written as they are made. */
+static int bulk(const char *what, unsigned long n, unsigned long size,
+                const char *stream) {
+  FILE *f = fopen(stream, "wb");
+  if (f == NULL || size < 1 || size > (1ul << 30))
+    die(stream);
+  char *body = malloc(size);
+  if (body == NULL)
+    die("malloc");
+  for (unsigned long i = 0; i < size; i++)
+    body[i] = (i % 70 == 69) ? '\n' : (char)('A' + i % 26);
+  for (unsigned long i = 0; i < n; i++) {
+    struct wb m = {0};
+    char hdr[40];
+    snprintf(hdr, sizeof hdr, "SAUS%02lu K%03lu %06lu", i % 100,
+             (i / 100) % 1000, i % 1000000);
+    /* huge: the first message big, the second small */
+    bool full = strcmp(what, "many") == 0 || i == 0;
+    wb_wmo(&m, (unsigned)(i % 1000), hdr, NULL, body, full ? size : 40);
+    if (fwrite(m.p, 1, m.n, f) != m.n)
+      die(stream);
+    wb_free(&m);
+  }
+  free(body);
+  if (fclose(f) != 0)
+    die(stream);
+  return 0;
+}
+
 int main(int argc, char **argv) {
+  if (argc == 5 && strcmp(argv[1], "many") == 0)
+    return bulk("many", strtoul(argv[2], NULL, 10), strtoul(argv[3], NULL, 10),
+                argv[4]);
+  if (argc == 4 && strcmp(argv[1], "huge") == 0)
+    return bulk("huge", 2, strtoul(argv[2], NULL, 10), argv[3]);
   if (argc == 4 && strcmp(argv[1], "pty") == 0)
     return pty(argv[2], argv[3]);
   if (argc == 5 && strcmp(argv[1], "make") == 0)
@@ -299,6 +339,8 @@ int main(int argc, char **argv) {
     return serve(argv[2], argc - 3, argv + 3);
   fprintf(stderr, "usage: wmogen make CASE STREAM EXPECT\n"
                   "       wmogen serve PORTFILE STREAM...\n"
+                  "       wmogen many N SIZE STREAM\n"
+                  "       wmogen huge SIZE STREAM\n"
                   "       wmogen pty LINK STREAM\n");
   return 2;
 }
