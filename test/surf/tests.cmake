@@ -7,3 +7,19 @@ if(TARGET pqsurf)
   target_link_libraries(test_surf_split PRIVATE surf_core ${CMOCKA_LIB})
   pq_test(test_surf_split TIMEOUT 60 LABELS surf COMMAND test_surf_split)
 endif()
+
+# fuzz_surf: the bulletin parser on any bytes, when test/fuzz/fuzz.cmake
+# could build libFuzzer targets.  The logger (and the registry it reads its
+# default from) comes along.
+if(COMMAND pq_fuzz_target)
+  pkg_check_modules(FUZZ_SURF_XML REQUIRED libxml-2.0)
+  pq_fuzz_target(fuzz_surf ${CMAKE_CURRENT_LIST_DIR}/fuzz_surf.c
+    ${CMAKE_SOURCE_DIR}/pqutils/surf/surf_scan.c
+    ${CMAKE_SOURCE_DIR}/pqutils/surf/surf_heading.c
+    ${CMAKE_SOURCE_DIR}/pqutils/surf/surf_split.c
+    ${CMAKE_SOURCE_DIR}/ldmd/site/log.c
+    ${CMAKE_SOURCE_DIR}/ldmd/site/registry.c
+    ${CMAKE_SOURCE_DIR}/ldmd/site/registry_keys.c
+    ${CMAKE_SOURCE_DIR}/ldmd/site/registry_write.c ${_pq_sources}
+    FLAGS ${FUZZ_SURF_XML_CFLAGS} LIBS ${FUZZ_SURF_XML_LDFLAGS} SEEDS)
+endif()
