@@ -378,6 +378,14 @@ int main(int argc, char **argv) {
   else if (pq_cursor_newest(in) != PQ_OK)
     log_warning("cannot find the end of the queue: %s",
                 pq_last_error(in)->pe_msg);
+  if (ldm_log_enabled(LDM_LOG_INFO)) {
+    /* LDM's line of the class, once reading starts */
+    char t[40], ft[180];
+
+    pq_ts_format(from, t, sizeof t);
+    pq_feedtype_format(o.feedtype, ft, sizeof ft);
+    log_info("%s TS_ENDT {{%s, \"%s\"}}", t, ft, o.pattern);
+  }
 
   while (!cli_stopping()) {
     if (cli_stats_requested())

@@ -23,3 +23,8 @@ if(COMMAND pq_fuzz_target)
     ${CMAKE_SOURCE_DIR}/ldmd/site/registry_write.c ${_pq_sources}
     FLAGS ${FUZZ_SURF_XML_CFLAGS} LIBS ${FUZZ_SURF_XML_LDFLAGS} SEEDS)
 endif()
+
+if(TARGET pqsurf)
+  pq_script_suite(surf LABEL surf ARGS $<TARGET_FILE_DIR:pqsurf>
+    TESTS pqsurf 240)
+endif()
