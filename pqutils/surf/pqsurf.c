@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -164,6 +165,13 @@ static pid_t run_pqact(char *const argv[]) {
   if (pid == 0) {
     sigset_t all;
 
+    /* pqact sets up its own signals; what pqsurf ignores (SIGPIPE,
+     * SIGHUP) must not stay ignored across exec for it and its decoders */
+    static const int sigs[] = {SIGHUP,  SIGINT,  SIGPIPE, SIGTERM,
+                               SIGUSR1, SIGUSR2, SIGALRM, SIGCHLD};
+
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+      (void)signal(sigs[i], SIG_DFL);
     sigemptyset(&all);
     (void)sigprocmask(SIG_SETMASK, &all, NULL);
     execvp(argv[0], argv);
@@ -279,6 +287,16 @@ static const char *reg_path(struct cli *c, const char *given, const char *key,
   return cli_reg_string(c, key, buf, len) == 0 ? buf : NULL;
 }
 
+/* Do the two paths name one file (the same queue)? */
+static bool same_file(const char *a, const char *b) {
+  struct stat sa, sb;
+
+  if (strcmp(a, b) == 0)
+    return true;
+  return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+         sa.st_ino == sb.st_ino;
+}
+
 /* pqact's command line. */
 static void pqact_argv(const struct opts *o, const char *surfpath,
                        const char *datadir, const char *conf, bool once,
@@ -349,6 +367,13 @@ int main(int argc, char **argv) {
   inpath = cli_queue_path(&c);
   if (surfpath == NULL || datadir == NULL || conf == NULL || inpath == NULL)
     return 1;
+  if (same_file(surfpath, inpath)) {
+    cli_usage_error(&c, usage_text,
+                    "the private queue %s is the input queue: give -Q "
+                    "another (ldmadmin mksurfqueue makes the registry's)",
+                    surfpath);
+    return CLI_EXIT_USAGE;
+  }
   cli_signals();
   log_notice("Starting Up (%d)", (int)getpgrp());
 

@@ -66,6 +66,17 @@ insert b5 'SPUS70 KWBC 071215' 127
 insert b1ft 'SAUS70 KWBC 071200 NOT' 128 NEXRAD3
 insert b1pat 'UAUS70 KWBC 071200' 129
 
+# ---- the command line ----
+expect_rc 0 pqsurf -h
+expect_in "$OUT" 'usage: pqsurf [options] [conffile]'
+expect_rc 1 pqsurf -f NOSUCHFEED -i 0
+expect_rc 1 pqsurf -Q "$Q" -i 0
+expect_in "$ERR" "the private queue $Q is the input queue"
+expect_rc 1 pqsurf -l - -Q "$SCRATCH/none.pq" -i 0
+expect_in "$ERR" 'pq_open failed'
+expect_rc 1 pqsurf -l - a.conf b.conf
+ok "usage, a bad feedtype, the input queue as private queue, a missing queue"
+
 # ---- one pass (-i 0): split, then pqact over the private queue ----
 expect_rc 0 pqsurf -l "$LOG" -v -i 0 -o 3600
 expect_rc 0 pqcat -q "$SQ" -L
@@ -100,6 +111,12 @@ printf 'SPECI\r\r\nKDEN 071210Z 2SM BR=\r\r\n' >"$want"
 cmp -s "$want" "$DATA/speci/KDEN.txt" || fail "speci/KDEN.txt is not its SPECI"
 [[ ! -e $DATA/metar/KXYZ.txt ]] || fail "the NIL report was filed"
 ok "pqact filed each observation's body"
+
+# without a pqact to run: LDM's line, and pqsurf exits with the child's 127
+expect_rc 127 env PATH=/nonexistent "$BIN/pqsurf" -l - -i 0
+expect_in "$ERR" 'Couldn'"'"'t execute decoder "pqact"; PATH=/nonexistent'
+expect_in "$ERR" 'exited with status 127'
+ok "no pqact in PATH: exit 127, said"
 
 # ---- running: a later bulletin, the expiry, the child's death ----
 : >"$LOG"
