@@ -8,8 +8,8 @@
 #include <ctype.h>
 #include <string.h>
 
-void surf_scan_init(struct surf_scan *s, const void *data, size_t len) {
-  const unsigned char *b = data;
+void surf_scan_init(struct surf_scan *s, void *data, size_t len) {
+  unsigned char *b = data;
 
   s->origin = b;
   s->limit = b + len;
@@ -23,8 +23,8 @@ int surf_scan_nextc(struct surf_scan *s) {
 }
 
 void surf_scan_unnextc(struct surf_scan *s, int ch) {
-  if (ch != SURF_EOB && s->p > s->base)
-    s->p--;
+  if (s->p > s->base)
+    *--s->p = (unsigned char)ch;
 }
 
 int surf_scan_peek(const struct surf_scan *s, size_t off) {

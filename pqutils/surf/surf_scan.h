@@ -8,7 +8,11 @@
  *
  * Every read is bounded by the scan's end; the few looks LDM takes past an
  * observation's end (at the bytes after it) are bounded by the end of the
- * bulletin.  Nothing here allocates or logs.
+ * bulletin.  As LDM's, giving a byte back writes it where it is given back,
+ * the end-of-scan value too (as the byte 0xFE, over the last byte read):
+ * the scan works on a copy of the bulletin (surf_split() makes it), and
+ * what LDM's pqsurf makes of a report cut short, we make too.  Nothing here
+ * allocates or logs.
  */
 #ifndef PQUTILS_SURF_SURF_SCAN_H
 #define PQUTILS_SURF_SURF_SCAN_H
@@ -17,20 +21,20 @@
 #include <stddef.h>
 
 /* What a read returns at the end of the scan (LDM's EOB). */
-#define SURF_EOB (-1)
+#define SURF_EOB (-2)
 /* The byte that ends an observation besides '=': ASCII RS. */
 #define SURF_RECORD_SEP 0x1e
 
 struct surf_scan {
-  const unsigned char *origin; /* the bulletin's first byte */
-  const unsigned char *limit;  /* just past the bulletin's last byte */
-  const unsigned char *base;   /* this scan's first byte */
-  const unsigned char *end;    /* just past this scan's last byte */
-  const unsigned char *p;      /* the next byte to read */
+  unsigned char *origin; /* the bulletin's first byte */
+  unsigned char *limit;  /* just past the bulletin's last byte */
+  unsigned char *base;   /* this scan's first byte */
+  unsigned char *end;    /* just past this scan's last byte */
+  unsigned char *p;      /* the next byte to read */
 };
 
-/** A scan over a whole bulletin of len bytes. */
-void surf_scan_init(struct surf_scan *s, const void *data, size_t len);
+/** A scan over a whole bulletin of len bytes (which it may write). */
+void surf_scan_init(struct surf_scan *s, void *data, size_t len);
 
 /** Bytes left to read. */
 static inline size_t surf_scan_left(const struct surf_scan *s) {
@@ -39,7 +43,8 @@ static inline size_t surf_scan_left(const struct surf_scan *s) {
 
 /** The next byte (0-255), or SURF_EOB. */
 int surf_scan_nextc(struct surf_scan *s);
-/** Give back the byte just read (nothing for SURF_EOB). */
+/** Step back one byte and write ch there (SURF_EOB as 0xFE), unless at
+ *  the scan's first byte: LDM's unnextc(). */
 void surf_scan_unnextc(struct surf_scan *s, int ch);
 /** The byte at p + off if it lies in the bulletin, else SURF_EOB: LDM's
  *  looks past an observation's end. */

@@ -15,6 +15,7 @@
 #include <ctype.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ldmd/site/log.h"
@@ -22,12 +23,12 @@
 #include "pqutils/surf/surf_scan.h"
 
 /* The longest station, call sign or tag word read (LDM's CALL_SIGN_LEN). */
-#define SURF_CALL_SIGN_LEN 12
+#define SURF_CALL_SIGN_LEN 7
 /* The wind-speed unit indicator iw (WMO code table 1855) of the AAXX line
- * pqsurf writes: the bulletin's 0-4, knots for US reports without section
- * 0, and 2, a value the table leaves unused, when it was missing. */
+ * pqsurf writes: the bulletin's 0-4, knots (4) for US reports without
+ * section 0, and LDM's -1 when it was missing. */
 #define SURF_WIND_KNOTS 4
-#define SURF_WIND_UNAVAIL 2
+#define SURF_WIND_UNAVAIL (-1)
 
 enum subtype { BOGUS, AAXX, US_AAXX, BBXX, SAO, S_METAR, S_SPECI };
 
@@ -283,8 +284,10 @@ static bool read_report(struct surf_scan *ob, struct bulletin *b,
   }
 }
 
-int surf_split(const pq_prod_info *bulletin, const void *data, time_t now,
-               surf_obs_fn *fn, void *arg) {
+/* surf_split() on the copy it made. */
+static int split_copy(const pq_prod_info *bulletin, const void *data,
+                      unsigned char *copy, time_t now, surf_obs_fn *fn,
+                      void *arg) {
   struct surf_scan s;
   struct surf_scan ob;
   struct bulletin b = {.wind = SURF_WIND_UNAVAIL, .sub = BOGUS, .now = now};
@@ -292,7 +295,7 @@ int surf_split(const pq_prod_info *bulletin, const void *data, time_t now,
   int nsplit = 0;
   int rc;
 
-  surf_scan_init(&s, data, bulletin->size);
+  surf_scan_init(&s, copy, bulletin->size);
   (void)surf_scan_skipline(&s, 4);  /* SOH CR CR LF */
   (void)surf_scan_skipline(&s, 12); /* the sequence number's line */
   if (surf_heading_read(&s, &b.h, wants_pil(data, bulletin->size), now) != 0) {
@@ -311,7 +314,7 @@ int surf_split(const pq_prod_info *bulletin, const void *data, time_t now,
     unsigned char body[SURF_OBS_MAX + 1];
     char bbb[4];
     const char *bbbtext;
-    size_t l1, l2, copy, used;
+    size_t l1, l2, ncopy, used;
     ptrdiff_t rest;
 
     if (!read_report(&ob, &b, &o) || o.ident[0] == '\0')
@@ -335,9 +338,9 @@ int surf_split(const pq_prod_info *bulletin, const void *data, time_t now,
     if ((size_t)rest < l2)
       l2 = (size_t)rest;
     memcpy(body, o.head, l1);
-    copy = strnlen((const char *)o.from, l2);
-    memcpy(body + l1, o.from, copy);
-    memcpy(body + l1 + copy, "=\r\r\n", 4);
+    ncopy = strnlen((const char *)o.from, l2);
+    memcpy(body + l1, o.from, ncopy);
+    memcpy(body + l1 + ncopy, "=\r\r\n", 4);
 
     info = *bulletin;
     snprintf(info.ident, sizeof info.ident, "%s", o.key);
@@ -350,5 +353,25 @@ int surf_split(const pq_prod_info *bulletin, const void *data, time_t now,
     if (fn(&info, body, arg) == 0)
       nsplit++;
   }
+  return nsplit;
+}
+
+int surf_split(const pq_prod_info *bulletin, const void *data, time_t now,
+               surf_obs_fn *fn, void *arg) {
+  unsigned char *copy;
+  int nsplit;
+
+  /* A copy to scan, which the scan writes as LDM's does (surf_scan.h) */
+  if (bulletin->size == 0)
+    return -1;
+  copy = malloc((size_t)bulletin->size);
+  if (copy == NULL) {
+    log_error("surf_split(): Couldn't allocate %llu-byte buffer",
+              (unsigned long long)bulletin->size);
+    return -1;
+  }
+  memcpy(copy, data, (size_t)bulletin->size);
+  nsplit = split_copy(bulletin, data, copy, now, fn, arg);
+  free(copy);
   return nsplit;
 }

@@ -199,13 +199,13 @@ static void synop_us_without_section0(void **state) {
 static void synop_solidus_wind(void **state) {
   struct got g;
   (void)state;
-  /* iw "/": the unavailable value (2) */
+  /* iw "/": LDM's unavailable value, -1 */
   int n = split(START "SMUS01 KWBC 071215\r\r\nAAXX 0712/\r\r\n"
                       "72201 32966=\r\r\n\003",
                 5, &g);
   assert_int_equal(n, 1);
   expect_obs(&g.o[0], "aaxx 72201 071200", 5001,
-             "AAXX 07122\r\r\n72201 32966=\r\r\n");
+             "AAXX 0712-1\r\r\n72201 32966=\r\r\n");
 }
 
 static void synop_unknown_section0(void **state) {
@@ -238,6 +238,24 @@ static void ship_bbxx(void **state) {
              "BBXX\r\r\nKSHIP 07181 99100 70400=\r\r\n");
   /* "NIL" read as YYGG gives no day: the time now (07 18:34) */
   expect_obs(&g.o[2], "bbxx ELWX5 071834", 3003, "BBXX\r\r\nELWX5 NIL=\r\r\n");
+}
+
+static void ship_call_sign_only(void **state) {
+  struct got g;
+  (void)state;
+  /* A call sign is 7 characters at most.  A report of a call sign alone
+   * is skipped, unless the call sign has all 7: LDM then reads past the
+   * report's end for YYGG, gives the end back over its last byte (0xFE)
+   * and makes the observation anyway, dated now. */
+  int n = split(START "SMVD01 KWBC 071200\r\r\nBBXX\r\r\n"
+                      "WDB123=\r\r\nWDB1234=\r\r\n"
+                      "ABCDEFGHIJ 07121 99123=\r\r\n\003",
+                3, &g);
+  assert_int_equal(n, 2);
+  expect_obs(&g.o[0], "bbxx WDB1234 071834", 3001,
+             "BBXX\r\r\nWDB123\xfe=\r\r\n");
+  expect_obs(&g.o[1], "bbxx ABCDEFG 071834", 3002,
+             "BBXX\r\r\nABCDEFGHIJ 07121 99123=\r\r\n");
 }
 
 static void sao_reports(void **state) {
@@ -441,6 +459,7 @@ int main(void) {
       cmocka_unit_test(synop_solidus_wind),
       cmocka_unit_test(synop_unknown_section0),
       cmocka_unit_test(ship_bbxx),
+      cmocka_unit_test(ship_call_sign_only),
       cmocka_unit_test(sao_reports),
       cmocka_unit_test(sao_us_afos_code),
       cmocka_unit_test(bbb_groups),
