@@ -13,17 +13,17 @@ void surf_time_set(struct surf_time *t, int mday, int hour, int min,
                    time_t now) {
   struct tm tm;
 
-  if (mday >= 1 && mday <= 31 && hour >= 0 && hour <= 23 && min >= 0 &&
-      min <= 59) {
-    t->mday = mday;
-    t->hour = hour;
-    t->min = min;
-    return;
-  }
   gmtime_r(&now, &tm);
-  t->mday = tm.tm_mday;
-  t->hour = tm.tm_hour;
-  t->min = tm.tm_min;
+  t->mday = mday >= 1 && mday <= 31 ? mday : tm.tm_mday;
+  if (hour >= 0 && hour <= 23) {
+    t->hour = hour;
+    t->min = 0;
+  } else {
+    t->hour = tm.tm_hour;
+    t->min = tm.tm_min;
+  }
+  if (min >= 0 && min <= 59)
+    t->min = min;
 }
 
 /*

@@ -24,8 +24,10 @@ struct surf_time {
 };
 
 /**
- * Set t to day, hour, minute; a value out of its range (a group that was
- * missing or had a solidus) makes t the time now instead, whole.
+ * Set t to day, hour, minute, as LDM's set_dtime(): a value out of its
+ * range (a group that was missing or had a solidus) is taken from now,
+ * a bad hour with now's minute, which a good minute then replaces; a good
+ * hour comes with minute 0 unless the minute is good.
  */
 void surf_time_set(struct surf_time *t, int mday, int hour, int min,
                    time_t now);

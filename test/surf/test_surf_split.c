@@ -236,8 +236,9 @@ static void ship_bbxx(void **state) {
              "BBXX\r\r\nWDB123 07121 99123 70456 41598=\r\r\n");
   expect_obs(&g.o[1], "bbxx KSHIP 071800", 3002,
              "BBXX\r\r\nKSHIP 07181 99100 70400=\r\r\n");
-  /* "NIL" read as YYGG gives no day: the time now (07 18:34) */
-  expect_obs(&g.o[2], "bbxx ELWX5 071834", 3003, "BBXX\r\r\nELWX5 NIL=\r\r\n");
+  /* "NIL" read as YYGG gives no day and no hour: now's day and hour
+   * (07 18), and the minute 00 (LDM's set_dtime()) */
+  expect_obs(&g.o[2], "bbxx ELWX5 071800", 3003, "BBXX\r\r\nELWX5 NIL=\r\r\n");
 }
 
 static void ship_call_sign_only(void **state) {
@@ -252,9 +253,9 @@ static void ship_call_sign_only(void **state) {
                       "ABCDEFGHIJ 07121 99123=\r\r\n\003",
                 3, &g);
   assert_int_equal(n, 2);
-  expect_obs(&g.o[0], "bbxx WDB1234 071834", 3001,
+  expect_obs(&g.o[0], "bbxx WDB1234 071800", 3001,
              "BBXX\r\r\nWDB123\xfe=\r\r\n");
-  expect_obs(&g.o[1], "bbxx ABCDEFG 071834", 3002,
+  expect_obs(&g.o[1], "bbxx ABCDEFG 071800", 3002,
              "BBXX\r\r\nABCDEFGHIJ 07121 99123=\r\r\n");
 }
 
@@ -370,14 +371,27 @@ static void long_report_is_cut(void **state) {
 }
 
 static void missing_date_is_now(void **state) {
-  struct got g;
+  static const struct {
+    const char *date;
+    const char *key;
+  } cases[] = {
+      {"321215", "metar KDEN 071215"}, /* day 32: now's day */
+      {"072415", "metar KDEN 071815"}, /* hour 24: now's hour */
+      {"071275", "metar KDEN 071200"}, /* minute 75: 00 with the hour */
+      {"992499", "metar KDEN 071834"}, /* all bad: now */
+  };
   (void)state;
-  /* day 99: the whole date is now's */
-  int n = split(START "SAUS70 KWBC 991200\r\r\nMETAR\r\r\n"
-                      "KDEN 071153Z 10SM=\r\r\n\003",
-                1, &g);
-  assert_int_equal(n, 1);
-  assert_string_equal(g.o[0].ident, "metar KDEN 071834");
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char text[256];
+    struct got g;
+
+    snprintf(text, sizeof text,
+             START "SAUS70 KWBC %s\r\r\nMETAR\r\r\nKDEN 071153Z 10SM=\r\r\n"
+                   "\003",
+             cases[i].date);
+    assert_int_equal(split(text, 1, &g), 1);
+    assert_string_equal(g.o[0].ident, cases[i].key);
+  }
 }
 
 static void seqno_wraps_as_ldm(void **state) {
