@@ -334,41 +334,26 @@ static void pqact_argv(const struct opts *o, const char *surfpath,
   argv[n] = NULL;
 }
 
-int main(int argc, char **argv) {
-  struct cli c;
-  struct opts o = {.feedtype = DEFAULT_FEEDTYPE,
-                   .pattern = DEFAULT_PATTERN,
-                   .interval = DEFAULT_INTERVAL,
-                   .age_hours = DEFAULT_AGE};
+/* pqsurf's work once the command line is read: 0, or its exit status. */
+static int serve(struct cli *c, const struct opts *o, const pq_class *cls,
+                 pq_timestamp from) {
   char surfbuf[4096], databuf[4096], confbuf[4096];
   const char *surfpath, *datadir, *conf, *inpath;
   const char *act_argv[24];
-  pq_class cls;
   pq_t *in;
-  pq_timestamp from;
   int rc, code = 0;
   int status = 0;
   double last_expire = 0;
 
-  rc = cli_parse(&c, argc, argv, &spec, &o);
-  if (rc != CLI_GO_ON)
-    return rc;
-  from = pq_ts_now();
-  if (o.have_offset)
-    from.sec -= (int64_t)o.offset;
-  else
-    from.sec -= (int64_t)llround(o.age_hours * 3600) - (int64_t)o.interval;
-  if (cli_make_class(&c, &cls, from, o.feedtype, o.pattern) != 0)
-    return CLI_EXIT_USAGE;
-  surfpath = reg_path(&c, o.surfq, REG_SURFQUEUE_PATH, surfbuf, sizeof surfbuf);
+  surfpath = reg_path(c, o->surfq, REG_SURFQUEUE_PATH, surfbuf, sizeof surfbuf);
   datadir =
-      reg_path(&c, o.datadir, REG_PQSURF_DATADIR, databuf, sizeof databuf);
-  conf = reg_path(&c, o.conf, REG_PQSURF_CONFIG, confbuf, sizeof confbuf);
-  inpath = cli_queue_path(&c);
+      reg_path(c, o->datadir, REG_PQSURF_DATADIR, databuf, sizeof databuf);
+  conf = reg_path(c, o->conf, REG_PQSURF_CONFIG, confbuf, sizeof confbuf);
+  inpath = cli_queue_path(c);
   if (surfpath == NULL || datadir == NULL || conf == NULL || inpath == NULL)
     return 1;
   if (same_file(surfpath, inpath)) {
-    cli_usage_error(&c, usage_text,
+    cli_usage_error(c, usage_text,
                     "the private queue %s is the input queue: give -Q "
                     "another (ldmadmin mksurfqueue makes the registry's)",
                     surfpath);
@@ -381,14 +366,15 @@ int main(int argc, char **argv) {
   if (surfq == NULL) {
     if (code == PQ_CORRUPT)
       log_error("The output product-queue \"%s\" is inconsistent", surfpath);
-    return 1;
+    status = 1;
+    goto out;
   }
-  pqact_argv(&o, surfpath, datadir, conf, o.interval == 0, act_argv);
-  if (o.interval != 0) {
+  pqact_argv(o, surfpath, datadir, conf, o->interval == 0, act_argv);
+  if (o->interval != 0) {
     act_pid = run_pqact((char *const *)act_argv);
     if (act_pid == -1) {
-      pq_close(surfq);
-      return 1;
+      status = 1;
+      goto out;
     }
   }
   in = cli_open_queue(inpath, PQ_READONLY, &code);
@@ -398,7 +384,7 @@ int main(int argc, char **argv) {
     status = 1;
     goto out;
   }
-  if (o.have_offset)
+  if (o->have_offset)
     pq_cursor_set(in, pq_ts_to_us(from));
   else if (pq_cursor_newest(in) != PQ_OK)
     log_warning("cannot find the end of the queue: %s",
@@ -408,14 +394,14 @@ int main(int argc, char **argv) {
     char t[40], ft[180];
 
     pq_ts_format(from, t, sizeof t);
-    pq_feedtype_format(o.feedtype, ft, sizeof ft);
-    log_info("%s TS_ENDT {{%s, \"%s\"}}", t, ft, o.pattern);
+    pq_feedtype_format(o->feedtype, ft, sizeof ft);
+    log_info("%s TS_ENDT {{%s, \"%s\"}}", t, ft, o->pattern);
   }
 
   while (!cli_stopping()) {
     if (cli_stats_requested())
       dump_stats();
-    rc = pq_next(in, PQ_FORWARD, &cls, split_bulletin, NULL);
+    rc = pq_next(in, PQ_FORWARD, cls, split_bulletin, NULL);
     if (rc == PQ_OK)
       continue;
     if (rc != PQ_END) {
@@ -423,15 +409,15 @@ int main(int argc, char **argv) {
       status = 1;
       break;
     }
-    if (o.interval == 0)
+    if (o->interval == 0)
       break;
-    if (cli_monotonic() - last_expire >= (double)o.interval ||
+    if (cli_monotonic() - last_expire >= (double)o->interval ||
         last_expire == 0) {
-      expire(o.age_hours);
+      expire(o->age_hours);
       last_expire = cli_monotonic();
     }
-    rc = cli_wait_for_products(in, o.interval < MAX_WAIT_S ? o.interval
-                                                           : MAX_WAIT_S);
+    rc = cli_wait_for_products(in, o->interval < MAX_WAIT_S ? o->interval
+                                                            : MAX_WAIT_S);
     if (rc != PQ_OK && rc != PQ_TIMEDOUT) {
       log_error("pq_wait failed: %s", pq_last_error(in)->pe_msg);
       status = 1;
@@ -443,7 +429,7 @@ int main(int argc, char **argv) {
     }
   }
   pq_close(in);
-  if (o.interval == 0 && status == 0 && !cli_stopping()) {
+  if (o->interval == 0 && status == 0 && !cli_stopping()) {
     /* One pass: now pqact over what it holds, to the end. */
     act_pid = run_pqact((char *const *)act_argv);
     if (act_pid == -1) {
@@ -466,6 +452,30 @@ out:
   queue_usage();
   pq_close(surfq);
   dump_stats();
-  pq_class_free(&cls);
   return status;
+}
+
+int main(int argc, char **argv) {
+  struct cli c;
+  struct opts o = {.feedtype = DEFAULT_FEEDTYPE,
+                   .pattern = DEFAULT_PATTERN,
+                   .interval = DEFAULT_INTERVAL,
+                   .age_hours = DEFAULT_AGE};
+  pq_class cls;
+  pq_timestamp from;
+  int rc;
+
+  rc = cli_parse(&c, argc, argv, &spec, &o);
+  if (rc != CLI_GO_ON)
+    return rc;
+  from = pq_ts_now();
+  if (o.have_offset)
+    from.sec -= (int64_t)o.offset;
+  else
+    from.sec -= (int64_t)llround(o.age_hours * 3600) - (int64_t)o.interval;
+  if (cli_make_class(&c, &cls, from, o.feedtype, o.pattern) != 0)
+    return CLI_EXIT_USAGE;
+  rc = serve(&c, &o, &cls, from);
+  pq_class_free(&cls);
+  return rc;
 }
