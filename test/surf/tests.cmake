@@ -28,3 +28,11 @@ if(TARGET pqsurf)
   pq_script_suite(surf LABEL surf ARGS $<TARGET_FILE_DIR:pqsurf>
     TESTS pqsurf 240)
 endif()
+
+# surf_bench: what the splitting costs, alone and with the insertions
+# into a queue made as mksurfqueue makes it (test/bench/surf_bench.c; run
+# by hand: build/release/test/surf_bench).
+if(TARGET surf_core)
+  add_executable(surf_bench ${CMAKE_SOURCE_DIR}/test/bench/surf_bench.c)
+  target_link_libraries(surf_bench PRIVATE surf_core)
+endif()
