@@ -118,10 +118,9 @@ expect_in "$ERR" 'Couldn'"'"'t execute decoder "pqact"; PATH=/nonexistent'
 expect_in "$ERR" 'exited with status 127'
 ok "no pqact in PATH: exit 127, said"
 
-# ---- running: a later bulletin, the expiry, the child's death ----
+# ---- running: a later bulletin, the child's death ----
 : >"$LOG"
-# age 0.0005 h (1.8 s), every second
-background pqsurf -l "$LOG" -v -i 1 -a 0.0005
+background pqsurf -l "$LOG" -v -i 1
 PQSURF=$BG
 wait_until 30 grep -q 'TS_ENDT {{' "$LOG" ||
   fail "pqsurf did not start reading the queue within 30 s"
@@ -130,12 +129,6 @@ insert b6 'SAUS70 KWBC 071300' 130
 wait_until 30 grep -q 071253Z "$DATA/metar/KDEN.txt" ||
   fail "the later bulletin's report was not filed within 30 s"
 ok "a bulletin inserted while it runs is split and filed"
-# the observations of the first pass are older than 1.8 s: expired
-count() { pqcat -q "$SQ" -L 2>/dev/null | wc -l; }
-# shellcheck disable=SC2016 # eval expands it, each time
-wait_until 30 eval '(($(count) == 0))' ||
-  fail "the private queue still holds $(count) observations 30 s later"
-ok "the private queue is expired"
 child=$(ps -o pid= --ppid "$PQSURF" | tr -d ' ')
 [[ -n $child && $(cat "/proc/$child/comm") == pqact ]] ||
   fail "pqsurf has no pqact child"
@@ -148,13 +141,18 @@ expect_in "$LOG" "child $child terminated by signal 9"
 sanitizer_check "$LOG"
 ok "pqsurf exits 1 when its pqact is killed"
 
-# ---- stop ----
+# ---- the expiry, then a stop ----
 : >"$LOG"
-background pqsurf -l "$LOG"
+# observations older than 0.0005 h (1.8 s), every second: all of them soon
+background pqsurf -l "$LOG" -i 1 -a 0.0005
 PQSURF=$BG
-wait_until 30 eval "[[ -n \$(ps -o pid= --ppid $PQSURF) ]]" ||
-  fail "pqsurf started no pqact within 30 s"
+count() { pqcat -q "$SQ" -L 2>/dev/null | wc -l; }
+# shellcheck disable=SC2016 # eval expands it, each time
+wait_until 30 eval '(($(count) == 0))' ||
+  fail "the private queue still holds $(count) observations 30 s later"
+ok "the private queue is expired"
 child=$(ps -o pid= --ppid "$PQSURF" | tr -d ' ')
+[[ -n $child ]] || fail "pqsurf has no pqact child"
 wait_until 30 grep -q 'pqact.*Starting Up' "$LOG" || fail "its pqact did not start"
 stop_expect "$PQSURF" pqsurf TERM 30 0 "$LOG"
 gone "$child" || fail "its pqact $child outlived pqsurf"
