@@ -101,3 +101,7 @@ target_link_libraries(gribwrap PRIVATE sbngen_lib)
 pq_script_test(ingest_gribinsert ${CMAKE_CURRENT_LIST_DIR}/gribinsert.sh
   TIMEOUT 180 LABELS ingest
   ARGS $<TARGET_FILE_DIR:gribinsert> $<TARGET_FILE_DIR:gribwrap>)
+# gribinsert's search for messages and its identifiers (grib_file.h), on
+# libsbngen's messages.
+pq_np_test(test_np_grib_file)
+target_link_libraries(test_np_grib_file PRIVATE sbngen_lib)
