@@ -22,7 +22,7 @@ if(TARGET notifyme AND TARGET ldmsend AND TARGET ldmping)
       TIMEOUT 300 LABELS clients
       ARGS ${_args} $<TARGET_FILE_DIR:ldmd> $<TARGET_FILE_DIR:pqcreate>)
     # pqsend and feedme against ldmd (pqutils/net/pqsend.c, feedme.c).
-    foreach(_t pqsend)
+    foreach(_t pqsend feedme)
       pq_script_test(clients_${_t} ${CMAKE_CURRENT_LIST_DIR}/${_t}.sh
         TIMEOUT 300 LABELS clients
         ARGS ${_args} $<TARGET_FILE_DIR:ldmd> $<TARGET_FILE_DIR:pqcreate>)
