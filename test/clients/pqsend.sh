@@ -50,7 +50,8 @@ count() {
 same() {
   pqcat -q "$SQ" -p "^$1\$" >a.out 2>/dev/null || fail "pqcat $SQ $1"
   pqcat -q "$Q" -p "^$1\$" >b.out 2>/dev/null || fail "pqcat $Q $1"
-  [[ -s a.out ]] && cmp -s a.out b.out || fail "$1 differs in ldmd's queue"
+  [[ -s a.out ]] || fail "$1 is empty in the source queue"
+  cmp -s a.out b.out || fail "$1 differs in ldmd's queue"
 }
 
 expect_rc 0 pqcreate -s 50M -S 1000 -q "$Q"
