@@ -25,6 +25,9 @@
  * products after the state's time only to the decoders that had not
  * taken them (cli_state.h, act.h).  The cap on the children of EXEC and
  * PIPE -close is the registry's /pqact/max-children, read at startup.
+ * With -e (and AWIPS's -k, -s) it makes the ring of EDEX notices FILE
+ * -edex fills (edex_ring.h) before opening the queue, and removes it at
+ * its exit, as LDM's pqact.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -629,9 +632,11 @@ int main(int argc, char **argv) {
   struct pqact_act a = {.conf = &conf,
                         .outs = pqact_outputs_new(0),
                         .kids = pqact_children_new(cap)};
-  struct pqact_edex *ring = NULL;
-  if (o.edex && a.outs != NULL) /* without the ring, -edex says so */
-    pqact_outputs_set_edex(a.outs, ring = open_ring(&o));
+  /* -e: the ring, before the queue (edexBridge waits for it); without it,
+   * FILE -edex says notification is not available */
+  struct pqact_edex *ring = o.edex ? open_ring(&o) : NULL;
+  if (a.outs != NULL)
+    pqact_outputs_set_edex(a.outs, ring);
   char state_path[PATH_MAX + 8];
   snprintf(state_path, sizeof state_path, "%s.state", path);
   struct loop l = {.act = &a,
