@@ -8,12 +8,14 @@
 #include "pqutils/pqact/edex_ring.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ipc.h>
 #include <sys/sem.h>
 #include <sys/shm.h>
+#include <unistd.h>
 
 #include "ldmd/site/log.h"
 
@@ -77,10 +79,15 @@ static int start_ring(struct pqact_edex *r) {
 }
 
 /* A ring that exists and that a reader reads: on after the slot sem[1]
- * names.  -1 if sem[1] names no slot. */
+ * names, which is set again to the same value (the reader sees no
+ * change) to make this process its last writer.  -1 if sem[1] names no
+ * slot. */
 static int go_on(struct pqact_edex *r) {
   int last = semctl(r->semid, SEM_LAST, GETVAL);
   if (last < 0 || (unsigned)last >= PQACT_EDEX_SLOTS)
+    return -1;
+  union semun same = {.val = last};
+  if (semctl(r->semid, SEM_LAST, SETVAL, same) != 0)
     return -1;
   if (semctl(r->semid, SEM_SLOTS, GETVAL) != (int)PQACT_EDEX_SLOTS) {
     union semun arg = {.val = PQACT_EDEX_SLOTS};
@@ -89,6 +96,26 @@ static int go_on(struct pqact_edex *r) {
   }
   r->next = (unsigned)last + 1 == PQACT_EDEX_SLOTS ? 0 : (unsigned)last + 1;
   return 0;
+}
+
+/* The pid of a pqact that is alive and writes the ring of semid: the last
+ * process that set sem[1] (semctl() GETPID: every writer sets it when it
+ * starts and at each notice; a reader never does), if it runs and is
+ * named pqact (LDM's or ours).  0 if none. */
+static pid_t live_writer(int semid) {
+  int pid = semctl(semid, SEM_LAST, GETPID);
+  if (pid <= 0 || pid == (int)getpid() || (kill(pid, 0) != 0 && errno == ESRCH))
+    return 0;
+  char path[64], comm[32] = "";
+  snprintf(path, sizeof path, "/proc/%d/comm", pid);
+  FILE *f = fopen(path, "re");
+  if (f == NULL)
+    return 0;
+  if (fgets(comm, sizeof comm, f) == NULL)
+    comm[0] = '\0';
+  fclose(f);
+  comm[strcspn(comm, "\n")] = '\0';
+  return strcmp(comm, "pqact") == 0 ? (pid_t)pid : 0;
 }
 
 /* What open() made, undone after a failure. */
@@ -147,6 +174,15 @@ struct pqact_edex *pqact_edex_open(const char *path, int shm_proj,
   if (r->semid < 0) {
     log_error("cannot get the EDEX ring's semaphores (key 0x%08x): %s",
               hex_key(r->sem_key), strerror(errno));
+    undo(r, shm_made, false);
+    return NULL;
+  }
+  pid_t other = sem_made ? 0 : live_writer(r->semid);
+  if (other != 0) { /* its notices and ours would overwrite each other */
+    log_error("another pqact (pid %ld) writes the EDEX ring (shared memory "
+              "key 0x%08x, semaphores key 0x%08x): this one gives no notice; "
+              "-k and -s give a ring of its own",
+              (long)other, hex_key(r->shm_key), hex_key(r->sem_key));
     undo(r, shm_made, false);
     return NULL;
   }

@@ -51,8 +51,11 @@
  *     sees nothing more, and the notices it had not yet read are gone with
  *     the ring (the files are written).  edexBridge must be restarted with
  *     pqact (ldmd does, both being its EXECs).
- *   - one writer per ring, as with LDM's: two `pqact -e` with the same keys
- *     write over each other's notices (-k and -s give each its own ring).
+ *   - one writer per ring.  Two of LDM's `pqact -e` with the same keys
+ *     write over each other's notices.  Ours refuses a ring whose last
+ *     writer (the process that last set sem[1], which every writer does
+ *     when it starts) is a pqact still running, says so, and gives no
+ *     notice (-k and -s give each pqact its own ring).
  *
  * Logs through ldmd/site/log.h.  One ring per process; not thread-safe.
  */
@@ -97,7 +100,8 @@ void pqact_edex_keys(const char *path, int shm_proj, int sem_proj,
  * sem[0] to the number of slots.  The segment first, then the
  * semaphores, which edexBridge waits for.
  * @return the ring, or NULL after logging why (a segment of that key too
- *         small, no permission, out of memory...)
+ *         small, another pqact writing the ring, no permission, out of
+ *         memory...)
  */
 struct pqact_edex *pqact_edex_open(const char *path, int shm_proj,
                                    int sem_proj);

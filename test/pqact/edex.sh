@@ -8,7 +8,8 @@
 #      ring, then every notice once, in order, with its path (as the
 #      action gives it, absolute or relative) and identifier, across the
 #      wrap at 5000 (7200 notices, in batches the reader keeps up with);
-#      FILE without -edex gives none.
+#      FILE without -edex gives none; a second pqact -e on the same ring
+#      meanwhile is refused, and changes nothing.
 #   2. A reader stopped while 3600 notices are written (the ring goes
 #      round meanwhile) takes them all when it goes on.
 #   3. A reader stopped while 6000 are written has lost all but the newest
@@ -165,6 +166,12 @@ wait_until 60 test -f "$RD_OUT.attached" || fail "the reader did not attach"
 [[ $(cat "$RD_OUT.attached") == 5000 ]] ||
   fail "sem[0] is $(cat "$RD_OUT.attached"), not 5000"
 for b in 0 1 2 3 4 5; do
+  if ((b == 3)); then # a second pqact -e on the ring: refused, harmless
+    printf 'EXP\t^NONE$\tNOOP\n' >none.conf
+    expect_rc 0 "$PQACT" -e -l- -d "$DATA" -i 0 none.conf
+    expect_in "$ERR" "another pqact (pid $PQ) writes the EDEX ring"
+    expect_not_in "$ERR" "Deleting shared segment."
+  fi
   insert $((b * 1000 + 1)) $((b * 1000 + 1000))
   want=$((${#NOTICES[@]})) # the empty slot 0, then the notices
   wait_until 60 lines_at_least "$RD_OUT" "$want" ||
@@ -177,7 +184,7 @@ done
 same_lines "$RD_OUT" want1
 same "$DATA/each/P05432" in/P05432
 [[ $(wc -l <"$DATA/app/every5") == 1200 ]] || fail "app/every5 lacks products"
-ok "a reader from the start: slot 0 empty, then 7200 notices once, in order, across the wrap at 5000"
+ok "a reader from the start: slot 0 empty, then 7200 notices once, in order, across the wrap at 5000; a second pqact -e refused"
 
 # ---- 2. a reader stopped within the ring's reach ----
 kill -STOP "$RD"

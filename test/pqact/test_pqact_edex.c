@@ -7,7 +7,8 @@
  * strings padded with NULs, cut at 4095 and 255 bytes) and sem[1]; the
  * wrap after slot 4999; a ring that exists, gone on with when a reader
  * is attached and started again when none is, or that names no slot; a
- * segment of the key too small refused; the removal.  Then FILE -edex:
+ * segment of the key too small refused; a second writer refused while
+ * the first runs; the removal.  Then FILE -edex:
  * a notice once the file is written and closed, the path as the action
  * gives it, none for a failed write or without -edex.  Each test names
  * its ring by a file of its scratch directory whose keys no ring has, and
@@ -24,8 +25,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ipc.h>
+#include <sys/prctl.h>
 #include <sys/sem.h>
 #include <sys/shm.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "pqutils/pqact/edex_ring.h"
@@ -263,6 +266,40 @@ static void test_bad_rings(void **state) {
   assert_int_equal(shmget(shm_key, 0, 0), -1);
 }
 
+/* A second writer: refused while the first, a process named pqact, runs;
+ * taken once it has exited. */
+static void test_two_writers(void **state) {
+  (void)state;
+  int ready[2], go[2];
+  assert_int_equal(pipe(ready), 0);
+  assert_int_equal(pipe(go), 0);
+  pid_t pid = fork();
+  assert_int_not_equal(pid, -1);
+  if (pid == 0) { /* the first writer */
+    char c = 0;
+    (void)prctl(PR_SET_NAME, "pqact", 0, 0, 0);
+    struct pqact_edex *w = pqact_edex_open(keyfile, 'R', 'e');
+    if (w == NULL || write(ready[1], "r", 1) != 1 || read(go[0], &c, 1) != 1)
+      _exit(1);
+    _exit(0); /* as a kill -9: the ring stays */
+  }
+  char c;
+  assert_int_equal(read(ready[0], &c, 1), 1);
+  assert_null(pqact_edex_open(keyfile, 'R', 'e'));
+  assert_int_not_equal(semget(sem_key, 0, 0), -1); /* left alone */
+  assert_int_equal(write(go[1], "g", 1), 1);
+  int status;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  struct pqact_edex *r = pqact_edex_open(keyfile, 'R', 'e');
+  assert_non_null(r);
+  pqact_edex_close(r, true);
+  close(ready[0]);
+  close(ready[1]);
+  close(go[0]);
+  close(go[1]);
+}
+
 /* FILE args of one product, ident ID. */
 static int act(struct pqact_outputs *o, const char *args, const char *data) {
   static char line[512];
@@ -323,6 +360,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_new_ring, setup, teardown),
       cmocka_unit_test_setup_teardown(test_existing_ring, setup, teardown),
       cmocka_unit_test_setup_teardown(test_bad_rings, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_two_writers, setup, teardown),
       cmocka_unit_test_setup_teardown(test_file_edex, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
