@@ -33,8 +33,9 @@ READER=$(cd "$(dirname "${4:?path of edexreader}")" && pwd)/$(basename "$4")
 cd "$SCRATCH" || fail "cd"
 tab=$'\t'
 LOG=$SCRATCH/log
-FAIL_LOGS=(LOG:log ERR:stderr RERR:reader)
+FAIL_LOGS=(LOG:log ERR:stderr RERR:reader PERR:pqact)
 RERR=$SCRATCH/reader.err
+PERR=$SCRATCH/pqact.err # the background pqacts' stderr (sanitizers)
 IPC_KEYS=() # "shmkey semkey" of every ring this test may make
 
 # ipc_cleanup: remove the test's rings, after its processes.
@@ -133,7 +134,7 @@ start_pqact() {
   local n
   : >>"$LOG"
   n=$(starts)
-  background "$PQACT" -l "$LOG" -d "$DATA" -i 600 "$@" "$CONF"
+  background "$PQACT" -l "$LOG" -d "$DATA" -i 600 "$@" "$CONF" 2>>"$PERR"
   PQ=$BG
   wait_until 30 more_starts "$n" || fail "pqact did not start"
   wait_until 30 asleep_in "$PQ" 'futex|poll|nanosleep' ||
@@ -305,3 +306,5 @@ expect_rc 0 "$READER" -k X -s y keys "$KEYFILE"
 expect_rc 1 "$PQACT" -e -k XY -q /dev/null "$CONF"
 expect_in "$ERR" "-k takes one character"
 ok "-k and -s: the ring of other keys; -k XY a usage error"
+sanitizer_check "$PERR" "the sanitizers found an error in a pqact"
+sanitizer_check "$RERR" "the sanitizers found an error in a reader"
