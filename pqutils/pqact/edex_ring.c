@@ -25,6 +25,8 @@ union semun {
   // cppcheck-suppress unusedStructMember
   int val;
   // cppcheck-suppress unusedStructMember
+  struct semid_ds *buf;
+  // cppcheck-suppress unusedStructMember
   unsigned short *array;
 };
 
@@ -60,12 +62,30 @@ static int get_shm(key_t key, size_t bytes, bool *made) {
   return id;
 }
 
+/* A new set is made write-only for its owner, so that a reader's
+ * semget(key, 2, 0666) fails (EACCES; edexBridge tries again a second
+ * later) until open() has set sem[0] and opened it to 0666 (open_sem()):
+ * else edexBridge could read 0 slots in between.  (A reader running as
+ * root passes the permissions: for it the gap is two system calls.) */
 static int get_sem(key_t key, bool *made) {
-  int id = semget(key, NSEMS, 0666 | IPC_CREAT | IPC_EXCL);
+  int id = semget(key, NSEMS, 0200 | IPC_CREAT | IPC_EXCL);
   *made = id >= 0;
   if (id < 0 && errno == EEXIST)
     id = semget(key, NSEMS, 0666);
   return id;
+}
+
+/* A new set, its values set: mode 0666, as LDM's.  (IPC_STAT would need
+ * the read permission the set does not give yet: its owner is this
+ * process's effective user and group, which made it.) */
+static int open_sem(int semid) {
+  struct semid_ds ds;
+  memset(&ds, 0, sizeof ds);
+  ds.sem_perm.uid = geteuid();
+  ds.sem_perm.gid = getegid();
+  ds.sem_perm.mode = 0666;
+  union semun arg = {.buf = &ds};
+  return semctl(semid, 0, IPC_SET, arg);
 }
 
 /* A new ring, or one no reader will miss: slot 0 empty, sem[1] 0, the
@@ -194,7 +214,7 @@ struct pqact_edex *pqact_edex_open(const char *path, int shm_proj,
                   "starting it again",
                   hex_key(r->shm_key));
   }
-  if (!kept && start_ring(r) != 0) {
+  if ((!kept && start_ring(r) != 0) || (sem_made && open_sem(r->semid))) {
     log_error("cannot set the EDEX ring's semaphores (key 0x%08x): %s",
               hex_key(r->sem_key), strerror(errno));
     undo(r, shm_made, sem_made);
