@@ -225,9 +225,13 @@ struct pqact_edex *pqact_edex_open(const char *path, int shm_proj,
                "reader%s, after slot %u",
                readers, readers == 1 ? "" : "s",
                r->next == 0 ? PQACT_EDEX_SLOTS - 1 : r->next - 1);
-  else if (!shm_made || !sem_made)
+  else if (!shm_made && !sem_made && readers == 0)
     log_notice("EDEX ring: the ring that exists has no reader: started "
                "again");
+  else if (shm_made != sem_made)
+    log_notice("EDEX ring: its %s existed without its %s: started again",
+               shm_made ? "semaphores" : "shared memory",
+               shm_made ? "shared memory" : "semaphores");
   log_notice("EDEX ring: %u slots, shared memory key 0x%08x, semaphores key "
              "0x%08x",
              PQACT_EDEX_SLOTS, hex_key(r->shm_key), hex_key(r->sem_key));
