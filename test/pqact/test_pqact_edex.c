@@ -137,6 +137,10 @@ static void test_new_ring(void **state) {
   assert_int_equal(semctl(v.semid, 0, IPC_STAT, arg), 0);
   assert_int_equal(sds.sem_nsems, 2);
   assert_int_equal(sds.sem_perm.mode & 0777, 0666);
+  /* opened to readers by its owner, who made it */
+  assert_int_equal(sds.sem_perm.uid, geteuid());
+  assert_int_equal(sds.sem_perm.gid, getegid());
+  assert_int_equal(sds.sem_perm.cuid, geteuid());
   assert_int_equal(last(&v), 0);
   assert_slot(&v, 0, "", "");
   assert_int_equal(pqact_edex_next(r), 1);
