@@ -399,15 +399,16 @@ cmd_queuecheck() {
 
 # pqact_configs LDMD_CONF: the pqact configuration files its EXEC entries
 # name (reference: LDM's rule, the last word unless it is an option or the
-# word before it is one of -[ldqfpito]), one a line; the registry's
-# /pqact/config-path for an entry that names none.
+# word before it is one of -[ldqfpito], and AWIPS's -k and -s, which take a
+# value too), one a line; the registry's /pqact/config-path for an entry
+# that names none.
 pqact_configs() {
   awk -v dflt="$(reg /pqact/config-path)" '
     tolower($1) == "exec" && $0 ~ /pqact/ {
       line = $0; sub(/^[ \t]*[^ \t]+[ \t]+/, "", line); gsub(/"/, "", line)
       n = split(line, w, /[ \t]+/)
       if (w[n] == "") n--
-      if (n < 2 || w[n] ~ /^-/ || w[n - 1] ~ /^-[ldqfpito]$/) print dflt
+      if (n < 2 || w[n] ~ /^-/ || w[n - 1] ~ /^-[ldqfpitoks]$/) print dflt
       else print w[n]
     }' "$1"
 }
