@@ -7,8 +7,10 @@
 # destinations; newlog: LDM's rotation; refresh: refresh_logging makes ldmd
 # and its EXEC pqact reopen their logs; uldbutil: the feeds of a running
 # ldmd; pqutil: -w and -C.
-if(TARGET keep_running AND TARGET ulogger AND TARGET pqcat)
+if(TARGET keep_running AND TARGET ulogger AND TARGET pqcat AND TARGET ldmd
+   AND TARGET pqact AND TARGET notifyme AND TARGET pqclihelper AND TARGET pqcheck)
   pq_script_suite(ops LABEL ops
     ARGS $<TARGET_FILE_DIR:keep_running> ${CMAKE_SOURCE_DIR}/pqutils/ops
-    TESTS keep_running 180 ulogger 60 newlog 60)
+         $<TARGET_FILE:pqclihelper>
+    TESTS keep_running 180 ulogger 60 newlog 60 pqutil 60 server 180)
 endif()
