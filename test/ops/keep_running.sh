@@ -10,7 +10,8 @@
 # keep_running's own log even when it was started with SIGUSR1 ignored (as
 # ldmd starts EXEC programs); a program killed by a signal (status 128 + N);
 # keep_running killed outright takes its program with it; a program that
-# cannot start; usage errors.
+# cannot start; options after the program's name are its own; usage
+# errors.
 source "$(dirname "$0")/lib.sh" "$@"
 cd "$SCRATCH" || fail "cd"
 KLOG=$SCRATCH/keep_running.log
@@ -160,6 +161,17 @@ expect_rc 1 keep_running -l - no-such-program-here
 expect_in "$ERR" "cannot run no-such-program-here: No such file or directory"
 expect_rc 1 keep_running -l - ./fails.sh "$STARTS" # not executable
 expect_in "$ERR" "Permission denied"
+expect_rc 1 keep_running -l - -- -dash-program
+expect_in "$ERR" "cannot run -dash-program"
+# The program's own options are its own: sh's -e here, not an option of
+# keep_running's (which would be refused as unknown).
+rm -f "$STARTS"
+: >"$KLOG"
+background keep_running -l "$KLOG" -d 0.1 -D 0.1 sh -e fails.sh "$STARTS"
+kr=$BG
+wait_until 20 has_lines "$STARTS" 2 || fail "sh -e fails.sh did not run twice"
+stop_expect "$kr" keep_running TERM 10 0
+expect_in "$KLOG" "Process 'sh -e fails.sh $STARTS' terminated with status 3"
 expect_rc 1 keep_running
 expect_in "$ERR" "no program to run"
 expect_rc 1 keep_running -d 5 -D 1 true
