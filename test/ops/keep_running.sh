@@ -16,14 +16,15 @@ source "$(dirname "$0")/lib.sh" "$@"
 cd "$SCRATCH" || fail "cd"
 KLOG=$SCRATCH/keep_running.log
 STARTS=$SCRATCH/starts
-FAIL_LOGS=(OUT:stdout ERR:stderr KLOG:keep_running.log STARTS:starts)
+KERR=$SCRATCH/keep_running.err # its stderr: sanitizer reports
+FAIL_LOGS=(OUT:stdout ERR:stderr KLOG:keep_running.log KERR:keep_running.err STARTS:starts)
 
 # The back-off: a program that fails at once, five starts.
 cat >fails.sh <<'SH'
 date +%s%N >>"$1"
 exit 3
 SH
-background keep_running -l "$KLOG" -d 0.2 -D 0.8 -r 30 sh fails.sh "$STARTS"
+background keep_running -l "$KLOG" -d 0.2 -D 0.8 -r 30 sh fails.sh "$STARTS" 2>>"$KERR"
 kr=$BG
 wait_until 60 has_lines "$STARTS" 5 || fail "fewer than 5 starts within 60 s"
 mapfile -t t <"$STARTS"
@@ -38,7 +39,7 @@ expect_in "$KLOG" "waiting 0.8 s before the restart"
 expect_not_in "$KLOG" "waiting 1.6 s"
 ok "back-off: gaps of at least 0.2, 0.4, 0.8, 0.8 s; LDM's line for each end"
 
-stop_expect "$kr" keep_running TERM 10 0
+stop_expect "$kr" keep_running TERM 10 0 "$KERR"
 expect_in "$KLOG" "SIGTERM: exiting, 'sh fails.sh $STARTS' not restarted"
 ok "SIGTERM during a back-off wait: exit 0 at once"
 
@@ -58,7 +59,7 @@ n=$(wc -l <"$1")
 while [ ! -e "go.$n" ]; do sleep 0.05; done
 exit 4
 SH
-background keep_running -l "$KLOG" -d 30 -D 30 -r 0.3 sh long.sh "$STARTS"
+background keep_running -l "$KLOG" -d 30 -D 30 -r 0.3 sh long.sh "$STARTS" 2>>"$KERR"
 kr=$BG
 for n in 1 2 3; do
   wait_until 20 has_lines "$STARTS" "$n" || fail "no start $n"
@@ -71,7 +72,7 @@ done
 wait_until 20 has_lines "$STARTS" 4 || fail "no fourth start within 20 s: a back-off after runs longer than -r?"
 expect_not_in "$KLOG" "waiting"
 ok "runs longer than -r: restarted at once, no back-off"
-stop_expect "$kr" keep_running TERM 10 0
+stop_expect "$kr" keep_running TERM 10 0 "$KERR"
 : >go.4
 
 # Signals: the program records what it gets.
@@ -85,7 +86,7 @@ echo $$ >>"$1"
 while :; do sleep 0.05 & wait $!; done
 SH
 : >"$KLOG"
-background keep_running -l "$KLOG" -v bash traps.sh "$STARTS"
+background keep_running -l "$KLOG" -v bash traps.sh "$STARTS" 2>>"$KERR"
 kr=$BG
 wait_until 20 has_lines "$STARTS" 1 || fail "the program did not start"
 child=$(head -1 "$STARTS")
@@ -94,7 +95,7 @@ for s in HUP USR1 USR2; do
   kill -"$s" "$kr" || fail "kill -$s"
   wait_until 10 in_file got "^$s\$" || fail "SIG$s did not reach the program"
 done
-stop_expect "$kr" keep_running TERM 10 0
+stop_expect "$kr" keep_running TERM 10 0 "$KERR"
 expect_in got TERM
 gone "$child" || fail "the program $child still runs"
 (($(lines "$STARTS") == 1)) || fail "the program was restarted after SIGTERM"
@@ -115,7 +116,7 @@ exit 5
 SH
 # shellcheck disable=SC2016 # the inner shell's
 background bash -c 'trap "" USR1 USR2; exec keep_running -l "$1" -d 0 -r 30 sh stop_on_file.sh "$2"' \
-  sh "$KLOG" "$STARTS"
+  sh "$KLOG" "$STARTS" 2>>"$KERR"
 kr=$BG
 wait_until 20 has_lines "$STARTS" 1 || fail "the program did not start"
 mv "$KLOG" "$KLOG.1"
@@ -128,7 +129,7 @@ wait_until 10 in_file "$KLOG" "terminated with status 5. Restarting" ||
 expect_not_in "$KLOG.1" "terminated with status 5"
 gone "$(head -1 "$STARTS")" || fail "the first program still runs"
 ok "SIGUSR1, ignored when keep_running started, reopens its log"
-stop_expect "$kr" keep_running TERM 10 0
+stop_expect "$kr" keep_running TERM 10 0 "$KERR"
 
 # A program killed by a signal: LDM's status, 128 + N, and its name.
 : >"$KLOG"
@@ -137,16 +138,16 @@ cat >killed.sh <<'SH'
 echo $$ >>"$1"
 kill -KILL $$
 SH
-background keep_running -l "$KLOG" -d 0.1 -D 0.1 sh killed.sh "$STARTS"
+background keep_running -l "$KLOG" -d 0.1 -D 0.1 sh killed.sh "$STARTS" 2>>"$KERR"
 kr=$BG
 wait_until 20 in_file "$KLOG" "killed by signal 9" || fail "no line naming signal 9"
 expect_in "$KLOG" "terminated with status 137. Restarting"
-stop_expect "$kr" keep_running TERM 10 0
+stop_expect "$kr" keep_running TERM 10 0 "$KERR"
 ok "a program killed by SIGKILL: status 137, signal 9 named"
 
 # keep_running killed outright: its program gets SIGTERM.
 rm -f "$STARTS" got
-background keep_running -l "$KLOG" bash traps.sh "$STARTS"
+background keep_running -l "$KLOG" bash traps.sh "$STARTS" 2>>"$KERR"
 kr=$BG
 wait_until 20 has_lines "$STARTS" 1 || fail "the program did not start"
 child=$(head -1 "$STARTS")
@@ -167,10 +168,10 @@ expect_in "$ERR" "cannot run -dash-program"
 # keep_running's (which would be refused as unknown).
 rm -f "$STARTS"
 : >"$KLOG"
-background keep_running -l "$KLOG" -d 0.1 -D 0.1 sh -e fails.sh "$STARTS"
+background keep_running -l "$KLOG" -d 0.1 -D 0.1 sh -e fails.sh "$STARTS" 2>>"$KERR"
 kr=$BG
 wait_until 20 has_lines "$STARTS" 2 || fail "sh -e fails.sh did not run twice"
-stop_expect "$kr" keep_running TERM 10 0
+stop_expect "$kr" keep_running TERM 10 0 "$KERR"
 expect_in "$KLOG" "Process 'sh -e fails.sh $STARTS' terminated with status 3"
 expect_rc 1 keep_running
 expect_in "$ERR" "no program to run"
@@ -181,3 +182,4 @@ expect_rc 1 keep_running -D 100000 true
 expect_rc 0 keep_running -h
 expect_in "$OUT" "usage: keep_running"
 ok "refusals: a program that cannot run, no program, bad waits"
+sanitizer_check "$KERR" "keep_running's stderr holds a sanitizer report"
