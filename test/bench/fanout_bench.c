@@ -31,9 +31,13 @@
  *            real downstream's insertion time in its queue (which the bench
  *            follows with pq_next() while the stream runs).  After the
  *            stream, up to 10 s for the last products; what has not come
- *            by then is lost.  A run "keeps up" when nothing is lost and
- *            the p99 latency is under -K ms (default 1000): the largest N
- *            of those tried that keeps up is printed per build and kind.
+ *            by then is lost.  A feeder that falls behind the stream's
+ *            pace (the machine saturated) goes on slower, and is stopped
+ *            at 3 times the stream's length.  A run "keeps up" when
+ *            nothing is lost, the p99 latency is under -K ms (default
+ *            1000) and the feeder kept the pace (never 1 s behind): the
+ *            largest N of those tried that keeps up is printed per build
+ *            and kind.
  * Printed for each run: upstream CPU per downstream per GB (user + system
  * of the upstream ldmd's whole process tree, which has a process per
  * downstream, from /proc/<pid>/stat with its reaped children's, over the
@@ -58,8 +62,8 @@
  * itself dies (PR_SET_PDEATHSIG).  Every wait is bounded.
  *
  * usage: fanout_bench [-m modes] [-k kinds] [-N list] [-b count] [-z bytes]
- *                     [-d seconds] [-r rate] [-K ms] [-s seed] [-D dir]
- *                     [-L ldmd [-L ldmd]] [-q] [-x] [-v]
+ *                     [-d seconds] [-r rate] [-K ms] [-Q MiB] [-s seed]
+ *                     [-D dir] [-L ldmd [-L ldmd]] [-q] [-x] [-v]
  *   -m modes   backlog, live, comma-separated (default both)
  *   -k kinds   sink, ldmd, comma-separated (default both)
  *   -N list    subscriber counts (default 1,10,100,300)
@@ -68,6 +72,9 @@
  *   -d seconds live stream length (default 20)
  *   -r rate    live stream, multiple of the 2024 peak (default 1)
  *   -K ms      p99 under which a live run keeps up (default 1000)
+ *   -Q MiB     each real downstream's queue in live mode (default 64; the
+ *              bench reads what arrives as it arrives, so it need not hold
+ *              the whole stream; a backlog's hold the whole backlog)
  *   -s seed    of the products (default 1)
  *   -D dir     where the queues go (default /dev/shm)
  *   -L ldmd    the server (default: the one built with this program);
@@ -146,16 +153,19 @@ typedef struct result {
   bool ran, ok;          /* ok: every figure measured */
   double wall_s;         /* backlog: start to the last arrival */
   double cpu_s;          /* upstream tree */
+  double sub_cpu_s;      /* the subscribers' (their trees), all together */
   double gb;             /* sent to each subscriber (what it should get) */
   double p50, p99, pmax; /* live, ms */
   uint64_t lost, expected;
   double in_mbs;   /* live: what the feeder inserted, MB/s */
   double behind_s; /* live: the feeder's worst lateness */
+  bool cut;        /* live: the feeder was stopped before the stream's end */
 } result;
 
 /* Shared with the feeder (a child). */
 typedef struct feed_share {
   volatile int started, done, error;
+  volatile int halt; /* the bench says: stop now (it fell too far behind) */
   volatile uint64_t inserted, bytes;
   volatile double seconds, max_behind;
 } feed_share;
@@ -522,6 +532,47 @@ static bool all_have(run *r, uint64_t want, unsigned *dead) {
   return all;
 }
 
+/* CPU seconds of one process alone (with its reaped children's), 0 if it
+ * is gone. */
+static double pid_cpu(pid_t pid) {
+  char path[64], buf[1024];
+  const char *p;
+  FILE *f;
+  unsigned long long ut, st;
+  long long cut, cst;
+
+  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+  f = fopen(path, "r");
+  if (f == NULL)
+    return 0;
+  p = fgets(buf, sizeof buf, f);
+  fclose(f);
+  if (p == NULL || (p = strrchr(buf, ')')) == NULL ||
+      sscanf(p + 2,
+             "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %lld %lld",
+             &ut, &st, &cut, &cst) != 4)
+    return 0;
+  return (double)(ut + st + (unsigned long long)(cut + cst)) /
+         (double)sysconf(_SC_CLK_TCK);
+}
+
+/* CPU seconds of all the subscribers: each sink, each downstream ldmd's
+ * tree (the server and its requester). */
+static double subs_cpu(const run *r) {
+  double t = 0;
+  unsigned i;
+
+  for (i = 0; i < r->n; i++)
+    if (r->kind == K_SINK)
+      t += r->sink[i] > 0 ? pid_cpu(r->sink[i]) : 0;
+    else if (r->down[i].pid > 0) {
+      double c = rb_tree_cpu(r->down[i].pid);
+
+      t += c > 0 ? c : 0;
+    }
+  return t;
+}
+
 /* Wait (up to limit_s) until every subscriber is connected. */
 static int wait_connected(run *r, double limit_s) {
   double end = tu_now_s() + limit_s;
@@ -575,7 +626,7 @@ static void feeder(const run *r) {
     double due, late;
 
     iddmix_next(&mix, &p);
-    if (p.at > o->live_s || rb_stop || p.seqno >= r->cap)
+    if (p.at > o->live_s || rb_stop || sh->halt || p.seqno >= r->cap)
       break;
     due = t0 + p.at;
     while (tu_now_s() < due && !rb_stop)
@@ -687,7 +738,7 @@ static void live_figures(const run *r, uint64_t expected, result *res) {
 static int run_one(const opts *o, const char *ldmd, enum mode m, enum kind k,
                    unsigned n, result *res) {
   run r;
-  double cpu0, t0, end;
+  double cpu0, sub0, t0, end;
   uint64_t t0_us, want;
   unsigned dead = 0, i;
   int rc = -1;
@@ -753,6 +804,7 @@ static int run_one(const opts *o, const char *ldmd, enum mode m, enum kind k,
            dead == 0)
       rb_sleep(0.005);
     res->cpu_s = rb_tree_cpu(r.up.pid) - cpu0;
+    res->sub_cpu_s = subs_cpu(&r);
     if (!all_have(&r, want, &dead)) {
       for (i = 0; i < n; i++)
         if (r.slots[i].arrived < want) {
@@ -778,6 +830,7 @@ static int run_one(const opts *o, const char *ldmd, enum mode m, enum kind k,
       res->ok = false;
       goto out;
     }
+    sub0 = subs_cpu(&r);
     cpu0 = rb_tree_cpu(r.up.pid);
     fflush(stdout);
     r.feeder = fork();
@@ -787,10 +840,22 @@ static int run_one(const opts *o, const char *ldmd, enum mode m, enum kind k,
     }
     if (r.feeder == 0)
       feeder(&r);
-    end = tu_now_s() + o->live_s + 30;
-    while (!r.fs->done && tu_now_s() < end && !rb_stop) {
+    /* A feeder that falls behind (the machine is saturated) goes on,
+     * slower; one that has not finished by 3 times the stream's length
+     * is stopped there, and the figures are of what it inserted. */
+    end = tu_now_s() + 3 * o->live_s + 10;
+    while (!r.fs->done && !rb_stop) {
       if (k == K_LDMD)
         downs_follow(&r);
+      if (tu_now_s() > end && !r.fs->halt) {
+        r.fs->halt = 1;
+        end += 30;
+        rb_warn("the feeder was stopped %.0f s behind the stream: the "
+                "machine cannot insert and send at this rate",
+                r.fs->max_behind);
+      } else if (tu_now_s() > end) {
+        break;
+      }
       rb_sleep(0.005);
     }
     end = tu_now_s() + DRAIN_S;
@@ -798,13 +863,16 @@ static int run_one(const opts *o, const char *ldmd, enum mode m, enum kind k,
            !rb_stop && dead == 0)
       rb_sleep(0.005);
     res->cpu_s = rb_tree_cpu(r.up.pid) - cpu0;
+    res->sub_cpu_s = subs_cpu(&r) - sub0;
     res->gb = (double)r.fs->bytes / 1e9;
     res->in_mbs = r.fs->seconds > 0 ? r.fs->bytes / 1e6 / r.fs->seconds : 0;
     res->behind_s = r.fs->max_behind;
     if (!r.fs->done || r.fs->error) {
-      rb_warn("the feeder did not finish its stream");
+      rb_warn("the feeder did not finish its stream%s",
+              r.fs->error ? ": an insertion failed" : "");
       res->ok = false;
     }
+    res->cut = r.fs->halt != 0;
     if (dead > 0)
       for (i = 0; i < n; i++)
         if (r.slots[i].done) {
@@ -830,7 +898,8 @@ static double per_ds_gb(const result *x, unsigned n) {
 }
 
 static bool keeps_up(const opts *o, const result *x) {
-  return x->ran && x->ok && x->lost == 0 && x->p99 < o->keepup_ms;
+  return x->ran && x->ok && !x->cut && x->behind_s < 1.0 && x->lost == 0 &&
+         x->p99 < o->keepup_ms;
 }
 
 static void print_row(const opts *o, enum mode m, unsigned b, enum kind k,
@@ -843,12 +912,18 @@ static void print_row(const opts *o, enum mode m, unsigned b, enum kind k,
     return;
   }
   if (m == M_BACKLOG)
-    printf("%9.2f %9.2f %11.3f\n", x->wall_s, x->cpu_s, per_ds_gb(x, n));
+    printf("%9.2f %9.2f %11.3f %9.2f\n", x->wall_s, x->cpu_s, per_ds_gb(x, n),
+           x->sub_cpu_s);
   else
-    printf("%7.1f %8.2f %8.2f %9.1f %9llu %9.2f %11.3f  %s\n", x->in_mbs,
+    printf("%7.1f %8.2f %8.2f %9.1f %9llu %9.2f %11.3f %9.2f  %s\n", x->in_mbs,
            x->p50, x->p99, x->pmax, (unsigned long long)x->lost, x->cpu_s,
-           per_ds_gb(x, n), keeps_up(o, x) ? "keeps up" : "falls behind");
-  if (m == M_LIVE && x->behind_s > 1.0)
+           per_ds_gb(x, n), x->sub_cpu_s,
+           keeps_up(o, x) ? "keeps up" : "falls behind");
+  if (m == M_LIVE && x->cut)
+    printf("     (the feeder was stopped before the stream's end: it fell "
+           "%.0f s behind)\n",
+           x->behind_s);
+  else if (m == M_LIVE && x->behind_s > 1.0)
     printf("     (the feeder fell up to %.1f s behind the stream's pace: the "
            "machine could not insert at this rate)\n",
            x->behind_s);
@@ -917,7 +992,7 @@ static int parse(int argc, char **argv, opts *o) {
   static const char *const modes[] = {"backlog", "live"};
   static const char *const kinds[] = {"sink", "ldmd"};
   const char *env = getenv("FANOUT_LDMD_B");
-  bool set_n = false, set_b = false, set_d = false;
+  bool set_n = false, set_b = false, set_d = false, set_q = false;
   int c;
 
   memset(o, 0, sizeof *o);
@@ -931,7 +1006,7 @@ static int parse(int argc, char **argv, opts *o) {
   o->base = "/dev/shm";
   o->up_live_bytes = 1024ull * MIB;
   o->down_live_bytes = 64ull * MIB;
-  while ((c = getopt(argc, argv, "m:k:N:b:z:d:r:K:s:D:L:qxv")) != -1) {
+  while ((c = getopt(argc, argv, "m:k:N:b:z:d:r:K:Q:s:D:L:qxv")) != -1) {
     char *end = NULL;
 
     errno = 0;
@@ -976,6 +1051,13 @@ static int parse(int argc, char **argv, opts *o) {
       if (!(o->keepup_ms > 0))
         end = optarg;
       break;
+    case 'Q':
+      o->down_live_bytes = strtoull(optarg, &end, 10) * MIB;
+      if (o->down_live_bytes < 32ull * MIB ||
+          o->down_live_bytes > 65536ull * MIB)
+        end = optarg;
+      set_q = true;
+      break;
     case 's':
       o->seed = strtoull(optarg, &end, 0);
       break;
@@ -1018,7 +1100,8 @@ static int parse(int argc, char **argv, opts *o) {
     if (!set_d)
       o->live_s = 2;
     o->up_live_bytes = 256ull * MIB;
-    o->down_live_bytes = 48ull * MIB;
+    if (!set_q)
+      o->down_live_bytes = 48ull * MIB;
   } else if (!set_n) {
     static const unsigned def[] = {1, 10, 100, 300};
 
@@ -1051,8 +1134,9 @@ static void print_head(const opts *o, enum mode m) {
     printf("\nBacklog: %u products of %llu bytes (%.1f MB) in the upstream's "
            "queue; N subscribers\nstarted together; wall from their start "
            "until every one holds every product.\n"
-           "  ld kind    N    wall s  upstream  CPU s per\n"
-           "                          CPU s     downstream per GB\n",
+           "  ld kind    N    wall s  upstream   CPU s per subscribers'\n"
+           "                          CPU s   downstream     CPU s\n"
+           "                                       per GB\n",
            o->backlog_n, (unsigned long long)o->backlog_size,
            (double)o->backlog_n * (double)o->backlog_size / 1e6);
   else
@@ -1061,10 +1145,79 @@ static void print_head(const opts *o, enum mode m) {
            "latency from creation to arrival at each\nsubscriber; lost: not "
            "arrived %.0f s after the stream.\n"
            "  ld kind    N    MB/s   p50 ms   p99 ms    max ms      lost "
-           "upstream  CPU s per\n"
+           "upstream   CPU s per subscribers'\n"
            "                                                            "
-           "CPU s     downstream per GB\n",
+           "CPU s   downstream     CPU s\n"
+           "                                                            "
+           "               per GB\n",
            o->rate, 34.5 * o->rate, o->live_s, DRAIN_S);
+}
+
+/* The load average: the machine is shared, and figures move with it. */
+static void print_load(void) {
+  FILE *f = fopen("/proc/loadavg", "r");
+  double l1 = 0, l5 = 0;
+
+  if (f != NULL && fscanf(f, "%lf %lf", &l1, &l5) == 2)
+    printf("; load average %.2f (1 min), %.2f (5 min)", l1, l5);
+  if (f != NULL)
+    fclose(f);
+  printf("\n");
+}
+
+/* The targets, each beside what this run measured for it (if it did). */
+static void print_targets(const opts *o, result (*res)[2][MAXN][2]) {
+  unsigned b, i, k, m;
+
+  printf("\n  target: upstream CPU per downstream per GB <= %.2f s "
+         "(reference (not measured here): LDM 6.15 %.2f-%.2f s)\n",
+         TARGET_CPU, REF_CPU_LO, REF_CPU_HI);
+  for (b = 0; b < o->nldmd; b++)
+    for (m = 0; m < 2; m++)
+      for (k = 0; k < 2; k++)
+        for (i = 0; i < o->nn; i++) {
+          const result *x = &res[m][k][i][b];
+          double c = per_ds_gb(x, o->ns[i]);
+
+          /* the largest N of each mode and kind: fixed costs amortised */
+          if (!x->ran || !x->ok || (i + 1 < o->nn && res[m][k][i + 1][b].ok))
+            continue;
+          printf("          ldmd %s, %-7s %s, N %3u: %.3f s: %s\n",
+                 b == 0 ? "A" : "B", m == M_BACKLOG ? "backlog" : "live",
+                 kind_name[k], o->ns[i], c, c <= TARGET_CPU ? "met" : "MISSED");
+        }
+  printf("  target: %u subscribers at the 2024 peak (34.5 MB/s), nothing "
+         "lost, p99 < %.0f ms\n",
+         TARGET_LIVE_N, TARGET_P99_MS);
+  for (b = 0; b < o->nldmd; b++)
+    for (k = 0; k < 2; k++)
+      for (i = 0; i < o->nn; i++) {
+        const result *x = &res[M_LIVE][k][i][b];
+
+        if (o->ns[i] != TARGET_LIVE_N || !x->ran || o->rate != 1.0)
+          continue;
+        if (!x->ok)
+          printf("          ldmd %s, %s: not measured\n", b == 0 ? "A" : "B",
+                 kind_name[k]);
+        else
+          printf("          ldmd %s, %s: lost %llu, p99 %.1f ms: %s\n",
+                 b == 0 ? "A" : "B", kind_name[k], (unsigned long long)x->lost,
+                 x->p99,
+                 x->lost == 0 && x->p99 < TARGET_P99_MS ? "met" : "MISSED");
+      }
+  printf("  target: backlog of 2,000 x 50 KiB to %u real downstream ldmds in "
+         "< %.2f s (reference (not measured here): LDM 6.15 %.1f s)\n",
+         TARGET_BACKLOG_N, REF_BACKLOG_S / 2, REF_BACKLOG_S);
+  for (b = 0; b < o->nldmd; b++)
+    for (i = 0; i < o->nn; i++) {
+      const result *x = &res[M_BACKLOG][K_LDMD][i][b];
+
+      if (o->ns[i] != TARGET_BACKLOG_N || !x->ran || !x->ok ||
+          o->backlog_n != 2000 || o->backlog_size != 50 * 1024)
+        continue;
+      printf("          ldmd %s: %.2f s: %s\n", b == 0 ? "A" : "B", x->wall_s,
+             x->wall_s < REF_BACKLOG_S / 2 ? "met" : "MISSED");
+    }
 }
 
 int main(int argc, char **argv) {
@@ -1081,7 +1234,7 @@ int main(int argc, char **argv) {
     return 1;
   printf("fanout_bench: one upstream ldmd, N subscribers on loopback\n");
   rb_print_machine();
-  printf("\n");
+  print_load();
   for (b = 0; b < o.nldmd; b++)
     printf("  ldmd %s: %s\n", b == 0 ? "A" : "B", o.ldmds[b]);
   for (m = 0; m < 2 && !rb_stop; m++) {
@@ -1126,21 +1279,9 @@ int main(int argc, char **argv) {
   for (b = 0; b < o.nldmd && !rb_stop; b++) {
     for (k = 0; k < 2; k++) {
       unsigned best = 0, tried = 0;
-      double worst_cpu = 0;
 
       if (!o.kinds[k])
         continue;
-      for (i = 0; i < o.nn; i++)
-        for (m = 0; m < 2; m++) {
-          const result *x = &res[m][k][i][b];
-          double c = per_ds_gb(x, o.ns[i]);
-
-          if (x->ran && x->ok && c > worst_cpu)
-            worst_cpu = c;
-        }
-      printf("  ldmd %s, %s subscribers: upstream CPU per downstream per GB "
-             "at most %.3f s\n",
-             b == 0 ? "A" : "B", kind_name[k], worst_cpu);
       if (!o.modes[M_LIVE])
         continue;
       for (i = 0; i < o.nn; i++) {
@@ -1162,15 +1303,11 @@ int main(int argc, char **argv) {
         printf("%u\n", best);
     }
   }
-  printf("\n  target: upstream CPU per downstream per GB <= %.2f s "
-         "(reference (not measured here): LDM 6.15 %.2f-%.2f s)\n",
-         TARGET_CPU, REF_CPU_LO, REF_CPU_HI);
-  printf("  target: %u subscribers at the 2024 peak (34.5 MB/s), nothing "
-         "lost, p99 < %.0f ms\n",
-         TARGET_LIVE_N, TARGET_P99_MS);
-  printf("  target: backlog of 2,000 x 50 KiB to %u real downstream ldmds in "
-         "< %.2f s (reference (not measured here): LDM 6.15 %.1f s)\n",
-         TARGET_BACKLOG_N, REF_BACKLOG_S / 2, REF_BACKLOG_S);
+  if (!rb_stop) {
+    print_targets(&o, res);
+    printf("\nat the end");
+    print_load();
+  }
   if (o.strict && strict_fail && !rb_stop) {
     rb_warn("-x: a live run lost products or could not be measured");
     errors++;
