@@ -81,7 +81,8 @@
  *              twice: two builds side by side (also FANOUT_LDMD_B=path)
  *   -q         quick: N = 1,2, a backlog of 40 x 50 KiB, 2 s of live
  *              stream, small queues (the smoke test, ctest bench_fanout)
- *   -x         exit 1 unless every live run lost nothing (the smoke test)
+ *   -x         exit 1 unless every live run lost nothing, 77 (skipped) if
+ *              a run was skipped for want of room (the smoke test)
  *   -v         keep the run directory (logs, queues) for a post-mortem
  * Examples:
  *   build/release/test/fanout_bench -N 1,10,100
@@ -1226,6 +1227,8 @@ int main(int argc, char **argv) {
   double t0 = tu_now_s();
   unsigned errors = 0, m, k, i, b;
   bool strict_fail = false;
+  unsigned skipped = 0;
+  int status;
 
   rb_prog = "fanout_bench";
   if (parse(argc, argv, &o) != 0)
@@ -1249,6 +1252,7 @@ int main(int argc, char **argv) {
         uint64_t room = room_bytes(o.base);
 
         if (need > room / 10 * 8) {
+          skipped++;
           printf("  -- %-4s %4u skipped: needs %.1f GB of tmpfs and memory, "
                  "%.1f GB free\n",
                  kind_name[k], o.ns[i], need / 1e9, room / 1e9);
@@ -1312,5 +1316,11 @@ int main(int argc, char **argv) {
     rb_warn("-x: a live run lost products or could not be measured");
     errors++;
   }
-  return rb_finish(top_run, o.keep, errors, t0);
+  status = rb_finish(top_run, o.keep, errors, t0);
+  if (status == 0 && o.strict && skipped > 0) {
+    rb_warn("-x: %u run%s skipped for want of room: exit 77 (skipped)", skipped,
+            skipped > 1 ? "s" : "");
+    return 77;
+  }
+  return status;
 }
