@@ -574,6 +574,28 @@ static double subs_cpu(const run *r) {
   return t;
 }
 
+/* Why not every subscriber has everything: how many lack products, the
+ * first of them, and the first sink that ended, with its reason. */
+static void report_short(const run *r, uint64_t want, bool timed_out) {
+  unsigned i, lacking = 0, first = 0, ended = 0, first_ended = 0;
+
+  for (i = 0; i < r->n; i++) {
+    if (r->slots[i].arrived < want && lacking++ == 0)
+      first = i;
+    if (r->kind == K_SINK && r->slots[i].done && ended++ == 0)
+      first_ended = i;
+  }
+  rb_warn("%u of %u subscribers lack products%s (subscriber %u has %llu of "
+          "%llu)",
+          lacking, r->n, timed_out ? " after the time allowed" : "", first,
+          (unsigned long long)r->slots[first].arrived,
+          (unsigned long long)want);
+  if (ended > 0)
+    rb_warn("%u sinks ended; sink %u: %s", ended, first_ended,
+            r->slots[first_ended].error[0] ? r->slots[first_ended].error
+                                           : "(no reason)");
+}
+
 /* Wait (up to limit_s) until every subscriber is connected. */
 static int wait_connected(run *r, double limit_s) {
   double end = tu_now_s() + limit_s;
@@ -807,14 +829,7 @@ static int run_one(const opts *o, const char *ldmd, enum mode m, enum kind k,
     res->cpu_s = rb_tree_cpu(r.up.pid) - cpu0;
     res->sub_cpu_s = subs_cpu(&r);
     if (!all_have(&r, want, &dead)) {
-      for (i = 0; i < n; i++)
-        if (r.slots[i].arrived < want) {
-          rb_warn("subscriber %u has %llu of %llu products%s%s", i,
-                  (unsigned long long)r.slots[i].arrived,
-                  (unsigned long long)want, r.slots[i].error[0] ? ": " : "",
-                  r.slots[i].error);
-          break;
-        }
+      report_short(&r, want, tu_now_s() >= end);
       res->ok = false;
       goto out;
     }

@@ -14,9 +14,13 @@
 #include "ldmd/proto/rpc_io.h"
 #include "pq/product.h"
 
-#define HEAD 4096          /* bytes of a record gathered before streaming */
-#define WAIT_MS 1000       /* each wait for the upstream; *stop is seen */
-#define SYNC_MS 30000      /* the FEEDME's answer */
+#define HEAD 4096    /* bytes of a record gathered before streaming */
+#define WAIT_MS 1000 /* each wait for the upstream; *stop is seen */
+/* Connecting and the FEEDME's answer: with hundreds of subscribers
+ * started at once on a small machine, the upstream's new processes wait
+ * their turn behind the feeds already sending (a real downstream would
+ * give up after 60 s and try again). */
+#define SYNC_MS 120000
 #define SILENT_S 120       /* an upstream that says nothing this long */
 #define SINCE_S 3600       /* the class starts this long ago */
 #define FEEDPAR_BUF 12288u /* an encoded feedpar */
