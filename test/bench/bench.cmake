@@ -86,7 +86,8 @@ if(TARGET ldmd)
   add_executable(fanout_bench ${CMAKE_CURRENT_LIST_DIR}/fanout_bench.c
                               ${CMAKE_CURRENT_LIST_DIR}/fanout_sink.c
                               ${CMAKE_CURRENT_LIST_DIR}/relay_servers.c
-                              ${CMAKE_CURRENT_LIST_DIR}/iddmix.c)
+                              ${CMAKE_CURRENT_LIST_DIR}/iddmix.c
+                              ${CMAKE_CURRENT_LIST_DIR}/procstat.c)
   target_link_libraries(fanout_bench PRIVATE ldmproto ldmpq m)
   target_compile_definitions(fanout_bench PRIVATE
                              LDMD_PATH="$<TARGET_FILE:ldmd>")

@@ -109,6 +109,7 @@
 #include "pq/pq.h"
 #include "test/bench/fanout_sink.h"
 #include "test/bench/iddmix.h"
+#include "test/bench/procstat.h"
 #include "test/bench/relay_servers.h"
 #include "test/lib/tu_clock.h"
 
@@ -161,6 +162,10 @@ typedef struct result {
   double in_mbs;   /* live: what the feeder inserted, MB/s */
   double behind_s; /* live: the feeder's worst lateness */
   bool cut;        /* live: the feeder was stopped before the stream's end */
+  double feeder_cpu_s, feeder_s; /* live: the feeder's CPU, its time */
+  double idle;                   /* the machine's idle share over the run */
+  double others;                 /* cores the machine's other processes
+                                    took over the run (not the bench's) */
 } result;
 
 /* Shared with the feeder (a child). */
@@ -596,6 +601,28 @@ static void report_short(const run *r, uint64_t want, bool timed_out) {
                                            : "(no reason)");
 }
 
+/* Cores busy (all ticks but idle and iowait, over the wall time) between
+ * two readings of /proc/stat; NAN if unreadable. */
+static double busy_cores(const struct procstat *a, const struct procstat *b) {
+  unsigned long long all = procstat_total(b) - procstat_total(a);
+  unsigned long long idle = (b->idle + b->iowait) - (a->idle + a->iowait);
+  long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+  return all > 0 && ncpu > 0
+             ? (double)(all - idle) / ((double)all / (double)ncpu)
+             : NAN;
+}
+
+/* The machine's idle share (idle and iowait ticks over all) between two
+ * readings of /proc/stat; NAN if unreadable. */
+static double idle_share(const struct procstat *a, const struct procstat *b) {
+  unsigned long long all = procstat_total(b) - procstat_total(a);
+
+  return all > 0 ? (double)((b->idle + b->iowait) - (a->idle + a->iowait)) /
+                       (double)all
+                 : NAN;
+}
+
 /* Wait (up to limit_s) until every subscriber is connected. */
 static int wait_connected(run *r, double limit_s) {
   double end = tu_now_s() + limit_s;
@@ -762,6 +789,7 @@ static int run_one(const opts *o, const char *ldmd, enum mode m, enum kind k,
                    unsigned n, result *res) {
   run r;
   double cpu0, sub0, t0, end;
+  struct procstat ps0, ps1;
   uint64_t t0_us, want;
   unsigned dead = 0, i;
   int rc = -1;
@@ -818,6 +846,7 @@ static int run_one(const opts *o, const char *ldmd, enum mode m, enum kind k,
     want = o->backlog_n;
     res->gb = (double)o->backlog_n * (double)o->backlog_size / 1e9;
     cpu0 = rb_tree_cpu(r.up.pid);
+    procstat_read(&ps0);
     t0 = tu_now_s();
     t0_us = epoch_us();
     if ((k == K_SINK ? sinks_start(&r) : downs_start(&r)) != 0)
@@ -827,7 +856,11 @@ static int run_one(const opts *o, const char *ldmd, enum mode m, enum kind k,
            dead == 0)
       rb_sleep(0.005);
     res->cpu_s = rb_tree_cpu(r.up.pid) - cpu0;
+    procstat_read(&ps1);
+    res->idle = idle_share(&ps0, &ps1);
     res->sub_cpu_s = subs_cpu(&r);
+    res->others = busy_cores(&ps0, &ps1) -
+                  (res->cpu_s + res->sub_cpu_s) / (tu_now_s() - t0);
     if (!all_have(&r, want, &dead)) {
       report_short(&r, want, tu_now_s() >= end);
       res->ok = false;
@@ -848,6 +881,8 @@ static int run_one(const opts *o, const char *ldmd, enum mode m, enum kind k,
     }
     sub0 = subs_cpu(&r);
     cpu0 = rb_tree_cpu(r.up.pid);
+    procstat_read(&ps0);
+    t0 = tu_now_s();
     fflush(stdout);
     r.feeder = fork();
     if (r.feeder < 0) {
@@ -879,7 +914,14 @@ static int run_one(const opts *o, const char *ldmd, enum mode m, enum kind k,
            !rb_stop && dead == 0)
       rb_sleep(0.005);
     res->cpu_s = rb_tree_cpu(r.up.pid) - cpu0;
+    procstat_read(&ps1);
+    res->idle = idle_share(&ps0, &ps1);
     res->sub_cpu_s = subs_cpu(&r) - sub0;
+    res->feeder_cpu_s = pid_cpu(r.feeder); /* exited, not reaped yet */
+    res->feeder_s = r.fs->seconds;
+    res->others =
+        busy_cores(&ps0, &ps1) -
+        (res->cpu_s + res->sub_cpu_s + res->feeder_cpu_s) / (tu_now_s() - t0);
     res->gb = (double)r.fs->bytes / 1e9;
     res->in_mbs = r.fs->seconds > 0 ? r.fs->bytes / 1e6 / r.fs->seconds : 0;
     res->behind_s = r.fs->max_behind;
@@ -935,6 +977,14 @@ static void print_row(const opts *o, enum mode m, unsigned b, enum kind k,
            x->p50, x->p99, x->pmax, (unsigned long long)x->lost, x->cpu_s,
            per_ds_gb(x, n), x->sub_cpu_s,
            keeps_up(o, x) ? "keeps up" : "falls behind");
+  if (m == M_LIVE)
+    printf("     feeder: %.2f s CPU in %.1f s; machine idle %.0f%% of the "
+           "run, other processes took %.2f cores\n",
+           x->feeder_cpu_s, x->feeder_s, x->idle * 100, x->others);
+  else
+    printf("     machine idle %.0f%% of the run, other processes took %.2f "
+           "cores\n",
+           x->idle * 100, x->others);
   if (m == M_LIVE && x->cut)
     printf("     (the feeder was stopped before the stream's end: it fell "
            "%.0f s behind)\n",
