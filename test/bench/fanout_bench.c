@@ -63,7 +63,8 @@
  *
  * usage: fanout_bench [-m modes] [-k kinds] [-N list] [-b count] [-z bytes]
  *                     [-d seconds] [-r rate] [-K ms] [-Q MiB] [-s seed]
- *                     [-D dir] [-L ldmd [-L ldmd]] [-q] [-x] [-v]
+ *                     [-D dir] [-L ldmd [-L ldmd]] [-X xml [-X xml]]
+ *                     [-q] [-x] [-v]
  *   -m modes   backlog, live, comma-separated (default both)
  *   -k kinds   sink, ldmd, comma-separated (default both)
  *   -N list    subscriber counts (default 1,10,100,300)
@@ -79,6 +80,10 @@
  *   -D dir     where the queues go (default /dev/shm)
  *   -L ldmd    the server (default: the one built with this program);
  *              twice: two builds side by side (also FANOUT_LDMD_B=path)
+ *   -X xml     more of the upstream's registry, inside <server> (e.g.
+ *              "<zero-copy>FALSE</zero-copy>"); given twice, the first
+ *              goes with the first -L and the second with the second
+ *              (the same binary with a setting off and on)
  *   -q         quick: N = 1,2, a backlog of 40 x 50 KiB, 2 s of live
  *              stream, small queues (the smoke test, ctest bench_fanout)
  *   -x         exit 1 unless every live run lost nothing, 77 (skipped) if
@@ -87,8 +92,10 @@
  * Examples:
  *   build/release/test/fanout_bench -N 1,10,100
  *   build/release/test/fanout_bench -L old/ldmd -L new/ldmd -m backlog
- * A default run takes about 15 minutes (most of it starting and stopping
- * hundreds of servers and writing their queues' pages).
+ * A default run took 8 minutes on the 2-core development machine (N = 1,
+ * 10 and 100 in 340 s, 300 sinks in 126 s; 300 real downstreams do not
+ * fit in its memory and are skipped); -L twice doubles it; -q takes
+ * about 10 s.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -146,6 +153,8 @@ typedef struct opts {
   const char *base;
   const char *ldmds[2];
   unsigned nldmd;
+  const char *xml[2]; /* -X: the upstream's registry, with each build */
+  unsigned nxml;
   bool quick, strict, keep;
   uint64_t up_live_bytes, down_live_bytes; /* queue sizes, live mode */
 } opts;
@@ -180,6 +189,7 @@ typedef struct feed_share {
 typedef struct run {
   const opts *o;
   const char *ldmd;
+  const char *xml; /* more for the upstream's <server>, or NULL */
   char dir[RB_RUN_MAX];
   server up;
   server *down; /* n, for K_LDMD */
@@ -341,7 +351,8 @@ static int upstream_setup(run *r, enum mode m) {
            "<max-clients>%u</max-clients>"
            "<enable-anti-DOS>FALSE</enable-anti-DOS>",
            r->n + 16, r->n + 16);
-  if (registry_server_add(&r->up, xml) != 0)
+  if (registry_server_add(&r->up, xml) != 0 ||
+      (r->xml != NULL && registry_server_add(&r->up, r->xml) != 0))
     return -1;
   if (m == M_BACKLOG) {
     pq_t *pq;
@@ -385,12 +396,18 @@ static int downs_setup(run *r, enum mode m) {
     slots = pq_default_slots(bytes);
   }
   for (i = 0; i < r->n && !rb_stop; i++) {
-    char name[32];
+    char name[32], *copy;
 
     snprintf(name, sizeof name, "d%03u", i);
-    if (rb_server_setup(&r->down[i], r->dir, strdup(name), bytes, slots,
-                        NULL) != 0)
+    copy = strdup(name); /* the server keeps it; freed by run_down() */
+    if (copy == NULL) {
+      rb_warn("out of memory");
       return -1;
+    }
+    if (rb_server_setup(&r->down[i], r->dir, copy, bytes, slots, NULL) != 0) {
+      r->down[i].name = copy;
+      return -1;
+    }
   }
   return rb_stop ? -1 : 0;
 }
@@ -724,9 +741,12 @@ static void run_down(run *r) {
     for (i = 0; pids != NULL && i < r->n; i++)
       pids[i] = r->down[i].pid;
     if (pids != NULL)
-      stop_all(pids, r->n, 30);
+      stop_all(pids, r->n, 30); /* all at once */
     for (i = 0; i < r->n; i++)
-      r->down[i].pid = 0;
+      if (pids != NULL)
+        r->down[i].pid = 0;
+      else
+        rb_server_stop(&r->down[i]); /* one by one */
     free(pids);
   }
   rb_server_stop(&r->up);
@@ -785,7 +805,7 @@ static void live_figures(const run *r, uint64_t expected, result *res) {
   free(all);
 }
 
-static int run_one(const opts *o, const char *ldmd, enum mode m, enum kind k,
+static int run_one(const opts *o, unsigned build, enum mode m, enum kind k,
                    unsigned n, result *res) {
   run r;
   double cpu0, sub0, t0, end;
@@ -797,7 +817,8 @@ static int run_one(const opts *o, const char *ldmd, enum mode m, enum kind k,
   memset(res, 0, sizeof *res);
   memset(&r, 0, sizeof r);
   r.o = o;
-  r.ldmd = ldmd;
+  r.ldmd = o->ldmds[build];
+  r.xml = o->xml[o->nxml > 1 ? build : 0];
   r.n = n;
   r.kind = k;
   snprintf(r.dir, sizeof r.dir, "%.400s/%s-%s-%u", top_run,
@@ -960,6 +981,15 @@ static bool keeps_up(const opts *o, const result *x) {
          x->p99 < o->keepup_ms;
 }
 
+/* "x0.52", or "(no ratio)" when either side is zero or not a number
+ * (a run too short for the CPU clock's 10 ms ticks). */
+static void ratio(double b, double a, char *buf, size_t len) {
+  if (isfinite(a) && isfinite(b) && a > 0 && b > 0)
+    snprintf(buf, len, "x%.2f", b / a);
+  else
+    snprintf(buf, len, "(no ratio)");
+}
+
 static void print_row(const opts *o, enum mode m, unsigned b, enum kind k,
                       unsigned n, const result *x, const result *base) {
   if (!x->ran)
@@ -994,13 +1024,13 @@ static void print_row(const opts *o, enum mode m, unsigned b, enum kind k,
            "machine could not insert at this rate)\n",
            x->behind_s);
   if (base != NULL && base->ran && base->ok) {
-    if (m == M_BACKLOG)
-      printf("     B/A: wall x%.2f, upstream CPU per downstream per GB "
-             "x%.2f\n",
-             x->wall_s / base->wall_s, per_ds_gb(x, n) / per_ds_gb(base, n));
-    else
-      printf("     B/A: p99 x%.2f, upstream CPU per downstream per GB x%.2f\n",
-             x->p99 / base->p99, per_ds_gb(x, n) / per_ds_gb(base, n));
+    char t[32], c[32];
+
+    ratio(m == M_BACKLOG ? x->wall_s : x->p99,
+          m == M_BACKLOG ? base->wall_s : base->p99, t, sizeof t);
+    ratio(per_ds_gb(x, n), per_ds_gb(base, n), c, sizeof c);
+    printf("     B/A: %s %s, upstream CPU per downstream per GB %s\n",
+           m == M_BACKLOG ? "wall" : "p99", t, c);
   }
 }
 
@@ -1051,7 +1081,7 @@ static void usage(void) {
           "[-b count] [-z bytes]\n"
           "                    [-d seconds] [-r rate] [-K ms] [-s seed] "
           "[-D dir] [-L ldmd [-L ldmd]]\n"
-          "                    [-q] [-x] [-v]\n");
+          "                    [-X xml [-X xml]] [-q] [-x] [-v]\n");
 }
 
 static int parse(int argc, char **argv, opts *o) {
@@ -1072,7 +1102,7 @@ static int parse(int argc, char **argv, opts *o) {
   o->base = "/dev/shm";
   o->up_live_bytes = 1024ull * MIB;
   o->down_live_bytes = 64ull * MIB;
-  while ((c = getopt(argc, argv, "m:k:N:b:z:d:r:K:Q:s:D:L:qxv")) != -1) {
+  while ((c = getopt(argc, argv, "m:k:N:b:z:d:r:K:Q:s:D:L:X:qxv")) != -1) {
     char *end = NULL;
 
     errno = 0;
@@ -1134,6 +1164,11 @@ static int parse(int argc, char **argv, opts *o) {
       if (o->nldmd == 2)
         return rb_bad_value(c, optarg, optarg);
       o->ldmds[o->nldmd++] = optarg;
+      break;
+    case 'X':
+      if (o->nxml == 2 || strlen(optarg) > 1024)
+        return rb_bad_value(c, optarg, optarg);
+      o->xml[o->nxml++] = optarg;
       break;
     case 'q':
       o->quick = true;
@@ -1304,7 +1339,9 @@ int main(int argc, char **argv) {
   rb_print_machine();
   print_load();
   for (b = 0; b < o.nldmd; b++)
-    printf("  ldmd %s: %s\n", b == 0 ? "A" : "B", o.ldmds[b]);
+    printf("  ldmd %s: %s%s%s\n", b == 0 ? "A" : "B", o.ldmds[b],
+           o.xml[o.nxml > 1 ? b : 0] != NULL ? ", upstream registry + " : "",
+           o.xml[o.nxml > 1 ? b : 0] != NULL ? o.xml[o.nxml > 1 ? b : 0] : "");
   for (m = 0; m < 2 && !rb_stop; m++) {
     if (!o.modes[m])
       continue;
@@ -1326,8 +1363,7 @@ int main(int argc, char **argv) {
         for (b = 0; b < o.nldmd && !rb_stop; b++) {
           result *x = &res[m][k][i][b];
 
-          if (run_one(&o, o.ldmds[b], (enum mode)m, (enum kind)k, o.ns[i], x) !=
-                  0 &&
+          if (run_one(&o, b, (enum mode)m, (enum kind)k, o.ns[i], x) != 0 &&
               !rb_stop)
             errors++;
           if (!x->ran && !rb_stop) {
