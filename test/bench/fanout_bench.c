@@ -506,6 +506,8 @@ static int follow_fn(const pq_prod_info *info, const void *data,
   struct follow *f = arg;
 
   (void)data;
+  if (place->pp_oldest && f->slot->arrived > 0)
+    f->slot->lagged++;
   if (place->pp_inserted > f->slot->last_us)
     f->slot->last_us = place->pp_inserted;
   if (info->seqno >= f->cap) {
@@ -779,6 +781,14 @@ static void live_figures(const run *r, uint64_t expected, result *res) {
 
   res->expected = expected * r->n;
   res->lost = 0;
+  for (i = 0; i < r->n; i++)
+    if (r->slots[i].lagged > 0) {
+      rb_warn("the bench's reading of downstream %u's queue fell to its "
+              "oldest product %llu times: products counted lost may have "
+              "been evicted before it read them (a larger -Q helps)",
+              i, (unsigned long long)r->slots[i].lagged);
+      break;
+    }
   if (all == NULL) {
     rb_warn("out of memory");
     res->ok = false;

@@ -30,6 +30,10 @@ typedef struct fs_slot {
   volatile uint64_t dups;    /**< products of a seqno seen before */
   volatile uint64_t strays;  /**< products of seqno >= cap */
   volatile uint64_t last_us; /**< when the last product came (epoch us) */
+  volatile uint64_t lagged;  /**< a real downstream (the bench reads its
+                                  queue): products the bench found oldest
+                                  in that queue after the first, so it may
+                                  have missed some the ring evicted */
   char error[160];           /**< why it ended early, or "" */
 } fs_slot;
 
