@@ -43,7 +43,13 @@
  * downstream, from /proc/<pid>/stat with its reaped children's, over the
  * run, divided by N and by the GB sent to each), the wall time (backlog),
  * latency p50/p99/max over every product and subscriber and the products
- * lost (live); then the targets beside what was measured.
+ * lost (live), the subscribers' CPU (their processes' trees); under it,
+ * how idle the machine was and how many cores processes other than the
+ * bench's took (/proc/stat), and for a live run the feeder's CPU and its
+ * time runnable but waiting for a CPU (/proc/self/schedstat): a feeder
+ * that falls behind while it waits for a CPU is starved, one that does
+ * not wait is blocked (the queue) or was never behind.  Then the targets
+ * beside what was measured.
  *
  * The upstream's registry raises /server/max-per-address (32 by default:
  * every subscriber here comes from 127.0.0.1) and /server/max-clients to
@@ -175,6 +181,7 @@ typedef struct result {
   double idle;                   /* the machine's idle share over the run */
   double others;                 /* cores the machine's other processes
                                     took over the run (not the bench's) */
+  double feeder_wait_s; /* live: the feeder runnable, waiting for a CPU */
 } result;
 
 /* Shared with the feeder (a child). */
@@ -183,6 +190,8 @@ typedef struct feed_share {
   volatile int halt; /* the bench says: stop now (it fell too far behind) */
   volatile uint64_t inserted, bytes;
   volatile double seconds, max_behind;
+  volatile double run_s, wait_s; /* on a CPU, and runnable but waiting for
+                                    one (/proc/self/schedstat) */
 } feed_share;
 
 /* One run's processes and files. */
@@ -672,6 +681,19 @@ static int wait_connected(run *r, double limit_s) {
 /* The live stream's feeder                                               */
 /* ---------------------------------------------------------------------- */
 
+/* This process's time on a CPU and its time runnable but waiting for one
+ * (the first two fields of /proc/self/schedstat, ns); -1 if unknown. */
+static void sched_times(volatile double *run_s, volatile double *wait_s) {
+  FILE *f = fopen("/proc/self/schedstat", "r");
+  unsigned long long on = 0, wait = 0;
+  bool ok = f != NULL && fscanf(f, "%llu %llu", &on, &wait) == 2;
+
+  if (f != NULL)
+    fclose(f);
+  *run_s = ok ? (double)on / 1e9 : -1;
+  *wait_s = ok ? (double)wait / 1e9 : -1;
+}
+
 static void feeder(const run *r) {
   const opts *o = r->o;
   feed_share *sh = r->fs;
@@ -720,6 +742,7 @@ static void feeder(const run *r) {
     sh->bytes += p.size;
   }
   sh->seconds = tu_now_s() - t0;
+  sched_times(&sh->run_s, &sh->wait_s);
   pq_close(pq);
   free(buf);
   sh->done = 1;
@@ -950,6 +973,7 @@ static int run_one(const opts *o, unsigned build, enum mode m, enum kind k,
     res->sub_cpu_s = subs_cpu(&r) - sub0;
     res->feeder_cpu_s = pid_cpu(r.feeder); /* exited, not reaped yet */
     res->feeder_s = r.fs->seconds;
+    res->feeder_wait_s = r.fs->wait_s;
     res->others =
         busy_cores(&ps0, &ps1) -
         (res->cpu_s + res->sub_cpu_s + res->feeder_cpu_s) / (tu_now_s() - t0);
@@ -1018,12 +1042,12 @@ static void print_row(const opts *o, enum mode m, unsigned b, enum kind k,
            per_ds_gb(x, n), x->sub_cpu_s,
            keeps_up(o, x) ? "keeps up" : "falls behind");
   if (m == M_LIVE)
-    printf("     feeder: %.2f s CPU in %.1f s; machine idle %.0f%% of the "
-           "run, other processes took %.2f cores\n",
-           x->feeder_cpu_s, x->feeder_s, x->idle * 100, x->others);
+    printf("     feeder: %.2f s CPU and %.2f s waiting for a CPU in %.1f s; "
+           "machine idle %.0f%%, other processes %.2f cores\n",
+           x->feeder_cpu_s, x->feeder_wait_s, x->feeder_s, x->idle * 100,
+           x->others);
   else
-    printf("     machine idle %.0f%% of the run, other processes took %.2f "
-           "cores\n",
+    printf("     machine idle %.0f%%, other processes %.2f cores\n",
            x->idle * 100, x->others);
   if (m == M_LIVE && x->cut)
     printf("     (the feeder was stopped before the stream's end: it fell "
