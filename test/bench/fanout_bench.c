@@ -61,11 +61,11 @@
  * followed by its ratio to the first (what a change does, measured in one
  * run).  Queues live on /dev/shm (-D).  A run whose queues would not fit
  * in the tmpfs or in the memory available is skipped, saying so (300 real
- * downstreams with a 2,000 x 50 KiB backlog need about 38 GB).
+ * downstreams with a 2,000 x 50 KiB backlog need about 34 GB).
  * Everything the bench starts is stopped (SIGTERM, then SIGKILL after a
  * bounded wait), and its directory removed, at the end or on SIGINT or
- * SIGTERM; sinks and downstream servers also get SIGTERM if the bench
- * itself dies (PR_SET_PDEATHSIG).  Every wait is bounded.
+ * SIGTERM; every server, sink and the feeder also gets SIGTERM if the
+ * bench itself dies (PR_SET_PDEATHSIG).  Every wait is bounded.
  *
  * usage: fanout_bench [-m modes] [-k kinds] [-N list] [-b count] [-z bytes]
  *                     [-d seconds] [-r rate] [-K ms] [-Q MiB] [-s seed]
