@@ -66,6 +66,13 @@
 /* Ours, not LDM's: the most EXEC and PIPE -close children pqact runs at
  * once (pqutils/pqact/pqact.1); 0 for no cap. */
 #define REG_PQACT_MAX_CHILDREN "/pqact/max-children"
+/* LDM's SURFQUEUE_PATH, SURFQUEUE_SIZE, PQSURF_CONFIG_PATH and
+ * PQSURF_DATADIR_PATH: pqsurf's private queue and its pqact's
+ * configuration and data directory (pqutils/surf/pqsurf.1). */
+#define REG_SURFQUEUE_PATH "/surf-queue/path"
+#define REG_SURFQUEUE_SIZE "/surf-queue/size"
+#define REG_PQSURF_CONFIG "/pqsurf/config-path"
+#define REG_PQSURF_DATADIR "/pqsurf/datadir-path"
 /* LDM's SCOUR_CONFIG_PATH and SCOUR_EXCLUDE_PATH (pqutils/ops/scour.1). */
 #define REG_SCOUR_CONFIG "/scour/config-path"
 #define REG_SCOUR_EXCLUDE "/scour/exclude-path"

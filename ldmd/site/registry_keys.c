@@ -36,6 +36,11 @@ const struct reg_default ldm__reg_defaults[] = {
     {REG_PQACT_DATADIR, "$LDMHOME/var/data", RT_STRING, 0, 0, NULL},
     /* ours: PQACT_CHILDREN_CAP of pqutils/pqact/children.h */
     {REG_PQACT_MAX_CHILDREN, "32", RT_UINT, 0, UINT32_MAX, NULL},
+    {REG_SURFQUEUE_PATH, "$LDMHOME/var/queues/pqsurf.pq", RT_STRING, 0, 0,
+     NULL},
+    {REG_SURFQUEUE_SIZE, "2M", RT_SIZE, 0, 0, NULL},
+    {REG_PQSURF_CONFIG, "$LDMHOME/etc/pqsurf.conf", RT_STRING, 0, 0, NULL},
+    {REG_PQSURF_DATADIR, "$LDMHOME/var/data", RT_STRING, 0, 0, NULL},
     {REG_SCOUR_CONFIG, "$LDMHOME/etc/scour.conf", RT_STRING, 0, 0, NULL},
     {REG_SCOUR_EXCLUDE, "$LDMHOME/etc/scour_excludes.conf", RT_STRING, 0, 0,
      NULL},

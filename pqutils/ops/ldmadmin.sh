@@ -46,6 +46,8 @@ usage: $PROG command [options]
   stop | restart | isrunning | clean | config
   mkqueue [-c] [-f]     create the queue (-c: replace an existing one)
   delqueue [-y]         delete the queue (-y: without asking)
+  mksurfqueue [-c] [-f] create pqsurf's queue (-c: replace an existing one)
+  delsurfqueue [-y]     delete pqsurf's queue (-y: without asking)
   queuecheck            check the queue (pqcheck), the server stopped
   checkinsertion        is the newest product younger than the registry's limit?
   vetqueuesize          does the queue hold max-latency?  (acts on
@@ -310,6 +312,80 @@ cmd_delqueue() {
   say "deleted the queue $queue"
 }
 
+# Bytes of pqsurf's queue per slot: an observation is about 152 bytes
+# (LDM's pqsurf(1): pqcreate -S 6881 for 1 MiB).
+SURF_OBS_BYTES=152
+
+# mksurfqueue: as mkqueue, for pqsurf's private queue (/surf-queue/path,
+# /surf-queue/size), with a slot for every SURF_OBS_BYTES of its size.
+cmd_mksurfqueue() {
+  clobber=''
+  fast=''
+  while getopts cfq opt; do
+    case $opt in
+      c) clobber=-c ;;
+      f) fast=-f ;;
+      q) ;;
+      *) usage ;;
+    esac
+  done
+  shift $((OPTIND - 1))
+  [ $# -eq 0 ] || usage
+  queue=$(reg /surf-queue/path) || exit 1
+  size=$(reg /surf-queue/size) || exit 1
+  if is_running; then
+    die "the LDM server is running: ldmadmin stop before making the surf queue $queue"
+  fi
+  if [ -e "$queue" ] && [ -z "$clobber" ]; then
+    die "the surf queue $queue exists: ldmadmin delsurfqueue first, or mksurfqueue -c to replace it"
+  fi
+  dir=$(dirname "$queue")
+  [ -d "$dir" ] || die "cannot make the surf queue $queue: no directory $dir"
+  bytes=$(reg_size /surf-queue/size) || exit 1
+  need=$(((bytes + 1023) / 1024))
+  have=$(free_kib "$dir")
+  [ -n "$have" ] || die "cannot find the free space of $dir (df failed)"
+  if [ "$need" -gt "$have" ]; then
+    die "not enough space for the surf queue $queue: /surf-queue/size $size needs $need KiB, $dir has $have KiB free (free some, or lower /surf-queue/size with regutil -s)"
+  fi
+  slots=$((bytes / SURF_OBS_BYTES))
+  [ "$slots" -ge 8 ] || slots=8
+  pqcreate $clobber $fast -S "$slots" -s "$size" -q "$queue" ||
+    die "cannot make the surf queue $queue (pqcreate failed, above)"
+  say "made the surf queue $queue ($size, $slots slots)"
+}
+
+# delsurfqueue: as delqueue, for pqsurf's private queue.
+cmd_delsurfqueue() {
+  yes=
+  while getopts yq opt; do
+    case $opt in
+      y) yes=1 ;;
+      q) ;;
+      *) usage ;;
+    esac
+  done
+  shift $((OPTIND - 1))
+  [ $# -eq 0 ] || usage
+  queue=$(reg /surf-queue/path) || exit 1
+  if is_running; then
+    die "the LDM server is running: ldmadmin stop before deleting the surf queue $queue"
+  fi
+  [ -e "$queue" ] || die "there is no surf queue $queue to delete"
+  if [ -z "$yes" ]; then
+    [ -t 0 ] ||
+      die "not deleting the surf queue $queue without confirmation: run delsurfqueue -y, or from a terminal"
+    printf 'delete the surf queue %s and every observation in it? [y/N] ' "$queue" >&2
+    read -r answer || answer=
+    case $answer in
+      y | Y | yes | YES) ;;
+      *) die "the surf queue $queue is kept" ;;
+    esac
+  fi
+  rm -f "$queue" || die "cannot delete the surf queue $queue"
+  say "deleted the surf queue $queue"
+}
+
 cmd_queuecheck() {
   [ $# -eq 0 ] || usage
   queue=$(reg /queue/path) || exit 1
@@ -323,15 +399,16 @@ cmd_queuecheck() {
 
 # pqact_configs LDMD_CONF: the pqact configuration files its EXEC entries
 # name (reference: LDM's rule, the last word unless it is an option or the
-# word before it is one of -[ldqfpito]), one a line; the registry's
-# /pqact/config-path for an entry that names none.
+# word before it is one of -[ldqfpito], and AWIPS's -k and -s, which take a
+# value too), one a line; the registry's /pqact/config-path for an entry
+# that names none.
 pqact_configs() {
   awk -v dflt="$(reg /pqact/config-path)" '
     tolower($1) == "exec" && $0 ~ /pqact/ {
       line = $0; sub(/^[ \t]*[^ \t]+[ \t]+/, "", line); gsub(/"/, "", line)
       n = split(line, w, /[ \t]+/)
       if (w[n] == "") n--
-      if (n < 2 || w[n] ~ /^-/ || w[n - 1] ~ /^-[ldqfpito]$/) print dflt
+      if (n < 2 || w[n] ~ /^-/ || w[n - 1] ~ /^-[ldqfpitoks]$/) print dflt
       else print w[n]
     }' "$1"
 }
@@ -1275,11 +1352,12 @@ cd "$LDMHOME" 2>/dev/null || die "cannot change to LDMHOME $LDMHOME: no such dir
 cmd=$1
 shift
 case $cmd in
-  start | stop | restart | clean | mkqueue | delqueue | queuecheck | newlog) lock ;;
+  start | stop | restart | clean | mkqueue | delqueue | mksurfqueue | \
+    delsurfqueue | queuecheck | newlog) lock ;;
 esac
 case $cmd in
   start | stop | restart | isrunning | clean | mkqueue | delqueue | \
-    queuecheck | checkinsertion | vetqueuesize | check | pqactcheck | pqactHUP | \
+    mksurfqueue | delsurfqueue | queuecheck | checkinsertion | vetqueuesize | check | pqactcheck | pqactHUP | \
     newlog | watch | config | scour | log | tail | printmetrics | addmetrics | \
     newmetrics | plotmetrics | mkcert)
     "cmd_$cmd" "$@"

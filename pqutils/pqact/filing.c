@@ -20,6 +20,7 @@
 
 #include "ldmd/site/log.h"
 #include "pqutils/common/cli_io.h"
+#include "pqutils/pqact/edex_ring.h"
 
 #define IDLE_CLOSE_S (6 * 3600) /* LDM closes outputs idle this long */
 
@@ -54,6 +55,7 @@ struct pqact_outputs {
   pqact_clock_fn *now;
   /* the first EMFILE is a warning, the others debug */
   bool said_emfile;
+  struct pqact_edex *edex; /* pqact -e's ring, for -edex; NULL without */
 };
 
 /* The default clock: seconds that steps of the wall clock do not move. */
@@ -76,6 +78,11 @@ struct pqact_outputs *pqact_outputs_new(unsigned max_open) {
 
 void pqact_outputs_set_clock(struct pqact_outputs *outs, pqact_clock_fn *now) {
   outs->now = now != NULL ? now : monotonic_s;
+}
+
+void pqact_outputs_set_edex(struct pqact_outputs *outs,
+                            struct pqact_edex *ring) {
+  outs->edex = ring;
 }
 
 size_t pqact_outputs_open(const struct pqact_outputs *outs) {
@@ -473,7 +480,8 @@ int pqact_file_action(struct pqact_outputs *outs, enum pqact_action type,
     return -1;
   }
   o->last_used = outs->now();
-  if (o->flags & OPT_EDEX) /* needs pqact -e, which this pqact lacks */
+  const bool edex = (o->flags & OPT_EDEX) != 0;
+  if (edex && outs->edex == NULL) /* needs pqact -e */
     log_error("notification specified but shared memory is not available: "
               "\"%s\"",
               path);
@@ -515,8 +523,13 @@ int pqact_file_action(struct pqact_outputs *outs, enum pqact_action type,
     log_notice("%s in \"%s\": %s",
                type == PQACT_STDIOFILE ? "StdioFiled" : "Filed", path, line);
   }
-  if (o->flags & OPT_CLOSE)
-    return close_output(outs, o, "closed");
+  if ((o->flags & OPT_CLOSE) && close_output(outs, o, "closed") != 0)
+    return -1;
+  /* -edex: once the file is written (and closed, with -close), the path as
+   * the action gives it; a notice that cannot be given is logged, the
+   * product filed all the same (as LDM's) */
+  if (edex && outs->edex != NULL)
+    (void)pqact_edex_notify(outs->edex, path, info->ident);
   return 0;
 }
 

@@ -18,7 +18,11 @@
  *   - FILE writes with write(2) and takes -overwrite -strip -removewmo
  *     -metadata -log -flush (fsync) -close -edex; STDIOFILE writes through
  *     stdio and takes -overwrite -strip -removewmo -log -flush (fflush)
- *     -close.
+ *     -close;
+ *   - FILE -edex, with pqact -e's ring (edex_ring.h), writes a notice of
+ *     the path as the action gives it and of the product's identifier once
+ *     the product is written, and closed with -close; without the ring it
+ *     logs that notification is not available, and files the product.
  *
  * The other actions share the making of directories, and keep what they
  * open in the same set (below).
@@ -49,6 +53,13 @@ struct pqact_outputs;
  *  are closed one at a time and the open retried, until it succeeds or
  *  none is left.  NULL if out of memory. */
 struct pqact_outputs *pqact_outputs_new(unsigned max_open);
+
+struct pqact_edex;
+
+/** Give FILE -edex the ring of pqact -e (NULL: none, the default); the
+ *  caller keeps it, and frees the outputs first. */
+void pqact_outputs_set_edex(struct pqact_outputs *outs,
+                            struct pqact_edex *ring);
 
 /* A clock in seconds, for the idle close. */
 typedef int64_t pqact_clock_fn(void);

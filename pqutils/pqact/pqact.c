@@ -25,6 +25,9 @@
  * products after the state's time only to the decoders that had not
  * taken them (cli_state.h, act.h).  The cap on the children of EXEC and
  * PIPE -close is the registry's /pqact/max-children, read at startup.
+ * With -e (and AWIPS's -k, -s) it makes the ring of EDEX notices FILE
+ * -edex fills (edex_ring.h) before opening the queue, and removes it at
+ * its exit, as LDM's pqact.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -40,6 +43,7 @@
 #include "pqutils/common/cli.h"
 #include "pqutils/pqact/act.h"
 #include "pqutils/common/cli_state.h"
+#include "pqutils/pqact/edex_ring.h"
 
 /* Seconds pqact has to exit by itself after SIGTERM or SIGINT, after which
  * SIGALRM ends it (cli_signals_bound_stop(); as ldmd's children,
@@ -63,6 +67,10 @@ static const char usage_text[] =
     "  -t timeout   seconds a decoder may take to read (PIPE; default 60)\n"
     "  -o offset    start with products inserted offset seconds ago\n"
     "               (default: only new products)\n"
+    "  -e           fill the shared-memory ring of EDEX notices (FILE -edex)\n"
+    "               that AWIPS's edexBridge reads\n"
+    "  -k char      the ring's shared-memory key character (default R)\n"
+    "  -s char      the ring's semaphores key character (default e)\n"
     "  -h           print this text\n"
     "conffile defaults to the registry's /pqact/config-path.\n";
 
@@ -71,6 +79,8 @@ struct opts {
   uint32_t feedtype;
   uint64_t interval, timeout, offset;
   bool have_offset;
+  bool edex;              /* -e */
+  int shm_proj, sem_proj; /* -k, -s: AWIPS's, the ring's ftok() characters */
 };
 
 static void say_conf(void *arg, bool error, const char *msg) {
@@ -346,9 +356,22 @@ static int act_queue(struct loop *l, const pq_class *cls) {
 
 static int parse_args(struct cli *c, int argc, char **argv, struct opts *o) {
   int ch, rc;
-  while ((rc = cli_next_option(c, argc, argv, ":hvxl:d:f:q:o:p:i:t:",
+  while ((rc = cli_next_option(c, argc, argv, ":hvxel:d:f:q:o:p:i:t:k:s:",
                                usage_text, &ch)) == CLI_OPT_OWN) {
     switch (ch) {
+    case 'e':
+      o->edex = true;
+      break;
+    case 'k':
+    case 's':
+      if (strlen(optarg) != 1) { /* as AWIPS's pqact: one character */
+        cli_usage_error(c, usage_text,
+                        ch == 'k' ? "-k takes one character"
+                                  : "-s takes one character");
+        return -1;
+      }
+      *(ch == 'k' ? &o->shm_proj : &o->sem_proj) = (unsigned char)optarg[0];
+      break;
     case 'd':
       o->datadir = optarg;
       break;
@@ -550,6 +573,16 @@ static int run(struct cli *c, const struct opts *o, struct loop *l) {
   return status;
 }
 
+/* -e: the ring of EDEX notices, named by the file edexBridge names it by
+ * unless PQACT_EDEX_FTOK_PATH says another (pqact.1).  NULL logged: pqact
+ * goes on, as LDM's, and FILE -edex says notification is not available. */
+static struct pqact_edex *open_ring(const struct opts *o) {
+  const char *path = getenv("PQACT_EDEX_FTOK_PATH");
+  if (path == NULL || path[0] == '\0')
+    path = PQACT_EDEX_FTOK_PATH;
+  return pqact_edex_open(path, o->shm_proj, o->sem_proj);
+}
+
 /* Standard input, output and error open, on /dev/null if they were closed
  * (as LDM's pqact): else the first output file would get one of their
  * numbers, and log lines or a child's output would go into it. */
@@ -566,8 +599,12 @@ static void standard_fds(void) {
 int main(int argc, char **argv) {
   standard_fds();
   struct cli c;
-  struct opts o = {
-      .feedtype = PQ_FT_ANY, .pattern = ".*", .interval = 15, .timeout = 60};
+  struct opts o = {.feedtype = PQ_FT_ANY,
+                   .pattern = ".*",
+                   .interval = 15,
+                   .timeout = 60,
+                   .shm_proj = PQACT_EDEX_SHM_PROJ,
+                   .sem_proj = PQACT_EDEX_SEM_PROJ};
   cli_init(&c, argv[0]);
   int rc = parse_args(&c, argc, argv, &o);
   if (rc != 0)
@@ -595,6 +632,11 @@ int main(int argc, char **argv) {
   struct pqact_act a = {.conf = &conf,
                         .outs = pqact_outputs_new(0),
                         .kids = pqact_children_new(cap)};
+  /* -e: the ring, before the queue (edexBridge waits for it); without it,
+   * FILE -edex says notification is not available */
+  struct pqact_edex *ring = o.edex ? open_ring(&o) : NULL;
+  if (a.outs != NULL)
+    pqact_outputs_set_edex(a.outs, ring);
   char state_path[PATH_MAX + 8];
   snprintf(state_path, sizeof state_path, "%s.state", path);
   struct loop l = {.act = &a,
@@ -622,6 +664,7 @@ int main(int argc, char **argv) {
   pqact_decoders_free(a.decs);
   pqact_children_free(a.kids);
   pqact_outputs_free(a.outs);
+  pqact_edex_close(ring, true); /* as LDM's pqact at its exit */
   pqact_conf_free(&conf);
   if (l.state != NULL) {
     uint64_t mark = cli_state_mark(l.state);

@@ -1,4 +1,5 @@
-# Benchmarks: programs, not tests (nothing here is registered with ctest).
+# Benchmarks: programs, not tests.  Only fanout_bench's quick run is also
+# registered with ctest (label bench), as a smoke test of the bench itself.
 # Run build/release/test/pq_bench (or -q for a quick run); see pq_bench.c.
 add_executable(pq_bench ${CMAKE_CURRENT_LIST_DIR}/pq_bench.c
                         ${CMAKE_CURRENT_LIST_DIR}/procstat.c)
@@ -75,3 +76,22 @@ target_link_libraries(tls_io_bench PRIVATE ldmproto)
 # and a multicast group in a namespace of its own.
 add_executable(np_bench ${CMAKE_CURRENT_LIST_DIR}/np_bench.c)
 target_link_libraries(np_bench PRIVATE noaaport)
+
+# fanout_bench: one upstream ldmd serving N subscribers on loopback (real
+# downstream ldmds and FEEDME sinks, fanout_sink.c), a backlog and a live
+# IDD-like stream: upstream CPU per downstream per GB, wall, latency, loss;
+# see fanout_bench.c.  bench_fanout runs its quick mode (N = 1, 2, a tiny
+# backlog, 2 s of stream) and fails if a live run lost a product.
+if(TARGET ldmd)
+  add_executable(fanout_bench ${CMAKE_CURRENT_LIST_DIR}/fanout_bench.c
+                              ${CMAKE_CURRENT_LIST_DIR}/fanout_sink.c
+                              ${CMAKE_CURRENT_LIST_DIR}/relay_servers.c
+                              ${CMAKE_CURRENT_LIST_DIR}/iddmix.c
+                              ${CMAKE_CURRENT_LIST_DIR}/procstat.c)
+  target_link_libraries(fanout_bench PRIVATE ldmproto ldmpq m)
+  target_compile_definitions(fanout_bench PRIVATE
+                             LDMD_PATH="$<TARGET_FILE:ldmd>")
+  add_dependencies(fanout_bench ldmd)
+  pq_test(bench_fanout TIMEOUT 600 LABELS bench
+          COMMAND fanout_bench -q -x)
+endif()

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -327,6 +328,7 @@ int rb_server_start(server *s, const char *ldmd, const char *conf_text) {
     int fd = open(s->err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     int nul = open("/dev/null", O_RDWR);
 
+    prctl(PR_SET_PDEATHSIG, SIGTERM); /* a bench killed leaves no server */
     if (fd >= 0)
       dup2(fd, 2);
     if (nul >= 0) {

@@ -36,4 +36,8 @@ if(TARGET pqcreate)
       space 120
       insert_limit 120
       sigterm 180)
+  # wasReceived's answers (pqutils/queue/wasReceived.c).
+  pq_script_test(cli_wasreceived ${CMAKE_CURRENT_LIST_DIR}/wasreceived.sh
+    TIMEOUT 60 LABELS cli
+    ARGS $<TARGET_FILE_DIR:pqcreate> $<TARGET_FILE:pqclihelper>)
 endif()

@@ -8,7 +8,7 @@
  * per event.  Anything a client must not do (answer a one-way call, make a
  * call it should not) is reported as "stray".
  *
- * usage: fakeldm -m notify|hiya|ping|full -a addr -p portfile -o report
+ * usage: fakeldm -m notify|hiya|feed5|ping|full -a addr -p portfile -o report
  *                [-r answer] [-n count] [-H max_hereis] [-R pattern]
  *                [-D substring] [-c connections] [-K] [-T seconds] [-d dir]
  *
@@ -23,6 +23,12 @@
  *           checking each product's MD5, writing its data to -d dir;
  *           -r stall answers HIYA OK, reports "stalled" and reads nothing
  *           more, so that the client's sends fill the socket and wait.
+ *   feed5:  answers an LDM-5 FEEDME OK (reporting its class), then calls
+ *           the client as an LDM-5 upstream, reporting each answer:
+ *           connection 1: a HEREIS of "first product\n", a BLKDATA of no
+ *           product announced, then COMINGSOON of a 20-byte product, 10
+ *           bytes of it, and a close in the middle; connection 2 (-c 2):
+ *           that product whole (COMINGSOON, two BLKDATA), then NULLPROC.
  *   ping:   answers NULLPROC (-r ok, v6only, slow, mute, tooweak0); mute
  *           reports every call and answers none, whatever its procedure.
  *   full:   accepts no connection: it listens with a backlog of 0 that a
@@ -520,6 +526,99 @@ static void hiya_session(ldm6_io *io, const struct opts *o) {
 /* ping                                                                   */
 /* ---------------------------------------------------------------------- */
 
+/* ---------------------------------------------------------------------- */
+/* feed5                                                                  */
+/* ---------------------------------------------------------------------- */
+
+/* Make a v5 call with argument type/v, and report its answer.
+ * @return false if none came (reported) */
+static bool v5_call(ldm6_io *io, uint32_t proc, ldm6_type type, const void *v,
+                    const char *what) {
+  uint8_t buf[BUF_MAX];
+  struct iovec iov = {buf, enc(type, v, buf)};
+  ldm6_io_msg m;
+  uint32_t xid;
+
+  if (ldm6_io_send_call(io, LDM6_VERSION5, proc, &iov, 1, &xid) != LDM6_IO_OK)
+    return false;
+  if (await_reply(io, xid, what, &m) != LDM6_IO_OK)
+    return false;
+  say("%s\taccept_stat=%u", what, (unsigned)m.hdr.u.reply.accept_stat);
+  return true;
+}
+
+static void feed5_info(ldm6_prod_info *p, const char *ident, uint32_t sz,
+                       int32_t sec, uint8_t sig) {
+  memset(p, 0, sizeof *p);
+  p->arrival.tv_sec = sec;
+  memset(p->signature, sig, LDM6_SIGLEN);
+  snprintf(p->origin, sizeof p->origin, "fake");
+  p->feedtype = 0x40000000u; /* EXP */
+  snprintf(p->ident, sizeof p->ident, "%s", ident);
+  p->sz = sz;
+}
+
+static void feed5_session(ldm6_io *io, unsigned conn) {
+  static const char first[] = "first product\n";
+  static const char second[] = "0123456789abcdefghij";
+  ldm6_io_msg m;
+  ldm6_prod_class cls;
+  ldm6_replyt ok;
+  ldm6_product prod;
+  ldm6_comingsoon_args cs;
+  ldm6_datapkt pkt;
+  uint32_t xid;
+
+  if (!next_call(io, &m))
+    return;
+  if (m.hdr.u.call.vers != LDM6_VERSION5 || m.hdr.u.call.proc != LDM6_FEEDME ||
+      !decode_arg(LDM6_T_PROD_CLASS, &m, &cls, "FEEDME")) {
+    say("unexpected\tvers=%u\tproc=%u", (unsigned)m.hdr.u.call.vers,
+        (unsigned)m.hdr.u.call.proc);
+    return;
+  }
+  class_report("FEEDME5", &cls);
+  memset(&ok, 0, sizeof ok);
+  ok.code = LDM6_OK;
+  if (reply_value(io, m.hdr.xid, LDM6_T_REPLYT, &ok) != LDM6_IO_OK)
+    return;
+  feed5_info(&cs.info, "second", sizeof second - 1, 1700000100, 0x22);
+  cs.pktsz = cs.info.sz;
+  memset(&pkt, 0, sizeof pkt);
+  memcpy(pkt.signature, cs.info.signature, LDM6_SIGLEN);
+  if (conn == 0) {
+    feed5_info(&prod.info, "first", sizeof first - 1, 1700000000, 0x11);
+    prod.data = first;
+    if (!v5_call(io, LDM6_HEREIS, LDM6_T_PRODUCT, &prod, "HEREIS"))
+      return;
+    ldm6_datapkt stray = {.data_len = 3, .data = "xyz"};
+    memset(stray.signature, 0x99, LDM6_SIGLEN);
+    if (!v5_call(io, LDM6_BLKDATA, LDM6_T_DATAPKT, &stray, "BLKDATA-stray") ||
+        !v5_call(io, LDM6_COMINGSOON, LDM6_T_COMINGSOON_ARGS, &cs,
+                 "COMINGSOON"))
+      return;
+    pkt.data_len = 10;
+    pkt.data = second;
+    if (!v5_call(io, LDM6_BLKDATA, LDM6_T_DATAPKT, &pkt, "BLKDATA-half"))
+      return;
+    say("closing\tmid-product");
+    return;
+  }
+  if (!v5_call(io, LDM6_COMINGSOON, LDM6_T_COMINGSOON_ARGS, &cs, "COMINGSOON"))
+    return;
+  pkt.data_len = 10;
+  pkt.data = second;
+  if (!v5_call(io, LDM6_BLKDATA, LDM6_T_DATAPKT, &pkt, "BLKDATA-1"))
+    return;
+  pkt.pktnum = 1;
+  pkt.data = second + 10;
+  if (!v5_call(io, LDM6_BLKDATA, LDM6_T_DATAPKT, &pkt, "BLKDATA-2"))
+    return;
+  ldm6_io_send_call(io, LDM6_VERSION5, LDM6_NULLPROC, NULL, 0, &xid);
+  if (await_reply(io, xid, "NULLPROC", &m) == LDM6_IO_OK)
+    say("NULLPROC\tanswered");
+}
+
 static void ping_session(ldm6_io *io, const struct opts *o) {
   ldm6_io_msg m;
 
@@ -692,6 +791,8 @@ int main(int argc, char **argv) {
       hiya_session(io, &o);
     else if (strcmp(o.mode, "ping") == 0)
       ping_session(io, &o);
+    else if (strcmp(o.mode, "feed5") == 0)
+      feed5_session(io, c);
     else
       die("unknown mode %s", o.mode);
     ldm6_io_free(io);

@@ -21,5 +21,11 @@ if(TARGET notifyme AND TARGET ldmsend AND TARGET ldmping)
     pq_script_test(clients_ldmd ${CMAKE_CURRENT_LIST_DIR}/ldmd.sh
       TIMEOUT 300 LABELS clients
       ARGS ${_args} $<TARGET_FILE_DIR:ldmd> $<TARGET_FILE_DIR:pqcreate>)
+    # pqsend and feedme against ldmd (pqutils/net/pqsend.c, feedme.c).
+    foreach(_t pqsend feedme)
+      pq_script_test(clients_${_t} ${CMAKE_CURRENT_LIST_DIR}/${_t}.sh
+        TIMEOUT 300 LABELS clients
+        ARGS ${_args} $<TARGET_FILE_DIR:ldmd> $<TARGET_FILE_DIR:pqcreate>)
+    endforeach()
   endif()
 endif()

@@ -188,6 +188,11 @@ add_dependencies(fuzz_np_names noaaport)
 pq_fuzz_target(fuzz_np_grib2 ${CMAKE_CURRENT_LIST_DIR}/fuzz_np_grib2.c
   ${_np_sources} ${_pq_sources} LIBS -lpng -lz -lm SEEDS)
 add_dependencies(fuzz_np_grib2 noaaport)
+# fuzz_np_grib_file: gribinsert's search for GRIB messages in any file, and
+# the identifier of each message found.
+pq_fuzz_target(fuzz_np_grib_file ${CMAKE_CURRENT_LIST_DIR}/fuzz_np_grib_file.c
+  ${_np_sources} ${_pq_sources} LIBS -lpng -lz -lm SEEDS)
+add_dependencies(fuzz_np_grib_file noaaport)
 # fuzz_np_frames: the frame reader and the product builder, with the
 # namers behind them, on any frame stream (test/ingest/vectors/ for seeds),
 # whole and fed in pieces.

@@ -92,3 +92,16 @@ target_link_libraries(test_np_build PRIVATE ZLIB::ZLIB)
 
 # The insert and its LDM lines, and an identifier too long for the queue.
 pq_np_test(test_np_insert)
+
+# gribinsert (pqutils/ingest/gribinsert.c) on Debian's sample GRIB files,
+# its names compared with the ingester's for the same bytes, which the
+# test tool gribwrap sends it as NOAAPORT products.
+add_executable(gribwrap ${sbngen_dir}/gribwrap.c)
+target_link_libraries(gribwrap PRIVATE sbngen_lib)
+pq_script_test(ingest_gribinsert ${CMAKE_CURRENT_LIST_DIR}/gribinsert.sh
+  TIMEOUT 180 LABELS ingest
+  ARGS $<TARGET_FILE_DIR:gribinsert> $<TARGET_FILE_DIR:gribwrap>)
+# gribinsert's search for messages and its identifiers (grib_file.h), on
+# libsbngen's messages.
+pq_np_test(test_np_grib_file)
+target_link_libraries(test_np_grib_file PRIVATE sbngen_lib)

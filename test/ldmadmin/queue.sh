@@ -105,6 +105,10 @@ expect_in "$ERR" "the lines above start with a space"
 printf 'EXEC\t"pqact -d %s"\n' "$SCRATCH/bad.pqact" >dash.conf
 admin_ok pqactcheck "$SCRATCH/dash.conf"
 expect_in "$ERR" "$PQACT_CONF is a valid pqact configuration"
+# AWIPS's pqact -e -k c -s c: the characters are no path
+printf 'EXEC\t"pqact -e -k X -s y"\n' >awips.conf
+admin_ok pqactcheck "$SCRATCH/awips.conf"
+expect_in "$ERR" "$PQACT_CONF is a valid pqact configuration"
 admin_fails pqactcheck nosuch.conf -- "cannot read the server's configuration nosuch.conf"
 # Relative to LDMHOME, as in LDM.
 mv "$SCRATCH/dash.conf" "$LDMHOME/rel.conf"

@@ -16,6 +16,7 @@
 # (pqact on SIGHUP too), a requester child of ldmd on newlog's.
 # mkcert: the site key and certificate, and ldmd loading them.
 # parse: ldmadmin reads sizes and booleans as the programs do (regutil -T).
+# surfqueue: mksurfqueue and delsurfqueue, pqsurf's private queue.
 if(TARGET ldmd AND TARGET pqact AND TARGET scour AND TARGET pqclihelper
    AND TARGET notifyme)
   pq_script_suite(ldmadmin LABEL ldmadmin
@@ -23,5 +24,5 @@ if(TARGET ldmd AND TARGET pqact AND TARGET scour AND TARGET pqclihelper
          $<TARGET_FILE_DIR:ldmd> $<TARGET_FILE_DIR:pqcreate>
          $<TARGET_FILE_DIR:pqact> $<TARGET_FILE:pqclihelper>
     TESTS server 120 queue 60 space 60 vet 120 check 60 failures 60 metrics 120
-          newlog 180 watch 60 reopen 180 mkcert 60 parse 120)
+          newlog 180 watch 60 reopen 180 mkcert 60 parse 120 surfqueue 60)
 endif()

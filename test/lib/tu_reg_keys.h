@@ -1,7 +1,8 @@
 /*
  * tu_reg_keys.h - the registry's built-in keys as the tests list them:
  * LDM's 24, ldmd's own 8, 3 for its live figures, 4 against abuse and 3
- * for TLS, pqact's own 1, ldmadmin's own 1 and the NATS bridge's 8
+ * for TLS, pqact's own 1, ldmadmin's own 1, the NATS bridge's 8 and
+ * pqsurf's 4 (LDM's too)
  * (regutil.1), typed here independently of ldmd/site/registry_keys.c, so that
  * test_registry can check the registry has each of them and no other (it counts
  * them), and fuzz_registry reads each one.  A key added to the registry is
@@ -28,6 +29,7 @@
       REG_MAX_PRODUCT_SIZE, REG_MAX_PRODUCT_MEMORY, REG_USER, REG_TLS_CERT,    \
       REG_TLS_KEY, REG_TLS_CA, REG_NATS_URL, REG_NATS_STREAM, REG_NATS_PREFIX, \
       REG_NATS_DURABLE, REG_NATS_CREDENTIALS, REG_NATS_TOKEN_FILE,             \
-      REG_NATS_CA, REG_NATS_CERT, REG_NATS_KEY
+      REG_NATS_CA, REG_NATS_CERT, REG_NATS_KEY, REG_SURFQUEUE_PATH,            \
+      REG_SURFQUEUE_SIZE, REG_PQSURF_CONFIG, REG_PQSURF_DATADIR
 
 #endif /* TEST_TU_REG_KEYS_H */

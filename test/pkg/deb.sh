@@ -108,6 +108,11 @@ for p in pqcreate pqinsert pqcat pqexpire pqmon pqcheck pqcopy pqsave \
   nats2pq; do
   has /usr/bin/$p
 done
+# LDM's other programs (issue 25)
+for p in gribinsert pqsend feedme wasReceived pqsurf keep_running ulogger \
+  newlog refresh_logging uldbutil pqutil; do
+  has /usr/bin/$p
+done
 # Every program has its man page, and every page its program.
 mapfile -t files <"$LIST"
 for f in "${files[@]}"; do

@@ -89,7 +89,7 @@ expect_in "$ERR" "at most one configuration file"
 # (1 is also -q /dev/null's status: the file must not have been read)
 expect_rc 1 "$PQACT" -vl- -i x -q /dev/null "$CONF"
 expect_not_in "$ERR" "Successfully read"
-expect_rc 1 "$PQACT" -vl- -e -q /dev/null "$CONF"
+expect_rc 1 "$PQACT" -vl- -z -q /dev/null "$CONF"
 expect_not_in "$ERR" "Successfully read"
 expect_rc 0 "$PQACT" -h
 expect_in "$OUT" "usage: pqact"

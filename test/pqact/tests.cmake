@@ -9,7 +9,7 @@
 # DBFILE's gdbm databases back.
 if(TARGET pqact)
   foreach(name test_pqact_conf test_pqact_subst test_pqact_filing
-      test_pqact_children test_pqact_match)
+      test_pqact_children test_pqact_match test_pqact_edex)
     add_executable(${name} ${CMAKE_CURRENT_LIST_DIR}/${name}.c)
     target_link_libraries(${name} PRIVATE pqact_core ${CMOCKA_LIB})
     pq_test(${name} TIMEOUT 60 LABELS pqact ENVIRONMENT ${PQ_TESTDATA_ENV}
@@ -38,6 +38,14 @@ if(TARGET pqact)
   target_link_libraries(test_pqact_dbfile PRIVATE pqact_core ${CMOCKA_LIB})
   pq_test(test_pqact_dbfile TIMEOUT 60 LABELS pqact
     ENVIRONMENT ${PQ_TESTDATA_ENV} COMMAND test_pqact_dbfile)
+
+  # pqact -e's ring of EDEX notices: edexreader attaches and reads it as
+  # AWIPS's edexBridge does; test_pqact_edex tests the writer alone.
+  add_executable(edexreader ${CMAKE_CURRENT_LIST_DIR}/edexreader.c)
+  pq_script_suite(pqact LABEL pqact
+    ARGS $<TARGET_FILE_DIR:pqcreate> $<TARGET_FILE:pqact>
+         $<TARGET_FILE:pqacthelper> $<TARGET_FILE:edexreader>
+    TESTS edex 300)
 endif()
 
 # fuzz_pqact: the pqact.conf reader (its check of the arguments too), the

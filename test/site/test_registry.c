@@ -29,8 +29,8 @@
 
 /* Keys with a built-in default: LDM's 24, ldmd's own 8, 4 for its live
  * figures, 5 against abuse and 3 for TLS, pqact's own 1, ldmadmin's own 1,
- * the NATS bridge's 9. */
-#define NBUILTIN 55
+ * the NATS bridge's 9, pqsurf's 4 (LDM's). */
+#define NBUILTIN 59
 
 static char scratch[1024]; /* this run's directory */
 static char home[2048];    /* LDMHOME for the tests */
@@ -231,6 +231,15 @@ static void check_all_defaults(ldm_registry *reg) {
   snprintf(want, sizeof want, "%s/var/data", home);
   want_string(reg, REG_PQACT_DATADIR, want);
   want_uint(reg, REG_PQACT_MAX_CHILDREN, 32);
+  snprintf(want, sizeof want, "%s/var/queues/pqsurf.pq", home);
+  want_string(reg, REG_SURFQUEUE_PATH, want);
+  assert_int_equal(ldm_reg_get_size(reg, REG_SURFQUEUE_SIZE, &size),
+                   LDM_REG_OK);
+  assert_int_equal(size, 2000000);
+  snprintf(want, sizeof want, "%s/etc/pqsurf.conf", home);
+  want_string(reg, REG_PQSURF_CONFIG, want);
+  snprintf(want, sizeof want, "%s/var/data", home);
+  want_string(reg, REG_PQSURF_DATADIR, want);
   snprintf(want, sizeof want, "%s/var/logs/ldmd.log", home);
   want_string(reg, REG_LOG_FILE, want);
   want_uint(reg, REG_LOG_COUNT, 7);
@@ -842,9 +851,9 @@ static void test_comment_nodes(void **state) {
 /* ---- walking ---- */
 
 struct seen {
-  char keys[64][128];
-  char values[64][128];
-  bool is_default[64];
+  char keys[96][128];
+  char values[96][128];
+  bool is_default[96];
   int n;
   int stop_at; /* return 7 after this many, 0 for never */
 };
@@ -853,7 +862,7 @@ static int record(const char *key, const char *value, bool is_default,
                   void *arg) {
   struct seen *s = arg;
 
-  assert_true(s->n < 64);
+  assert_true(s->n < 96);
   snprintf(s->keys[s->n], sizeof s->keys[0], "%s", key);
   snprintf(s->values[s->n], sizeof s->values[0], "%s", value);
   s->is_default[s->n] = is_default;

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# ldmadmin mksurfqueue and delsurfqueue: pqsurf's private queue at the
+# registry's /surf-queue/path (LDM's default under $LDMHOME/var/queues)
+# with a slot for every 152 bytes of /surf-queue/size; an existing one kept
+# without -c and replaced with it; delsurfqueue never without being asked
+# (refused off a terminal without -y), then gone.  The queue of ldmd is
+# not touched.
+source "$(dirname "$0")/lib.sh" "$@"
+cd "$SCRATCH" || fail "cd"
+SQ=$LDMHOME/var/queues/pqsurf.pq
+
+admin_fails mksurfqueue -- "cannot make the surf queue $SQ: no directory $LDMHOME/var/queues"
+mkdir -p "$LDMHOME/var/queues"
+admin_ok mksurfqueue
+expect_in "$ERR" "made the surf queue $SQ (2M, 13157 slots)"
+# pqmon -S: 5th field the slots, 7th the products
+[[ $(pqmon -S -q "$SQ" | awk '{print $5}') == 13157 ]] ||
+  fail "the surf queue has $(pqmon -S -q "$SQ" | awk '{print $5}') slots, expected 13157"
+head -c 150 /dev/urandom >obs
+run pqinsert -q "$SQ" obs
+((rc == 0)) || fail "pqinsert into the surf queue exited $rc"
+admin_fails mksurfqueue -- "the surf queue $SQ exists: ldmadmin delsurfqueue first, or mksurfqueue -c"
+[[ $(pqmon -S -q "$SQ" | awk '{print $7}') == 1 ]] ||
+  fail "a refused mksurfqueue changed the surf queue"
+run regutil -s 1M /surf-queue/size
+((rc == 0)) || fail "regutil -s 1M /surf-queue/size exited $rc"
+admin_ok mksurfqueue -c
+expect_in "$ERR" "made the surf queue $SQ (1M, 6578 slots)"
+[[ $(pqmon -S -q "$SQ" | awk '{print $7}') == 0 ]] ||
+  fail "mksurfqueue -c did not replace the surf queue"
+[[ ! -e $Q ]] || fail "mksurfqueue made the LDM queue $Q"
+ok "mksurfqueue, -c, the slots"
+
+admin_fails delsurfqueue </dev/null -- "not deleting the surf queue $SQ without confirmation"
+[[ -f $SQ ]] || fail "delsurfqueue without -y deleted the surf queue"
+admin_ok delsurfqueue -y
+expect_in "$ERR" "deleted the surf queue $SQ"
+[[ ! -e $SQ ]] || fail "delsurfqueue -y left $SQ"
+admin_fails delsurfqueue -y -- "there is no surf queue $SQ to delete"
+ok "delsurfqueue"
