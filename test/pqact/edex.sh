@@ -58,7 +58,7 @@ trap 'st=$?; ipc_cleanup; cleanup "$st"' EXIT
 free_keys() {
   local i
   for ((i = 0; i < 50; i++)); do
-    KEYFILE=$SCRATCH/ftok.$RANDOM.$i
+    KEYFILE=$SCRATCH/ftok.$i
     : >"$KEYFILE"
     if "$READER" "$@" keys "$KEYFILE" >"$SCRATCH/keys"; then
       IPC_KEYS+=("$(cat "$SCRATCH/keys")")
