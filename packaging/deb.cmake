@@ -43,10 +43,13 @@ set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
   "LDM-compatible product queue, server and utilities")
 set(CPACK_PACKAGE_DESCRIPTION
   "A product queue server in the tradition of Unidata's LDM: ldmd (the
-LDM-6 protocol), pqact, the queue utilities (pqcreate, pqinsert, pqcat,
-...), the protocol clients (notifyme, ldmsend, ldmping, rtstats), regutil, the
-bridge to NATS JetStream (pq2nats, nats2pq), and the queue library with its header
-and pkg-config file.  The package creates the system user ldm, its home /var/lib/ldm, a registry and a queue.")
+LDM-6 protocol), pqact (with -e for AWIPS's edexBridge), the queue utilities
+(pqcreate, pqinsert, pqcat, ..., wasReceived), the protocol clients (notifyme,
+ldmsend, ldmping, rtstats, pqsend, feedme), the ingesters (noaaportIngester,
+gribinsert, pqing and its names), pqsurf, the operator's tools (ldmadmin,
+regutil, scour, keep_running, ulogger, newlog, refresh_logging, uldbutil,
+pqutil), the bridge to NATS JetStream (pq2nats, nats2pq), and the queue library
+with its header and pkg-config file.  The package creates the system user ldm, its home /var/lib/ldm, a registry and a queue.")
 # A directory of its own for the staging, and absolute destinations
 # (/etc/ldm) staged, not written to the build host.
 set(CPACK_SET_DESTDIR ON)
