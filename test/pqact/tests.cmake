@@ -49,5 +49,8 @@ if(COMMAND pq_fuzz_target)
     ${CMAKE_SOURCE_DIR}/pqutils/pqact/check.c
     ${CMAKE_SOURCE_DIR}/pqutils/pqact/options.c
     ${CMAKE_SOURCE_DIR}/pqutils/pqact/match.c
-    ${CMAKE_SOURCE_DIR}/pqutils/pqact/subst.c ${_pq_sources} SEEDS)
+    ${CMAKE_SOURCE_DIR}/pqutils/pqact/ere_hs.c
+    ${CMAKE_SOURCE_DIR}/pqutils/pqact/hsdb.c
+    ${CMAKE_SOURCE_DIR}/pqutils/pqact/subst.c ${_pq_sources} SEEDS
+    FLAGS -DPQACT_HAVE_HS LIBS -lhs)
 endif()

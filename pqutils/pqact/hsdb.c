@@ -1,0 +1,334 @@
+/*
+ * hsdb.c - the Hyperscan database of a pqact table's patterns (hsdb.h):
+ * translating each offered pattern (ere_hs.h), checking it alone with
+ * hs_expression_info() (exact, else in prefilter mode, else refused),
+ * compiling the rest together in block mode (an expression the compiler
+ * still names is dropped and the rest compiled again), the self-test
+ * against regexec() on generated identifiers, and the scan.
+ */
+#include "pqutils/pqact/hsdb.h"
+
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pqutils/pqact/ere_hs.h"
+
+#ifdef PQACT_HAVE_HS
+#include <hs/hs.h>
+
+/* Room for a translation: every byte of a 255-byte pattern a set written
+ * out in full is the worst case, far past any real one; more is refused. */
+#define HS_EXPR_MAX 8192
+/* The self-test: identifiers generated per entry, and the ways each is
+ * placed (alone; inside other text; after and before a newline). */
+#define SAMPLES 6
+#define PLACES 4
+#define IDENT_MAX 255
+
+struct pqact_hs {
+  hs_database_t *db;
+  hs_scratch_t *scratch;
+  size_t n;
+  bool *use; /* use[i]: entry i's report is kept */
+};
+
+struct hits {
+  const bool *use;
+  uint32_t *v;
+  size_t n;
+};
+
+static int on_match(unsigned id, unsigned long long from, unsigned long long to,
+                    unsigned flags, void *ctx) {
+  (void)from;
+  (void)to;
+  (void)flags;
+  struct hits *h = ctx;
+  if (h->use[id])
+    h->v[h->n++] = id;
+  return 0;
+}
+
+bool pqact_hs_available(void) {
+  return hs_valid_platform() == HS_SUCCESS;
+}
+
+void pqact_hs_free(struct pqact_hs *h) {
+  if (h == NULL)
+    return;
+  hs_free_scratch(h->scratch);
+  hs_free_database(h->db);
+  free(h->use);
+  free(h);
+}
+
+size_t pqact_hs_scan(struct pqact_hs *h, const char *ident, uint32_t *hits) {
+  struct hits r = {.use = h->use, .v = hits};
+  if (hs_scan(h->db, ident, (unsigned)strlen(ident), 0, h->scratch, on_match,
+              &r) != HS_SUCCESS)
+    /* cannot happen for a valid database and scratch; if it did, the
+     * table walk must not miss anything: report every entry */
+    for (size_t i = 0; i < h->n; i++)
+      if (h->use[i])
+        hits[r.n++] = (uint32_t)i;
+  /* reports come by end offset: put them in file order (few, as a rule) */
+  for (size_t i = 1; i < r.n; i++) {
+    uint32_t v = hits[i];
+    size_t j = i;
+    for (; j > 0 && hits[j - 1] > v; j--)
+      hits[j] = hits[j - 1];
+    hits[j] = v;
+  }
+  return r.n;
+}
+
+/* Translate and check every offered pattern alone: its expression and
+ * flags in exprs[i] and flags[i], or take[i] cleared. */
+static int translate(const char *const *pats, bool *take, size_t n,
+                     unsigned opts, char **exprs, unsigned *flags,
+                     struct pqact_hs_stats *st) {
+  char *buf = malloc(HS_EXPR_MAX);
+  if (buf == NULL)
+    return -1;
+  for (size_t i = 0; i < n; i++) {
+    if (!take[i])
+      continue;
+    if (pqact_ere_to_hs(pats[i], buf, HS_EXPR_MAX - 8) != 0) {
+      take[i] = false;
+      st->refused++;
+      continue;
+    }
+    if (opts & PQACT_HS_BREAK) /* a translation that misses: tests only */
+      strcat(buf, "\\x01");
+    flags[i] = HS_FLAG_DOTALL | HS_FLAG_SINGLEMATCH;
+    hs_expr_info_t *info = NULL;
+    hs_compile_error_t *err = NULL;
+    if (hs_expression_info(buf, flags[i], &info, &err) != HS_SUCCESS) {
+      hs_free_compile_error(err);
+      err = NULL;
+      flags[i] |= HS_FLAG_PREFILTER;
+      if (hs_expression_info(buf, flags[i], &info, &err) != HS_SUCCESS) {
+        hs_free_compile_error(err);
+        take[i] = false;
+        st->refused++;
+        continue;
+      }
+    }
+    free(info);
+    exprs[i] = strdup(buf);
+    if (exprs[i] == NULL) {
+      free(buf);
+      return -1;
+    }
+  }
+  free(buf);
+  return 0;
+}
+
+/* Compile the taken expressions; one the compiler names is retried in
+ * prefilter mode, then dropped.  NULL if none is left (or out of memory). */
+static hs_database_t *compile(char **exprs, unsigned *flags, bool *take,
+                              size_t n, struct pqact_hs_stats *st) {
+  const char **e = calloc(n, sizeof *e);
+  unsigned *f = calloc(n, sizeof *f), *ids = calloc(n, sizeof *ids);
+  hs_database_t *db = NULL;
+  for (;;) {
+    if (e == NULL || f == NULL || ids == NULL)
+      break;
+    unsigned k = 0;
+    for (size_t i = 0; i < n; i++)
+      if (take[i]) {
+        e[k] = exprs[i];
+        f[k] = flags[i];
+        ids[k++] = (unsigned)i;
+      }
+    if (k == 0)
+      break;
+    hs_compile_error_t *err = NULL;
+    if (hs_compile_multi(e, f, ids, k, HS_MODE_BLOCK, NULL, &db, &err) ==
+        HS_SUCCESS)
+      break;
+    int bad = err != NULL ? err->expression : -1;
+    hs_free_compile_error(err);
+    db = NULL;
+    if (bad < 0 || (unsigned)bad >= k) { /* not one expression's fault */
+      for (size_t i = 0; i < n; i++)
+        if (take[i]) {
+          take[i] = false;
+          st->refused++;
+        }
+      break;
+    }
+    if (!(flags[ids[bad]] & HS_FLAG_PREFILTER)) {
+      flags[ids[bad]] |= HS_FLAG_PREFILTER;
+    } else {
+      take[ids[bad]] = false;
+      st->refused++;
+    }
+  }
+  free(e);
+  free(f);
+  free(ids);
+  return db;
+}
+
+static uint64_t rnd(uint64_t *s) {
+  uint64_t x = *s;
+  x ^= x << 13;
+  x ^= x >> 7;
+  x ^= x << 17;
+  return *s = x;
+}
+
+/* Place a generated identifier s as the self-test's way k says. */
+static void place(char *out, const char *s, unsigned k, uint64_t *rng) {
+  char pre[9] = "", post[9] = "";
+  if (k == 1) { /* inside other text */
+    unsigned a = (unsigned)(rnd(rng) % 9), b = (unsigned)(rnd(rng) % 9);
+    for (unsigned i = 0; i < a; i++)
+      pre[i] = (char)(' ' + rnd(rng) % 95);
+    pre[a] = '\0';
+    for (unsigned i = 0; i < b; i++)
+      post[i] = (char)(' ' + rnd(rng) % 95);
+    post[b] = '\0';
+  } else if (k == 2) {
+    strcpy(post, "\n");
+  } else if (k == 3) {
+    strcpy(pre, "\n");
+  }
+  size_t a = strlen(pre), b = strlen(s), c = strlen(post);
+  if (a + b + c > IDENT_MAX) /* s is shorter: cannot happen */
+    b = IDENT_MAX - a - c;
+  memcpy(out, pre, a);
+  memcpy(out + a, s, b);
+  memcpy(out + a + b, post, c + 1);
+}
+
+/* The self-test: every taken entry against regexec() on identifiers made
+ * from its own pattern; one the scan misses is no longer used. */
+static int self_test(struct pqact_hs *h, const char *const *pats, bool *take,
+                     struct pqact_hs_stats *st) {
+  uint32_t *hits = calloc(h->n, sizeof *hits);
+  if (hits == NULL)
+    return -1;
+  char s[IDENT_MAX + 1], id[IDENT_MAX + 1];
+  for (size_t i = 0; i < h->n; i++) {
+    if (!take[i])
+      continue;
+    regex_t re;
+    if (regcomp(&re, pats[i], REG_EXTENDED | REG_NOSUB) != 0) {
+      h->use[i] = take[i] = false; /* not the caller's promise: refused */
+      st->refused++;
+      continue;
+    }
+    uint64_t rng = 0x9e3779b97f4a7c15ull ^ (uint64_t)(i + 1) * 0x100000001b3ull;
+    bool ok = true;
+    for (unsigned j = 0; j < SAMPLES && ok; j++) {
+      if (pqact_ere_sample(pats[i], &rng, s, IDENT_MAX - 18) < 0)
+        continue;
+      for (unsigned k = 0; k < PLACES && ok; k++) {
+        place(id, s, k, &rng);
+        if (regexec(&re, id, 0, NULL, 0) != 0)
+          continue; /* not a witness */
+        st->samples++;
+        size_t nh = pqact_hs_scan(h, id, hits);
+        bool found = false;
+        for (size_t x = 0; x < nh && !found; x++)
+          found = hits[x] == i;
+        ok = found;
+      }
+    }
+    regfree(&re);
+    if (!ok) {
+      h->use[i] = take[i] = false;
+      st->disagree++;
+    }
+  }
+  free(hits);
+  return 0;
+}
+
+struct pqact_hs *pqact_hs_new(const char *const *pats, bool *take, size_t n,
+                              unsigned opts, struct pqact_hs_stats *stats) {
+  struct pqact_hs_stats st = {0};
+  struct pqact_hs *h = NULL;
+  char **exprs = NULL;
+  unsigned *flags = NULL;
+  for (size_t i = 0; i < n; i++)
+    st.offered += take[i];
+  if (st.offered == 0 || !pqact_hs_available() || n > UINT32_MAX)
+    goto none;
+  exprs = calloc(n, sizeof *exprs);
+  flags = calloc(n, sizeof *flags);
+  h = calloc(1, sizeof *h);
+  if (exprs == NULL || flags == NULL || h == NULL)
+    goto none;
+  h->n = n;
+  h->use = calloc(n, sizeof *h->use);
+  if (h->use == NULL || translate(pats, take, n, opts, exprs, flags, &st) != 0)
+    goto none;
+  h->db = compile(exprs, flags, take, n, &st);
+  if (h->db == NULL || hs_alloc_scratch(h->db, &h->scratch) != HS_SUCCESS)
+    goto none;
+  for (size_t i = 0; i < n; i++)
+    h->use[i] = take[i];
+  if (self_test(h, pats, take, &st) != 0)
+    goto none;
+  for (size_t i = 0; i < n; i++)
+    if (take[i]) {
+      st.taken++;
+      st.prefilter += (flags[i] & HS_FLAG_PREFILTER) != 0;
+    }
+  if (st.taken == 0)
+    goto none;
+  goto done;
+none:
+  pqact_hs_free(h);
+  h = NULL;
+  for (size_t i = 0; i < n; i++)
+    take[i] = false;
+  st.taken = 0;
+done:
+  for (size_t i = 0; exprs != NULL && i < n; i++)
+    free(exprs[i]);
+  free(exprs);
+  free(flags);
+  if (stats != NULL)
+    *stats = st;
+  return h;
+}
+
+#else /* no Hyperscan in this build */
+
+bool pqact_hs_available(void) {
+  return false;
+}
+
+struct pqact_hs *pqact_hs_new(const char *const *pats, bool *take, size_t n,
+                              unsigned opts, struct pqact_hs_stats *stats) {
+  (void)pats;
+  (void)opts;
+  struct pqact_hs_stats st = {0};
+  for (size_t i = 0; i < n; i++) {
+    st.offered += take[i];
+    take[i] = false;
+  }
+  if (stats != NULL)
+    *stats = st;
+  return NULL;
+}
+
+void pqact_hs_free(struct pqact_hs *h) {
+  (void)h;
+}
+
+size_t pqact_hs_scan(struct pqact_hs *h, const char *ident, uint32_t *hits) {
+  (void)h;
+  (void)ident;
+  (void)hits;
+  return 0;
+}
+
+#endif
