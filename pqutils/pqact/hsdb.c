@@ -27,9 +27,15 @@
 #define PLACES 4
 #define IDENT_MAX 255
 
+/* Most tables make one database; a set Hyperscan cannot compile as a
+ * whole ("resource limit exceeded") is split in halves until each half
+ * compiles or is one expression, refused. */
+#define MAX_DBS 64
+
 struct pqact_hs {
-  hs_database_t *db;
-  hs_scratch_t *scratch;
+  hs_database_t *db[MAX_DBS];
+  size_t ndb;
+  hs_scratch_t *scratch; /* big enough for every database */
   size_t n;
   bool *use; /* use[i]: entry i's report is kept */
 };
@@ -59,20 +65,26 @@ void pqact_hs_free(struct pqact_hs *h) {
   if (h == NULL)
     return;
   hs_free_scratch(h->scratch);
-  hs_free_database(h->db);
+  for (size_t i = 0; i < h->ndb; i++)
+    hs_free_database(h->db[i]);
   free(h->use);
   free(h);
 }
 
 size_t pqact_hs_scan(struct pqact_hs *h, const char *ident, uint32_t *hits) {
   struct hits r = {.use = h->use, .v = hits};
-  if (hs_scan(h->db, ident, (unsigned)strlen(ident), 0, h->scratch, on_match,
-              &r) != HS_SUCCESS)
-    /* cannot happen for a valid database and scratch; if it did, the
-     * table walk must not miss anything: report every entry */
-    for (size_t i = 0; i < h->n; i++)
-      if (h->use[i])
-        hits[r.n++] = (uint32_t)i;
+  unsigned len = (unsigned)strlen(ident);
+  for (size_t d = 0; d < h->ndb; d++)
+    if (hs_scan(h->db[d], ident, len, 0, h->scratch, on_match, &r) !=
+        HS_SUCCESS) {
+      /* cannot happen for a valid database and scratch; if it did, the
+       * table walk must not miss anything: report every entry */
+      r.n = 0;
+      for (size_t i = 0; i < h->n; i++)
+        if (h->use[i])
+          hits[r.n++] = (uint32_t)i;
+      return r.n;
+    }
   /* reports come by end offset: put them in file order (few, as a rule) */
   for (size_t i = 1; i < r.n; i++) {
     uint32_t v = hits[i];
@@ -116,7 +128,13 @@ static int translate(const char *const *pats, bool *take, size_t n,
         continue;
       }
     }
+    bool empty = info->min_width == 0;
     free(info);
+    if (empty) { /* matches the empty string: Hyperscan will not have it */
+      take[i] = false;
+      st->refused++;
+      continue;
+    }
     exprs[i] = strdup(buf);
     if (exprs[i] == NULL) {
       free(buf);
@@ -127,51 +145,71 @@ static int translate(const char *const *pats, bool *take, size_t n,
   return 0;
 }
 
-/* Compile the taken expressions; one the compiler names is retried in
- * prefilter mode, then dropped.  NULL if none is left (or out of memory). */
-static hs_database_t *compile(char **exprs, unsigned *flags, bool *take,
-                              size_t n, struct pqact_hs_stats *st) {
-  const char **e = calloc(n, sizeof *e);
-  unsigned *f = calloc(n, sizeof *f), *ids = calloc(n, sizeof *ids);
-  hs_database_t *db = NULL;
+/* Compile the taken expressions of [lo, hi) into h's databases; one the
+ * compiler names is retried in prefilter mode, then dropped; a set it
+ * cannot compile as a whole is split.  -1 if out of memory or databases. */
+static int compile(struct pqact_hs *h, char **exprs, unsigned *flags,
+                   bool *take, size_t lo, size_t hi,
+                   struct pqact_hs_stats *st) {
+  size_t n = hi - lo;
+  const char **e = calloc(n ? n : 1, sizeof *e);
+  unsigned *f = calloc(n ? n : 1, sizeof *f);
+  unsigned *ids = calloc(n ? n : 1, sizeof *ids);
+  int rc = -1;
   for (;;) {
     if (e == NULL || f == NULL || ids == NULL)
       break;
     unsigned k = 0;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = lo; i < hi; i++)
       if (take[i]) {
         e[k] = exprs[i];
         f[k] = flags[i];
         ids[k++] = (unsigned)i;
       }
-    if (k == 0)
+    if (k == 0) {
+      rc = 0;
       break;
+    }
+    hs_database_t *db = NULL;
     hs_compile_error_t *err = NULL;
     if (hs_compile_multi(e, f, ids, k, HS_MODE_BLOCK, NULL, &db, &err) ==
-        HS_SUCCESS)
+        HS_SUCCESS) {
+      if (h->ndb == MAX_DBS) {
+        hs_free_database(db);
+        break;
+      }
+      h->db[h->ndb++] = db;
+      rc = 0;
       break;
+    }
     int bad = err != NULL ? err->expression : -1;
     hs_free_compile_error(err);
-    db = NULL;
-    if (bad < 0 || (unsigned)bad >= k) { /* not one expression's fault */
-      for (size_t i = 0; i < n; i++)
-        if (take[i]) {
-          take[i] = false;
-          st->refused++;
-        }
-      break;
+    if (bad >= 0 && (unsigned)bad < k) {
+      if (!(flags[ids[bad]] & HS_FLAG_PREFILTER)) {
+        flags[ids[bad]] |= HS_FLAG_PREFILTER;
+      } else {
+        take[ids[bad]] = false;
+        st->refused++;
+      }
+      continue;
     }
-    if (!(flags[ids[bad]] & HS_FLAG_PREFILTER)) {
-      flags[ids[bad]] |= HS_FLAG_PREFILTER;
-    } else {
-      take[ids[bad]] = false;
+    /* not one expression's fault: halves, or refuse the one left */
+    if (k == 1) {
+      take[ids[0]] = false;
       st->refused++;
+      continue;
     }
+    size_t mid = ids[k / 2];
+    rc = compile(h, exprs, flags, take, lo, mid, st) != 0 ||
+                 compile(h, exprs, flags, take, mid, hi, st) != 0
+             ? -1
+             : 0;
+    break;
   }
   free(e);
   free(f);
   free(ids);
-  return db;
+  return rc;
 }
 
 static uint64_t rnd(uint64_t *s) {
@@ -269,9 +307,11 @@ struct pqact_hs *pqact_hs_new(const char *const *pats, bool *take, size_t n,
   h->use = calloc(n, sizeof *h->use);
   if (h->use == NULL || translate(pats, take, n, opts, exprs, flags, &st) != 0)
     goto none;
-  h->db = compile(exprs, flags, take, n, &st);
-  if (h->db == NULL || hs_alloc_scratch(h->db, &h->scratch) != HS_SUCCESS)
+  if (compile(h, exprs, flags, take, 0, n, &st) != 0 || h->ndb == 0)
     goto none;
+  for (size_t d = 0; d < h->ndb; d++)
+    if (hs_alloc_scratch(h->db[d], &h->scratch) != HS_SUCCESS)
+      goto none;
   for (size_t i = 0; i < n; i++)
     h->use[i] = take[i];
   if (self_test(h, pats, take, &st) != 0)

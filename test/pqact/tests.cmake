@@ -1,6 +1,7 @@
 # pqact's tests: cmocka units of its parts (the pqact.conf reader, the
 # substitutions, the filing, the children, the pattern index; its state
-# file's are test/common's), and shell tests that insert
+# file's are test/common's; test_pqact_onepass: the one-pass matcher against
+# regexec on every entry), and shell tests that insert
 # products into a real queue, run the pqact program on a pqact.conf and
 # compare the files it makes byte for byte with bytes built from LDM's
 # rules.  pqacthelper
@@ -9,9 +10,11 @@
 # DBFILE's gdbm databases back.
 if(TARGET pqact)
   foreach(name test_pqact_conf test_pqact_subst test_pqact_filing
-      test_pqact_children test_pqact_match)
+      test_pqact_children test_pqact_match test_pqact_onepass)
     add_executable(${name} ${CMAKE_CURRENT_LIST_DIR}/${name}.c)
     target_link_libraries(${name} PRIVATE pqact_core ${CMOCKA_LIB})
+    target_compile_definitions(${name} PRIVATE
+      PQ_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
     pq_test(${name} TIMEOUT 60 LABELS pqact ENVIRONMENT ${PQ_TESTDATA_ENV}
       COMMAND ${name})
   endforeach()
