@@ -18,6 +18,8 @@ if(TARGET pqact)
     pq_test(${name} TIMEOUT 60 LABELS pqact ENVIRONMENT ${PQ_TESTDATA_ENV}
       COMMAND ${name})
   endforeach()
+  # thousands of identifiers against hundreds of EREs, three times over
+  set_tests_properties(test_pqact_onepass PROPERTIES TIMEOUT 600)
 
   add_executable(pqacthelper ${CMAKE_CURRENT_LIST_DIR}/pqacthelper.c)
   target_link_libraries(pqacthelper PRIVATE ldmpq)
