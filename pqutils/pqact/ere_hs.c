@@ -337,11 +337,12 @@ static void put_hex(struct out *o, unsigned c) {
 }
 
 static void put_byte(struct out *o, unsigned c) {
-  char b[2] = {(char)c, '\0'};
-  if (isalnum((int)c))
+  if (isalnum((int)c)) {
+    char b[2] = {(char)c, '\0'};
     put_str(o, b);
-  else
+  } else {
     put_hex(o, c);
+  }
 }
 
 static void put_bound(struct out *o, int min, int max) {

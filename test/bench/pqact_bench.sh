@@ -194,8 +194,10 @@ check_files() {
 echo "pqact benchmark: $(nproc) CPUs, $(uname -r), build $build, scratch $scratch"
 echo "pqact: $pqact"
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg) (figures are only as quiet as the machine)"
-echo "method: pqact -i 0 -o on a pre-filled queue, timed fork to exit, less the"
-echo "  same run on an empty queue (startup and exit), best of $runs; decoders"
+echo "method: pqact -i 0 -o on a pre-filled queue, timed by its own log from"
+echo "  \"Starting Up\" to \"products processed\", less the same span on an"
+echo "  empty queue, best of $runs each (startup+exit: the whole empty run, fork"
+echo "  to exit, reading the table and building its matcher included); decoders"
 echo "  time themselves from their first read to their last"
 echo
 

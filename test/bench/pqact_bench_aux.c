@@ -99,10 +99,10 @@ static void np_entry(unsigned j, unsigned long i, char *pat, size_t plen,
 
 static void ident_of(const char *kind, unsigned long i, unsigned ndec,
                      char *buf, size_t len) {
-  char pat[256];
-  if (strcmp(kind, "np") == 0)
+  if (strcmp(kind, "np") == 0) {
+    char pat[256];
     np_entry((unsigned)(i % (ndec ? ndec : 1)), i, pat, sizeof pat, buf, len);
-  else if (strcmp(kind, "close") == 0)
+  } else if (strcmp(kind, "close") == 0)
     snprintf(buf, len, "P%06lu KXYZ 011200", i);
   else if (strcmp(kind, "table") == 0)
     snprintf(buf, len, "SAUS%03lu KXYZ %06lu /pAAA", i % TABLE_ENTRIES, i);

@@ -32,8 +32,8 @@
 #include "pqutils/pqact/ere_hs.h"
 #include "pqutils/pqact/match.h"
 
-#ifndef PQ_SOURCE_DIR
-#error "PQ_SOURCE_DIR: the project's source tree"
+#ifndef PQ_SOURCE_DIR /* set by tests.cmake */
+#define PQ_SOURCE_DIR "."
 #endif
 
 #define MAX_PATS 1024
@@ -74,8 +74,9 @@ static char *slurp(const char *path) {
     len += got;
     if (len + 1 == cap) {
       cap *= 2;
-      b = realloc(b, cap);
-      assert_non_null(b);
+      char *grown = realloc(b, cap);
+      assert_non_null(grown);
+      b = grown;
     }
   }
   b[len] = '\0';
@@ -424,8 +425,9 @@ static void brute_force(const struct table *t, const struct strs *ids) {
     for (size_t i = 0; i < t->n; i++) {
       if (nsubs == cap) {
         cap = cap ? cap * 2 : 4096;
-        subs = realloc(subs, cap * sizeof *subs);
-        assert_non_null(subs);
+        regmatch_t(*grown)[NSUB] = realloc(subs, cap * sizeof *subs);
+        assert_non_null(grown);
+        subs = grown;
       }
       bool h = regexec(&t->re[i], ids->v[k], NSUB, subs[nsubs], 0) == 0;
       brute[k * MAX_PATS + i] = h;
