@@ -409,13 +409,39 @@ static void write_node(const struct tree *t, int id, struct out *o) {
   }
 }
 
+/* Whether the node matches the empty string (anchors do). */
+static bool nullable(const struct tree *t, int id) {
+  const struct node *n = &t->n[id];
+  switch (n->kind) {
+  case K_SET:
+  case K_ANY:
+    return false;
+  case K_BOL:
+  case K_EOL:
+    return true;
+  case K_CAT:
+    for (int c = n->child; c >= 0; c = t->n[c].next)
+      if (!nullable(t, c))
+        return false;
+    return true;
+  case K_ALT:
+    for (int c = n->child; c >= 0; c = t->n[c].next)
+      if (nullable(t, c))
+        return true;
+    return false;
+  case K_REP:
+    return n->min == 0 || nullable(t, n->child);
+  }
+  return true;
+}
+
 int pqact_ere_to_hs(const char *ere, char *out, size_t cap) {
   static _Thread_local struct tree t;
   if (cap == 0)
     return -1;
   int root = parse(&t, ere);
-  if (root < 0)
-    return -1;
+  if (root < 0 || nullable(&t, root))
+    return -1; /* Hyperscan refuses what matches the empty string */
   /* an empty set matches nothing, which Hyperscan cannot say */
   for (int i = 0; i < t.count; i++) {
     bool any = false;
@@ -446,9 +472,12 @@ static bool gen(const struct tree *t, int id, uint64_t *rng, struct out *o) {
   case K_SET:
   case K_ANY: {
     unsigned members[256], count = 0;
-    for (unsigned c = 1; c < 256; c++)
-      if (n->kind == K_ANY ? c >= ' ' && c < 127 : set_has(n->set, c))
-        members[count++] = c;
+    if (n->lit >= 0)
+      members[count++] = (unsigned)n->lit;
+    else
+      for (unsigned c = 1; c < 256; c++)
+        if (n->kind == K_ANY ? c >= ' ' && c < 127 : set_has(n->set, c))
+          members[count++] = c;
     if (count == 0)
       return false;
     unsigned c = members[next_rand(rng) % count];

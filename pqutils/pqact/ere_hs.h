@@ -30,7 +30,10 @@
  *     after another (PCRE reads "a++" as possessive), after an anchor or
  *     with nothing before it is refused;
  *   - every other escape ("\w", "\<", back-references...), any byte past
- *     127, a "{" that does not start a bound: refused.
+ *     127, a "{" that does not start a bound: refused;
+ *   - and a pattern that matches the empty string, which Hyperscan does
+ *     not take (it matches every identifier, or with anchors the empty
+ *     one).
  *
  * Matching "can this identifier match at all?" does not depend on POSIX's
  * leftmost-longest rule, only on the set of strings the expression

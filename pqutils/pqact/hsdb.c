@@ -1,9 +1,10 @@
 /*
  * hsdb.c - the Hyperscan database of a pqact table's patterns (hsdb.h):
- * translating each offered pattern (ere_hs.h), checking it alone with
- * hs_expression_info() (exact, else in prefilter mode, else refused),
- * compiling the rest together in block mode (an expression the compiler
- * still names is dropped and the rest compiled again), the self-test
+ * translating each offered pattern (ere_hs.h), compiling them together in
+ * block mode (when that fails, each is checked alone, exact or as a
+ * prefilter or refused; an expression the compiler still names is
+ * compiled again in prefilter mode, then dropped; a set it cannot compile
+ * as a whole is split), the self-test
  * against regexec() on generated identifiers, and the scan.
  */
 #include "pqutils/pqact/hsdb.h"
@@ -114,27 +115,8 @@ static int translate(const char *const *pats, bool *take, size_t n,
     }
     if (opts & PQACT_HS_BREAK) /* a translation that misses: tests only */
       strcat(buf, "\\x01");
+    /* exact; one the compiler refuses is retried as a prefilter */
     flags[i] = HS_FLAG_DOTALL | HS_FLAG_SINGLEMATCH;
-    hs_expr_info_t *info = NULL;
-    hs_compile_error_t *err = NULL;
-    if (hs_expression_info(buf, flags[i], &info, &err) != HS_SUCCESS) {
-      hs_free_compile_error(err);
-      err = NULL;
-      flags[i] |= HS_FLAG_PREFILTER;
-      if (hs_expression_info(buf, flags[i], &info, &err) != HS_SUCCESS) {
-        hs_free_compile_error(err);
-        take[i] = false;
-        st->refused++;
-        continue;
-      }
-    }
-    bool empty = info->min_width == 0;
-    free(info);
-    if (empty) { /* matches the empty string: Hyperscan will not have it */
-      take[i] = false;
-      st->refused++;
-      continue;
-    }
     exprs[i] = strdup(buf);
     if (exprs[i] == NULL) {
       free(buf);
@@ -143,6 +125,34 @@ static int translate(const char *const *pats, bool *take, size_t n,
   }
   free(buf);
   return 0;
+}
+
+/* Check each taken expression of [lo, hi) alone: exact, else as a
+ * prefilter, else refused.  Done only once a compile of the set has
+ * failed, so that a table the compiler takes costs one compile, and one
+ * with many bad expressions not one compile per bad expression. */
+static void vet(char **exprs, unsigned *flags, bool *take, size_t lo, size_t hi,
+                struct pqact_hs_stats *st) {
+  for (size_t i = lo; i < hi; i++) {
+    if (!take[i])
+      continue;
+    hs_expr_info_t *info = NULL;
+    hs_compile_error_t *err = NULL;
+    if (hs_expression_info(exprs[i], flags[i], &info, &err) == HS_SUCCESS) {
+      free(info);
+      continue;
+    }
+    hs_free_compile_error(err);
+    err = NULL;
+    flags[i] |= HS_FLAG_PREFILTER;
+    if (hs_expression_info(exprs[i], flags[i], &info, &err) == HS_SUCCESS) {
+      free(info);
+      continue;
+    }
+    hs_free_compile_error(err);
+    take[i] = false;
+    st->refused++;
+  }
 }
 
 /* Compile the taken expressions of [lo, hi) into h's databases; one the
@@ -156,6 +166,7 @@ static int compile(struct pqact_hs *h, char **exprs, unsigned *flags,
   unsigned *f = calloc(n ? n : 1, sizeof *f);
   unsigned *ids = calloc(n ? n : 1, sizeof *ids);
   int rc = -1;
+  bool vetted = false;
   for (;;) {
     if (e == NULL || f == NULL || ids == NULL)
       break;
@@ -184,6 +195,11 @@ static int compile(struct pqact_hs *h, char **exprs, unsigned *flags,
     }
     int bad = err != NULL ? err->expression : -1;
     hs_free_compile_error(err);
+    if (!vetted) {
+      vet(exprs, flags, take, lo, hi, st);
+      vetted = true;
+      continue;
+    }
     if (bad >= 0 && (unsigned)bad < k) {
       if (!(flags[ids[bad]] & HS_FLAG_PREFILTER)) {
         flags[ids[bad]] |= HS_FLAG_PREFILTER;

@@ -37,7 +37,7 @@
 #endif
 
 #define MAX_PATS 1024
-#define MAX_IDS 2400
+#define MAX_IDS 1400
 #define NSUB 10
 
 struct strs {
@@ -237,7 +237,10 @@ static void gen_ere(char *out, size_t cap, unsigned depth) {
       }
       strcat(out, ")");
     } else {
-      strcat(out, atoms[rnd(sizeof atoms / sizeof atoms[0])]);
+      const char *a = atoms[rnd(sizeof atoms / sizeof atoms[0])];
+      if (strcmp(a, "\\1") == 0 && rnd(6) != 0)
+        a = "x"; /* a few back-references: glibc runs them slowly */
+      strcat(out, a);
     }
     if (rnd(4) == 0)
       strcat(out, quants[rnd(sizeof quants / sizeof quants[0])]);
@@ -429,7 +432,8 @@ static void brute_force(const struct table *t, const struct strs *ids) {
         assert_non_null(grown);
         subs = grown;
       }
-      bool h = regexec(&t->re[i], ids->v[k], NSUB, subs[nsubs], 0) == 0;
+      bool h = regexec(&t->re[i], ids->v[k], 0, NULL, 0) == 0 &&
+               regexec(&t->re[i], ids->v[k], NSUB, subs[nsubs], 0) == 0;
       brute[k * MAX_PATS + i] = h;
       if (h)
         hit_at[k * MAX_PATS + i] = (uint32_t)nsubs++;
@@ -459,10 +463,12 @@ static void compare(const struct table *t, const struct pqact_match *m,
       next = e + 1;
       (*offered)++;
       regmatch_t sub[NSUB];
-      bool h = regexec(&t->re[e], id, NSUB, sub, 0) == 0;
+      /* as act.c: regexec() on the entry; its sub-matches when it hits */
+      bool h = regexec(&t->re[e], id, 0, NULL, 0) == 0;
       assert_int_equal(h, hit[e]);
       if (!h)
         continue;
+      assert_int_equal(regexec(&t->re[e], id, NSUB, sub, 0), 0);
       (*matches)++;
       if (memcmp(sub, subs[hit_at[k * MAX_PATS + e]], sizeof sub) != 0)
         fail_msg("\"%s\", entry %zu: sub-matches differ", id, e);
@@ -481,7 +487,7 @@ static int setup(void **state) {
   (void)state;
   project_patterns(&pats);
   size_t project = pats.n;
-  fuzzed_patterns(&pats, 300);
+  fuzzed_patterns(&pats, 220);
   table_of(&pats, &table);
   real_identifiers(&ids);
   generated_identifiers(&pats, &ids);
@@ -506,8 +512,8 @@ static int teardown(void **state) {
 static void test_inputs(void **state) {
   (void)state;
   /* the harvest found the tests' tables and real identifiers */
-  assert_true(pats.n > 340);
-  assert_true(table.n > 250);
+  assert_true(pats.n > 260);
+  assert_true(table.n > 190);
   assert_true(ids.n > 1000);
   bool wmo = false, grib = false, nexrad = false;
   for (size_t i = 0; i < pats.n; i++)
@@ -590,15 +596,43 @@ static void test_translation(void **state) {
   expect_hs("[a-]", "(?:[\\x2d\\x61])");
   expect_hs("[A-C0-1-]", "(?:[\\x2d\\x30-\\x31\\x41-\\x43])");
   expect_hs("[[:digit:]]", "(?:[\\x30-\\x39])");
-  expect_hs("a{,2}", "(?:(?:a){0,2})");
+  expect_hs("ba{,2}", "(?:b(?:a){0,2})");
   expect_hs("(a|)b+", "(?:(?:a|)(?:b){1,})");
   expect_hs("]}", "(?:\\x5d\\x7d)");
   /* refused: GNU's operators, back-references, what PCRE reads otherwise */
   static const char *const refused[] = {
-      "\\1",  "(a)\\1",   "\\w",     "\\<a",     "a\\'",    "\\`a",      "\\n",
-      "a++",  "a*?",      "a+*",     "^*",       "*a",      "a|*b",      "a{",
-      "a{x}", "a{2,1}",   "[[=a=]]", "[[.a.]]",  "[a-c-e]", "[[:foo:]]", "(a",
-      "a)",   "\xc3\xa9", "[\xc3]",  "a{99999}",
+      "\\1",
+      "(a)\\1",
+      "\\w",
+      "\\<a",
+      "a\\'",
+      "\\`a",
+      "\\n",
+      "a++",
+      "a*?",
+      "a+*",
+      "^*",
+      "*a",
+      "a|*b",
+      "a{",
+      "a{x}",
+      "a{2,1}",
+      "[[=a=]]",
+      "[[.a.]]",
+      "[a-c-e]",
+      "[[:foo:]]",
+      "(a",
+      "a)",
+      "\xc3\xa9",
+      "[\xc3]",
+      "a{99999}",
+      /* what matches the empty string: Hyperscan will not have it */
+      "a*",
+      "^$",
+      "",
+      "(a|)",
+      "^",
+      "x?|y",
   };
   for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
     expect_hs(refused[i], NULL);
