@@ -37,7 +37,20 @@
 #endif
 
 #define MAX_PATS 1024
-#define MAX_IDS 1400
+/* Under AddressSanitizer (build/asan), whose allocator makes regexec()
+ * and Hyperscan's compiler many times slower, a smaller set. */
+#if defined(__SANITIZE_ADDRESS__)
+#define SCALE 3
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SCALE 3
+#endif
+#endif
+#ifndef SCALE
+#define SCALE 1
+#endif
+#define MAX_IDS (1400 / SCALE)
+#define FUZZED (220 / SCALE)
 #define NSUB 10
 
 struct strs {
@@ -487,7 +500,7 @@ static int setup(void **state) {
   (void)state;
   project_patterns(&pats);
   size_t project = pats.n;
-  fuzzed_patterns(&pats, 220);
+  fuzzed_patterns(&pats, FUZZED);
   table_of(&pats, &table);
   real_identifiers(&ids);
   generated_identifiers(&pats, &ids);
@@ -512,9 +525,9 @@ static int teardown(void **state) {
 static void test_inputs(void **state) {
   (void)state;
   /* the harvest found the tests' tables and real identifiers */
-  assert_true(pats.n > 260);
-  assert_true(table.n > 190);
-  assert_true(ids.n > 1000);
+  assert_true(pats.n > 76 + FUZZED * 3 / 4);
+  assert_true(table.n > 50 + FUZZED / 2);
+  assert_true(ids.n > MAX_IDS * 2 / 3);
   bool wmo = false, grib = false, nexrad = false;
   for (size_t i = 0; i < pats.n; i++)
     wmo = wmo || strcmp(pats.v[i], "^(SAUS..) (K...) (..)(..)(..)") == 0;
