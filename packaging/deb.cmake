@@ -60,6 +60,12 @@ set(CPACK_DEBIAN_PACKAGE_SECTION net)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "passwd, libssl-dev, libisal-dev")
+# pqact's one-pass matcher runs on Hyperscan (pqutils/pqact/hsdb.h), which
+# dpkg-shlibdeps finds too; named here so the package says it on amd64,
+# where the build requires it.
+if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
+  string(APPEND CPACK_DEBIAN_PACKAGE_DEPENDS ", libhyperscan5")
+endif()
 # "ldmadmin plotmetrics" draws with gnuplot; pq2nats and nats2pq talk to a
 # NATS server, which may run on another host; nothing else needs them.
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "gnuplot-nox, nats-server")

@@ -17,7 +17,8 @@ packages=(build-essential cmake pkg-config libtirpc-dev libxml2-dev libssl-dev
           clang-format cppcheck strace dpkg-dev logrotate systemd
           libsystemd-dev gnuplot-nox libmicrohttpd-dev curl chromium
           chromium-driver openssl nats-server libnats-dev
-          libjemalloc-dev iproute2 libpng-dev zlib1g-dev libeccodes-data)
+          libjemalloc-dev iproute2 libpng-dev zlib1g-dev libeccodes-data
+          libhyperscan-dev)
 
 install_deps() {
   local missing=()

@@ -2,9 +2,10 @@
  * filing.c - the FILE and STDIOFILE actions: their options, the transforms
  * of the data (-removewmo, -strip, -metadata), and the set of open outputs,
  * most recently used first, that keeps an output open across products
- * (filing.h says which rules are LDM's); also what the other actions share
- * with these: the making of directories, and a place in the set for the
- * outputs they open (DBFILE's databases).
+ * (filing.h says which rules are LDM's), found by a hash of its type and
+ * path; also what the other actions share with these: the making of
+ * directories, and a place in the set for the outputs they open (DBFILE's
+ * databases).
  */
 #include "pqutils/pqact/filing.h"
 
@@ -46,11 +47,20 @@ struct output {
   pqact_output_close_fn *close_fn; /* closes handle */
   int64_t last_used;
   struct output *prev, *next;
+  size_t hash;          /* of its type and path */
+  struct output *hnext; /* in its bucket */
 };
 
 struct pqact_outputs {
   struct output *head; /* most recently used */
   size_t n, max;
+  /* the outputs by type and path, so that a product finds its output
+   * without comparing its path with every open one's (a table appending
+   * to hundreds of files did that for each product): chains, at most one
+   * output per bucket on average (the table grows; if it cannot, the
+   * chains grow instead) */
+  struct output **bucket;
+  size_t nbucket; /* a power of two */
   /* what the outputs' last_used and the idle close are measured with */
   pqact_clock_fn *now;
   /* the first EMFILE is a warning, the others debug */
@@ -63,10 +73,53 @@ static int64_t monotonic_s(void) {
   return (int64_t)cli_monotonic();
 }
 
+static size_t hash_of(enum pqact_action type, const char *path) {
+  size_t h = 14695981039346656037u ^ (size_t)type; /* FNV-1a */
+  for (const unsigned char *p = (const unsigned char *)path; *p; p++)
+    h = (h ^ *p) * 1099511628211u;
+  return h;
+}
+
+/* Put o in the table (its hash set), growing the table first if full. */
+static void hash_insert(struct pqact_outputs *outs, struct output *o) {
+  if (outs->n >= outs->nbucket) {
+    size_t nb = outs->nbucket * 2;
+    struct output **b = calloc(nb, sizeof *b);
+    if (b != NULL) { /* else: longer chains, still every output */
+      for (size_t i = 0; i < outs->nbucket; i++)
+        for (struct output *x = outs->bucket[i], *next; x != NULL; x = next) {
+          next = x->hnext;
+          x->hnext = b[x->hash & (nb - 1)];
+          b[x->hash & (nb - 1)] = x;
+        }
+      free(outs->bucket);
+      outs->bucket = b;
+      outs->nbucket = nb;
+    }
+  }
+  struct output **head = &outs->bucket[o->hash & (outs->nbucket - 1)];
+  o->hnext = *head;
+  *head = o;
+}
+
+static void hash_remove(struct pqact_outputs *outs, struct output *o) {
+  struct output **p = &outs->bucket[o->hash & (outs->nbucket - 1)];
+  while (*p != NULL && *p != o)
+    p = &(*p)->hnext;
+  if (*p == o)
+    *p = o->hnext;
+}
+
 struct pqact_outputs *pqact_outputs_new(unsigned max_open) {
   struct pqact_outputs *outs = calloc(1, sizeof *outs);
   if (outs == NULL)
     return NULL;
+  outs->nbucket = 64;
+  outs->bucket = calloc(outs->nbucket, sizeof *outs->bucket);
+  if (outs->bucket == NULL) {
+    free(outs);
+    return NULL;
+  }
   if (max_open == 0) { /* LDM's (openMax() - 6) - 1, at least one */
     long open_max = sysconf(_SC_OPEN_MAX);
     max_open = open_max > 8 ? (unsigned)(open_max - 7) : 1;
@@ -125,6 +178,7 @@ static int close_output(struct pqact_outputs *outs, struct output *o,
     rc = -1;
   }
   unlink_output(outs, o);
+  hash_remove(outs, o);
   outs->n--;
   free(o->path);
   free(o);
@@ -146,6 +200,7 @@ void pqact_outputs_free(struct pqact_outputs *outs) {
     return;
   while (outs->head != NULL)
     close_output(outs, outs->head, "closed");
+  free(outs->bucket);
   free(outs);
 }
 
@@ -222,8 +277,10 @@ static int open_path(struct pqact_outputs *outs, const char *path,
 
 static struct output *find_output(struct pqact_outputs *outs,
                                   enum pqact_action type, const char *path) {
-  for (struct output *o = outs->head; o != NULL; o = o->next)
-    if (o->type == type && strcmp(o->path, path) == 0)
+  size_t h = hash_of(type, path);
+  for (struct output *o = outs->bucket[h & (outs->nbucket - 1)]; o != NULL;
+       o = o->hnext)
+    if (o->hash == h && o->type == type && strcmp(o->path, path) == 0)
       return o;
   return NULL;
 }
@@ -255,6 +312,8 @@ static struct output *open_output(struct pqact_outputs *outs,
     free(o);
     return NULL;
   }
+  o->hash = hash_of(type, path);
+  hash_insert(outs, o);
   push_front(outs, o);
   outs->n++;
   return o;
@@ -570,6 +629,8 @@ int pqact_outputs_add(struct pqact_outputs *outs, enum pqact_action type,
   o->handle = handle;
   o->close_fn = close_fn;
   o->last_used = outs->now();
+  o->hash = hash_of(type, path);
+  hash_insert(outs, o);
   push_front(outs, o);
   outs->n++;
   return 0;

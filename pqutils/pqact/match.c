@@ -1,9 +1,11 @@
 /*
- * match.c - the index of a pqact table's patterns (match.h): reading what
- * an anchored ERE requires of an identifier's start (its literal prefix,
- * or its leading bracket expression's set), and offering, for an
- * identifier, the entries whose requirement it meets plus those that have
- * none, in file order.
+ * match.c - the one-pass matcher of a pqact table's patterns (match.h):
+ * reading what an anchored ERE requires of an identifier's start (its
+ * literal prefix, or its leading bracket expression's set), sharing the
+ * entries out between the prefix index, the Hyperscan database (hsdb.h)
+ * and the list offered for every identifier, and offering, for an
+ * identifier, the entries whose requirement it meets, those the database
+ * reports and those that have none, merged in file order.
  *
  * The reader walks the ERE from its "^" and stops at the first thing it
  * does not fully understand; what it collected before that is what it
@@ -262,6 +264,9 @@ void pqact_ere_key(const char *ere, struct pqact_key *key) {
 struct pqact_match {
   size_t n;
   struct pqact_key *keys;
+  struct pqact_hs *hs; /* NULL: no entry in a database */
+  uint32_t *hits;      /* its reports for the walk under way (room for n) */
+  struct pqact_match_stats stats;
   uint32_t *always; /* entries offered for every identifier */
   size_t nalways;
   uint32_t start[257]; /* entries by first byte: items[start[c]..start[c+1]) */
@@ -272,6 +277,8 @@ void pqact_match_free(struct pqact_match *m) {
   if (m == NULL)
     return;
   free(m->keys);
+  pqact_hs_free(m->hs);
+  free(m->hits);
   free(m->always);
   free(m->items);
   free(m);
@@ -279,26 +286,73 @@ void pqact_match_free(struct pqact_match *m) {
 
 struct pqact_match *pqact_match_new(const char *const *pats, const bool *always,
                                     size_t n) {
+  return pqact_match_build(pats, always, n, 0);
+}
+
+void pqact_match_stats(const struct pqact_match *m,
+                       struct pqact_match_stats *s) {
+  *s = m->stats;
+}
+
+/* Offer to the database the entries the prefix index serves poorly: no
+ * prefix of PQACT_PREFIX_MIN bytes (and not ^_ELSE_$).  On return take[i]
+ * says which it took. */
+static int build_hs(struct pqact_match *m, const char *const *pats,
+                    const bool *always, unsigned opts, bool *take) {
+  for (size_t i = 0; i < m->n; i++)
+    take[i] = !always[i] && m->keys[i].plen < PQACT_PREFIX_MIN;
+  if (opts & PQACT_MATCH_NO_HS) {
+    memset(take, 0, m->n * sizeof *take);
+    return 0;
+  }
+  m->hs = pqact_hs_new(pats, take, m->n,
+                       (opts & PQACT_MATCH_HS_BREAK) ? PQACT_HS_BREAK : 0,
+                       &m->stats.hs_build);
+  if (m->hs == NULL)
+    return 0;
+  m->hits = calloc(m->n, sizeof *m->hits);
+  return m->hits == NULL ? -1 : 0;
+}
+
+struct pqact_match *pqact_match_build(const char *const *pats,
+                                      const bool *always, size_t n,
+                                      unsigned opts) {
   struct pqact_match *m = calloc(1, sizeof *m);
   if (m == NULL)
     return NULL;
   m->n = n;
+  m->stats.entries = n;
   m->keys = calloc(n ? n : 1, sizeof *m->keys);
   m->always = calloc(n ? n : 1, sizeof *m->always);
+  bool *take = calloc(n ? n : 1, sizeof *take);
   uint32_t count[256] = {0};
   size_t total = 0;
-  if (m->keys == NULL || m->always == NULL) {
+  if (m->keys == NULL || m->always == NULL || take == NULL) {
+    free(take);
+    pqact_match_free(m);
+    return NULL;
+  }
+  for (size_t i = 0; i < n; i++)
+    pqact_ere_key(pats[i], &m->keys[i]);
+  if (build_hs(m, pats, always, opts, take) != 0) {
+    free(take);
     pqact_match_free(m);
     return NULL;
   }
   for (size_t i = 0; i < n; i++) {
-    pqact_ere_key(pats[i], &m->keys[i]);
+    if (take[i]) {
+      m->keys[i].indexed = false;
+      m->stats.hs++;
+      continue;
+    }
     if (always[i])
       m->keys[i].indexed = false;
     if (!m->keys[i].indexed) {
       m->always[m->nalways++] = (uint32_t)i;
+      m->stats.always++;
       continue;
     }
+    m->stats.prefix++;
     for (unsigned c = 0; c < 256; c++)
       if (set_has(m->keys[i].first, c)) {
         count[c]++;
@@ -307,6 +361,7 @@ struct pqact_match *pqact_match_new(const char *const *pats, const bool *always,
   }
   m->items = calloc(total ? total : 1, sizeof *m->items);
   if (m->items == NULL) {
+    free(take);
     pqact_match_free(m);
     return NULL;
   }
@@ -317,12 +372,13 @@ struct pqact_match *pqact_match_new(const char *const *pats, const bool *always,
     fill[c] = m->start[c];
   }
   for (size_t i = 0; i < n; i++) {
-    if (!m->keys[i].indexed)
+    if (take[i] || !m->keys[i].indexed)
       continue;
     for (unsigned c = 0; c < 256; c++)
       if (set_has(m->keys[i].first, c))
         m->items[fill[c]++] = (uint32_t)i;
   }
+  free(take);
   return m;
 }
 
@@ -337,12 +393,20 @@ void pqact_match_start(const struct pqact_match *m, const char *ident,
   o->a_end = m->always + m->nalways;
   o->b = m->items + m->start[c];
   o->b_end = m->items + m->start[c + 1];
+  o->h = o->h_end = m->hits;
+  if (m->hs != NULL)
+    o->h_end = m->hits + pqact_hs_scan(m->hs, ident, m->hits);
 }
 
 bool pqact_match_next(struct pqact_offer *o, size_t *entry) {
-  /* Merge the two lists, each in file order; an indexed entry only if the
-   * identifier begins with its prefix. */
-  while (o->a < o->a_end || o->b < o->b_end) {
+  /* Merge the three lists, each in file order (an entry is in one only);
+   * an indexed entry only if the identifier begins with its prefix. */
+  while (o->a < o->a_end || o->b < o->b_end || o->h < o->h_end) {
+    if (o->h < o->h_end && (o->a == o->a_end || *o->h < *o->a) &&
+        (o->b == o->b_end || *o->h < *o->b)) {
+      *entry = *o->h++;
+      return true;
+    }
     if (o->b == o->b_end || (o->a < o->a_end && *o->a < *o->b)) {
       *entry = *o->a++;
       return true;

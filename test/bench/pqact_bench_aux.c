@@ -8,6 +8,8 @@
  *       product's number) whose identifiers are, for KIND
  *         close  "P000001 ..."              (one file each)
  *         table  "SAUS012 KXYZ 000001 ..."  (product i: entry i % 200)
+ *         np     product i for entry i % NDEC of a table without literal
+ *                prefixes (below)
  *         pipe   "D3 000001"                (product i: decoder i % NDEC)
  *       and exit 0, or 1 with a message.
  *   pqact_bench_aux floor DIR N SIZE
@@ -27,7 +29,14 @@
  *   pqact_bench_aux conf KIND PATH [NDEC AUX COUNTDIR STUCK N SIZE]
  *       write the pqact.conf of a case to PATH (pipe: NDEC decoders, the
  *       j-th "AUX sink COUNTDIR/j.count EXPECT", EXPECT its share of N
- *       products of SIZE bytes; STUCK 1: decoder 0 stops itself).
+ *       products of SIZE bytes; STUCK 1: decoder 0 stops itself; np:
+ *       NDEC entries whose patterns share no literal prefix, in five forms
+ *       as site tables write them: a leading class, an unanchored
+ *       alternation, an unanchored path with an optional letter and "$",
+ *       a one-letter anchor with an alternation and "$", an anchored
+ *       alternation of words; each names its entry by a code of three
+ *       capitals that no other part of any identifier holds, so that a
+ *       product matches one entry; entry j appends to out/(j % 200).txt).
  *
  * A benchmark's helper, not a test: nothing here is registered with ctest.
  */
@@ -51,9 +60,49 @@ static int die(const char *what) {
   return 1;
 }
 
+/* The np table's code of entry j: three capitals. */
+static void np_code(unsigned j, char code[4]) {
+  code[0] = (char)('A' + j / 676 % 26);
+  code[1] = (char)('A' + j / 26 % 26);
+  code[2] = (char)('A' + j % 26);
+  code[3] = '\0';
+}
+
+/* The np table's entry j (its pattern) and an identifier it matches. */
+static void np_entry(unsigned j, unsigned long i, char *pat, size_t plen,
+                     char *ident, size_t ilen) {
+  char c[4];
+  np_code(j, c);
+  switch (j % 5) {
+  case 0:
+    snprintf(pat, plen, "^[a-z]{4}[0-9]{2} (k|c)%s ([0-9]{6})", c);
+    snprintf(ident, ilen, "saus%02lu k%s %06lu", i % 100, c, i % 1000000);
+    break;
+  case 1:
+    snprintf(pat, plen, "(%s|%s_)[^ ]* /p([a-z]{3})", c, c);
+    snprintf(ident, ilen, "warn %lu %s_x /pabc", i, c);
+    break;
+  case 2:
+    snprintf(pat, plen, "/%s/([0-9]+)\\.grb2?$", c);
+    snprintf(ident, ilen, "data/grib2/%s/%lu.grb2", c, i);
+    break;
+  case 3:
+    snprintf(pat, plen, "^s[0-9]{2}%s(000|200|400|600|800)$", c);
+    snprintf(ident, ilen, "s%02lu%s%03lu", i % 100, c, i % 5 * 200);
+    break;
+  default:
+    snprintf(pat, plen, "^(nexrad2|nexrad3)/[a-z0-9]{3}/%s/([a-z0-9]+)", c);
+    snprintf(ident, ilen, "nexrad3/n0r/%s/x%lu", c, i);
+    break;
+  }
+}
+
 static void ident_of(const char *kind, unsigned long i, unsigned ndec,
                      char *buf, size_t len) {
-  if (strcmp(kind, "close") == 0)
+  if (strcmp(kind, "np") == 0) {
+    char pat[256];
+    np_entry((unsigned)(i % (ndec ? ndec : 1)), i, pat, sizeof pat, buf, len);
+  } else if (strcmp(kind, "close") == 0)
     snprintf(buf, len, "P%06lu KXYZ 011200", i);
   else if (strcmp(kind, "table") == 0)
     snprintf(buf, len, "SAUS%03lu KXYZ %06lu /pAAA", i % TABLE_ENTRIES, i);
@@ -222,6 +271,12 @@ static int conf(const char *kind, const char *path, unsigned ndec,
               "EXP\t^(SAUS%03u) (K[A-Z]{3}) ([0-9]+)\n"
               "\tFILE\tout/%03u/\\1_\\2.txt\n",
               j, j);
+  } else if (strcmp(kind, "np") == 0) {
+    for (unsigned j = 0; j < ndec; j++) {
+      char pat[256], ident[256];
+      np_entry(j, 0, pat, sizeof pat, ident, sizeof ident);
+      fprintf(f, "EXP\t%s\n\tFILE\tout/%03u.txt\n", pat, j % 200);
+    }
   } else {
     /* Decoder 0 of a stuck run (stuck != 0) stops itself at once. */
     for (unsigned j = 0; j < ndec; j++) {

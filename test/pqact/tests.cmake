@@ -1,6 +1,7 @@
 # pqact's tests: cmocka units of its parts (the pqact.conf reader, the
 # substitutions, the filing, the children, the pattern index; its state
-# file's are test/common's), and shell tests that insert
+# file's are test/common's; test_pqact_onepass: the one-pass matcher against
+# regexec on every entry), and shell tests that insert
 # products into a real queue, run the pqact program on a pqact.conf and
 # compare the files it makes byte for byte with bytes built from LDM's
 # rules.  pqacthelper
@@ -9,12 +10,19 @@
 # DBFILE's gdbm databases back.
 if(TARGET pqact)
   foreach(name test_pqact_conf test_pqact_subst test_pqact_filing
-      test_pqact_children test_pqact_match test_pqact_edex)
+      test_pqact_children test_pqact_match test_pqact_edex
+      test_pqact_onepass)
     add_executable(${name} ${CMAKE_CURRENT_LIST_DIR}/${name}.c)
     target_link_libraries(${name} PRIVATE pqact_core ${CMOCKA_LIB})
+    target_compile_definitions(${name} PRIVATE
+      PQ_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
     pq_test(${name} TIMEOUT 60 LABELS pqact ENVIRONMENT ${PQ_TESTDATA_ENV}
       COMMAND ${name})
   endforeach()
+  # thousands of identifiers against hundreds of EREs, three times over;
+  # and test_pqact_match builds its tables with the database too
+  set_tests_properties(test_pqact_onepass PROPERTIES TIMEOUT 600)
+  set_tests_properties(test_pqact_match PROPERTIES TIMEOUT 300)
 
   add_executable(pqacthelper ${CMAKE_CURRENT_LIST_DIR}/pqacthelper.c)
   target_link_libraries(pqacthelper PRIVATE ldmpq)
@@ -57,5 +65,8 @@ if(COMMAND pq_fuzz_target)
     ${CMAKE_SOURCE_DIR}/pqutils/pqact/check.c
     ${CMAKE_SOURCE_DIR}/pqutils/pqact/options.c
     ${CMAKE_SOURCE_DIR}/pqutils/pqact/match.c
-    ${CMAKE_SOURCE_DIR}/pqutils/pqact/subst.c ${_pq_sources} SEEDS)
+    ${CMAKE_SOURCE_DIR}/pqutils/pqact/ere_hs.c
+    ${CMAKE_SOURCE_DIR}/pqutils/pqact/hsdb.c
+    ${CMAKE_SOURCE_DIR}/pqutils/pqact/subst.c ${_pq_sources} SEEDS
+    FLAGS -DPQACT_HAVE_HS LIBS -lhs)
 endif()
