@@ -31,6 +31,7 @@
 
 #include "pqutils/pqact/ere_hs.h"
 #include "pqutils/pqact/match.h"
+#include "test/lib/tu_skip.h"
 
 #ifndef PQ_SOURCE_DIR /* set by tests.cmake */
 #define PQ_SOURCE_DIR "."
@@ -566,7 +567,7 @@ static void test_prefix_index_alone(void **state) {
 static void test_one_pass(void **state) {
   (void)state;
   if (!pqact_hs_available())
-    skip();
+    tu_skip("Hyperscan cannot run here (no SSSE3, or pqact built without it)");
   struct pqact_match_stats st;
   run(0, &st);
   /* most of the table is in the database: the fuzzed patterns are */
@@ -577,7 +578,7 @@ static void test_one_pass(void **state) {
 static void test_broken_database(void **state) {
   (void)state;
   if (!pqact_hs_available())
-    skip();
+    tu_skip("Hyperscan cannot run here (no SSSE3, or pqact built without it)");
   struct pqact_match_stats st;
   run(PQACT_MATCH_HS_BREAK, &st);
   /* every broken entry with a witness was caught; and still no miss */
@@ -659,5 +660,5 @@ int main(void) {
       cmocka_unit_test(test_one_pass),
       cmocka_unit_test(test_broken_database),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return tu_exit_code(cmocka_run_group_tests(tests, setup, teardown));
 }
