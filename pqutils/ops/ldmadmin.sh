@@ -312,12 +312,13 @@ cmd_delqueue() {
   say "deleted the queue $queue"
 }
 
-# Bytes of pqsurf's queue per slot: an observation is about 152 bytes
-# (LDM's pqsurf(1): pqcreate -S 6881 for 1 MiB).
-SURF_OBS_BYTES=152
+# Slots of pqsurf's queue per 1000000 bytes of its size: LDM's ldmadmin
+# gives it size / 1e6 * 6881 (an observation is about 145 bytes), its
+# pqsurf(1) the same for 1M (pqcreate -s 1M -S 6881).
+SURF_SLOTS_PER_MB=6881
 
 # mksurfqueue: as mkqueue, for pqsurf's private queue (/surf-queue/path,
-# /surf-queue/size), with a slot for every SURF_OBS_BYTES of its size.
+# /surf-queue/size), with LDM's SURF_SLOTS_PER_MB slots a megabyte.
 cmd_mksurfqueue() {
   clobber=''
   fast=''
@@ -348,7 +349,7 @@ cmd_mksurfqueue() {
   if [ "$need" -gt "$have" ]; then
     die "not enough space for the surf queue $queue: /surf-queue/size $size needs $need KiB, $dir has $have KiB free (free some, or lower /surf-queue/size with regutil -s)"
   fi
-  slots=$((bytes / SURF_OBS_BYTES))
+  slots=$((bytes * SURF_SLOTS_PER_MB / 1000000))
   [ "$slots" -ge 8 ] || slots=8
   pqcreate $clobber $fast -S "$slots" -s "$size" -q "$queue" ||
     die "cannot make the surf queue $queue (pqcreate failed, above)"

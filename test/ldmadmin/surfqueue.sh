@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # ldmadmin mksurfqueue and delsurfqueue: pqsurf's private queue at the
 # registry's /surf-queue/path (LDM's default under $LDMHOME/var/queues)
-# with a slot for every 152 bytes of /surf-queue/size; an existing one kept
+# with LDM's 6881 slots a megabyte (10^6 bytes) of /surf-queue/size; an existing one kept
 # without -c and replaced with it; delsurfqueue never without being asked
 # (refused off a terminal without -y), then gone.  The queue of ldmd is
 # not touched.
@@ -12,10 +12,10 @@ SQ=$LDMHOME/var/queues/pqsurf.pq
 admin_fails mksurfqueue -- "cannot make the surf queue $SQ: no directory $LDMHOME/var/queues"
 mkdir -p "$LDMHOME/var/queues"
 admin_ok mksurfqueue
-expect_in "$ERR" "made the surf queue $SQ (2M, 13157 slots)"
+expect_in "$ERR" "made the surf queue $SQ (2M, 13762 slots)"
 # pqmon -S: 5th field the slots, 7th the products
-[[ $(pqmon -S -q "$SQ" | awk '{print $5}') == 13157 ]] ||
-  fail "the surf queue has $(pqmon -S -q "$SQ" | awk '{print $5}') slots, expected 13157"
+[[ $(pqmon -S -q "$SQ" | awk '{print $5}') == 13762 ]] ||
+  fail "the surf queue has $(pqmon -S -q "$SQ" | awk '{print $5}') slots, expected 13762"
 head -c 150 /dev/urandom >obs
 run pqinsert -q "$SQ" obs
 ((rc == 0)) || fail "pqinsert into the surf queue exited $rc"
@@ -25,7 +25,7 @@ admin_fails mksurfqueue -- "the surf queue $SQ exists: ldmadmin delsurfqueue fir
 run regutil -s 1M /surf-queue/size
 ((rc == 0)) || fail "regutil -s 1M /surf-queue/size exited $rc"
 admin_ok mksurfqueue -c
-expect_in "$ERR" "made the surf queue $SQ (1M, 6578 slots)"
+expect_in "$ERR" "made the surf queue $SQ (1M, 6881 slots)"
 [[ $(pqmon -S -q "$SQ" | awk '{print $7}') == 0 ]] ||
   fail "mksurfqueue -c did not replace the surf queue"
 [[ ! -e $Q ]] || fail "mksurfqueue made the LDM queue $Q"
