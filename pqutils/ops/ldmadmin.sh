@@ -46,8 +46,10 @@ usage: $PROG command [options]
   stop | restart | isrunning | clean | config
   mkqueue [-c] [-f]     create the queue (-c: replace an existing one)
   delqueue [-y]         delete the queue (-y: without asking)
-  mksurfqueue [-c] [-f] create pqsurf's queue (-c: replace an existing one)
-  delsurfqueue [-y]     delete pqsurf's queue (-y: without asking)
+  mksurfqueue [-c] [-f] [-v|-x] [-q path]
+                        create pqsurf's queue (-c: replace an existing one)
+  delsurfqueue [-y] [-q path]
+                        delete pqsurf's queue (-y: without asking)
   queuecheck            check the queue (pqcheck), the server stopped
   checkinsertion        is the newest product younger than the registry's limit?
   vetqueuesize          does the queue hold max-latency?  (acts on
@@ -312,26 +314,31 @@ cmd_delqueue() {
   say "deleted the queue $queue"
 }
 
-# Bytes of pqsurf's queue per slot: an observation is about 152 bytes
-# (LDM's pqsurf(1): pqcreate -S 6881 for 1 MiB).
-SURF_OBS_BYTES=152
+# Slots of pqsurf's queue per 1000000 bytes of its size: LDM's ldmadmin
+# gives it size / 1e6 * 6881 (an observation is about 145 bytes), its
+# pqsurf(1) the same for 1M (pqcreate -s 1M -S 6881).
+SURF_SLOTS_PER_MB=6881
 
 # mksurfqueue: as mkqueue, for pqsurf's private queue (/surf-queue/path,
-# /surf-queue/size), with a slot for every SURF_OBS_BYTES of its size.
+# /surf-queue/size), with LDM's SURF_SLOTS_PER_MB slots a megabyte.  LDM's
+# command line: -q path names the queue instead, -v and -x go to pqcreate.
 cmd_mksurfqueue() {
   clobber=''
   fast=''
-  while getopts cfq opt; do
+  verbose=''
+  queue=''
+  while getopts cfq:vx opt; do
     case $opt in
       c) clobber=-c ;;
       f) fast=-f ;;
-      q) ;;
+      q) queue=$OPTARG ;;
+      v | x) verbose=-$opt ;;
       *) usage ;;
     esac
   done
   shift $((OPTIND - 1))
   [ $# -eq 0 ] || usage
-  queue=$(reg /surf-queue/path) || exit 1
+  [ -n "$queue" ] || queue=$(reg /surf-queue/path) || exit 1
   size=$(reg /surf-queue/size) || exit 1
   if is_running; then
     die "the LDM server is running: ldmadmin stop before making the surf queue $queue"
@@ -348,26 +355,28 @@ cmd_mksurfqueue() {
   if [ "$need" -gt "$have" ]; then
     die "not enough space for the surf queue $queue: /surf-queue/size $size needs $need KiB, $dir has $have KiB free (free some, or lower /surf-queue/size with regutil -s)"
   fi
-  slots=$((bytes / SURF_OBS_BYTES))
+  slots=$((bytes * SURF_SLOTS_PER_MB / 1000000))
   [ "$slots" -ge 8 ] || slots=8
-  pqcreate $clobber $fast -S "$slots" -s "$size" -q "$queue" ||
+  pqcreate $verbose $clobber $fast -S "$slots" -s "$size" -q "$queue" ||
     die "cannot make the surf queue $queue (pqcreate failed, above)"
   say "made the surf queue $queue ($size, $slots slots)"
 }
 
-# delsurfqueue: as delqueue, for pqsurf's private queue.
+# delsurfqueue: as delqueue, for pqsurf's private queue (LDM's -q path
+# names another).
 cmd_delsurfqueue() {
   yes=
-  while getopts yq opt; do
+  queue=''
+  while getopts yq: opt; do
     case $opt in
       y) yes=1 ;;
-      q) ;;
+      q) queue=$OPTARG ;;
       *) usage ;;
     esac
   done
   shift $((OPTIND - 1))
   [ $# -eq 0 ] || usage
-  queue=$(reg /surf-queue/path) || exit 1
+  [ -n "$queue" ] || queue=$(reg /surf-queue/path) || exit 1
   if is_running; then
     die "the LDM server is running: ldmadmin stop before deleting the surf queue $queue"
   fi

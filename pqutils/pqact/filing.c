@@ -541,8 +541,8 @@ int pqact_file_action(struct pqact_outputs *outs, enum pqact_action type,
   o->last_used = outs->now();
   const bool edex = (o->flags & OPT_EDEX) != 0;
   if (edex && outs->edex == NULL) /* needs pqact -e */
-    log_error("notification specified but shared memory is not available: "
-              "\"%s\"",
+    log_error("Notification specified but shared memory is not available. "
+              "(\"%s\")", /* LDM's words, then the path */
               path);
 
   size_t start = 0, len = (size_t)info->size;

@@ -10,8 +10,8 @@
  *   split   bulletins and observations a second, splitting only (the
  *           observations handed to a callback that keeps nothing);
  *   insert  the same with each observation inserted into a queue made in
- *           DIR (default /dev/shm, else $TMPDIR or /tmp), 20 MB with a slot
- *           for every 152 bytes, as "ldmadmin mksurfqueue" makes it, where
+ *           DIR (default /dev/shm, else $TMPDIR or /tmp), 20 MB with 6881 slots
+ *           a megabyte, as "ldmadmin mksurfqueue" makes it, where
  *           every bulletin is sent twice (a second centre's collective, a
  *           repeat): half the observations are duplicates the queue drops.
  * -q: a quick run (a tenth of the bulletins).  No target is set for these
@@ -154,7 +154,7 @@ int main(int argc, char **argv) {
   run("split", nbul, NULL);
   snprintf(path, sizeof path, "%s/surf_bench.%ld.pq", dir, (long)getpid());
   opts.pc_data_size = 20000000;
-  opts.pc_slots = opts.pc_data_size / 152;
+  opts.pc_slots = opts.pc_data_size / 1000000 * 6881;
   opts.pc_flags = PQ_CLOBBER;
   if (pq_create(path, &opts, &pq, &err) != PQ_OK) {
     fprintf(stderr, "surf_bench: cannot make %s: %s\n", path, err.pe_msg);

@@ -14,3 +14,8 @@ endif()
 pq_script_test(pkg_deb ${CMAKE_CURRENT_LIST_DIR}/deb.sh TIMEOUT 900
   LABELS pkg nosan ENVIRONMENT ${PQ_TESTDATA_ENV}
   ARGS ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR}/test $<TARGET_FILE:notify_listen>)
+
+# pkg_manpages: every manual page of the tree renders without a warning
+# (groff -ww, man -l), as the package installs it.
+pq_script_test(pkg_manpages ${CMAKE_CURRENT_LIST_DIR}/manpages.sh TIMEOUT 120
+  LABELS pkg ARGS ${CMAKE_SOURCE_DIR})

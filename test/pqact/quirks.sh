@@ -204,7 +204,7 @@ if command -v strace >/dev/null; then
     fail "FILE -flush: $(calls fsync fsynced) fsyncs, without: $(calls fsync plain); 2 and 0 expected"
   [[ $(calls write stdio) == 2 && $(calls write buffered) == 1 ]] ||
     fail "STDIOFILE -flush: $(calls write stdio) writes, without: $(calls write buffered); 2 and 1 expected"
-  expect_in "$ERR" 'notification specified but shared memory is not available: "flush/edex"'
+  expect_in "$ERR" 'Notification specified but shared memory is not available. ("flush/edex")'
   expect_in "$ERR" 'Filed in "flush/edex": '
   expect_in "$ERR" 'StdioFiled in "flush/buffered": '
   [[ $(stat -c %a flush flush/fsynced flush/stdio | tr '\n' ' ') == '750 640 640 ' ]] ||

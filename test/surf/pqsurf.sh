@@ -28,6 +28,19 @@ write_registry surf-test-host "  <queue><path>$Q</path></queue>
   </pqsurf>"
 # shellcheck disable=SC2034 # read by fail (common.sh)
 FAIL_LOGS=(LOG:pqsurf.log OUT ERR)
+# surf_cleanup: cleanup kills the pqsurfs the test started (SIGKILL), which
+# cannot stop their pqact children: those are killed here first, by pid,
+# so that a test that fails while pqsurf runs leaves no pqact behind.
+surf_cleanup() {
+  local st=$? p c
+  for p in "${BG_PIDS[@]}"; do
+    for c in $(ps -o pid= --ppid "$p" 2>/dev/null); do
+      kill -KILL "$c" 2>/dev/null
+    done
+  done
+  cleanup "$st"
+}
+trap surf_cleanup EXIT
 
 expect_rc 0 pqcreate -s 2M -q "$Q"
 expect_rc 0 pqcreate -s 2M -S 13000 -q "$SQ"
