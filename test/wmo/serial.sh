@@ -17,7 +17,10 @@ serial_line() {
   LOG=$SCRATCH/tty.log
   mkfifo go
   exec 3<>go # open both ways: no open of it waits
-  background wmogen pty "$SCRATCH/ttyWMO" crc.wmo <go 3>&- 2>pty.err
+  # (the redirection inside: a command put in the background by a function
+  # would read /dev/null, whatever the function's own standard input)
+  background sh -c 'exec wmogen pty "$1" "$2" <go' sh "$SCRATCH/ttyWMO" \
+    crc.wmo 3>&- 2>pty.err
   wait_until 20 test -L "$SCRATCH/ttyWMO" || fail "no pseudo-terminal"
   if [[ ! -e $SCRATCH/ttyWMO ]]; then
     skip_part "serial line: this host's pseudo-terminals have no path ($(readlink "$SCRATCH/ttyWMO"))"
