@@ -78,6 +78,7 @@
 #define PIN_BYTES_MAX (8u << 20)
 #define PIN_SHARE 32
 #define PIN_LINGER_MS 10000 /* a peer on this host reads what it has */
+#define PIN_STOP_MS 1000    /* the same while the server stops */
 
 enum up_mode { UP_PRIMARY, UP_ALTERNATE, UP_NOTIFY, UP_V5 };
 
@@ -940,17 +941,18 @@ static int feed(upstream *u) {
 /* At the end of a zero-copy feed: no page of the queue may go out once
  * its pin is released (pins.h). */
 static void end_pins(upstream *u) {
+  int linger = *u->c->set->stop ? PIN_STOP_MS : PIN_LINGER_MS;
   unsigned left;
 
-  if (u->zc.on) { /* a record begun: the connection ends with it */
-    ldmd_pins_add(&u->pins, &u->zc.pin, UINT64_MAX);
+  if (u->zc.on) { /* a record begun: the peer has what the socket took */
+    ldmd_pins_add(&u->pins, &u->zc.pin, ldm6_io_tx_bytes(u->c->io));
     u->zc.on = false;
   }
-  left = ldmd_pins_end(&u->pins, ldm6_io_tx_bytes(u->c->io), PIN_LINGER_MS);
+  left = ldmd_pins_end(&u->pins, ldm6_io_tx_bytes(u->c->io), linger);
   if (left > 0)
-    log_warning("%s, on this host, had not read %u products after %d s: "
+    log_warning("%s, on this host, had not read %u products after %d ms: "
                 "released",
-                u->c->peer, left, PIN_LINGER_MS / 1000);
+                u->c->peer, left, linger);
   ldmd_pins_close(&u->pins);
 }
 
