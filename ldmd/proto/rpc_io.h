@@ -247,7 +247,7 @@ int ldm6_io_send_nowait(ldm6_io *io, uint32_t vers, uint32_t proc,
  * off (and the XDR padding), without waiting, on a plain connection only.
  * The data goes by sendfile(2): the kernel sends the file's pages by
  * reference, so they must stay unchanged until the peer has them (see
- * docs/protocol.md, "The sending path").  The record's marks, header and
+ * docs/protocol.md, section 6.8).  The record's marks, header and
  * head go into the batch, written with the batch (MSG_MORE) just before
  * the data; the padding into the batch for the next write.  Call again
  * with the same *st and arguments until LDM6_IO_OK; wait between calls

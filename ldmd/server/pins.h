@@ -2,8 +2,8 @@
  * pins.h - the products an upstream has handed to the kernel by reference
  * (sendfile(2) from the queue file) and the kernel may still read: each is
  * pinned in the queue (pq_pin()) until the peer has its bytes, so that no
- * writer overwrites pages a socket still sends (docs/protocol.md, "The
- * sending path").  One per connection, a FIFO of (the connection's byte
+ * writer overwrites pages a socket still sends (docs/protocol.md, section
+ * 6.8).  One per connection, a FIFO of (the connection's byte
  * position at the product's end, pin), bounded in products and bytes.
  *
  * Where the peer stands: the bytes the socket has taken minus its unsent

@@ -116,7 +116,7 @@
 #define REG_MAX_PRODUCT_MEMORY "/server/max-product-memory"
 /* Ours: product data of plain feeds sent from the queue file by reference
  * (sendfile), each product pinned until its peer has it (docs/protocol.md,
- * "The sending path"). */
+ * section 6.8). */
 #define REG_ZERO_COPY "/server/zero-copy"
 #define REG_USER "/server/user"
 /* TLS (docs/security.md): PEM files of the site's certificate (chain), its

@@ -51,7 +51,7 @@ if(TARGET ldmproto)
         names 60
         held 120
         # Zero-copy sending: integrity, a stalled downstream's pins, kill -9
-        # (docs/protocol.md, "The sending path").
+        # (docs/protocol.md, section 6.8).
         zerocopy 240
         zerocopy_tls 120
         # Patterns from peers, and a stop whatever a child is matching

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Zero-copy sending (docs/protocol.md, "The sending path"): products of
+# Zero-copy sending (docs/protocol.md, section 6.8): products of
 # 16 KiB or more go to a plain primary feed from the queue file by
 # sendfile(2), each pinned in the queue (held, so never evicted) until the
 # downstream has its bytes.
