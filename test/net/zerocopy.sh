@@ -31,6 +31,12 @@ start_ldmd
 held_count() {
   "$PEER" held -q "$Q" | awk '$1 == "HELD" { print $2 }'
 }
+held_some() {
+  (($(held_count) > 0))
+}
+held_none() {
+  (($(held_count) == 0))
+}
 
 # ---- A. integrity under a writer that recycles the queue ---------------
 # The downstream stops reading for 3 s after 20 products, while bytes of
@@ -73,8 +79,7 @@ fb=$BG
 wait_until 10 grep -q '^STALLED' b.out || fail "the feed did not start"
 expect_rc 0 "$PEER" insert -q "$Q" -n 40 -s 100000 -f EXP -i stall -z 12
 # The upstream's socket fills, and it pins what it has handed over.
-wait_until 20 bash -c '(($("$0" held -q "$1" | awk "{print \$2}") > 0))' \
-  "$PEER" "$Q" || fail "nothing is pinned for the stalled downstream"
+wait_until 20 held_some || fail "nothing is pinned for the stalled downstream"
 # Writers wrap the queue twice over (products the feed does not ask for).
 expect_rc 0 "$PEER" insert -q "$Q" -n 32 -s 1000000 -f IDS -i filler -z 13
 h=$(held_count)
@@ -83,8 +88,7 @@ pinned=$("$PEER" dump -q "$Q" | grep -c ' stall/')
 ((pinned >= 1)) || fail "the pinned products were evicted"
 ok "B: a stalled downstream pins $h of its products (at most 1/32 of the queue); 32 MB of writes got by"
 wait_until 100 dropped || fail "the stalled downstream was not dropped"
-wait_until 30 bash -c '(($("$0" held -q "$1" | awk "{print \$2}") == 0))' \
-  "$PEER" "$Q" || fail "$(held_count) products still held after the drop"
+wait_until 30 held_none || fail "$(held_count) products still held after the drop"
 kill "$fb" 2>/dev/null
 wait "$fb" 2>/dev/null
 ok "B: the stalled downstream was dropped after 60 s; its pins are gone"
@@ -95,8 +99,7 @@ background peer feedme -X 0 -f EXP -o 0 -t 60 >c.out
 fc=$BG
 wait_until 10 grep -q '^STALLED' c.out || fail "the third feed did not start"
 expect_rc 0 "$PEER" insert -q "$Q" -n 30 -s 100000 -f EXP -i kill -z 14
-wait_until 20 bash -c '(($("$0" held -q "$1" | awk "{print \$2}") > 0))' \
-  "$PEER" "$Q" || fail "nothing is pinned for the third feed"
+wait_until 20 held_some || fail "nothing is pinned for the third feed"
 up=
 for p in $(children_of "$LDMD_PID"); do
   [[ $before == *" $p "* ]] || up=$p
@@ -104,8 +107,7 @@ done
 [[ -n $up ]] || fail "no upstream process to kill"
 kill -KILL "$up"
 wait_until 10 gone "$up" || fail "the upstream $up did not die"
-wait_until 10 bash -c '(($("$0" held -q "$1" | awk "{print \$2}") == 0))' \
-  "$PEER" "$Q" || fail "$(held_count) products still held after kill -9"
+wait_until 10 held_none || fail "$(held_count) products still held after kill -9"
 expect_rc 0 "$PEER" sound -q "$Q"
 expect_in "$OUT" "SOUND "
 kill "$fc" 2>/dev/null
