@@ -55,7 +55,9 @@ struct pq {
   unsigned spin_us;
   bool holding; /* a product lock is held (during a callback) */
   uint64_t held_off, held_len;
-  bool verify; /* pq_set_verify(): check each product's CRC before use */
+  bool pin_ok;       /* the lock held is one product's: pq_pin() may keep it */
+  uint64_t pin_data; /* that product's data, as a file offset */
+  bool verify;       /* pq_set_verify(): check each product's CRC before use */
 
   /* writer state */
   bool has_resv;

@@ -38,7 +38,10 @@
  *                       exclusively and probes the region with F_OFD_GETLK:
  *                       if a reader holds it, the writer leaves it alone.
  *                       Because readers lock products only under the control
- *                       lock, the probe cannot race with a reader.
+ *                       lock, the probe cannot race with a reader.  A reader
+ *                       may keep a product's lock past its callback
+ *                       (pq_pin(), until pq_unpin()): the same lock, only
+ *                       dropped later, so the same rules hold.
  *
  * LOCK ORDER.  control byte, then a product region.  A writer byte is taken
  * without waiting (F_OFD_SETLK) at open, before the control byte; a waiter
@@ -209,11 +212,36 @@ int pq__prod_lock(pq_t *pq, uint64_t off, uint64_t len) {
 }
 
 void pq__prod_unlock(pq_t *pq) {
+  pq->pin_ok = false;
   if (!pq->holding)
     return;
   (void)pq__sys_lock(pq->fd, F_OFD_SETLK, F_UNLCK, pq->data_off + pq->held_off,
                      pq->held_len);
   pq->holding = false;
+}
+
+int pq_pin(pq_t *pq, pq_pin_t *pin) {
+  int rc = pq__check_call(pq, pin != NULL, "pq_pin: NULL argument");
+  if (rc != PQ_OK)
+    return rc;
+  if (!pq->holding || !pq->pin_ok)
+    return PQ__FAIL(pq, PQ_INVAL, 0,
+                    "pq_pin: not in the read callback of one product");
+  /* The callback's lock becomes the pin: its reader no longer drops it. */
+  pin->pn_off = pq->held_off;
+  pin->pn_len = pq->held_len;
+  pin->pn_data = pq->pin_data;
+  pq->holding = false;
+  pq->pin_ok = false;
+  return PQ_OK;
+}
+
+void pq_unpin(pq_t *pq, const pq_pin_t *pin) {
+  if (pq == NULL || pin == NULL || pin->pn_len == 0)
+    return;
+  /* Unlocking cannot fail on a valid descriptor and range. */
+  (void)pq__sys_lock(pq->fd, F_OFD_SETLK, F_UNLCK, pq->data_off + pin->pn_off,
+                     pin->pn_len);
 }
 
 int pq__prod_held(pq_t *pq, uint64_t off, uint64_t len) {

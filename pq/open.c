@@ -395,6 +395,10 @@ const pq_error *pq_last_error(const pq_t *pq) {
   return &pq->err;
 }
 
+int pq_fd(const pq_t *pq) {
+  return pq->fd;
+}
+
 const char *pq_path(const pq_t *pq) {
   return pq->path;
 }

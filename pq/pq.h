@@ -571,6 +571,41 @@ int pq_cursor_after_signature(pq_t *pq, const uint8_t sig[PQ_SIGLEN]);
 int pq_next(pq_t *pq, int direction, const pq_class *cls, pq_read_fn *fn,
             void *arg);
 
+/** A product kept from eviction past its read callback (pq_pin()). */
+typedef struct pq_pin_t {
+  uint64_t pn_off;  /**< its region: offset in the data area */
+  uint64_t pn_len;  /**< its region's bytes (0: no pin) */
+  uint64_t pn_data; /**< file offset of its data (info->size bytes) */
+} pq_pin_t;
+
+/**
+ * From the callback of pq_next() or pq_find(): keep the product's read
+ * lock after the callback returns, until pq_unpin().  Meanwhile the
+ * product is held as during the callback (never evicted; writers jump
+ * over it, and fail with PQ_LOCKED after a lap without room), and its
+ * bytes stay at pin->pn_data in the file, for a reader that hands them to
+ * the kernel by reference (sendfile(2) from pq_fd()) and must keep them
+ * until the kernel is done with them.  The pin is an fcntl lock like any
+ * other product lock: it vanishes when the handle is closed or the
+ * process dies.  The callback must then return 0 (a product offered again
+ * would be read again, and its read drops the lock); the same handle must
+ * not read a pinned product again, for the same reason, and its own
+ * writes do not see its pins (as they do not see its read locks).  A
+ * reader bounds what it pins: each pin is bytes that writers cannot use.
+ * @retval PQ_OK
+ * @retval PQ_INVAL not in the callback of pq_next() or pq_find() (nor in
+ *                  pq_next_many()'s, unless its batch is one product), or
+ *                  pin NULL
+ */
+int pq_pin(pq_t *pq, pq_pin_t *pin);
+
+/** Release a pin of pq_pin() (one with pn_len 0 is ignored). */
+void pq_unpin(pq_t *pq, const pq_pin_t *pin);
+
+/** The queue file's descriptor, for sendfile(2) of pinned products: do
+ *  not close it, lock it, or move its offset.  pq must be valid. */
+int pq_fd(const pq_t *pq);
+
 /* The most products one pq_next_many() call hands out. */
 #define PQ_NEXT_MANY_MAX 32
 

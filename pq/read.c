@@ -213,6 +213,8 @@ static int deliver(pq_t *pq, uint32_t s, const pq_prod_info *info,
   pq__ctl_unlock(pq);
   if (rc != PQ_OK)
     return rc;
+  pq->pin_ok = true; /* the lock is this product's alone */
+  pq->pin_data = (uint64_t)(data - pq->base);
   /* Outside the control lock: the product lock keeps the bytes in place. */
   uint32_t got = pq->verify ? pq__prod_crc(pq, s, info, data) : want;
   *bad = got != want;
@@ -342,6 +344,10 @@ static int deliver_batch(pq_t *pq, struct batch *b, int direction,
       rc = damaged_product(pq, &it->info, key, got, it->crc);
       break;
     }
+    /* A batch of one is locked over that product's region alone: the
+     * callback may keep the lock (pq_pin()). */
+    pq->pin_ok = b->n == 1;
+    pq->pin_data = (uint64_t)(it->data - pq->base);
     rc = fn(&it->info, it->data, &it->place, arg);
     if (rc != PQ_OK) { /* offer it again next time */
       pq->cursor = direction == PQ_FORWARD ? key - 1 : key + 1;

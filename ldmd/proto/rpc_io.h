@@ -241,6 +241,32 @@ int ldm6_io_send_nowait(ldm6_io *io, uint32_t vers, uint32_t proc,
                         const struct iovec *args, int nargs,
                         ldm6_io_partial *st);
 
+/**
+ * Write a one-way call whose arguments are head (hlen bytes, at most
+ * LDM6_IO_COPY_MAX: the encoded metadata) then dlen bytes of file fd from
+ * off (and the XDR padding), without waiting, on a plain connection only.
+ * The data goes by sendfile(2): the kernel sends the file's pages by
+ * reference, so they must stay unchanged until the peer has them (see
+ * docs/protocol.md, section 6.8).  The record's marks, header and
+ * head go into the batch, written with the batch (MSG_MORE) just before
+ * the data; the padding into the batch for the next write.  Call again
+ * with the same *st and arguments until LDM6_IO_OK; wait between calls
+ * with ldm6_io_wait_writable().  Until then nothing else may be sent on
+ * io, and a record abandoned after st->started leaves the connection out
+ * of step: close it.
+ * @return LDM6_IO_OK (all of it taken by the socket, but the padding);
+ *         LDM6_IO_AGAIN (the socket is full); LDM6_IO_EPROTO (TLS, or a
+ *         record too long for one fragment); LDM6_IO_CLOSED, LDM6_IO_ESYS
+ */
+int ldm6_io_send_file_nowait(ldm6_io *io, uint32_t vers, uint32_t proc,
+                             const void *head, size_t hlen, int fd,
+                             uint64_t off, uint32_t dlen, ldm6_io_partial *st);
+
+/** Bytes this connection's socket has taken so far (plain connections;
+ *  under TLS, the bytes before encryption): with the socket's unsent and
+ *  unacknowledged bytes (ioctl SIOCOUTQ), where the peer stands. */
+uint64_t ldm6_io_tx_bytes(const ldm6_io *io);
+
 /** Wait until the socket takes bytes (or has failed: the next write
  *  says how), within timeout_ms (-1: no limit).
  *  @return LDM6_IO_OK, LDM6_IO_TIMEDOUT, LDM6_IO_STOPPED, LDM6_IO_ESYS */

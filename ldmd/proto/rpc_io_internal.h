@@ -56,6 +56,7 @@ struct ldm6_io {
   size_t olen;       /* end of them */
   unsigned orecords; /* records among them */
   uint8_t hdr[LDM6_IO__HDR_MAX];
+  uint64_t tx_bytes; /* bytes the socket has taken (plain connections) */
   /* Receiving (rpc_recv.c). */
   size_t max_record;
   bool partial;   /* bytes of an unfinished record have been taken */

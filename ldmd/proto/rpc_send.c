@@ -13,8 +13,14 @@
  * (ldm6_io_queue_call(), ldm6_io_queue_copy()) and written together, one
  * system call for many.  A sender that must not wait writes a record by
  * pieces, as far as the socket takes each time (ldm6_io_send_nowait()).
+ * On a plain connection a one-way call's data may instead go from a file
+ * (the queue's) by reference (ldm6_io_send_file_nowait(), sendfile(2)):
+ * its marks, header and metadata go into the batch, which is written with
+ * MSG_MORE just before the data, so that they share its packets; its
+ * padding goes into the batch for the next write.
  * Every wait has the send timeout, renewed whenever bytes move.
  */
+#include "ldmd/proto/ldm6_xdr.h"
 #include "ldmd/proto/rpc_io.h"
 #include "ldmd/proto/rpc_io_internal.h"
 #include "ldmd/proto/transport.h"
@@ -25,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 
 #define MAX_PIECES 16            /* header + caller's iovecs per record */
@@ -61,6 +68,7 @@ static int send_all(ldm6_io *io, struct iovec *iov, size_t n) {
       ldm6_io__sys_detail(io, "sendmsg");
       return errno == EPROTO ? LDM6_IO_EPROTO : LDM6_IO_ESYS;
     }
+    io->tx_bytes += (uint64_t)w;
     deadline = ldm6_io__deadline(io->send_timeout_ms); /* progress */
     while (n > 0 && (size_t)w >= iov->iov_len) {
       w -= (ssize_t)iov->iov_len;
@@ -93,11 +101,12 @@ size_t ldm6_io_queued(const ldm6_io *io) {
 
 /* Write what iov[0..n) holds, as far as the socket takes it now.
  * @return bytes written (>= 0), or an LDM6_IO_* failure (< 0) */
-static long write_nowait(ldm6_io *io, const struct iovec *iov, size_t n) {
+static long write_nowait_flags(ldm6_io *io, const struct iovec *iov, size_t n,
+                               int more) {
   long total = 0;
 
   while (n > 0) {
-    ssize_t w = ldm6_io__sendv(io, iov, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+    ssize_t w = ldm6_io__sendv(io, iov, n, MSG_NOSIGNAL | MSG_DONTWAIT | more);
 
     if (w < 0) {
       if (errno == EINTR)
@@ -110,6 +119,7 @@ static long write_nowait(ldm6_io *io, const struct iovec *iov, size_t n) {
       return errno == EPROTO ? LDM6_IO_EPROTO : LDM6_IO_ESYS;
     }
     total += (long)w;
+    io->tx_bytes += (uint64_t)w;
     while (n > 0 && (size_t)w >= iov->iov_len) {
       w -= (ssize_t)iov->iov_len;
       iov++;
@@ -121,9 +131,14 @@ static long write_nowait(ldm6_io *io, const struct iovec *iov, size_t n) {
   return total;
 }
 
-/* The queued calls, as far as the socket takes them now.
+static long write_nowait(ldm6_io *io, const struct iovec *iov, size_t n) {
+  return write_nowait_flags(io, iov, n, 0);
+}
+
+/* The queued calls, as far as the socket takes them now (more: MSG_MORE,
+ * more bytes follow at once).
  * @return LDM6_IO_OK (all written), LDM6_IO_AGAIN, or a failure */
-static int flush_nowait(ldm6_io *io) {
+static int flush_nowait_more(ldm6_io *io, int more) {
   struct iovec iov;
   long w;
 
@@ -131,7 +146,7 @@ static int flush_nowait(ldm6_io *io) {
     return LDM6_IO_OK;
   iov.iov_base = io->obuf + io->ostart;
   iov.iov_len = io->olen - io->ostart;
-  w = write_nowait(io, &iov, 1);
+  w = write_nowait_flags(io, &iov, 1, more);
   if (w < 0) {
     io->olen = io->ostart = 0;
     io->orecords = 0;
@@ -143,6 +158,10 @@ static int flush_nowait(ldm6_io *io) {
   io->olen = io->ostart = 0;
   io->orecords = 0;
   return LDM6_IO_OK;
+}
+
+static int flush_nowait(ldm6_io *io) {
+  return flush_nowait_more(io, 0);
 }
 
 /* Can args, nargs be a record's body (the header takes one piece)? */
@@ -395,4 +414,94 @@ int ldm6_io_reply_rpc_mismatch(ldm6_io *io, uint32_t xid) {
                                    io->hdr, sizeof io->hdr, &hlen) != 0)
     return LDM6_IO_EPROTO;
   return send_record(io, hlen, NULL, 0);
+}
+
+uint64_t ldm6_io_tx_bytes(const ldm6_io *io) {
+  return io->tx_bytes;
+}
+
+/* Put the marks, header and metadata of a file-data record into the
+ * batch, which has room: LDM6_IO_OK or LDM6_IO_EPROTO. */
+static int append_file_head(ldm6_io *io, uint32_t vers, uint32_t proc,
+                            const void *head, size_t hlen, uint32_t dlen,
+                            ldm6_io_partial *st) {
+  size_t chdr, at = io->olen + LDM6_RPC_MARK_LEN;
+  uint64_t body;
+
+  st->xid = io->next_xid++;
+  if (ldm6_rpc_encode_call(st->xid, LDM6_PROG, vers, proc, io->obuf + at,
+                           LDM6_IO__HDR_MAX, &chdr) != 0)
+    return LDM6_IO_EPROTO;
+  body = (uint64_t)chdr + hlen + dlen + ldm6_xdr_pad(dlen);
+  if (body > LDM6_RPC_FRAG_MAX)
+    return LDM6_IO_EPROTO; /* one fragment only: the caller copies */
+  at += chdr;
+  memcpy(io->obuf + at, head, hlen);
+  ldm6_rpc_mark_put(io->obuf + io->olen, (uint32_t)body, true);
+  io->olen = at + hlen;
+  io->orecords++;
+  return LDM6_IO_OK;
+}
+
+int ldm6_io_send_file_nowait(ldm6_io *io, uint32_t vers, uint32_t proc,
+                             const void *head, size_t hlen, int fd,
+                             uint64_t off, uint32_t dlen, ldm6_io_partial *st) {
+  static const uint8_t zeros[4];
+  int rc;
+
+  io->detail[0] = '\0';
+  if (io->ssl != NULL || hlen > LDM6_IO_COPY_MAX) {
+    snprintf(io->detail, sizeof io->detail,
+             "file data only on a plain connection, after a short head");
+    return LDM6_IO_EPROTO;
+  }
+  if (io->obuf == NULL && (io->obuf = malloc(OBUF_SIZE)) == NULL) {
+    snprintf(io->detail, sizeof io->detail, "no memory for a batch");
+    return LDM6_IO_ESYS;
+  }
+  if (!st->started) {
+    if (!batch_room(io, hlen + 4)) {
+      rc = flush_nowait(io);
+      if (rc != LDM6_IO_OK)
+        return rc; /* LDM6_IO_AGAIN: nothing of the record taken yet */
+    }
+    rc = append_file_head(io, vers, proc, head, hlen, dlen, st);
+    if (rc != LDM6_IO_OK)
+      return rc;
+    st->started = true;
+    st->sent = 0; /* here: bytes of the data */
+  }
+  /* The batch, this record's head last, with the data following. */
+  rc = flush_nowait_more(io, dlen > 0 ? MSG_MORE : 0);
+  if (rc != LDM6_IO_OK)
+    return rc;
+  while (st->sent < dlen) {
+    off_t at = (off_t)(off + st->sent);
+    ssize_t w = sendfile(io->fd, fd, &at, dlen - st->sent);
+
+    if (w < 0) {
+      if (errno == EINTR)
+        continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        io->want = POLLOUT;
+        return LDM6_IO_AGAIN;
+      }
+      if (errno == EPIPE || errno == ECONNRESET)
+        return LDM6_IO_CLOSED;
+      ldm6_io__sys_detail(io, "sendfile");
+      return LDM6_IO_ESYS;
+    }
+    if (w == 0) { /* the file is shorter than the caller said */
+      snprintf(io->detail, sizeof io->detail, "sendfile: end of file");
+      return LDM6_IO_ESYS;
+    }
+    st->sent += (uint64_t)w;
+    io->tx_bytes += (uint64_t)w;
+  }
+  /* The padding goes with the next write (the batch has room: it was
+   * just written out). */
+  memcpy(io->obuf + io->olen, zeros, ldm6_xdr_pad(dlen));
+  io->olen += ldm6_xdr_pad(dlen);
+  st->started = false;
+  return LDM6_IO_OK;
 }

@@ -63,7 +63,8 @@ typedef struct ldmd_settings {
   /** The upstream database (feeds.h), shared by the connection
    *  processes; NULL: none (a requester's connection). */
   struct ldmd_feeds *feeds;
-  bool anti_dos; /**< /server/enable-anti-DOS */
+  bool anti_dos;  /**< /server/enable-anti-DOS */
+  bool zero_copy; /**< /server/zero-copy: sendfile to plain feeds */
   /** The largest product a peer may send, in bytes (0: what the queue
    *  can hold, LDM's only bound). */
   uint64_t max_product;

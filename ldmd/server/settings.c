@@ -142,6 +142,7 @@ static void own_keys(reader *r, const ldmd_cmdline *cl, ldmd_params *p) {
   get_seconds(r, REG_AUTOSHIFT, &p->autoshift_ms);
   get_seconds(r, REG_FIRST_CALL_LIMIT, &p->first_call_ms);
   get_bool(r, REG_ANTI_DOS, &p->anti_dos);
+  get_bool(r, REG_ZERO_COPY, &p->zero_copy);
   get_size(r, REG_MAX_PRODUCT_SIZE, &p->max_product);
   get_size(r, REG_MAX_PRODUCT_MEMORY, &p->max_product_memory);
   get_uint(r, REG_MAX_PER_ADDRESS, 1, 1000000, &per);
@@ -221,6 +222,7 @@ void ldmd_settings_fill(const ldmd_params *p, ldmd_settings *set) {
   set->autoshift_ms = p->autoshift_ms;
   set->first_call_ms = p->first_call_ms;
   set->anti_dos = p->anti_dos;
+  set->zero_copy = p->zero_copy;
   set->max_product = p->max_product;
   set->max_product_memory = p->max_product_memory;
 }

@@ -16,7 +16,10 @@
  *
  * No queue lock is held while the network may make the process wait (see
  * "Sending" below): a product read from the queue is held, and a held
- * product cannot be evicted.  A large product's data goes to the socket
+ * product cannot be evicted.  On a plain primary feed a product of 16 KiB
+ * or more goes from the queue file by reference (sendfile) and stays held
+ * (pinned, pins.h) until the peer has its bytes (docs/protocol.md, section
+ * 6.8).  Otherwise a large product's data goes to the socket
  * straight from the queue's mapping, as far as the socket takes it at
  * once, the rest piece by piece from the product found again by its
  * signature; small ones (up to 16 KiB) are copied into the connection's
@@ -57,6 +60,7 @@
 #include "ldmd/site/log.h"
 #include "ldmd/server/clock.h"
 #include "ldmd/server/feeds.h"
+#include "ldmd/server/pins.h"
 #include "ldmd/server/server.h"
 
 #define INFO_BUF 512     /* prod_info (364 B at most), COMINGSOON args (368) */
@@ -64,7 +68,17 @@
 #define UP_ESEND 1       /* callback result: a send failed */
 #define UP_FLUSH 2       /* callback result: write the batch, then again */
 #define UP_GONE 3        /* callback result: not the product looked for */
+#define UP_WAIT 4        /* callback result: wait for the socket, then again */
 #define CLASS_TEXT 10240 /* LDM's text of a class */
+/* Zero-copy (plain primary feeds): products of at least ZC_MIN bytes go
+ * from the queue file by sendfile(2), pinned until the peer has them;
+ * at most PIN_BYTES_MAX bytes (and 1/PIN_SHARE of the data area) pinned
+ * per connection.  Smaller ones are cheaper copied into the batch. */
+#define ZC_MIN LDM6_IO_COPY_MAX
+#define PIN_BYTES_MAX (8u << 20)
+#define PIN_SHARE 32
+#define PIN_LINGER_MS 10000 /* a peer on this host reads what it has */
+#define PIN_STOP_MS 1000    /* the same while the server stops */
 
 enum up_mode { UP_PRIMARY, UP_ALTERNATE, UP_NOTIFY, UP_V5 };
 
@@ -79,6 +93,7 @@ typedef struct upstream {
   unsigned since_drain;
   bool verify; /* a feed of data: products checked before they are sent */
   uint64_t nsent, nbytes, ndeclined, nskipped, ndamaged;
+  uint64_t nzc; /* products whose data went from the queue file */
   /* A large one-way record the socket has not taken whole yet. */
   struct {
     bool on;
@@ -90,6 +105,19 @@ typedef struct upstream {
     char ident[PQ_IDENT_MAX + 1];
     ldm6_io_partial st;
   } part;
+  /* Zero-copy: the products the socket may still read from the queue
+   * file, and the one whose data it has not taken whole yet. */
+  bool zero_copy;
+  ldmd_pins pins;
+  struct {
+    bool on;
+    uint8_t head[INFO_BUF];
+    size_t hlen;
+    uint32_t dlen;
+    pq_pin_t pin;
+    char ident[PQ_IDENT_MAX + 1];
+    ldm6_io_partial st;
+  } zc;
   /* Alternate and LDM-5 modes: the product taken by the read callback. */
   bool offering;
   ldm6_prod_info offer;
@@ -211,7 +239,16 @@ static pq_t *open_queue(const ldmd_conn *c) {
  *     copied into the connection's batch; when the batch is full the
  *     callback returns UP_FLUSH, feed() writes the batch with no lock held
  *     and pq_next() offers the product again;
- *   - a large one goes from the mapping to the socket as far as the
+ *   - a large one on a plain primary feed is pinned (pq_pin()) and its
+ *     data handed to the socket from the queue file by sendfile, its
+ *     head through the batch (ldm6_io_send_file_nowait()); the rest, if
+ *     the socket did not take it all, after the callback from the same
+ *     pinned bytes (finish_zc()).  The pin joins the connection's FIFO
+ *     (pins.h) and is released once the peer has the product's last byte.
+ *     With every pin in use and the socket full, the callback returns
+ *     UP_WAIT: feed() waits holding nothing (wait_room()), and the
+ *     product is offered again;
+ *   - any other large one goes from the mapping to the socket as far as the
  *     socket takes it at once (ldm6_io_send_nowait()); the rest is sent
  *     after the callback, each piece from the product found again by its
  *     signature (pq_find(), held only while the piece is written).  If it
@@ -450,12 +487,45 @@ static int send_sync(upstream *u, uint32_t vers, uint32_t proc,
     return rc;
   }
   u->oneway_pending = false;
+  /* The peer answered after reading every record before the call. */
+  ldmd_pins_release_all(&u->pins);
   if (type != LDM6_T_VOID &&
       ldm6_decode(type, reply.body, reply.body_len, value, &used) != 0) {
     log_error("%s: undecodable reply from %s", what, u->c->peer);
     return LDM6_IO_EPROTO;
   }
   return LDM6_IO_OK;
+}
+
+/* The zero-copy record in u->zc, as far as the socket takes it now; once
+ * all its data is taken, its pin joins the FIFO.  @return 0 (done, or
+ * u->zc.on: finish_zc() sends the rest), UP_ESEND */
+static int put_zc(upstream *u) {
+  int rc = ldm6_io_send_file_nowait(u->c->io, LDM6_VERSION6, LDM6_HEREIS,
+                                    u->zc.head, u->zc.hlen, pq_fd(u->pq),
+                                    u->zc.pin.pn_data, u->zc.dlen, &u->zc.st);
+
+  if (rc == LDM6_IO_AGAIN) {
+    u->zc.on = true;
+    return 0;
+  }
+  u->zc.on = false;
+  if (rc != LDM6_IO_OK) {
+    pq_unpin(u->pq, &u->zc.pin);
+    send_failed(u, rc, "hereis");
+    return UP_ESEND;
+  }
+  ldmd_pins_add(&u->pins, &u->zc.pin, ldm6_io_tx_bytes(u->c->io));
+  u->nzc++;
+  u->oneway_pending = true;
+  return 0;
+}
+
+/* Can the socket take bytes now? */
+static bool writable(const upstream *u) {
+  struct pollfd p = {.fd = ldm6_io_fd(u->c->io), .events = POLLOUT};
+
+  return poll(&p, 1, 0) == 1 && (p.revents & POLLOUT) != 0;
 }
 
 /* Primary mode, from the read callback. */
@@ -465,8 +535,93 @@ static int send_hereis(upstream *u, const ldm6_prod_info *w, const void *data) {
 
   if (ldm6_encode(LDM6_T_PROD_INFO, w, head, sizeof head, &hlen) != 0)
     return UP_ESEND;
+  if (u->zero_copy && w->sz >= ZC_MIN) {
+    if (!ldmd_pins_room(&u->pins, w->sz, ldm6_io_tx_bytes(u->c->io)) &&
+        !writable(u))
+      return UP_WAIT; /* a copy would not go now either: wait unheld */
+  }
+  if (u->zero_copy && w->sz >= ZC_MIN &&
+      ldmd_pins_room(&u->pins, w->sz, ldm6_io_tx_bytes(u->c->io)) &&
+      pq_pin(u->pq, &u->zc.pin) == PQ_OK) {
+    memcpy(u->zc.head, head, hlen);
+    u->zc.hlen = hlen;
+    u->zc.dlen = w->sz;
+    snprintf(u->zc.ident, sizeof u->zc.ident, "%s", w->ident);
+    memset(&u->zc.st, 0, sizeof u->zc.st);
+    return put_zc(u);
+  }
   return put_oneway(u, LDM6_HEREIS, head, hlen, data, w->sz, w->signature,
                     w->ident);
+}
+
+/*
+ * The pins are all in use and the socket is full: wait, holding nothing,
+ * until the socket takes bytes or pins are released, then the product is
+ * offered again (if it left the queue meanwhile, it is skipped: the
+ * downstream was too slow for it).  A peer that takes nothing for
+ * LDMD_SYNC_TIMEOUT_MS is dropped, as in finish_part().
+ * @return LDM6_IO_OK, or a failure that ends the feed (logged)
+ */
+static int wait_room(upstream *u) {
+  int64_t start = ldmd_now_ms();
+  int rc = flush(u);
+
+  while (rc == LDM6_IO_OK) {
+    if (*u->c->set->stop)
+      return LDM6_IO_CLOSED;
+    if (ldmd_pins_reap(&u->pins, ldm6_io_tx_bytes(u->c->io)) < LDMD_PINS_MAX &&
+        u->pins.bytes <= u->pins.limit / 2)
+      return LDM6_IO_OK;
+    rc = ldm6_io_wait_writable(u->c->io, 10);
+    if (rc == LDM6_IO_OK)
+      return LDM6_IO_OK;
+    if (rc != LDM6_IO_TIMEDOUT) {
+      send_failed(u, rc, "sending");
+      return rc;
+    }
+    rc = LDM6_IO_OK;
+    if (ldmd_now_ms() - start >= LDMD_SYNC_TIMEOUT_MS) {
+      log_error("%s took nothing for %d s: closing", u->c->peer,
+                LDMD_SYNC_TIMEOUT_MS / 1000);
+      return LDM6_IO_TIMEDOUT;
+    }
+  }
+  return rc;
+}
+
+/* Finish the zero-copy record in u->zc: its product is pinned, so the
+ * rest comes from the same place.  A peer that takes nothing for
+ * LDMD_SYNC_TIMEOUT_MS is dropped, as in finish_part().
+ * @return LDM6_IO_OK, or a failure that ends the feed (logged) */
+static int finish_zc(upstream *u) {
+  int64_t last = ldmd_now_ms();
+  uint64_t moved = u->zc.st.sent;
+
+  while (u->zc.on) {
+    int rc;
+
+    if (*u->c->set->stop)
+      return LDM6_IO_CLOSED;
+    rc = ldm6_io_wait_writable(u->c->io, LDMD_SLICE_MS);
+    if (rc == LDM6_IO_TIMEDOUT) {
+      if (ldmd_now_ms() - last < LDMD_SYNC_TIMEOUT_MS)
+        continue;
+      log_error("%s took nothing of %s for %d s: closing", u->c->peer,
+                u->zc.ident, LDMD_SYNC_TIMEOUT_MS / 1000);
+      return LDM6_IO_TIMEDOUT;
+    }
+    if (rc != LDM6_IO_OK) {
+      send_failed(u, rc, "sending");
+      return rc;
+    }
+    if (put_zc(u) != 0)
+      return LDM6_IO_ESYS;
+    if (u->zc.st.sent != moved) {
+      moved = u->zc.st.sent;
+      last = ldmd_now_ms();
+    }
+  }
+  return LDM6_IO_OK;
 }
 
 /* NOTIFYME, from the read callback. */
@@ -745,6 +900,8 @@ static int feed(upstream *u) {
       /* What the callback left for after the lock. */
       if (u->part.on && finish_part(u, true) != LDM6_IO_OK)
         return LDMD_DONE;
+      if (u->zc.on && finish_zc(u) != LDM6_IO_OK)
+        return LDMD_DONE;
       if (u->offering && offer(u) != LDM6_IO_OK)
         return LDMD_DONE;
       if (++u->since_drain >= DRAIN_EVERY && drain(u) != LDM6_IO_OK)
@@ -753,6 +910,11 @@ static int feed(upstream *u) {
     }
     if (rc == UP_FLUSH) { /* the product is offered again after this */
       if (flush(u) != LDM6_IO_OK)
+        return LDMD_DONE;
+      continue;
+    }
+    if (rc == UP_WAIT) { /* the product is offered again after this */
+      if (wait_room(u) != LDM6_IO_OK)
         return LDMD_DONE;
       continue;
     }
@@ -774,6 +936,24 @@ static int feed(upstream *u) {
     if (rc != LDM6_IO_OK)
       return LDMD_FAIL;
   }
+}
+
+/* At the end of a zero-copy feed: no page of the queue may go out once
+ * its pin is released (pins.h). */
+static void end_pins(upstream *u) {
+  int linger = *u->c->set->stop ? PIN_STOP_MS : PIN_LINGER_MS;
+  unsigned left;
+
+  if (u->zc.on) { /* a record begun: the peer has what the socket took */
+    ldmd_pins_add(&u->pins, &u->zc.pin, ldm6_io_tx_bytes(u->c->io));
+    u->zc.on = false;
+  }
+  left = ldmd_pins_end(&u->pins, ldm6_io_tx_bytes(u->c->io), linger);
+  if (left > 0)
+    log_warning("%s, on this host, had not read %u products after %d ms: "
+                "released",
+                u->c->peer, left, linger);
+  ldmd_pins_close(&u->pins);
 }
 
 /* Put the cursor where the feed starts: after the resume product if the
@@ -800,7 +980,7 @@ static int start_feed(upstream *u, const ldm6_io_msg *m, bool have_sig,
   static const char *const modes[] = {"Primary", "Alternate", "notify",
                                       "LDM-5"};
   char ident[1100], text[CLASS_TEXT], hex[33] = "NONE", skipped[96] = "";
-  char damaged[64] = "";
+  char damaged[64] = "", zc[64] = "";
   int rc, slot = -1;
 
   u->pq = open_queue(u->c);
@@ -810,6 +990,16 @@ static int start_feed(upstream *u, const ldm6_io_msg *m, bool have_sig,
   }
   u->verify = u->mode != UP_NOTIFY;
   pq_set_verify(u->pq, u->verify);
+  u->zero_copy = u->mode == UP_PRIMARY && !ldm6_io_is_tls(u->c->io) &&
+                 u->c->set->zero_copy;
+  if (u->zero_copy) {
+    uint64_t limit = pq_data_size(u->pq) / PIN_SHARE;
+
+    ldmd_pins_init(&u->pins, u->pq, ldm6_io_fd(u->c->io),
+                   limit < PIN_BYTES_MAX ? limit : PIN_BYTES_MAX);
+  } else {
+    ldmd_pins_init_off(&u->pins);
+  }
   position(u, have_sig, sig);
   /* One feed per downstream address and class (feeds.h); before OK, as
    * LDM's upstream database.  NOTIFYME never counts. */
@@ -849,10 +1039,14 @@ static int start_feed(upstream *u, const ldm6_io_msg *m, bool have_sig,
   if (u->ndamaged > 0)
     snprintf(damaged, sizeof damaged, ", %llu damaged not sent",
              (unsigned long long)u->ndamaged);
-  log_notice("%llu products sent (%llu bytes), %llu declined%s%s",
+  if (u->nzc > 0)
+    snprintf(zc, sizeof zc, ", %llu from the queue file",
+             (unsigned long long)u->nzc);
+  log_notice("%llu products sent (%llu bytes), %llu declined%s%s%s",
              (unsigned long long)u->nsent, (unsigned long long)u->nbytes,
-             (unsigned long long)u->ndeclined, skipped, damaged);
+             (unsigned long long)u->ndeclined, skipped, damaged, zc);
   ldmd_feeds_leave(u->c->set->feeds, slot);
+  end_pins(u);
   pq_close(u->pq);
   return rc;
 }

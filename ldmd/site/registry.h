@@ -121,6 +121,10 @@
 #define REG_FIRST_CALL_LIMIT "/server/first-call-limit"
 #define REG_MAX_PRODUCT_SIZE "/server/max-product-size"
 #define REG_MAX_PRODUCT_MEMORY "/server/max-product-memory"
+/* Ours: product data of plain feeds sent from the queue file by reference
+ * (sendfile), each product pinned until its peer has it (docs/protocol.md,
+ * section 6.8). */
+#define REG_ZERO_COPY "/server/zero-copy"
 #define REG_USER "/server/user"
 /* TLS (docs/security.md): PEM files of the site's certificate (chain), its
  * key ("": in the certificate's file) and the CAs whose certificates

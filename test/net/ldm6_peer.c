@@ -7,7 +7,8 @@
  * hold more or fewer bytes than they declare, a slowloris that sends
  * nothing or a byte at a time, many connections held open), or a slow
  * downstream (one that never answers COMINGSOON, one that stops reading).  It
- * also makes and fills queues, dumps them (insertion order, MD5 checked) and
+ * also makes and fills queues, dumps them (insertion order, MD5 checked),
+ * counts what readers hold in them, checks their soundness (pq_check()) and
  * measures the delay from an insert to its notification.
  *
  * Products it makes have random data whose MD5 is their signature, so a
@@ -1257,6 +1258,49 @@ static int count(const peer_opts *o) {
   return rc;
 }
 
+/* The products readers hold now (pins included): "HELD n". */
+static int held(const peer_opts *o) {
+  pq_t *pq = open_readonly(o);
+  uint64_t n = 0;
+  int rc;
+
+  if (pq == NULL)
+    return 1;
+  rc = pq_stats_held(pq, &n);
+  pq_close(pq);
+  if (rc != PQ_OK) {
+    fprintf(stderr, "ldm6_peer: held: %s\n", pq_strerror(rc));
+    return 1;
+  }
+  printf("HELD %llu\n", (unsigned long long)n);
+  return 0;
+}
+
+/* Every invariant of the queue (pq_check(), a writer's handle: a crash's
+ * leftovers are repaired first, as the next writer would): "SOUND n
+ * products" or "UNSOUND <invariant>: <what>". */
+static int sound(const peer_opts *o) {
+  pq_t *pq = NULL;
+  pq_error err;
+  pq_check_report r;
+  int rc;
+
+  if (pq_open(o->queue, 0, &pq, &err) != PQ_OK) {
+    fprintf(stderr, "ldm6_peer: %s\n", err.pe_msg);
+    return 1;
+  }
+  memset(&r, 0, sizeof r);
+  rc = pq_check(pq, &r);
+  pq_close(pq);
+  if (rc != PQ_OK) {
+    printf("UNSOUND %d: %s (%s)\n", r.pr_invariant, r.pr_msg, pq_strerror(rc));
+    return 1;
+  }
+  printf("SOUND %llu products%s\n", (unsigned long long)r.pr_products,
+         r.pr_repaired ? ", repaired first" : "");
+  return 0;
+}
+
 /* Can this host use ::1?  (Containers often have no IPv6.) */
 static int have_ipv6(void) {
   struct sockaddr_in6 s6;
@@ -1360,7 +1404,8 @@ static void usage(void) {
       "usage: ldm6_peer CMD [options]\n"
       "  notifyme|feedme|hiya|call|hostile|hold|insert|mkqueue|latency|check\n"
       "  hiya-server (-n count -k close|systemerr -b max_hereis)\n"
-      "  replay (-k script -q queue)|dump|count (-q queue)|have-ipv6\n"
+      "  replay (-k script -q queue)|dump|count|held|sound (-q queue)\n"
+      "  have-ipv6\n"
       "  -h host -p port -f feed -P pattern -o offset -n count -s size\n"
       "  -t timeout -a age -d delay_ms -q queue -S sig -i ident -A\n"
       "  -k huge|garbage|badheader|truncated|silent|trickle (hostile;\n"
@@ -1517,6 +1562,10 @@ int main(int argc, char **argv) {
     return dump(&o);
   if (strcmp(cmd, "count") == 0 && o.queue != NULL)
     return count(&o);
+  if (strcmp(cmd, "held") == 0 && o.queue != NULL)
+    return held(&o);
+  if (strcmp(cmd, "sound") == 0 && o.queue != NULL)
+    return sound(&o);
   if (strcmp(cmd, "have-ipv6") == 0)
     return have_ipv6();
   if (strcmp(cmd, "insert") == 0 && o.queue != NULL)

@@ -50,6 +50,10 @@ if(TARGET ldmproto)
         antidos 120
         names 60
         held 120
+        # Zero-copy sending: integrity, a stalled downstream's pins, kill -9
+        # (docs/protocol.md, section 6.8).
+        zerocopy 240
+        zerocopy_tls 120
         # Patterns from peers, and a stop whatever a child is matching
         # (docs/security.md, "Patterns from peers").
         peerpatterns 60
