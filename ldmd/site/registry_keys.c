@@ -74,7 +74,7 @@ const struct reg_default ldm__reg_defaults[] = {
     {REG_MAX_PRODUCT_SIZE, "0", RT_SIZE, 0, 0, NULL}, /* 0: the queue's size */
     {REG_MAX_PRODUCT_MEMORY, "16M", RT_SIZE, 0, 0, NULL},
     /* ours: sendfile of products to plain downstreams */
-    {REG_ZERO_COPY, "TRUE", RT_BOOL, 0, 0, NULL},
+    {REG_ZERO_COPY, "FALSE", RT_BOOL, 0, 0, NULL},
     {REG_USER, "", RT_STRING, 0, 0, NULL},     /* "": ldm, if it exists */
     {REG_TLS_CERT, "", RT_STRING, 0, 0, NULL}, /* "": TLS off */
     {REG_TLS_KEY, "", RT_STRING, 0, 0, NULL},  /* "": in the cert's file */

@@ -22,6 +22,9 @@
 #      queue is sound (pq_check()), nothing stays held, and a new feed
 #      gets every product intact.
 source "$(dirname "$0")/lib.sh" "$@"
+# zero-copy is off by default (docs/protocol.md 6.8): this test turns it on
+write_registry net-test-host "  <queue><path>$Q</path></queue>
+  <server><config-path>$CONF</config-path><zero-copy>TRUE</zero-copy></server>"
 
 make_queue 16000000
 printf '%s\n' 'ALLOW ANY ^127\.0\.0\.1$' >"$CONF"

@@ -35,6 +35,8 @@ srv_tls() {
 
 # shellcheck disable=SC2034 # relay_lib.sh's srv_init reads it
 RELAY_REQUESTER_KEYS="<retry-min>1</retry-min><retry-max>1</retry-max>"
+# shellcheck disable=SC2034 # zero-copy is off by default: turned on here
+RELAY_SERVER_KEYS="<zero-copy>TRUE</zero-copy>"
 for s in A B H I; do
   srv_init $s 60000000 4000
 done

@@ -39,7 +39,7 @@ static const char full_registry[] =
     "    <max-latency>600</max-latency>\n"
     "    <time-offset>900</time-offset>\n"
     "    <enable-anti-DOS>FALSE</enable-anti-DOS>\n"
-    "    <zero-copy>FALSE</zero-copy>\n"
+    "    <zero-copy>TRUE</zero-copy>\n"
     "    <interval>7</interval>\n"
     "    <restart-min>10</restart-min>\n"
     "    <restart-max>3</restart-max>\n"
@@ -168,7 +168,7 @@ static void test_defaults_without_a_registry_file(void **state) {
   assert_int_equal(p.autoshift_ms, 60000);
   assert_int_equal(p.first_call_ms, 30000);
   assert_true(p.anti_dos);
-  assert_true(p.zero_copy);
+  assert_false(p.zero_copy); /* off by default */
   assert_int_equal(p.max_product, 0);
   assert_int_equal(p.max_product_memory, 16000000);
   assert_int_equal(p.max_per_address, 32);
@@ -210,7 +210,7 @@ static void test_registry_values_replace_defaults(void **state) {
   assert_int_equal(p.autoshift_ms, 45000);
   assert_int_equal(p.first_call_ms, 11000);
   assert_false(p.anti_dos);
-  assert_false(p.zero_copy);
+  assert_true(p.zero_copy);
   assert_int_equal(p.max_product, 2000000);
   assert_int_equal(p.max_product_memory, 3000000);
   assert_int_equal(p.max_per_address, 5);
@@ -377,7 +377,7 @@ static void test_fill_hands_children_their_part(void **state) {
   assert_int_equal(set.autoshift_ms, 45000);
   assert_int_equal(set.first_call_ms, 11000);
   assert_false(set.anti_dos);
-  assert_false(set.zero_copy);
+  assert_true(set.zero_copy);
   assert_int_equal(set.max_product, 2000000);
   assert_int_equal(set.max_product_memory, 3000000);
   assert_int_equal(set.rpc_timeout, 77);
