@@ -45,6 +45,11 @@ enum {
   EXIT_CONNECT = 3, /* no session could be started */
   EXIT_OUTPUT = 4,  /* the output could not be written */
 };
+_Static_assert((int)EXIT_OK == (int)LDMC_SUB_STOPPED &&
+                   (int)EXIT_REFUSED == (int)LDMC_SUB_REFUSED &&
+                   (int)EXIT_CONNECT == (int)LDMC_SUB_CONNECT &&
+                   (int)EXIT_OUTPUT == (int)LDMC_SUB_OUTPUT,
+               "ldmc_sub_run() returns the exit status");
 
 #define DEFAULT_TIMEO 25  /* -t */
 #define DEFAULT_TOTAL 300 /* -T: 12 x the timeout, LDM's */
@@ -277,28 +282,10 @@ static int parse_args(struct feedme *f, int argc, char **argv) {
   s->total_s = DEFAULT_TOTAL;
   while ((rc = cli_next_option(&f->cli, argc, argv, ":h:P:Sf:p:o:t:T:l:vx",
                                usage_text, &opt)) == CLI_OPT_OWN) {
-    if (ldmc_opts_take(&f->cli, usage_text, opt, optarg, &o) < 0)
+    if (ldmc_opts_take(&f->cli, usage_text, opt, optarg, &o) < 0 ||
+        ldmc_sub_take(&f->cli, usage_text, opt, optarg, s, &pattern, &offset) <
+            0)
       return -1;
-    switch (opt) {
-    case 'p':
-      pattern = optarg;
-      break;
-    case 'o':
-      if (ldmc_opt_secs(&f->cli, usage_text, opt, optarg, 0,
-                        (uint64_t)time(NULL), &offset) != 0)
-        return -1;
-      break;
-    case 't':
-      if (ldmc_opt_secs(&f->cli, usage_text, opt, optarg, 1, 32767,
-                        &s->timeo_s) != 0)
-        return -1;
-      break;
-    case 'T':
-      if (ldmc_opt_secs(&f->cli, usage_text, opt, optarg, 1, INT32_MAX / 1000,
-                        &s->total_s) != 0)
-        return -1;
-      break;
-    }
   }
   if (rc != CLI_OPT_DONE)
     return -1;
@@ -322,7 +309,7 @@ static int parse_args(struct feedme *f, int argc, char **argv) {
 
 int main(int argc, char **argv) {
   static struct feedme f;
-  int status = EXIT_OK;
+  int status;
 
   cli_init(&f.cli, argv[0]);
   if (parse_args(&f, argc, argv) != 0)
@@ -341,20 +328,8 @@ int main(int argc, char **argv) {
   f.sub.ended = ended;
   f.sub.ctx = &f;
   cli_signals();
-  switch (ldmc_sub_run(&f.sub)) {
-  case LDMC_SUB_OUTPUT:
-    status = EXIT_OUTPUT;
-    break;
-  case LDMC_SUB_REFUSED:
-    status = EXIT_REFUSED;
-    break;
-  case LDMC_SUB_CONNECT:
-    status = EXIT_CONNECT;
-    break;
-  case LDMC_SUB_STOPPED:
-    break;
-  }
-  log_notice("exiting"); /* LDM's word */
+  status = (int)ldmc_sub_run(&f.sub); /* its exit statuses are ours */
+  log_notice("exiting");              /* LDM's word */
   if (f.output != NULL)
     close(f.fd);
   free(f.buf);

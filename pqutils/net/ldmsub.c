@@ -213,6 +213,29 @@ enum ldmc_sub_end ldmc_sub_run(struct ldmc_sub *s) {
   }
 }
 
+int ldmc_sub_take(struct cli *c, const char *usage, int opt, const char *arg,
+                  struct ldmc_sub *s, const char **pattern, int *offset) {
+  int rc = 0;
+
+  switch (opt) {
+  case 'p':
+    *pattern = arg;
+    return 1;
+  case 'o':
+    rc = ldmc_opt_secs(c, usage, opt, arg, 0, (uint64_t)time(NULL), offset);
+    break;
+  case 't':
+    rc = ldmc_opt_secs(c, usage, opt, arg, 1, 32767, &s->timeo_s);
+    break;
+  case 'T':
+    rc = ldmc_opt_secs(c, usage, opt, arg, 1, INT32_MAX / 1000, &s->total_s);
+    break;
+  default:
+    return 0;
+  }
+  return rc != 0 ? -1 : 1;
+}
+
 const char *ldmc_sub_vet_pattern(const char *pattern) {
   while (strlen(pattern) > 2 && pattern[0] == '.' && pattern[1] == '*')
     pattern += 2;

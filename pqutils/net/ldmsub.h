@@ -34,12 +34,12 @@
 
 #define LDMC_SUB_MAX_RECLASS 8 /* RECLASS answers accepted in a row */
 
-/** How ldmc_sub_run() ended. */
+/** How ldmc_sub_run() ended: the exit status of notifyme and feedme. */
 enum ldmc_sub_end {
-  LDMC_SUB_STOPPED, /* a stop (SIGTERM, SIGINT) */
-  LDMC_SUB_REFUSED, /* the server refused the request */
-  LDMC_SUB_CONNECT, /* no session could be started */
-  LDMC_SUB_OUTPUT,  /* dispatch said the output failed */
+  LDMC_SUB_STOPPED = 0, /* a stop (SIGTERM, SIGINT) */
+  LDMC_SUB_REFUSED = 2, /* the server refused the request */
+  LDMC_SUB_CONNECT = 3, /* no session could be started */
+  LDMC_SUB_OUTPUT = 4,  /* dispatch said the output failed */
 };
 
 /** A subscription: the caller fills every field but had_session. */
@@ -67,6 +67,16 @@ void ldmc_sub_got(struct ldmc_sub *s, ldm6_timestamp arrival);
 
 /** Run sessions until the end (RUN above). */
 enum ldmc_sub_end ldmc_sub_run(struct ldmc_sub *s);
+
+/**
+ * The options both programs take besides ldmc_opts_take()'s: -p pattern
+ * (into *pattern), -o offset (seconds before now, into *offset), -t and -T
+ * (into s->timeo_s and s->total_s).
+ * @return 1 if opt was one of them, 0 if not, -1 after printing why arg
+ *         is bad.
+ */
+int ldmc_sub_take(struct cli *c, const char *usage, int opt, const char *arg,
+                  struct ldmc_sub *s, const char **pattern, int *offset);
 
 /**
  * After the options: the class to ask, from offset seconds before now,

@@ -37,6 +37,10 @@ enum {
   EXIT_REFUSED = 2, /* the server refused the request */
   EXIT_CONNECT = 3, /* no session could be started */
 };
+_Static_assert((int)EXIT_OK == (int)LDMC_SUB_STOPPED &&
+                   (int)EXIT_REFUSED == (int)LDMC_SUB_REFUSED &&
+                   (int)EXIT_CONNECT == (int)LDMC_SUB_CONNECT,
+               "ldmc_sub_run() returns the exit status");
 
 #define DEFAULT_TIMEO 25  /* -t: LDM's default RPC timeout */
 #define DEFAULT_TOTAL 300 /* -T: LDM's default total timeout */
@@ -143,29 +147,11 @@ static int parse_args(struct notifyme *n, int argc, char **argv) {
                                usage_text, &opt)) == CLI_OPT_OWN) {
     if (ldmc_opts_take(&n->cli, usage_text, opt, optarg, &o) < 0)
       return -1;
-    switch (opt) { /* the options other clients do not take */
-    case 'p':
-      pattern = optarg;
-      break;
-    case 'o':
-      if (ldmc_opt_secs(&n->cli, usage_text, opt, optarg, 0,
-                        (uint64_t)time(NULL), &offset) != 0)
-        return -1;
-      break;
-    case 'O':
+    if (opt == 'O') /* the option feedme does not take */
       n->show_origin = true;
-      break;
-    case 't':
-      if (ldmc_opt_secs(&n->cli, usage_text, opt, optarg, 1, 32767,
-                        &s->timeo_s) != 0)
-        return -1;
-      break;
-    case 'T':
-      if (ldmc_opt_secs(&n->cli, usage_text, opt, optarg, 1, INT32_MAX / 1000,
-                        &s->total_s) != 0)
-        return -1;
-      break;
-    }
+    else if (ldmc_sub_take(&n->cli, usage_text, opt, optarg, s, &pattern,
+                           &offset) < 0)
+      return -1;
   }
   if (rc != CLI_OPT_DONE)
     return -1;
@@ -195,7 +181,7 @@ static int parse_args(struct notifyme *n, int argc, char **argv) {
 
 int main(int argc, char **argv) {
   static struct notifyme n;
-  int status = EXIT_OK;
+  int status;
 
   cli_init(&n.cli, argv[0]);
   if (parse_args(&n, argc, argv) != 0)
@@ -207,16 +193,7 @@ int main(int argc, char **argv) {
   n.sub.dispatch = dispatch;
   n.sub.ctx = &n;
   cli_signals();
-  switch (ldmc_sub_run(&n.sub)) {
-  case LDMC_SUB_REFUSED:
-    status = EXIT_REFUSED;
-    break;
-  case LDMC_SUB_CONNECT:
-    status = EXIT_CONNECT;
-    break;
-  default: /* stopped (notifyme has no output to fail) */
-    break;
-  }
+  status = (int)ldmc_sub_run(&n.sub); /* its exit statuses are ours */
   log_notice("Exiting");
   SSL_CTX_free(n.sub.peer.tls);
   return status;
