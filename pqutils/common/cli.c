@@ -418,6 +418,28 @@ int cli_parse_feedtype(struct cli *c, const char *s, uint32_t *out) {
   return 0;
 }
 
+int cli_parse_feedtype_some(struct cli *c, const char *usage, const char *s,
+                            uint32_t *out) {
+  if (cli_parse_feedtype(c, s, out) != 0)
+    return -1;
+  if (*out == PQ_FT_NONE) {
+    cli_usage_error(c, usage, "feedtype \"%s\" is NONE", s);
+    return -1;
+  }
+  return 0;
+}
+
+int cli_parse_age_hours(struct cli *c, const char *usage, const char *s,
+                        double *hours) {
+  if (cli_parse_double(c, "age", s, hours) != 0)
+    return -1;
+  if (*hours > 1e6) {
+    cli_usage_error(c, usage, "age %s hours is too large", s);
+    return -1;
+  }
+  return 0;
+}
+
 int cli_make_class(struct cli *c, pq_class *cls, pq_timestamp from,
                    uint32_t feedtype, const char *pattern) {
   char err[256] = "";

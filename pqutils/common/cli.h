@@ -197,6 +197,14 @@ int cli_parse_double(struct cli *c, const char *what, const char *s,
                      double *out);
 /** A feedtype expression. */
 int cli_parse_feedtype(struct cli *c, const char *s, uint32_t *out);
+/** A feedtype expression that selects something (not NONE: a usage
+ *  error, with the usage text). */
+int cli_parse_feedtype_some(struct cli *c, const char *usage, const char *s,
+                            uint32_t *out);
+/** -a: an age in hours, a number from 0 to 1e6 (beyond: a usage error,
+ *  with the usage text). */
+int cli_parse_age_hours(struct cli *c, const char *usage, const char *s,
+                        double *hours);
 /** Build the -f/-p/-o class: creation time from `from` onward. */
 int cli_make_class(struct cli *c, pq_class *cls, pq_timestamp from,
                    uint32_t feedtype, const char *pattern);

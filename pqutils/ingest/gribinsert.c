@@ -96,13 +96,7 @@ static int option(struct cli *c, int ch, const char *arg, void *opts) {
 
   switch (ch) {
   case 'f':
-    if (cli_parse_feedtype(c, arg, &o->feedtype) != 0)
-      return -1;
-    if (o->feedtype == PQ_FT_NONE) {
-      cli_usage_error(c, usage_text, "feedtype \"%s\" is NONE", arg);
-      return -1;
-    }
-    return 0;
+    return cli_parse_feedtype_some(c, usage_text, arg, &o->feedtype);
   case 's':
     if (cli_parse_uint(c, "sequence number", arg, UINT32_MAX, &v) != 0)
       return -1;

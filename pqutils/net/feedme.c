@@ -11,7 +11,8 @@
  * RECLASS answer returns (an empty one means "not allowed").  After a lost
  * connection we reconnect after 25 s, asking from 1 us after the creation
  * time of the last product received, so a restart resumes where it
- * stopped.  Connections are ldmclient.c's, as notifyme's.
+ * stopped.  Requests, sessions and reconnections are ldmsub.c's, as
+ * notifyme's.
  *
  * Differences from LDM's feedme, on purpose: HEREIS is served (LDM's
  * feedme refuses it, so the small products of an LDM-5 feed never reach
@@ -35,6 +36,7 @@
 #include "ldmd/site/log.h"
 #include "pqutils/common/cli.h"
 #include "pqutils/net/ldmclient.h"
+#include "pqutils/net/ldmsub.h"
 
 enum {
   EXIT_OK = 0,      /* stopped by SIGINT or SIGTERM */
@@ -43,11 +45,15 @@ enum {
   EXIT_CONNECT = 3, /* no session could be started */
   EXIT_OUTPUT = 4,  /* the output could not be written */
 };
+_Static_assert((int)EXIT_OK == (int)LDMC_SUB_STOPPED &&
+                   (int)EXIT_REFUSED == (int)LDMC_SUB_REFUSED &&
+                   (int)EXIT_CONNECT == (int)LDMC_SUB_CONNECT &&
+                   (int)EXIT_OUTPUT == (int)LDMC_SUB_OUTPUT,
+               "ldmc_sub_run() returns the exit status");
 
 #define DEFAULT_TIMEO 25  /* -t */
 #define DEFAULT_TOTAL 300 /* -T: 12 x the timeout, LDM's */
 #define RETRY_SECONDS 25  /* LDM's pause before reconnecting */
-#define MAX_RECLASS 8
 
 static const char usage_text[] =
     "usage: feedme [options] [file]\n"
@@ -72,22 +78,10 @@ static const char usage_text[] =
     "      3 no session could be started, 4 the output could not be "
     "written\n";
 
-enum session_rc {
-  SESS_OK,
-  SESS_STOP,
-  SESS_RETRY,
-  SESS_FAILED,
-  SESS_REFUSED,
-  SESS_OUTPUT
-};
-
 struct feedme {
   struct cli cli;
-  struct ldmc_peer peer;
-  ldm6_prod_class request; /* from advances */
-  int timeo_s, total_s;
-  bool had_session;
-  const char *output; /* NULL: standard output */
+  struct ldmc_sub sub; /* the peer, the request, -t and -T */
+  const char *output;  /* NULL: standard output */
   int fd;
 
   /* the product coming in pieces (COMINGSOON, BLKDATA) */
@@ -96,18 +90,6 @@ struct feedme {
   uint8_t *buf;
   size_t have, cap;
 };
-
-static ldm6_timestamp ts_next(ldm6_timestamp t) {
-  if (t.tv_usec >= 999999) {
-    if (t.tv_sec < INT32_MAX) {
-      t.tv_sec++;
-      t.tv_usec = 0;
-    }
-  } else {
-    t.tv_usec++;
-  }
-  return t;
-}
 
 /* Reply to a v5 call: an ldm_replyt OK. */
 static int reply_ok(ldm6_io *io, uint32_t xid) {
@@ -139,7 +121,7 @@ static int complete(struct feedme *f, const ldm6_prod_info *wire,
               strerror(errno));
     return -1;
   }
-  f->request.from = ts_next(wire->arrival);
+  ldmc_sub_got(&f->sub, wire->arrival);
   if (ldm6_info_to_pq(wire, &info) == 0)
     cli_log_product("", &info, false);
   return 0;
@@ -163,7 +145,7 @@ static int on_hereis(struct feedme *f, const ldm6_io_msg *m) {
   int rc = ldm6_decode(LDM6_T_PRODUCT, m->body, m->body_len, &p, &used);
 
   if (rc != 0) {
-    log_error("a HEREIS from %s does not decode: %s", f->peer.name,
+    log_error("a HEREIS from %s does not decode: %s", f->sub.peer.name,
               ldm6_strerror(rc));
     return CALL_BAD;
   }
@@ -177,7 +159,7 @@ static int on_comingsoon(struct feedme *f, const ldm6_io_msg *m) {
   int rc = ldm6_decode(LDM6_T_COMINGSOON_ARGS, m->body, m->body_len, &a, &used);
 
   if (rc != 0) {
-    log_error("a COMINGSOON from %s does not decode: %s", f->peer.name,
+    log_error("a COMINGSOON from %s does not decode: %s", f->sub.peer.name,
               ldm6_strerror(rc));
     return CALL_BAD;
   }
@@ -199,7 +181,7 @@ static int on_blkdata(struct feedme *f, const ldm6_io_msg *m) {
   int rc = ldm6_decode(LDM6_T_DATAPKT, m->body, m->body_len, &d, &used);
 
   if (rc != 0) {
-    log_error("a BLKDATA from %s does not decode: %s", f->peer.name,
+    log_error("a BLKDATA from %s does not decode: %s", f->sub.peer.name,
               ldm6_strerror(rc));
     return CALL_BAD;
   }
@@ -208,7 +190,7 @@ static int on_blkdata(struct feedme *f, const ldm6_io_msg *m) {
   if (!f->pending || memcmp(d.signature, f->info.signature, LDM6_SIGLEN) != 0) {
     log_error("signature mismatch: a BLKDATA from %s for no product "
               "announced",
-              f->peer.name);
+              f->sub.peer.name);
     return CALL_BAD;
   }
   if (d.data_len > f->info.sz - f->have) {
@@ -238,10 +220,11 @@ static int on_blkdata(struct feedme *f, const ldm6_io_msg *m) {
   return complete(f, &f->info, f->buf, f->have) == 0 ? CALL_OK : CALL_OUTPUT;
 }
 
-/* Answer one call from the server.  @return an ldm6_io result, or
- * LDM6_IO_OK with *output set when the output failed. */
-static int dispatch(struct feedme *f, ldm6_io *io, const ldm6_io_msg *m,
+/* Answer one call from the server (ldmc_sub.dispatch).  @return an ldm6_io
+ * result, or LDM6_IO_OK with *output set when the output failed. */
+static int dispatch(void *ctx, ldm6_io *io, const ldm6_io_msg *m,
                     bool *output) {
+  struct feedme *f = ctx;
   const ldm6_rpc_call *c = &m->hdr.u.call;
   int r;
 
@@ -250,16 +233,16 @@ static int dispatch(struct feedme *f, ldm6_io *io, const ldm6_io_msg *m,
   if (c->vers != LDM6_VERSION5) {
     log_warning("refusing a version %u call from %s: feedme asked for "
                 "version 5",
-                (unsigned)c->vers, f->peer.name);
+                (unsigned)c->vers, f->sub.peer.name);
     return ldm6_io_reply_prog_mismatch(io, m->hdr.xid, LDM6_VERSION5,
                                        LDM6_VERSION5);
   }
   switch (c->proc) {
   case LDM6_NULLPROC:
-    log_debug("NULLPROC from %s", f->peer.name);
+    log_debug("NULLPROC from %s", f->sub.peer.name);
     return ldm6_io_reply(io, m->hdr.xid, NULL, 0);
   case LDM6_HIYA:
-    log_info("hiya5: %s", f->peer.name);
+    log_info("hiya5: %s", f->sub.peer.name);
     return reply_ok(io, m->hdr.xid);
   case LDM6_HEREIS:
     r = on_hereis(f, m);
@@ -272,7 +255,7 @@ static int dispatch(struct feedme *f, ldm6_io *io, const ldm6_io_msg *m,
     break;
   default:
     log_warning("refusing procedure %u from %s: not served by feedme",
-                (unsigned)c->proc, f->peer.name);
+                (unsigned)c->proc, f->sub.peer.name);
     return ldm6_io_reply_error(io, m->hdr.xid, LDM6_RPC_PROC_UNAVAIL);
   }
   if (r == CALL_OUTPUT) {
@@ -284,218 +267,49 @@ static int dispatch(struct feedme *f, ldm6_io *io, const ldm6_io_msg *m,
   return reply_ok(io, m->hdr.xid);
 }
 
-static void log_io_error(const struct feedme *f, const ldm6_io *io,
-                         const char *what, int rc) {
-  char why[256];
-
-  ldmc_io_text(io, rc, why, sizeof why);
-  log_error("%s %s: %s", what, f->peer.name, why);
-}
-
-/* Serve the turned-around connection until it ends. */
-static enum session_rc serve(struct feedme *f, ldm6_io *io) {
-  double last = cli_monotonic();
-
-  for (;;) {
-    ldm6_io_msg m;
-    bool output = false;
-    double quiet;
-    int rc;
-
-    if (cli_stopping())
-      return SESS_STOP;
-    quiet = cli_monotonic() - last;
-    if (quiet >= f->total_s) {
-      log_notice("nothing from %s for %d s", f->peer.name, f->total_s);
-      return SESS_RETRY;
-    }
-    rc = ldm6_io_recv(io, (int)((f->total_s - quiet) * 1000) + 1, &m);
-    if (rc != LDM6_IO_OK && cli_stopping())
-      return SESS_STOP;
-    if (rc == LDM6_IO_TIMEDOUT)
-      continue;
-    if (rc == LDM6_IO_CLOSED) {
-      log_notice("%s closed the connection", f->peer.name);
-      return SESS_RETRY;
-    }
-    if (rc != LDM6_IO_OK) {
-      log_io_error(f, io, "lost the connection to", rc);
-      return SESS_RETRY;
-    }
-    last = cli_monotonic();
-    if (m.hdr.type != LDM6_RPC_CALL)
-      continue; /* a stray reply */
-    rc = dispatch(f, io, &m, &output);
-    if (output)
-      return SESS_OUTPUT;
-    if (rc != LDM6_IO_OK && cli_stopping())
-      return SESS_STOP;
-    if (rc != LDM6_IO_OK) {
-      log_io_error(f, io, "cannot answer", rc);
-      return SESS_RETRY;
-    }
-  }
-}
-
-/* FEEDME (version 5), following RECLASS answers. */
-static enum session_rc request(struct feedme *f, ldm6_io *io) {
-  ldm6_prod_class cls = f->request;
-  ldm6_replyt rep;
-  char text[9000];
-
-  for (int round = 0; round < MAX_RECLASS; round++) {
-    char err[600];
-    int rc = ldmc_call(io, &f->peer, "FEEDME", LDM6_VERSION5, LDM6_FEEDME,
-                       LDM6_T_PROD_CLASS, &cls, LDM6_T_REPLYT, &rep,
-                       f->timeo_s * 1000, NULL, err, sizeof err);
-
-    if (rc == LDMC_STOPPED)
-      return SESS_STOP;
-    if (rc == LDMC_DENIED) {
-      log_error("%s", err);
-      return SESS_REFUSED;
-    }
-    if (rc == LDM6_IO_EREPLY) {
-      log_error("%s", err);
-      return f->had_session ? SESS_RETRY : SESS_REFUSED;
-    }
-    if (rc != LDM6_IO_OK) {
-      log_error("%s", err);
-      return SESS_FAILED;
-    }
-    switch (rep.code) {
-    case LDM6_OK:
-      log_info("%s accepted FEEDME", f->peer.name);
-      return SESS_OK;
-    case LDM6_BADPATTERN:
-      log_error("%s refused FEEDME: bad pattern (BADPATTERN)", f->peer.name);
-      return SESS_REFUSED;
-    case LDM6_RECLASS:
-      if (rep.u.reclass.psa_len == 0) {
-        log_error("%s refused FEEDME: none of the request is allowed "
-                  "(empty RECLASS)",
-                  f->peer.name);
-        return SESS_REFUSED;
-      }
-      ldm6_class_format(&rep.u.reclass, text, sizeof text);
-      log_notice("%s allows only %s: asking for that", f->peer.name, text);
-      cls = rep.u.reclass;
-      break;
-    default:
-      log_error("%s answered FEEDME with %s", f->peer.name,
-                ldm6_errt_name(rep.code));
-      return SESS_FAILED;
-    }
-  }
-  log_error("%s answered RECLASS %d times in a row; giving up", f->peer.name,
-            MAX_RECLASS);
-  return SESS_FAILED;
-}
-
-static enum session_rc session(struct feedme *f) {
-  char err[700];
-  ldm6_io *io =
-      ldmc_connect(&f->peer, f->timeo_s * 1000, NULL, err, sizeof err);
-  enum session_rc rc;
-
-  if (io == NULL && cli_stopping())
-    return SESS_STOP;
-  if (io == NULL) {
-    log_error("%s", err);
-    return SESS_FAILED;
-  }
-  ldmc_watch(io);
-  rc = request(f, io);
-  if (rc == SESS_OK) {
-    f->had_session = true;
-    rc = serve(f, io);
-  }
-  drop_pending(f, "the connection ended; it will come again whole");
-  ldmc_watch(NULL);
-  ldm6_io_free(io);
-  return rc;
-}
-
-static int parse_secs(struct feedme *f, int opt, const char *arg, uint64_t lo,
-                      uint64_t hi, int *out) {
-  char what[32];
-  uint64_t v;
-
-  snprintf(what, sizeof what, "-%c value", opt);
-  if (ldmc_opt_uint(&f->cli, usage_text, what, arg, lo, hi, &v) != 0)
-    return -1;
-  *out = (int)v;
-  return 0;
+/* A session ended (ldmc_sub.ended): a product half received is lost. */
+static void ended(void *ctx) {
+  drop_pending(ctx, "the connection ended; it will come again whole");
 }
 
 static int parse_args(struct feedme *f, int argc, char **argv) {
   struct ldmc_opts o = {.host = "localhost", .feedtype = PQ_FT_ANY};
+  struct ldmc_sub *s = &f->sub;
   const char *pattern = ".*";
   int offset = 0, opt, rc;
-  pq_class cls;
 
-  f->timeo_s = DEFAULT_TIMEO;
-  f->total_s = DEFAULT_TOTAL;
+  s->timeo_s = DEFAULT_TIMEO;
+  s->total_s = DEFAULT_TOTAL;
   while ((rc = cli_next_option(&f->cli, argc, argv, ":h:P:Sf:p:o:t:T:l:vx",
                                usage_text, &opt)) == CLI_OPT_OWN) {
-    if (ldmc_opts_take(&f->cli, usage_text, opt, optarg, &o) < 0)
+    if (ldmc_opts_take(&f->cli, usage_text, opt, optarg, &o) < 0 ||
+        ldmc_sub_take(&f->cli, usage_text, opt, optarg, s, &pattern, &offset) <
+            0)
       return -1;
-    switch (opt) {
-    case 'p':
-      pattern = optarg;
-      break;
-    case 'o':
-      if (parse_secs(f, opt, optarg, 0, (uint64_t)time(NULL), &offset) != 0)
-        return -1;
-      break;
-    case 't':
-      if (parse_secs(f, opt, optarg, 1, 32767, &f->timeo_s) != 0)
-        return -1;
-      break;
-    case 'T':
-      if (parse_secs(f, opt, optarg, 1, INT32_MAX / 1000, &f->total_s) != 0)
-        return -1;
-      break;
-    }
   }
   if (rc != CLI_OPT_DONE)
     return -1;
   if (cli_output_operand(&f->cli, argc, argv, usage_text, &f->output) != 0)
     return -1;
-  if (f->total_s < f->timeo_s) {
-    cli_usage_error(&f->cli, usage_text, "TotalTimeo %d < timeo %d", f->total_s,
-                    f->timeo_s);
+  if (s->total_s < s->timeo_s) {
+    cli_usage_error(&f->cli, usage_text, "TotalTimeo %d < timeo %d", s->total_s,
+                    s->timeo_s);
     return -1;
   }
-  if (ldmc_opts_peer(&f->cli, usage_text, &o, &f->peer) != 0)
+  if (ldmc_opts_peer(&f->cli, usage_text, &o, &s->peer) != 0)
     return -1;
 
   const char *given = pattern; /* LDM's re_vetSpec */
-  while (strlen(pattern) > 2 && pattern[0] == '.' && pattern[1] == '*')
-    pattern += 2;
+  pattern = ldmc_sub_vet_pattern(pattern);
   if (pattern != given)
     log_notice("Adjusting pathological regular-expression: \"%s\"", given);
-  if (cli_make_class(&f->cli, &cls, PQ_TS_ZERO, o.feedtype, pattern) != 0) {
-    fputs(usage_text, stderr);
-    return -1;
-  }
-  pq_class_free(&cls);
-
-  memset(&f->request, 0, sizeof f->request);
-  f->request.from.tv_sec = (int32_t)(time(NULL) - offset);
-  f->request.to.tv_sec = INT32_MAX;
-  f->request.to.tv_usec = 999999;
-  f->request.psa_len = 1;
-  f->request.psa[0].feedtype = o.feedtype;
-  snprintf(f->request.psa[0].pattern, sizeof f->request.psa[0].pattern, "%s",
-           pattern);
-  return 0;
+  return ldmc_sub_class(&f->cli, usage_text, o.feedtype, pattern, offset,
+                        &s->request);
 }
 
 int main(int argc, char **argv) {
   static struct feedme f;
-  char text[9000];
-  int status = EXIT_OK;
+  int status;
 
   cli_init(&f.cli, argv[0]);
   if (parse_args(&f, argc, argv) != 0)
@@ -506,39 +320,19 @@ int main(int argc, char **argv) {
             strerror(errno));
     return EXIT_USAGE;
   }
+  f.sub.what = "FEEDME";
+  f.sub.vers = LDM6_VERSION5;
+  f.sub.proc = LDM6_FEEDME;
+  f.sub.retry_s = RETRY_SECONDS;
+  f.sub.dispatch = dispatch;
+  f.sub.ended = ended;
+  f.sub.ctx = &f;
   cli_signals();
-  ldm6_class_format(&f.request, text, sizeof text);
-  log_notice("Starting Up: %s: %s", f.peer.name, text); /* LDM's words */
-  for (;;) {
-    enum session_rc rc = session(&f);
-
-    if (rc == SESS_STOP || cli_stopping())
-      break;
-    if (rc == SESS_OUTPUT) {
-      status = EXIT_OUTPUT;
-      break;
-    }
-    if (rc == SESS_REFUSED) {
-      status = EXIT_REFUSED;
-      break;
-    }
-    if (!f.had_session) {
-      status = EXIT_CONNECT;
-      break;
-    }
-    log_notice("reconnecting to %s in %d s", f.peer.name, RETRY_SECONDS);
-    double end = cli_monotonic() + RETRY_SECONDS;
-    while (!cli_stopping() && cli_monotonic() < end) {
-      cli_sleep(end - cli_monotonic());
-      (void)cli_stats_requested(); /* SIGUSR1 only reopens the log */
-    }
-    if (cli_stopping())
-      break;
-  }
-  log_notice("exiting"); /* LDM's word */
+  status = (int)ldmc_sub_run(&f.sub); /* its exit statuses are ours */
+  log_notice("exiting");              /* LDM's word */
   if (f.output != NULL)
     close(f.fd);
   free(f.buf);
-  SSL_CTX_free(f.peer.tls);
+  SSL_CTX_free(f.sub.peer.tls);
   return status;
 }

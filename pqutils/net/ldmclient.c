@@ -469,6 +469,18 @@ int ldmc_opt_uint(struct cli *c, const char *usage, const char *what,
   return 0;
 }
 
+int ldmc_opt_secs(struct cli *c, const char *usage, int opt, const char *arg,
+                  uint64_t lo, uint64_t hi, int *out) {
+  char what[32];
+  uint64_t v;
+
+  snprintf(what, sizeof what, "-%c value", opt);
+  if (ldmc_opt_uint(c, usage, what, arg, lo, hi, &v) != 0)
+    return -1;
+  *out = (int)v;
+  return 0;
+}
+
 int ldmc_opts_take(struct cli *c, const char *usage, int opt, const char *arg,
                    struct ldmc_opts *o) {
   switch (opt) {

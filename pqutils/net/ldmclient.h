@@ -174,6 +174,11 @@ int ldmc_opt_feedtype(struct cli *c, const char *usage, const char *arg,
 int ldmc_opt_uint(struct cli *c, const char *usage, const char *what,
                   const char *arg, uint64_t lo, uint64_t hi, uint64_t *out);
 
+/** Option opt's whole number of seconds, lo to hi (hi at most INT_MAX):
+ *  ldmc_opt_uint() naming it "-<opt> value". */
+int ldmc_opt_secs(struct cli *c, const char *usage, int opt, const char *arg,
+                  uint64_t lo, uint64_t hi, int *out);
+
 /**
  * The server options that notifyme, ldmsend and rtstats all take: -h host,
  * -P port, -f feedtype and (where the program offers it) -S.  The caller

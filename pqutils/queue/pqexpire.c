@@ -175,13 +175,7 @@ static int option(struct cli *c, int ch, const char *arg, void *opts) {
   case 'w':
     return 0;
   case 'a':
-    if (cli_parse_double(c, "age", arg, &o->age_hours) != 0)
-      return -1;
-    if (o->age_hours > 1e6) {
-      cli_usage_error(c, usage_text, "age %s hours is too large", arg);
-      return -1;
-    }
-    return 0;
+    return cli_parse_age_hours(c, usage_text, arg, &o->age_hours);
   case 'i':
     return cli_parse_uint(c, "interval", arg, INT32_MAX, &o->interval);
   default: /* -f, -p */

@@ -229,36 +229,6 @@ static uint64_t epoch_us(void) {
   return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
-static int write_text(const char *path, const char *text) {
-  FILE *f = fopen(path, "w");
-  int rc = f != NULL && fputs(text, f) != EOF ? 0 : -1;
-
-  if (f != NULL && fclose(f) != 0)
-    rc = -1;
-  if (rc != 0)
-    rb_warn("cannot write %s: %s", path, strerror(errno));
-  return rc;
-}
-
-/* Put xml just before the registry's "</server>". */
-static int registry_server_add(const server *s, const char *xml) {
-  char text[8 * RB_RUN_MAX + 1024], *end;
-  FILE *f = fopen(s->reg, "r");
-  size_t n = f != NULL ? fread(text, 1, sizeof text - 1, f) : 0;
-
-  if (f != NULL)
-    fclose(f);
-  text[n] = '\0';
-  end = strstr(text, "</server>");
-  if (end == NULL || n + strlen(xml) + 1 >= sizeof text) {
-    rb_warn("cannot add to the registry %s", s->reg);
-    return -1;
-  }
-  memmove(end + strlen(xml), end, strlen(end) + 1);
-  memcpy(end, xml, strlen(xml));
-  return write_text(s->reg, text);
-}
-
 /* Lines of the upstream's log saying a feed started (one per subscriber
  * connected), as rb_feed_started_us() reads them. */
 static unsigned feeds_started(const server *s) {
@@ -361,8 +331,9 @@ static int upstream_setup(run *r, enum mode m) {
            "<max-clients>%u</max-clients>"
            "<enable-anti-DOS>FALSE</enable-anti-DOS>",
            r->n + 16, r->n + 16);
-  if (registry_server_add(&r->up, xml) != 0 ||
-      (r->xml != NULL && registry_server_add(&r->up, r->xml) != 0))
+  if (rb_server_registry_insert(&r->up, "</server>", xml) != 0 ||
+      (r->xml != NULL &&
+       rb_server_registry_insert(&r->up, "</server>", r->xml) != 0))
     return -1;
   if (m == M_BACKLOG) {
     pq_t *pq;
@@ -427,42 +398,9 @@ static int downs_setup(run *r, enum mode m) {
 static int downs_start(run *r) {
   unsigned i;
 
-  for (i = 0; i < r->n; i++) {
-    server *s = &r->down[i];
-    char conf[512];
-
-    snprintf(conf, sizeof conf,
-             "# fanout_bench: %s requests everything from the upstream.\n"
-             "REQUEST\tANY\t\".*\"\t127.0.0.1:%u\n"
-             "ALLOW\tANY\t^((localhost|loopback)|(127\\.0\\.0\\.1))$\n",
-             s->name, r->up.port);
-    if (write_text(s->conf, conf) != 0 || write_text(s->log, "") != 0)
+  for (i = 0; i < r->n; i++)
+    if (rb_spawn_downstream(&r->down[i], &r->up, r->ldmd, false) != 0)
       return -1;
-    fflush(stdout);
-    s->pid = fork();
-    if (s->pid < 0) {
-      rb_warn("fork: %s", strerror(errno));
-      return -1;
-    }
-    if (s->pid == 0) {
-      int fd = open(s->err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      int nul = open("/dev/null", O_RDWR);
-
-      prctl(PR_SET_PDEATHSIG, SIGTERM);
-      if (fd >= 0)
-        dup2(fd, 2);
-      if (nul >= 0) {
-        dup2(nul, 0);
-        dup2(nul, 1);
-      }
-      setenv("LDM_REGISTRY", s->reg, 1);
-      setenv("LDMHOME", s->dir, 1);
-      unsetenv("LDM_REGISTRY_DIR");
-      execl(r->ldmd, "ldmd", "-f", "-l", s->log, "-P", "0", "-I", "127.0.0.1",
-            "-q", s->queue, s->conf, (char *)NULL);
-      _exit(127);
-    }
-  }
   return 0;
 }
 
@@ -702,7 +640,6 @@ static void feeder(const run *r) {
   pq_error err;
   iddmix mix;
   iddmix_prod p;
-  pq_prod_info info;
   uint8_t *buf = malloc(IDDMIX_MAX_SIZE);
   double t0;
 
@@ -723,16 +660,7 @@ static void feeder(const run *r) {
     due = t0 + p.at;
     while (tu_now_s() < due && !rb_stop)
       tu_sleep_until_s(due);
-    iddmix_fill(o->seed, p.seqno, buf, p.size);
-    memset(&info, 0, sizeof info);
-    info.feedtype = p.feedtype;
-    info.seqno = p.seqno;
-    info.size = p.size;
-    snprintf(info.ident, sizeof info.ident, "%s", p.ident);
-    snprintf(info.origin, sizeof info.origin, "feeder.fanout-bench");
-    (void)pq_md5(buf, p.size, info.signature);
-    info.arrival = pq_ts_now(); /* created: complete, about to go in */
-    if (pq_insert(pq, &info, buf) != PQ_OK) {
+    if (rb_insert_mix(pq, o->seed, &p, buf, "feeder.fanout-bench") != PQ_OK) {
       sh->error = 1;
       break;
     }

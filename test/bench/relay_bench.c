@@ -802,7 +802,6 @@ static void ingester(const bench *b, struct ingest_share *sh) {
   pq_error err;
   iddmix mix;
   iddmix_prod p;
-  pq_prod_info info;
   uint8_t *buf = malloc(IDDMIX_MAX_SIZE);
   unsigned s;
   bool have = false;
@@ -834,16 +833,7 @@ static void ingester(const bench *b, struct ingest_share *sh) {
         break; /* p is the first product of the next step */
       due = t0 + (p.at - at0);
       tu_sleep_until_s(due);
-      iddmix_fill(b->seed, p.seqno, buf, p.size);
-      memset(&info, 0, sizeof info);
-      info.feedtype = p.feedtype;
-      info.seqno = p.seqno;
-      info.size = p.size;
-      snprintf(info.ident, sizeof info.ident, "%s", p.ident);
-      snprintf(info.origin, sizeof info.origin, "ingest.relay-bench");
-      (void)pq_md5(buf, p.size, info.signature);
-      info.arrival = pq_ts_now(); /* created: complete, about to go in */
-      rc = pq_insert(pq, &info, buf);
+      rc = rb_insert_mix(pq, b->seed, &p, buf, "ingest.relay-bench");
       have = false;
       late = tu_now_s() - due;
       if (late > sh->max_behind[s])

@@ -293,15 +293,16 @@ int rb_server_setup(server *s, const char *run, const char *name,
   return make_queue(s->queue, bytes, slots);
 }
 
-int rb_server_registry_add(const server *s, const char *xml) {
-  char text[8 * RB_RUN_MAX], *end;
+int rb_server_registry_insert(const server *s, const char *before,
+                              const char *xml) {
+  char text[8 * RB_RUN_MAX + 1024], *end;
   FILE *f = fopen(s->reg, "r");
   size_t n = f != NULL ? fread(text, 1, sizeof text - 1, f) : 0;
 
   if (f != NULL)
     fclose(f);
   text[n] = '\0';
-  end = strstr(text, "</registry>");
+  end = strstr(text, before);
   if (end == NULL || n + strlen(xml) + 2 >= sizeof text) {
     rb_warn("cannot add to the registry %s", s->reg);
     return -1;
@@ -312,10 +313,11 @@ int rb_server_registry_add(const server *s, const char *xml) {
   return write_file(s->reg, text);
 }
 
-/* Start ldmd with conf_text as its ldmd.conf; wait for its port. */
-int rb_server_start(server *s, const char *ldmd, const char *conf_text) {
-  double end = tu_now_s() + 10;
+int rb_server_registry_add(const server *s, const char *xml) {
+  return rb_server_registry_insert(s, "</registry>", xml);
+}
 
+int rb_server_spawn(server *s, const char *ldmd, const char *conf_text) {
   if (write_file(s->conf, conf_text) != 0 || write_file(s->log, "") != 0)
     return -1;
   fflush(stdout);
@@ -343,6 +345,12 @@ int rb_server_start(server *s, const char *ldmd, const char *conf_text) {
     fprintf(stderr, "cannot run %s: %s\n", ldmd, strerror(errno));
     _exit(127);
   }
+  return 0;
+}
+
+int rb_server_wait_port(server *s, const char *ldmd) {
+  double end = tu_now_s() + 10;
+
   while (tu_now_s() < end && !rb_stop) {
     char *log = slurp(s->log);
     const char *p =
@@ -365,6 +373,12 @@ int rb_server_start(server *s, const char *ldmd, const char *conf_text) {
   return -1;
 }
 
+int rb_server_start(server *s, const char *ldmd, const char *conf_text) {
+  if (rb_server_spawn(s, ldmd, conf_text) != 0)
+    return -1;
+  return rb_server_wait_port(s, ldmd);
+}
+
 /* This host, as ldmd.conf's ALLOW names it. */
 #define RB_ALLOW_HERE "ALLOW\tANY\t^((localhost|loopback)|(127\\.0\\.0\\.1))$\n"
 
@@ -376,7 +390,7 @@ int rb_start_upstream(server *s, const char *ldmd) {
   return rb_server_start(s, ldmd, conf);
 }
 
-int rb_start_downstream(server *s, const server *up, const char *ldmd,
+int rb_spawn_downstream(server *s, const server *up, const char *ldmd,
                         bool tls) {
   char conf[512];
 
@@ -384,7 +398,14 @@ int rb_start_downstream(server *s, const server *up, const char *ldmd,
            "# %s: %s requests everything from %s.\n"
            "REQUEST\tANY\t\".*\"\t%s127.0.0.1:%u\n" RB_ALLOW_HERE,
            rb_prog, s->name, up->name, tls ? "{tls}" : "", up->port);
-  return rb_server_start(s, ldmd, conf);
+  return rb_server_spawn(s, ldmd, conf);
+}
+
+int rb_start_downstream(server *s, const server *up, const char *ldmd,
+                        bool tls) {
+  if (rb_spawn_downstream(s, up, ldmd, tls) != 0)
+    return -1;
+  return rb_server_wait_port(s, ldmd);
 }
 
 static void rb_on_stop(int sig) {
@@ -559,6 +580,22 @@ int rb_insert(pq_t *pq, uint64_t seed, uint32_t ft, uint32_t i, uint8_t *buf,
   else if (arrival_us != NULL)
     *arrival_us = pq_ts_to_us(info.arrival);
   return rc;
+}
+
+int rb_insert_mix(pq_t *pq, uint64_t seed, const struct iddmix_prod *p,
+                  uint8_t *buf, const char *origin) {
+  pq_prod_info info;
+
+  iddmix_fill(seed, p->seqno, buf, p->size);
+  memset(&info, 0, sizeof info);
+  info.feedtype = p->feedtype;
+  info.seqno = p->seqno;
+  info.size = p->size;
+  snprintf(info.ident, sizeof info.ident, "%s", p->ident);
+  snprintf(info.origin, sizeof info.origin, "%s", origin);
+  (void)pq_md5(buf, p->size, info.signature);
+  info.arrival = pq_ts_now(); /* created: complete, about to go in */
+  return pq_insert(pq, &info, buf);
 }
 
 int rb_bad_value(int c, const char *value, const char *end) {

@@ -67,11 +67,24 @@ int rb_server_setup(server *s, const char *run, const char *name,
  */
 int rb_server_registry_add(const server *s, const char *xml);
 
+/** Put xml (and a newline) just before the first `before` ("</server>")
+ *  of the registry rb_server_setup() wrote.  @return 0, or -1 with a
+ *  message */
+int rb_server_registry_insert(const server *s, const char *before,
+                              const char *xml);
+
 /**
  * Start ldmd (-f, logging to s->log, on 127.0.0.1, a port the kernel
- * picks) with conf_text as its ldmd.conf; wait up to 10 s for its port.
+ * picks) with conf_text as its ldmd.conf, not waiting for it.
  * @return 0, or -1 with a message
  */
+int rb_server_spawn(server *s, const char *ldmd, const char *conf_text);
+
+/** Wait up to 10 s for the port of the ldmd rb_server_spawn() started
+ *  (into s->port).  @return 0, or -1 with a message */
+int rb_server_wait_port(server *s, const char *ldmd);
+
+/** rb_server_spawn(), then rb_server_wait_port(). */
 int rb_server_start(server *s, const char *ldmd, const char *conf_text);
 
 /**
@@ -87,6 +100,11 @@ int rb_start_upstream(server *s, const char *ldmd);
  * @return 0, or -1 with a message
  */
 int rb_start_downstream(server *s, const server *up, const char *ldmd,
+                        bool tls);
+
+/** rb_start_downstream() without waiting for s's port (to start many at
+ *  once). */
+int rb_spawn_downstream(server *s, const server *up, const char *ldmd,
                         bool tls);
 
 /**
@@ -105,6 +123,16 @@ int rb_run_begin(char *run, const char *base);
  */
 int rb_insert(pq_t *pq, uint64_t seed, uint32_t ft, uint32_t i, uint8_t *buf,
               uint64_t size, const char *what, uint64_t *arrival_us);
+
+struct iddmix_prod;
+/**
+ * Insert product p of an IDD-like stream (iddmix_next()) into pq: its
+ * bytes (iddmix_fill(seed, ...)) in buf, its identifier and feedtype, its
+ * MD5 as signature, origin origin, created now.
+ * @return pq_insert()'s result (no message)
+ */
+int rb_insert_mix(pq_t *pq, uint64_t seed, const struct iddmix_prod *p,
+                  uint8_t *buf, const char *origin);
 
 /** SIGTERM, up to 15 s for it to exit, then SIGKILL. */
 void rb_server_stop(server *s);

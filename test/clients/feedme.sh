@@ -7,35 +7,10 @@
 # follows; ldmd's RECLASS narrows the request and its refusal is exit 2;
 # SIGTERM is exit 0; no server is exit 3; usage errors are exit 1.
 source "$(dirname "$0")/lib.sh" "$1" "$2"
-LDMD_DIR=$(cd "${3:?directory of ldmd}" && pwd)
-PQ_DIR=$(cd "${4:?directory of pqcreate}" && pwd)
-export PATH=$PQ_DIR:$PATH
-cd "$SCRATCH" || fail "cd"
-Q=$SCRATCH/ldm.pq
-CONF=$SCRATCH/ldmd.conf
-LOG=$SCRATCH/ldmd.log
-EXTRA_LOG=$LOG
-LDMD_PID=
-cat >"$LDM_REGISTRY" <<EOF
-<?xml version="1.0" encoding="UTF-8"?>
-<registry>
-  <hostname>feedme-test-host</hostname>
-  <queue><path>$Q</path></queue>
-  <server><config-path>$CONF</config-path><user>root</user></server>
-</registry>
-EOF
+ldmd_test feedme-test-host "$3" "$4"
 cat >"$CONF" <<'EOF'
 ALLOW EXP|IDS ^127\.0\.0\.1$
 EOF
-
-ldmd_cleanup() {
-  local st=$?
-  if [[ -n $LDMD_PID ]] && kill -TERM "$LDMD_PID" 2>/dev/null; then
-    wait_until 5 gone "$LDMD_PID"
-  fi
-  cleanup "$st"
-}
-trap ldmd_cleanup EXIT
 
 size() { stat -c %s "$1" 2>/dev/null || echo 0; }
 

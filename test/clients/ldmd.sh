@@ -6,23 +6,7 @@
 # files come out of the queue byte-identical with the origin rewritten;
 # ldmd's refusals and reclassifications reach the user.
 source "$(dirname "$0")/lib.sh" "$1" "$2"
-LDMD_DIR=$(cd "${3:?directory of ldmd}" && pwd)
-PQ_DIR=$(cd "${4:?directory of pqcreate}" && pwd)
-export PATH=$PQ_DIR:$PATH
-cd "$SCRATCH" || fail "cd"
-Q=$SCRATCH/ldm.pq
-CONF=$SCRATCH/ldmd.conf
-LOG=$SCRATCH/ldmd.log
-EXTRA_LOG=$LOG
-LDMD_PID=
-cat >"$LDM_REGISTRY" <<EOF
-<?xml version="1.0" encoding="UTF-8"?>
-<registry>
-  <hostname>clients-test-host</hostname>
-  <queue><path>$Q</path></queue>
-  <server><config-path>$CONF</config-path><user>root</user></server>
-</registry>
-EOF
+ldmd_test clients-test-host "$3" "$4"
 cat >"$CONF" <<'EOF'
 ALLOW ANY ^127\.0\.0\.1$
 ALLOW NEXRAD3 ^::1$
@@ -32,17 +16,6 @@ EOF
 
 V6=0
 have_ipv6 && V6=1
-
-# On a failure, let ldmd stop its children (up to 5 s) before everything
-# is killed.
-ldmd_cleanup() {
-  local st=$?
-  if [[ -n $LDMD_PID ]] && kill -TERM "$LDMD_PID" 2>/dev/null; then
-    wait_until 5 gone "$LDMD_PID"
-  fi
-  cleanup "$st"
-}
-trap ldmd_cleanup EXIT
 
 expect_rc 0 pqcreate -s 50M -S 1000 -q "$Q"
 mkdir -p data

@@ -52,6 +52,37 @@ ldmd_start() {
   [[ -n $PORT ]] || fail "no port in ldmd's log"
 }
 
+# ldmd_test HOSTNAME LDMD_DIR PQ_DIR: the setting of a test against our
+# server: LDMD_DIR and PQ_DIR (pqcreate's, put first in PATH) made
+# absolute; the scratch directory current; ldmd's queue $Q, its ldmd.conf
+# $CONF (the test writes it) and its log $LOG (which fail shows), named by
+# a registry with HOSTNAME; and, at exit, ldmd ($LDMD_PID, once started)
+# let stop its children (up to 5 s) before everything is killed.
+# shellcheck disable=SC2034 # the variables are the calling test's
+ldmd_test() {
+  LDMD_DIR=$(cd "${2:?directory of ldmd}" && pwd)
+  PQ_DIR=$(cd "${3:?directory of pqcreate}" && pwd)
+  export PATH=$PQ_DIR:$PATH
+  cd "$SCRATCH" || fail "cd"
+  Q=$SCRATCH/ldm.pq
+  CONF=$SCRATCH/ldmd.conf
+  LOG=$SCRATCH/ldmd.log
+  EXTRA_LOG=$LOG
+  LDMD_PID=
+  write_registry "$1" "  <queue><path>$Q</path></queue>
+  <server><config-path>$CONF</config-path></server>"
+  trap ldmd_cleanup EXIT
+}
+
+# ldmd_cleanup: ldmd_test's EXIT trap.
+ldmd_cleanup() {
+  local st=$?
+  if [[ -n $LDMD_PID ]] && kill -TERM "$LDMD_PID" 2>/dev/null; then
+    wait_until 5 gone "$LDMD_PID"
+  fi
+  cleanup "$st"
+}
+
 # ldmd_stop LOG: SIGTERM to $LDMD_PID (none: nothing to do), which must
 # exit 0 within 20 s with no sanitizer report in LOG or its stderr.
 ldmd_stop() {

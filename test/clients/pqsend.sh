@@ -8,37 +8,12 @@
 # inserted meanwhile arrives (nothing lost); SIGTERM is exit 7; a server
 # that never answers is exit 4 after -T; usage errors are exit 6.
 source "$(dirname "$0")/lib.sh" "$1" "$2"
-LDMD_DIR=$(cd "${3:?directory of ldmd}" && pwd)
-PQ_DIR=$(cd "${4:?directory of pqcreate}" && pwd)
-export PATH=$PQ_DIR:$PATH
-cd "$SCRATCH" || fail "cd"
-Q=$SCRATCH/ldm.pq
+ldmd_test pqsend-test-host "$3" "$4"
 SQ=$SCRATCH/source.pq
-CONF=$SCRATCH/ldmd.conf
-LOG=$SCRATCH/ldmd.log
-EXTRA_LOG=$LOG
-LDMD_PID=
-cat >"$LDM_REGISTRY" <<EOF
-<?xml version="1.0" encoding="UTF-8"?>
-<registry>
-  <hostname>pqsend-test-host</hostname>
-  <queue><path>$Q</path></queue>
-  <server><config-path>$CONF</config-path><user>root</user></server>
-</registry>
-EOF
 cat >"$CONF" <<'EOF'
 ALLOW ANY ^127\.0\.0\.1$
 ACCEPT EXP|IDS .* ^127\.0\.0\.1$
 EOF
-
-ldmd_cleanup() {
-  local st=$?
-  if [[ -n $LDMD_PID ]] && kill -TERM "$LDMD_PID" 2>/dev/null; then
-    wait_until 5 gone "$LDMD_PID"
-  fi
-  cleanup "$st"
-}
-trap ldmd_cleanup EXIT
 
 # count QUEUE [PATTERN]: products in QUEUE whose identifier matches.
 count() {
