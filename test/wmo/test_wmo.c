@@ -291,7 +291,7 @@ static void test_afos(void **state) {
   assert_int_equal(g.kind[1], WMO_EV_NO_NNNN);
   assert_message(&g, 2, &b);
 
-  struct wmo_product p;
+  struct wmo_product p = {0};
   assert_int_equal(wmo_parse_afos(a.p, a.n, 7, &p, NULL), 0);
   assert_string_equal(p.ident, "MKCSWOMKC   (WOUS64 KWNS 071200)");
   assert_int_equal(p.seqno, 7);
@@ -313,7 +313,7 @@ static void test_faa604(void **state) {
   scan(&g, WMO_FRAME_FAA604, false, 4096, in.p, in.n, false);
   assert_int_equal(g.n, 1);
   assert_message(&g, 0, &a);
-  struct wmo_product p;
+  struct wmo_product p = {0};
   assert_int_equal(wmo_parse_faa604(a.p, a.n, &p, NULL), 0);
   assert_string_equal(p.ident, "12345 071200 (SAUS70 KWBC 071200)");
   assert_int_equal(p.seqno, 17);
@@ -338,7 +338,7 @@ static const struct np_log keep_log = {.fn = keep, .level = 0};
 
 static void test_ident(void **state) {
   (void)state;
-  struct wmo_product p;
+  struct wmo_product p = {0};
   struct wb m = {0};
   wb_wmo(&m, 123, "SAUS70 KWBC 071200", "MTRDEN", text, strlen(text));
   assert_int_equal(wmo_parse(m.p, m.n, true, &p, NULL), 0);
@@ -366,7 +366,7 @@ static void test_ident(void **state) {
 
 static void test_grib(void **state) {
   (void)state;
-  struct wmo_product p;
+  struct wmo_product p = {0};
   struct wb g = {0}, m = {0};
   wb_grib1(&g, 120, 7, 96);
   wb_wmo(&m, 9, "HTUS70 KWBC 071200", NULL, g.p, g.n);
