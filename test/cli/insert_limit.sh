@@ -11,6 +11,10 @@ cd "$SCRATCH" || fail "cd"
 
 expect_rc 0 pqcreate -s 2M
 cap=$(mon_field 2)
+# The files below are as large as the queue's data area: a misread size
+# must fail here, not fill the scratch file system.
+[[ $cap =~ ^[0-9]+$ ]] && ((cap > 0 && cap <= 2 * 1024 * 1024)) ||
+  fail "pqmon -S gives a data size of '$cap' for a 2M queue"
 origin=cli-test-host # the registry's hostname (lib.sh)
 # limit IDENT: the data size less the product's record, as pq/insert.c
 # lays it out (56 bytes, origin and ident, rounded up to 8).
