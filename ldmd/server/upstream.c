@@ -536,19 +536,17 @@ static int send_hereis(upstream *u, const ldm6_prod_info *w, const void *data) {
   if (ldm6_encode(LDM6_T_PROD_INFO, w, head, sizeof head, &hlen) != 0)
     return UP_ESEND;
   if (u->zero_copy && w->sz >= ZC_MIN) {
-    if (!ldmd_pins_room(&u->pins, w->sz, ldm6_io_tx_bytes(u->c->io)) &&
-        !writable(u))
+    bool room = ldmd_pins_room(&u->pins, w->sz, ldm6_io_tx_bytes(u->c->io));
+    if (!room && !writable(u))
       return UP_WAIT; /* a copy would not go now either: wait unheld */
-  }
-  if (u->zero_copy && w->sz >= ZC_MIN &&
-      ldmd_pins_room(&u->pins, w->sz, ldm6_io_tx_bytes(u->c->io)) &&
-      pq_pin(u->pq, &u->zc.pin) == PQ_OK) {
-    memcpy(u->zc.head, head, hlen);
-    u->zc.hlen = hlen;
-    u->zc.dlen = w->sz;
-    snprintf(u->zc.ident, sizeof u->zc.ident, "%s", w->ident);
-    memset(&u->zc.st, 0, sizeof u->zc.st);
-    return put_zc(u);
+    if (room && pq_pin(u->pq, &u->zc.pin) == PQ_OK) {
+      memcpy(u->zc.head, head, hlen);
+      u->zc.hlen = hlen;
+      u->zc.dlen = w->sz;
+      snprintf(u->zc.ident, sizeof u->zc.ident, "%s", w->ident);
+      memset(&u->zc.st, 0, sizeof u->zc.st);
+      return put_zc(u);
+    }
   }
   return put_oneway(u, LDM6_HEREIS, head, hlen, data, w->sz, w->signature,
                     w->ident);
