@@ -44,8 +44,10 @@ usage() {
 usage: $PROG command [options]
   start [-v] [-x] [-m lat] [-o off] [-q queue] [-M max] [-I addr] [-P port] [conf]
   stop | restart | isrunning | clean | config
-  mkqueue [-c] [-f]     create the queue (-c: replace an existing one)
-  delqueue [-y]         delete the queue (-y: without asking)
+  mkqueue [-c] [-f] [-v|-x] [-q path]
+                        create the queue (-c: replace an existing one)
+  delqueue [-y] [-q path]
+                        delete the queue (-y: without asking)
   mksurfqueue [-c] [-f] [-v|-x] [-q path]
                         create pqsurf's queue (-c: replace an existing one)
   delsurfqueue [-y] [-q path]
@@ -244,20 +246,25 @@ cmd_clean() {
   fi
 }
 
+# mkqueue: LDM's command line: -q path makes the queue at path instead of
+# /queue/path, -v and -x go to pqcreate.
 cmd_mkqueue() {
   clobber=''
   fast=''
-  while getopts cfq opt; do
+  verbose=''
+  queue=''
+  while getopts cfq:vx opt; do
     case $opt in
       c) clobber=-c ;;
       f) fast=-f ;;
-      q) ;; # LDM's -q (quiet) is accepted and ignored
+      q) queue=$OPTARG ;;
+      v | x) verbose=-$opt ;;
       *) usage ;;
     esac
   done
   shift $((OPTIND - 1))
   [ $# -eq 0 ] || usage
-  queue=$(reg /queue/path) || exit 1
+  [ -n "$queue" ] || queue=$(reg /queue/path) || exit 1
   size=$(reg /queue/size) || exit 1
   slots=$(reg /queue/slots) || exit 1
   if is_running; then
@@ -276,26 +283,28 @@ cmd_mkqueue() {
     die "not enough space for the queue $queue: /queue/size $size needs $need KiB, $dir has $have KiB free (free some, or lower /queue/size with regutil -s)"
   fi
   if [ "$slots" = default ]; then
-    set -- $clobber $fast -s "$size" -q "$queue"
+    set -- $verbose $clobber $fast -s "$size" -q "$queue"
   else
-    set -- $clobber $fast -S "$slots" -s "$size" -q "$queue"
+    set -- $verbose $clobber $fast -S "$slots" -s "$size" -q "$queue"
   fi
   pqcreate "$@" || die "cannot make the queue $queue (pqcreate failed, above)"
   say "made the queue $queue ($size)"
 }
 
+# delqueue: -q path deletes the queue at path instead, as LDM's.
 cmd_delqueue() {
   yes=
-  while getopts yq opt; do
+  queue=''
+  while getopts yq: opt; do
     case $opt in
       y) yes=1 ;;
-      q) ;;
+      q) queue=$OPTARG ;;
       *) usage ;;
     esac
   done
   shift $((OPTIND - 1))
   [ $# -eq 0 ] || usage
-  queue=$(reg /queue/path) || exit 1
+  [ -n "$queue" ] || queue=$(reg /queue/path) || exit 1
   if is_running; then
     die "the LDM server is running: ldmadmin stop before deleting the queue $queue"
   fi
