@@ -5,11 +5,14 @@
  * the bytes again (damage done after the first check goes through), one in
  * PQ_VERIFY_EACH checks again (and catches it), and so does pq_check().  A
  * damaged product is never marked; a reader that does not verify marks
- * nothing; the mark lies outside the slot checksum; a product committed in a
- * slot that held a marked one starts unmarked, and a stale mark (another
- * product's) is not trusted.
+ * nothing, nor does one whose mapping is read-only; the mark lies outside
+ * the slot checksum; a product committed in a slot that held a marked one
+ * starts unmarked, and a stale mark (another product's) is not trusted.
  */
 #include "test/lib/testutil.h"
+
+#include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "pq/internal.h"
 
@@ -223,6 +226,67 @@ static void test_reused_slot_is_unmarked(void **state) {
   pq_close(w);
 }
 
+/* As a user who may not write the file (its mapping read-only): read
+ * test/0 .. test/9 verifying ONCE; 0 if 9 came and one failed (test/7),
+ * 10 if the queue cannot be opened, 11 otherwise. */
+static int read_without_marking(void) {
+  pq_t *pq;
+  unsigned n, bad;
+  if (pq_open(path, PQ_READONLY, &pq, NULL) != PQ_OK)
+    return 10;
+  if (pq->map_writable) { /* this user may write it after all */
+    pq_close(pq);
+    return 11;
+  }
+  read_all(pq, PQ_VERIFY_ONCE, false, &n, &bad);
+  pq_close(pq);
+  return n == 9 && bad == 1 ? 0 : 11;
+}
+
+/* A reader whose mapping is read-only trusts marks (test/2, damaged after
+ * it was marked, comes; test/7, damaged unmarked, does not) and stores
+ * none (storing one would fault). */
+static void test_readonly_mapping_marks_nothing(void **state) {
+  (void)state;
+  /* Root reads as nobody below, who may not enter PQ_TEST_DIR (a build in
+   * a clone under /root, mode 0700): the queue goes to /dev/shm, which
+   * every user may search (teardown removes it there). */
+  if (geteuid() == 0)
+    snprintf(path, sizeof path, "/dev/shm/test_verify_once_ro.%ld.pq",
+             (long)getpid());
+  pq_t *w = queue_of(10, 16);
+  unsigned n = 0;
+  for (unsigned i = 0; i < 5; i++)
+    assert_int_equal(find(w, PQ_VERIFY_ONCE, i, &n), PQ_OK);
+  damage(w, 2);
+  damage(w, 7);
+  assert_int_equal(chmod(path, 0444), 0);
+  int st;
+  if (geteuid() != 0) {
+    st = read_without_marking();
+  } else { /* root writes any file: read as nobody instead */
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+      if (setgid(65534) != 0 || setuid(65534) != 0)
+        _exit(12);
+      _exit(read_without_marking());
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    st = WEXITSTATUS(status);
+  }
+  if (st == 10) {
+    pq_close(w);
+    tu_skip("user nobody cannot open %s", path);
+  }
+  assert_int_equal(st, 0);
+  for (unsigned i = 5; i < 10; i++)
+    assert_false(marked(w, i));
+  pq_close(w);
+}
+
 /* The slot checksum leaves out a committed slot's mark, and only a
  * committed slot's: a reservation's owner is covered. */
 static void test_mark_outside_the_slot_checksum(void **state) {
@@ -248,7 +312,9 @@ static void test_mark_outside_the_slot_checksum(void **state) {
   assert_false(pq__slot_valid(&s));
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+  if (tu_select(argc, argv) != 0)
+    return 2;
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_once_trusts_the_mark, setup,
                                       teardown),
@@ -257,6 +323,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_reused_slot_is_unmarked, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_mark_outside_the_slot_checksum,
+                                      setup, teardown),
+      cmocka_unit_test_setup_teardown(test_readonly_mapping_marks_nothing,
                                       setup, teardown),
   };
   return tu_exit_code(cmocka_run_group_tests(tests, NULL, NULL));

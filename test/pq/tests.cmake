@@ -21,5 +21,6 @@ pq_test(test_badfile_readonly_private TIMEOUT 60 ENVIRONMENT CI=true
   COMMAND sh -c "mkdir -p \"$1\" && chmod 0700 \"$1\" && PQ_TEST_DIR=\"$1\" exec \"$2\" --only test_readonly_file_cannot_repair"
     sh ${CMAKE_BINARY_DIR}/testdata/private $<TARGET_FILE:test_badfile>)
 pq_unit_test(test_roots)
-pq_unit_test(test_verify_once)
+pq_unit_test(test_verify_once ALONE test_readonly_mapping_marks_nothing
+  ALONE_NAME test_verify_once_readonly)
 pq_unit_test(test_bigfile)
