@@ -70,6 +70,7 @@
  * usage: fanout_bench [-m modes] [-k kinds] [-N list] [-b count] [-z bytes]
  *                     [-d seconds] [-r rate] [-K ms] [-Q MiB] [-s seed]
  *                     [-D dir] [-L ldmd [-L ldmd]] [-X xml [-X xml]]
+ *                     [-S discard|read [-S discard|read]] [-F nice|off]
  *                     [-q] [-x] [-v]
  *   -m modes   backlog, live, comma-separated (default both)
  *   -k kinds   sink, ldmd, comma-separated (default both)
@@ -90,11 +91,21 @@
  *              "<zero-copy>FALSE</zero-copy>"); given twice, the first
  *              goes with the first -L and the second with the second
  *              (the same binary with a setting off and on)
+ *   -S way     how the sinks take a product's data: discard (the default:
+ *              dropped by the kernel, recv(2) MSG_TRUNC, never copied into
+ *              the sink) or read (every byte read through rpc_io, the sink
+ *              before 2026-12-07); given twice, paired with the -L's as -X
+ *   -F nice    the live feeder's nice value (default -20; "off": the
+ *              bench's own).  The feeder stands for a relay's ingest, which
+ *              comes from the network and does not wait for a CPU behind
+ *              the downstreams' machines, as the N sinks make it do here;
+ *              raising it needs root (a warning says when it could not)
  *   -q         quick: N = 1,2, a backlog of 40 x 50 KiB, 2 s of live
  *              stream, small queues (the smoke test, ctest bench_fanout)
- *   -x         exit 1 unless every run was measured and every live run
- *              lost nothing (the smoke test: its tiny runs always fit, so
- *              one skipped for want of room is a failure, not a skip)
+ *   -x         exit 1 unless every run was measured, every live run lost
+ *              nothing and no product came with the wrong signature (the
+ *              smoke test: its tiny runs always fit, so one skipped for
+ *              want of room is a failure, not a skip)
  *   -v         keep the run directory (logs, queues) for a post-mortem
  * Examples:
  *   build/release/test/fanout_bench -N 1,10,100
@@ -114,6 +125,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
@@ -145,6 +157,7 @@
 #define REF_BACKLOG_S 9.5  /* LDM 6.15: 2,000 x 50 KiB to 100 downstreams */
 #define TARGET_BACKLOG_N 100u
 #define FT_BACKLOG 0x00000002u /* PPS */
+#define FEEDER_NICE (-20)      /* -F: the live feeder's nice value */
 
 enum kind { K_SINK, K_LDMD };
 enum mode { M_BACKLOG, M_LIVE };
@@ -162,6 +175,10 @@ typedef struct opts {
   unsigned nldmd;
   const char *xml[2]; /* -X: the upstream's registry, with each build */
   unsigned nxml;
+  fs_way ways[2]; /* -S: how the sinks take the data, with each build */
+  unsigned nway;
+  bool raise_feeder; /* -F: the feeder's nice value set to feeder_nice */
+  int feeder_nice;
   bool quick, strict, keep;
   uint64_t up_live_bytes, down_live_bytes; /* queue sizes, live mode */
 } opts;
@@ -183,6 +200,9 @@ typedef struct result {
   double others;                 /* cores the machine's other processes
                                     took over the run (not the bench's) */
   double feeder_wait_s; /* live: the feeder runnable, waiting for a CPU */
+  double span_s;        /* the time the CPU figures are over */
+  uint64_t badsig;      /* products that came with the wrong signature */
+  int feeder_nice;      /* live: the feeder's nice value while it ran */
 } result;
 
 /* Shared with the feeder (a child). */
@@ -193,6 +213,8 @@ typedef struct feed_share {
   volatile double seconds, max_behind;
   volatile double run_s, wait_s; /* on a CPU, and runnable but waiting for
                                     one (/proc/self/schedstat) */
+  volatile int nice;             /* its nice value while it ran */
+  volatile int nice_errno;       /* why it could not be raised, or 0 */
 } feed_share;
 
 /* One run's processes and files. */
@@ -200,12 +222,14 @@ typedef struct run {
   const opts *o;
   const char *ldmd;
   const char *xml; /* more for the upstream's <server>, or NULL */
+  fs_way way;      /* the sinks' */
   char dir[RB_RUN_MAX];
   server up;
   server *down; /* n, for K_LDMD */
   pid_t *sink;  /* n, for K_SINK */
   fs_slot *slots;
-  int32_t *lat; /* n x cap, by subscriber then seqno; -1: not arrived */
+  int32_t *lat;  /* n x cap, by subscriber then seqno; -1: not arrived */
+  uint8_t *sigs; /* cap x 16: the signature inserted under each seqno */
   uint32_t cap;
   size_t shared_len;
   void *shared;
@@ -347,11 +371,17 @@ static int upstream_setup(run *r, enum mode m) {
       free(buf);
       return -1;
     }
-    for (i = 0; i < o->backlog_n && rc == 0 && !rb_stop; i++)
+    for (i = 0; i < o->backlog_n && rc == 0 && !rb_stop; i++) {
       rc = rb_insert(pq, o->seed, FT_BACKLOG, i, buf, o->backlog_size,
                      "BACKLOG", NULL) == PQ_OK
                ? 0
                : -1;
+      /* what the sinks check each product's signature against (buf holds
+       * the product just inserted) */
+      if (rc == 0 &&
+          pq_md5(buf, o->backlog_size, r->sigs + (size_t)i * 16) != 0)
+        rc = -1;
+    }
     pq_close(pq);
     free(buf);
     if (rc != 0 || rb_stop)
@@ -418,9 +448,11 @@ static int sinks_start(run *r) {
     if (r->sink[i] == 0) {
       int rc;
 
+      fs_conf c = {r->up.port, r->way, r->lat + (size_t)i * r->cap, r->cap,
+                   r->sigs};
+
       prctl(PR_SET_PDEATHSIG, SIGTERM);
-      rc = fs_run(r->up.port, &r->slots[i], r->lat + (size_t)i * r->cap, r->cap,
-                  &rb_stop);
+      rc = fs_run(&c, &r->slots[i], &rb_stop);
       r->slots[i].done = 1;
       _exit(rc == 0 ? 0 : 1);
     }
@@ -644,6 +676,14 @@ static void feeder(const run *r) {
   double t0;
 
   prctl(PR_SET_PDEATHSIG, SIGTERM);
+  /* The feeder stands for a relay's ingest, whose products come from the
+   * network: raised (-F), it does not queue for a CPU behind the N sinks,
+   * which stand for other machines; the upstream is left as it is. */
+  errno = 0;
+  if (o->raise_feeder && setpriority(PRIO_PROCESS, 0, o->feeder_nice) != 0)
+    sh->nice_errno = errno;
+  errno = 0;
+  sh->nice = getpriority(PRIO_PROCESS, 0);
   if (buf == NULL || pq_open(r->up.queue, 0, &pq, &err) != PQ_OK) {
     sh->error = 1;
     _exit(1);
@@ -660,7 +700,8 @@ static void feeder(const run *r) {
     due = t0 + p.at;
     while (tu_now_s() < due && !rb_stop)
       tu_sleep_until_s(due);
-    if (rb_insert_mix(pq, o->seed, &p, buf, "feeder.fanout-bench") != PQ_OK) {
+    if (rb_insert_mix(pq, o->seed, &p, buf, "feeder.fanout-bench",
+                      r->sigs + (size_t)p.seqno * 16) != PQ_OK) {
       sh->error = 1;
       break;
     }
@@ -781,6 +822,7 @@ static int run_one(const opts *o, unsigned build, enum mode m, enum kind k,
   r.o = o;
   r.ldmd = o->ldmds[build];
   r.xml = o->xml[o->nxml > 1 ? build : 0];
+  r.way = o->ways[o->nway > 1 ? build : 0];
   r.n = n;
   r.kind = k;
   snprintf(r.dir, sizeof r.dir, "%.400s/%s-%s-%u", top_run,
@@ -794,7 +836,8 @@ static int run_one(const opts *o, unsigned build, enum mode m, enum kind k,
           ? o->backlog_n
           : (uint32_t)(iddmix_rate() * IDDMIX_PEAK * o->rate * o->live_s * 1.5 +
                        1000);
-  r.shared_len = (size_t)n * sizeof(fs_slot) + (size_t)n * r.cap * 4;
+  r.shared_len =
+      (size_t)n * sizeof(fs_slot) + (size_t)n * r.cap * 4 + (size_t)r.cap * 16;
   r.shared = mmap(NULL, r.shared_len, PROT_READ | PROT_WRITE,
                   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   r.fs = mmap(NULL, sizeof *r.fs, PROT_READ | PROT_WRITE,
@@ -808,6 +851,7 @@ static int run_one(const opts *o, unsigned build, enum mode m, enum kind k,
   r.slots = r.shared;
   r.lat = (int32_t *)(r.slots + n);
   memset(r.lat, 0xff, (size_t)n * r.cap * 4); /* -1 */
+  r.sigs = (uint8_t *)(r.lat + (size_t)n * r.cap);
   if (k == K_LDMD) {
     r.down = calloc(n, sizeof *r.down);
     r.dq = calloc(n, sizeof *r.dq);
@@ -842,8 +886,11 @@ static int run_one(const opts *o, unsigned build, enum mode m, enum kind k,
     procstat_read(&ps1);
     res->idle = idle_share(&ps0, &ps1);
     res->sub_cpu_s = subs_cpu(&r);
-    res->others = busy_cores(&ps0, &ps1) -
-                  (res->cpu_s + res->sub_cpu_s) / (tu_now_s() - t0);
+    res->span_s = tu_now_s() - t0;
+    res->others =
+        busy_cores(&ps0, &ps1) - (res->cpu_s + res->sub_cpu_s) / res->span_s;
+    for (i = 0; i < n; i++)
+      res->badsig += r.slots[i].badsig;
     if (!all_have(&r, want, &dead)) {
       report_short(&r, want, tu_now_s() >= end);
       res->ok = false;
@@ -903,9 +950,16 @@ static int run_one(const opts *o, unsigned build, enum mode m, enum kind k,
     res->feeder_cpu_s = pid_cpu(r.feeder); /* exited, not reaped yet */
     res->feeder_s = r.fs->seconds;
     res->feeder_wait_s = r.fs->wait_s;
+    res->feeder_nice = r.fs->nice;
+    res->span_s = tu_now_s() - t0;
     res->others =
         busy_cores(&ps0, &ps1) -
-        (res->cpu_s + res->sub_cpu_s + res->feeder_cpu_s) / (tu_now_s() - t0);
+        (res->cpu_s + res->sub_cpu_s + res->feeder_cpu_s) / res->span_s;
+    for (i = 0; i < n; i++)
+      res->badsig += r.slots[i].badsig;
+    if (r.fs->nice_errno != 0)
+      rb_warn("the feeder could not be raised to nice %d (%s): it ran at %d",
+              o->feeder_nice, strerror(r.fs->nice_errno), r.fs->nice);
     res->gb = (double)r.fs->bytes / 1e9;
     res->in_mbs = r.fs->seconds > 0 ? r.fs->bytes / 1e6 / r.fs->seconds : 0;
     res->behind_s = r.fs->max_behind;
@@ -925,6 +979,10 @@ static int run_one(const opts *o, unsigned build, enum mode m, enum kind k,
     rc = res->ok ? 0 : -1;
   }
 out:
+  if (res->badsig > 0)
+    rb_warn("%llu products came with a signature other than the one inserted "
+            "under their seqno (counted as not arrived)",
+            (unsigned long long)res->badsig);
   if (rc != 0)
     res->ok = false;
   run_down(&r);
@@ -942,6 +1000,37 @@ static double per_ds_gb(const result *x, unsigned n) {
 static bool keeps_up(const opts *o, const result *x) {
   return x->ran && x->ok && !x->cut && x->behind_s < 1.0 && x->lost == 0 &&
          x->p99 < o->keepup_ms;
+}
+
+/* What limits a run, from what it measured: a feeder that waited for a
+ * CPU (the machine saturated: the stream's pace was not kept), no idle
+ * CPU (and who took it), or neither (the upstream's own pace: its waits,
+ * not the CPU).  With the cores each party used over the run, and the
+ * subscribers' CPU per subscriber per GB (what a sink costs). */
+static void print_limits(enum mode m, enum kind k, unsigned n,
+                         const result *x) {
+  double span = x->span_s > 0 ? x->span_s : NAN;
+  double up = x->cpu_s / span, sub = x->sub_cpu_s / span;
+  double feed = m == M_LIVE ? x->feeder_cpu_s / span : 0;
+  double per = x->gb > 0 && n > 0 ? x->sub_cpu_s / n / x->gb : NAN;
+
+  printf("     limits: ");
+  if (m == M_LIVE && x->feeder_s > 0 && x->feeder_wait_s > 0.2 * x->feeder_s)
+    printf("the feeder's wait for a CPU (%.1f s of its %.1f s): the machine "
+           "was saturated",
+           x->feeder_wait_s, x->feeder_s);
+  else if (x->idle < 0.05)
+    printf("the CPU (machine idle %.0f%%), %s", x->idle * 100,
+           sub > up && sub > x->others ? "most of it to the subscribers"
+           : up > x->others            ? "most of it to the upstream"
+                                       : "most of it to other processes");
+  else
+    printf("not the CPU (machine idle %.0f%%): the upstream's own pace",
+           x->idle * 100);
+  printf("\n       cores over %.1f s: upstream %.2f, %s %.2f, feeder %.2f, "
+         "other processes %.2f; %s CPU per subscriber per GB %.3f s\n",
+         x->span_s, up, k == K_SINK ? "sinks" : "downstream ldmds", sub, feed,
+         x->others, k == K_SINK ? "sinks'" : "downstreams'", per);
 }
 
 /* "x0.52", or "(no ratio)" when either side is zero or not a number
@@ -971,13 +1060,14 @@ static void print_row(const opts *o, enum mode m, unsigned b, enum kind k,
            per_ds_gb(x, n), x->sub_cpu_s,
            keeps_up(o, x) ? "keeps up" : "falls behind");
   if (m == M_LIVE)
-    printf("     feeder: %.2f s CPU and %.2f s waiting for a CPU in %.1f s; "
-           "machine idle %.0f%%, other processes %.2f cores\n",
-           x->feeder_cpu_s, x->feeder_wait_s, x->feeder_s, x->idle * 100,
-           x->others);
+    printf("     feeder (nice %d): %.2f s CPU and %.2f s waiting for a CPU in "
+           "%.1f s; machine idle %.0f%%, other processes %.2f cores\n",
+           x->feeder_nice, x->feeder_cpu_s, x->feeder_wait_s, x->feeder_s,
+           x->idle * 100, x->others);
   else
     printf("     machine idle %.0f%%, other processes %.2f cores\n",
            x->idle * 100, x->others);
+  print_limits(m, k, n, x);
   if (m == M_LIVE && x->cut)
     printf("     (the feeder was stopped before the stream's end: it fell "
            "%.0f s behind)\n",
@@ -987,13 +1077,15 @@ static void print_row(const opts *o, enum mode m, unsigned b, enum kind k,
            "machine could not insert at this rate)\n",
            x->behind_s);
   if (base != NULL && base->ran && base->ok) {
-    char t[32], c[32];
+    char t[32], c[32], sc[32];
 
     ratio(m == M_BACKLOG ? x->wall_s : x->p99,
           m == M_BACKLOG ? base->wall_s : base->p99, t, sizeof t);
     ratio(per_ds_gb(x, n), per_ds_gb(base, n), c, sizeof c);
-    printf("     B/A: %s %s, upstream CPU per downstream per GB %s\n",
-           m == M_BACKLOG ? "wall" : "p99", t, c);
+    ratio(x->sub_cpu_s / x->gb, base->sub_cpu_s / base->gb, sc, sizeof sc);
+    printf("     B/A: %s %s, upstream CPU per downstream per GB %s, "
+           "subscribers' CPU per GB %s\n",
+           m == M_BACKLOG ? "wall" : "p99", t, c, sc);
   }
 }
 
@@ -1044,7 +1136,9 @@ static void usage(void) {
           "[-b count] [-z bytes]\n"
           "                    [-d seconds] [-r rate] [-K ms] [-s seed] "
           "[-D dir] [-L ldmd [-L ldmd]]\n"
-          "                    [-X xml [-X xml]] [-q] [-x] [-v]\n");
+          "                    [-X xml [-X xml]] [-S discard|read [-S ...]] "
+          "[-F nice|off]\n"
+          "                    [-q] [-x] [-v]\n");
 }
 
 static int parse(int argc, char **argv, opts *o) {
@@ -1065,7 +1159,9 @@ static int parse(int argc, char **argv, opts *o) {
   o->base = "/dev/shm";
   o->up_live_bytes = 1024ull * MIB;
   o->down_live_bytes = 64ull * MIB;
-  while ((c = getopt(argc, argv, "m:k:N:b:z:d:r:K:Q:s:D:L:X:qxv")) != -1) {
+  o->raise_feeder = true;
+  o->feeder_nice = FEEDER_NICE;
+  while ((c = getopt(argc, argv, "m:k:N:b:z:d:r:K:Q:s:D:L:X:S:F:qxv")) != -1) {
     char *end = NULL;
 
     errno = 0;
@@ -1132,6 +1228,21 @@ static int parse(int argc, char **argv, opts *o) {
       if (o->nxml == 2 || strlen(optarg) > 1024)
         return rb_bad_value(c, optarg, optarg);
       o->xml[o->nxml++] = optarg;
+      break;
+    case 'S':
+      if (o->nway == 2 ||
+          (strcmp(optarg, "discard") != 0 && strcmp(optarg, "read") != 0))
+        return rb_bad_value(c, optarg, optarg);
+      o->ways[o->nway++] = strcmp(optarg, "read") == 0 ? FS_READ : FS_DISCARD;
+      break;
+    case 'F':
+      if (strcmp(optarg, "off") == 0) {
+        o->raise_feeder = false;
+        break;
+      }
+      o->feeder_nice = (int)strtol(optarg, &end, 10);
+      if (o->feeder_nice < -20 || o->feeder_nice > 19)
+        end = optarg;
       break;
     case 'q':
       o->quick = true;
@@ -1302,9 +1413,24 @@ int main(int argc, char **argv) {
   rb_print_machine();
   print_load();
   for (b = 0; b < o.nldmd; b++)
-    printf("  ldmd %s: %s%s%s\n", b == 0 ? "A" : "B", o.ldmds[b],
+    printf("  ldmd %s: %s%s%s; sinks %s\n", b == 0 ? "A" : "B", o.ldmds[b],
            o.xml[o.nxml > 1 ? b : 0] != NULL ? ", upstream registry + " : "",
-           o.xml[o.nxml > 1 ? b : 0] != NULL ? o.xml[o.nxml > 1 ? b : 0] : "");
+           o.xml[o.nxml > 1 ? b : 0] != NULL ? o.xml[o.nxml > 1 ? b : 0] : "",
+           o.ways[o.nway > 1 ? b : 0] == FS_READ
+               ? "read every byte (-S read)"
+               : "discard the data in the kernel (-S discard)");
+  if (o.modes[M_LIVE]) {
+    if (o.raise_feeder)
+      printf("  live feeder at nice %d, raised (-F): it stands for a relay's "
+             "ingest from the network,\n  which does not queue for a CPU "
+             "behind the downstreams' machines; the upstream and the\n  "
+             "subscribers run at the bench's own nice value (%d)\n",
+             o.feeder_nice, getpriority(PRIO_PROCESS, 0));
+    else
+      printf("  live feeder at the bench's nice value (%d), like the "
+             "upstream and the subscribers (-F off)\n",
+             getpriority(PRIO_PROCESS, 0));
+  }
   for (m = 0; m < 2 && !rb_stop; m++) {
     if (!o.modes[m])
       continue;
@@ -1335,7 +1461,8 @@ int main(int argc, char **argv) {
           }
           print_row(&o, (enum mode)m, b, (enum kind)k, o.ns[i], x,
                     b == 1 ? &res[m][k][i][0] : NULL);
-          if (m == M_LIVE && x->ran && (!x->ok || x->lost > 0))
+          if ((m == M_LIVE && x->ran && (!x->ok || x->lost > 0)) ||
+              x->badsig > 0)
             strict_fail = true;
           fflush(stdout);
         }
@@ -1377,7 +1504,8 @@ int main(int argc, char **argv) {
     print_load();
   }
   if (o.strict && strict_fail && !rb_stop) {
-    rb_warn("-x: a live run lost products or could not be measured");
+    rb_warn("-x: a live run lost products or could not be measured, or a "
+            "product came with the wrong signature");
     errors++;
   }
   status = rb_finish(top_run, o.keep, errors, t0);
