@@ -11,8 +11,10 @@
  *          ldmd.conf REQUESTs everything from the upstream (as relay_bench's
  *          B): what a relay serving real downstreams does;
  *   sink   cheap FEEDME sinks (fanout_sink.c, one process each): they read
- *          each product, drop its bytes and note when it came, so that the
- *          upstream's cost is seen apart from the downstreams'.
+ *          each record's marks, header and prod_info, let the kernel drop
+ *          the product's data (-S), check its signature and note when it
+ *          came, so that the upstream's cost is seen apart from the
+ *          downstreams'.
  * Two modes (-m):
  *   backlog  the upstream's queue holds -b products of -z bytes (2,000 of
  *            50 KiB) before anything starts; the downstream queues are
@@ -26,7 +28,10 @@
  *            the project's IDD-like stream (iddmix.h, the 2024 feed mix)
  *            into the upstream's queue at -r times the 2024 IDD peak of
  *            34.5 MB/s for -d seconds, each product's creation time set
- *            just before its insertion.  Latency is from that time to the
+ *            just before its insertion; the feeder runs at nice -20 (-F:
+ *            it stands for a relay's ingest from the network, which does
+ *            not queue for a CPU behind the downstreams' machines; the
+ *            upstream is not raised).  Latency is from that time to the
  *            product's arrival: a sink's clock when its last byte came, a
  *            real downstream's insertion time in its queue (which the bench
  *            follows with pq_next() while the stream runs).  After the
@@ -48,8 +53,11 @@
  * bench's took (/proc/stat), and for a live run the feeder's CPU and its
  * time runnable but waiting for a CPU (/proc/self/schedstat): a feeder
  * that falls behind while it waits for a CPU is starved, one that does
- * not wait is blocked (the queue) or was never behind.  Then the targets
- * beside what was measured.
+ * not wait is blocked (the queue) or was never behind.  A "limits:" line
+ * then says what limited the run (the feeder's wait for a CPU, no idle
+ * CPU and who took it, or neither), with the cores each party used and
+ * the subscribers' CPU per subscriber per GB, alone and with the
+ * upstream's.  Then the targets beside what was measured.
  *
  * The upstream's registry raises /server/max-per-address (32 by default:
  * every subscriber here comes from 127.0.0.1) and /server/max-clients to
@@ -1005,8 +1013,13 @@ static bool keeps_up(const opts *o, const result *x) {
 /* What limits a run, from what it measured: a feeder that waited for a
  * CPU (the machine saturated: the stream's pace was not kept), no idle
  * CPU (and who took it), or neither (the upstream's own pace: its waits,
- * not the CPU).  With the cores each party used over the run, and the
- * subscribers' CPU per subscriber per GB (what a sink costs). */
+ * not the CPU).  With the cores each party used over the run, the
+ * subscribers' CPU per subscriber per GB (what a sink costs) and the sum
+ * of theirs and the upstream's: on loopback the kernel bills part of the
+ * upstream's sending to the receivers (the soft interrupts that a
+ * receiver's acknowledgement sets off run in its system call), more so
+ * with zero-copy on (docs/fanout-bench.md), so the sum is the figure
+ * that a change of sending path cannot move by accounting alone. */
 static void print_limits(enum mode m, enum kind k, unsigned n,
                          const result *x) {
   double span = x->span_s > 0 ? x->span_s : NAN;
@@ -1028,9 +1041,12 @@ static void print_limits(enum mode m, enum kind k, unsigned n,
     printf("not the CPU (machine idle %.0f%%): the upstream's own pace",
            x->idle * 100);
   printf("\n       cores over %.1f s: upstream %.2f, %s %.2f, feeder %.2f, "
-         "other processes %.2f; %s CPU per subscriber per GB %.3f s\n",
+         "other processes %.2f\n"
+         "       CPU per subscriber per GB: %s %.3f s, upstream and %s "
+         "together %.3f s\n",
          x->span_s, up, k == K_SINK ? "sinks" : "downstream ldmds", sub, feed,
-         x->others, k == K_SINK ? "sinks'" : "downstreams'", per);
+         x->others, k == K_SINK ? "sinks'" : "downstreams'", per,
+         k == K_SINK ? "sinks" : "downstreams", per + per_ds_gb(x, n));
 }
 
 /* "x0.52", or "(no ratio)" when either side is zero or not a number
