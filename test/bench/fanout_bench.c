@@ -213,6 +213,8 @@ typedef struct result {
   uint64_t badsig;      /* products that came with the wrong signature */
   int feeder_nice;      /* live: the feeder's nice value while it ran */
   int feeder_group;     /* live: its autogroup's nice value, or NO_GROUP */
+  double insert_s, insert_max_s; /* live: the feeder's time making and
+                                    inserting products, all and longest */
 } result;
 
 /* Shared with the feeder (a child). */
@@ -227,6 +229,8 @@ typedef struct feed_share {
   volatile int nice_errno;       /* why it could not be raised, or 0 */
   volatile int group_nice;       /* its autogroup's nice value, or
                                     NO_GROUP */
+  volatile double insert_s;      /* wall time making and inserting products */
+  volatile double insert_max_s;  /* the longest of those */
 } feed_share;
 
 /* One run's processes and files. */
@@ -732,7 +736,7 @@ static void feeder(const run *r) {
   t0 = tu_now_s();
   sh->started = 1;
   for (;;) {
-    double due, late;
+    double due, late, start, took;
 
     iddmix_next(&mix, &p);
     if (p.at > o->live_s || rb_stop || sh->halt || p.seqno >= r->cap)
@@ -740,11 +744,16 @@ static void feeder(const run *r) {
     due = t0 + p.at;
     while (tu_now_s() < due && !rb_stop)
       tu_sleep_until_s(due);
+    start = tu_now_s();
     if (rb_insert_mix(pq, o->seed, &p, buf, "feeder.fanout-bench",
                       r->sigs + (size_t)p.seqno * 16) != PQ_OK) {
       sh->error = 1;
       break;
     }
+    took = tu_now_s() - start;
+    sh->insert_s += took;
+    if (took > sh->insert_max_s)
+      sh->insert_max_s = took;
     late = tu_now_s() - due;
     if (late > sh->max_behind)
       sh->max_behind = late;
@@ -1009,6 +1018,8 @@ static int run_one(const opts *o, unsigned build, enum mode m, enum kind k,
     res->gb = (double)r.fs->bytes / 1e9; /* until what came is known */
     res->in_mbs = r.fs->seconds > 0 ? r.fs->bytes / 1e6 / r.fs->seconds : 0;
     res->behind_s = r.fs->max_behind;
+    res->insert_s = r.fs->insert_s;
+    res->insert_max_s = r.fs->insert_max_s;
     if (!r.fs->done || r.fs->error) {
       rb_warn("the feeder did not finish its stream%s",
               r.fs->error ? ": an insertion failed" : "");
@@ -1049,15 +1060,17 @@ static bool keeps_up(const opts *o, const result *x) {
 }
 
 /* What limits a run, from what it measured: a feeder that waited for a
- * CPU (the machine saturated: the stream's pace was not kept), no idle
- * CPU (and who took it), or neither (the upstream's own pace: its waits,
- * not the CPU).  With the cores each party used over the run, the
- * subscribers' CPU per subscriber per GB (what a sink costs) and the sum
- * of theirs and the upstream's: on loopback the kernel bills part of the
- * upstream's sending to the receivers (the soft interrupts that a
- * receiver's acknowledgement sets off run in its system call), more so
- * with zero-copy on (docs/fanout-bench.md), so the sum is the figure
- * that a change of sending path cannot move by accounting alone. */
+ * CPU (the machine saturated: the stream's pace was not kept), a feeder
+ * behind without that wait (its insertions blocked: the time they took
+ * against its CPU), no idle CPU (and who took it), or none of these (the
+ * upstream's own pace: its waits, not the CPU).  With the cores each
+ * party used over the run, the subscribers' CPU per subscriber per GB
+ * (what a sink costs) and the sum of theirs and the upstream's: on
+ * loopback the kernel bills part of the upstream's sending to the
+ * receivers (the soft interrupts that a receiver's acknowledgement sets
+ * off run in its system call), more so with zero-copy on
+ * (docs/fanout-bench.md), so the sum is the figure that a change of
+ * sending path cannot move by accounting alone. */
 static void print_limits(enum mode m, enum kind k, unsigned n,
                          const result *x) {
   double span = x->span_s > 0 ? x->span_s : NAN;
@@ -1070,6 +1083,12 @@ static void print_limits(enum mode m, enum kind k, unsigned n,
     printf("the feeder's wait for a CPU (%.1f s of its %.1f s): the machine "
            "was saturated",
            x->feeder_wait_s, x->feeder_s);
+  else if (m == M_LIVE && x->behind_s > 1.0)
+    printf("the feeder's insertions, blocked: it fell %.1f s behind, waiting "
+           "only %.1f s for a CPU,\n       while making and inserting its "
+           "products took %.1f s (the longest %.2f s) for %.1f s of CPU",
+           x->behind_s, x->feeder_wait_s, x->insert_s, x->insert_max_s,
+           x->feeder_cpu_s);
   else if (x->idle < 0.05)
     printf("the CPU (machine idle %.0f%%), %s", x->idle * 100,
            sub > up && sub > x->others ? "most of it to the subscribers"
@@ -1133,8 +1152,8 @@ static void print_row(const opts *o, enum mode m, unsigned b, enum kind k,
            "%.0f s behind)\n",
            x->behind_s);
   else if (m == M_LIVE && x->behind_s > 1.0)
-    printf("     (the feeder fell up to %.1f s behind the stream's pace: the "
-           "machine could not insert at this rate)\n",
+    printf("     (the feeder fell up to %.1f s behind the stream's pace: "
+           "the limits line says why)\n",
            x->behind_s);
   if (base != NULL && base->ran && base->ok) {
     char t[32], c[32], sc[32];
