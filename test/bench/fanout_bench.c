@@ -208,11 +208,12 @@ typedef struct result {
   double idle;                   /* the machine's idle share over the run */
   double others;                 /* cores the machine's other processes
                                     took over the run (not the bench's) */
-  double feeder_wait_s; /* live: the feeder runnable, waiting for a CPU */
-  double span_s;        /* the time the CPU figures are over */
-  uint64_t badsig;      /* products that came with the wrong signature */
-  int feeder_nice;      /* live: the feeder's nice value while it ran */
-  int feeder_group;     /* live: its autogroup's nice value, or NO_GROUP */
+  double feeder_wait_s;  /* live: the feeder runnable, waiting for a CPU */
+  double span_s;         /* the time the CPU figures are over */
+  uint64_t badsig;       /* products that came with the wrong signature */
+  int feeder_nice;       /* live: the feeder's nice value while it ran */
+  int feeder_group;      /* live: its autogroup's nice value, or NO_GROUP */
+  bool feeder_own_group; /* live: an autogroup of its own */
   double insert_s, insert_max_s; /* live: the feeder's time making and
                                     inserting products, all and longest */
 } result;
@@ -229,6 +230,7 @@ typedef struct feed_share {
   volatile int nice_errno;       /* why it could not be raised, or 0 */
   volatile int group_nice;       /* its autogroup's nice value, or
                                     NO_GROUP */
+  volatile int own_group;        /* it has an autogroup of its own */
   volatile double insert_s;      /* wall time making and inserting products */
   volatile double insert_max_s;  /* the longest of those */
 } feed_share;
@@ -704,6 +706,8 @@ static void raise_feeder(const opts *o, feed_share *sh) {
       fprintf(f, "%d", o->feeder_nice);
       if (fclose(f) != 0)
         sh->nice_errno = errno;
+      else
+        sh->own_group = 1;
     }
   }
   errno = 0;
@@ -1001,6 +1005,7 @@ static int run_one(const opts *o, unsigned build, enum mode m, enum kind k,
     res->feeder_wait_s = r.fs->wait_s;
     res->feeder_nice = r.fs->nice;
     res->feeder_group = r.fs->group_nice;
+    res->feeder_own_group = r.fs->own_group != 0;
     res->span_s = tu_now_s() - t0;
     res->others =
         busy_cores(&ps0, &ps1) -
@@ -1133,11 +1138,12 @@ static void print_row(const opts *o, enum mode m, unsigned b, enum kind k,
            per_ds_gb(x, n), x->sub_cpu_s,
            keeps_up(o, x) ? "keeps up" : "falls behind");
   if (m == M_LIVE && x->feeder_group != NO_GROUP)
-    printf("     feeder (nice %d, its own autogroup at nice %d): %.2f s CPU "
+    printf("     feeder (nice %d, %s autogroup at nice %d): %.2f s CPU "
            "and %.2f s waiting for a CPU in %.1f s; machine idle %.0f%%, "
            "other processes %.2f cores\n",
-           x->feeder_nice, x->feeder_group, x->feeder_cpu_s, x->feeder_wait_s,
-           x->feeder_s, x->idle * 100, x->others);
+           x->feeder_nice, x->feeder_own_group ? "its own" : "the bench's",
+           x->feeder_group, x->feeder_cpu_s, x->feeder_wait_s, x->feeder_s,
+           x->idle * 100, x->others);
   else if (m == M_LIVE)
     printf("     feeder (nice %d): %.2f s CPU and %.2f s waiting for a CPU in "
            "%.1f s; machine idle %.0f%%, other processes %.2f cores\n",
