@@ -170,6 +170,11 @@ cmd_start() {
   [ -e "$queue" ] || die "the queue $queue does not exist: ldmadmin mkqueue makes it"
   if ! out=$(pqcheck -q "$queue" 2>&1); then
     printf '%s\n' "$out" >&2
+    case $out in
+    *"format version"*)
+      die "the queue $queue was made by another build (above): carry its products over with that build's pqsave and this one's pqrestore, or ldmadmin delqueue and mkqueue"
+      ;;
+    esac
     die "the queue $queue failed its check (above): ldmadmin delqueue and mkqueue, or pqcheck -F"
   fi
   check_configs

@@ -44,6 +44,13 @@ head -c 64 /dev/zero | dd of="$Q" conv=notrunc status=none || fail "dd into $Q"
 admin_fails queuecheck -- "the queue $Q failed its check"
 admin_fails start -P 0 -- "the queue $Q failed its check"
 cp good.pq "$Q"
+# A queue of another format version (an older build's; the version is the
+# first thing pq_open() checks): start says what to do with it.
+printf '\x01\x00\x00\x00' | dd of="$Q" bs=1 seek=8 conv=notrunc status=none ||
+  fail "dd into $Q"
+admin_fails start -P 0 -- "the queue $Q was made by another build (above): carry its products over"
+expect_in "$ERR" "format version 1, this program reads version"
+cp good.pq "$Q"
 ok "queuecheck: sound, damaged"
 
 # delqueue: off a terminal it asks for -y; on one, "n" keeps the queue.
