@@ -3,8 +3,9 @@
  * of the data (-removewmo, -strip, -metadata), and the set of open outputs,
  * most recently used first, that keeps an output open across products
  * (filing.h says which rules are LDM's), found by a hash of its type and
- * path; also what the other actions share with these: the making of
- * directories, and a place in the set for the outputs they open (DBFILE's
+ * path (a FILE -close to a path not in it is opened, written and closed
+ * without joining it); also what the other actions share with these: the making
+ * of directories, and a place in the set for the outputs they open (DBFILE's
  * databases).
  */
 #include "pqutils/pqact/filing.h"
