@@ -72,6 +72,8 @@
 #define UP_FLUSH 2       /* callback result: write the batch, then again */
 #define UP_GONE 3        /* callback result: not the product looked for */
 #define UP_WAIT 4        /* callback result: wait for the socket, then again */
+#define UP_LATER 5       /* callback result: finish the last one, then again */
+#define UP_ALONE 6       /* callback result: read it alone (to pin it), again */
 #define CLASS_TEXT 10240 /* LDM's text of a class */
 /* Zero-copy (plain primary feeds): products of at least ZC_MIN bytes go
  * from the queue file by sendfile(2), pinned until the peer has them;
@@ -94,6 +96,8 @@ typedef struct upstream {
   bool oneway_pending; /* one-way calls since the last synchronous one */
   int64_t last_call;   /* when the last synchronous call was sent (ms) */
   unsigned since_drain;
+  /* Read one product at a time (zero-copy: only a batch of one is pinned). */
+  bool alone;
   enum pq_verify verify; /* a feed of data: products checked before sent */
   uint64_t nsent, nbytes, ndeclined, nskipped, ndamaged;
   uint64_t nzc; /* products whose data went from the queue file */
@@ -234,14 +238,15 @@ static pq_t *open_queue(const ldmd_conn *c) {
 /* ---------------------------------------------------------------------- */
 
 /*
- * No queue lock is held across the network.  pq_next() hands a product to
- * send_product() read-locked, and a held product cannot be evicted, so
- * the callback never waits for the downstream:
+ * No queue lock is held across the network.  pq_next_many() (pq_next()
+ * for alternate, LDM-5 and zero-copy reads, see read_next()) hands
+ * products to send_product() read-locked, and a held product cannot be
+ * evicted, so the callback never waits for the downstream:
  *
  *   - a small record (HEREIS, NOTIFICATION, BLKDATA up to 16 KiB) is
  *     copied into the connection's batch; when the batch is full the
  *     callback returns UP_FLUSH, feed() writes the batch with no lock held
- *     and pq_next() offers the product again;
+ *     and the product is offered again;
  *   - a large one on a plain primary feed is pinned (pq_pin()) and its
  *     data handed to the socket from the queue file by sendfile, its
  *     head through the batch (ldm6_io_send_file_nowait()); the rest, if
@@ -540,9 +545,19 @@ static int send_hereis(upstream *u, const ldm6_prod_info *w, const void *data) {
     return UP_ESEND;
   if (u->zero_copy && w->sz >= ZC_MIN) {
     bool room = ldmd_pins_room(&u->pins, w->sz, ldm6_io_tx_bytes(u->c->io));
+    bool pinned;
+
     if (!room && !writable(u))
       return UP_WAIT; /* a copy would not go now either: wait unheld */
-    if (room && pq_pin(u->pq, &u->zc.pin) == PQ_OK) {
+    pinned = room && pq_pin(u->pq, &u->zc.pin) == PQ_OK;
+    if (room && !pinned && !u->alone) {
+      /* Read in a batch of several, whose one lock cannot become this
+       * product's pin: read it alone, and the ones after it while they
+       * go from the queue file too. */
+      u->alone = true;
+      return UP_ALONE;
+    }
+    if (pinned) {
       memcpy(u->zc.head, head, hlen);
       u->zc.hlen = hlen;
       u->zc.dlen = w->sz;
@@ -550,6 +565,8 @@ static int send_hereis(upstream *u, const ldm6_prod_info *w, const void *data) {
       memset(&u->zc.st, 0, sizeof u->zc.st);
       return put_zc(u);
     }
+  } else {
+    u->alone = false; /* copied: batches of several again */
   }
   return put_oneway(u, LDM6_HEREIS, head, hlen, data, w->sz, w->signature,
                     w->ident);
@@ -775,7 +792,7 @@ static void sent(upstream *u, const pq_prod_info *info) {
   }
 }
 
-/* pq_next() callback: one product that passed the class, read-locked.
+/* Read callback (read_next()): a product that passed the class, locked.
  * Primary and notify records are put at once (never waiting); alternate
  * and LDM-5 products are taken for offer() to send after the lock. */
 static int send_product(const pq_prod_info *info, const void *data,
@@ -785,6 +802,12 @@ static int send_product(const pq_prod_info *info, const void *data,
   int rc;
 
   (void)place;
+  /* In a batch (pq_next_many()): what the product before left for after
+   * the lock comes first, and the socket is looked at every DRAIN_EVERY
+   * products; this one is offered again after that. */
+  if (u->part.on || u->zc.on || u->offering || u->since_drain >= DRAIN_EVERY)
+    return UP_LATER;
+  u->since_drain++;
   if (!ldm_conf_filter_match(&u->filter, info->feedtype, info->ident))
     return 0;
   if (ldm6_info_from_pq(info, &w) != 0) {
@@ -808,10 +831,12 @@ static int send_product(const pq_prod_info *info, const void *data,
   }
   if (rc == 0)
     sent(u, info);
+  else
+    u->since_drain--; /* offered again, or the feed ends */
   return rc;
 }
 
-/* After pq_next(): the product taken for alternate or LDM-5 mode.
+/* After the read: the product taken for alternate or LDM-5 mode.
  * @return LDM6_IO_* */
 static int offer(upstream *u) {
   int rc;
@@ -882,6 +907,23 @@ static int idle(upstream *u) {
   return LDM6_IO_OK;
 }
 
+/*
+ * The next products from the queue.  Primary and NOTIFYME feeds take them
+ * in batches (pq_next_many(): one walk of the index and one lock for up to
+ * PQ_NEXT_MANY_MAX products, instead of per product); a product whose
+ * record the socket did not take whole ends the batch (UP_LATER), so no
+ * batch is held while the feed waits.  A zero-copy product is read alone,
+ * since only a batch of one may become a pin.  Alternate and LDM-5 feeds
+ * make a synchronous call per product after its read, so they read one
+ * at a time (a batch would end at its second product anyway).
+ */
+static int read_next(upstream *u) {
+  if (u->mode == UP_ALTERNATE || u->mode == UP_V5 || u->alone)
+    return pq_next(u->pq, PQ_FORWARD, &u->cls, send_product, u);
+  return pq_next_many(u->pq, PQ_FORWARD, &u->cls, PQ_NEXT_MANY_MAX,
+                      send_product, u);
+}
+
 /* The feed: products as they come, until the peer leaves, a send fails,
  * or the server stops.  @return LDMD_DONE or LDMD_FAIL */
 static int feed(upstream *u) {
@@ -894,21 +936,23 @@ static int feed(upstream *u) {
       log_info("stopping");
       return LDMD_DONE;
     }
-    rc = pq_next(u->pq, PQ_FORWARD, &u->cls, send_product, u);
+    rc = read_next(u);
     /* Where the feed is, for its lag behind the queue (one store). */
     ldmm_cursor(u->c->ms, pq_cursor_get(u->pq));
-    if (rc == PQ_OK) {
-      /* What the callback left for after the lock. */
-      if (u->part.on && finish_part(u, true) != LDM6_IO_OK)
-        return LDMD_DONE;
-      if (u->zc.on && finish_zc(u) != LDM6_IO_OK)
-        return LDMD_DONE;
-      if (u->offering && offer(u) != LDM6_IO_OK)
-        return LDMD_DONE;
-      if (++u->since_drain >= DRAIN_EVERY && drain(u) != LDM6_IO_OK)
-        return LDMD_DONE;
-      continue;
-    }
+    if (rc == UP_ESEND)
+      return LDMD_DONE;
+    /* What the callback left for after the lock: whatever ended the
+     * batch, its products before that one were handled. */
+    if (u->part.on && finish_part(u, true) != LDM6_IO_OK)
+      return LDMD_DONE;
+    if (u->zc.on && finish_zc(u) != LDM6_IO_OK)
+      return LDMD_DONE;
+    if (u->offering && offer(u) != LDM6_IO_OK)
+      return LDMD_DONE;
+    if (u->since_drain >= DRAIN_EVERY && drain(u) != LDM6_IO_OK)
+      return LDMD_DONE;
+    if (rc == PQ_OK || rc == UP_LATER || rc == UP_ALONE)
+      continue;           /* UP_*: the product is offered again */
     if (rc == UP_FLUSH) { /* the product is offered again after this */
       if (flush(u) != LDM6_IO_OK)
         return LDMD_DONE;
@@ -919,8 +963,6 @@ static int feed(upstream *u) {
         return LDMD_DONE;
       continue;
     }
-    if (rc == UP_ESEND)
-      return LDMD_DONE;
     if (rc == PQ_DAMAGED) { /* not sent; the cursor is past it */
       u->ndamaged++;
       log_error("not sent to %s: %s", u->c->peer, pq_last_error(u->pq)->pe_msg);
