@@ -225,10 +225,15 @@ static pq_t *open_queue(const ldmd_conn *c) {
   pq_t *pq = NULL;
   pq_error err;
 
-  if (pq_open(c->set->queue_path, 0, &pq, &err) == PQ_OK)
+  if (pq_open(c->set->queue_path, 0, &pq, &err) == PQ_OK ||
+      pq_open(c->set->queue_path, PQ_READONLY, &pq, &err) == PQ_OK) {
+    /* No spin before pq_wait() sleeps: a feed at the end of the queue
+     * has just flushed and waited for the downstream's answer, so a
+     * product rarely comes within the spin, and N feeds spinning on
+     * every commit cost N times the spin (docs/protocol.md §6.8). */
+    pq_set_spin(pq, 0);
     return pq;
-  if (pq_open(c->set->queue_path, PQ_READONLY, &pq, &err) == PQ_OK)
-    return pq;
+  }
   log_error("cannot open the queue %s: %s", c->set->queue_path, err.pe_msg);
   return NULL;
 }
