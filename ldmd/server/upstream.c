@@ -28,9 +28,10 @@
  * batch, not per product, while the feed is behind the queue.
  * COMINGSOON and LDM-5's calls are made after the product is released.
  * At the end of the queue the batch is written and a NULLPROC flushes the
- * one-way calls, if any were sent
- * since the last synchronous call, and confirms their delivery; the
- * process then sleeps on the queue's wake-up word, so a product committed
+ * one-way calls, if any were sent since the last one, and confirms their
+ * delivery; its answer is not waited for (drain() reads it; one at a time,
+ * each within 60 s; LDM-5's is synchronous).  The process then sleeps on
+ * the queue's wake-up word, so a product committed
  * by any process is sent at once (LDM waits for a signal and can stall up
  * to 30 s).  Every second it also looks at the socket: a peer that closed
  * is noticed within a second, and stray replies (notifyme answers each
@@ -125,6 +126,14 @@ typedef struct upstream {
     char ident[PQ_IDENT_MAX + 1];
     ldm6_io_partial st;
   } zc;
+  /* The NULLPROC at the end of the queue (LDM-6), sent without waiting
+   * for its answer, which drain() reads: at most one at a time. */
+  struct {
+    bool on;
+    uint32_t xid;
+    int64_t sent; /* when (ms) */
+    uint64_t pos; /* the connection's byte position then */
+  } np;
   /* Alternate and LDM-5 modes: the product taken by the read callback. */
   bool offering;
   ldm6_prod_info offer;
@@ -500,7 +509,9 @@ static int send_sync(upstream *u, uint32_t vers, uint32_t proc,
     return rc;
   }
   u->oneway_pending = false;
-  /* The peer answered after reading every record before the call. */
+  /* The peer answered after reading every record before the call, a
+   * NULLPROC still unanswered too (drain() dropped its answer, if any). */
+  u->np.on = false;
   ldmd_pins_release_all(&u->pins);
   if (type != LDM6_T_VOID &&
       ldm6_decode(type, reply.body, reply.body_len, value, &used) != 0) {
@@ -853,6 +864,44 @@ static int offer(upstream *u) {
   return rc;
 }
 
+/*
+ * The flush at the end of the queue (LDM-6): a NULLPROC, sent after the
+ * batch, whose answer is not waited for: drain() reads it, and idle()
+ * ends the feed if it has not come within LDMD_SYNC_TIMEOUT_MS, as
+ * a synchronous call's would.  The feed goes back to the queue at once
+ * instead of sleeping until the downstream has answered, and a product
+ * that comes meanwhile is sent at once; the next flush waits for this
+ * one's answer.  @return LDM6_IO_OK, or a send failure (logged)
+ */
+static int send_np(upstream *u) {
+  int rc = ldm6_io_send_call(u->c->io, LDM6_VERSION6, LDM6_NULLPROC, NULL, 0,
+                             &u->np.xid);
+
+  u->last_call = ldmd_now_ms();
+  if (rc != LDM6_IO_OK) {
+    send_failed(u, rc, "nullproc");
+    return rc;
+  }
+  u->np.on = true;
+  u->np.sent = u->last_call;
+  u->np.pos = ldm6_io_tx_bytes(u->c->io);
+  u->oneway_pending = false; /* the flush is on its way */
+  return LDM6_IO_OK;
+}
+
+/* The answer to the NULLPROC of send_np(): the peer has everything sent
+ * before it.  @return LDM6_IO_OK, or LDM6_IO_EREPLY (refused: logged) */
+static int np_answered(upstream *u, const ldm6_io_msg *m) {
+  u->np.on = false;
+  if (m->hdr.u.reply.reply_stat != LDM6_RPC_MSG_ACCEPTED ||
+      m->hdr.u.reply.accept_stat != LDM6_RPC_SUCCESS) {
+    send_failed(u, LDM6_IO_EREPLY, "nullproc");
+    return LDM6_IO_EREPLY;
+  }
+  ldmd_pins_release_to(&u->pins, u->np.pos);
+  return LDM6_IO_OK;
+}
+
 /* Read what the downstream sent us: stray replies are dropped, an EOF or
  * a broken record ends the feed.  Never blocks. */
 static int drain(upstream *u) {
@@ -876,6 +925,9 @@ static int drain(upstream *u) {
     if (m.hdr.type == LDM6_RPC_CALL)
       log_debug("call %u from %s after the turn-around ignored",
                 (unsigned)m.hdr.u.call.proc, u->c->peer);
+    else if (u->np.on && m.hdr.xid == u->np.xid &&
+             (rc = np_answered(u, &m)) != LDM6_IO_OK)
+      return rc;
   }
 }
 
@@ -883,22 +935,32 @@ static int drain(upstream *u) {
 static int idle(upstream *u) {
   int64_t keepalive =
       u->mode == UP_V5 ? LDMD_V5_KEEPALIVE_MS : u->c->set->interval_ms;
-  uint32_t vers = u->mode == UP_V5 ? LDM6_VERSION5 : LDM6_VERSION6;
   int timeout = u->mode == UP_V5 ? (int)u->c->set->rpc_timeout * 1000
                                  : LDMD_SYNC_TIMEOUT_MS;
+  bool due = u->oneway_pending || ldmd_now_ms() - u->last_call >= keepalive;
   int64_t left;
   int rc;
 
-  if (u->oneway_pending || ldmd_now_ms() - u->last_call >= keepalive) {
-    rc = send_sync(u, vers, LDM6_NULLPROC, NULL, 0, timeout, LDM6_T_VOID, NULL,
-                   "nullproc");
-    if (rc != LDM6_IO_OK)
-      return rc;
-  }
+  if (u->mode == UP_V5 && due) /* LDM-5: every call synchronous */
+    rc = send_sync(u, LDM6_VERSION5, LDM6_NULLPROC, NULL, 0, timeout,
+                   LDM6_T_VOID, NULL, "nullproc");
+  else if (due && !u->np.on)
+    rc = send_np(u); /* the batch first */
+  else
+    rc = flush(u);
+  if (rc != LDM6_IO_OK)
+    return rc;
   rc = drain(u);
   if (rc != LDM6_IO_OK)
     return rc;
-  left = u->last_call + keepalive - ldmd_now_ms();
+  if (u->np.on && ldmd_now_ms() - u->np.sent >= timeout) {
+    log_error("nullproc to %s failed: no answer in %d s", u->c->peer,
+              timeout / 1000);
+    return LDM6_IO_TIMEDOUT;
+  }
+  /* Until the keep-alive is due, or a second while a NULLPROC is
+   * unanswered (the keep-alive waits for it). */
+  left = u->np.on ? LDMD_SLICE_MS : u->last_call + keepalive - ldmd_now_ms();
   if (left > LDMD_SLICE_MS)
     left = LDMD_SLICE_MS;
   if (left < 0)
