@@ -939,8 +939,12 @@ static int idle(upstream *u) {
                                  : LDMD_SYNC_TIMEOUT_MS;
   bool due = u->oneway_pending || ldmd_now_ms() - u->last_call >= keepalive;
   int64_t left;
-  int rc;
+  /* What the peer sent first: the last NULLPROC's answer, if it came, lets
+   * this burst's go now. */
+  int rc = drain(u);
 
+  if (rc != LDM6_IO_OK)
+    return rc;
   if (u->mode == UP_V5 && due) /* LDM-5: every call synchronous */
     rc = send_sync(u, LDM6_VERSION5, LDM6_NULLPROC, NULL, 0, timeout,
                    LDM6_T_VOID, NULL, "nullproc");
@@ -948,9 +952,6 @@ static int idle(upstream *u) {
     rc = send_np(u); /* the batch first */
   else
     rc = flush(u);
-  if (rc != LDM6_IO_OK)
-    return rc;
-  rc = drain(u);
   if (rc != LDM6_IO_OK)
     return rc;
   if (u->np.on && ldmd_now_ms() - u->np.sent >= timeout) {
