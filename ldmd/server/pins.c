@@ -208,6 +208,11 @@ void ldmd_pins_release_all(ldmd_pins *p) {
     release_front(p);
 }
 
+void ldmd_pins_release_to(ldmd_pins *p, uint64_t pos) {
+  while (p->n > 0 && p->ring[p->head].end <= pos)
+    release_front(p);
+}
+
 unsigned ldmd_pins_end(ldmd_pins *p, uint64_t tx, int timeout_ms) {
   int64_t until = ldmd_now_ms() + timeout_ms;
   unsigned left = 0;

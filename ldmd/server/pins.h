@@ -63,6 +63,10 @@ unsigned ldmd_pins_reap(ldmd_pins *p, uint64_t tx);
  *  release every pin. */
 void ldmd_pins_release_all(ldmd_pins *p);
 
+/** The peer has every byte before connection position pos (it answered a
+ *  call sent there): release the pins of products ending at or before it. */
+void ldmd_pins_release_to(ldmd_pins *p, uint64_t pos);
+
 /**
  * At the end of the connection: wait up to timeout_ms for a peer on this
  * host to read what it has queued, then, if anything is still pinned,

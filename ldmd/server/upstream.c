@@ -28,9 +28,10 @@
  * batch, not per product, while the feed is behind the queue.
  * COMINGSOON and LDM-5's calls are made after the product is released.
  * At the end of the queue the batch is written and a NULLPROC flushes the
- * one-way calls, if any were sent
- * since the last synchronous call, and confirms their delivery; the
- * process then sleeps on the queue's wake-up word, so a product committed
+ * one-way calls, if any were sent since the last one, and confirms their
+ * delivery; its answer is not waited for (drain() reads it; one at a time,
+ * each within 60 s; LDM-5's is synchronous).  The process then sleeps on
+ * the queue's wake-up word, so a product committed
  * by any process is sent at once (LDM waits for a signal and can stall up
  * to 30 s).  Every second it also looks at the socket: a peer that closed
  * is noticed within a second, and stray replies (notifyme answers each
@@ -72,6 +73,8 @@
 #define UP_FLUSH 2       /* callback result: write the batch, then again */
 #define UP_GONE 3        /* callback result: not the product looked for */
 #define UP_WAIT 4        /* callback result: wait for the socket, then again */
+#define UP_LATER 5       /* callback result: finish the last one, then again */
+#define UP_ALONE 6       /* callback result: read it alone (to pin it), again */
 #define CLASS_TEXT 10240 /* LDM's text of a class */
 /* Zero-copy (plain primary feeds): products of at least ZC_MIN bytes go
  * from the queue file by sendfile(2), pinned until the peer has them;
@@ -94,6 +97,8 @@ typedef struct upstream {
   bool oneway_pending; /* one-way calls since the last synchronous one */
   int64_t last_call;   /* when the last synchronous call was sent (ms) */
   unsigned since_drain;
+  /* Read one product at a time (zero-copy: only a batch of one is pinned). */
+  bool alone;
   enum pq_verify verify; /* a feed of data: products checked before sent */
   uint64_t nsent, nbytes, ndeclined, nskipped, ndamaged;
   uint64_t nzc; /* products whose data went from the queue file */
@@ -121,6 +126,14 @@ typedef struct upstream {
     char ident[PQ_IDENT_MAX + 1];
     ldm6_io_partial st;
   } zc;
+  /* The NULLPROC at the end of the queue (LDM-6), sent without waiting
+   * for its answer, which drain() reads: at most one at a time. */
+  struct {
+    bool on;
+    uint32_t xid;
+    int64_t sent; /* when (ms) */
+    uint64_t pos; /* the connection's byte position then */
+  } np;
   /* Alternate and LDM-5 modes: the product taken by the read callback. */
   bool offering;
   ldm6_prod_info offer;
@@ -221,10 +234,15 @@ static pq_t *open_queue(const ldmd_conn *c) {
   pq_t *pq = NULL;
   pq_error err;
 
-  if (pq_open(c->set->queue_path, 0, &pq, &err) == PQ_OK)
+  if (pq_open(c->set->queue_path, 0, &pq, &err) == PQ_OK ||
+      pq_open(c->set->queue_path, PQ_READONLY, &pq, &err) == PQ_OK) {
+    /* No spin before pq_wait() sleeps: a feed at the end of the queue
+     * has just flushed and waited for the downstream's answer, so a
+     * product rarely comes within the spin, and N feeds spinning on
+     * every commit cost N times the spin (docs/protocol.md §6.8). */
+    pq_set_spin(pq, 0);
     return pq;
-  if (pq_open(c->set->queue_path, PQ_READONLY, &pq, &err) == PQ_OK)
-    return pq;
+  }
   log_error("cannot open the queue %s: %s", c->set->queue_path, err.pe_msg);
   return NULL;
 }
@@ -234,14 +252,15 @@ static pq_t *open_queue(const ldmd_conn *c) {
 /* ---------------------------------------------------------------------- */
 
 /*
- * No queue lock is held across the network.  pq_next() hands a product to
- * send_product() read-locked, and a held product cannot be evicted, so
- * the callback never waits for the downstream:
+ * No queue lock is held across the network.  pq_next_many() (pq_next()
+ * for alternate, LDM-5 and zero-copy reads, see read_next()) hands
+ * products to send_product() read-locked, and a held product cannot be
+ * evicted, so the callback never waits for the downstream:
  *
  *   - a small record (HEREIS, NOTIFICATION, BLKDATA up to 16 KiB) is
  *     copied into the connection's batch; when the batch is full the
  *     callback returns UP_FLUSH, feed() writes the batch with no lock held
- *     and pq_next() offers the product again;
+ *     and the product is offered again;
  *   - a large one on a plain primary feed is pinned (pq_pin()) and its
  *     data handed to the socket from the queue file by sendfile, its
  *     head through the batch (ldm6_io_send_file_nowait()); the rest, if
@@ -490,7 +509,9 @@ static int send_sync(upstream *u, uint32_t vers, uint32_t proc,
     return rc;
   }
   u->oneway_pending = false;
-  /* The peer answered after reading every record before the call. */
+  /* The peer answered after reading every record before the call, a
+   * NULLPROC still unanswered too (drain() dropped its answer, if any). */
+  u->np.on = false;
   ldmd_pins_release_all(&u->pins);
   if (type != LDM6_T_VOID &&
       ldm6_decode(type, reply.body, reply.body_len, value, &used) != 0) {
@@ -540,9 +561,19 @@ static int send_hereis(upstream *u, const ldm6_prod_info *w, const void *data) {
     return UP_ESEND;
   if (u->zero_copy && w->sz >= ZC_MIN) {
     bool room = ldmd_pins_room(&u->pins, w->sz, ldm6_io_tx_bytes(u->c->io));
+    bool pinned;
+
     if (!room && !writable(u))
       return UP_WAIT; /* a copy would not go now either: wait unheld */
-    if (room && pq_pin(u->pq, &u->zc.pin) == PQ_OK) {
+    pinned = room && pq_pin(u->pq, &u->zc.pin) == PQ_OK;
+    if (room && !pinned && !u->alone) {
+      /* Read in a batch of several, whose one lock cannot become this
+       * product's pin: read it alone, and the ones after it while they
+       * go from the queue file too. */
+      u->alone = true;
+      return UP_ALONE;
+    }
+    if (pinned) {
       memcpy(u->zc.head, head, hlen);
       u->zc.hlen = hlen;
       u->zc.dlen = w->sz;
@@ -550,6 +581,8 @@ static int send_hereis(upstream *u, const ldm6_prod_info *w, const void *data) {
       memset(&u->zc.st, 0, sizeof u->zc.st);
       return put_zc(u);
     }
+  } else {
+    u->alone = false; /* copied: batches of several again */
   }
   return put_oneway(u, LDM6_HEREIS, head, hlen, data, w->sz, w->signature,
                     w->ident);
@@ -775,7 +808,7 @@ static void sent(upstream *u, const pq_prod_info *info) {
   }
 }
 
-/* pq_next() callback: one product that passed the class, read-locked.
+/* Read callback (read_next()): a product that passed the class, locked.
  * Primary and notify records are put at once (never waiting); alternate
  * and LDM-5 products are taken for offer() to send after the lock. */
 static int send_product(const pq_prod_info *info, const void *data,
@@ -785,6 +818,12 @@ static int send_product(const pq_prod_info *info, const void *data,
   int rc;
 
   (void)place;
+  /* In a batch (pq_next_many()): what the product before left for after
+   * the lock comes first, and the socket is looked at every DRAIN_EVERY
+   * products; this one is offered again after that. */
+  if (u->part.on || u->zc.on || u->offering || u->since_drain >= DRAIN_EVERY)
+    return UP_LATER;
+  u->since_drain++;
   if (!ldm_conf_filter_match(&u->filter, info->feedtype, info->ident))
     return 0;
   if (ldm6_info_from_pq(info, &w) != 0) {
@@ -808,10 +847,12 @@ static int send_product(const pq_prod_info *info, const void *data,
   }
   if (rc == 0)
     sent(u, info);
+  else
+    u->since_drain--; /* offered again, or the feed ends */
   return rc;
 }
 
-/* After pq_next(): the product taken for alternate or LDM-5 mode.
+/* After the read: the product taken for alternate or LDM-5 mode.
  * @return LDM6_IO_* */
 static int offer(upstream *u) {
   int rc;
@@ -821,6 +862,44 @@ static int offer(upstream *u) {
   if (rc == LDM6_IO_OK)
     sent(u, &u->offer_info);
   return rc;
+}
+
+/*
+ * The flush at the end of the queue (LDM-6): a NULLPROC, sent after the
+ * batch, whose answer is not waited for: drain() reads it, and idle()
+ * ends the feed if it has not come within LDMD_SYNC_TIMEOUT_MS, as
+ * a synchronous call's would.  The feed goes back to the queue at once
+ * instead of sleeping until the downstream has answered, and a product
+ * that comes meanwhile is sent at once; the next flush waits for this
+ * one's answer.  @return LDM6_IO_OK, or a send failure (logged)
+ */
+static int send_np(upstream *u) {
+  int rc = ldm6_io_send_call(u->c->io, LDM6_VERSION6, LDM6_NULLPROC, NULL, 0,
+                             &u->np.xid);
+
+  u->last_call = ldmd_now_ms();
+  if (rc != LDM6_IO_OK) {
+    send_failed(u, rc, "nullproc");
+    return rc;
+  }
+  u->np.on = true;
+  u->np.sent = u->last_call;
+  u->np.pos = ldm6_io_tx_bytes(u->c->io);
+  u->oneway_pending = false; /* the flush is on its way */
+  return LDM6_IO_OK;
+}
+
+/* The answer to the NULLPROC of send_np(): the peer has everything sent
+ * before it.  @return LDM6_IO_OK, or LDM6_IO_EREPLY (refused: logged) */
+static int np_answered(upstream *u, const ldm6_io_msg *m) {
+  u->np.on = false;
+  if (m->hdr.u.reply.reply_stat != LDM6_RPC_MSG_ACCEPTED ||
+      m->hdr.u.reply.accept_stat != LDM6_RPC_SUCCESS) {
+    send_failed(u, LDM6_IO_EREPLY, "nullproc");
+    return LDM6_IO_EREPLY;
+  }
+  ldmd_pins_release_to(&u->pins, u->np.pos);
+  return LDM6_IO_OK;
 }
 
 /* Read what the downstream sent us: stray replies are dropped, an EOF or
@@ -846,6 +925,9 @@ static int drain(upstream *u) {
     if (m.hdr.type == LDM6_RPC_CALL)
       log_debug("call %u from %s after the turn-around ignored",
                 (unsigned)m.hdr.u.call.proc, u->c->peer);
+    else if (u->np.on && m.hdr.xid == u->np.xid &&
+             (rc = np_answered(u, &m)) != LDM6_IO_OK)
+      return rc;
   }
 }
 
@@ -853,22 +935,33 @@ static int drain(upstream *u) {
 static int idle(upstream *u) {
   int64_t keepalive =
       u->mode == UP_V5 ? LDMD_V5_KEEPALIVE_MS : u->c->set->interval_ms;
-  uint32_t vers = u->mode == UP_V5 ? LDM6_VERSION5 : LDM6_VERSION6;
   int timeout = u->mode == UP_V5 ? (int)u->c->set->rpc_timeout * 1000
                                  : LDMD_SYNC_TIMEOUT_MS;
+  bool due = u->oneway_pending || ldmd_now_ms() - u->last_call >= keepalive;
   int64_t left;
-  int rc;
+  /* What the peer sent first: the last NULLPROC's answer, if it came, lets
+   * this burst's go now. */
+  int rc = drain(u);
 
-  if (u->oneway_pending || ldmd_now_ms() - u->last_call >= keepalive) {
-    rc = send_sync(u, vers, LDM6_NULLPROC, NULL, 0, timeout, LDM6_T_VOID, NULL,
-                   "nullproc");
-    if (rc != LDM6_IO_OK)
-      return rc;
-  }
-  rc = drain(u);
   if (rc != LDM6_IO_OK)
     return rc;
-  left = u->last_call + keepalive - ldmd_now_ms();
+  if (u->mode == UP_V5 && due) /* LDM-5: every call synchronous */
+    rc = send_sync(u, LDM6_VERSION5, LDM6_NULLPROC, NULL, 0, timeout,
+                   LDM6_T_VOID, NULL, "nullproc");
+  else if (due && !u->np.on)
+    rc = send_np(u); /* the batch first */
+  else
+    rc = flush(u);
+  if (rc != LDM6_IO_OK)
+    return rc;
+  if (u->np.on && ldmd_now_ms() - u->np.sent >= timeout) {
+    log_error("nullproc to %s failed: no answer in %d s", u->c->peer,
+              timeout / 1000);
+    return LDM6_IO_TIMEDOUT;
+  }
+  /* Until the keep-alive is due, or a second while a NULLPROC is
+   * unanswered (the keep-alive waits for it). */
+  left = u->np.on ? LDMD_SLICE_MS : u->last_call + keepalive - ldmd_now_ms();
   if (left > LDMD_SLICE_MS)
     left = LDMD_SLICE_MS;
   if (left < 0)
@@ -880,6 +973,23 @@ static int idle(upstream *u) {
     return LDM6_IO_ESYS;
   }
   return LDM6_IO_OK;
+}
+
+/*
+ * The next products from the queue.  Primary and NOTIFYME feeds take them
+ * in batches (pq_next_many(): one walk of the index and one lock for up to
+ * PQ_NEXT_MANY_MAX products, instead of per product); a product whose
+ * record the socket did not take whole ends the batch (UP_LATER), so no
+ * batch is held while the feed waits.  A zero-copy product is read alone,
+ * since only a batch of one may become a pin.  Alternate and LDM-5 feeds
+ * make a synchronous call per product after its read, so they read one
+ * at a time (a batch would end at its second product anyway).
+ */
+static int read_next(upstream *u) {
+  if (u->mode == UP_ALTERNATE || u->mode == UP_V5 || u->alone)
+    return pq_next(u->pq, PQ_FORWARD, &u->cls, send_product, u);
+  return pq_next_many(u->pq, PQ_FORWARD, &u->cls, PQ_NEXT_MANY_MAX,
+                      send_product, u);
 }
 
 /* The feed: products as they come, until the peer leaves, a send fails,
@@ -894,21 +1004,23 @@ static int feed(upstream *u) {
       log_info("stopping");
       return LDMD_DONE;
     }
-    rc = pq_next(u->pq, PQ_FORWARD, &u->cls, send_product, u);
+    rc = read_next(u);
     /* Where the feed is, for its lag behind the queue (one store). */
     ldmm_cursor(u->c->ms, pq_cursor_get(u->pq));
-    if (rc == PQ_OK) {
-      /* What the callback left for after the lock. */
-      if (u->part.on && finish_part(u, true) != LDM6_IO_OK)
-        return LDMD_DONE;
-      if (u->zc.on && finish_zc(u) != LDM6_IO_OK)
-        return LDMD_DONE;
-      if (u->offering && offer(u) != LDM6_IO_OK)
-        return LDMD_DONE;
-      if (++u->since_drain >= DRAIN_EVERY && drain(u) != LDM6_IO_OK)
-        return LDMD_DONE;
-      continue;
-    }
+    if (rc == UP_ESEND)
+      return LDMD_DONE;
+    /* What the callback left for after the lock: whatever ended the
+     * batch, its products before that one were handled. */
+    if (u->part.on && finish_part(u, true) != LDM6_IO_OK)
+      return LDMD_DONE;
+    if (u->zc.on && finish_zc(u) != LDM6_IO_OK)
+      return LDMD_DONE;
+    if (u->offering && offer(u) != LDM6_IO_OK)
+      return LDMD_DONE;
+    if (u->since_drain >= DRAIN_EVERY && drain(u) != LDM6_IO_OK)
+      return LDMD_DONE;
+    if (rc == PQ_OK || rc == UP_LATER || rc == UP_ALONE)
+      continue;           /* UP_*: the product is offered again */
     if (rc == UP_FLUSH) { /* the product is offered again after this */
       if (flush(u) != LDM6_IO_OK)
         return LDMD_DONE;
@@ -919,8 +1031,6 @@ static int feed(upstream *u) {
         return LDMD_DONE;
       continue;
     }
-    if (rc == UP_ESEND)
-      return LDMD_DONE;
     if (rc == PQ_DAMAGED) { /* not sent; the cursor is past it */
       u->ndamaged++;
       log_error("not sent to %s: %s", u->c->peer, pq_last_error(u->pq)->pe_msg);

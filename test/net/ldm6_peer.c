@@ -66,6 +66,7 @@ typedef struct peer_opts {
   bool comingsoon;     /* push large products with COMINGSOON */
   bool dontsend;       /* answer COMINGSOON with DONT_SEND */
   bool hold;           /* never answer COMINGSOON */
+  bool mute;           /* never answer NULLPROC */
   long stall;          /* stop reading after this many products, -1 never */
   long declared;       /* push: the size the metadata declares, -1: true */
   long dbuf;           /* push: BLKDATA's length word, -1: true */
@@ -278,6 +279,11 @@ static int serve_call(ldm6_io *io, recv_state *s, const ldm6_io_msg *m) {
 
   switch (proc) {
   case LDM6_NULLPROC:
+    if (s->o->mute) { /* the upstream's flush, never answered */
+      printf("NULLPROC-HELD\n");
+      fflush(stdout);
+      return LDM6_IO_OK;
+    }
     printf("NULLPROC\n");
     return ldm6_io_reply(io, m->hdr.xid, NULL, 0);
   case LDM6_NOTIFICATION:
@@ -1415,8 +1421,8 @@ static void usage(void) {
       "  -Z declared size -Y BLKDATA length word (crafted pushes)\n"
       "  hiya -k announce (COMINGSOON only, then close) | cut (half of\n"
       "     the first data record, then close)\n"
-      "  -W (never answer COMINGSOON) -X n (stop reading after n\n"
-      "     products, for -d ms if given)\n"
+      "  -W (never answer COMINGSOON) -G (never answer NULLPROC)\n"
+      "  -X n (stop reading after n products, for -d ms if given)\n"
       "  -V vers -R proc -x arg -L p50_us -z seed\n"
       "  -N n (notifyme, feedme: the pattern in n specs)\n");
 }
@@ -1465,6 +1471,9 @@ static bool set_text_opt(int ch, const char *arg, peer_opts *o) {
   case 'W':
     o->hold = true;
     break;
+  case 'G':
+    o->mute = true;
+    break;
   default:
     return false;
   }
@@ -1500,9 +1509,10 @@ static int parse(int argc, char **argv, peer_opts *po) {
   int ch;
 
   optind = 2;
-  while ((ch = getopt(
-              argc, argv,
-              "h:p:f:P:o:n:s:t:a:d:q:S:i:k:AUcb:DV:R:x:L:z:Z:Y:WX:N:")) != -1) {
+  while (
+      (ch = getopt(argc, argv,
+                   "h:p:f:P:o:n:s:t:a:d:q:S:i:k:AUcb:DV:R:x:L:z:Z:Y:WGX:N:")) !=
+      -1) {
     if (!set_text_opt(ch, optarg, &o) && !set_number_opt(ch, optarg, &o)) {
       usage();
       return -1;

@@ -58,6 +58,8 @@ if(TARGET ldmproto)
         # (docs/security.md, "Patterns from peers").
         peerpatterns 60
         busystop 90
+        # The flush at the end of the queue does not wait for its answer.
+        flush 90
         slowmatch 90)
     if(TARGET ldmsend AND TARGET notifyme AND TARGET ldmping)
       # TLS and plain LDM-6 on one port (docs/security.md, "Tests").
