@@ -176,6 +176,17 @@ int ldm6_io_recv_body(ldm6_io *io, void *dst, size_t n, int timeout_ms);
 size_t ldm6_io_body_ready(ldm6_io *io, size_t n);
 
 /**
+ * Wait until the next n bytes of the streamed body have come (see
+ * ldm6_io_body_ready()), or the socket has news (an end, an error), for at
+ * most timeout_ms.  Returns at once when they cannot all be in hand
+ * before a fragment mark, are more than the 512 KiB a wait is ever made
+ * for, or the connection is under TLS.
+ * @return LDM6_IO_OK (then ask ldm6_io_body_ready()), LDM6_IO_TIMEDOUT,
+ *         LDM6_IO_STOPPED, LDM6_IO_ESYS
+ */
+int ldm6_io_body_wait(ldm6_io *io, size_t n, int timeout_ms);
+
+/**
  * The record begun by ldm6_io_recv_head() must end here (an empty last
  * fragment may still follow; it is read).
  * @return LDM6_IO_OK; LDM6_IO_EPROTO (bytes remain: the record was longer than

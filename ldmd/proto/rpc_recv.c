@@ -230,17 +230,26 @@ int ldm6_io_recv(ldm6_io *io, int timeout_ms, ldm6_io_msg *msg) {
   return ldm6_io_recv_head(io, timeout_ms, SIZE_MAX, msg, &more);
 }
 
-/* Read up to n bytes straight from the socket into dst.  @return the
- * bytes read (> 0), or an LDM6_IO_* result (< 0) */
+/* Read up to n bytes straight from the socket into dst (the buffer must
+ * be empty).  With a stream start, bytes the socket has after them, up to
+ * what ends this record and starts the next (its padding, an empty last
+ * fragment, the next mark and start), go into the buffer in the same call:
+ * one read per long record where there would be two.  @return the bytes
+ * read into dst (> 0), or an LDM6_IO_* result (< 0) */
 static long read_direct(ldm6_io *io, uint8_t *dst, size_t n, int64_t deadline) {
+  size_t extra = io->start > 0 ? io->start + 3 * MARK_LEN + 4 : 0;
   int rc;
 
   for (;;) {
-    ssize_t r = ldm6_io__read(io, dst, n);
+    ssize_t r = ldm6_io__read2(io, dst, n, io->rbuf, extra);
 
     if (r > 0) {
       io->rx_bytes += (uint64_t)r;
-      return (long)r;
+      if ((size_t)r <= n)
+        return (long)r;
+      io->rpos = 0;
+      io->rlen = (size_t)r - n;
+      return (long)n;
     }
     if (r == 0 || errno == ECONNRESET) {
       snprintf(io->detail, sizeof io->detail,
@@ -336,6 +345,19 @@ size_t ldm6_io_body_ready(ldm6_io *io, size_t n) {
   if (io->ssl == NULL && ioctl(io->fd, FIONREAD, &inq) == 0 && inq > 0)
     have += (size_t)inq;
   return have < n ? have : n;
+}
+
+int ldm6_io_body_wait(ldm6_io *io, size_t n, int timeout_ms) {
+  size_t have = io->rlen - io->rpos;
+  int rc;
+
+  if (!io->streaming || io->ssl != NULL || n > LOWAT_MAX ||
+      n > ldm6_rpc_framer_frag_left(&io->fr) || have >= n)
+    return LDM6_IO_OK;
+  set_lowat(io, n - have);
+  rc = ldm6_io__wait(io, POLLIN, ldm6_io__deadline(timeout_ms));
+  set_lowat(io, 1);
+  return rc;
 }
 
 int ldm6_io_recv_end(ldm6_io *io, int timeout_ms) {

@@ -31,6 +31,9 @@
 #include "ldmd/server/server.h"
 
 #define DATAPKT_HEAD LDMD_DATAPKT_HEAD
+/* How long a product's data waits to be all in hand before it is read
+ * into memory as it comes (a slow link: that would time out no sooner). */
+#define IN_HAND_WAIT_MS 1000
 
 /*
  * The data of a product or packet: sz bytes (then padding) of which the
@@ -47,6 +50,7 @@ static int stream_data(ldmd_conn *c, bool take, uint32_t sz, const uint8_t *pre,
                        size_t have, int timeout_ms, const char **why) {
   size_t total = (size_t)sz + ldm6_xdr_pad(sz);
   size_t done = 0, in_pre = have < sz ? have : sz;
+  bool waited = false;
   int rc = LDM6_IO_OK;
 
   if (have > total) {
@@ -58,8 +62,21 @@ static int stream_data(ldmd_conn *c, bool take, uint32_t sz, const uint8_t *pre,
     uint64_t ready = 0;
     uint8_t *dst;
 
-    if (take && ldmd_down_holding(c->down)) /* in hand: straight to the queue */
+    if (take && ldmd_down_holding(c->down)) { /* in hand: to the queue */
       ready = (wire - done) + ldm6_io_body_ready(c->io, sz - wire);
+      if (ready < sz - done && !waited) { /* once: the rest may be coming */
+        waited = true;
+        rc = ldm6_io_body_wait(c->io, sz - wire,
+                               timeout_ms >= 0 && timeout_ms < IN_HAND_WAIT_MS
+                                   ? timeout_ms
+                                   : IN_HAND_WAIT_MS);
+        if (rc == LDM6_IO_TIMEDOUT)
+          rc = LDM6_IO_OK; /* not yet: into memory as it comes */
+        if (rc != LDM6_IO_OK)
+          break;
+        ready = (wire - done) + ldm6_io_body_ready(c->io, sz - wire);
+      }
+    }
     dst = take ? ldmd_down_room(c->down, n, ready, &n) : NULL;
     if (done < in_pre) { /* bytes already read with the record's start */
       if (n > in_pre - done)
