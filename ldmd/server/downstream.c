@@ -13,7 +13,10 @@
  * the protocol: the queue never keeps a half-filled product.  Its data
  * waits in this object's memory, not in the queue, until the last byte has
  * come (docs/security.md, "Announced products (COMINGSOON)"): an
- * announcement alone reserves nothing and evicts nothing.  Only the first
+ * announcement alone reserves nothing and evicts nothing.  A product whose
+ * missing bytes have all come (the caller says so: ldmd_down_room()'s
+ * ready) is not held: its room is reserved then and its bytes go there
+ * straight, one copy fewer.  Only the first
  * hold_max bytes are held so; a product that has sent that many and has
  * more to come is given its room in the queue then, and the rest goes
  * there straight.  The memory is kept for the next product and freed when
