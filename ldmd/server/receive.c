@@ -41,9 +41,9 @@
  * downstream.c says (ldmd_down_room(): its memory, then the queue, or the
  * queue at once when the rest is in hand: pre, the read buffer and the
  * socket's receive queue hold it), else it is dropped; then the record is
- * ended.  The record must end right
- * after the padding: one longer or shorter than what it declares is a
- * protocol error (LDM6_IO_EPROTO, *why says how).
+ * ended.  The record must end right after the padding: one longer or
+ * shorter than what it declares is a protocol error (LDM6_IO_EPROTO, *why
+ * says how).
  * @return an LDM6_IO_* result
  */
 static int stream_data(ldmd_conn *c, bool take, uint32_t sz, const uint8_t *pre,
