@@ -554,6 +554,45 @@ static void test_stream_start(void **state) {
   free(dst);
 }
 
+/* ldm6_io_body_wait(): for bytes the peer has not sent, a timeout; once
+ * they are in the socket, at once; never for what lies past a fragment. */
+static void test_body_wait(void **state) {
+  ldm6_io *c, *s;
+  ldm6_io_msg m;
+  uint8_t hdr[64], mark[4], *body = calloc(1, 30000);
+  size_t hlen;
+  bool more;
+
+  (void)state;
+  tcp_pair("127.0.0.1", &c, &s);
+  ldm6_io_set_stream_start(s, 200);
+  assert_int_equal(
+      ldm6_rpc_encode_call(77, 300029, 6, 1, hdr, sizeof hdr, &hlen), 0);
+  ldm6_rpc_mark_put(mark, (uint32_t)(hlen + 30000), true);
+  raw_write(c, mark, 4);
+  raw_write(c, hdr, hlen);
+  raw_write(c, body, 10000); /* a third of the data */
+  wait_socket_holds(s, 4 + (int)hlen + 10000);
+  assert_int_equal(ldm6_io_recv_head(s, 5000, 1000, &m, &more), LDM6_IO_OK);
+  assert_true(more);
+  assert_int_equal(ldm6_io_body_ready(s, 30000 - m.body_len),
+                   10000 - m.body_len);
+  assert_int_equal(ldm6_io_body_wait(s, 30000 - m.body_len, 100),
+                   LDM6_IO_TIMEDOUT);
+  raw_write(c, body + 10000, 20000);
+  assert_int_equal(ldm6_io_body_wait(s, 30000 - m.body_len, 5000), LDM6_IO_OK);
+  assert_int_equal(ldm6_io_body_ready(s, 30000 - m.body_len),
+                   30000 - m.body_len);
+  /* Past the fragment's end: no wait, whatever the timeout. */
+  assert_int_equal(ldm6_io_body_wait(s, 40000, -1), LDM6_IO_OK);
+  assert_int_equal(ldm6_io_recv_body(s, body, 30000 - m.body_len, 5000),
+                   LDM6_IO_OK);
+  assert_int_equal(ldm6_io_recv_end(s, 5000), LDM6_IO_OK);
+  ldm6_io_free(c);
+  ldm6_io_free(s);
+  free(body);
+}
+
 int main(int argc, char **argv) {
   if (tu_select(argc, argv) != 0)
     return 2;
@@ -567,6 +606,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_ipv6),
       cmocka_unit_test(test_streamed),
       cmocka_unit_test(test_stream_start),
+      cmocka_unit_test(test_body_wait),
   };
   return tu_exit_code(cmocka_run_group_tests(tests, NULL, NULL));
 }
