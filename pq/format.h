@@ -75,6 +75,11 @@
  *  15. Every committed product's bytes (record, strings, padding and data)
  *      match the CRC32C its slot keeps (ps_crc, set at commit).
  *
+ * A committed slot's ps_checked is the one field readers write: a mark that
+ * a reader found the product sound, which verifying readers in "once" mode
+ * trust instead of computing the CRC again (pq_set_verify()).  It is no
+ * invariant: any value other than the product's own mark means unchecked.
+ *
  * (clang-format is off for this comment: its tables and diagram are laid
  * out by hand, and a reflow garbled them once.)
  */
@@ -83,10 +88,13 @@
 #define PQ_FORMAT_H
 
 #include <assert.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define PQ_MAGIC 0x3151505f4d444cULL /* "LDM_PQ1\0" read little-endian */
-#define PQ_VERSION_NUM 1u
+/* 2: a committed slot's ps_owner bytes became the check mark ps_checked,
+ * outside its slot checksum (docs/queue-format.md, section 18). */
+#define PQ_VERSION_NUM 2u
 #define PQ_PAGE 4096u
 #define PQ_ALIGN 8u
 #define PQ_MAX_LEVELS 16u
@@ -209,11 +217,25 @@ struct pq_slot {
   uint64_t ps_offset; /* region offset in the data area */
   uint64_t ps_extent; /* region bytes, multiple of PQ_ALIGN */
   uint8_t ps_sig[16];
-  uint32_t ps_owner; /* writer lock byte index (reserved) */
-  uint32_t ps_owner_gen;
+  union {
+    struct {             /* reserved: */
+      uint32_t ps_owner; /* writer lock byte index */
+      uint32_t ps_owner_gen;
+    };
+    /* committed: the check mark, PQ_CHECKED_MARK(ps_key) once a reader
+     * has found the product's bytes match ps_crc, else 0 (cleared at
+     * commit).  Readers store it under a product lock, so the slot
+     * checksum of a committed slot leaves these bytes out. */
+    uint64_t ps_checked;
+  };
   uint32_t ps_feedtype;
   uint32_t ps_crc; /* CRC32C of the record and data (committed) */
 };
+
+/* The check mark of the committed product inserted at `key`: its
+ * insertion time (at most PQ_KEY_MAX) with the top bit set, so that 0 and
+ * every other product's mark differ from it. */
+#define PQ_CHECKED_MARK(key) ((uint64_t)(key) | (UINT64_C(1) << 63))
 
 /* Region-list links of a slot (node nslots is the sentinel). */
 struct pq_rlink {
@@ -239,6 +261,9 @@ struct pq_rec {
 
 static_assert(sizeof(struct pq_hdr) == 640, "header size");
 static_assert(sizeof(struct pq_slot) == 64, "slot size");
+static_assert(offsetof(struct pq_slot, ps_checked) == 48 &&
+                  offsetof(struct pq_slot, ps_owner) == 48,
+              "the check mark shares the owner's bytes");
 static_assert(sizeof(struct pq_rlink) == 8, "rlink size");
 static_assert(sizeof(struct pq_rec) == 56, "record size");
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,

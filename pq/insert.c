@@ -257,6 +257,8 @@ static int link_committed(pq_t *pq, uint32_t slot, uint64_t at, uint32_t crc) {
                     (unsigned long long)key);
   }
   s->ps_crc = crc;
+  s->ps_checked = 0; /* a new product: nobody has checked it (nor its mark,
+                        where the reservation kept its owner) */
   pq__slot_publish(s, PQ_SLOT_COMMITTED);
   if (key > h->hd_last_key)
     h->hd_last_key = key;

@@ -57,7 +57,7 @@ struct pq {
   uint64_t held_off, held_len;
   bool pin_ok;       /* the lock held is one product's: pq_pin() may keep it */
   uint64_t pin_data; /* that product's data, as a file offset */
-  bool verify;       /* pq_set_verify(): check each product's CRC before use */
+  enum pq_verify verify; /* pq_set_verify(): check products' CRCs */
 
   /* writer state */
   bool has_resv;

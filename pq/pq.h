@@ -658,19 +658,41 @@ int pq_wait(pq_t *pq, int timeout_ms);
  *  Cannot fail; pq must be valid. */
 void pq_set_spin(pq_t *pq, unsigned spin_us);
 
+/** What pq_set_verify() asks of a handle. */
+enum pq_verify {
+  PQ_VERIFY_OFF = 0,  /**< no check (the default) */
+  PQ_VERIFY_EACH = 1, /**< every product, every time (pqcat, pqcheck) */
+  PQ_VERIFY_ONCE = 2, /**< a product no reader has found sound yet */
+};
+
 /**
- * Verify products before reading them (default off): pq_next() and pq_find()
- * then compute the CRC32C of each product they are about to hand to the
- * callback (its metadata record and data, as stored) and compare it with the
- * one its commit recorded.  A product that differs is not handed over: the
- * call fails with PQ_DAMAGED, pq_last_error() names the product (insertion
- * time, signature, identifier), and the cursor of pq_next() and
- * pq_next_many() is just past it: the next call goes on with the product
- * after it, so each damaged product is reported once per handle and never
- * hides a sound one.  Costs one pass over each product's bytes (several
- * GB/s), outside the control lock.
+ * Verify products before reading them (default PQ_VERIFY_OFF): pq_next(),
+ * pq_next_many() and pq_find() then compute the CRC32C of each product they
+ * are about to hand to the callback (its metadata record and data, as
+ * stored) and compare it with the one its commit recorded.  A product that
+ * differs is not handed over: the call fails with PQ_DAMAGED,
+ * pq_last_error() names the product (insertion time, signature,
+ * identifier), and the cursor of pq_next() and pq_next_many() is just past
+ * it: the next call goes on with the product after it, so each damaged
+ * product is reported once per handle and never hides a sound one.  Costs
+ * one pass over each product's bytes (several GB/s), outside the control
+ * lock.
+ *
+ * A product found sound is marked so in its slot, by any verifying handle
+ * whose mapping is writable (the mark is set while the product is
+ * read-locked; a product committed later in the same slot starts
+ * unmarked).  PQ_VERIFY_ONCE trusts that mark and skips the pass over a
+ * product another reader (or this one) has already found sound, so that N
+ * readers of the same products pay for about one check, not N: damage
+ * done between a product's commit and its first check is caught, damage
+ * done after it is not caught by a ONCE reader (docs/security.md, "Damaged
+ * products").  PQ_VERIFY_EACH ignores the mark and checks every product,
+ * as the tools that look for damage must.  A damaged product is never
+ * marked, so every verifying reader reports it.  true and false, as
+ * passed before the modes existed, mean PQ_VERIFY_EACH and
+ * PQ_VERIFY_OFF.  Cannot fail; pq must be valid.
  */
-void pq_set_verify(pq_t *pq, bool verify);
+void pq_set_verify(pq_t *pq, enum pq_verify how);
 
 /**
  * Hand the product with that signature to fn (read-locked), in O(1).  The

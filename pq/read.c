@@ -16,7 +16,10 @@
  * early as if the queue were shorter.  A handle that may write repairs such
  * damage (the rebuild of pq/repair.c) and reads on; a read-only one cannot.
  * With pq_set_verify() a product's bytes are checked against the CRC32C of
- * its slot before the callback sees them (PQ_DAMAGED if they differ).
+ * its slot before the callback sees them (PQ_DAMAGED if they differ); a
+ * product found sound is marked so in its slot, and a reader that verifies
+ * ONCE trusts the mark instead of reading the bytes again, so that many
+ * readers of the same products pay for one check of each.
  *
  * A class's patterns come from peers, and while the control lock is held
  * every writer waits: patterns that pq_ere_size() calls small are matched
@@ -82,8 +85,33 @@ uint32_t pq__prod_crc(const pq_t *pq, uint32_t slot, const pq_prod_info *info,
   return pq__crc32c(0, start, (uint64_t)(data - start) + info->size);
 }
 
-void pq_set_verify(pq_t *pq, bool verify) {
-  pq->verify = verify;
+void pq_set_verify(pq_t *pq, enum pq_verify how) {
+  pq->verify = how;
+}
+
+/* After the product lock is taken, before the callback: are the bytes of
+ * the product in slot s (inserted at key, whose CRC want was read under
+ * the control lock) sound, as the handle's verify mode asks?  *got is the
+ * CRC computed (want if none was).  A product found sound gets its check
+ * mark (docs/queue-format.md, section 5), stored while the product lock
+ * keeps the slot from being reused: concurrent readers may both store
+ * it, the same value.  ONCE trusts a mark and skips the pass. */
+static bool product_sound(pq_t *pq, uint32_t s, uint64_t key,
+                          const pq_prod_info *info, const uint8_t *data,
+                          uint32_t want, uint32_t *got) {
+  uint64_t *mark = &pq->slots[s].ps_checked;
+  *got = want;
+  if (pq->verify == PQ_VERIFY_OFF)
+    return true;
+  if (pq->verify == PQ_VERIFY_ONCE &&
+      __atomic_load_n(mark, __ATOMIC_RELAXED) == PQ_CHECKED_MARK(key))
+    return true;
+  *got = pq__prod_crc(pq, s, info, data);
+  if (*got != want)
+    return false;
+  if (pq->map_writable)
+    __atomic_store_n(mark, PQ_CHECKED_MARK(key), __ATOMIC_RELAXED);
+  return true;
 }
 
 void pq_cursor_oldest(pq_t *pq) {
@@ -216,8 +244,8 @@ static int deliver(pq_t *pq, uint32_t s, const pq_prod_info *info,
   pq->pin_ok = true; /* the lock is this product's alone */
   pq->pin_data = (uint64_t)(data - pq->base);
   /* Outside the control lock: the product lock keeps the bytes in place. */
-  uint32_t got = pq->verify ? pq__prod_crc(pq, s, info, data) : want;
-  *bad = got != want;
+  uint32_t got;
+  *bad = !product_sound(pq, s, place.pp_inserted, info, data, want, &got);
   if (*bad)
     rc = damaged_product(pq, info, place.pp_inserted, got, want);
   else
@@ -338,9 +366,8 @@ static int deliver_batch(pq_t *pq, struct batch *b, int direction,
     pq->cursor_slot = it->slot;
     /* Outside the control lock: the product lock keeps the bytes in
      * place. */
-    uint32_t got =
-        pq->verify ? pq__prod_crc(pq, it->slot, &it->info, it->data) : it->crc;
-    if (got != it->crc) {
+    uint32_t got;
+    if (!product_sound(pq, it->slot, key, &it->info, it->data, it->crc, &got)) {
       rc = damaged_product(pq, &it->info, key, got, it->crc);
       break;
     }

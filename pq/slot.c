@@ -5,19 +5,36 @@
  * slot after its writer died sees either the old state or the new one,
  * never half of each, and a checksum that does not match says the fields
  * were being rewritten (the intent record names that slot) or were damaged.
+ * The one field a reader writes, a committed slot's check mark, lies outside
+ * the checksum (docs/queue-format.md, section 5).
  * The check and the rebuild sort slot numbers by region offset and by
  * insertion time with the two sorts at the end.
  */
 #include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "pq/internal.h"
 
+/* Bytes 8..63 of a slot, hashed with its state for seed; a committed
+ * slot's check mark (ps_checked, which readers set) counts as zeros, and is
+ * not even read: a reader may be storing it. */
 uint32_t pq__slot_checksum(const struct pq_slot *s, uint32_t state) {
+  enum {
+    FROM = offsetof(struct pq_slot, ps_key),
+    MARK = offsetof(struct pq_slot, ps_checked),
+    AFTER = MARK + sizeof s->ps_checked,
+  };
+  uint8_t b[sizeof *s - FROM];
   if (state == PQ_SLOT_FREE)
     return 0x46726565u; /* a free slot's fields mean nothing */
-  uint64_t h = pq__hash64((const uint8_t *)s + offsetof(struct pq_slot, ps_key),
-                          sizeof *s - offsetof(struct pq_slot, ps_key), state);
+  memcpy(b, (const uint8_t *)s + FROM, MARK - FROM);
+  if (state == PQ_SLOT_COMMITTED)
+    memset(b + (MARK - FROM), 0, AFTER - MARK);
+  else
+    memcpy(b + (MARK - FROM), (const uint8_t *)s + MARK, AFTER - MARK);
+  memcpy(b + (AFTER - FROM), (const uint8_t *)s + AFTER, sizeof *s - AFTER);
+  uint64_t h = pq__hash64(b, sizeof b, state);
   return (uint32_t)(h ^ (h >> 32));
 }
 

@@ -70,6 +70,9 @@ typedef struct ldmd_settings {
   struct ldmd_feeds *feeds;
   bool anti_dos;  /**< /server/enable-anti-DOS */
   bool zero_copy; /**< /server/zero-copy: sendfile to plain feeds */
+  /** /server/check-sent EACH: a feed checks every product it sends, not
+   *  only those no reader has found sound (ONCE). */
+  bool check_each;
   /** The largest product a peer may send, in bytes (0: what the queue
    *  can hold, LDM's only bound). */
   uint64_t max_product;

@@ -79,6 +79,20 @@ static void get_size(reader *r, const char *key, uint64_t *out) {
     cannot_get(r, key);
 }
 
+/* /server/check-sent: ONCE or EACH (a file edited by hand may hold
+ * another value: refused, not taken for either). */
+static void get_check_sent(reader *r, bool *each) {
+  char v[64] = "";
+
+  get_string(r, REG_CHECK_SENT, v, sizeof v);
+  if (r->failed)
+    return;
+  *each = strcmp(v, "EACH") == 0;
+  if (!*each && strcmp(v, "ONCE") != 0)
+    refuse(r, "registry %s: %s is \"%s\", not ONCE or EACH",
+           ldm_reg_path(r->reg), REG_CHECK_SENT, v);
+}
+
 /* A timer key of ldmd's own, in seconds, into *ms in milliseconds. */
 static void get_seconds(reader *r, const char *key, int *ms) {
   long v = 0;
@@ -143,6 +157,7 @@ static void own_keys(reader *r, const ldmd_cmdline *cl, ldmd_params *p) {
   get_seconds(r, REG_FIRST_CALL_LIMIT, &p->first_call_ms);
   get_bool(r, REG_ANTI_DOS, &p->anti_dos);
   get_bool(r, REG_ZERO_COPY, &p->zero_copy);
+  get_check_sent(r, &p->check_each);
   get_size(r, REG_MAX_PRODUCT_SIZE, &p->max_product);
   get_size(r, REG_MAX_PRODUCT_MEMORY, &p->max_product_memory);
   get_uint(r, REG_MAX_PER_ADDRESS, 1, 1000000, &per);
@@ -223,6 +238,7 @@ void ldmd_settings_fill(const ldmd_params *p, ldmd_settings *set) {
   set->first_call_ms = p->first_call_ms;
   set->anti_dos = p->anti_dos;
   set->zero_copy = p->zero_copy;
+  set->check_each = p->check_each;
   set->max_product = p->max_product;
   set->max_product_memory = p->max_product_memory;
 }

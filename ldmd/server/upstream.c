@@ -40,13 +40,16 @@
  * A resumed feed (a trailing {NONE, "SIG=<hex>"} spec) starts just after
  * that product if the queue still has it, else at the class's from time.
  *
- * A feed of data reads with verification on (pq_set_verify()): each
+ * A feed of data reads with verification on (pq_set_verify()): a
  * product's bytes are checked against the CRC32C its commit recorded
  * before any of them is sent, so bytes damaged in the queue file never go
- * downstream under the product's signature.  A damaged product is logged
- * (ERROR: insertion time, signature, identifier) and skipped, once; the
- * feed goes on with the next (docs/security.md, "Damaged products").  A
- * NOTIFYME sends no data and does not pay for the check.
+ * downstream under the product's signature.  By default
+ * (/server/check-sent ONCE) a product another reader has already found
+ * sound is trusted, so that the check is paid once per product, not once
+ * per feed; EACH checks every product in every feed.  A damaged product is
+ * logged (ERROR: insertion time, signature, identifier) and skipped, once;
+ * the feed goes on with the next (docs/security.md, "Damaged products").
+ * A NOTIFYME sends no data and does not pay for the check.
  */
 #include <errno.h>
 #include <poll.h>
@@ -91,7 +94,7 @@ typedef struct upstream {
   bool oneway_pending; /* one-way calls since the last synchronous one */
   int64_t last_call;   /* when the last synchronous call was sent (ms) */
   unsigned since_drain;
-  bool verify; /* a feed of data: products checked before they are sent */
+  enum pq_verify verify; /* a feed of data: products checked before sent */
   uint64_t nsent, nbytes, ndeclined, nskipped, ndamaged;
   uint64_t nzc; /* products whose data went from the queue file */
   /* A large one-way record the socket has not taken whole yet. */
@@ -986,7 +989,10 @@ static int start_feed(upstream *u, const ldm6_io_msg *m, bool have_sig,
     (void)ldmd_conn_reply_error(u->c, m->hdr.xid, LDM6_RPC_SYSTEM_ERR);
     return LDMD_FAIL;
   }
-  u->verify = u->mode != UP_NOTIFY;
+  /* /server/check-sent: ONCE trusts a check another reader has made. */
+  u->verify = u->mode == UP_NOTIFY    ? PQ_VERIFY_OFF
+              : u->c->set->check_each ? PQ_VERIFY_EACH
+                                      : PQ_VERIFY_ONCE;
   pq_set_verify(u->pq, u->verify);
   u->zero_copy = u->mode == UP_PRIMARY && !ldm6_io_is_tls(u->c->io) &&
                  u->c->set->zero_copy;

@@ -125,6 +125,11 @@
  * (sendfile), each product pinned until its peer has it (docs/protocol.md,
  * section 6.8). */
 #define REG_ZERO_COPY "/server/zero-copy"
+/* Ours: which products a feed checks against their CRC32C before it sends
+ * them (docs/security.md, "Damaged products"): ONCE, those no reader of the
+ * queue has found sound yet (one check per product, whatever the number of
+ * feeds); EACH, every product every feed sends. */
+#define REG_CHECK_SENT "/server/check-sent"
 #define REG_USER "/server/user"
 /* TLS (docs/security.md): PEM files of the site's certificate (chain), its
  * key ("": in the certificate's file) and the CAs whose certificates

@@ -17,6 +17,7 @@
 
 static const char *const reconciliation_modes[] = {
     "do nothing", "increase queue", "decrease maximum latency", NULL};
+static const char *const check_sent_modes[] = {"ONCE", "EACH", NULL};
 
 const struct reg_default ldm__reg_defaults[] = {
     {REG_HOSTNAME, NULL, RT_HOSTNAME, 0, 0, NULL},
@@ -75,6 +76,8 @@ const struct reg_default ldm__reg_defaults[] = {
     {REG_MAX_PRODUCT_MEMORY, "16M", RT_SIZE, 0, 0, NULL},
     /* ours: sendfile of products to plain downstreams */
     {REG_ZERO_COPY, "FALSE", RT_BOOL, 0, 0, NULL},
+    /* ours: a feed's check of the products it sends (pq_set_verify()) */
+    {REG_CHECK_SENT, "ONCE", RT_CHOICE, 0, 0, check_sent_modes},
     {REG_USER, "", RT_STRING, 0, 0, NULL},     /* "": ldm, if it exists */
     {REG_TLS_CERT, "", RT_STRING, 0, 0, NULL}, /* "": TLS off */
     {REG_TLS_KEY, "", RT_STRING, 0, 0, NULL},  /* "": in the cert's file */

@@ -1,11 +1,12 @@
 /*
  * cli_state.c - pqact's state file (cli_state.h): reading it as LDM does,
- * writing it whole and atomically, keeping its record current in place with one
- * pwrite(2) per product, and the low-water mark over products whose
- * actions complete out of order (a ring of the products begun and not yet
- * passed by the mark, oldest first); while decoders are behind, the page
- * that also says T1 and which decoders had not taken what (cli_state.h), and
- * reading those lines back.
+ * writing it whole and atomically, keeping its record current in place (one
+ * 16-byte store into a shared mapping of the file, or one pwrite(2), per
+ * product; cli_state.h says why a kill tears neither), and the low-water mark
+ * over products whose actions complete out of order (a ring of the products
+ * begun and not yet passed by the mark, oldest first); while decoders are
+ * behind, the page that also says T1 and which decoders had not taken what
+ * (cli_state.h), and reading those lines back.
  */
 #include "pqutils/common/cli_state.h"
 
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -40,6 +42,7 @@ struct behind_line {
 struct cli_state {
   char *path, *tmp;
   int fd;            /* the file being kept current, or -1 */
+  char *map;         /* its first page, mapped shared, or NULL */
   size_t rec_len;    /* the length of its record (at offset hdr_len) */
   uint64_t mark;     /* insertion time recorded, 0 none */
   bool dirty;        /* a record written since the last fsync */
@@ -274,6 +277,8 @@ static void free_lines(struct behind_line *l, size_t n) {
 void cli_state_free(struct cli_state *st) {
   if (st == NULL)
     return;
+  if (st->map != NULL)
+    munmap(st->map, CLI_STATE_PAGE);
   if (st->fd >= 0)
     close(st->fd);
   free_lines(st->beh, st->nbeh);
@@ -389,9 +394,16 @@ static int write_whole(struct cli_state *st, const char **what) {
     errno = err;
     return -1;
   }
+  if (st->map != NULL)
+    munmap(st->map, CLI_STATE_PAGE);
   if (st->fd >= 0)
     close(st->fd);
   st->fd = fd;
+  /* for the records in place; without it (it failed), pwrite(2) */
+  st->map =
+      mmap(NULL, CLI_STATE_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (st->map == MAP_FAILED)
+    st->map = NULL;
   st->rec_len = rec;
   st->ext_on_disk = ext;
   st->ext_dirty = false;
@@ -450,6 +462,44 @@ static bool page_mode(const struct cli_state *st) {
   return st->nbeh > 0 || st->ext_on_disk;
 }
 
+/* The record rec (len bytes, the width of the one in the file) into the
+ * file through st->map with one instruction, a 16-byte store over the
+ * bytes that differ from the record there (cli_state.h: why a kill does
+ * not tear it), where the machine has such a store and they span at most
+ * 16 bytes (the seconds' first digits rarely change).  false: pwrite(2)
+ * it instead. */
+static bool store_record(struct cli_state *st, const char *rec, size_t len) {
+#if defined(__x86_64__)
+  if (st->map == NULL || len < 16)
+    return false;
+  char *at = st->map + hdr_len; /* within the first page */
+  size_t lo = 0, hi = len;
+  while (lo < len && at[lo] == rec[lo])
+    lo++;
+  if (lo == len)
+    return true; /* already there */
+  while (at[hi - 1] == rec[hi - 1])
+    hi--;
+  if (hi - lo > 16)
+    return false;
+  size_t w = lo < len - 16 ? lo : len - 16; /* [w, w + 16) holds [lo, hi) */
+  unsigned char v[16];
+  memcpy(v, rec + w, 16);
+  /* MOVUPS: 16 bytes loaded into a register, then stored by the one
+   * instruction, which a signal cannot interrupt halfway */
+  __asm__ volatile("movups %1, %%xmm0\n\tmovups %%xmm0, %0"
+                   : "=m"(*(unsigned char(*)[16])(void *)(at + w))
+                   : "m"(v)
+                   : "xmm0");
+  return true;
+#else
+  (void)st;
+  (void)rec;
+  (void)len;
+  return false;
+#endif
+}
+
 /* Record the mark: in place if the file is open and the record keeps its
  * width, else the whole file; the page while decoders are behind. */
 static void record(struct cli_state *st) {
@@ -462,7 +512,9 @@ static void record(struct cli_state *st) {
   const char *what = "pwrite";
   int rc;
   if (st->fd >= 0 && len == st->rec_len) {
-    rc = pwrite_all(st->fd, rec, len, (off_t)hdr_len);
+    rc = store_record(st, rec, len)
+             ? 0
+             : pwrite_all(st->fd, rec, len, (off_t)hdr_len);
     st->dirty = true;
   } else {
     rc = write_whole(st, &what);

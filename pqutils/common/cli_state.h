@@ -10,19 +10,31 @@
  * nothing done before it (but the product whose actions were under way):
  *
  *   - The first product done in a run writes the whole file atomically (a
- *     temporary file, fsync, rename, fsync of the directory) and keeps it
- *     open.  Each later one pwrite(2)s its record, the same number of
- *     bytes, over the one before, in place: no rename, no fsync, one
- *     system call of a few bytes per product.
- *   - Why a kill cannot tear the record: it is a few bytes within the
- *     file's first page, and Linux copies a write into the page cache page
- *     by page, looking for a fatal signal only between pages; SIGKILL takes
- *     effect when the process goes back to user mode.  So the pwrite has
- *     written all of the record or none of it.  The page cache is the
- *     kernel's, so what was written survives the process and reaches the
- *     disk with the kernel's writeback.  (A store into a shared mapping of
- *     the file would cost less, but a kill can land between two of its
- *     byte stores: torn.)
+ *     temporary file, fsync, rename, fsync of the directory), keeps it
+ *     open and maps its first page shared.  Each later one writes its
+ *     record, the same number of bytes, over the one before, in place: no
+ *     rename, no fsync.  On x86-64, when the bytes that differ from the
+ *     record there span at most 16 (all but a change of the seconds' first
+ *     digit, once in decades), one 16-byte store into the mapping: no
+ *     system call per product.  Otherwise one pwrite(2) of the record.
+ *   - Why a kill cannot tear the record.  The store is one instruction
+ *     (MOVUPS), and a signal, SIGKILL too, is taken between instructions:
+ *     it has stored all 16 bytes or none (a page fault in it is taken
+ *     before any byte is stored, and the instruction runs again).  The
+ *     bytes around the 16 are already the new record's.  (A memcpy() of
+ *     the record would be several stores, between which a kill can land:
+ *     torn.)  The pwrite: the record is a few bytes within the file's
+ *     first page, and Linux copies a write into the page cache page by
+ *     page, looking for a fatal signal only between pages; SIGKILL takes
+ *     effect when the process goes back to user mode.  So it has written
+ *     all of the record or none of it.  Either way the bytes are in the
+ *     kernel's page cache, so they survive the process and reach the disk
+ *     with the kernel's writeback (or cli_state_sync()'s fdatasync(2),
+ *     which writes the pages stored into through the mapping too).
+ *   - The state file must not be cut short under a running pqact (its
+ *     header says not to touch it): a store beyond its end would end the
+ *     process with SIGBUS.  Rewriting it by rename, as editors do, is
+ *     harmless: pqact goes on writing the file it opened.
  *   - A crash of the machine may lose the records written since the last
  *     fsync: cli_state_sync() (pqact calls it when it reaches the end of
  *     the queue, at most once a second) and cli_state_save() (at a clean
@@ -42,7 +54,7 @@
  * the oldest products have no hold left, the mark moves over them to the
  * newest of them that had no failure (as LDM: a failed product does not
  * advance the state, a later one that succeeds does).  The synchronous path
- * is begin then release: O(1), one pwrite.
+ * is begin then release: O(1), one record written.
  *
  * Decoders behind.  While a decoder holds products back, the mark T0
  * stays before the oldest of them although every other action of the

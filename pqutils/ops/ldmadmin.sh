@@ -44,8 +44,10 @@ usage() {
 usage: $PROG command [options]
   start [-v] [-x] [-m lat] [-o off] [-q queue] [-M max] [-I addr] [-P port] [conf]
   stop | restart | isrunning | clean | config
-  mkqueue [-c] [-f]     create the queue (-c: replace an existing one)
-  delqueue [-y]         delete the queue (-y: without asking)
+  mkqueue [-c] [-f] [-v|-x] [-q path]
+                        create the queue (-c: replace an existing one)
+  delqueue [-y] [-q path]
+                        delete the queue (-y: without asking)
   mksurfqueue [-c] [-f] [-v|-x] [-q path]
                         create pqsurf's queue (-c: replace an existing one)
   delsurfqueue [-y] [-q path]
@@ -168,6 +170,11 @@ cmd_start() {
   [ -e "$queue" ] || die "the queue $queue does not exist: ldmadmin mkqueue makes it"
   if ! out=$(pqcheck -q "$queue" 2>&1); then
     printf '%s\n' "$out" >&2
+    case $out in
+    *"format version"*)
+      die "the queue $queue was made by another build (above): carry its products over with that build's pqsave and this one's pqrestore, or ldmadmin delqueue and mkqueue"
+      ;;
+    esac
     die "the queue $queue failed its check (above): ldmadmin delqueue and mkqueue, or pqcheck -F"
   fi
   check_configs
@@ -244,89 +251,19 @@ cmd_clean() {
   fi
 }
 
-cmd_mkqueue() {
-  clobber=''
-  fast=''
-  while getopts cfq opt; do
-    case $opt in
-      c) clobber=-c ;;
-      f) fast=-f ;;
-      q) ;; # LDM's -q (quiet) is accepted and ignored
-      *) usage ;;
-    esac
-  done
-  shift $((OPTIND - 1))
-  [ $# -eq 0 ] || usage
-  queue=$(reg /queue/path) || exit 1
-  size=$(reg /queue/size) || exit 1
-  slots=$(reg /queue/slots) || exit 1
-  if is_running; then
-    die "the LDM server is running: ldmadmin stop before making the queue $queue"
-  fi
-  if [ -e "$queue" ] && [ -z "$clobber" ]; then
-    die "the queue $queue exists: ldmadmin delqueue first, or mkqueue -c to replace it"
-  fi
-  dir=$(dirname "$queue")
-  [ -d "$dir" ] || die "cannot make the queue $queue: no directory $dir"
-  bytes=$(reg_size /queue/size) || exit 1
-  need=$(((bytes + 1023) / 1024))
-  have=$(free_kib "$dir")
-  [ -n "$have" ] || die "cannot find the free space of $dir (df failed)"
-  if [ "$need" -gt "$have" ]; then
-    die "not enough space for the queue $queue: /queue/size $size needs $need KiB, $dir has $have KiB free (free some, or lower /queue/size with regutil -s)"
-  fi
-  if [ "$slots" = default ]; then
-    set -- $clobber $fast -s "$size" -q "$queue"
-  else
-    set -- $clobber $fast -S "$slots" -s "$size" -q "$queue"
-  fi
-  pqcreate "$@" || die "cannot make the queue $queue (pqcreate failed, above)"
-  say "made the queue $queue ($size)"
-}
-
-cmd_delqueue() {
-  yes=
-  while getopts yq opt; do
-    case $opt in
-      y) yes=1 ;;
-      q) ;;
-      *) usage ;;
-    esac
-  done
-  shift $((OPTIND - 1))
-  [ $# -eq 0 ] || usage
-  queue=$(reg /queue/path) || exit 1
-  if is_running; then
-    die "the LDM server is running: ldmadmin stop before deleting the queue $queue"
-  fi
-  [ -e "$queue" ] || die "there is no queue $queue to delete"
-  if [ -z "$yes" ]; then
-    [ -t 0 ] ||
-      die "not deleting the queue $queue without confirmation: run delqueue -y, or from a terminal"
-    printf 'delete the queue %s and every product in it? [y/N] ' "$queue" >&2
-    read -r answer || answer=
-    case $answer in
-      y | Y | yes | YES) ;;
-      *) die "the queue $queue is kept" ;;
-    esac
-  fi
-  rm -f "$queue" || die "cannot delete the queue $queue"
-  say "deleted the queue $queue"
-}
-
-# Slots of pqsurf's queue per 1000000 bytes of its size: LDM's ldmadmin
-# gives it size / 1e6 * 6881 (an observation is about 145 bytes), its
-# pqsurf(1) the same for 1M (pqcreate -s 1M -S 6881).
-SURF_SLOTS_PER_MB=6881
-
-# mksurfqueue: as mkqueue, for pqsurf's private queue (/surf-queue/path,
-# /surf-queue/size), with LDM's SURF_SLOTS_PER_MB slots a megabyte.  LDM's
-# command line: -q path names the queue instead, -v and -x go to pqcreate.
-cmd_mksurfqueue() {
+# prepare_queue WHAT KEY MKCMD DELCMD ARGS...: the common part of mkqueue
+# and mksurfqueue, LDM's command line (-c replace, -f fast, -v/-x for
+# pqcreate, -q path instead of KEY/path).  Sets queue, size, clobber, fast
+# and verbose; refuses while the server runs, an existing queue without
+# -c, and a file system without room for the whole queue (LDM issue #79).
+prepare_queue() {
+  what=$1 key=$2 mk=$3 del=$4
+  shift 4
   clobber=''
   fast=''
   verbose=''
   queue=''
+  OPTIND=1
   while getopts cfq:vx opt; do
     case $opt in
       c) clobber=-c ;;
@@ -338,35 +275,34 @@ cmd_mksurfqueue() {
   done
   shift $((OPTIND - 1))
   [ $# -eq 0 ] || usage
-  [ -n "$queue" ] || queue=$(reg /surf-queue/path) || exit 1
-  size=$(reg /surf-queue/size) || exit 1
+  [ -n "$queue" ] || queue=$(reg "$key/path") || exit 1
+  size=$(reg "$key/size") || exit 1
   if is_running; then
-    die "the LDM server is running: ldmadmin stop before making the surf queue $queue"
+    die "the LDM server is running: ldmadmin stop before making the $what $queue"
   fi
   if [ -e "$queue" ] && [ -z "$clobber" ]; then
-    die "the surf queue $queue exists: ldmadmin delsurfqueue first, or mksurfqueue -c to replace it"
+    die "the $what $queue exists: ldmadmin $del first, or $mk -c to replace it"
   fi
   dir=$(dirname "$queue")
-  [ -d "$dir" ] || die "cannot make the surf queue $queue: no directory $dir"
-  bytes=$(reg_size /surf-queue/size) || exit 1
+  [ -d "$dir" ] || die "cannot make the $what $queue: no directory $dir"
+  bytes=$(reg_size "$key/size") || exit 1
   need=$(((bytes + 1023) / 1024))
   have=$(free_kib "$dir")
   [ -n "$have" ] || die "cannot find the free space of $dir (df failed)"
   if [ "$need" -gt "$have" ]; then
-    die "not enough space for the surf queue $queue: /surf-queue/size $size needs $need KiB, $dir has $have KiB free (free some, or lower /surf-queue/size with regutil -s)"
+    die "not enough space for the $what $queue: $key/size $size needs $need KiB, $dir has $have KiB free (free some, or lower $key/size with regutil -s)"
   fi
-  slots=$((bytes * SURF_SLOTS_PER_MB / 1000000))
-  [ "$slots" -ge 8 ] || slots=8
-  pqcreate $verbose $clobber $fast -S "$slots" -s "$size" -q "$queue" ||
-    die "cannot make the surf queue $queue (pqcreate failed, above)"
-  say "made the surf queue $queue ($size, $slots slots)"
 }
 
-# delsurfqueue: as delqueue, for pqsurf's private queue (LDM's -q path
-# names another).
-cmd_delsurfqueue() {
+# delete_queue WHAT KEY DELCMD HOLDING ARGS...: delqueue and delsurfqueue
+# (-q path: that queue instead of KEY/path, as LDM's; -y: without asking).
+# Never while the server runs; off a terminal, never without -y.
+delete_queue() {
+  what=$1 key=$2 del=$3 holding=$4
+  shift 4
   yes=
   queue=''
+  OPTIND=1
   while getopts yq: opt; do
     case $opt in
       y) yes=1 ;;
@@ -376,23 +312,59 @@ cmd_delsurfqueue() {
   done
   shift $((OPTIND - 1))
   [ $# -eq 0 ] || usage
-  [ -n "$queue" ] || queue=$(reg /surf-queue/path) || exit 1
+  [ -n "$queue" ] || queue=$(reg "$key/path") || exit 1
   if is_running; then
-    die "the LDM server is running: ldmadmin stop before deleting the surf queue $queue"
+    die "the LDM server is running: ldmadmin stop before deleting the $what $queue"
   fi
-  [ -e "$queue" ] || die "there is no surf queue $queue to delete"
+  [ -e "$queue" ] || die "there is no $what $queue to delete"
   if [ -z "$yes" ]; then
     [ -t 0 ] ||
-      die "not deleting the surf queue $queue without confirmation: run delsurfqueue -y, or from a terminal"
-    printf 'delete the surf queue %s and every observation in it? [y/N] ' "$queue" >&2
+      die "not deleting the $what $queue without confirmation: run $del -y, or from a terminal"
+    printf 'delete the %s %s and every %s in it? [y/N] ' "$what" "$queue" "$holding" >&2
     read -r answer || answer=
     case $answer in
       y | Y | yes | YES) ;;
-      *) die "the surf queue $queue is kept" ;;
+      *) die "the $what $queue is kept" ;;
     esac
   fi
-  rm -f "$queue" || die "cannot delete the surf queue $queue"
-  say "deleted the surf queue $queue"
+  rm -f "$queue" || die "cannot delete the $what $queue"
+  say "deleted the $what $queue"
+}
+
+cmd_mkqueue() {
+  prepare_queue queue /queue mkqueue delqueue "$@"
+  slots=$(reg /queue/slots) || exit 1
+  if [ "$slots" = default ]; then
+    set -- $verbose $clobber $fast -s "$size" -q "$queue"
+  else
+    set -- $verbose $clobber $fast -S "$slots" -s "$size" -q "$queue"
+  fi
+  pqcreate "$@" || die "cannot make the queue $queue (pqcreate failed, above)"
+  say "made the queue $queue ($size)"
+}
+
+cmd_delqueue() {
+  delete_queue queue /queue delqueue product "$@"
+}
+
+# Slots of pqsurf's queue per 1000000 bytes of its size: LDM's ldmadmin
+# gives it size / 1e6 * 6881 (an observation is about 145 bytes), its
+# pqsurf(1) the same for 1M (pqcreate -s 1M -S 6881).
+SURF_SLOTS_PER_MB=6881
+
+# mksurfqueue: as mkqueue, for pqsurf's private queue (/surf-queue/path,
+# /surf-queue/size), with LDM's SURF_SLOTS_PER_MB slots a megabyte.
+cmd_mksurfqueue() {
+  prepare_queue "surf queue" /surf-queue mksurfqueue delsurfqueue "$@"
+  slots=$((bytes * SURF_SLOTS_PER_MB / 1000000))
+  [ "$slots" -ge 8 ] || slots=8
+  pqcreate $verbose $clobber $fast -S "$slots" -s "$size" -q "$queue" ||
+    die "cannot make the surf queue $queue (pqcreate failed, above)"
+  say "made the surf queue $queue ($size, $slots slots)"
+}
+
+cmd_delsurfqueue() {
+  delete_queue "surf queue" /surf-queue delsurfqueue observation "$@"
 }
 
 cmd_queuecheck() {

@@ -3,8 +3,9 @@
  * of the data (-removewmo, -strip, -metadata), and the set of open outputs,
  * most recently used first, that keeps an output open across products
  * (filing.h says which rules are LDM's), found by a hash of its type and
- * path; also what the other actions share with these: the making of
- * directories, and a place in the set for the outputs they open (DBFILE's
+ * path (a FILE -close to a path not in it is opened, written and closed
+ * without joining it); also what the other actions share with these: the making
+ * of directories, and a place in the set for the outputs they open (DBFILE's
  * databases).
  */
 #include "pqutils/pqact/filing.h"
@@ -160,9 +161,8 @@ static void push_front(struct pqact_outputs *outs, struct output *o) {
   outs->head = o;
 }
 
-/* Close and forget o; -1 if closing found a write error (logged). */
-static int close_output(struct pqact_outputs *outs, struct output *o,
-                        const char *why) {
+/* Close o's file or handle; -1 if closing found a write error (logged). */
+static int close_file(struct output *o, const char *why) {
   int rc = 0;
   log_debug("deleting %s %s entry: path=\"%s\"", why,
             pqact_action_name(o->type), o->path);
@@ -177,6 +177,13 @@ static int close_output(struct pqact_outputs *outs, struct output *o,
     log_error("cannot close \"%s\": %s", o->path, strerror(errno));
     rc = -1;
   }
+  return rc;
+}
+
+/* Close and forget o; -1 if closing found a write error (logged). */
+static int close_output(struct pqact_outputs *outs, struct output *o,
+                        const char *why) {
+  int rc = close_file(o, why);
   unlink_output(outs, o);
   hash_remove(outs, o);
   outs->n--;
@@ -532,13 +539,29 @@ int pqact_file_action(struct pqact_outputs *outs, enum pqact_action type,
   }
   const char *path = argv[argc - 1];
   struct output *o = find_output(outs, type, path);
+  /* FILE -close to a path not open: opened, written and closed here, not
+   * kept in the set (no allocation, no hashing, no clock per product);
+   * descriptors made room for as for any output */
+  struct output once;
+  bool is_once = false;
   if (o != NULL) {
     unlink_output(outs, o);
     push_front(outs, o);
+    o->last_used = outs->now();
+  } else if (type == PQACT_FILE && (flags & OPT_CLOSE)) {
+    pqact_outputs_make_room(outs);
+    int fd = open_path(outs, path, flags);
+    if (fd < 0)
+      return -1;
+    once = (struct output){
+        .type = type, .path = (char *)path, .flags = flags, .fd = fd};
+    o = &once;
+    is_once = true;
   } else if ((o = open_output(outs, type, path, flags)) == NULL) {
     return -1;
+  } else {
+    o->last_used = outs->now();
   }
-  o->last_used = outs->now();
   const bool edex = (o->flags & OPT_EDEX) != 0;
   if (edex && outs->edex == NULL) /* needs pqact -e */
     log_error("Notification specified but shared memory is not available. "
@@ -570,7 +593,10 @@ int pqact_file_action(struct pqact_outputs *outs, enum pqact_action type,
   if (rc != 0) {
     log_error("cannot write %s to \"%s\": %s", info->ident, path,
               strerror(errno));
-    close_output(outs, o, "failed");
+    if (is_once)
+      (void)close_file(o, "failed");
+    else
+      close_output(outs, o, "failed");
     return -1;
   }
   if (o->flags & OPT_LOG) {
@@ -582,7 +608,9 @@ int pqact_file_action(struct pqact_outputs *outs, enum pqact_action type,
     log_notice("%s in \"%s\": %s",
                type == PQACT_STDIOFILE ? "StdioFiled" : "Filed", path, line);
   }
-  if ((o->flags & OPT_CLOSE) && close_output(outs, o, "closed") != 0)
+  if ((o->flags & OPT_CLOSE) &&
+      (is_once ? close_file(o, "closed") : close_output(outs, o, "closed")) !=
+          0)
     return -1;
   /* -edex: once the file is written (and closed, with -close), the path as
    * the action gives it; a notice that cannot be given is logged, the

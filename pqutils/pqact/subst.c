@@ -24,6 +24,10 @@
  * days, which with the time of day kept means up to the next day. */
 #define DATE_AHEAD_S (36 * 3600)
 
+/* Creation times gmtime_r() surely takes (a year that fits an int: about
+ * 2^56 s either way), for which step 2 fails on nothing. */
+#define TIME_SAFE_S ((int64_t)1 << 55)
+
 static void say_msg(pqact_subst_say_fn *say, void *arg, const char *msg) {
   if (say != NULL)
     say(arg, msg);
@@ -142,8 +146,9 @@ static int regsub_t(const char *tmpl, const char *ident, const regmatch_t *m,
       /* as LDM's: said, and the substitution stops here */
       say_msg(say, arg, "invalid parenthetical backreference");
       return o.full ? -1 : -2;
-    case TOK_CHAR:
-      put(&o, s, 1);
+    case TOK_CHAR: /* with the plain characters after it, at once */
+      len += strcspn(s + 1, "&\\");
+      put(&o, s, len);
       break;
     }
   }
@@ -405,9 +410,18 @@ int pqact_substitute_taint(const char *tmpl, const pq_prod_info *info,
   char *pa = taint != NULL ? ta : NULL, *pb = taint != NULL ? tb : NULL;
   int64_t t = info->arrival.sec;
   int rc = regsub_t(tmpl, info->ident, m, a, pa, sizeof a, say, arg);
-  if (rc == -1 || strftime_t(a, pa, t, b, pb, sizeof b) != 0 ||
-      datesub_t(b, pb, t, a, pa, sizeof a, say, arg) != 0 ||
-      seqsub_t(a, pa, info->seqno, buf, taint, PQACT_ARG_MAX) != 0) {
+  if (rc != -1 && t >= -TIME_SAFE_S && t <= TIME_SAFE_S &&
+      strpbrk(a, "%(") == NULL) {
+    /* Steps 2 to 4 give back a text without '%' (strftime()'s
+     * conversions) or '(' ((DD:code), (seq)) as it is, taint too (for a
+     * time gmtime_r() takes): most paths, each product, skip them. */
+    size_t n = strlen(a) + 1;
+    memcpy(buf, a, n);
+    if (taint != NULL)
+      memcpy(taint, pa, n); /* pa is ta, filled by step 1 */
+  } else if (rc == -1 || strftime_t(a, pa, t, b, pb, sizeof b) != 0 ||
+             datesub_t(b, pb, t, a, pa, sizeof a, say, arg) != 0 ||
+             seqsub_t(a, pa, info->seqno, buf, taint, PQACT_ARG_MAX) != 0) {
     say_msg(say, arg, "arguments too long after substitution");
     return -1;
   }

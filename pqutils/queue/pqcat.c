@@ -299,7 +299,8 @@ int main(int argc, char **argv) {
     cli_select_cursor(pq, &o.sel, &cls);
     if (o.from_end)
       pq_cursor_set(pq, pq_ts_to_us(pq_ts_now()));
-    pq_set_verify(pq, !o.no_crc);
+    /* Every product checked, whatever another reader found. */
+    pq_set_verify(pq, o.no_crc ? PQ_VERIFY_OFF : PQ_VERIFY_EACH);
     status = cat_queue(pq, &cls, &k);
     if (k.ndamaged > 0) {
       log_error("damaged products not written: %llu",

@@ -196,7 +196,7 @@ static int scan_products(pq_t *pq, const char *path, const struct opts *o) {
   int rc = pq_cursor_newest(pq);
   t.newest = pq_cursor_get(pq);
   pq_cursor_oldest(pq);
-  pq_set_verify(pq, true);
+  pq_set_verify(pq, PQ_VERIFY_EACH); /* whatever another reader found */
   while (rc == PQ_OK && !t.past && !cli_stopping()) {
     rc = pq_next_many(pq, PQ_FORWARD, NULL, 0, scan_one, &t);
     if (rc == PQ_DAMAGED) { /* not counted; the cursor is past it */

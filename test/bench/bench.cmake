@@ -94,4 +94,11 @@ if(TARGET ldmd)
   add_dependencies(fanout_bench ldmd)
   pq_test(bench_fanout TIMEOUT 600 LABELS bench
           COMMAND fanout_bench -q -x)
+  # test_fanout_sink: the sink against a fake upstream (good and malformed
+  # records, both ways of taking the data), a unit test of the bench's
+  # instrument.
+  add_executable(test_fanout_sink ${CMAKE_CURRENT_LIST_DIR}/test_fanout_sink.c
+                                  ${CMAKE_CURRENT_LIST_DIR}/fanout_sink.c)
+  target_link_libraries(test_fanout_sink PRIVATE ldmproto ldmpq ${CMOCKA_LIB})
+  pq_test(test_fanout_sink TIMEOUT 120 COMMAND test_fanout_sink)
 endif()

@@ -11,8 +11,10 @@
  *          ldmd.conf REQUESTs everything from the upstream (as relay_bench's
  *          B): what a relay serving real downstreams does;
  *   sink   cheap FEEDME sinks (fanout_sink.c, one process each): they read
- *          each product, drop its bytes and note when it came, so that the
- *          upstream's cost is seen apart from the downstreams'.
+ *          each record's marks, header and prod_info, let the kernel drop
+ *          the product's data (-S), check its signature and note when it
+ *          came, so that the upstream's cost is seen apart from the
+ *          downstreams'.
  * Two modes (-m):
  *   backlog  the upstream's queue holds -b products of -z bytes (2,000 of
  *            50 KiB) before anything starts; the downstream queues are
@@ -26,7 +28,10 @@
  *            the project's IDD-like stream (iddmix.h, the 2024 feed mix)
  *            into the upstream's queue at -r times the 2024 IDD peak of
  *            34.5 MB/s for -d seconds, each product's creation time set
- *            just before its insertion.  Latency is from that time to the
+ *            just before its insertion; the feeder runs at nice -20 (-F:
+ *            it stands for a relay's ingest from the network, which does
+ *            not queue for a CPU behind the downstreams' machines; the
+ *            upstream is not raised).  Latency is from that time to the
  *            product's arrival: a sink's clock when its last byte came, a
  *            real downstream's insertion time in its queue (which the bench
  *            follows with pq_next() while the stream runs).  After the
@@ -48,8 +53,11 @@
  * bench's took (/proc/stat), and for a live run the feeder's CPU and its
  * time runnable but waiting for a CPU (/proc/self/schedstat): a feeder
  * that falls behind while it waits for a CPU is starved, one that does
- * not wait is blocked (the queue) or was never behind.  Then the targets
- * beside what was measured.
+ * not wait is blocked (the queue) or was never behind.  A "limits:" line
+ * then says what limited the run (the feeder's wait for a CPU, no idle
+ * CPU and who took it, or neither), with the cores each party used and
+ * the subscribers' CPU per subscriber per GB, alone and with the
+ * upstream's.  Then the targets beside what was measured.
  *
  * The upstream's registry raises /server/max-per-address (32 by default:
  * every subscriber here comes from 127.0.0.1) and /server/max-clients to
@@ -70,7 +78,9 @@
  * usage: fanout_bench [-m modes] [-k kinds] [-N list] [-b count] [-z bytes]
  *                     [-d seconds] [-r rate] [-K ms] [-Q MiB] [-s seed]
  *                     [-D dir] [-L ldmd [-L ldmd]] [-U ldmd]
- *                     [-X xml [-X xml]] [-q] [-x] [-v]
+ *                     [-X xml [-X xml]]
+ *                     [-S discard|read [-S discard|read]] [-F nice|off]
+ *                     [-q] [-x] [-v]
  *   -m modes   backlog, live, comma-separated (default both)
  *   -k kinds   sink, ldmd, comma-separated (default both)
  *   -N list    subscriber counts (default 1,10,100,300)
@@ -93,11 +103,21 @@
  *              "<zero-copy>FALSE</zero-copy>"); given twice, the first
  *              goes with the first -L and the second with the second
  *              (the same binary with a setting off and on)
+ *   -S way     how the sinks take a product's data: discard (the default:
+ *              dropped by the kernel, recv(2) MSG_TRUNC, never copied into
+ *              the sink) or read (every byte read through rpc_io, the sink
+ *              before 2026-12-07); given twice, paired with the -L's as -X
+ *   -F nice    the live feeder's nice value (default -20; "off": the
+ *              bench's own).  The feeder stands for a relay's ingest, which
+ *              comes from the network and does not wait for a CPU behind
+ *              the downstreams' machines, as the N sinks make it do here;
+ *              raising it needs root (a warning says when it could not)
  *   -q         quick: N = 1,2, a backlog of 40 x 50 KiB, 2 s of live
  *              stream, small queues (the smoke test, ctest bench_fanout)
- *   -x         exit 1 unless every run was measured and every live run
- *              lost nothing (the smoke test: its tiny runs always fit, so
- *              one skipped for want of room is a failure, not a skip)
+ *   -x         exit 1 unless every run was measured, every live run lost
+ *              nothing and no product came with the wrong signature (the
+ *              smoke test: its tiny runs always fit, so one skipped for
+ *              want of room is a failure, not a skip)
  *   -v         keep the run directory (logs, queues) for a post-mortem
  * Examples:
  *   build/release/test/fanout_bench -N 1,10,100
@@ -117,6 +137,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
@@ -148,6 +169,8 @@
 #define REF_BACKLOG_S 9.5  /* LDM 6.15: 2,000 x 50 KiB to 100 downstreams */
 #define TARGET_BACKLOG_N 100u
 #define FT_BACKLOG 0x00000002u /* PPS */
+#define FEEDER_NICE (-20)      /* -F: the live feeder's nice value */
+#define NO_GROUP 99            /* no autogroup */
 
 enum kind { K_SINK, K_LDMD };
 enum mode { M_BACKLOG, M_LIVE };
@@ -166,6 +189,10 @@ typedef struct opts {
   const char *up_ldmd; /* -U: the upstream of every row, or NULL */
   const char *xml[2];  /* -X: the upstream's registry, with each build */
   unsigned nxml;
+  fs_way ways[2]; /* -S: how the sinks take the data, with each build */
+  unsigned nway;
+  bool raise_feeder; /* -F: the feeder's nice value set to feeder_nice */
+  int feeder_nice;
   bool quick, strict, keep;
   uint64_t up_live_bytes, down_live_bytes; /* queue sizes, live mode */
 } opts;
@@ -186,7 +213,14 @@ typedef struct result {
   double idle;                   /* the machine's idle share over the run */
   double others;                 /* cores the machine's other processes
                                     took over the run (not the bench's) */
-  double feeder_wait_s; /* live: the feeder runnable, waiting for a CPU */
+  double feeder_wait_s;  /* live: the feeder runnable, waiting for a CPU */
+  double span_s;         /* the time the CPU figures are over */
+  uint64_t badsig;       /* products that came with the wrong signature */
+  int feeder_nice;       /* live: the feeder's nice value while it ran */
+  int feeder_group;      /* live: its autogroup's nice value, or NO_GROUP */
+  bool feeder_own_group; /* live: an autogroup of its own */
+  double insert_s, insert_max_s; /* live: the feeder's time making and
+                                    inserting products, all and longest */
 } result;
 
 /* Shared with the feeder (a child). */
@@ -197,6 +231,13 @@ typedef struct feed_share {
   volatile double seconds, max_behind;
   volatile double run_s, wait_s; /* on a CPU, and runnable but waiting for
                                     one (/proc/self/schedstat) */
+  volatile int nice;             /* its nice value while it ran */
+  volatile int nice_errno;       /* why it could not be raised, or 0 */
+  volatile int group_nice;       /* its autogroup's nice value, or
+                                    NO_GROUP */
+  volatile int own_group;        /* it has an autogroup of its own */
+  volatile double insert_s;      /* wall time making and inserting products */
+  volatile double insert_max_s;  /* the longest of those */
 } feed_share;
 
 /* One run's processes and files. */
@@ -204,12 +245,14 @@ typedef struct run {
   const opts *o;
   const char *ldmd;
   const char *xml; /* more for the upstream's <server>, or NULL */
+  fs_way way;      /* the sinks' */
   char dir[RB_RUN_MAX];
   server up;
   server *down; /* n, for K_LDMD */
   pid_t *sink;  /* n, for K_SINK */
   fs_slot *slots;
-  int32_t *lat; /* n x cap, by subscriber then seqno; -1: not arrived */
+  int32_t *lat;  /* n x cap, by subscriber then seqno; -1: not arrived */
+  uint8_t *sigs; /* cap x 16: the signature inserted under each seqno */
   uint32_t cap;
   size_t shared_len;
   void *shared;
@@ -351,11 +394,17 @@ static int upstream_setup(run *r, enum mode m) {
       free(buf);
       return -1;
     }
-    for (i = 0; i < o->backlog_n && rc == 0 && !rb_stop; i++)
+    for (i = 0; i < o->backlog_n && rc == 0 && !rb_stop; i++) {
       rc = rb_insert(pq, o->seed, FT_BACKLOG, i, buf, o->backlog_size,
                      "BACKLOG", NULL) == PQ_OK
                ? 0
                : -1;
+      /* what the sinks check each product's signature against (buf holds
+       * the product just inserted) */
+      if (rc == 0 &&
+          pq_md5(buf, o->backlog_size, r->sigs + (size_t)i * 16) != 0)
+        rc = -1;
+    }
     pq_close(pq);
     free(buf);
     if (rc != 0 || rb_stop)
@@ -423,9 +472,11 @@ static int sinks_start(run *r) {
     if (r->sink[i] == 0) {
       int rc;
 
+      fs_conf c = {r->up.port, r->way, r->lat + (size_t)i * r->cap, r->cap,
+                   r->sigs};
+
       prctl(PR_SET_PDEATHSIG, SIGTERM);
-      rc = fs_run(r->up.port, &r->slots[i], r->lat + (size_t)i * r->cap, r->cap,
-                  &rb_stop);
+      rc = fs_run(&c, &r->slots[i], &rb_stop);
       r->slots[i].done = 1;
       _exit(rc == 0 ? 0 : 1);
     }
@@ -638,6 +689,43 @@ static void sched_times(volatile double *run_s, volatile double *wait_s) {
   *wait_s = ok ? (double)wait / 1e9 : -1;
 }
 
+/* The feeder stands for a relay's ingest, whose products come from the
+ * network: raised (-F), it does not queue for a CPU behind the N sinks,
+ * which stand for other machines.  Its nice value alone is not enough
+ * where the kernel groups each session's processes (autogroup, on here):
+ * nice then weighs only within the session, and each session gets its
+ * share of the CPUs.  So it also gets a session of its own (setsid(2))
+ * whose group gets the same nice value (/proc/self/autogroup; see
+ * sched(7)).  Nothing else is raised: the upstream and the subscribers
+ * stay in the bench's session at its nice value. */
+static void raise_feeder(const opts *o, feed_share *sh) {
+  char line[128];
+  FILE *f;
+  int v;
+
+  sh->group_nice = NO_GROUP;
+  if (o->raise_feeder) {
+    if (setpriority(PRIO_PROCESS, 0, o->feeder_nice) != 0)
+      sh->nice_errno = errno;
+    else if (access("/proc/self/autogroup", F_OK) == 0 && setsid() >= 0 &&
+             (f = fopen("/proc/self/autogroup", "w")) != NULL) {
+      fprintf(f, "%d", o->feeder_nice);
+      if (fclose(f) != 0)
+        sh->nice_errno = errno;
+      else
+        sh->own_group = 1;
+    }
+  }
+  errno = 0;
+  sh->nice = getpriority(PRIO_PROCESS, 0);
+  f = fopen("/proc/self/autogroup", "r"); /* "/autogroup-123 nice -20" */
+  if (f != NULL && fgets(line, sizeof line, f) != NULL &&
+      sscanf(line, "%*s nice %d", &v) == 1)
+    sh->group_nice = v;
+  if (f != NULL)
+    fclose(f);
+}
+
 static void feeder(const run *r) {
   const opts *o = r->o;
   feed_share *sh = r->fs;
@@ -649,6 +737,7 @@ static void feeder(const run *r) {
   double t0;
 
   prctl(PR_SET_PDEATHSIG, SIGTERM);
+  raise_feeder(o, sh);
   if (buf == NULL || pq_open(r->up.queue, 0, &pq, &err) != PQ_OK) {
     sh->error = 1;
     _exit(1);
@@ -657,7 +746,7 @@ static void feeder(const run *r) {
   t0 = tu_now_s();
   sh->started = 1;
   for (;;) {
-    double due, late;
+    double due, late, start, took;
 
     iddmix_next(&mix, &p);
     if (p.at > o->live_s || rb_stop || sh->halt || p.seqno >= r->cap)
@@ -665,10 +754,16 @@ static void feeder(const run *r) {
     due = t0 + p.at;
     while (tu_now_s() < due && !rb_stop)
       tu_sleep_until_s(due);
-    if (rb_insert_mix(pq, o->seed, &p, buf, "feeder.fanout-bench") != PQ_OK) {
+    start = tu_now_s();
+    if (rb_insert_mix(pq, o->seed, &p, buf, "feeder.fanout-bench",
+                      r->sigs + (size_t)p.seqno * 16) != PQ_OK) {
       sh->error = 1;
       break;
     }
+    took = tu_now_s() - start;
+    sh->insert_s += took;
+    if (took > sh->insert_max_s)
+      sh->insert_max_s = took;
     late = tu_now_s() - due;
     if (late > sh->max_behind)
       sh->max_behind = late;
@@ -786,6 +881,7 @@ static int run_one(const opts *o, unsigned build, enum mode m, enum kind k,
   r.o = o;
   r.ldmd = o->ldmds[build];
   r.xml = o->xml[o->nxml > 1 ? build : 0];
+  r.way = o->ways[o->nway > 1 ? build : 0];
   r.n = n;
   r.kind = k;
   snprintf(r.dir, sizeof r.dir, "%.400s/%s-%s-%u", top_run,
@@ -799,7 +895,8 @@ static int run_one(const opts *o, unsigned build, enum mode m, enum kind k,
           ? o->backlog_n
           : (uint32_t)(iddmix_rate() * IDDMIX_PEAK * o->rate * o->live_s * 1.5 +
                        1000);
-  r.shared_len = (size_t)n * sizeof(fs_slot) + (size_t)n * r.cap * 4;
+  r.shared_len =
+      (size_t)n * sizeof(fs_slot) + (size_t)n * r.cap * 4 + (size_t)r.cap * 16;
   r.shared = mmap(NULL, r.shared_len, PROT_READ | PROT_WRITE,
                   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   r.fs = mmap(NULL, sizeof *r.fs, PROT_READ | PROT_WRITE,
@@ -813,6 +910,7 @@ static int run_one(const opts *o, unsigned build, enum mode m, enum kind k,
   r.slots = r.shared;
   r.lat = (int32_t *)(r.slots + n);
   memset(r.lat, 0xff, (size_t)n * r.cap * 4); /* -1 */
+  r.sigs = (uint8_t *)(r.lat + (size_t)n * r.cap);
   if (k == K_LDMD) {
     r.down = calloc(n, sizeof *r.down);
     r.dq = calloc(n, sizeof *r.dq);
@@ -847,8 +945,11 @@ static int run_one(const opts *o, unsigned build, enum mode m, enum kind k,
     procstat_read(&ps1);
     res->idle = idle_share(&ps0, &ps1);
     res->sub_cpu_s = subs_cpu(&r);
-    res->others = busy_cores(&ps0, &ps1) -
-                  (res->cpu_s + res->sub_cpu_s) / (tu_now_s() - t0);
+    res->span_s = tu_now_s() - t0;
+    res->others =
+        busy_cores(&ps0, &ps1) - (res->cpu_s + res->sub_cpu_s) / res->span_s;
+    for (i = 0; i < n; i++)
+      res->badsig += r.slots[i].badsig;
     if (!all_have(&r, want, &dead)) {
       report_short(&r, want, tu_now_s() >= end);
       res->ok = false;
@@ -908,12 +1009,28 @@ static int run_one(const opts *o, unsigned build, enum mode m, enum kind k,
     res->feeder_cpu_s = pid_cpu(r.feeder); /* exited, not reaped yet */
     res->feeder_s = r.fs->seconds;
     res->feeder_wait_s = r.fs->wait_s;
+    res->feeder_nice = r.fs->nice;
+    res->feeder_group = r.fs->group_nice;
+    res->feeder_own_group = r.fs->own_group != 0;
+    res->span_s = tu_now_s() - t0;
     res->others =
         busy_cores(&ps0, &ps1) -
-        (res->cpu_s + res->sub_cpu_s + res->feeder_cpu_s) / (tu_now_s() - t0);
-    res->gb = (double)r.fs->bytes / 1e9;
+        (res->cpu_s + res->sub_cpu_s + res->feeder_cpu_s) / res->span_s;
+    for (i = 0; i < n; i++)
+      res->badsig += r.slots[i].badsig;
+    if (r.fs->nice_errno != 0)
+      rb_warn("the feeder could not be raised to nice %d (%s): it ran at %d",
+              o->feeder_nice, strerror(r.fs->nice_errno), r.fs->nice);
+    /* per GB received: a run that lost products sent less than the
+     * feeder inserted */
+    res->gb = 0;
+    for (i = 0; i < n; i++)
+      res->gb += (double)r.slots[i].bytes / 1e9 / n;
+    res->gb = (double)r.fs->bytes / 1e9; /* until what came is known */
     res->in_mbs = r.fs->seconds > 0 ? r.fs->bytes / 1e6 / r.fs->seconds : 0;
     res->behind_s = r.fs->max_behind;
+    res->insert_s = r.fs->insert_s;
+    res->insert_max_s = r.fs->insert_max_s;
     if (!r.fs->done || r.fs->error) {
       rb_warn("the feeder did not finish its stream%s",
               r.fs->error ? ": an insertion failed" : "");
@@ -930,6 +1047,10 @@ static int run_one(const opts *o, unsigned build, enum mode m, enum kind k,
     rc = res->ok ? 0 : -1;
   }
 out:
+  if (res->badsig > 0)
+    rb_warn("%llu products came with a signature other than the one inserted "
+            "under their seqno (counted as not arrived)",
+            (unsigned long long)res->badsig);
   if (rc != 0)
     res->ok = false;
   run_down(&r);
@@ -947,6 +1068,53 @@ static double per_ds_gb(const result *x, unsigned n) {
 static bool keeps_up(const opts *o, const result *x) {
   return x->ran && x->ok && !x->cut && x->behind_s < 1.0 && x->lost == 0 &&
          x->p99 < o->keepup_ms;
+}
+
+/* What limits a run, from what it measured: a feeder that waited for a
+ * CPU (the machine saturated: the stream's pace was not kept), a feeder
+ * behind without that wait (its insertions blocked: the time they took
+ * against its CPU), no idle CPU (and who took it), or none of these (the
+ * upstream's own pace: its waits, not the CPU).  With the cores each
+ * party used over the run, the subscribers' CPU per subscriber per GB
+ * (what a sink costs) and the sum of theirs and the upstream's: on
+ * loopback the kernel bills part of the upstream's sending to the
+ * receivers (the soft interrupts that a receiver's acknowledgement sets
+ * off run in its system call), more so with zero-copy on
+ * (docs/fanout-bench.md), so the sum is the figure that a change of
+ * sending path cannot move by accounting alone. */
+static void print_limits(enum mode m, enum kind k, unsigned n,
+                         const result *x) {
+  double span = x->span_s > 0 ? x->span_s : NAN;
+  double up = x->cpu_s / span, sub = x->sub_cpu_s / span;
+  double feed = m == M_LIVE ? x->feeder_cpu_s / span : 0;
+  double per = x->gb > 0 && n > 0 ? x->sub_cpu_s / n / x->gb : NAN;
+
+  printf("     limits: ");
+  if (m == M_LIVE && x->feeder_s > 0 && x->feeder_wait_s > 0.2 * x->feeder_s)
+    printf("the feeder's wait for a CPU (%.1f s of its %.1f s): the machine "
+           "was saturated",
+           x->feeder_wait_s, x->feeder_s);
+  else if (m == M_LIVE && x->behind_s > 1.0)
+    printf("the feeder's insertions, blocked: it fell %.1f s behind, waiting "
+           "only %.1f s for a CPU,\n       while making and inserting its "
+           "products took %.1f s (the longest %.2f s) for %.1f s of CPU",
+           x->behind_s, x->feeder_wait_s, x->insert_s, x->insert_max_s,
+           x->feeder_cpu_s);
+  else if (x->idle < 0.05)
+    printf("the CPU (machine idle %.0f%%), %s", x->idle * 100,
+           sub > up && sub > x->others ? "most of it to the subscribers"
+           : up > x->others            ? "most of it to the upstream"
+                                       : "most of it to other processes");
+  else
+    printf("not the CPU (machine idle %.0f%%): the upstream's own pace",
+           x->idle * 100);
+  printf("\n       cores over %.1f s: upstream %.2f, %s %.2f, feeder %.2f, "
+         "other processes %.2f\n"
+         "       CPU per subscriber per GB: %s %.3f s, upstream and %s "
+         "together %.3f s\n",
+         x->span_s, up, k == K_SINK ? "sinks" : "downstream ldmds", sub, feed,
+         x->others, k == K_SINK ? "sinks'" : "downstreams'", per,
+         k == K_SINK ? "sinks" : "downstreams", per + per_ds_gb(x, n));
 }
 
 /* "x0.52", or "(no ratio)" when either side is zero or not a number
@@ -975,30 +1143,40 @@ static void print_row(const opts *o, enum mode m, unsigned b, enum kind k,
            x->p50, x->p99, x->pmax, (unsigned long long)x->lost, x->cpu_s,
            per_ds_gb(x, n), x->sub_cpu_s,
            keeps_up(o, x) ? "keeps up" : "falls behind");
-  if (m == M_LIVE)
-    printf("     feeder: %.2f s CPU and %.2f s waiting for a CPU in %.1f s; "
-           "machine idle %.0f%%, other processes %.2f cores\n",
-           x->feeder_cpu_s, x->feeder_wait_s, x->feeder_s, x->idle * 100,
-           x->others);
+  if (m == M_LIVE && x->feeder_group != NO_GROUP)
+    printf("     feeder (nice %d, %s autogroup at nice %d): %.2f s CPU "
+           "and %.2f s waiting for a CPU in %.1f s; machine idle %.0f%%, "
+           "other processes %.2f cores\n",
+           x->feeder_nice, x->feeder_own_group ? "its own" : "the bench's",
+           x->feeder_group, x->feeder_cpu_s, x->feeder_wait_s, x->feeder_s,
+           x->idle * 100, x->others);
+  else if (m == M_LIVE)
+    printf("     feeder (nice %d): %.2f s CPU and %.2f s waiting for a CPU in "
+           "%.1f s; machine idle %.0f%%, other processes %.2f cores\n",
+           x->feeder_nice, x->feeder_cpu_s, x->feeder_wait_s, x->feeder_s,
+           x->idle * 100, x->others);
   else
     printf("     machine idle %.0f%%, other processes %.2f cores\n",
            x->idle * 100, x->others);
+  print_limits(m, k, n, x);
   if (m == M_LIVE && x->cut)
     printf("     (the feeder was stopped before the stream's end: it fell "
            "%.0f s behind)\n",
            x->behind_s);
   else if (m == M_LIVE && x->behind_s > 1.0)
-    printf("     (the feeder fell up to %.1f s behind the stream's pace: the "
-           "machine could not insert at this rate)\n",
+    printf("     (the feeder fell up to %.1f s behind the stream's pace: "
+           "the limits line says why)\n",
            x->behind_s);
   if (base != NULL && base->ran && base->ok) {
-    char t[32], c[32];
+    char t[32], c[32], sc[32];
 
     ratio(m == M_BACKLOG ? x->wall_s : x->p99,
           m == M_BACKLOG ? base->wall_s : base->p99, t, sizeof t);
     ratio(per_ds_gb(x, n), per_ds_gb(base, n), c, sizeof c);
-    printf("     B/A: %s %s, upstream CPU per downstream per GB %s\n",
-           m == M_BACKLOG ? "wall" : "p99", t, c);
+    ratio(x->sub_cpu_s / x->gb, base->sub_cpu_s / base->gb, sc, sizeof sc);
+    printf("     B/A: %s %s, upstream CPU per downstream per GB %s, "
+           "subscribers' CPU per GB %s\n",
+           m == M_BACKLOG ? "wall" : "p99", t, c, sc);
   }
 }
 
@@ -1049,7 +1227,9 @@ static void usage(void) {
           "[-b count] [-z bytes]\n"
           "                    [-d seconds] [-r rate] [-K ms] [-s seed] "
           "[-D dir] [-L ldmd [-L ldmd]]\n"
-          "                    [-U ldmd] [-X xml [-X xml]] [-q] [-x] [-v]\n");
+          "                    [-U ldmd] [-X xml [-X xml]] [-S discard|read "
+          "[-S ...]] [-F nice|off]\n"
+          "                    [-q] [-x] [-v]\n");
 }
 
 static int parse(int argc, char **argv, opts *o) {
@@ -1070,7 +1250,10 @@ static int parse(int argc, char **argv, opts *o) {
   o->base = "/dev/shm";
   o->up_live_bytes = 1024ull * MIB;
   o->down_live_bytes = 64ull * MIB;
-  while ((c = getopt(argc, argv, "m:k:N:b:z:d:r:K:Q:s:D:L:U:X:qxv")) != -1) {
+  o->raise_feeder = true;
+  o->feeder_nice = FEEDER_NICE;
+  while ((c = getopt(argc, argv, "m:k:N:b:z:d:r:K:Q:s:D:L:U:X:S:F:qxv")) !=
+         -1) {
     char *end = NULL;
 
     errno = 0;
@@ -1140,6 +1323,21 @@ static int parse(int argc, char **argv, opts *o) {
       if (o->nxml == 2 || strlen(optarg) > 1024)
         return rb_bad_value(c, optarg, optarg);
       o->xml[o->nxml++] = optarg;
+      break;
+    case 'S':
+      if (o->nway == 2 ||
+          (strcmp(optarg, "discard") != 0 && strcmp(optarg, "read") != 0))
+        return rb_bad_value(c, optarg, optarg);
+      o->ways[o->nway++] = strcmp(optarg, "read") == 0 ? FS_READ : FS_DISCARD;
+      break;
+    case 'F':
+      if (strcmp(optarg, "off") == 0) {
+        o->raise_feeder = false;
+        break;
+      }
+      o->feeder_nice = (int)strtol(optarg, &end, 10);
+      if (o->feeder_nice < -20 || o->feeder_nice > 19)
+        end = optarg;
       break;
     case 'q':
       o->quick = true;
@@ -1256,7 +1454,10 @@ static void print_targets(const opts *o, result (*res)[2][MAXN][2]) {
             continue;
           printf("          ldmd %s, %-7s %s, N %3u: %.3f s: %s\n",
                  b == 0 ? "A" : "B", m == M_BACKLOG ? "backlog" : "live",
-                 kind_name[k], o->ns[i], c, c <= TARGET_CPU ? "met" : "MISSED");
+                 kind_name[k], o->ns[i], c,
+                 x->lost > 0       ? "not judged (products lost)"
+                 : c <= TARGET_CPU ? "met"
+                                   : "MISSED");
         }
   printf("  target: %u subscribers at the 2024 peak (34.5 MB/s), nothing "
          "lost, p99 < %.0f ms\n",
@@ -1314,9 +1515,25 @@ int main(int argc, char **argv) {
            "downstreams)\n",
            o.up_ldmd);
   for (b = 0; b < o.nldmd; b++)
-    printf("  ldmd %s: %s%s%s\n", b == 0 ? "A" : "B", o.ldmds[b],
+    printf("  ldmd %s: %s%s%s; sinks %s\n", b == 0 ? "A" : "B", o.ldmds[b],
            o.xml[o.nxml > 1 ? b : 0] != NULL ? ", upstream registry + " : "",
-           o.xml[o.nxml > 1 ? b : 0] != NULL ? o.xml[o.nxml > 1 ? b : 0] : "");
+           o.xml[o.nxml > 1 ? b : 0] != NULL ? o.xml[o.nxml > 1 ? b : 0] : "",
+           o.ways[o.nway > 1 ? b : 0] == FS_READ
+               ? "read every byte (-S read)"
+               : "discard the data in the kernel (-S discard)");
+  if (o.modes[M_LIVE]) {
+    if (o.raise_feeder)
+      printf("  live feeder raised (-F): nice %d, in a session (autogroup) "
+             "of its own at nice %d;\n  it stands for a relay's ingest from "
+             "the network, which does not queue for a CPU\n  behind the "
+             "downstreams' machines; the upstream and the subscribers are "
+             "not raised\n  (the bench's session, nice %d)\n",
+             o.feeder_nice, o.feeder_nice, getpriority(PRIO_PROCESS, 0));
+    else
+      printf("  live feeder at the bench's nice value (%d), like the "
+             "upstream and the subscribers (-F off)\n",
+             getpriority(PRIO_PROCESS, 0));
+  }
   for (m = 0; m < 2 && !rb_stop; m++) {
     if (!o.modes[m])
       continue;
@@ -1347,7 +1564,8 @@ int main(int argc, char **argv) {
           }
           print_row(&o, (enum mode)m, b, (enum kind)k, o.ns[i], x,
                     b == 1 ? &res[m][k][i][0] : NULL);
-          if (m == M_LIVE && x->ran && (!x->ok || x->lost > 0))
+          if ((m == M_LIVE && x->ran && (!x->ok || x->lost > 0)) ||
+              x->badsig > 0)
             strict_fail = true;
           fflush(stdout);
         }
@@ -1389,7 +1607,8 @@ int main(int argc, char **argv) {
     print_load();
   }
   if (o.strict && strict_fail && !rb_stop) {
-    rb_warn("-x: a live run lost products or could not be measured");
+    rb_warn("-x: a live run lost products or could not be measured, or a "
+            "product came with the wrong signature");
     errors++;
   }
   status = rb_finish(top_run, o.keep, errors, t0);

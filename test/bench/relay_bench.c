@@ -833,7 +833,7 @@ static void ingester(const bench *b, struct ingest_share *sh) {
         break; /* p is the first product of the next step */
       due = t0 + (p.at - at0);
       tu_sleep_until_s(due);
-      rc = rb_insert_mix(pq, b->seed, &p, buf, "ingest.relay-bench");
+      rc = rb_insert_mix(pq, b->seed, &p, buf, "ingest.relay-bench", NULL);
       have = false;
       late = tu_now_s() - due;
       if (late > sh->max_behind[s])

@@ -583,7 +583,7 @@ int rb_insert(pq_t *pq, uint64_t seed, uint32_t ft, uint32_t i, uint8_t *buf,
 }
 
 int rb_insert_mix(pq_t *pq, uint64_t seed, const struct iddmix_prod *p,
-                  uint8_t *buf, const char *origin) {
+                  uint8_t *buf, const char *origin, uint8_t *sig) {
   pq_prod_info info;
 
   iddmix_fill(seed, p->seqno, buf, p->size);
@@ -594,6 +594,8 @@ int rb_insert_mix(pq_t *pq, uint64_t seed, const struct iddmix_prod *p,
   snprintf(info.ident, sizeof info.ident, "%s", p->ident);
   snprintf(info.origin, sizeof info.origin, "%s", origin);
   (void)pq_md5(buf, p->size, info.signature);
+  if (sig != NULL)
+    memcpy(sig, info.signature, sizeof info.signature);
   info.arrival = pq_ts_now(); /* created: complete, about to go in */
   return pq_insert(pq, &info, buf);
 }

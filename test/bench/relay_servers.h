@@ -129,10 +129,12 @@ struct iddmix_prod;
  * Insert product p of an IDD-like stream (iddmix_next()) into pq: its
  * bytes (iddmix_fill(seed, ...)) in buf, its identifier and feedtype, its
  * MD5 as signature, origin origin, created now.
+ * @param[out] sig  if not NULL, gets the signature (16 bytes) before the
+ *                  product goes in (a receiver may check it at once)
  * @return pq_insert()'s result (no message)
  */
 int rb_insert_mix(pq_t *pq, uint64_t seed, const struct iddmix_prod *p,
-                  uint8_t *buf, const char *origin);
+                  uint8_t *buf, const char *origin, uint8_t *sig);
 
 /** SIGTERM, up to 15 s for it to exit, then SIGKILL. */
 void rb_server_stop(server *s);

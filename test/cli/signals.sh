@@ -21,21 +21,21 @@ expect_rc 0 pqcreate -s 200M -S 5000
 # its 30 s poll.
 background pqcat -i 30 -l cat.log cat.out
 pid=$BG
-wait_until 10 asleep || fail "pqcat -i 30 did not go to sleep on the queue"
+wait_until 30 asleep || fail "pqcat -i 30 did not go to sleep on the queue"
 echo first >p1
 start=$(date +%s%N)
 expect_rc 0 pqinsert p1
-wait_until 5 grep -q first cat.out || fail "the follower never wrote the product"
+wait_until 30 grep -q first cat.out || fail "the follower never wrote the product"
 lat=$((($(date +%s%N) - start) / 1000000))
 ((lat < 2000)) || fail "the follower took $lat ms"
 kill -USR1 "$pid"
-wait_until 5 grep -q "Number of products 1" cat.log || fail "no statistics on SIGUSR1"
+wait_until 30 grep -q "Number of products 1" cat.log || fail "no statistics on SIGUSR1"
 kill -USR2 "$pid" # NOTE -> INFO: products are now logged
-wait_until 5 signal_taken "$pid" USR2 || fail "pqcat did not take SIGUSR2"
+wait_until 30 signal_taken "$pid" USR2 || fail "pqcat did not take SIGUSR2"
 echo second >p2
 expect_rc 0 pqinsert p2
-wait_until 5 grep -q ' p2$' cat.log || fail "SIGUSR2 did not raise the log level"
-wait_until 10 asleep || fail "pqcat did not go back to sleep after p2"
+wait_until 30 grep -q ' p2$' cat.log || fail "SIGUSR2 did not raise the log level"
+wait_until 30 asleep || fail "pqcat did not go back to sleep after p2"
 start=$(date +%s%N)
 kill -TERM "$pid"
 wait "$pid"
@@ -49,7 +49,7 @@ expect_in cat.log "Number of products 2"
 ok "follow: product out $lat ms after pqinsert began; stopped $ms ms after SIGTERM"
 
 background pqcat -i 30 -l cat2.log cat2.out
-wait_until 10 asleep || fail "the second pqcat did not go to sleep on the queue"
+wait_until 30 asleep || fail "the second pqcat did not go to sleep on the queue"
 kill -INT "$BG"
 wait "$BG"
 [[ $? == 0 ]] || fail "pqcat exited non-zero on SIGINT"
@@ -67,9 +67,9 @@ mkfifo fifo
 exec 3<>fifo # a writer that never writes: pqinsert waits for data
 background pqinsert -l ins.log m/f* fifo n/f* 3>&- # no writer of its own
 ins=$BG
-wait_until 10 has_open "$ins" fifo || fail "pqinsert never opened the FIFO"
+wait_until 30 has_open "$ins" fifo || fail "pqinsert never opened the FIFO"
 kill -TERM "$ins"
-wait_until 5 gone "$ins" || fail "pqinsert did not stop on SIGTERM"
+wait_until 30 gone "$ins" || fail "pqinsert did not stop on SIGTERM"
 exec 3>&-
 wait "$ins"
 st=$?
@@ -89,7 +89,7 @@ ok "pqinsert stopped by SIGTERM after $done of 221 files (exit 1)"
 hold_lock() {
   background "$HELPER" lock "$1" >lock.out
   locker=$BG
-  wait_until 10 grep -q locked lock.out || fail "cannot lock $1"
+  wait_until 30 grep -q locked lock.out || fail "cannot lock $1"
 }
 # release_lock: the locker killed, its lock gone with it.
 release_lock() {
@@ -106,10 +106,10 @@ stop_on_lock() {
   hold_lock "$dest"
   background "$prog" "$@"
   pid=$BG
-  wait_until 10 waiting_for_lock "$dest" ||
+  wait_until 30 waiting_for_lock "$dest" ||
     fail "$prog did not wait for the lock of $dest"
   kill -TERM "$pid"
-  wait_until 5 signal_taken "$pid" TERM || fail "$prog did not take SIGTERM"
+  wait_until 30 signal_taken "$pid" TERM || fail "$prog did not take SIGTERM"
   release_lock
   wait "$pid"
   st=$?

@@ -16,7 +16,7 @@ background bash -c "while [[ ! -e stop ]]; do for d in 0 1 2 3; do
   pqinsert -q '$Q' f/f0\${d}* 2>/dev/null; done; done"
 load=$BG
 # It runs once it puts in files the first pqinsert did not: f/f01*.
-wait_until 10 eval '"$HELPER" dump "$Q" | grep -q " f/f01"' ||
+wait_until 30 eval '"$HELPER" dump "$Q" | grep -q " f/f01"' ||
   fail "the load did not start"
 
 for round in 1 2 3; do

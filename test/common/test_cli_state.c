@@ -3,8 +3,10 @@
  * it as LDM's pqact does (comment lines skipped, "%ld.%ld", negative,
  * malformed, future, unreadable, absent), its bytes (LDM's three comment
  * lines then "%ld.%06ld\n"), the record kept in place (the same inode)
- * product after product and the whole file rewritten at a clean exit or
- * when the record's width changes, and the low-water mark over products
+ * product after product (stored through the mapping or pwritten, read
+ * back after each; a writer killed mid-stream leaves one whole record)
+ * and the whole file rewritten at a clean exit or when the record's width
+ * changes, and the low-water mark over products
  * whose holds are released out of order, with failures, past the ring's
  * first size; the page that lists the decoders behind (one page, LDM's
  * time line first as LDM's fscanf reads it, in place, the lines that do not
@@ -20,7 +22,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "pqutils/common/cli_state.h"
@@ -47,6 +52,22 @@ static ino_t inode(const char *path) {
   struct stat sb;
   assert_int_equal(stat(path, &sb), 0);
   return sb.st_ino;
+}
+
+/* LDM's pqact's reading, independent of ours: lines that begin with '#'
+ * skipped, then fscanf("%ld.%ld").  How many fields it read. */
+static int ldm_read(const char *path, long *sec, long *usec) {
+  FILE *f = fopen(path, "r");
+  assert_non_null(f);
+  int c;
+  while ((c = getc(f)) == '#')
+    while ((c = getc(f)) != EOF && c != '\n')
+      ;
+  if (c != EOF)
+    ungetc(c, f);
+  int n = fscanf(f, "%ld.%ld", sec, usec);
+  fclose(f);
+  return n;
 }
 
 #define NOW_US 1800000000000000ULL /* 2027-01-15 */
@@ -153,6 +174,83 @@ static void test_write(void **state) {
   cli_state_free(st);
 }
 
+/* Records in place, product after product: each read back at once is
+ * LDM's bytes for its time, in the same file, whether it was stored
+ * through the mapping (at most 16 bytes changed) or pwritten (more: the
+ * seconds' first digit changed), after an fdatasync too. */
+static void test_in_place(void **state) {
+  (void)state;
+  static const struct {
+    long sec, usec;
+  } times[] = {
+      {1733000000, 1},      {1733000000, 2},      {1733000000, 999999},
+      {1733000001, 0},      {1799999999, 999999}, {1800000000, 0},
+      {1899999999, 999999}, {1999999999, 999999}, {2000000000, 0},
+      {2000000000, 1},      {2999999999, 123456}, {3000000000, 654321},
+      {3000000000, 654322}, {3111111111, 111111},
+  };
+  struct cli_state *st = cli_state_new("p.state");
+  assert_non_null(st);
+  ino_t ino = 0;
+  for (size_t i = 0; i < sizeof times / sizeof times[0]; i++) {
+    uint64_t us = (uint64_t)times[i].sec * 1000000 + (uint64_t)times[i].usec;
+    cli_state_release(st, cli_state_begin(st, us), true);
+    assert_string_equal(tu_slurp("p.state"),
+                        ldm_bytes(times[i].sec, times[i].usec));
+    if (i == 0)
+      ino = inode("p.state");
+    assert_int_equal(inode("p.state"), ino);
+    if (i == 5)
+      assert_int_equal(cli_state_sync(st, 0), 0);
+  }
+  cli_state_free(st);
+  /* what the mapping stored is in the file after the process lets go */
+  assert_string_equal(tu_slurp("p.state"), ldm_bytes(3111111111, 111111));
+}
+
+/* A writer killed (SIGKILL) while it records product after product, each
+ * record changing up to 16 bytes: the file holds, whole, one of the times
+ * it recorded, never a mix of two.  Several kills, each at a moment the
+ * reader finds the writer busy. */
+static void test_killed_writer(void **state) {
+  (void)state;
+  const uint64_t base = 1111111111111111ULL, step = 111111111ULL;
+  for (int round = 0; round < 5; round++) {
+    unlink("k.state");
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+      struct cli_state *st = cli_state_new("k.state");
+      for (uint64_t k = 0; st != NULL && k < 50000000; k++)
+        cli_state_release(st, cli_state_begin(st, base + k * step), true);
+      _exit(0); /* not expected: killed long before */
+    }
+    /* until the writer has moved the record 100 times (bounded: 60 s) */
+    long seen = 0, last = -1;
+    struct timespec t0, now;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do {
+      long sec = 0, usec = 0;
+      if (access("k.state", F_OK) == 0 &&
+          ldm_read("k.state", &sec, &usec) == 2 && sec != last) {
+        last = sec;
+        seen++;
+      }
+      clock_gettime(CLOCK_MONOTONIC, &now);
+    } while (seen < 100 && now.tv_sec - t0.tv_sec < 60);
+    assert_int_equal(kill(pid, SIGKILL), 0);
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFSIGNALED(status));
+    assert_true(seen >= 100);
+    long sec = 0, usec = 0;
+    assert_int_equal(ldm_read("k.state", &sec, &usec), 2);
+    uint64_t us = (uint64_t)sec * 1000000 + (uint64_t)usec;
+    assert_true(us >= base && (us - base) % step == 0);
+    assert_string_equal(tu_slurp("k.state"), ldm_bytes(sec, usec));
+  }
+}
+
 static void test_low_water(void **state) {
   (void)state;
   struct cli_state *st = cli_state_new("m.state");
@@ -205,22 +303,6 @@ static void test_low_water(void **state) {
   }
   assert_int_equal(cli_state_pending(st), 3);
   cli_state_free(st);
-}
-
-/* LDM's pqact's reading, independent of ours: lines that begin with '#'
- * skipped, then fscanf("%ld.%ld").  How many fields it read. */
-static int ldm_read(const char *path, long *sec, long *usec) {
-  FILE *f = fopen(path, "r");
-  assert_non_null(f);
-  int c;
-  while ((c = getc(f)) == '#')
-    while ((c = getc(f)) != EOF && c != '\n')
-      ;
-  if (c != EOF)
-    ungetc(c, f);
-  int n = fscanf(f, "%ld.%ld", sec, usec);
-  fclose(f);
-  return n;
 }
 
 static long size_of(const char *path) {
@@ -430,6 +512,10 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_read, tu_tmpdir_setup,
                                       tu_tmpdir_teardown),
       cmocka_unit_test_setup_teardown(test_write, tu_tmpdir_setup,
+                                      tu_tmpdir_teardown),
+      cmocka_unit_test_setup_teardown(test_in_place, tu_tmpdir_setup,
+                                      tu_tmpdir_teardown),
+      cmocka_unit_test_setup_teardown(test_killed_writer, tu_tmpdir_setup,
                                       tu_tmpdir_teardown),
       cmocka_unit_test_setup_teardown(test_low_water, tu_tmpdir_setup,
                                       tu_tmpdir_teardown),

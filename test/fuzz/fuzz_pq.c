@@ -10,7 +10,8 @@
  *          refuse a damaged header cleanly, never crash;
  *   bit 2  then recompute the header checksum, so that damaged geometry,
  *          version or layout reach the checks behind the checksum;
- *   bit 3  read with verification on (pq_set_verify);
+ *   bit 3  read with verification on (pq_set_verify), bit 4 then in
+ *          ONCE mode (trusting check marks) rather than EACH;
  * otherwise the input starts at the end of the immutable header (which
  * then passes its checksum) and reaches the slots, the indexes and the
  * records.  The queue is opened, checked (read-only, then read-write),
@@ -117,7 +118,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   pq_check_report r;
   (void)pq_check(pq, &r);
-  pq_set_verify(pq, (mode & 8) != 0);
+  pq_set_verify(pq, (mode & 8) == 0    ? PQ_VERIFY_OFF
+                    : (mode & 16) != 0 ? PQ_VERIFY_ONCE
+                                       : PQ_VERIFY_EACH);
   uint8_t sum = 0;
   for (int i = 0;
        i < 20 && pq_next(pq, PQ_FORWARD, NULL, reader, &sum) == PQ_OK; i++)

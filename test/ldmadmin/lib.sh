@@ -48,20 +48,11 @@ write_registry ldmadmin-test.example "  <queue>
   </log>"
 FAIL_LOGS=(OUT:stdout ERR:stderr LOG:ldmd.log)
 
-# The server's pid (or nothing), for cleanup.
+# The server's pid (or nothing).
 server_pid() {
   [[ -r $PIDFILE ]] && cat "$PIDFILE"
 }
-admin_cleanup() {
-  local st=$? p
-  p=$(server_pid 2>/dev/null)
-  if [[ -n $p ]]; then
-    kill -TERM "$p" 2>/dev/null
-    wait_until 10 gone "$p" || kill -KILL "$p" 2>/dev/null
-  fi
-  cleanup "$st"
-}
-trap admin_cleanup EXIT
+trap 'pidfile_cleanup "$PIDFILE"' EXIT
 
 # admin ARGS...: run ldmadmin (under sh, as installed) with run.
 admin() {
@@ -101,7 +92,7 @@ tmpfs_cleanup() {
   umount "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null
   trap - EXIT
   (exit "$st")
-  admin_cleanup
+  pidfile_cleanup "$PIDFILE"
 }
 
 # fill_fresh: twelve products of 200 kB, each different, inserted now:

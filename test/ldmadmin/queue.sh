@@ -2,7 +2,7 @@
 # ldmadmin's commands on the queue and the configuration, no server
 # running: mkqueue (an existing queue kept without -c, replaced with it),
 # delqueue (never without being asked: refused off a terminal without -y,
-# "no" on a terminal keeps it), checkinsertion, queuecheck (a sound and a damaged queue),
+# "no" on a terminal keeps it), both with -q path, checkinsertion, queuecheck (a sound and a damaged queue),
 # config, scour (on a scratch tree), pqactcheck (good and bad files, bad
 # arguments, a warning shown, LDM's rule for the path in an EXEC entry,
 # lines starting with a space) and the usage.
@@ -44,6 +44,13 @@ head -c 64 /dev/zero | dd of="$Q" conv=notrunc status=none || fail "dd into $Q"
 admin_fails queuecheck -- "the queue $Q failed its check"
 admin_fails start -P 0 -- "the queue $Q failed its check"
 cp good.pq "$Q"
+# A queue of another format version (an older build's; the version is the
+# first thing pq_open() checks): start says what to do with it.
+printf '\x01\x00\x00\x00' | dd of="$Q" bs=1 seek=8 conv=notrunc status=none ||
+  fail "dd into $Q"
+admin_fails start -P 0 -- "the queue $Q was made by another build (above): carry its products over"
+expect_in "$ERR" "format version 1, this program reads version"
+cp good.pq "$Q"
 ok "queuecheck: sound, damaged"
 
 # delqueue: off a terminal it asks for -y; on one, "n" keeps the queue.
@@ -64,6 +71,18 @@ expect_in "$ERR" "deleted the queue $Q"
 admin_fails delqueue -y -- "there is no queue $Q to delete"
 admin_fails queuecheck -- "there is no queue $Q to check"
 ok "delqueue"
+
+# mkqueue and delqueue -q PATH (LDM's): another queue than /queue/path,
+# which is left alone; -v goes to pqcreate.
+admin_ok mkqueue -v -q "$SCRATCH/other.pq"
+expect_in "$ERR" "made the queue $SCRATCH/other.pq (2M)"
+[[ -f $SCRATCH/other.pq ]] || fail "mkqueue -q made no $SCRATCH/other.pq"
+[[ ! -e $Q ]] || fail "mkqueue -q made /queue/path's $Q too"
+admin_fails mkqueue -q "$SCRATCH/other.pq" -- "the queue $SCRATCH/other.pq exists"
+admin_ok delqueue -y -q "$SCRATCH/other.pq"
+expect_in "$ERR" "deleted the queue $SCRATCH/other.pq"
+[[ ! -e $SCRATCH/other.pq ]] || fail "delqueue -q left $SCRATCH/other.pq"
+ok "mkqueue, delqueue -q path"
 
 # config.
 admin_ok config

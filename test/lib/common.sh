@@ -277,6 +277,20 @@ gone() {
   [[ -z $state || $state == Z || $state == X ]]
 }
 
+# pidfile_cleanup FILE: an EXIT trap for a test whose server names itself
+# in a pid file (ldmadmin start): SIGTERM to that server, SIGKILL if it has
+# not gone within 10 s, then cleanup with the test's exit status.
+#   trap 'pidfile_cleanup "$PIDFILE"' EXIT
+pidfile_cleanup() {
+  local st=$? p
+  [[ -r $1 ]] && p=$(cat "$1" 2>/dev/null)
+  if [[ -n ${p:-} ]]; then
+    kill -TERM "$p" 2>/dev/null
+    wait_until 10 gone "$p" || kill -KILL "$p" 2>/dev/null
+  fi
+  cleanup "$st"
+}
+
 # free_port: a TCP port for a server whose port must be named in advance
 # (a systemd unit's, a NATS cluster's).  Drawn at random below the kernel's
 # ephemeral range (/proc/sys/net/ipv4/ip_local_port_range), where no

@@ -8,6 +8,11 @@
 # insertion time, signature, identifier).  A NOTIFYME, which sends no data,
 # still announces all of them.  A product inserted after the damage is sent
 # too: the feed went on.
+# Then /server/check-sent (docs/security.md, "Checked once, trusted
+# after"): bytes changed in two products after the feeds had found them
+# sound go downstream under ONCE, the default (the feeds trust the mark:
+# the downstream's MD5 check sees them), and are refused again, logged,
+# by every feed under EACH.
 # Arguments: ldmd, ldm6_peer, pqclihelper (where a product's data lies).
 source "$(dirname "$0")/lib.sh" "$@"
 HELPER=$(cd "$(dirname "${3:?path of pqclihelper}")" && pwd)/$(basename "$3")
@@ -27,12 +32,17 @@ sig() {
 small_sig=$(sig small/2)
 big_sig=$(sig big/1)
 [[ -n $small_sig && -n $big_sig ]] || fail "no signatures in $Q"
-for p in small/2:700 big/1:2000000; do
-  read -r off len < <("$HELPER" where "$Q" "${p%%:*}") ||
-    fail "pqclihelper where ${p%%:*}"
-  ((len > ${p##*:} + 8)) || fail "${p%%:*} is only $len bytes"
-  flip_bytes "$Q" $((off + ${p##*:})) 8 || fail "cannot flip bytes of $Q"
-done
+# damage IDENT:OFFSET...: flip 8 bytes of each product's data at OFFSET.
+damage() {
+  local p off len
+  for p in "$@"; do
+    read -r off len < <("$HELPER" where "$Q" "${p%%:*}") ||
+      fail "pqclihelper where ${p%%:*}"
+    ((len > ${p##*:} + 8)) || fail "${p%%:*} is only $len bytes"
+    flip_bytes "$Q" $((off + ${p##*:})) 8 || fail "cannot flip bytes of $Q"
+  done
+}
+damage small/2:700 big/1:2000000
 "$PEER" dump -q "$Q" >dump.out
 (($(count dump.out CORRUPT) == 2)) || fail "the damage did not take: $(cat dump.out)"
 start_ldmd
@@ -84,3 +94,41 @@ ok "a product inserted after the damage is sent on the same feed"
 expect_rc 0 peer notifyme -f EXP -o 600 -n 9 -t 20
 (($(count "$OUT" NOTIFICATION) == 9)) || fail "notifyme: $(cat "$OUT")"
 ok "NOTIFYME (no data sent) announces every product"
+
+# /server/check-sent ONCE (the default): small/3 and big/0 were found
+# sound by the feeds above; bytes changed since go through (the downstream
+# sees them fail their MD5), the two never found sound still do not.
+small3_sig=$(sig small/3)
+big0_sig=$(sig big/0)
+damage small/3:900 big/0:1000000
+expect_rc 1 peer feedme -f EXP -o 600 -n 7 -t 30
+cp "$OUT" once.out
+for id in small/3 big/0; do
+  grep -q " $id .* CORRUPT\$" once.out || fail "ONCE: $id not sent as changed"
+done
+(($(count once.out CORRUPT) == 2)) || fail "ONCE: $(cat once.out)"
+expect_not_in once.out " small/2 "
+expect_not_in once.out " big/1 "
+(($(count "$LOG" "signature $small3_sig: small/3") == 0)) ||
+  fail "ONCE: small/3 was checked again"
+ok "check-sent ONCE: a product found sound is trusted, damage after that check goes through"
+
+# EACH: every feed checks every product again.
+stop_ldmd
+write_registry net-test-host "  <queue><path>$Q</path></queue>
+  <server><config-path>$CONF</config-path><check-sent>EACH</check-sent></server>"
+start_ldmd
+expect_rc 0 peer feedme -f EXP -o 600 -n 5 -t 30
+cp "$OUT" each.out
+expect_not_in each.out CORRUPT
+for id in small/2 big/1 small/3 big/0; do
+  expect_not_in each.out " $id "
+done
+for id in small/0 small/1 small/4 big/2 after/0; do
+  expect_in each.out " $id "
+done
+wait_until 10 logged 1 "signature $big0_sig: big/0" ||
+  fail "EACH: big/0 was not logged"
+(($(count "$LOG" "signature $small3_sig: small/3") == 1)) ||
+  fail "EACH: small/3 was not logged once"
+ok "check-sent EACH: every feed checks every product, the changed ones are not sent"

@@ -39,16 +39,7 @@ write_registry ops-test.example "  <queue>
 FAIL_LOGS=(OUT:stdout ERR:stderr LOG:ldmd.log PQLOG:pqact.log KRLOG:keep_running.log)
 
 server_pid() { [[ -r $PIDFILE ]] && cat "$PIDFILE"; }
-server_cleanup() {
-  local st=$? p
-  p=$(server_pid 2>/dev/null)
-  if [[ -n $p ]]; then
-    kill -TERM "$p" 2>/dev/null
-    wait_until 10 gone "$p" || kill -KILL "$p" 2>/dev/null
-  fi
-  cleanup "$st"
-}
-trap server_cleanup EXIT
+trap 'pidfile_cleanup "$PIDFILE"' EXIT
 admin() {
   run sh "$ADMIN" "$@"
   ((rc == 0)) || fail "ldmadmin $* exited $rc"

@@ -90,9 +90,13 @@ static void test_refuses_damaged_queues(void **state) {
   size_t len;
   uint8_t *p = map_file(&len);
   struct pq_hdr *h = (struct pq_hdr *)p;
-  /* Another version. */
-  h->hd_version = 2;
+  /* Another version: a later one, and 1, from before the check mark
+   * (whose committed slots' checksums cover the mark's bytes). */
+  h->hd_version = PQ_VERSION_NUM + 1;
   assert_int_equal(open_rc(&err), PQ_VERSION);
+  h->hd_version = 1;
+  assert_int_equal(open_rc(&err), PQ_VERSION);
+  assert_non_null(strstr(err.pe_msg, "format version 1,"));
   h->hd_version = PQ_VERSION_NUM;
   /* A flipped bit of the geometry: the checksum says so. */
   h->hd_nslots ^= 1;
@@ -290,7 +294,7 @@ static void test_verify_reads(void **state) {
   while (pq_next(pq, PQ_FORWARD, NULL, note_ident, &s) == PQ_OK)
     ;
   assert_int_equal(s.n, 20); /* not asked to verify */
-  pq_set_verify(pq, true);
+  pq_set_verify(pq, PQ_VERIFY_EACH);
   pq_cursor_oldest(pq);
   s.n = 0;
   int rc, ndamaged = 0;
@@ -399,7 +403,7 @@ static void test_verify_batches(void **state) {
     uint8_t *p = damaged_queue(changed_data_at, &len);
     pq_t *pq;
     assert_int_equal(pq_open(path, PQ_READONLY, &pq, NULL), PQ_OK);
-    pq_set_verify(pq, true);
+    pq_set_verify(pq, PQ_VERIFY_EACH);
     read_batches(pq, PQ_FORWARD, damaged_index_no);
     pq_cursor_set(pq, PQ_CURSOR_END);
     read_batches(pq, PQ_BACKWARD, damaged_index_no);

@@ -391,6 +391,15 @@ static void test_open_limit(void **state) {
   assert_int_equal(pqact_outputs_open(o), 9);
   assert_int_equal(fds_on("emf03"), 0);
   assert_int_equal(fds_on("emf04"), 1);
+  /* FILE -close, which opens and closes its file outside the set: the
+   * descriptor emfs let go taken again, the least recently used closed */
+  n += eat_fds(src, eaten + n, 256 - n);
+  assert_int_equal(act(o, PQACT_FILE, "-close emff", "f"), 0);
+  assert_string_equal(slurp("emff", &len), "f");
+  assert_int_equal(pqact_outputs_open(o), 8);
+  assert_int_equal(fds_on("emff"), 0);
+  assert_int_equal(fds_on("emf04"), 0);
+  assert_int_equal(fds_on("emf05"), 1);
   pqact_outputs_free(o);
 
   /* with nothing left to close, the action fails (and says so) */

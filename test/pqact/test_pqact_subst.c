@@ -4,7 +4,7 @@
  * sub-matches (\0-\9, \(NN), &, the escapes, groups that did not take
  * part, bad references, overflow), strftime in UTC, (DD:code) across month
  * and year ends and leap days, (seq), and the split into words with double
- * quotes.
+ * quotes; and the whole against its steps chained by hand.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -359,6 +359,56 @@ static void test_order(void **state) {
    * _POSIX_ARG_MAX / 2; pqact_split() alone is tested on it above) */
 }
 
+/* pqact_substitute() against its four steps chained by hand (the public
+ * step functions), for templates and identifiers with and without what
+ * steps 2 to 4 convert: the same words; a text with neither '%' nor '('
+ * skips those steps (subst.c) and must come out as if it went through. */
+static void test_chain(void **state) {
+  (void)state;
+  static const char *const cases[][3] = {
+      /* ERE, identifier, template */
+      {"^P([0-9]+) (K...)", "P000001 KXYZ 071200", "-close out/\\1.txt"},
+      {"^(.*)$", "a\\b&c", "x\\\\y\\&z/\\1/&"},
+      {"^(.*)$", "plain", "-close -log data/\\(1)_\\9_end"},
+      {"^(.*)$", "KMKX%Y", "d/\\1"},
+      {"^(.*)$", "x(seq)", "d/\\1"},
+      {"^(.*)$", "(31:yyyy)", "d/\\1"},
+      {"^(.*)$", "x", "%Y/(01:mm)/(seq)/\\1"},
+      {"^(.*)$", "", "-close \\1 \"a b\""},
+  };
+  pq_prod_info info = {.seqno = 42};
+  info.arrival.sec = utc(2024, 2, 29, 23, 59);
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    snprintf(info.ident, sizeof info.ident, "%s", cases[i][1]);
+    char buf[PQACT_ARG_MAX], a[PQACT_ARG_MAX], b[PQACT_ARG_MAX];
+    char *argv[PQACT_MAX_ARGS], *want[PQACT_MAX_ARGS];
+    regex_t re;
+    regmatch_t m[PQACT_NMATCH];
+    assert_int_equal(regcomp(&re, cases[i][0], REG_EXTENDED), 0);
+    assert_int_equal(regexec(&re, info.ident, PQACT_NMATCH, m, 0), 0);
+    regfree(&re);
+    assert_true(
+        pqact_regsub(cases[i][2], info.ident, m, a, sizeof a, NULL, NULL) >= 0);
+    assert_int_equal(pqact_strftime(a, info.arrival.sec, b, sizeof b), 0);
+    assert_int_equal(
+        pqact_datesub(b, info.arrival.sec, a, sizeof a, NULL, NULL), 0);
+    assert_int_equal(pqact_seqsub(a, info.seqno, b, sizeof b), 0);
+    int n = pqact_split(b, want);
+    int argc = pqact_substitute(cases[i][2], &info, m, buf, argv, NULL, NULL);
+    assert_int_equal(argc, n);
+    for (int k = 0; k < n; k++)
+      assert_string_equal(argv[k], want[k]);
+  }
+  /* a creation time gmtime_r() cannot take fails step 2 whatever the
+   * template (as before steps 2 to 4 could be skipped) */
+  info.arrival.sec = INT64_MAX;
+  snprintf(info.ident, sizeof info.ident, "plain");
+  char buf[PQACT_ARG_MAX];
+  char *argv[PQACT_MAX_ARGS];
+  assert_int_equal(subst("^(.*)$", "d/\\1", &info, buf, argv), -1);
+  assert_string_equal(said, "arguments too long after substitution\n");
+}
+
 /* Does the last word of tmpl, substituted for ident (ERE "^(.*)$" and
  * the creation time 2023-12-31 22:10), hold a ".." the product made?
  * The words must come out as want (joined by '|'). */
@@ -419,6 +469,7 @@ int main(void) {
       cmocka_unit_test(test_seqsub),
       cmocka_unit_test(test_split),
       cmocka_unit_test(test_order),
+      cmocka_unit_test(test_chain),
       cmocka_unit_test(test_product_dotdot),
   };
   return tu_exit_code(cmocka_run_group_tests(tests, NULL, NULL));

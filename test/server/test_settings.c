@@ -40,6 +40,7 @@ static const char full_registry[] =
     "    <time-offset>900</time-offset>\n"
     "    <enable-anti-DOS>FALSE</enable-anti-DOS>\n"
     "    <zero-copy>TRUE</zero-copy>\n"
+    "    <check-sent>EACH</check-sent>\n"
     "    <interval>7</interval>\n"
     "    <restart-min>10</restart-min>\n"
     "    <restart-max>3</restart-max>\n"
@@ -168,7 +169,8 @@ static void test_defaults_without_a_registry_file(void **state) {
   assert_int_equal(p.autoshift_ms, 60000);
   assert_int_equal(p.first_call_ms, 30000);
   assert_true(p.anti_dos);
-  assert_false(p.zero_copy); /* off by default */
+  assert_false(p.zero_copy);  /* off by default */
+  assert_false(p.check_each); /* ONCE by default */
   assert_int_equal(p.max_product, 0);
   assert_int_equal(p.max_product_memory, 16000000);
   assert_int_equal(p.max_per_address, 32);
@@ -211,6 +213,7 @@ static void test_registry_values_replace_defaults(void **state) {
   assert_int_equal(p.first_call_ms, 11000);
   assert_false(p.anti_dos);
   assert_true(p.zero_copy);
+  assert_true(p.check_each);
   assert_int_equal(p.max_product, 2000000);
   assert_int_equal(p.max_product_memory, 3000000);
   assert_int_equal(p.max_per_address, 5);
@@ -320,6 +323,14 @@ static void test_out_of_range_refused(void **state) {
   REFUSED(REG_METRICS_PER_ADDRESS, reg_path);
   registry_key("metrics", "max-per-address", "0");
   REFUSED(REG_METRICS_PER_ADDRESS, reg_path);
+  /* A file edited by hand may hold what regutil would refuse. */
+  registry_key("server", "check-sent", "each");
+  REFUSED(REG_CHECK_SENT, reg_path, "is \"each\", not ONCE or EACH");
+  registry_key("server", "check-sent", "ONCE");
+  ldmd_cmdline cl = no_options();
+  ldmd_params p;
+  read_ok(&cl, &p);
+  assert_false(p.check_each);
 }
 
 /* A value that is not of its key's type: the registry's own words. */
@@ -378,6 +389,7 @@ static void test_fill_hands_children_their_part(void **state) {
   assert_int_equal(set.first_call_ms, 11000);
   assert_false(set.anti_dos);
   assert_true(set.zero_copy);
+  assert_true(set.check_each);
   assert_int_equal(set.max_product, 2000000);
   assert_int_equal(set.max_product_memory, 3000000);
   assert_int_equal(set.rpc_timeout, 77);

@@ -3,8 +3,10 @@
 # inserted while ldmd runs survive a stop, a wiped /dev/shm directory and
 # a start (same products, same order, same bytes, a sound queue); a start
 # with the queue there leaves it alone; a start with neither queue nor
-# snapshot makes an empty queue; a damaged snapshot is set aside and the
-# service still starts; a queue on a disk is not saved; ldmd-queue's
+# snapshot makes an empty queue; a queue of another format version (an
+# upgrade) is replaced by the snapshot saved after it, or set aside when
+# there is none; a damaged snapshot is set aside and the service still
+# starts; a queue on a disk is not saved; ldmd-queue's
 # errors say what failed.
 source "$(dirname "$0")/lib.sh" "$@"
 cd "$SCRATCH" || fail "cd"
@@ -61,6 +63,52 @@ qsize=$(pqmon -S -q "$Q" | awk '{print $2}') # the data size, rounded up
 ((qsize >= 30000000 && qsize < 31000000)) ||
   fail "the restored queue is not of the registry's size: $(pqmon -S -q "$Q")"
 ok "a restored queue takes the registry's /queue/size"
+
+# An upgrade to a build of another queue format: the old build's stop has
+# saved the snapshot, and the queue left on the tmpfs is of the old format
+# (made so here by writing an older version into its header, the first
+# thing pq_open() checks).  With the snapshot newer than the queue, the
+# start removes the queue and restores the snapshot.
+old_format() {
+  printf '\x01\x00\x00\x00' | dd of="$Q" bs=1 seek=8 conv=notrunc status=none ||
+    fail "cannot write an old version into $Q"
+}
+unit_stop
+expect_in post.1 "saved 301 products"
+cp "$SNAP" snap301 || fail "cp"
+old_format
+touch -d '2 minutes ago' "$Q" || fail "touch"
+expect_rc 1 pqmon -S -q "$Q"
+expect_in "$ERR" "format version 1, this program reads version"
+unit_start
+expect_in pre.1 "queue $Q was made by another build (format version 1, this program reads version"
+expect_in pre.1 "removed; its products come back from $SNAP"
+expect_in pre.1 "restored 301 of 301"
+expect_rc 0 pqcheck -q "$Q"
+[[ $(wc -l < <(idents)) == 301 ]] || fail "the queue does not hold the 301 products after the upgrade"
+ok "an old-format queue after an upgrade: replaced by its snapshot's 301 products"
+
+# Without a snapshot newer than it, the old queue is kept aside as it is,
+# for the old build's pqsave, and ldmd starts on an empty queue (not on the
+# stale snapshot).
+unit_stop
+old_format
+touch -d '1 hour ago' "$SNAP" || fail "touch"
+cp "$Q" aged.pq || fail "cp"
+unit_start
+expect_in pre.1 "with no snapshot newer than it: moved to $Q.old"
+expect_in pre.1 "made an empty queue $Q"
+cmp -s aged.pq "$Q.old" || fail "the old queue was not kept as it was at $Q.old"
+[[ -z $(idents) ]] || fail "the new queue is not empty"
+ok "an old-format queue and an older snapshot: kept as $Q.old, an empty queue"
+
+# Back to the queue of 301 products for what follows.
+unit_stop
+rm -f "$Q.old" aged.pq
+cp snap301 "$SNAP" || fail "cp"
+wipe
+unit_start
+expect_in pre.1 "restored 301 of 301"
 
 # A damaged snapshot: kept aside, an empty queue, ldmd starts.
 unit_stop

@@ -29,8 +29,9 @@
 
 /* Keys with a built-in default: LDM's 24, ldmd's own 8, 4 for its live
  * figures, 5 against abuse and 3 for TLS, pqact's own 1, ldmadmin's own 1,
- * the NATS bridge's 9, pqsurf's 4 (LDM's). */
-#define NBUILTIN 60
+ * the NATS bridge's 9, pqsurf's 4 (LDM's), and ldmd's /server/zero-copy
+ * and /server/check-sent. */
+#define NBUILTIN 61
 
 static char scratch[1024]; /* this run's directory */
 static char home[2048];    /* LDMHOME for the tests */
@@ -227,6 +228,7 @@ static void check_all_defaults(ldm_registry *reg) {
   want_uint(reg, REG_TIME_OFFSET, 3600);
   want_bool(reg, REG_ANTI_DOS, true);
   want_bool(reg, REG_ZERO_COPY, false);
+  want_string(reg, REG_CHECK_SENT, "ONCE");
   snprintf(want, sizeof want, "%s/etc/pqact.conf", home);
   want_string(reg, REG_PQACT_CONFIG, want);
   snprintf(want, sizeof want, "%s/var/data", home);
@@ -692,6 +694,8 @@ static void test_set_refused(void **state) {
       {REG_DELETE_INFO_FILES, "08", LDM_REG_OK},
       {REG_RECONCILIATION, "bogus", LDM_REG_EVALUE},
       {REG_RECONCILIATION, "increase queue", LDM_REG_OK},
+      {REG_CHECK_SENT, "each", LDM_REG_EVALUE},
+      {REG_CHECK_SENT, "EACH", LDM_REG_OK},
       {REG_HOSTNAME, "", LDM_REG_EVALUE},
       {REG_INTERVAL, "0", LDM_REG_EVALUE},
       {REG_INTERVAL, "2147484", LDM_REG_EVALUE}, /* REG_SECONDS_MAX + 1 */
@@ -1031,7 +1035,7 @@ static void test_own_keys(void **state) {
   assert_string_equal(s.values[4], "");
   for (int i = 0; i < s.n; i++)
     assert_true(s.is_default[i]);
-  walk_n(reg, "/server", &s, 16); /* LDM's 7 and ldmd's 9 */
+  walk_n(reg, "/server", &s, 17); /* LDM's 7 and ldmd's 10 */
   for (size_t i = 0; i < NOWN; i++)
     if (strncmp(own_keys[i].key, "/server/", 8) == 0) {
       int j = find_seen(&s, own_keys[i].key);
