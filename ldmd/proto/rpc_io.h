@@ -164,6 +164,29 @@ int ldm6_io_recv_head(ldm6_io *io, int timeout_ms, size_t head,
 int ldm6_io_recv_body(ldm6_io *io, void *dst, size_t n, int timeout_ms);
 
 /**
+ * How many of the next n bytes of the body of the record begun by
+ * ldm6_io_recv_head() have come already and can be taken without a wait:
+ * those in io's read buffer and, on a plain connection, those in the
+ * socket's receive queue, which nothing the peer does can take back.
+ * Counts only bytes before the next fragment mark (a record of many
+ * fragments is said to have fewer ready than it may have); under TLS only
+ * the buffer's bytes.  One ioctl(2) when the buffer alone holds fewer
+ * than n.  @return 0 .. n
+ */
+size_t ldm6_io_body_ready(ldm6_io *io, size_t n);
+
+/**
+ * Wait until the next n bytes of the streamed body have come (see
+ * ldm6_io_body_ready()), or the socket has news (an end, an error), for at
+ * most timeout_ms.  Returns at once when they cannot all be in hand
+ * before a fragment mark, are more than the 512 KiB a wait is ever made
+ * for, or the connection is under TLS.
+ * @return LDM6_IO_OK (then ask ldm6_io_body_ready()), LDM6_IO_TIMEDOUT,
+ *         LDM6_IO_STOPPED, LDM6_IO_ESYS
+ */
+int ldm6_io_body_wait(ldm6_io *io, size_t n, int timeout_ms);
+
+/**
  * The record begun by ldm6_io_recv_head() must end here (an empty last
  * fragment may still follow; it is read).
  * @return LDM6_IO_OK; LDM6_IO_EPROTO (bytes remain: the record was longer than
@@ -388,6 +411,20 @@ void ldm6_io_set_send_timeout(ldm6_io *io, int timeout_ms);
  *  the queue's size once a peer is known to push products.  Applies from
  *  the next record on. */
 void ldm6_io_set_max_record(ldm6_io *io, size_t max_record);
+
+/**
+ * Stream long records from their first start bytes (0: off, the default).
+ * A record whose fragment alone goes past ldm6_io_recv_head()'s head is
+ * then returned once start bytes of it are in (instead of head), and,
+ * after such a record, the next read for a record's start asks the socket
+ * for at most start bytes: the data of a run of long records is left in
+ * the socket for ldm6_io_recv_body() to read straight where it goes (the
+ * queue) instead of being copied through the read buffer.  A record that
+ * turns out short is gathered whole as before, and ends that: the next
+ * read fills the buffer again, so small records still come many to a read.
+ * start must hold the start of every long record the caller decodes.
+ */
+void ldm6_io_set_stream_start(ldm6_io *io, size_t start);
 
 /** True if bytes already read from the socket wait in io's buffer (so
  *  poll(2) on ldm6_io_fd() alone would miss them). */

@@ -61,6 +61,8 @@ struct ldm6_io {
   size_t max_record;
   bool partial;   /* bytes of an unfinished record have been taken */
   bool streaming; /* ldm6_io_recv_head() stopped inside a record */
+  size_t start;   /* ldm6_io_set_stream_start(), 0: off */
+  bool long_last; /* the last record begun was streamed */
   uint64_t rx_bytes;
   int lowat; /* the socket's SO_RCVLOWAT */
   ldm6_rpc_framer fr;

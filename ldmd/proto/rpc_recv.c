@@ -22,10 +22,12 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 
 #define LOWAT_MIN (64u * 1024u)  /* bulk reads wait for this much at least */
 #define LOWAT_MAX (512u * 1024u) /* and at most */
+#define MARK_LEN 4u              /* a record mark */
 
 /*
  * How many bytes must be in the socket before a wait for input ends.  A
@@ -52,14 +54,15 @@ static void set_lowat(ldm6_io *io, size_t want) {
     io->lowat = v;
 }
 
-/* Read what the socket has into the buffer.  @return LDM6_IO_OK, CLOSED,
- * TIMEDOUT, EPROTO (closed inside a record) or ESYS. */
-static int fill(ldm6_io *io, int64_t deadline) {
+/* Read what the socket has, at most max bytes, into the buffer.
+ * @return LDM6_IO_OK, CLOSED, TIMEDOUT, EPROTO (closed inside a record) or
+ * ESYS. */
+static int fill_at_most(ldm6_io *io, size_t max, int64_t deadline) {
   int rc;
 
   set_lowat(io, 1);
   for (;;) {
-    ssize_t n = ldm6_io__read(io, io->rbuf, sizeof io->rbuf);
+    ssize_t n = ldm6_io__read(io, io->rbuf, max);
 
     if (n > 0) {
       io->rpos = 0;
@@ -88,6 +91,10 @@ static int fill(ldm6_io *io, int64_t deadline) {
     if (rc != LDM6_IO_OK)
       return rc;
   }
+}
+
+static int fill(ldm6_io *io, int64_t deadline) {
+  return fill_at_most(io, sizeof io->rbuf, deadline);
 }
 
 /* Decode the header of the record the framer holds. */
@@ -128,8 +135,9 @@ static int take_head(ldm6_io *io, ldm6_io_msg *msg) {
 }
 
 /* Feed the framer from the read buffer, storing at most head bytes of a
- * record (SIZE_MAX: all of it).  Between fragments only the mark's bytes
- * are fed, so no fragment byte past head is stored.
+ * record (SIZE_MAX: all of it), or io->start bytes once the fragment being
+ * read is known to go past head.  Between fragments only the mark's bytes
+ * are fed, so no fragment byte past that is stored.
  * @return 1 a record is complete; 2 head bytes are stored and the record
  *         goes on; 0 more bytes are needed; LDM6_IO_EPROTO */
 static int feed(ldm6_io *io, size_t head) {
@@ -139,12 +147,15 @@ static int feed(ldm6_io *io, size_t head) {
     int rc;
 
     if (left > 0 && head != SIZE_MAX) {
-      size_t stored = ldm6_rpc_framer_stored(&io->fr, NULL);
+      size_t stored = ldm6_rpc_framer_stored(&io->fr, NULL), lim = head;
 
-      if (stored >= head)
+      if (io->start > 0 && io->start < head && stored < head &&
+          left > head - stored)
+        lim = io->start; /* a long record: its start will do */
+      if (stored >= lim)
         return 2;
-      if (avail > head - stored)
-        avail = head - stored;
+      if (avail > lim - stored)
+        avail = lim - stored;
     } else if (left == 0 && head != SIZE_MAX &&
                avail > ldm6_rpc_framer_want(&io->fr)) {
       avail = ldm6_rpc_framer_want(&io->fr); /* the mark only */
@@ -173,6 +184,12 @@ int ldm6_io_recv_head(ldm6_io *io, int timeout_ms, size_t head,
                       ldm6_io_msg *msg, bool *more) {
   int64_t deadline = 0;
   bool timed = false; /* the clock is read only if bytes are wanted */
+  /* After a long record the next is likely long too: the first read asks
+   * for its start only (and the mark before it), so that its data stays
+   * in the socket; a short record takes one more read. */
+  size_t first = io->long_last && io->start > 0 && head != SIZE_MAX
+                     ? io->start + MARK_LEN
+                     : sizeof io->rbuf;
 
   io->detail[0] = '\0';
   *more = false;
@@ -184,10 +201,13 @@ int ldm6_io_recv_head(ldm6_io *io, int timeout_ms, size_t head,
   for (;;) {
     int rc = feed(io, head);
 
-    if (rc == 1)
+    if (rc == 1) {
+      io->long_last = false;
       return take_record(io, msg);
+    }
     if (rc == 2) {
       io->streaming = true;
+      io->long_last = true;
       *more = true;
       return take_head(io, msg);
     }
@@ -197,7 +217,8 @@ int ldm6_io_recv_head(ldm6_io *io, int timeout_ms, size_t head,
       deadline = ldm6_io__deadline(timeout_ms);
       timed = true;
     }
-    rc = fill(io, deadline);
+    rc = fill_at_most(io, first, deadline);
+    first = sizeof io->rbuf;
     if (rc != LDM6_IO_OK)
       return rc;
   }
@@ -209,17 +230,26 @@ int ldm6_io_recv(ldm6_io *io, int timeout_ms, ldm6_io_msg *msg) {
   return ldm6_io_recv_head(io, timeout_ms, SIZE_MAX, msg, &more);
 }
 
-/* Read up to n bytes straight from the socket into dst.  @return the
- * bytes read (> 0), or an LDM6_IO_* result (< 0) */
+/* Read up to n bytes straight from the socket into dst (the buffer must
+ * be empty).  With a stream start, bytes the socket has after them, up to
+ * what ends this record and starts the next (its padding, an empty last
+ * fragment, the next mark and start), go into the buffer in the same call:
+ * one read per long record where there would be two.  @return the bytes
+ * read into dst (> 0), or an LDM6_IO_* result (< 0) */
 static long read_direct(ldm6_io *io, uint8_t *dst, size_t n, int64_t deadline) {
+  size_t extra = io->start > 0 ? io->start + 3 * MARK_LEN + 4 : 0;
   int rc;
 
   for (;;) {
-    ssize_t r = ldm6_io__read(io, dst, n);
+    ssize_t r = ldm6_io__read2(io, dst, n, io->rbuf, extra);
 
     if (r > 0) {
       io->rx_bytes += (uint64_t)r;
-      return (long)r;
+      if ((size_t)r <= n)
+        return (long)r;
+      io->rpos = 0;
+      io->rlen = (size_t)r - n;
+      return (long)n;
     }
     if (r == 0 || errno == ECONNRESET) {
       snprintf(io->detail, sizeof io->detail,
@@ -302,6 +332,34 @@ int ldm6_io_recv_body(ldm6_io *io, void *dst, size_t n, int timeout_ms) {
   return LDM6_IO_OK;
 }
 
+size_t ldm6_io_body_ready(ldm6_io *io, size_t n) {
+  size_t left = ldm6_rpc_framer_frag_left(&io->fr), have = io->rlen - io->rpos;
+  int inq = 0;
+
+  if (!io->streaming)
+    return 0;
+  if (n > left)
+    n = left; /* the next mark may declare anything */
+  if (have >= n)
+    return n;
+  if (io->ssl == NULL && ioctl(io->fd, FIONREAD, &inq) == 0 && inq > 0)
+    have += (size_t)inq;
+  return have < n ? have : n;
+}
+
+int ldm6_io_body_wait(ldm6_io *io, size_t n, int timeout_ms) {
+  size_t have = io->rlen - io->rpos;
+  int rc;
+
+  if (!io->streaming || io->ssl != NULL || n > LOWAT_MAX ||
+      n > ldm6_rpc_framer_frag_left(&io->fr) || have >= n)
+    return LDM6_IO_OK;
+  set_lowat(io, n - have);
+  rc = ldm6_io__wait(io, POLLIN, ldm6_io__deadline(timeout_ms));
+  set_lowat(io, 1);
+  return rc;
+}
+
 int ldm6_io_recv_end(ldm6_io *io, int timeout_ms) {
   int64_t deadline = ldm6_io__deadline(timeout_ms);
 
@@ -331,6 +389,10 @@ int ldm6_io_recv_end(ldm6_io *io, int timeout_ms) {
         return rc;
     }
   }
+}
+
+void ldm6_io_set_stream_start(ldm6_io *io, size_t start) {
+  io->start = start < sizeof io->rbuf ? start : sizeof io->rbuf - MARK_LEN;
 }
 
 void ldm6_io_set_max_record(ldm6_io *io, size_t max_record) {

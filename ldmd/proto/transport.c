@@ -155,6 +155,16 @@ ssize_t ldm6_io__read(ldm6_io *io, void *buf, size_t n) {
   return tls_fail(io, 0);
 }
 
+ssize_t ldm6_io__read2(ldm6_io *io, void *buf, size_t n, void *buf2,
+                       size_t n2) {
+  struct iovec iov[2] = {{buf, n}, {buf2, n2}};
+
+  if (io->ssl != NULL)
+    return ldm6_io__read(io, buf, n);
+  io->want = POLLIN;
+  return readv(io->fd, iov, n2 > 0 ? 2 : 1);
+}
+
 /* Send now what went with MSG_MORE and waits for more. */
 static void uncork(const ldm6_io *io) {
   int one = 1;

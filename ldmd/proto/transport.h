@@ -30,6 +30,14 @@
 ssize_t ldm6_io__read(ldm6_io *io, void *buf, size_t n);
 
 /**
+ * readv(2) of two pieces on the connection: up to n bytes into buf and
+ * then, if the socket has more, up to n2 into buf2; under TLS only the
+ * first piece is read.  As ldm6_io__read() otherwise.
+ * @return bytes read into both, 0 at the end, or -1 with errno
+ */
+ssize_t ldm6_io__read2(ldm6_io *io, void *buf, size_t n, void *buf2, size_t n2);
+
+/**
  * sendmsg(2) of iov[0..n) with flags (MSG_NOSIGNAL, MSG_DONTWAIT), at most
  * the first 1024 pieces; under TLS, records of those bytes in turn.  Sets
  * io->want as ldm6_io__read().  After a short count or EAGAIN the caller

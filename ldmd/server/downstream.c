@@ -13,7 +13,10 @@
  * the protocol: the queue never keeps a half-filled product.  Its data
  * waits in this object's memory, not in the queue, until the last byte has
  * come (docs/security.md, "Announced products (COMINGSOON)"): an
- * announcement alone reserves nothing and evicts nothing.  Only the first
+ * announcement alone reserves nothing and evicts nothing.  A product whose
+ * missing bytes have all come (the caller says so: ldmd_down_room()'s
+ * ready) is not held: its room is reserved then and its bytes go there
+ * straight, one copy fewer.  Only the first
  * hold_max bytes are held so; a product that has sent that many and has
  * more to come is given its room in the queue then, and the rest goes
  * there straight.  The memory is kept for the next product and freed when
@@ -24,11 +27,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "ldmd/proto/ldm6_xdr.h"
 #include "ldmd/site/log.h"
 
 #define PRODTEXT_LEN 640
+#define POPULATE_MIN (64u * 1024u) /* smaller buffers: let them fault */
 
 struct ldmd_down {
   pq_t *pq;
@@ -358,6 +364,28 @@ static bool to_queue(ldmd_down *d) {
   return true;
 }
 
+/* Map the pages of a new buffer p[0..n) into this process in one call
+ * before the socket's bytes are read into them: a fresh buffer would
+ * otherwise take a page fault for every 4 KiB of a large product, inside
+ * each read(2), which halves its rate.  Once per buffer, since it is kept
+ * from product to product (the queue's pages are pq's: populate.c).  Only
+ * an optimisation: any failure (an old kernel) is ignored. */
+static void populate(uint8_t *p, size_t n) {
+#ifdef MADV_POPULATE_WRITE
+  long page = sysconf(_SC_PAGESIZE);
+  uintptr_t lo, hi;
+
+  if (n < POPULATE_MIN || page <= 0)
+    return;
+  lo = (uintptr_t)p & ~((uintptr_t)page - 1);
+  hi = (uintptr_t)p + n;
+  (void)madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE);
+#else
+  (void)p;
+  (void)n;
+#endif
+}
+
 /* Make buf hold at least need bytes, keeping the d->have bytes it holds.
  * @return false when out of memory */
 static bool hold(ldmd_down *d, size_t need) {
@@ -375,18 +403,27 @@ static bool hold(ldmd_down *d, size_t need) {
   }
   if (p == NULL)
     return false;
+  populate(p, need);
   d->buf = p;
   d->cap = need;
   return true;
 }
 
-void *ldmd_down_room(ldmd_down *d, size_t want, size_t *n) {
+bool ldmd_down_holding(const ldmd_down *d) {
+  return d->pending && !d->dropped && !d->in_queue;
+}
+
+void *ldmd_down_room(ldmd_down *d, size_t want, uint64_t ready, size_t *n) {
   *n = want;
   if (!d->pending || d->dropped)
     return NULL;
   if (want > d->pinfo.size - d->have)
     *n = want = (size_t)(d->pinfo.size - d->have);
-  if (!d->in_queue && d->have < d->hold_max) {
+  /* Held in memory only while some of it may never come: a product whose
+   * missing bytes are all in hand costs the queue only what a whole one
+   * does (docs/security.md, "Announced products (COMINGSOON)"). */
+  if (!d->in_queue && d->have < d->hold_max &&
+      ready < d->pinfo.size - d->have) {
     uint64_t end = d->pinfo.size < d->hold_max ? d->pinfo.size : d->hold_max;
 
     if (hold(d, (size_t)end)) {
@@ -471,7 +508,7 @@ int ldmd_down_blkdata(ldmd_down *d, const ldm6_datapkt *pkt) {
     return rc;
   while (left > 0) {
     size_t n;
-    uint8_t *dst = ldmd_down_room(d, left, &n);
+    uint8_t *dst = ldmd_down_room(d, left, left, &n); /* all in hand */
 
     if (dst != NULL)
       memcpy(dst, src, n);

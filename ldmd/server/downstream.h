@@ -158,8 +158,19 @@ int ldmd_down_blkdata_begin(ldmd_down *d, const ldm6_datapkt *pkt, bool *take);
  * product was refused by the queue when given its room (an error was
  * logged) and the caller drops the bytes.  Call ldmd_down_took() for the
  * *n bytes either way.
+ * @param ready  how many of the product's next bytes have come already
+ *               and can be taken without a wait (in the caller's memory,
+ *               or in the socket's receive queue): when they are all that
+ *               is missing, the product is in hand, so it is given its
+ *               room in the queue now and its bytes go there straight
+ *               instead of through this object's memory.  0 when unknown.
  */
-void *ldmd_down_room(ldmd_down *d, size_t want, size_t *n);
+void *ldmd_down_room(ldmd_down *d, size_t want, uint64_t ready, size_t *n);
+
+/** Whether the pending product's data would go to this object's memory
+ *  (it is not yet given its room in the queue): whether ldmd_down_room()
+ *  can use its ready argument, which may cost the caller a system call. */
+bool ldmd_down_holding(const ldmd_down *d);
 
 /** n data bytes of the pending product were read (into the last room). */
 void ldmd_down_took(ldmd_down *d, size_t n);

@@ -101,6 +101,7 @@ static int open_queue(ldmd_conn *c) {
   if (max > SIZE_MAX)
     max = SIZE_MAX;
   ldm6_io_set_max_record(c->io, (size_t)max);
+  ldm6_io_set_stream_start(c->io, LDMD_RECORD_START);
   return 0;
 }
 

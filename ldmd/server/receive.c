@@ -8,6 +8,10 @@
  * the connection's, reused from product to product, and the queue only
  * once the product is complete, or once /server/max-product-memory bytes
  * of it have come (docs/security.md, "Announced products (COMINGSOON)").
+ * A product whose missing bytes have all come already (in the read buffer
+ * and the socket's receive queue: ldm6_io_body_ready()) goes to the queue
+ * straight, with one copy fewer of each byte: the usual case for products
+ * up to a few hundred KiB from a fast upstream.
  * No buffer grows past that bound, as a gathered record of a 20 MB
  * product would.  A record that ends before or after the data it
  * declares is refused (ldmd_refuse_product()) and what came of it
@@ -21,50 +25,32 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "ldmd/proto/ldm6_xdr.h"
 #include "ldmd/site/log.h"
 #include "ldmd/server/server.h"
 
 #define DATAPKT_HEAD LDMD_DATAPKT_HEAD
-#define POPULATE_MIN (64u * 1024u) /* smaller products: let them fault */
-
-/* Map the pages of dst[0..n) into this process in one call before the
- * socket's bytes are read into them: a process new to the queue's pages
- * (a new connection) would otherwise take a page fault for every 4 KiB
- * of a large product, inside each read(2), which halves its rate.  Only
- * an optimisation: any failure (an old kernel) is ignored. */
-static void populate(uint8_t *dst, size_t n) {
-#ifdef MADV_POPULATE_WRITE
-  long page = sysconf(_SC_PAGESIZE);
-  uintptr_t lo, hi;
-
-  if (dst == NULL || n < POPULATE_MIN || page <= 0)
-    return;
-  lo = (uintptr_t)dst & ~((uintptr_t)page - 1);
-  hi = (uintptr_t)dst + n;
-  (void)madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE);
-#else
-  (void)dst;
-  (void)n;
-#endif
-}
+/* How long a product's data waits to be all in hand before it is read
+ * into memory as it comes (a slow link: that would time out no sooner). */
+#define IN_HAND_WAIT_MS 1000
 
 /*
  * The data of a product or packet: sz bytes (then padding) of which the
  * first have bytes are already in pre.  When take, each part goes where
- * downstream.c says (ldmd_down_room(): its memory, then the queue), else
- * it is dropped; then the record is ended.  The record must end right
- * after the padding: one longer or shorter than what it declares is a
- * protocol error (LDM6_IO_EPROTO, *why says how).
+ * downstream.c says (ldmd_down_room(): its memory, then the queue, or the
+ * queue at once when the rest is in hand: pre, the read buffer and the
+ * socket's receive queue hold it), else it is dropped; then the record is
+ * ended.  The record must end right after the padding: one longer or
+ * shorter than what it declares is a protocol error (LDM6_IO_EPROTO, *why
+ * says how).
  * @return an LDM6_IO_* result
  */
 static int stream_data(ldmd_conn *c, bool take, uint32_t sz, const uint8_t *pre,
                        size_t have, int timeout_ms, const char **why) {
   size_t total = (size_t)sz + ldm6_xdr_pad(sz);
   size_t done = 0, in_pre = have < sz ? have : sz;
+  bool waited = false;
   int rc = LDM6_IO_OK;
 
   if (have > total) {
@@ -72,16 +58,32 @@ static int stream_data(ldmd_conn *c, bool take, uint32_t sz, const uint8_t *pre,
     return LDM6_IO_EPROTO;
   }
   while (rc == LDM6_IO_OK && done < sz) {
-    size_t n = sz - done;
-    uint8_t *dst = take ? ldmd_down_room(c->down, n, &n) : NULL;
+    size_t n = sz - done, wire = done > in_pre ? done : in_pre;
+    uint64_t ready = 0;
+    uint8_t *dst;
 
+    if (take && ldmd_down_holding(c->down)) { /* in hand: to the queue */
+      ready = (wire - done) + ldm6_io_body_ready(c->io, sz - wire);
+      if (ready < sz - done && !waited) { /* once: the rest may be coming */
+        waited = true;
+        rc = ldm6_io_body_wait(c->io, sz - wire,
+                               timeout_ms >= 0 && timeout_ms < IN_HAND_WAIT_MS
+                                   ? timeout_ms
+                                   : IN_HAND_WAIT_MS);
+        if (rc == LDM6_IO_TIMEDOUT)
+          rc = LDM6_IO_OK; /* not yet: into memory as it comes */
+        if (rc != LDM6_IO_OK)
+          break;
+        ready = (wire - done) + ldm6_io_body_ready(c->io, sz - wire);
+      }
+    }
+    dst = take ? ldmd_down_room(c->down, n, ready, &n) : NULL;
     if (done < in_pre) { /* bytes already read with the record's start */
       if (n > in_pre - done)
         n = in_pre - done;
       if (dst != NULL)
         memcpy(dst, pre + done, n);
     } else {
-      populate(dst, n);
       rc = ldm6_io_recv_body(c->io, dst, n, timeout_ms);
     }
     if (take && rc == LDM6_IO_OK)

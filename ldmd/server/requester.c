@@ -629,6 +629,7 @@ static enum outcome serve(requester *r, ldm6_io *io) {
   ldmd_down_set_metrics(c.down, c.ms, c.mfeeds);
   ldmd_down_set_hold(c.down, r->set->max_product_memory);
   ldm6_io_set_max_record(io, max > SIZE_MAX ? SIZE_MAX : (size_t)max);
+  ldm6_io_set_stream_start(io, LDMD_RECORD_START);
   r->seen_settled = r->seen_inserted = r->seen_dups = 0;
   ldmd_autoshift_init(&r->shift, r->req->group_size, r->primary,
                       r->set->autoshift_ms, last);

@@ -44,6 +44,11 @@
  *  more than any record but HEREIS and BLKDATA (a class of 32 specs with
  *  255-character patterns and its RPC header take about 8.5 KB). */
 #define LDMD_RECORD_HEAD 16384
+/** Bytes of a longer record (a HEREIS or BLKDATA) gathered before its data
+ *  is read straight where it goes (ldm6_io_set_stream_start()): an RPC
+ *  call header with the largest credentials and verifier (24 + 2 x 408
+ *  bytes) and the largest product metadata (368) take 1,208. */
+#define LDMD_RECORD_START 2048
 
 /** Settings of the server, read-only in the children. */
 typedef struct ldmd_settings {

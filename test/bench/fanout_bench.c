@@ -77,7 +77,8 @@
  *
  * usage: fanout_bench [-m modes] [-k kinds] [-N list] [-b count] [-z bytes]
  *                     [-d seconds] [-r rate] [-K ms] [-Q MiB] [-s seed]
- *                     [-D dir] [-L ldmd [-L ldmd]] [-X xml [-X xml]]
+ *                     [-D dir] [-L ldmd [-L ldmd]] [-U ldmd]
+ *                     [-X xml [-X xml]]
  *                     [-S discard|read [-S discard|read]] [-F nice|off]
  *                     [-q] [-x] [-v]
  *   -m modes   backlog, live, comma-separated (default both)
@@ -95,6 +96,9 @@
  *   -D dir     where the queues go (default /dev/shm)
  *   -L ldmd    the server (default: the one built with this program);
  *              twice: two builds side by side (also FANOUT_LDMD_B=path)
+ *   -U ldmd    the upstream server of every row (default: the row's -L,
+ *              which then runs only the downstreams): with -L twice, two
+ *              builds of the receiving side under one upstream
  *   -X xml     more of the upstream's registry, inside <server> (e.g.
  *              "<zero-copy>FALSE</zero-copy>"); given twice, the first
  *              goes with the first -L and the second with the second
@@ -182,7 +186,8 @@ typedef struct opts {
   const char *base;
   const char *ldmds[2];
   unsigned nldmd;
-  const char *xml[2]; /* -X: the upstream's registry, with each build */
+  const char *up_ldmd; /* -U: the upstream of every row, or NULL */
+  const char *xml[2];  /* -X: the upstream's registry, with each build */
   unsigned nxml;
   fs_way ways[2]; /* -S: how the sinks take the data, with each build */
   unsigned nway;
@@ -405,7 +410,8 @@ static int upstream_setup(run *r, enum mode m) {
     if (rc != 0 || rb_stop)
       return -1;
   }
-  return rb_start_upstream(&r->up, r->ldmd);
+  return rb_start_upstream(&r->up,
+                           r->o->up_ldmd != NULL ? r->o->up_ldmd : r->ldmd);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -1221,8 +1227,8 @@ static void usage(void) {
           "[-b count] [-z bytes]\n"
           "                    [-d seconds] [-r rate] [-K ms] [-s seed] "
           "[-D dir] [-L ldmd [-L ldmd]]\n"
-          "                    [-X xml [-X xml]] [-S discard|read [-S ...]] "
-          "[-F nice|off]\n"
+          "                    [-U ldmd] [-X xml [-X xml]] [-S discard|read "
+          "[-S ...]] [-F nice|off]\n"
           "                    [-q] [-x] [-v]\n");
 }
 
@@ -1246,7 +1252,8 @@ static int parse(int argc, char **argv, opts *o) {
   o->down_live_bytes = 64ull * MIB;
   o->raise_feeder = true;
   o->feeder_nice = FEEDER_NICE;
-  while ((c = getopt(argc, argv, "m:k:N:b:z:d:r:K:Q:s:D:L:X:S:F:qxv")) != -1) {
+  while ((c = getopt(argc, argv, "m:k:N:b:z:d:r:K:Q:s:D:L:U:X:S:F:qxv")) !=
+         -1) {
     char *end = NULL;
 
     errno = 0;
@@ -1308,6 +1315,9 @@ static int parse(int argc, char **argv, opts *o) {
       if (o->nldmd == 2)
         return rb_bad_value(c, optarg, optarg);
       o->ldmds[o->nldmd++] = optarg;
+      break;
+    case 'U':
+      o->up_ldmd = optarg;
       break;
     case 'X':
       if (o->nxml == 2 || strlen(optarg) > 1024)
@@ -1500,6 +1510,10 @@ int main(int argc, char **argv) {
   printf("fanout_bench: one upstream ldmd, N subscribers on loopback\n");
   rb_print_machine();
   print_load();
+  if (o.up_ldmd != NULL)
+    printf("  upstream of every row: %s (ldmd A and B below: the "
+           "downstreams)\n",
+           o.up_ldmd);
   for (b = 0; b < o.nldmd; b++)
     printf("  ldmd %s: %s%s%s; sinks %s\n", b == 0 ? "A" : "B", o.ldmds[b],
            o.xml[o.nxml > 1 ? b : 0] != NULL ? ", upstream registry + " : "",

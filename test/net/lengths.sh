@@ -48,6 +48,12 @@ refused hereis-over-long2 "90000 bytes declared, record longer than its contents
   -s 100000 -Z 90000
 refused hereis-under-long "100000 bytes declared, record ends before its contents do" \
   -s 50000 -Z 100000
+# A long one whose declared data has all come before it is read (ldmd then
+# gives it its room in the queue at once): the reservation is dropped when
+# the record turns out longer, and the queue is left sound.
+refused hereis-over-inhand "290000 bytes declared, record longer than its contents" \
+  -s 300000 -Z 290000
+expect_rc 0 "$PEER" check -q "$Q"
 # BLKDATA: its own length word against its data, and against COMINGSOON.
 refused blkdata-word-short "500 bytes declared, the record holds 1000" \
   -c -b 0 -s 1000 -Y 500

@@ -8,7 +8,10 @@
  * length word beyond the limit and garbage where a header should be;
  * streamed records (the start gathered, the rest read into the caller's
  * memory across any fragments, an empty last fragment, records that end
- * early or go on too long).
+ * early or go on too long); with a stream start, a long record returned
+ * after its first bytes, the next read asking the socket for no more than
+ * a record's start, and ldm6_io_body_ready() counting what has come (read
+ * buffer and socket, never past a fragment's end).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -22,6 +25,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -465,6 +470,129 @@ static void test_streamed(void **state) {
   free(dst);
 }
 
+/* Wait (5 s at most) until io's socket holds n unread bytes. */
+static void wait_socket_holds(ldm6_io *io, int n) {
+  struct pollfd p = {ldm6_io_fd(io), POLLIN, 0};
+  int one = 1, inq = 0;
+
+  assert_int_equal(setsockopt(p.fd, SOL_SOCKET, SO_RCVLOWAT, &n, sizeof n), 0);
+  assert_int_equal(poll(&p, 1, 5000), 1);
+  assert_int_equal(setsockopt(p.fd, SOL_SOCKET, SO_RCVLOWAT, &one, sizeof one),
+                   0);
+  assert_int_equal(ioctl(p.fd, FIONREAD, &inq), 0);
+  assert_int_equal(inq, n);
+}
+
+static void test_stream_start(void **state) {
+  ldm6_io *c, *s;
+  ldm6_io_msg m;
+  size_t n = 20000;
+  uint8_t *body = malloc(n), *dst = malloc(n);
+  uint8_t small[8] = {9, 9, 9, 9, 8, 8, 8, 8};
+  uint64_t rx;
+  bool more;
+
+  (void)state;
+  for (size_t i = 0; i < n; i++)
+    body[i] = (uint8_t)(i * 7 + 3);
+  tcp_pair("127.0.0.1", &c, &s);
+  ldm6_io_set_stream_start(s, 200);
+
+  /* A long record (one fragment: 4 + 40 + 20000 bytes) read whole into
+   * the buffer: returned after its first 200 bytes, the rest ready. */
+  write_frags(ldm6_io_fd(c), body, n, n + 100, false);
+  wait_socket_holds(s, 4 + 40 + (int)n);
+  assert_int_equal(ldm6_io_body_ready(s, 10), 0); /* nothing streamed yet */
+  assert_int_equal(ldm6_io_recv_head(s, 5000, 1000, &m, &more), LDM6_IO_OK);
+  assert_true(more);
+  assert_int_equal(m.body_len, 160);
+  assert_memory_equal(m.body, body, 160);
+  assert_int_equal(ldm6_io_body_ready(s, n - 160), n - 160);
+  assert_int_equal(ldm6_io_body_ready(s, 10), 10);
+  assert_int_equal(ldm6_io_body_ready(s, 1u << 20), n - 160); /* the end */
+  assert_int_equal(ldm6_io_recv_body(s, dst, n - 160, 5000), LDM6_IO_OK);
+  assert_memory_equal(dst, body + 160, n - 160);
+  assert_int_equal(ldm6_io_recv_end(s, 5000), LDM6_IO_OK);
+  assert_int_equal(ldm6_io_body_ready(s, 10), 0);
+
+  /* The next, after a long one: the first read takes its start only (the
+   * mark and 200 bytes); the rest is in the socket, and ready. */
+  write_frags(ldm6_io_fd(c), body, n, n + 100, false);
+  wait_socket_holds(s, 4 + 40 + (int)n);
+  rx = ldm6_io_rx_bytes(s);
+  assert_int_equal(ldm6_io_recv_head(s, 5000, 1000, &m, &more), LDM6_IO_OK);
+  assert_true(more);
+  assert_int_equal(ldm6_io_rx_bytes(s) - rx, 4 + 200);
+  assert_int_equal(ldm6_io_body_ready(s, n - 160), n - 160);
+  memset(dst, 0, n);
+  assert_int_equal(ldm6_io_recv_body(s, dst, n - 160, 5000), LDM6_IO_OK);
+  assert_memory_equal(dst, body + 160, n - 160);
+  assert_int_equal(ldm6_io_recv_end(s, 5000), LDM6_IO_OK);
+
+  /* A short record after a long one comes whole all the same; then a
+   * record of 1000-byte fragments: not known long until head bytes are
+   * in, and only the rest of the fragment being read counts as ready. */
+  write_frags(ldm6_io_fd(c), small, 8, 1000, false);
+  write_frags(ldm6_io_fd(c), body, 5000, 1000, false);
+  wait_socket_holds(s, 4 + 48 + 6 * 4 + 5040);
+  assert_int_equal(ldm6_io_recv_head(s, 5000, 1000, &m, &more), LDM6_IO_OK);
+  assert_false(more);
+  assert_int_equal(m.body_len, 8);
+  assert_memory_equal(m.body, small, 8);
+  assert_int_equal(ldm6_io_recv_head(s, 5000, 1000, &m, &more), LDM6_IO_OK);
+  assert_true(more);
+  assert_int_equal(m.body_len, 960);
+  assert_int_equal(ldm6_io_body_ready(s, 5000 - 960), 1000);
+  assert_int_equal(ldm6_io_body_ready(s, 300), 300);
+  memset(dst, 0, n);
+  assert_int_equal(ldm6_io_recv_body(s, dst, 5000 - 960, 5000), LDM6_IO_OK);
+  assert_memory_equal(dst, body + 960, 5000 - 960);
+  assert_int_equal(ldm6_io_recv_end(s, 5000), LDM6_IO_OK);
+  ldm6_io_free(c);
+  ldm6_io_free(s);
+  free(body);
+  free(dst);
+}
+
+/* ldm6_io_body_wait(): for bytes the peer has not sent, a timeout; once
+ * they are in the socket, at once; never for what lies past a fragment. */
+static void test_body_wait(void **state) {
+  ldm6_io *c, *s;
+  ldm6_io_msg m;
+  uint8_t hdr[64], mark[4], *body = calloc(1, 30000);
+  size_t hlen;
+  bool more;
+
+  (void)state;
+  tcp_pair("127.0.0.1", &c, &s);
+  ldm6_io_set_stream_start(s, 200);
+  assert_int_equal(
+      ldm6_rpc_encode_call(77, 300029, 6, 1, hdr, sizeof hdr, &hlen), 0);
+  ldm6_rpc_mark_put(mark, (uint32_t)(hlen + 30000), true);
+  raw_write(c, mark, 4);
+  raw_write(c, hdr, hlen);
+  raw_write(c, body, 10000); /* a third of the data */
+  wait_socket_holds(s, 4 + (int)hlen + 10000);
+  assert_int_equal(ldm6_io_recv_head(s, 5000, 1000, &m, &more), LDM6_IO_OK);
+  assert_true(more);
+  assert_int_equal(ldm6_io_body_ready(s, 30000 - m.body_len),
+                   10000 - m.body_len);
+  assert_int_equal(ldm6_io_body_wait(s, 30000 - m.body_len, 100),
+                   LDM6_IO_TIMEDOUT);
+  raw_write(c, body + 10000, 20000);
+  assert_int_equal(ldm6_io_body_wait(s, 30000 - m.body_len, 5000), LDM6_IO_OK);
+  assert_int_equal(ldm6_io_body_ready(s, 30000 - m.body_len),
+                   30000 - m.body_len);
+  /* Past the fragment's end: no wait, whatever the timeout. */
+  assert_int_equal(ldm6_io_body_wait(s, 40000, -1), LDM6_IO_OK);
+  assert_int_equal(ldm6_io_recv_body(s, body, 30000 - m.body_len, 5000),
+                   LDM6_IO_OK);
+  assert_int_equal(ldm6_io_recv_end(s, 5000), LDM6_IO_OK);
+  ldm6_io_free(c);
+  ldm6_io_free(s);
+  free(body);
+}
+
 int main(int argc, char **argv) {
   if (tu_select(argc, argv) != 0)
     return 2;
@@ -477,6 +605,8 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_refused),
       cmocka_unit_test(test_ipv6),
       cmocka_unit_test(test_streamed),
+      cmocka_unit_test(test_stream_start),
+      cmocka_unit_test(test_body_wait),
   };
   return tu_exit_code(cmocka_run_group_tests(tests, NULL, NULL));
 }
