@@ -89,9 +89,97 @@ static int repair_locked(pq_t *pq) {
   return rc;
 }
 
+/* Is a writer waiting for the exclusive control lock, or has one died
+ * while it was?  One load per word, no system call. */
+static bool writers_waiting(const pq_t *pq) {
+  for (unsigned i = 0; i < PQ_MAX_WRITERS / 64; i++)
+    if (__atomic_load_n(&pq->hdr->hd_wwait[i], __ATOMIC_SEQ_CST) != 0)
+      return true;
+  return false;
+}
+
+/* Clear the hd_wwait bits of writer bytes no handle holds: their writers
+ * died while they waited.  Never our own bit.  A bit of a byte that a new
+ * handle takes between the probe and the clear may be cleared while that
+ * writer waits: it then waits as writers did without preference, once. */
+static void sweep_dead_waiters(pq_t *pq) {
+  if (!pq->map_writable)
+    return;
+  uint64_t *words = pq->hdr->hd_wwait;
+  for (unsigned w = 0; w < PQ_MAX_WRITERS / 64; w++) {
+    uint64_t bits = __atomic_load_n(&words[w], __ATOMIC_SEQ_CST);
+    while (bits != 0) {
+      unsigned b = (unsigned)__builtin_ctzll(bits);
+      bits &= bits - 1;
+      unsigned idx = w * 64 + b;
+      if (pq->writer >= 0 && idx == (unsigned)pq->writer)
+        continue;
+      if (pq__sys_lock_held(pq->fd, F_WRLCK, PQ_LOCK_WRITER + idx, 1) == 0)
+        __atomic_fetch_and(&words[w], ~(UINT64_C(1) << b), __ATOMIC_SEQ_CST);
+    }
+  }
+}
+
+/* Take the control byte shared, behind any writer waiting for it: if a
+ * bit of hd_wwait is set, wait until no writer holds the intent byte (a
+ * probe, and only if one does a shared lock of it, dropped at once).  The
+ * probe takes no lock, so readers never hold the intent byte against a
+ * writer that wants it.  0, or -1 with errno set. */
+static int take_shared(pq_t *pq) {
+  if (writers_waiting(pq)) {
+    int held = pq__sys_lock_held(pq->fd, F_RDLCK, PQ_LOCK_INTENT, 1);
+    if (held < 0)
+      return -1;
+    if (held) {
+      if (pq__sys_lock(pq->fd, F_OFD_SETLKW, F_RDLCK, PQ_LOCK_INTENT, 1) < 0)
+        return -1;
+      (void)pq__sys_lock(pq->fd, F_OFD_SETLK, F_UNLCK, PQ_LOCK_INTENT, 1);
+    } else {
+      /* Nobody holds the intent byte: a writer about to take it, or one
+       * that died counted.  Clear the bits of the dead. */
+      sweep_dead_waiters(pq);
+    }
+  }
+  return pq__sys_lock(pq->fd, F_OFD_SETLKW, F_RDLCK, PQ_LOCK_CONTROL, 1);
+}
+
+/* Take the control byte exclusive.  Free: at once, one system call.  Held:
+ * announce the wait (our hd_wwait bit), take the intent byte exclusive so
+ * that new readers queue behind it, wait for the control byte, then drop
+ * the intent byte and the bit.  A handle without a writer byte (read-only,
+ * taking the lock only to repair) has no bit and waits without preference.
+ * 0, or -1 with errno set. */
+static int take_exclusive(pq_t *pq) {
+  if (pq__sys_lock(pq->fd, F_OFD_SETLK, F_WRLCK, PQ_LOCK_CONTROL, 1) == 0)
+    return 0;
+  if (errno != EAGAIN && errno != EACCES)
+    return -1;
+  if (pq->writer < 0 || !pq->map_writable)
+    return pq__sys_lock(pq->fd, F_OFD_SETLKW, F_WRLCK, PQ_LOCK_CONTROL, 1);
+  uint64_t *word = &pq->hdr->hd_wwait[pq->writer / 64];
+  uint64_t bit = UINT64_C(1) << (pq->writer % 64);
+  __atomic_fetch_or(word, bit, __ATOMIC_SEQ_CST);
+  int rc = pq__sys_lock(pq->fd, F_OFD_SETLKW, F_WRLCK, PQ_LOCK_INTENT, 1);
+  if (rc == 0) {
+    rc = pq__sys_lock(pq->fd, F_OFD_SETLKW, F_WRLCK, PQ_LOCK_CONTROL, 1);
+    int lock_err = errno;
+    (void)pq__sys_lock(pq->fd, F_OFD_SETLK, F_UNLCK, PQ_LOCK_INTENT, 1);
+    errno = lock_err;
+  }
+  int err = errno;
+  __atomic_fetch_and(word, ~bit, __ATOMIC_SEQ_CST);
+  if (rc == 0 && writers_waiting(pq))
+    sweep_dead_waiters(pq); /* the live ones' bytes are held: kept */
+  errno = err;
+  return rc;
+}
+
+int pq__ctl_take(pq_t *pq, bool exclusive) {
+  return exclusive ? take_exclusive(pq) : take_shared(pq);
+}
+
 int pq__ctl_lock(pq_t *pq, bool exclusive) {
-  short type = exclusive ? F_WRLCK : F_RDLCK;
-  if (pq__sys_lock(pq->fd, F_OFD_SETLKW, type, PQ_LOCK_CONTROL, 1) < 0)
+  if (pq__ctl_take(pq, exclusive) < 0)
     return PQ__FAIL(pq, PQ_SYSTEM, errno, "fcntl(F_OFD_SETLKW) on %s",
                     pq->path);
   pq->ctl = exclusive ? PQ__EXCL : PQ__SHARED;
@@ -105,10 +193,11 @@ int pq__ctl_lock(pq_t *pq, bool exclusive) {
      * shared.  Never upgrade in place: two readers upgrading at once would
      * each wait for the other's shared lock for ever (OFD locks get no
      * deadlock detection).  Another process may repair in between, which
-     * the second look at the flag sees. */
+     * the second look at the flag sees.  Going back to shared converts the
+     * lock we hold, which waits for nobody (not for the intent byte). */
     (void)pq__sys_lock(pq->fd, F_OFD_SETLK, F_UNLCK, PQ_LOCK_CONTROL, 1);
     pq->ctl = PQ__UNLOCKED;
-    if (pq__sys_lock(pq->fd, F_OFD_SETLKW, F_WRLCK, PQ_LOCK_CONTROL, 1) < 0) {
+    if (take_exclusive(pq) < 0) {
       rc =
           PQ__FAIL(pq, PQ_SYSTEM, errno, "fcntl(F_OFD_SETLKW) on %s", pq->path);
     } else {
