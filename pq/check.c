@@ -271,7 +271,7 @@ int pq_check(pq_t *pq, pq_check_report *report) {
     rc = pq__ctl_lock(pq, true);
   } else {
     /* Look without taking part: no repair, no upgrade attempt. */
-    rc = pq__sys_lock(pq->fd, F_OFD_SETLKW, F_RDLCK, PQ_LOCK_CONTROL, 1) < 0
+    rc = pq__ctl_take(pq, false) < 0
              ? PQ__FAIL(pq, PQ_SYSTEM, errno, "fcntl(F_OFD_SETLKW) on %s",
                         pq->path)
              : PQ_OK;

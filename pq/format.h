@@ -91,6 +91,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pq/pq.h" /* PQ_MAX_WRITERS */
+
 #define PQ_MAGIC 0x3151505f4d444cULL /* "LDM_PQ1\0" read little-endian */
 /* 2: a committed slot's ps_owner bytes became the check mark ps_checked,
  * outside its slot checksum (docs/queue-format.md, section 18). */
@@ -110,6 +112,10 @@
  * LOCK-BYTE MAP (fcntl open-file-description locks; see pq/lock.c)
  *   byte 0                      control lock: shared to read the indexes,
  *                               exclusive to change them
+ *   byte 1                      intent lock: held exclusive by a writer
+ *                               waiting for the control lock, so that
+ *                               new readers queue behind it (writer
+ *                               preference; bits in hd_wwait say when)
  *   bytes [LOCK_WRITER, +1024)  one byte per writer handle, held exclusive
  *                               for the handle's life (liveness + count)
  *   bytes [LOCK_WAITER, +1024)  one byte per handle that has slept in
@@ -121,6 +127,7 @@
  */
 // clang-format on
 #define PQ_LOCK_CONTROL 0u
+#define PQ_LOCK_INTENT 1u    /* a writer waits for the control lock */
 #define PQ_LOCK_WRITER 1024u /* inside the header page, past the fields */
 #define PQ_LOCK_WAITER 2048u /* one byte per handle that has slept */
 #define PQ_MAX_WAITERS 1024u
@@ -208,6 +215,12 @@ struct pq_hdr {
   uint8_t hd_pad4[64 - 4];
   /* Readers asleep on hd_commit_seq: bit i is waiter lock byte i. */
   uint64_t hd_sleepers[PQ_MAX_WAITERS / 64];
+
+  /* --- writer preference: atomics, no lock (pq/lock.c) --- */
+  /* Writers waiting for the exclusive control lock: bit i is writer lock
+   * byte i, set from before it takes the intent byte until it holds the
+   * control byte.  Readers that see a bit queue behind the intent byte. */
+  uint64_t hd_wwait[PQ_MAX_WRITERS / 64];
 };
 
 /* One product slot: 64 bytes. */
@@ -259,7 +272,13 @@ struct pq_rec {
   /* then origin, ident (no NULs), zero padding to PQ_ALIGN, data */
 };
 
-static_assert(sizeof(struct pq_hdr) == 640, "header size");
+static_assert(sizeof(struct pq_hdr) == 768, "header size");
+static_assert(sizeof(struct pq_hdr) <= PQ_LOCK_WRITER,
+              "the lock bytes past the control and intent bytes lie past the "
+              "header's fields");
+static_assert(PQ_LOCK_INTENT == PQ_LOCK_CONTROL + 1 &&
+                  PQ_LOCK_INTENT < PQ_LOCK_WRITER,
+              "the intent byte follows the control byte");
 static_assert(sizeof(struct pq_slot) == 64, "slot size");
 static_assert(offsetof(struct pq_slot, ps_checked) == 48 &&
                   offsetof(struct pq_slot, ps_owner) == 48,

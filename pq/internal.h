@@ -159,6 +159,10 @@ int pq__hdr_validate(const struct pq_hdr *h, uint64_t file_size, pq_error *e);
 uint64_t pq__hash64(const void *p, size_t n, uint64_t seed);
 
 /* ---- lock.c ---- */
+/* Take the control byte, shared behind any waiting writer, or exclusive
+ * with writer preference; no dirty check, no state kept.  0, or -1 with
+ * errno set. */
+int pq__ctl_take(pq_t *pq, bool exclusive);
 int pq__ctl_lock(pq_t *pq, bool exclusive);
 void pq__ctl_unlock(pq_t *pq);
 void pq__mutate_begin(pq_t *pq, enum pq_intent_op op, uint32_t slot);

@@ -103,6 +103,8 @@ uint64_t pq__layout_signature(void) {
       offsetof(struct pq_hdr, hd_nfree_regions),
       offsetof(struct pq_hdr, hd_commit_seq),
       offsetof(struct pq_hdr, hd_sleepers),
+      offsetof(struct pq_hdr, hd_wwait),
+      PQ_LOCK_INTENT,
       PQ_LOCK_WAITER,
       PQ_MAX_WAITERS,
       sizeof(struct pq_slot),

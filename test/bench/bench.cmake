@@ -102,3 +102,9 @@ if(TARGET ldmd)
   target_link_libraries(test_fanout_sink PRIVATE ldmproto ldmpq ${CMOCKA_LIB})
   pq_test(test_fanout_sink TIMEOUT 120 COMMAND test_fanout_sink)
 endif()
+
+# pq_lockwait_bench: the single writer's pq_insert() times while R reader
+# processes follow the queue (the control lock's writer preference,
+# docs/queue-format.md 15.7); see pq_lockwait_bench.c.
+add_executable(pq_lockwait_bench ${CMAKE_CURRENT_LIST_DIR}/pq_lockwait_bench.c)
+target_link_libraries(pq_lockwait_bench PRIVATE ldmpq)

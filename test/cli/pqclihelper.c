@@ -32,6 +32,20 @@
  *                                     in /proc/locks
  *   pqclihelper sleepers QUEUE        how many readers are asleep in pq_wait()
  *                                     (bits set in hd_sleepers)
+ *   pqclihelper hold-shared QUEUE     take the control lock shared as a reader
+ *                                     does (pq__ctl_lock), print "locked" and
+ *                                     keep it until killed
+ *   pqclihelper take QUEUE MODE TAG FILE
+ *                                     open QUEUE (MODE excl: as a writer;
+ *                                     shared: read-only), print "open",
+ *                                     wait for a line on stdin, take the
+ *                                     control lock (MODE), append TAG to
+ *                                     FILE while holding it, and exit: the
+ *                                     order of the tags in FILE is the
+ *                                     order the lock was granted
+ *   pqclihelper wwait QUEUE           how many writers are marked as waiting
+ *                                     for the control lock (bits set in
+ *                                     hd_wwait)
  *   pqclihelper offset FIELD          the offset in the file of a header
  *                                     field: head, head_prev (the word of
  *                                     hd_head_prev and hd_free_top),
@@ -272,6 +286,66 @@ static int sleepers(const char *path) {
   return 0;
 }
 
+static int hold_shared(const char *path) {
+  pq_t *pq = open_queue(path, PQ_READONLY);
+  int rc = pq__ctl_lock(pq, false);
+  if (rc != PQ_OK) {
+    fprintf(stderr, "pqclihelper: hold-shared: %s\n", pq_strerror(rc));
+    return 1;
+  }
+  printf("locked\n");
+  fflush(stdout);
+  for (;;)
+    pause();
+}
+
+static int take(const char *path, const char *mode, const char *tag,
+                const char *file) {
+  bool exclusive = strcmp(mode, "excl") == 0;
+  if (!exclusive && strcmp(mode, "shared") != 0) {
+    fprintf(stderr, "pqclihelper: take: MODE is excl or shared\n");
+    return 1;
+  }
+  pq_t *pq = open_queue(path, exclusive ? 0 : PQ_READONLY);
+  printf("open\n");
+  fflush(stdout);
+  char line[16];
+  if (fgets(line, sizeof line, stdin) == NULL) {
+    fprintf(stderr, "pqclihelper: take: no go-ahead on stdin\n");
+    return 1;
+  }
+  int rc = pq__ctl_lock(pq, exclusive);
+  if (rc != PQ_OK) {
+    fprintf(stderr, "pqclihelper: take: %s\n", pq_strerror(rc));
+    return 1;
+  }
+  FILE *f = fopen(file, "a");
+  bool ok = f != NULL && fprintf(f, "%s\n", tag) > 0;
+  if (f != NULL && fclose(f) != 0)
+    ok = false;
+  pq__ctl_unlock(pq);
+  pq_close(pq);
+  if (!ok)
+    perror(file);
+  return ok ? 0 : 1;
+}
+
+static int wwait(const char *path) {
+  uint64_t bits[PQ_MAX_WRITERS / 64];
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  unsigned n = 0;
+  if (fd < 0 || pread(fd, bits, sizeof bits,
+                      offsetof(struct pq_hdr, hd_wwait)) != sizeof bits) {
+    perror(path);
+    return 1;
+  }
+  close(fd);
+  for (size_t i = 0; i < PQ_MAX_WRITERS / 64; i++)
+    n += (unsigned)__builtin_popcountll(bits[i]);
+  printf("%u\n", n);
+  return 0;
+}
+
 /* Where a header field lies in the file, for a test to damage it. */
 static int field_offset(const char *name) {
   static const struct {
@@ -316,8 +390,15 @@ int main(int argc, char **argv) {
     return sleepers(argv[2]);
   if (argc == 3 && strcmp(argv[1], "offset") == 0)
     return field_offset(argv[2]);
+  if (argc == 3 && strcmp(argv[1], "hold-shared") == 0)
+    return hold_shared(argv[2]);
+  if (argc == 6 && strcmp(argv[1], "take") == 0)
+    return take(argv[2], argv[3], argv[4], argv[5]);
+  if (argc == 3 && strcmp(argv[1], "wwait") == 0)
+    return wwait(argv[2]);
   fprintf(stderr, "usage: pqclihelper hold|crash|read-hold|layout|dump|lock|"
-                  "sleepers QUEUE\n"
+                  "sleepers|hold-shared|wwait QUEUE\n"
+                  "       pqclihelper take QUEUE excl|shared TAG FILE\n"
                   "       pqclihelper insert-old QUEUE N AGE [PREFIX]\n"
                   "       pqclihelper insert-at QUEUE TIME IDENT\n"
                   "       pqclihelper where QUEUE IDENT\n"

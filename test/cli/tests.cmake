@@ -35,7 +35,9 @@ if(TARGET pqcreate)
       # Mounts small tmpfs file systems: root only, skipped (77) otherwise.
       space 120
       insert_limit 120
-      sigterm 180)
+      sigterm 180
+      # Writer preference on the control lock: order and a killed waiter.
+      writerpref 120)
   # wasReceived's answers (pqutils/queue/wasReceived.c).
   pq_script_test(cli_wasreceived ${CMAKE_CURRENT_LIST_DIR}/wasreceived.sh
     TIMEOUT 60 LABELS cli
