@@ -592,12 +592,12 @@ static bool anchors_placed(const struct tree *t, int root) {
   return true;
 }
 
-int pqact_ere_to_pcre(const char *ere, char *out, size_t cap) {
+static int to_pcre(const char *ere, char *out, size_t cap, bool analyse) {
   static _Thread_local struct tree t;
   if (cap == 0)
     return -1;
   int root = parse(&t, ere);
-  if (root < 0 || !anchors_placed(&t, root))
+  if (root < 0 || (analyse && !anchors_placed(&t, root)))
     return -1;
   for (int i = 0; i < t.count; i++) { /* "[]" would mean something else */
     bool any = false;
@@ -607,12 +607,20 @@ int pqact_ere_to_pcre(const char *ere, char *out, size_t cap) {
       return -1;
   }
   const uint8_t end[32] = {0};
-  if (!det(&t, root, end))
+  if (analyse && !det(&t, root, end))
     return -1;
   struct out o = {.s = out, .cap = cap, .capture = true};
   out[0] = '\0';
   write_node(&t, root, &o);
   return o.full ? -1 : 0;
+}
+
+int pqact_ere_to_pcre(const char *ere, char *out, size_t cap) {
+  return to_pcre(ere, out, cap, true);
+}
+
+int pqact_ere_to_pcre_unchecked(const char *ere, char *out, size_t cap) {
+  return to_pcre(ere, out, cap, false);
 }
 
 /* ---- generating ---- */

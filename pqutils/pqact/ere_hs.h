@@ -100,6 +100,10 @@ int pqact_ere_to_hs(const char *ere, char *out, size_t cap);
  */
 int pqact_ere_to_pcre(const char *ere, char *out, size_t cap);
 
+/** Tests: the same translation without the analysis (any pattern the
+ *  reader takes), to show what a pattern it refuses would get wrong. */
+int pqact_ere_to_pcre_unchecked(const char *ere, char *out, size_t cap);
+
 /**
  * A string ere's tree describes, chosen at random from *rng (any seed but
  * 0): a branch of each alternation, a count of each repetition (at most a

@@ -144,7 +144,11 @@ struct pqact_submatch *pqact_submatch_build(const char *ere, const regex_t *re,
                                             unsigned opts) {
   char *expr = malloc(EXPR_MAX);
   struct pqact_submatch *s = calloc(1, sizeof *s);
-  if (expr == NULL || s == NULL || pqact_ere_to_pcre(ere, expr, EXPR_MAX) != 0)
+  if (expr == NULL || s == NULL)
+    goto refused;
+  if ((opts & PQACT_SUBMATCH_NO_ANALYSIS) != 0
+          ? pqact_ere_to_pcre_unchecked(ere, expr, EXPR_MAX) != 0
+          : pqact_ere_to_pcre(ere, expr, EXPR_MAX) != 0)
     goto refused;
   int err;
   PCRE2_SIZE at;

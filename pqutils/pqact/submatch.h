@@ -33,6 +33,7 @@ struct pqact_submatch *pqact_submatch_new(const char *ere, const regex_t *re);
 
 /* Options of pqact_submatch_build(). */
 #define PQACT_SUBMATCH_NO_SELFTEST 1u /* tests: the analysis alone */
+#define PQACT_SUBMATCH_NO_ANALYSIS 2u /* tests: any pattern translated */
 
 /** pqact_submatch_new() with options. */
 struct pqact_submatch *pqact_submatch_build(const char *ere, const regex_t *re,
