@@ -1,7 +1,8 @@
 /*
  * ere_hs.c - reading a pqact pattern into a tree, writing the tree in
- * Hyperscan's syntax, and generating strings from it (ere_hs.h says which
- * constructs are taken and why they mean the same).
+ * Hyperscan's syntax, deciding whether it is deterministic and writing it
+ * then in PCRE2's (submatch.h), and generating strings from it (ere_hs.h
+ * says which constructs are taken and why they mean the same).
  *
  * The grammar read is glibc's for REG_EXTENDED, narrowed:
  *   alt   := cat ("|" cat)*

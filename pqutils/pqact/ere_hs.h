@@ -2,8 +2,10 @@
  * ere_hs.h - a pqact pattern (a POSIX ERE as regcomp(REG_EXTENDED) reads
  * it in the C locale, which pqact keeps) read into a tree, for the
  * one-pass matcher (match.h): its translation into Hyperscan's syntax,
- * with the same set of identifiers matched, and identifiers it matches,
- * generated at random, for the start-up self-test and the tests.
+ * with the same set of identifiers matched; for a deterministic pattern,
+ * its translation into PCRE2's with the same sub-matches (submatch.h);
+ * and identifiers it matches, generated at random, for the start-up
+ * self-tests and the tests.
  *
  * The reader takes only what it knows to mean the same in both syntaxes,
  * and refuses the rest (the entry then keeps regexec() alone):
