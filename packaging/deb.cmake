@@ -60,6 +60,9 @@ set(CPACK_DEBIAN_PACKAGE_SECTION net)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "passwd, libssl-dev, libisal-dev")
+# pqact finds the sub-matches of deterministic patterns with PCRE2
+# (pqutils/pqact/submatch.h).
+string(APPEND CPACK_DEBIAN_PACKAGE_DEPENDS ", libpcre2-8-0")
 # pqact's one-pass matcher runs on Hyperscan (pqutils/pqact/hsdb.h), which
 # dpkg-shlibdeps finds too; named here so the package says it on amd64,
 # where the build requires it.

@@ -18,7 +18,7 @@ packages=(build-essential cmake pkg-config libtirpc-dev libxml2-dev libssl-dev
           libsystemd-dev gnuplot-nox libmicrohttpd-dev curl chromium
           chromium-driver openssl nats-server libnats-dev
           libjemalloc-dev iproute2 libpng-dev zlib1g-dev libeccodes-data
-          libhyperscan-dev)
+          libhyperscan-dev libpcre2-dev)
 
 install_deps() {
   local missing=()

@@ -157,8 +157,12 @@ unsigned pqact_process(struct pqact_act *a, const pq_prod_info *info,
     if ((info->feedtype & e->feedtype) == 0)
       continue;
     /* As LDM's: the pattern, or for ^_ELSE_$ no entry before having
-     * fired (a fired _ELSE_ counts) and an ident not beginning with '_' */
-    if (regexec(&e->re, info->ident, e->nmatch, m, 0) != 0) {
+     * fired (a fired _ELSE_ counts) and an ident not beginning with '_';
+     * sub-matches by PCRE2 where they are bound to be the same (conf.h) */
+    int rc = e->sm != NULL
+                 ? pqact_submatch_exec(e->sm, &e->re, info->ident, e->nmatch, m)
+                 : regexec(&e->re, info->ident, e->nmatch, m, 0);
+    if (rc != 0) {
       if (!e->is_else || matched || info->ident[0] == '_')
         continue;
       m[0].rm_so = 0; /* & and \0: the identifier */

@@ -279,6 +279,7 @@ static void append(struct assembly *a, bool continues, const char *raw,
 static void free_entries(struct pqact_entry *e, size_t n) {
   for (size_t i = 0; i < n; i++) {
     regfree(&e[i].re);
+    pqact_submatch_free(e[i].sm);
     free(e[i].args);
   }
   free(e);
@@ -367,6 +368,10 @@ int pqact_conf_read(FILE *f, struct pqact_conf *conf, pqact_conf_say_fn *say,
     free_entries(r.entries, r.n);
     return status;
   }
+  for (size_t i = 0; i < r.n; i++) /* NULL (regexec) if not shown same */
+    if (r.entries[i].nmatch > 0 && !r.entries[i].is_else)
+      r.entries[i].sm =
+          pqact_submatch_new(r.entries[i].pattern, &r.entries[i].re);
   conf->entries = r.entries;
   conf->n = r.n;
   conf->match = build_match(r.entries, r.n);

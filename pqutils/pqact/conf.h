@@ -36,7 +36,9 @@
  * the entry starts) and the rest of the file is still read, so that one
  * run shows every error; a file with any error is refused as a whole.
  * With the table comes the index of its patterns (match.h) that lets the
- * table walk skip the entries an identifier cannot match.
+ * table walk skip the entries an identifier cannot match, and, for the
+ * entries whose arguments name sub-matches, PCRE2 matchers of the
+ * patterns that give the same ones faster (submatch.h).
  * Nothing here logs: messages go to the caller's callback.  Not thread-safe per
  * table; tables are independent.
  */
@@ -52,6 +54,7 @@
 #include "pq/pq.h"
 #include "pqutils/pqact/match.h"
 #include "pqutils/pqact/subst.h"
+#include "pqutils/pqact/submatch.h"
 
 /* LDM's readPatFile() buffer: an entry and its NUL. */
 #define PQACT_ENTRY_MAX 512
@@ -80,6 +83,9 @@ struct pqact_entry {
    * a digit), 1 for only & or \0, else PQACT_NMATCH (subst.h).  Fewer is
    * much faster: glibc then skips its backward pass. */
   unsigned nmatch;
+  /* When nmatch is not 0 and the pattern is deterministic: the same
+   * sub-matches from PCRE2, faster (submatch.h); else NULL. */
+  struct pqact_submatch *sm;
   enum pqact_action action;
   char *args; /* the fourth field, before substitution ("" if none) */
 };

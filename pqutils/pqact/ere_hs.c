@@ -1,7 +1,8 @@
 /*
  * ere_hs.c - reading a pqact pattern into a tree, writing the tree in
- * Hyperscan's syntax, and generating strings from it (ere_hs.h says which
- * constructs are taken and why they mean the same).
+ * Hyperscan's syntax, deciding whether it is deterministic and writing it
+ * then in PCRE2's (submatch.h), and generating strings from it (ere_hs.h
+ * says which constructs are taken and why they mean the same).
  *
  * The grammar read is glibc's for REG_EXTENDED, narrowed:
  *   alt   := cat ("|" cat)*
@@ -32,6 +33,7 @@ struct node {
   int child;       /* K_CAT, K_ALT: the first child; K_REP: the atom */
   int next;        /* the next sibling, -1 */
   int min, max;    /* K_REP (max UNBOUNDED: none) */
+  int group;       /* K_ALT read from "(...)": its number (else 0) */
 };
 
 struct tree {
@@ -39,6 +41,7 @@ struct tree {
   int count;
   const char *p; /* the reader's place */
   unsigned depth;
+  int groups; /* the groups read so far (numbered by their "(") */
 };
 
 static int new_node(struct tree *t, enum kind k) {
@@ -157,10 +160,12 @@ static int atom(struct tree *t) {
   switch (c) {
   case '(': {
     t->p++;
+    int group = ++t->groups;
     int id = alt(t);
     if (id < 0 || *t->p != ')')
       return -1;
     t->p++;
+    t->n[id].group = group;
     return id;
   }
   case '[':
@@ -305,6 +310,7 @@ static int alt(struct tree *t) {
 static int parse(struct tree *t, const char *ere) {
   t->count = 0;
   t->depth = 0;
+  t->groups = 0;
   t->p = ere;
   int root = alt(t);
   if (root < 0 || *t->p != '\0')
@@ -318,6 +324,7 @@ struct out {
   char *s;
   size_t len, cap;
   bool full;
+  bool capture; /* groups written "(...)" (PCRE2), else "(?:...)" */
 };
 
 static void put_str(struct out *o, const char *str) {
@@ -392,7 +399,7 @@ static void write_node(const struct tree *t, int id, struct out *o) {
       write_node(t, c, o);
     break;
   case K_ALT:
-    put_str(o, "(?:");
+    put_str(o, o->capture && n->group > 0 ? "(" : "(?:");
     for (int c = n->child; c >= 0; c = t->n[c].next) {
       if (c != n->child)
         put_str(o, "|");
@@ -454,6 +461,167 @@ int pqact_ere_to_hs(const char *ere, char *out, size_t cap) {
   out[0] = '\0';
   write_node(&t, root, &o);
   return o.full ? -1 : 0;
+}
+
+/* ---- the determinism of a pattern, for PCRE2 (ere_hs.h) ---- */
+
+static void set_or(uint8_t to[32], const uint8_t from[32]) {
+  for (unsigned k = 0; k < 32; k++)
+    to[k] |= from[k];
+}
+
+static bool set_meets(const uint8_t a[32], const uint8_t b[32]) {
+  for (unsigned k = 0; k < 32; k++)
+    if (a[k] & b[k])
+      return true;
+  return false;
+}
+
+/* The bytes a node's match can begin with (added to first). */
+static void first_of(const struct tree *t, int id, uint8_t first[32]) {
+  const struct node *n = &t->n[id];
+  switch (n->kind) {
+  case K_SET:
+    set_or(first, n->set);
+    break;
+  case K_ANY:
+    for (unsigned c = 1; c < 256; c++)
+      set_add(first, c);
+    break;
+  case K_BOL:
+  case K_EOL:
+    break;
+  case K_CAT:
+    for (int c = n->child; c >= 0; c = t->n[c].next) {
+      first_of(t, c, first);
+      if (!nullable(t, c))
+        break;
+    }
+    break;
+  case K_ALT:
+    for (int c = n->child; c >= 0; c = t->n[c].next)
+      first_of(t, c, first);
+    break;
+  case K_REP:
+    if (n->max != 0)
+      first_of(t, n->child, first);
+    break;
+  }
+}
+
+/* What may follow sibling c and the siblings after it, given what follows
+ * their parent (follow): the FIRST of the siblings after c, through the
+ * nullable ones, and follow if all of them are. */
+static void follow_of(const struct tree *t, int c, const uint8_t follow[32],
+                      uint8_t out[32]) {
+  memset(out, 0, 32);
+  for (int s = t->n[c].next; s >= 0; s = t->n[s].next) {
+    first_of(t, s, out);
+    if (!nullable(t, s))
+      return;
+  }
+  set_or(out, follow);
+}
+
+/* Is the node deterministic, followed by what follow holds (ere_hs.h)? */
+static bool det(const struct tree *t, int id, const uint8_t follow[32]) {
+  const struct node *n = &t->n[id];
+  switch (n->kind) {
+  case K_SET:
+  case K_ANY:
+  case K_BOL: /* placed by anchors_placed() */
+  case K_EOL:
+    return true;
+  case K_CAT:
+    for (int c = n->child; c >= 0; c = t->n[c].next) {
+      uint8_t f[32];
+      follow_of(t, c, follow, f);
+      if (!det(t, c, f))
+        return false;
+    }
+    return true;
+  case K_ALT:
+    if (t->n[n->child].next >= 0) { /* two branches or more */
+      uint8_t seen[32] = {0};
+      for (int c = n->child; c >= 0; c = t->n[c].next) {
+        uint8_t f[32] = {0};
+        if (nullable(t, c))
+          return false;
+        first_of(t, c, f);
+        if (set_meets(f, seen))
+          return false;
+        set_or(seen, f);
+      }
+    }
+    for (int c = n->child; c >= 0; c = t->n[c].next)
+      if (!det(t, c, follow))
+        return false;
+    return true;
+  case K_REP: {
+    const struct node *a = &t->n[n->child];
+    if (a->kind != K_SET && a->kind != K_ANY)
+      return false; /* a quantified group */
+    if (n->min == n->max)
+      return true; /* a fixed count: no choice */
+    uint8_t f[32] = {0};
+    first_of(t, n->child, f);
+    return !set_meets(f, follow);
+  }
+  }
+  return false;
+}
+
+/* Are the anchors only where both engines read them alike: "^" as the
+ * first piece of a pattern without top-level alternation, "$" as its
+ * last? */
+static bool anchors_placed(const struct tree *t, int root) {
+  int allowed_bol = -1, allowed_eol = -1;
+  const struct node *r = &t->n[root];
+  if (r->next < 0 && t->n[r->child].next < 0) {
+    int body = r->child, last = -1;
+    for (int c = t->n[body].child; c >= 0; c = t->n[c].next)
+      last = c;
+    allowed_bol = t->n[body].child;
+    allowed_eol = last;
+  }
+  for (int i = 0; i < t->count; i++) {
+    if (t->n[i].kind == K_BOL && i != allowed_bol)
+      return false;
+    if (t->n[i].kind == K_EOL && i != allowed_eol)
+      return false;
+  }
+  return true;
+}
+
+static int to_pcre(const char *ere, char *out, size_t cap, bool analyse) {
+  static _Thread_local struct tree t;
+  if (cap == 0)
+    return -1;
+  int root = parse(&t, ere);
+  if (root < 0 || (analyse && !anchors_placed(&t, root)))
+    return -1;
+  for (int i = 0; i < t.count; i++) { /* "[]" would mean something else */
+    bool any = false;
+    for (unsigned k = 0; k < 32 && t.n[i].kind == K_SET; k++)
+      any = any || t.n[i].set[k] != 0;
+    if (t.n[i].kind == K_SET && !any)
+      return -1;
+  }
+  const uint8_t end[32] = {0};
+  if (analyse && !det(&t, root, end))
+    return -1;
+  struct out o = {.s = out, .cap = cap, .capture = true};
+  out[0] = '\0';
+  write_node(&t, root, &o);
+  return o.full ? -1 : 0;
+}
+
+int pqact_ere_to_pcre(const char *ere, char *out, size_t cap) {
+  return to_pcre(ere, out, cap, true);
+}
+
+int pqact_ere_to_pcre_unchecked(const char *ere, char *out, size_t cap) {
+  return to_pcre(ere, out, cap, false);
 }
 
 /* ---- generating ---- */

@@ -16,6 +16,15 @@
  * translation's rules are checked on chosen patterns.  Where Hyperscan
  * cannot run (no SSSE3, a build without it) the comparison still runs on
  * the prefix index alone, and the database's checks are skipped.
+ *
+ * And PCRE2's sub-matches (pqutils/pqact/submatch.c): the determinism
+ * analysis (ere_hs.h) accepts and refuses chosen patterns, and for every
+ * pattern of the table it accepts (the tests' own, the fuzzed ones),
+ * PCRE2 without the self-test agrees with regexec() on whether each
+ * identifier (real and generated) matches and on every sub-match; with
+ * the self-test, every accepted pattern keeps its PCRE2 matcher.  On
+ * ambiguous patterns the analysis refuses, PCRE2 does differ (the
+ * comparison can fail) and the self-test alone would catch it.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -31,6 +40,7 @@
 
 #include "pqutils/pqact/ere_hs.h"
 #include "pqutils/pqact/match.h"
+#include "pqutils/pqact/submatch.h"
 #include "test/lib/tu_skip.h"
 
 #ifndef PQ_SOURCE_DIR /* set by tests.cmake */
@@ -496,11 +506,20 @@ static void compare(const struct table *t, const struct pqact_match *m,
 
 static struct strs pats, ids;
 static struct table table;
+static size_t project; /* pats.v[0 .. project - 1]: the tests' own */
+
+/* Is table entry i one of the tests' own patterns (not a fuzzed one)? */
+static bool from_project(size_t i) {
+  for (size_t j = 0; j < project; j++)
+    if (table.pats[i] == pats.v[j])
+      return true;
+  return false;
+}
 
 static int setup(void **state) {
   (void)state;
   project_patterns(&pats);
-  size_t project = pats.n;
+  project = pats.n;
   fuzzed_patterns(&pats, FUZZED);
   table_of(&pats, &table);
   real_identifiers(&ids);
@@ -652,6 +671,146 @@ static void test_translation(void **state) {
     expect_hs(refused[i], NULL);
 }
 
+/* ---- PCRE2's sub-matches of the deterministic patterns ---- */
+
+static void expect_det(const char *ere, const char *want) {
+  char out[4096];
+  int rc = pqact_ere_to_pcre(ere, out, sizeof out);
+  if (want == NULL) {
+    if (rc == 0)
+      fail_msg("\"%s\" taken as deterministic (\"%s\")", ere, out);
+    return;
+  }
+  if (rc != 0)
+    fail_msg("\"%s\" not taken as deterministic", ere);
+  if (*want != '\0' && strcmp(out, want) != 0)
+    fail_msg("\"%s\": \"%s\", not \"%s\"", ere, out, want);
+}
+
+static void test_determinism(void **state) {
+  (void)state;
+  expect_det("^(.*)", "(?:^((?:.){0,}))");
+  expect_det("^([0-9]+) ", "(?:^((?:[\\x30-\\x39]){1,})\\x20)");
+  expect_det("^(SAUS..) (K...) (..)(..)(..)", "");
+  expect_det("^P([0-9]+) (K...) ([0-3][0-9])([0-2][0-9])", "");
+  expect_det("^([^ ]*) ([^ ]*) ([^ ]*)", "");
+  expect_det("^SAUS([0-9]{2}) (K...) ", "");
+  expect_det("^(SA|FX)(..)", "");
+  expect_det("^([A-Z]{4})([0-9]{2}) (K[A-Z]{3}) ([0-9]{6})$", "");
+  expect_det("(a|b)c*$", "");
+  expect_det("^a?b?c", "");
+  expect_det("^(([a-z]+)/([0-9]+))",
+             "(?:^(((?:[\\x61-\\x7a]){1,})\\x2f((?:[\\x30-\\x39]){1,})))");
+  expect_det("^_ELSE_$", "");
+  static const char *const refused[] = {
+      "^([0-9]+)([0-9]+)", /* where the first ends is a choice */
+      "(a|ab)",            /* branches sharing a first byte */
+      "([a-z]+)b",         /* b is in the set */
+      "^(.*) ",            /* . takes the space too */
+      "^a?a",              /* a may be the optional one or the next */
+      "^(ab)*",            /* a quantified group */
+      "^(a|b)+",
+      "(a|)b",         /* a branch matching the empty string */
+      "a|^b",          /* "^" not first */
+      "^a$|b",         /* "$" under a top-level alternation */
+      "(^a)",          /* "^" inside a group */
+      "a$b",           /* "$" not last */
+      "[0-9]*x?[0-9]", /* FOLLOW through a nullable item */
+      "\\1",           /* what the reader refuses */
+      "(a)\\1",
+      "\\w",
+  };
+  for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
+    expect_det(refused[i], NULL);
+}
+
+/* Do PCRE2's and regexec()'s answers on id agree, every group compared? */
+static bool same_submatches(struct pqact_submatch *s, const regex_t *re,
+                            const char *id) {
+  regmatch_t a[100], b[100];
+  size_t n = re->re_nsub + 1 < 100 ? re->re_nsub + 1 : 100;
+  int ra = regexec(re, id, n, a, 0);
+  int rb = pqact_submatch_exec(s, re, id, n, b);
+  if ((ra == 0) != (rb == 0))
+    return false;
+  for (size_t k = 0; ra == 0 && k < n; k++)
+    if (a[k].rm_so != b[k].rm_so || a[k].rm_eo != b[k].rm_eo)
+      return false;
+  return true;
+}
+
+static void test_pcre_submatches(void **state) {
+  (void)state;
+  size_t taken = 0, project_taken = 0, compared = 0, matched = 0;
+  for (size_t i = 0; i < table.n; i++) {
+    char out[8192];
+    if (pqact_ere_to_pcre(table.pats[i], out, sizeof out) != 0)
+      continue;
+    struct pqact_submatch *raw = pqact_submatch_build(
+        table.pats[i], &table.re[i], PQACT_SUBMATCH_NO_SELFTEST);
+    if (raw == NULL)
+      fail_msg("\"%s\" (PCRE2 \"%s\") not compiled", table.pats[i], out);
+    taken++;
+    project_taken += from_project(i);
+    for (size_t k = 0; k < ids.n; k++) {
+      if (!same_submatches(raw, &table.re[i], ids.v[k]))
+        fail_msg("\"%s\" (PCRE2 \"%s\") on \"%s\": not regexec()'s",
+                 table.pats[i], out, ids.v[k]);
+      compared++;
+      matched += brute[k * MAX_PATS + i];
+    }
+    pqact_submatch_free(raw);
+    /* and the self-test, which found no difference, keeps it */
+    struct pqact_submatch *tested =
+        pqact_submatch_new(table.pats[i], &table.re[i]);
+    if (tested == NULL)
+      fail_msg("\"%s\" dropped by the self-test", table.pats[i]);
+    pqact_submatch_free(tested);
+  }
+  printf("# PCRE2: %zu of %zu patterns deterministic; %zu comparisons, %zu "
+         "matches\n",
+         taken, table.n, compared, matched);
+  assert_true(project_taken > 10);
+  assert_true(taken > table.n / 10);
+  assert_true(matched > 100);
+}
+
+/* Patterns the analysis refuses, on an identifier where PCRE2's first
+ * match is not regexec()'s: the comparison above sees such a difference,
+ * and the self-test drops such a pattern. */
+static void test_ambiguous(void **state) {
+  (void)state;
+  static const struct {
+    const char *ere, *id;
+  } cases[] = {
+      {"(a|ab)", "ab"},               /* PCRE2 stops at the first branch */
+      {"^a?(ab|c|)", "ab"},           /* greedy a, then the empty branch */
+      {"^([0-9]|[0-9]{2}) ?", "12 "}, /* a day of one digit or two */
+      {"^(x|xy)z?", "xy"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char out[4096];
+    regex_t re;
+    assert_int_equal(regcomp(&re, cases[i].ere, REG_EXTENDED), 0);
+    assert_int_not_equal(pqact_ere_to_pcre(cases[i].ere, out, sizeof out), 0);
+    assert_null(pqact_submatch_new(cases[i].ere, &re));
+    struct pqact_submatch *raw = pqact_submatch_build(
+        cases[i].ere, &re,
+        PQACT_SUBMATCH_NO_ANALYSIS | PQACT_SUBMATCH_NO_SELFTEST);
+    assert_non_null(raw);
+    if (same_submatches(raw, &re, cases[i].id))
+      fail_msg("\"%s\" on \"%s\": PCRE2 and regexec() agree", cases[i].ere,
+               cases[i].id);
+    pqact_submatch_free(raw);
+    /* the self-test, without the analysis, catches it */
+    struct pqact_submatch *tested =
+        pqact_submatch_build(cases[i].ere, &re, PQACT_SUBMATCH_NO_ANALYSIS);
+    if (tested != NULL)
+      fail_msg("\"%s\": the self-test found no difference", cases[i].ere);
+    regfree(&re);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_translation),
@@ -659,6 +818,9 @@ int main(void) {
       cmocka_unit_test(test_prefix_index_alone),
       cmocka_unit_test(test_one_pass),
       cmocka_unit_test(test_broken_database),
+      cmocka_unit_test(test_determinism),
+      cmocka_unit_test(test_pcre_submatches),
+      cmocka_unit_test(test_ambiguous),
   };
   return tu_exit_code(cmocka_run_group_tests(tests, setup, teardown));
 }

@@ -57,7 +57,8 @@ if(TARGET pqact)
 endif()
 
 # fuzz_pqact: the pqact.conf reader (its check of the arguments too), the
-# index of its patterns and the substitutions on any input, when test/fuzz/fuzz.cmake could build
+# index of its patterns, PCRE2's matchers of the deterministic ones (their
+# analysis and self-test) and the substitutions on any input, when test/fuzz/fuzz.cmake could build
 # libFuzzer targets.
 if(COMMAND pq_fuzz_target)
   pq_fuzz_target(fuzz_pqact ${CMAKE_CURRENT_LIST_DIR}/fuzz_pqact.c
@@ -67,6 +68,7 @@ if(COMMAND pq_fuzz_target)
     ${CMAKE_SOURCE_DIR}/pqutils/pqact/match.c
     ${CMAKE_SOURCE_DIR}/pqutils/pqact/ere_hs.c
     ${CMAKE_SOURCE_DIR}/pqutils/pqact/hsdb.c
+    ${CMAKE_SOURCE_DIR}/pqutils/pqact/submatch.c
     ${CMAKE_SOURCE_DIR}/pqutils/pqact/subst.c ${_pq_sources} SEEDS
-    FLAGS -DPQACT_HAVE_HS LIBS -lhs)
+    FLAGS -DPQACT_HAVE_HS LIBS -lhs -lpcre2-8)
 endif()
