@@ -171,7 +171,7 @@ cmd_start() {
   if ! out=$(pqcheck -q "$queue" 2>&1); then
     printf '%s\n' "$out" >&2
     case $out in
-    *"format version"*)
+    *"format version"* | *"incompatible build"*)
       die "the queue $queue was made by another build (above): carry its products over with that build's pqsave and this one's pqrestore, or ldmadmin delqueue and mkqueue"
       ;;
     esac

@@ -88,6 +88,22 @@ expect_rc 0 pqcheck -q "$Q"
 [[ $(wc -l < <(idents)) == 301 ]] || fail "the queue does not hold the 301 products after the upgrade"
 ok "an old-format queue after an upgrade: replaced by its snapshot's 301 products"
 
+# The same for a queue of the same version but another layout (a
+# development build's): its layout signature differs.
+unit_stop
+old_layout() {
+  local b
+  b=$(od -An -tu1 -j16 -N1 "$Q" | tr -d ' ') || fail "od $Q"
+  printf "\\$(printf '%03o' $((b ^ 0xff)))" | dd of="$Q" bs=1 seek=16 conv=notrunc status=none ||
+    fail "cannot change the layout signature of $Q"
+}
+old_layout
+touch -d '2 minutes ago' "$Q" || fail "touch"
+unit_start
+expect_in pre.1 "queue $Q was made by another build (layout signature differs): removed"
+expect_in pre.1 "restored 301 of 301"
+ok "a queue of another layout: replaced by its snapshot too"
+
 # Without a snapshot newer than it, the old queue is kept aside as it is,
 # for the old build's pqsave, and ldmd starts on an empty queue (not on the
 # stale snapshot).
