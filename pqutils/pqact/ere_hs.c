@@ -626,7 +626,7 @@ int pqact_ere_to_pcre_unchecked(const char *ere, char *out, size_t cap) {
 
 /* ---- generating ---- */
 
-static uint64_t next_rand(uint64_t *s) { /* xorshift64 */
+uint64_t pqact_ere_rand(uint64_t *s) { /* xorshift64 */
   uint64_t x = *s;
   x ^= x << 13;
   x ^= x >> 7;
@@ -648,7 +648,7 @@ static bool gen(const struct tree *t, int id, uint64_t *rng, struct out *o) {
           members[count++] = c;
     if (count == 0)
       return false;
-    unsigned c = members[next_rand(rng) % count];
+    unsigned c = members[pqact_ere_rand(rng) % count];
     if (o->len + 1 >= o->cap)
       return false;
     o->s[o->len++] = (char)c;
@@ -666,7 +666,7 @@ static bool gen(const struct tree *t, int id, uint64_t *rng, struct out *o) {
     unsigned k = 0;
     for (int c = n->child; c >= 0; c = t->n[c].next)
       k++;
-    unsigned pick = (unsigned)(next_rand(rng) % k);
+    unsigned pick = (unsigned)(pqact_ere_rand(rng) % k);
     int c = n->child;
     while (pick-- > 0)
       c = t->n[c].next;
@@ -676,7 +676,7 @@ static bool gen(const struct tree *t, int id, uint64_t *rng, struct out *o) {
     int span = n->max == UNBOUNDED ? 3 : n->max - n->min;
     if (span > 3)
       span = 3;
-    int count = n->min + (int)(next_rand(rng) % (uint64_t)(span + 1));
+    int count = n->min + (int)(pqact_ere_rand(rng) % (uint64_t)(span + 1));
     for (int i = 0; i < count; i++)
       if (!gen(t, n->child, rng, o))
         return false;

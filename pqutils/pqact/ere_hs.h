@@ -116,4 +116,8 @@ int pqact_ere_to_pcre_unchecked(const char *ere, char *out, size_t cap);
  */
 int pqact_ere_sample(const char *ere, uint64_t *rng, char *out, size_t cap);
 
+/** The next number of the xorshift64 sequence in *rng (any seed but 0):
+ * the generator's, for the self-tests that place its strings. */
+uint64_t pqact_ere_rand(uint64_t *rng);
+
 #endif /* PQACT_ERE_HS_H */

@@ -228,24 +228,17 @@ static int compile(struct pqact_hs *h, char **exprs, unsigned *flags,
   return rc;
 }
 
-static uint64_t rnd(uint64_t *s) {
-  uint64_t x = *s;
-  x ^= x << 13;
-  x ^= x >> 7;
-  x ^= x << 17;
-  return *s = x;
-}
-
 /* Place a generated identifier s as the self-test's way k says. */
 static void place(char *out, const char *s, unsigned k, uint64_t *rng) {
   char pre[9] = "", post[9] = "";
   if (k == 1) { /* inside other text */
-    unsigned a = (unsigned)(rnd(rng) % 9), b = (unsigned)(rnd(rng) % 9);
+    unsigned a = (unsigned)(pqact_ere_rand(rng) % 9),
+             b = (unsigned)(pqact_ere_rand(rng) % 9);
     for (unsigned i = 0; i < a; i++)
-      pre[i] = (char)(' ' + rnd(rng) % 95);
+      pre[i] = (char)(' ' + pqact_ere_rand(rng) % 95);
     pre[a] = '\0';
     for (unsigned i = 0; i < b; i++)
-      post[i] = (char)(' ' + rnd(rng) % 95);
+      post[i] = (char)(' ' + pqact_ere_rand(rng) % 95);
     post[b] = '\0';
   } else if (k == 2) {
     strcpy(post, "\n");

@@ -63,20 +63,12 @@ int pqact_submatch_exec(struct pqact_submatch *s, const regex_t *re,
   return 0;
 }
 
-static uint64_t next_rand(uint64_t *s) { /* xorshift64 */
-  uint64_t x = *s;
-  x ^= x << 13;
-  x ^= x >> 7;
-  x ^= x << 17;
-  return *s = x;
-}
-
 /* Sample s placed the k-th way: alone; after other text; before other
  * text; cut short by a byte; with one byte changed. */
 static void place(char *out, const char *s, unsigned k, uint64_t *rng) {
   static const char text[] = "SAUS43 KOKX\n0123456789 _-/.abcXYZ";
   size_t n = strlen(s);
-  char c = text[next_rand(rng) % (sizeof text - 1)];
+  char c = text[pqact_ere_rand(rng) % (sizeof text - 1)];
   switch (k) {
   case 1:
     out[0] = c;
@@ -95,15 +87,15 @@ static void place(char *out, const char *s, unsigned k, uint64_t *rng) {
   case 4:
     memcpy(out, s, n + 1);
     if (n > 0)
-      out[next_rand(rng) % n] = c;
+      out[pqact_ere_rand(rng) % n] = c;
     return;
   default:
     memcpy(out, s, n + 1);
   }
 }
 
-/* Do PCRE2 and regexec() agree on id, every group compared? */
-static bool agree(struct pqact_submatch *s, const regex_t *re, const char *id) {
+bool pqact_submatch_agrees(struct pqact_submatch *s, const regex_t *re,
+                           const char *id) {
   regmatch_t a[GROUPS_MAX], b[GROUPS_MAX];
   size_t n = re->re_nsub + 1 < GROUPS_MAX ? re->re_nsub + 1 : GROUPS_MAX;
   int ra = regexec(re, id, n, a, 0);
@@ -129,11 +121,11 @@ static bool self_test(struct pqact_submatch *s, const char *ere,
       continue;
     for (unsigned k = 0; k < PLACES; k++) {
       place(id, smp, k, &rng);
-      if (!agree(s, re, id))
+      if (!pqact_submatch_agrees(s, re, id))
         return false;
     }
   }
-  return agree(s, re, "");
+  return pqact_submatch_agrees(s, re, "");
 }
 
 struct pqact_submatch *pqact_submatch_new(const char *ere, const regex_t *re) {

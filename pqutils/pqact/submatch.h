@@ -19,6 +19,7 @@
 #define PQACT_SUBMATCH_H
 
 #include <regex.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 struct pqact_submatch;
@@ -46,6 +47,12 @@ struct pqact_submatch *pqact_submatch_build(const char *ere, const regex_t *re,
  */
 int pqact_submatch_exec(struct pqact_submatch *s, const regex_t *re,
                         const char *ident, size_t nmatch, regmatch_t *m);
+
+/** Do s and regexec(re) agree on id: both match or neither, and every
+ * group (up to 100) starts and ends at the same place?  The self-test's
+ * check, and the differential test's. */
+bool pqact_submatch_agrees(struct pqact_submatch *s, const regex_t *re,
+                           const char *id);
 
 /** Free a matcher (NULL: nothing). */
 void pqact_submatch_free(struct pqact_submatch *s);
