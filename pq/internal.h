@@ -57,6 +57,7 @@ struct pq {
   uint64_t held_off, held_len;
   bool pin_ok;       /* the lock held is one product's: pq_pin() may keep it */
   uint64_t pin_data; /* that product's data, as a file offset */
+  uint64_t pins;     /* pq_pin()s not yet released by pq_unpin() */
   enum pq_verify verify; /* pq_set_verify(): check products' CRCs */
 
   /* writer state */

@@ -360,6 +360,7 @@ int pq_pin(pq_t *pq, pq_pin_t *pin) {
   pin->pn_data = pq->pin_data;
   pq->holding = false;
   pq->pin_ok = false;
+  pq->pins++;
   return PQ_OK;
 }
 
@@ -369,6 +370,8 @@ void pq_unpin(pq_t *pq, const pq_pin_t *pin) {
   /* Unlocking cannot fail on a valid descriptor and range. */
   (void)pq__sys_lock(pq->fd, F_OFD_SETLK, F_UNLCK, pq->data_off + pin->pn_off,
                      pin->pn_len);
+  if (pq->pins > 0)
+    pq->pins--;
 }
 
 int pq__prod_held(pq_t *pq, uint64_t off, uint64_t len) {

@@ -340,6 +340,14 @@ static bool batch_fits(const pq_t *pq, const struct batch *b, int direction,
   uint64_t lo = b->lo, hi = b->hi;
   if (direction == PQ_FORWARD ? off < hi : off + extent > lo)
     return false; /* the ring wrapped, or the head jumped back */
+  /* The batch is locked, and unlocked, as one range.  Locks of one handle
+   * merge: unlocking a range that spans a gap would also drop this
+   * handle's pin (pq_pin()) on a product lying in the gap, and a writer
+   * could then overwrite bytes still being sent.  With pins held, a batch
+   * takes only products that abut, so that no gap is spanned. */
+  if (pq->pins > 0 &&
+      (direction == PQ_FORWARD ? off != hi : off + extent != lo))
+    return false;
   if (direction == PQ_FORWARD)
     hi = off + extent;
   else
