@@ -592,6 +592,9 @@ typedef struct pq_pin_t {
  * not read a pinned product again, for the same reason, and its own
  * writes do not see its pins (as they do not see its read locks).  A
  * reader bounds what it pins: each pin is bytes that writers cannot use.
+ * While a handle holds pins, its pq_next_many() batches take only products
+ * that lie side by side: a batch is locked and unlocked as one range, and
+ * unlocking a range over a pinned product would drop its pin.
  * @retval PQ_OK
  * @retval PQ_INVAL not in the callback of pq_next() or pq_find() (nor in
  *                  pq_next_many()'s, unless its batch is one product), or
