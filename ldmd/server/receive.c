@@ -63,10 +63,15 @@ static int stream_data(ldmd_conn *c, bool take, uint32_t sz, const uint8_t *pre,
     uint8_t *dst;
 
     if (take && ldmd_down_holding(c->down)) { /* in hand: to the queue */
-      ready = (wire - done) + ldm6_io_body_ready(c->io, sz - wire);
-      if (ready < sz - done && !waited) { /* once: the rest may be coming */
+      /* In hand means the padding too: a peer that stops before it would
+       * otherwise hold a reservation until the record times out.  seen:
+       * the record's bytes past the data's start read so far (pre may
+       * hold some padding as well). */
+      size_t seen = have > wire ? have : wire;
+      ready = (seen - done) + ldm6_io_body_ready(c->io, total - seen);
+      if (ready < total - done && !waited) { /* once: the rest may come */
         waited = true;
-        rc = ldm6_io_body_wait(c->io, sz - wire,
+        rc = ldm6_io_body_wait(c->io, total - seen,
                                timeout_ms >= 0 && timeout_ms < IN_HAND_WAIT_MS
                                    ? timeout_ms
                                    : IN_HAND_WAIT_MS);
@@ -74,8 +79,10 @@ static int stream_data(ldmd_conn *c, bool take, uint32_t sz, const uint8_t *pre,
           rc = LDM6_IO_OK; /* not yet: into memory as it comes */
         if (rc != LDM6_IO_OK)
           break;
-        ready = (wire - done) + ldm6_io_body_ready(c->io, sz - wire);
+        ready = (seen - done) + ldm6_io_body_ready(c->io, total - seen);
       }
+      if (ready < total - done)
+        ready = 0; /* not all of it: held in memory as it comes */
     }
     dst = take ? ldmd_down_room(c->down, n, ready, &n) : NULL;
     if (done < in_pre) { /* bytes already read with the record's start */
