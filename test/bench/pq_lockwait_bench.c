@@ -118,6 +118,16 @@ static int run(const char *dir, unsigned nreaders, double secs, size_t size,
   int64_t until = tu_now_ms() + 30000;
   while (atomic_load(&sh->ready) < (int)nreaders && tu_now_ms() < until)
     (void)usleep(1000); /* startup, not timed */
+  if (atomic_load(&sh->ready) < (int)nreaders) {
+    fprintf(stderr,
+            "pq_lockwait_bench: R=%u: only %d readers started in 30 s\n",
+            nreaders, atomic_load(&sh->ready));
+    atomic_store(&sh->stop, 1);
+    for (unsigned i = 0; i < nreaders; i++)
+      (void)waitpid(kids[i], NULL, 0);
+    unlink(path);
+    return 1;
+  }
   char *buf = malloc(size);
   if (buf == NULL)
     return 1;
