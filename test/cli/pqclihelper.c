@@ -270,20 +270,33 @@ static int lock_control(const char *path) {
     pause();
 }
 
-static int sleepers(const char *path) {
-  uint64_t bits[PQ_MAX_WAITERS / 64];
+/* Print how many bits are set in the header's bitmap of n 64-bit words at
+ * off (hd_sleepers: processes asleep in pq_wait(); hd_wwait: writers
+ * waiting for the control lock). */
+#define BITMAP_WORDS_MAX 64
+_Static_assert(PQ_MAX_WAITERS / 64 <= BITMAP_WORDS_MAX &&
+                   PQ_MAX_WRITERS / 64 <= BITMAP_WORDS_MAX,
+               "a header bitmap fits count_bits()'s buffer");
+static int count_bits(const char *path, size_t off, size_t n) {
+  uint64_t bits[BITMAP_WORDS_MAX];
   int fd = open(path, O_RDONLY | O_CLOEXEC);
-  unsigned n = 0;
-  if (fd < 0 || pread(fd, bits, sizeof bits,
-                      offsetof(struct pq_hdr, hd_sleepers)) != sizeof bits) {
+  unsigned count = 0;
+  if (fd < 0 || n > sizeof bits / sizeof bits[0] ||
+      pread(fd, bits, n * sizeof bits[0], (off_t)off) !=
+          (ssize_t)(n * sizeof bits[0])) {
     perror(path);
     return 1;
   }
   close(fd);
-  for (size_t i = 0; i < PQ_MAX_WAITERS / 64; i++)
-    n += (unsigned)__builtin_popcountll(bits[i]);
-  printf("%u\n", n);
+  for (size_t i = 0; i < n; i++)
+    count += (unsigned)__builtin_popcountll(bits[i]);
+  printf("%u\n", count);
   return 0;
+}
+
+static int sleepers(const char *path) {
+  return count_bits(path, offsetof(struct pq_hdr, hd_sleepers),
+                    PQ_MAX_WAITERS / 64);
 }
 
 static int hold_shared(const char *path) {
@@ -331,19 +344,8 @@ static int take(const char *path, const char *mode, const char *tag,
 }
 
 static int wwait(const char *path) {
-  uint64_t bits[PQ_MAX_WRITERS / 64];
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  unsigned n = 0;
-  if (fd < 0 || pread(fd, bits, sizeof bits,
-                      offsetof(struct pq_hdr, hd_wwait)) != sizeof bits) {
-    perror(path);
-    return 1;
-  }
-  close(fd);
-  for (size_t i = 0; i < PQ_MAX_WRITERS / 64; i++)
-    n += (unsigned)__builtin_popcountll(bits[i]);
-  printf("%u\n", n);
-  return 0;
+  return count_bits(path, offsetof(struct pq_hdr, hd_wwait),
+                    PQ_MAX_WRITERS / 64);
 }
 
 /* Where a header field lies in the file, for a test to damage it. */
