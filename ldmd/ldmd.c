@@ -55,6 +55,7 @@
 #include "ldmd/server/accept.h"
 #include "ldmd/server/children.h"
 #include "ldmd/server/feeds.h"
+#include "ldmd/server/hub.h"
 #include "ldmd/server/listen.h"
 #include "ldmd/server/metrics_http.h"
 #include "ldmd/server/notify.h"
@@ -106,6 +107,7 @@ typedef struct server {
   /* The live figures' endpoint (its file: set.metrics). */
   char http_name[128]; /* as bound */
   int http_fd;         /* the endpoint's socket, or -1 */
+  int hub_chan[2];     /* the feed hub's channel (hub.h), or -1s */
 } server;
 
 static void usage(const char *prog) {
@@ -557,6 +559,13 @@ static void run_task(void *arg, const ldmd_task *task) {
   server *s = arg;
   int status;
 
+  if (task->kind == LDMD_CHILD_HUB) {
+    become_child(s);
+    status = ldmd_hub_run(&s->set, s->hub_chan[0]);
+    ldmd_children_free(&s->kids);
+    ldm_conf_free(s->conf);
+    exit(status);
+  }
   if (task->kind == LDMD_CHILD_METRICS) {
     status = run_metrics(s);
     ldmd_children_free(&s->kids);
@@ -771,6 +780,17 @@ static void start_tasks(server *s) {
     (void)ldmd_children_task(&s->kids, LDMD_CHILD_REQUESTER,
                              &s->conf->requests[i], what);
   }
+  /* The feed hub (hub.h): the connection processes hand it their plain
+   * primary feeds over its channel. */
+  if (s->par.feed_hub && !s->par.zero_copy) {
+    if (ldmd_hub_channel(s->hub_chan) != 0)
+      log_error("cannot make the feed hub's channel: %s: every feed is "
+                "served by its own process",
+                strerror(errno));
+    else if (ldmd_children_task(&s->kids, LDMD_CHILD_HUB, NULL, "feed hub") ==
+             0)
+      s->set.hub_fd = s->hub_chan[1];
+  }
   if (s->http_fd >= 0) {
     snprintf(what, sizeof what, "http://%s/metrics", s->http_name);
     (void)ldmd_children_task(&s->kids, LDMD_CHILD_METRICS, NULL, what);
@@ -935,6 +955,7 @@ int main(int argc, char **argv) {
   s.ready_fd = -1;
   s.acc.spare = -1;
   s.http_fd = -1;
+  s.hub_chan[0] = s.hub_chan[1] = -1;
   ldm_log_init("ldmd");
   if (parse_options(argc, argv, &s.opt) != 0) {
     usage(argv[0]);

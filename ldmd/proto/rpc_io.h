@@ -241,6 +241,17 @@ int ldm6_io_flush(ldm6_io *io);
 int ldm6_io_queue_copy(ldm6_io *io, uint32_t vers, uint32_t proc,
                        const struct iovec *args, int nargs);
 
+/** ldm6_io_queue_copy() that gives the call's transaction id in *xid (a
+ *  synchronous call, NULLPROC, whose answer is read later). */
+int ldm6_io_queue_copy_xid(ldm6_io *io, uint32_t vers, uint32_t proc,
+                           const struct iovec *args, int nargs, uint32_t *xid);
+
+/** Write the batch as far as the socket takes it now, never waiting; what
+ *  it does not take stays queued, in order, for the next write.
+ *  @return LDM6_IO_OK (the batch is empty), LDM6_IO_AGAIN (the socket is
+ *          full), or a send failure (the batch is then dropped) */
+int ldm6_io_flush_nowait(ldm6_io *io);
+
 /** Where a record sent by pieces stands (ldm6_io_send_nowait()); zero it
  *  before the first call. */
 typedef struct ldm6_io_partial {

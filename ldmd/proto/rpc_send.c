@@ -164,6 +164,11 @@ static int flush_nowait(ldm6_io *io) {
   return flush_nowait_more(io, 0);
 }
 
+int ldm6_io_flush_nowait(ldm6_io *io) {
+  io->detail[0] = '\0';
+  return flush_nowait(io);
+}
+
 /* Can args, nargs be a record's body (the header takes one piece)? */
 static bool args_ok(const struct iovec *args, int nargs) {
   return nargs >= 0 && nargs <= MAX_PIECES - 1 && (nargs == 0 || args != NULL);
@@ -241,13 +246,17 @@ static size_t args_total(const struct iovec *args, int nargs) {
 }
 
 /* Add a call record of total body bytes to the batch in io->obuf, which
- * has room for it: LDM6_IO_OK, or LDM6_IO_EPROTO. */
+ * has room for it: LDM6_IO_OK, or LDM6_IO_EPROTO.  *xid: its transaction
+ * id (xid may be NULL). */
 static int append_call(ldm6_io *io, uint32_t vers, uint32_t proc,
-                       const struct iovec *args, int nargs, size_t total) {
+                       const struct iovec *args, int nargs, size_t total,
+                       uint32_t *xid) {
   size_t hlen, at = io->olen + LDM6_RPC_MARK_LEN;
   int i;
 
   io->detail[0] = '\0';
+  if (xid != NULL)
+    *xid = io->next_xid;
   if (ldm6_rpc_encode_call(io->next_xid++, LDM6_PROG, vers, proc, io->obuf + at,
                            LDM6_IO__HDR_MAX, &hlen) != 0)
     return LDM6_IO_EPROTO;
@@ -288,7 +297,7 @@ int ldm6_io_queue_call(ldm6_io *io, uint32_t vers, uint32_t proc,
     if (rc != LDM6_IO_OK)
       return rc;
   }
-  rc = append_call(io, vers, proc, args, nargs, total);
+  rc = append_call(io, vers, proc, args, nargs, total, NULL);
   if (rc == LDM6_IO_OK && io->orecords >= OBUF_RECORDS)
     return ldm6_io_flush(io);
   return rc;
@@ -296,6 +305,11 @@ int ldm6_io_queue_call(ldm6_io *io, uint32_t vers, uint32_t proc,
 
 int ldm6_io_queue_copy(ldm6_io *io, uint32_t vers, uint32_t proc,
                        const struct iovec *args, int nargs) {
+  return ldm6_io_queue_copy_xid(io, vers, proc, args, nargs, NULL);
+}
+
+int ldm6_io_queue_copy_xid(ldm6_io *io, uint32_t vers, uint32_t proc,
+                           const struct iovec *args, int nargs, uint32_t *xid) {
   size_t total;
 
   if (!args_ok(args, nargs))
@@ -312,7 +326,7 @@ int ldm6_io_queue_copy(ldm6_io *io, uint32_t vers, uint32_t proc,
   }
   if (io->orecords >= OBUF_RECORDS || !batch_room(io, total))
     return LDM6_IO_FULL;
-  return append_call(io, vers, proc, args, nargs, total);
+  return append_call(io, vers, proc, args, nargs, total, xid);
 }
 
 int ldm6_io_send_nowait(ldm6_io *io, uint32_t vers, uint32_t proc,

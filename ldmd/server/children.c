@@ -31,6 +31,8 @@ static const char *kind_name(enum ldmd_child_kind kind) {
     return "requester process";
   case LDMD_CHILD_METRICS:
     return "metrics server process";
+  case LDMD_CHILD_HUB:
+    return "feed hub process";
   default:
     return "connection process";
   }

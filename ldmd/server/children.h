@@ -47,6 +47,7 @@ enum ldmd_child_kind {
   LDMD_CHILD_EXEC,      /**< the program of an EXEC entry */
   LDMD_CHILD_REQUESTER, /**< the requester of a REQUEST entry */
   LDMD_CHILD_METRICS,   /**< the HTTP server of the live figures */
+  LDMD_CHILD_HUB,       /**< the feed hub (hub.h) */
 };
 
 typedef struct ldmd_child {
@@ -59,7 +60,7 @@ typedef struct ldmd_child {
 
 /** A task: an EXEC or REQUEST entry that ldmd keeps running. */
 typedef struct ldmd_task {
-  enum ldmd_child_kind kind; /**< LDMD_CHILD_EXEC, _REQUESTER, _METRICS */
+  enum ldmd_child_kind kind; /**< LDMD_CHILD_EXEC, _REQUESTER, _METRICS, _HUB */
   const void *entry; /**< its ldm_conf_exec or ldm_conf_request, or NULL */
   char what[160];
   pid_t pid;          /**< running process, or 0 */

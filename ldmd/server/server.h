@@ -70,6 +70,10 @@ typedef struct ldmd_settings {
   struct ldmd_feeds *feeds;
   bool anti_dos;  /**< /server/enable-anti-DOS */
   bool zero_copy; /**< /server/zero-copy: sendfile to plain feeds */
+  bool feed_hub;  /**< /server/feed-hub: the hub serves plain feeds */
+  /** The connection processes' end of the feed hub's channel (hub.h),
+   *  or -1: no hub. */
+  int hub_fd;
   /** /server/check-sent EACH: a feed checks every product it sends, not
    *  only those no reader has found sound (ONCE). */
   bool check_each;

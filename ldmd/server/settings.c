@@ -157,6 +157,7 @@ static void own_keys(reader *r, const ldmd_cmdline *cl, ldmd_params *p) {
   get_seconds(r, REG_FIRST_CALL_LIMIT, &p->first_call_ms);
   get_bool(r, REG_ANTI_DOS, &p->anti_dos);
   get_bool(r, REG_ZERO_COPY, &p->zero_copy);
+  get_bool(r, REG_FEED_HUB, &p->feed_hub);
   get_check_sent(r, &p->check_each);
   get_size(r, REG_MAX_PRODUCT_SIZE, &p->max_product);
   get_size(r, REG_MAX_PRODUCT_MEMORY, &p->max_product_memory);
@@ -238,6 +239,8 @@ void ldmd_settings_fill(const ldmd_params *p, ldmd_settings *set) {
   set->first_call_ms = p->first_call_ms;
   set->anti_dos = p->anti_dos;
   set->zero_copy = p->zero_copy;
+  set->feed_hub = p->feed_hub;
+  set->hub_fd = -1; /* ldmd.c: once the hub's channel is made */
   set->check_each = p->check_each;
   set->max_product = p->max_product;
   set->max_product_memory = p->max_product_memory;

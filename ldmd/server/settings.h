@@ -64,6 +64,7 @@ typedef struct ldmd_params {
   int first_call_ms;        /**< /server/first-call-limit */
   bool anti_dos;            /**< /server/enable-anti-DOS */
   bool zero_copy;           /**< /server/zero-copy */
+  bool feed_hub;            /**< /server/feed-hub */
   bool check_each;          /**< /server/check-sent is EACH (not ONCE) */
   uint64_t max_product;     /**< /server/max-product-size, bytes; 0: none */
   unsigned max_per_address; /**< /server/max-per-address, 1-1000000 */

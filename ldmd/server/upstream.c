@@ -64,6 +64,7 @@
 #include "ldmd/site/log.h"
 #include "ldmd/server/clock.h"
 #include "ldmd/server/feeds.h"
+#include "ldmd/server/hub.h"
 #include "ldmd/server/pins.h"
 #include "ldmd/server/server.h"
 
@@ -1085,6 +1086,13 @@ static void position(upstream *u, bool have_sig, const uint8_t *sig) {
   pq_cursor_set(u->pq, pq_ts_to_us(u->cls.from));
 }
 
+/* Is the feed one for the feed hub (hub.h): plain primary LDM-6, with a
+ * hub running and zero-copy off? */
+static bool by_hub(const upstream *u) {
+  return u->mode == UP_PRIMARY && !u->zero_copy && !ldm6_io_is_tls(u->c->io) &&
+         u->c->set->feed_hub && u->c->set->hub_fd >= 0;
+}
+
 /* After OK: the whole life of the feed. */
 static int start_feed(upstream *u, const ldm6_io_msg *m, bool have_sig,
                       const uint8_t *sig) {
@@ -1145,7 +1153,18 @@ static int start_feed(upstream *u, const ldm6_io_msg *m, bool have_sig,
   if (ldm_conf_filter_format(&u->filter, text, sizeof text) >= 0)
     log_info("topo: %s %s", u->c->name, text);
   u->last_call = ldmd_now_ms();
-  rc = feed(u);
+  rc = -1;
+  if (by_hub(u)) { /* hub.h: this process only waits for its end */
+    ldmd_hub_end e;
+
+    rc = ldmd_hub_delegate(u->c, &u->cls, &u->filter, pq_cursor_get(u->pq), &e);
+    u->nsent = e.nsent;
+    u->nbytes = e.nbytes;
+    u->nskipped = e.nskipped;
+    u->ndamaged = e.ndamaged;
+  }
+  if (rc < 0)
+    rc = feed(u);
   if (u->nskipped > 0)
     snprintf(skipped, sizeof skipped,
              ", %llu left the queue before they could be sent",

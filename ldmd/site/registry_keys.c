@@ -76,6 +76,8 @@ const struct reg_default ldm__reg_defaults[] = {
     {REG_MAX_PRODUCT_MEMORY, "16M", RT_SIZE, 0, 0, NULL},
     /* ours: sendfile of products to plain downstreams */
     {REG_ZERO_COPY, "FALSE", RT_BOOL, 0, 0, NULL},
+    /* ours: the plain primary feeds served by one process (hub.h) */
+    {REG_FEED_HUB, "TRUE", RT_BOOL, 0, 0, NULL},
     /* ours: a feed's check of the products it sends (pq_set_verify()) */
     {REG_CHECK_SENT, "ONCE", RT_CHOICE, 0, 0, check_sent_modes},
     {REG_USER, "", RT_STRING, 0, 0, NULL},     /* "": ldm, if it exists */

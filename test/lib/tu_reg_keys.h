@@ -2,7 +2,7 @@
  * tu_reg_keys.h - the registry's built-in keys as the tests list them:
  * LDM's 24, ldmd's own 8, 3 for its live figures, 4 against abuse and 3
  * for TLS, pqact's own 1, ldmadmin's own 1, the NATS bridge's 8 and
- * pqsurf's 4 (LDM's too), and ldmd's zero-copy and check-sent
+ * pqsurf's 4 (LDM's too), and ldmd's zero-copy, check-sent and feed-hub
  * (regutil.1), typed here independently of ldmd/site/registry_keys.c, so that
  * test_registry can check the registry has each of them and no other (it counts
  * them), and fuzz_registry reads each one.  A key added to the registry is
@@ -31,6 +31,6 @@
       REG_NATS_DURABLE, REG_NATS_CREDENTIALS, REG_NATS_TOKEN_FILE,             \
       REG_NATS_CA, REG_NATS_CERT, REG_NATS_KEY, REG_SURFQUEUE_PATH,            \
       REG_SURFQUEUE_SIZE, REG_PQSURF_CONFIG, REG_PQSURF_DATADIR,               \
-      REG_ZERO_COPY, REG_CHECK_SENT
+      REG_ZERO_COPY, REG_CHECK_SENT, REG_FEED_HUB
 
 #endif /* TEST_TU_REG_KEYS_H */

@@ -61,7 +61,10 @@ wait_until 15 eval '(($(silences_of_q) >= 2))' ||
 ok "an idle feed (keep-alive every second) outlives the 2 s silence limit that replaced Q's twice"
 srv_stop Q
 
-feeder=$(children_of "${SRV_PID[A]}")
+# The process that sends B its products: A's feed hub (docs/protocol.md
+# 6.9), or the connection process where there is none.
+feeder=$(srv_log A | sed -n 's/.*started feed hub process \([0-9]*\):.*/\1/p' | tail -1)
+[[ -n $feeder ]] || feeder=$(children_of "${SRV_PID[A]}")
 [[ $feeder =~ ^[0-9]+$ ]] || fail "A's feeding process: '$feeder'"
 kill -STOP "$feeder"
 expect_rc 0 "$PEER" insert -q "$QA" -n 10 -s 1000 -f IDS -i two -z 2

@@ -29,9 +29,9 @@
 
 /* Keys with a built-in default: LDM's 24, ldmd's own 8, 4 for its live
  * figures, 5 against abuse and 3 for TLS, pqact's own 1, ldmadmin's own 1,
- * the NATS bridge's 9, pqsurf's 4 (LDM's), and ldmd's /server/zero-copy
- * and /server/check-sent. */
-#define NBUILTIN 61
+ * the NATS bridge's 9, pqsurf's 4 (LDM's), and ldmd's /server/zero-copy,
+ * /server/check-sent and /server/feed-hub. */
+#define NBUILTIN 62
 
 static char scratch[1024]; /* this run's directory */
 static char home[2048];    /* LDMHOME for the tests */
@@ -228,6 +228,7 @@ static void check_all_defaults(ldm_registry *reg) {
   want_uint(reg, REG_TIME_OFFSET, 3600);
   want_bool(reg, REG_ANTI_DOS, true);
   want_bool(reg, REG_ZERO_COPY, false);
+  want_bool(reg, REG_FEED_HUB, true);
   want_string(reg, REG_CHECK_SENT, "ONCE");
   snprintf(want, sizeof want, "%s/etc/pqact.conf", home);
   want_string(reg, REG_PQACT_CONFIG, want);
@@ -1035,7 +1036,7 @@ static void test_own_keys(void **state) {
   assert_string_equal(s.values[4], "");
   for (int i = 0; i < s.n; i++)
     assert_true(s.is_default[i]);
-  walk_n(reg, "/server", &s, 17); /* LDM's 7 and ldmd's 10 */
+  walk_n(reg, "/server", &s, 18); /* LDM's 7 and ldmd's 11 */
   for (size_t i = 0; i < NOWN; i++)
     if (strncmp(own_keys[i].key, "/server/", 8) == 0) {
       int j = find_seen(&s, own_keys[i].key);
