@@ -6,7 +6,10 @@
  * (ldm6_io_send_nowait()) to a peer that does not read, each call
  * returning at once, the pieces taken from another copy of the same bytes
  * each time, and the record arriving whole after the batch queued before
- * it.
+ * it; the batch written as far as the socket takes it
+ * (ldm6_io_flush_nowait(), the feed hub's write), the rest kept in order
+ * for the next write, and a queued call's transaction id given
+ * (ldm6_io_queue_copy_xid()).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -91,6 +94,65 @@ static void test_queue_copy(void **state) {
   ldm6_io_free(srv);
 }
 
+/* The batch written without waiting to a peer that does not read: some
+ * write leaves part of it queued (LDM6_IO_AGAIN), none waits; once the
+ * peer reads, the rest goes, and every record arrives once, in order,
+ * with the transaction id queue_copy_xid() gave. */
+static void test_flush_nowait(void **state) {
+  static uint8_t chunk[16000];
+  struct iovec c = {chunk, sizeof chunk};
+  uint32_t xids[4096];
+  ldm6_io *io, *srv;
+  ldm6_io_msg m;
+  unsigned n = 0, i, tries;
+  uint32_t seq;
+  int sfd, rc = LDM6_IO_OK;
+
+  (void)state;
+  tcp_pair(&io, &sfd);
+  srv = ldm6_io_new(sfd, 1u << 20);
+  assert_non_null(srv);
+  /* Until a write leaves bytes behind: the socket buffers are full. */
+  while (rc != LDM6_IO_AGAIN && n < 4096) {
+    seq = htonl(n);
+    memcpy(chunk, &seq, sizeof seq);
+    rc = ldm6_io_queue_copy_xid(io, 6, 1, &c, 1, &xids[n]);
+    if (rc == LDM6_IO_FULL) {
+      int64_t t0 = tu_now_ms();
+
+      rc = ldm6_io_flush_nowait(io);
+      /* never waits (a wait would last the send timeout, 60 s) */
+      assert_true(tu_now_ms() - t0 < 10000);
+      assert_true(rc == LDM6_IO_OK || rc == LDM6_IO_AGAIN);
+      continue;
+    }
+    assert_int_equal(rc, LDM6_IO_OK);
+    if (n > 0)
+      assert_int_equal(xids[n], xids[n - 1] + 1);
+    n++;
+  }
+  assert_int_equal(rc, LDM6_IO_AGAIN);
+  assert_true(ldm6_io_queued(io) > 0);
+  /* The peer reads; the rest is written by later calls. */
+  for (i = 0, tries = 0; i < n; tries++) {
+    assert_true(tries < 100000);
+    rc = ldm6_io_flush_nowait(io);
+    assert_true(rc == LDM6_IO_OK || rc == LDM6_IO_AGAIN);
+    if (ldm6_io_recv(srv, rc == LDM6_IO_OK ? 2000 : 10, &m) != LDM6_IO_OK)
+      continue;
+    assert_int_equal(m.hdr.xid, xids[i]);
+    assert_int_equal(m.body_len, sizeof chunk);
+    memcpy(&seq, m.body, sizeof seq);
+    assert_int_equal(ntohl(seq), i);
+    i++;
+  }
+  assert_int_equal(ldm6_io_flush_nowait(io), LDM6_IO_OK);
+  assert_int_equal(ldm6_io_queued(io), 0);
+  assert_int_equal(ldm6_io_recv(srv, 50, &m), LDM6_IO_TIMEDOUT);
+  ldm6_io_free(io);
+  ldm6_io_free(srv);
+}
+
 /* In a child: receive two records, the small one queued first, then the
  * big one, and check their bytes.  @return the exit status */
 static int receive_two(int fd, const uint8_t *arg, const uint8_t *want) {
@@ -169,6 +231,7 @@ static void test_send_nowait(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_queue_copy),
+      cmocka_unit_test(test_flush_nowait),
       cmocka_unit_test(test_send_nowait),
   };
 
