@@ -58,6 +58,7 @@
 #define HUB_GONE 2         /* callback result: not the product looked for */
 #define HUB_AGAIN 3        /* callback result: the socket is full */
 #define HUB_EIO 4          /* callback result: the send failed (part_rc) */
+#define READ_BURST 64      /* messages read from one downstream a turn */
 #define WAKER_SLICE_MS 200 /* the waker's sleep between looks at quit */
 
 enum tag_kind { T_CHAN, T_WAKE, T_SOCK, T_PAIR };
@@ -581,8 +582,14 @@ static void writable(hub *h, hub_conn *c) {
 /* What the downstream sends; NULLPROC                                    */
 /* ---------------------------------------------------------------------- */
 
+/* What the downstream sent: the NULLPROC's answer, stray calls (ignored),
+ * its end.  At most READ_BURST messages a turn, so that a peer that never
+ * stops sending does not keep the loop from the others (epoll says so
+ * again next turn). */
 static void readable(hub *h, hub_conn *c) {
-  for (;;) {
+  unsigned k;
+
+  for (k = 0; k < READ_BURST; k++) {
     ldm6_io_msg m;
     int rc = ldm6_io_recv(c->io, 0, &m);
 
