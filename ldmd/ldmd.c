@@ -780,16 +780,21 @@ static void start_tasks(server *s) {
     (void)ldmd_children_task(&s->kids, LDMD_CHILD_REQUESTER,
                              &s->conf->requests[i], what);
   }
-  /* The feed hub (hub.h): the connection processes hand it their plain
-   * primary feeds over its channel. */
+  /* The feed hubs (hub.h), one per CPU: the connection processes hand
+   * them their plain primary feeds over one channel, each feed to the
+   * first hub that reads it. */
   if (s->par.feed_hub && !s->par.zero_copy) {
+    unsigned nhubs = ldmd_hub_count();
+
     if (ldmd_hub_channel(s->hub_chan) != 0)
       log_error("cannot make the feed hub's channel: %s: every feed is "
                 "served by its own process",
                 strerror(errno));
-    else if (ldmd_children_task(&s->kids, LDMD_CHILD_HUB, NULL, "feed hub") ==
-             0)
-      s->set.hub_fd = s->hub_chan[1];
+    for (i = 0; s->hub_chan[0] >= 0 && i < nhubs; i++) {
+      snprintf(what, sizeof what, "feed hub %zu of %u", i + 1, nhubs);
+      if (ldmd_children_task(&s->kids, LDMD_CHILD_HUB, NULL, what) == 0)
+        s->set.hub_fd = s->hub_chan[1];
+    }
   }
   if (s->http_fd >= 0) {
     snprintf(what, sizeof what, "http://%s/metrics", s->http_name);

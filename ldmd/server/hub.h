@@ -1,10 +1,11 @@
 /*
- * hub.h - the feed hub: one process that sends products to every plain
- * primary LDM-6 feed of the server (FEEDME with max_hereis above
- * 0x7fffffff, on a connection without TLS, /server/zero-copy FALSE), so
- * that a product is found in the queue, locked and checked once for all of
- * them instead of once per connection process (docs/protocol.md, section
- * 6.9).
+ * hub.h - the feed hubs: one process per CPU that sends products to the
+ * plain primary LDM-6 feeds of the server (FEEDME with max_hereis above
+ * 0x7fffffff, on a connection without TLS, /server/zero-copy FALSE) handed
+ * to it, so that a product is found in the queue, locked and checked once
+ * per hub for all of its feeds instead of once per connection process
+ * (docs/protocol.md, section 6.9).  Each feed goes to the first hub that
+ * reads the shared channel.
  *
  * The connection process still does everything up to the feed: the
  * access check, the request's class against ALLOW, the anti-DOS rule, OK
@@ -37,6 +38,11 @@ typedef struct ldmd_hub_end {
   int status; /**< LDMD_DONE or LDMD_FAIL */
   uint64_t nsent, nbytes, nskipped, ndamaged;
 } ldmd_hub_end;
+
+/** How many hubs the server runs: one per online CPU, at most
+ *  LDMD_HUB_MAX (each walks the queue for its own feeds). */
+#define LDMD_HUB_MAX 16
+unsigned ldmd_hub_count(void);
 
 /** The server's hub channel: a SOCK_SEQPACKET pair, [0] the hub's end,
  *  [1] the connection processes'.  @return 0 or -1 (errno) */

@@ -22,6 +22,14 @@
 #define HANDOFF_WAIT_MS 5000 /* the channel full: the hub is stuck */
 #define TAKEN_WAIT_MS 2000   /* the hub's answer to a hand-over */
 
+unsigned ldmd_hub_count(void) {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+  if (n < 1)
+    return 1;
+  return n > LDMD_HUB_MAX ? LDMD_HUB_MAX : (unsigned)n;
+}
+
 int ldmd_hub_channel(int fds[2]) {
   return socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds);
 }

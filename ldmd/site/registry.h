@@ -126,8 +126,9 @@
  * section 6.8). */
 #define REG_ZERO_COPY "/server/zero-copy"
 /* Ours: the plain primary feeds (LDM-6 FEEDME without TLS, zero-copy off)
- * of every connection sent by one process, the feed hub, which reads each
- * product once for all of them (docs/protocol.md, section 6.9). */
+ * of every connection sent by a process per CPU, the feed hubs, each of
+ * which reads a product once for all of its feeds (docs/protocol.md,
+ * section 6.9). */
 #define REG_FEED_HUB "/server/feed-hub"
 /* Ours: which products a feed checks against their CRC32C before it sends
  * them (docs/security.md, "Damaged products"): ONCE, those no reader of the

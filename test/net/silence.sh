@@ -61,18 +61,21 @@ wait_until 15 eval '(($(silences_of_q) >= 2))' ||
 ok "an idle feed (keep-alive every second) outlives the 2 s silence limit that replaced Q's twice"
 srv_stop Q
 
-# The process that sends B its products: A's feed hub (docs/protocol.md
-# 6.9), or the connection process where there is none.
-feeder=$(srv_log A | sed -n 's/.*started feed hub process \([0-9]*\):.*/\1/p' | tail -1)
+# The processes that send B its products: A's feed hubs (docs/protocol.md
+# 6.9), or the connection process where there are none.
+feeder=$(srv_log A | sed -n 's/.*started feed hub process \([0-9]*\):.*/\1/p' | tr '\n' ' ')
+feeder=${feeder% }
 [[ -n $feeder ]] || feeder=$(children_of "${SRV_PID[A]}")
-[[ $feeder =~ ^[0-9]+$ ]] || fail "A's feeding process: '$feeder'"
-kill -STOP "$feeder"
+[[ $feeder =~ ^[0-9]+( [0-9]+)*$ ]] || fail "A's feeding process: '$feeder'"
+# shellcheck disable=SC2086 # one or more pids
+kill -STOP $feeder
 expect_rc 0 "$PEER" insert -q "$QA" -n 10 -s 1000 -f IDS -i two -z 2
 start=$SECONDS
 wait_until 10 holds "$QB" 21 ||
   srv_fail B "B did not get the products inserted after A's feeder went silent"
 took=$((SECONDS - start))
-kill -CONT "$feeder"
+# shellcheck disable=SC2086
+kill -CONT $feeder
 srv_log_has B "no message from upstream LDM 127.0.0.1 port $PA for 2 s: reconnecting" ||
   srv_fail B "no silence detected"
 (($(from_a "is willing to be a primary feeder") == 2)) ||
