@@ -680,7 +680,9 @@ static void take(hub *h, const hub_handoff *ho, const int fds[2]) {
     (void)close(fds[1]);
     return;
   }
-  c->io = ldm6_io_new(fds[0], 0); /* closes fds[0] if it fails */
+  /* After the turn-around a downstream sends answers of a few bytes: a
+   * longer record is refused (the connection closes) rather than held. */
+  c->io = ldm6_io_new(fds[0], LDMD_RECORD_HEAD); /* closes fds[0] on failure */
   c->pair = fds[1];
   if (c->io == NULL || hub_link_reply(c->pair, &r) != 0) {
     /* The connection process gave up waiting: it closes the connection. */
