@@ -42,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -812,7 +813,15 @@ static void detach(hub *h) {
 
 static int start(hub *h) {
   struct epoll_event e = {.events = EPOLLIN};
+  struct rlimit rl;
 
+  /* Two descriptors a feed: as many as the hard limit lets it have (a
+   * hand-over that finds none left is refused, and its connection
+   * process serves the feed itself). */
+  if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+    rl.rlim_cur = rl.rlim_max;
+    (void)setrlimit(RLIMIT_NOFILE, &rl);
+  }
   h->ep = epoll_create1(EPOLL_CLOEXEC);
   h->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (h->ep < 0 || h->wake < 0) {
