@@ -51,9 +51,9 @@
 #include "ldmd/server/clock.h"
 #include "ldmd/server/hub.h"
 #include "ldmd/server/hub_link.h"
+#include "ldmd/server/oneway.h"
 #include "ldmd/site/log.h"
 
-#define INFO_BUF 512       /* an encoded prod_info (364 bytes at most) */
 #define MAX_EVENTS 128     /* epoll events taken per wait */
 #define HUB_STOP 1         /* callback result: no member of the group left */
 #define HUB_GONE 2         /* callback result: not the product looked for */
@@ -113,15 +113,8 @@ typedef struct hub_conn {
     uint32_t xid;
     int64_t sent;
   } np;
-  struct {
-    uint8_t head[INFO_BUF];
-    size_t hlen;
-    uint32_t dlen;
-    uint8_t sig[PQ_SIGLEN];
-    char ident[PQ_IDENT_MAX + 1];
-    ldm6_io_partial st;
-  } part;
-  int part_rc; /* put_part()'s send failure */
+  ldmd_piece part; /* C_PART: the record the socket has not taken whole */
+  int part_rc;     /* put_part()'s send failure */
   uint64_t nsent, nbytes, nskipped, ndamaged;
   int status; /* how it ended (C_GONE) */
 } hub_conn;
@@ -150,8 +143,6 @@ typedef struct group {
   hub_conn **m;
   size_t n;
 } group;
-
-static const uint8_t zeros[4];
 
 static int attach(hub *h);
 
@@ -342,17 +333,6 @@ static void flush_out(hub *h, hub_conn *c) {
     failed(h, c, rc, "sending");
 }
 
-static bool small_record(size_t hlen, uint64_t dlen) {
-  return hlen + dlen + ldm6_xdr_pad(dlen) <= LDM6_IO_COPY_MAX;
-}
-
-static void record_iov(struct iovec iov[3], const uint8_t *head, size_t hlen,
-                       const void *data, uint32_t dlen) {
-  iov[0] = (struct iovec){(void *)head, hlen};
-  iov[1] = (struct iovec){(void *)data, dlen};
-  iov[2] = (struct iovec){(void *)zeros, ldm6_xdr_pad(dlen)};
-}
-
 /* One product to one member of a walk, never waiting.  The member's
  * cursor moves past it unless the socket took none of it. */
 static void put(hub *h, hub_conn *c, const uint8_t *head, size_t hlen,
@@ -361,8 +341,8 @@ static void put(hub *h, hub_conn *c, const uint8_t *head, size_t hlen,
   uint32_t dlen = (uint32_t)info->size;
   int rc;
 
-  record_iov(iov, head, hlen, data, dlen);
-  if (small_record(hlen, dlen)) {
+  ldmd_record_iov(iov, head, hlen, data, dlen);
+  if (ldmd_small_record(hlen, dlen)) {
     rc = ldm6_io_queue_copy(c->io, LDM6_VERSION6, LDM6_HEREIS, iov, 3);
     if (rc == LDM6_IO_FULL) {
       rc = ldm6_io_flush_nowait(c->io);
@@ -407,7 +387,7 @@ static int on_product(const pq_prod_info *info, const void *data,
                       const pq_place *place, void *arg) {
   group *g = arg;
   hub *h = g->h;
-  uint8_t head[INFO_BUF];
+  uint8_t head[LDMD_INFO_BUF];
   size_t hlen = 0, i, alive = 0;
   int encoded = 0; /* 0: not yet, 1: head holds it, -1: cannot be sent */
 
@@ -525,7 +505,7 @@ static int put_part(const pq_prod_info *info, const void *data,
   (void)place;
   if (info->size != c->part.dlen)
     return HUB_GONE; /* cannot be: the signature is the data's */
-  record_iov(iov, c->part.head, c->part.hlen, data, c->part.dlen);
+  ldmd_record_iov(iov, c->part.head, c->part.hlen, data, c->part.dlen);
   rc = ldm6_io_send_nowait(c->io, LDM6_VERSION6, LDM6_HEREIS, iov, 3,
                            &c->part.st);
   if (rc == LDM6_IO_OK)

@@ -65,10 +65,10 @@
 #include "ldmd/server/clock.h"
 #include "ldmd/server/feeds.h"
 #include "ldmd/server/hub.h"
+#include "ldmd/server/oneway.h"
 #include "ldmd/server/pins.h"
 #include "ldmd/server/server.h"
 
-#define INFO_BUF 512     /* prod_info (364 B at most), COMINGSOON args (368) */
 #define DRAIN_EVERY 32   /* products sent between looks at the socket */
 #define UP_ESEND 1       /* callback result: a send failed */
 #define UP_FLUSH 2       /* callback result: write the batch, then again */
@@ -107,12 +107,7 @@ typedef struct upstream {
   struct {
     bool on;
     uint32_t proc;
-    uint8_t head[INFO_BUF];
-    size_t hlen;
-    uint32_t dlen;
-    uint8_t sig[PQ_SIGLEN];
-    char ident[PQ_IDENT_MAX + 1];
-    ldm6_io_partial st;
+    ldmd_piece r;
   } part;
   /* Zero-copy: the products the socket may still read from the queue
    * file, and the one whose data it has not taken whole yet. */
@@ -120,7 +115,7 @@ typedef struct upstream {
   ldmd_pins pins;
   struct {
     bool on;
-    uint8_t head[INFO_BUF];
+    uint8_t head[LDMD_INFO_BUF];
     size_t hlen;
     uint32_t dlen;
     pq_pin_t pin;
@@ -142,8 +137,6 @@ typedef struct upstream {
   uint8_t v5buf[LDM6_DBUFMAX]; /* a small product, or one packet */
   uint32_t v5off, v5len;       /* the packet copy_packet() takes */
 } upstream;
-
-static const uint8_t zeros[4];
 
 /* LDM's class text, "<from> <to> {{FEEDTYPE, "ERE"},...}", of the class as
  * it goes on the wire.  Ours come from the wire (the request, or the part
@@ -305,23 +298,15 @@ static int flush(upstream *u) {
   return rc;
 }
 
-/* The arguments of a one-way record: head, data and padding. */
-static void record_iov(struct iovec iov[3], const uint8_t *head, size_t hlen,
-                       const void *data, uint32_t dlen) {
-  iov[0] = (struct iovec){(void *)head, hlen};
-  iov[1] = (struct iovec){(void *)data, dlen};
-  iov[2] = (struct iovec){(void *)zeros, ldm6_xdr_pad(dlen)};
-}
-
 /* The next piece of the large record in u->part, its data at data, as
  * far as the socket takes it now.  @return 0 or UP_ESEND */
 static int put_piece(upstream *u, const void *data) {
   struct iovec iov[3];
   int rc;
 
-  record_iov(iov, u->part.head, u->part.hlen, data, u->part.dlen);
+  ldmd_record_iov(iov, u->part.r.head, u->part.r.hlen, data, u->part.r.dlen);
   rc = ldm6_io_send_nowait(u->c->io, LDM6_VERSION6, u->part.proc, iov, 3,
-                           &u->part.st);
+                           &u->part.r.st);
   u->part.on = rc == LDM6_IO_AGAIN; /* finish_part() sends the rest */
   if (rc != LDM6_IO_OK && rc != LDM6_IO_AGAIN) {
     send_failed(u, rc, u->part.proc == LDM6_BLKDATA ? "blkdata" : "hereis");
@@ -338,7 +323,7 @@ static int put_copy(upstream *u, uint32_t proc, const uint8_t *head,
   struct iovec iov[3];
   int rc;
 
-  record_iov(iov, head, hlen, data, dlen);
+  ldmd_record_iov(iov, head, hlen, data, dlen);
   rc = ldm6_io_queue_copy(u->c->io, LDM6_VERSION6, proc, iov, 3);
   if (rc == LDM6_IO_FULL)
     return UP_FLUSH;
@@ -350,24 +335,20 @@ static int put_copy(upstream *u, uint32_t proc, const uint8_t *head,
   return 0;
 }
 
-static bool small_record(size_t hlen, uint32_t dlen) {
-  return hlen + dlen + ldm6_xdr_pad(dlen) <= LDM6_IO_COPY_MAX;
-}
-
 /* Describe in u->part a record to send by pieces.  @return 0, or -1 for a
  * head longer than any (not made here) */
 static int part_set(upstream *u, uint32_t proc, const uint8_t *head,
                     size_t hlen, uint32_t dlen, const uint8_t *sig,
                     const char *ident) {
-  if (hlen > sizeof u->part.head)
+  if (hlen > sizeof u->part.r.head)
     return -1;
   u->part.proc = proc;
-  memcpy(u->part.head, head, hlen);
-  u->part.hlen = hlen;
-  u->part.dlen = dlen;
-  memcpy(u->part.sig, sig, PQ_SIGLEN);
-  snprintf(u->part.ident, sizeof u->part.ident, "%s", ident);
-  memset(&u->part.st, 0, sizeof u->part.st);
+  memcpy(u->part.r.head, head, hlen);
+  u->part.r.hlen = hlen;
+  u->part.r.dlen = dlen;
+  memcpy(u->part.r.sig, sig, PQ_SIGLEN);
+  snprintf(u->part.r.ident, sizeof u->part.r.ident, "%s", ident);
+  memset(&u->part.r.st, 0, sizeof u->part.r.st);
   return 0;
 }
 
@@ -380,7 +361,7 @@ static int part_set(upstream *u, uint32_t proc, const uint8_t *head,
 static int put_oneway(upstream *u, uint32_t proc, const uint8_t *head,
                       size_t hlen, const void *data, uint32_t dlen,
                       const uint8_t *sig, const char *ident) {
-  if (small_record(hlen, dlen))
+  if (ldmd_small_record(hlen, dlen))
     return put_copy(u, proc, head, hlen, data, dlen);
   if (part_set(u, proc, head, hlen, dlen, sig, ident) != 0)
     return UP_ESEND;
@@ -394,11 +375,12 @@ static int put_part(const pq_prod_info *info, const void *data,
   upstream *u = arg;
 
   (void)place;
-  if (info->size != u->part.dlen)
+  if (info->size != u->part.r.dlen)
     return UP_GONE; /* cannot be: the signature is the data's */
-  if (!u->part.st.started && small_record(u->part.hlen, u->part.dlen)) {
-    int rc = put_copy(u, u->part.proc, u->part.head, u->part.hlen, data,
-                      u->part.dlen);
+  if (!u->part.r.st.started &&
+      ldmd_small_record(u->part.r.hlen, u->part.r.dlen)) {
+    int rc = put_copy(u, u->part.proc, u->part.r.head, u->part.r.hlen, data,
+                      u->part.r.dlen);
     if (rc == 0)
       u->part.on = false;
     return rc;
@@ -431,7 +413,7 @@ static int find_again(upstream *u, const uint8_t *sig, pq_read_fn *fn) {
  */
 static int finish_part(upstream *u, bool wait_first) {
   int64_t last = ldmd_now_ms();
-  uint64_t moved = u->part.st.sent;
+  uint64_t moved = u->part.r.st.sent;
   bool first = !wait_first;
 
   while (u->part.on) {
@@ -445,7 +427,7 @@ static int finish_part(upstream *u, bool wait_first) {
         if (ldmd_now_ms() - last < LDMD_SYNC_TIMEOUT_MS)
           continue;
         log_error("%s took nothing of %s for %d s: closing", u->c->peer,
-                  u->part.ident, LDMD_SYNC_TIMEOUT_MS / 1000);
+                  u->part.r.ident, LDMD_SYNC_TIMEOUT_MS / 1000);
         return LDM6_IO_TIMEDOUT;
       }
       if (rc != LDM6_IO_OK) {
@@ -454,7 +436,7 @@ static int finish_part(upstream *u, bool wait_first) {
       }
     }
     first = false;
-    rc = find_again(u, u->part.sig, put_part);
+    rc = find_again(u, u->part.r.sig, put_part);
     if (rc == UP_FLUSH) {
       rc = flush(u);
       if (rc != LDM6_IO_OK)
@@ -466,20 +448,20 @@ static int finish_part(upstream *u, bool wait_first) {
     if (rc == PQ_NOTFOUND || rc == UP_GONE) {
       char hex[33];
 
-      pq_sig_format(u->part.sig, hex);
+      pq_sig_format(u->part.r.sig, hex);
       u->part.on = false;
-      if (!u->part.st.started) {
+      if (!u->part.r.st.started) {
         u->nskipped++;
         log_notice("%s (%s) left the queue before it could be sent to %s: "
                    "skipped (the downstream is slow)",
-                   u->part.ident, hex, u->c->peer);
+                   u->part.r.ident, hex, u->c->peer);
         return LDM6_IO_OK;
       }
       log_error("%s (%s) left the queue while it was being sent to %s "
                 "(%llu bytes of the record sent): closing, the downstream "
                 "resumes after what it got",
-                u->part.ident, hex, u->c->peer,
-                (unsigned long long)u->part.st.sent);
+                u->part.r.ident, hex, u->c->peer,
+                (unsigned long long)u->part.r.st.sent);
       return LDM6_IO_EPROTO;
     }
     if (rc != PQ_OK) {
@@ -487,8 +469,8 @@ static int finish_part(upstream *u, bool wait_first) {
                 pq_last_error(u->pq)->pe_msg);
       return LDM6_IO_ESYS;
     }
-    if (u->part.st.sent != moved) {
-      moved = u->part.st.sent;
+    if (u->part.r.st.sent != moved) {
+      moved = u->part.r.st.sent;
       last = ldmd_now_ms();
     }
   }
@@ -555,7 +537,7 @@ static bool writable(const upstream *u) {
 
 /* Primary mode, from the read callback. */
 static int send_hereis(upstream *u, const ldm6_prod_info *w, const void *data) {
-  uint8_t head[INFO_BUF];
+  uint8_t head[LDMD_INFO_BUF];
   size_t hlen;
 
   if (ldm6_encode(LDM6_T_PROD_INFO, w, head, sizeof head, &hlen) != 0)
@@ -661,7 +643,7 @@ static int finish_zc(upstream *u) {
 
 /* NOTIFYME, from the read callback. */
 static int send_notification(upstream *u, const ldm6_prod_info *w) {
-  uint8_t head[INFO_BUF];
+  uint8_t head[LDMD_INFO_BUF];
   size_t hlen;
 
   if (ldm6_encode(LDM6_T_PROD_INFO, w, head, sizeof head, &hlen) != 0)
@@ -676,7 +658,7 @@ static int send_comingsoon(upstream *u, const ldm6_prod_info *w) {
   ldm6_comingsoon_args args = {.info = *w, .pktsz = w->sz};
   ldm6_datapkt pkt = {.pktnum = 0, .data_len = w->sz};
   ldm6_comingsoon_reply reply = LDM6_DONT_SEND;
-  uint8_t head[INFO_BUF];
+  uint8_t head[LDMD_INFO_BUF];
   struct iovec iov;
   int rc;
 
@@ -711,7 +693,7 @@ static int v5_call(upstream *u, uint32_t proc, const uint8_t *head, size_t hlen,
   ldm6_replyt r;
   int rc;
 
-  record_iov(iov, head, hlen, data, dlen);
+  ldmd_record_iov(iov, head, hlen, data, dlen);
   r.code = LDM6_OK;
   rc = send_sync(u, LDM6_VERSION5, proc, iov, 3,
                  (int)u->c->set->rpc_timeout * 1000, LDM6_T_REPLYT, &r, what);
@@ -735,7 +717,7 @@ static int copy_packet(const pq_prod_info *info, const void *data,
  * each copied from the product found again and then sent, each answered;
  * stops at the first answer other than OK. */
 static int v5_packets(upstream *u, const ldm6_prod_info *w, ldm6_errt *code) {
-  uint8_t head[INFO_BUF];
+  uint8_t head[LDMD_INFO_BUF];
   uint32_t off = 0, pktnum = 0;
   int rc = LDM6_IO_OK;
 
@@ -769,7 +751,7 @@ static int v5_packets(upstream *u, const ldm6_prod_info *w, ldm6_errt *code) {
  * copied by the callback), else COMINGSOON and BLKDATA packets, every call
  * answered. */
 static int send_v5(upstream *u, const ldm6_prod_info *w) {
-  uint8_t head[INFO_BUF];
+  uint8_t head[LDMD_INFO_BUF];
   size_t hlen;
   ldm6_errt code = LDM6_OK;
   int rc;
