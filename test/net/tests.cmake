@@ -50,6 +50,8 @@ if(TARGET ldmproto)
         antidos 120
         names 60
         held 120
+        # The feed hubs (docs/protocol.md, section 6.9): no hub answers.
+        hub_fallback 90
         # Zero-copy sending: integrity, a stalled downstream's pins, kill -9
         # (docs/protocol.md, section 6.8).
         zerocopy 240
