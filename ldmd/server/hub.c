@@ -313,11 +313,23 @@ static void stuck(hub *h, hub_conn *c, enum conn_state state) {
   arm(h, c, true);
 }
 
-static void sent(hub_conn *c, uint64_t size) {
+/* A product gone to a feed (info NULL: the end of one sent by pieces,
+ * c->part). */
+static void sent(hub_conn *c, const pq_prod_info *info, uint64_t size) {
   c->nsent++;
   c->nbytes += size;
   c->oneway_pending = true;
   ldmm_sent(c->ms, size);
+  if (ldm_log_enabled(LDM_LOG_DEBUG)) {
+    char text[640];
+
+    if (info != NULL)
+      pq_prod_info_format(info, true, text, sizeof text);
+    else
+      snprintf(text, sizeof text, "%u %s", (unsigned)c->part.dlen,
+               c->part.ident);
+    log_debug("sent %s to %s", text, c->peer);
+  }
 }
 
 /* Write the feed's batch as far as the socket takes it. */
@@ -358,7 +370,7 @@ static void put(hub *h, hub_conn *c, const uint8_t *head, size_t hlen,
       return;
     }
     c->cursor = at;
-    sent(c, dlen);
+    sent(c, info, dlen);
     return;
   }
   memcpy(c->part.head, head, hlen);
@@ -371,7 +383,7 @@ static void put(hub *h, hub_conn *c, const uint8_t *head, size_t hlen,
                            &c->part.st);
   if (rc == LDM6_IO_OK) {
     c->cursor = at;
-    sent(c, dlen);
+    sent(c, info, dlen);
   } else if (rc == LDM6_IO_AGAIN && c->part.st.started) {
     c->cursor = at; /* finished from the product found again */
     stuck(h, c, C_PART);
@@ -538,7 +550,7 @@ static void writable(hub *h, hub_conn *c) {
   if (rc == PQ_OK) { /* put_part() returned LDM6_IO_OK */
     c->state = C_READY;
     arm(h, c, false);
-    sent(c, c->part.dlen);
+    sent(c, NULL, c->part.dlen);
   } else if (rc == HUB_AGAIN) {
     /* more next time */
   } else if (rc == PQ_NOTFOUND || rc == HUB_GONE) {
