@@ -488,6 +488,10 @@ typedef struct pq_place {
   uint64_t pp_inserted; /**< insertion time, microseconds since the epoch */
   uint64_t pp_offset;   /**< byte offset of its region in the file */
   bool pp_oldest;       /**< it was the oldest product: the reader lags */
+  /** pq_next_many(): another product of the batch comes next if this
+   *  callback returns 0 (and the next passes its check).  A sender may
+   *  hold this one's bytes back to go out with the next's (MSG_MORE). */
+  bool pp_more;
 } pq_place;
 
 /**

@@ -383,6 +383,7 @@ static int deliver_batch(pq_t *pq, struct batch *b, int direction,
      * callback may keep the lock (pq_pin()). */
     pq->pin_ok = b->n == 1;
     pq->pin_data = (uint64_t)(it->data - pq->base);
+    it->place.pp_more = i + 1 < b->n;
     rc = fn(&it->info, it->data, &it->place, arg);
     if (rc != PQ_OK) { /* offer it again next time */
       pq->cursor = direction == PQ_FORWARD ? key - 1 : key + 1;

@@ -275,6 +275,18 @@ int ldm6_io_send_nowait(ldm6_io *io, uint32_t vers, uint32_t proc,
                         const struct iovec *args, int nargs,
                         ldm6_io_partial *st);
 
+/** ldm6_io_send_nowait() that, when more is true, tells TCP another
+ *  record follows at once (MSG_MORE): its last bytes may wait for the
+ *  next record's to fill a segment.  The sender pushes them with a later
+ *  write without it, ldm6_io_flush_nowait(), or ldm6_io_push(). */
+int ldm6_io_send_nowait_more(ldm6_io *io, uint32_t vers, uint32_t proc,
+                             const struct iovec *args, int nargs,
+                             ldm6_io_partial *st, bool more);
+
+/** Send what earlier writes with MSG_MORE left waiting (plain
+ *  connections: TCP_NODELAY set again pushes them).  Never waits. */
+void ldm6_io_push(ldm6_io *io);
+
 /**
  * Write a one-way call whose arguments are head (hlen bytes, at most
  * LDM6_IO_COPY_MAX: the encoded metadata) then dlen bytes of file fd from

@@ -131,10 +131,6 @@ static long write_nowait_flags(ldm6_io *io, const struct iovec *iov, size_t n,
   return total;
 }
 
-static long write_nowait(ldm6_io *io, const struct iovec *iov, size_t n) {
-  return write_nowait_flags(io, iov, n, 0);
-}
-
 /* The queued calls, as far as the socket takes them now (more: MSG_MORE,
  * more bytes follow at once).
  * @return LDM6_IO_OK (all written), LDM6_IO_AGAIN, or a failure */
@@ -332,6 +328,13 @@ int ldm6_io_queue_copy_xid(ldm6_io *io, uint32_t vers, uint32_t proc,
 int ldm6_io_send_nowait(ldm6_io *io, uint32_t vers, uint32_t proc,
                         const struct iovec *args, int nargs,
                         ldm6_io_partial *st) {
+  return ldm6_io_send_nowait_more(io, vers, proc, args, nargs, st, false);
+}
+
+int ldm6_io_send_nowait_more(ldm6_io *io, uint32_t vers, uint32_t proc,
+                             const struct iovec *args, int nargs,
+                             ldm6_io_partial *st, bool more) {
+  int flag = more ? MSG_MORE : 0;
   struct layout l;
   struct iovec *out = l.out;
   size_t nout, k = 0, hlen;
@@ -340,7 +343,7 @@ int ldm6_io_send_nowait(ldm6_io *io, uint32_t vers, uint32_t proc,
   int rc;
 
   io->detail[0] = '\0';
-  rc = flush_nowait(io); /* the queued calls go first */
+  rc = flush_nowait_more(io, MSG_MORE); /* the queued calls go first */
   if (rc != LDM6_IO_OK)
     return rc;
   if (!args_ok(args, nargs))
@@ -364,7 +367,7 @@ int ldm6_io_send_nowait(ldm6_io *io, uint32_t vers, uint32_t proc,
     out[k].iov_base = (uint8_t *)out[k].iov_base + skip;
     out[k].iov_len -= (size_t)skip;
   }
-  w = write_nowait(io, out + k, nout - k);
+  w = write_nowait_flags(io, out + k, nout - k, flag);
   if (w < 0)
     return (int)w;
   st->sent += (uint64_t)w;

@@ -172,6 +172,10 @@ static void uncork(const ldm6_io *io) {
   (void)setsockopt(io->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 }
 
+void ldm6_io_push(ldm6_io *io) {
+  uncork(io);
+}
+
 /* The next TLS record's bytes from iov[i] at off on: straight from the
  * caller's piece when it holds a whole record or the last bytes, else
  * gathered from the pieces that follow into io->stage (so that a header,

@@ -102,6 +102,7 @@ typedef struct hub_conn {
   char peer[HUB_PEER_MAX];
   enum conn_state state;
   bool out_armed;      /* EPOLLOUT asked for */
+  bool corked;         /* bytes written with MSG_MORE, not pushed yet */
   uint64_t cursor;     /* insertion time of the last product handled */
   int interval_ms;     /* keep-alive */
   bool oneway_pending; /* HEREIS sent since the last NULLPROC */
@@ -348,7 +349,9 @@ static void flush_out(hub *h, hub_conn *c) {
 /* One product to one member of a walk, never waiting.  The member's
  * cursor moves past it unless the socket took none of it. */
 static void put(hub *h, hub_conn *c, const uint8_t *head, size_t hlen,
-                const pq_prod_info *info, const void *data, uint64_t at) {
+                const pq_prod_info *info, const void *data,
+                const pq_place *place) {
+  uint64_t at = place->pp_inserted;
   struct iovec iov[3];
   uint32_t dlen = (uint32_t)info->size;
   int rc;
@@ -379,8 +382,11 @@ static void put(hub *h, hub_conn *c, const uint8_t *head, size_t hlen,
   memcpy(c->part.sig, info->signature, PQ_SIGLEN);
   snprintf(c->part.ident, sizeof c->part.ident, "%s", info->ident);
   memset(&c->part.st, 0, sizeof c->part.st);
-  rc = ldm6_io_send_nowait(c->io, LDM6_VERSION6, LDM6_HEREIS, iov, 3,
-                           &c->part.st);
+  /* When the batch has more, this record's last bytes may wait to share a
+   * segment with the next (walk() pushes what is left waiting). */
+  rc = ldm6_io_send_nowait_more(c->io, LDM6_VERSION6, LDM6_HEREIS, iov, 3,
+                                &c->part.st, place->pp_more);
+  c->corked = true; /* MSG_MORE on the batch written before it, at least */
   if (rc == LDM6_IO_OK) {
     c->cursor = at;
     sent(c, info, dlen);
@@ -422,7 +428,7 @@ static int on_product(const pq_prod_info *info, const void *data,
                     info->ident);
     }
     if (encoded == 1 && sub_match(h, c->sub, info))
-      put(h, c, head, hlen, info, data, place->pp_inserted);
+      put(h, c, head, hlen, info, data, place);
     else
       c->cursor = place->pp_inserted;
     if (c->state == C_READY)
@@ -462,8 +468,11 @@ static void walk(hub *h, hub_conn **m, size_t n) {
     if (rc == PQ_END && c->state == C_READY)
       c->state = C_END;
     ldmm_cursor(c->ms, c->cursor);
-    if (c->state == C_READY || c->state == C_END)
-      flush_out(h, c);
+    if ((c->state == C_READY || c->state == C_END) && ldm6_io_queued(c->io) > 0)
+      flush_out(h, c); /* a write without MSG_MORE: pushes the rest */
+    else if (c->corked)
+      ldm6_io_push(c->io);
+    c->corked = false;
   }
 }
 

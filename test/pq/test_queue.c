@@ -536,6 +536,8 @@ struct many {
   uint64_t held;          /* pq_stats_held() at the first product */
   int nested;             /* a read through pq from the callback */
   unsigned inserts;       /* inserted through other at the first product */
+  unsigned more;          /* callbacks of this call told pp_more */
+  bool last_more;         /* the last callback's pp_more */
 };
 
 static int many_cb(const pq_prod_info *info, const void *data,
@@ -554,6 +556,8 @@ static int many_cb(const pq_prod_info *info, const void *data,
     }
   }
   m->in_call++;
+  m->more += place->pp_more;
+  m->last_more = place->pp_more;
   return collect(info, data, place, &m->seen);
 }
 
@@ -609,10 +613,15 @@ static void test_pin_batch(void **state) {
 static int read_many(pq_t *pq, int dir, unsigned max, struct many *m) {
   int rc;
   do {
-    m->in_call = 0;
+    m->in_call = m->more = 0;
     rc = pq_next_many(pq, dir, NULL, max, many_cb, m);
     if (m->in_call > m->most)
       m->most = m->in_call;
+    /* pp_more: every product of the batch but the last says one follows. */
+    if (m->in_call > 0) {
+      assert_int_equal(m->more, m->in_call - 1);
+      assert_false(m->last_more);
+    }
   } while (rc == PQ_OK);
   return rc;
 }

@@ -9,7 +9,8 @@
  * it; the batch written as far as the socket takes it
  * (ldm6_io_flush_nowait(), the feed hub's write), the rest kept in order
  * for the next write, and a queued call's transaction id given
- * (ldm6_io_queue_copy_xid()).
+ * (ldm6_io_queue_copy_xid()); records held back for the next
+ * (MSG_MORE) and pushed.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -153,6 +154,38 @@ static void test_flush_nowait(void **state) {
   ldm6_io_free(srv);
 }
 
+/* Records written with MSG_MORE (ldm6_io_send_nowait_more()), then
+ * pushed (ldm6_io_push()): each arrives once, whole and in order. */
+static void test_send_more(void **state) {
+  static uint8_t data[100000];
+  struct iovec a = {data, sizeof data};
+  ldm6_io *io, *srv;
+  ldm6_io_msg m;
+  ldm6_io_partial st;
+  unsigned i;
+  int sfd;
+
+  (void)state;
+  tcp_pair(&io, &sfd);
+  srv = ldm6_io_new(sfd, 1u << 20);
+  assert_non_null(srv);
+  for (i = 0; i < 3; i++) {
+    memset(&st, 0, sizeof st);
+    data[0] = (uint8_t)i;
+    assert_int_equal(ldm6_io_send_nowait_more(io, 6, 1, &a, 1, &st, true),
+                     LDM6_IO_OK);
+  }
+  ldm6_io_push(io);
+  for (i = 0; i < 3; i++) {
+    assert_int_equal(ldm6_io_recv(srv, 10000, &m), LDM6_IO_OK);
+    assert_int_equal(m.body_len, sizeof data);
+    assert_int_equal(m.body[0], i);
+  }
+  assert_int_equal(ldm6_io_recv(srv, 50, &m), LDM6_IO_TIMEDOUT);
+  ldm6_io_free(io);
+  ldm6_io_free(srv);
+}
+
 /* In a child: receive two records, the small one queued first, then the
  * big one, and check their bytes.  @return the exit status */
 static int receive_two(int fd, const uint8_t *arg, const uint8_t *want) {
@@ -232,6 +265,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_queue_copy),
       cmocka_unit_test(test_flush_nowait),
+      cmocka_unit_test(test_send_more),
       cmocka_unit_test(test_send_nowait),
   };
 
