@@ -1068,11 +1068,26 @@ static void position(upstream *u, bool have_sig, const uint8_t *sig) {
   pq_cursor_set(u->pq, pq_ts_to_us(u->cls.from));
 }
 
+/* Has the class a pattern that may take long to match (pq_spec.costly)? */
+static bool class_costly(const pq_class *cls) {
+  unsigned i;
+
+  for (i = 0; i < cls->nspecs; i++)
+    if (cls->specs[i].costly)
+      return true;
+  return false;
+}
+
 /* Is the feed one for the feed hub (hub.h): plain primary LDM-6, with a
- * hub running and zero-copy off? */
+ * hub running and zero-copy off?  Not a class with a costly pattern: the
+ * hub matches every feed's class in its one loop, so a pattern from a peer
+ * that glibc's matcher takes seconds over would hold back every feed it
+ * serves; in its own process it costs only its peer (docs/security.md,
+ * "Patterns from peers"). */
 static bool by_hub(const upstream *u) {
   return u->mode == UP_PRIMARY && !u->zero_copy && !ldm6_io_is_tls(u->c->io) &&
-         u->c->set->feed_hub && u->c->set->hub_fd >= 0;
+         u->c->set->feed_hub && u->c->set->hub_fd >= 0 &&
+         !class_costly(&u->cls);
 }
 
 /* After OK: the whole life of the feed. */

@@ -62,7 +62,9 @@ if(TARGET ldmproto)
         busystop 90
         # The flush at the end of the queue does not wait for its answer.
         flush 90
-        slowmatch 90)
+        slowmatch 90
+        # The feed hub: a slow pattern holds back no other feed.
+        hub 120)
     if(TARGET ldmsend AND TARGET notifyme AND TARGET ldmping)
       # TLS and plain LDM-6 on one port (docs/security.md, "Tests").
       pq_script_test(net_tls ${CMAKE_CURRENT_LIST_DIR}/tls.sh

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The feed hub (docs/protocol.md, section 6.9), where what it changes could
+# be seen by a downstream or an operator:
+#   A. A slow pattern costs its peer only (docs/security.md, "Patterns
+#      from peers"): a FEEDME whose pattern glibc's regexec() takes
+#      seconds on (SLOW in 31 specs, as slowmatch.sh's NOTIFYME) must not
+#      hold back the feeds the hub serves: a feed already in the hub gets
+#      a product inserted while that pattern is being matched, within
+#      20 s (the hub matching it would send nothing for minutes).
+source "$(dirname "$0")/lib.sh" "$@"
+
+# in_hub N: has the hub taken N feeds (its INFO line, ldmd -v)?
+in_hub() {
+  (($(grep -c '^[^ ]* hub\[.*INFO  feeding ' "$LOG") >= $1))
+}
+
+slow_match_setup
+start_ldmd -v
+
+# A. A feed in the hub, then a slow pattern.
+background peer feedme -f EXP -P '^fresh' -o 0 -n 1 -t 120 >quick.out
+wait_until 20 in_hub 1 || fail "the feed hub did not take the first feed"
+background peer feedme -P "$SLOW" -N 31 -o 3600 -t 120 >slow.out
+wait_until 30 busy_child ||
+  fail "no child of ldmd got busy matching the pattern"
+mapfile -t KIDS < <(children_of "$LDMD_PID")
+BG_PIDS+=("${KIDS[@]}")
+expect_rc 0 "$PEER" insert -q "$Q" -n 1 -s 1000 -f EXP -i fresh -z 1
+wait_until 20 grep -q '^RECEIVED 1 BAD 0' quick.out ||
+  fail "the feed in the hub did not get its product while a slow pattern was matched: $(cat quick.out)"
+ok "A: a feed in the hub is not held back by another downstream's slow pattern"
+stop_ldmd
