@@ -21,6 +21,8 @@
 
 #define HANDOFF_WAIT_MS 5000 /* the channel full: the hub is stuck */
 #define TAKEN_WAIT_MS 2000   /* the hub's answer to a hand-over */
+/* A stop: the hub's last word on the feed, well within LDMD_CHILD_STOP_S */
+#define ENDED_WAIT_MS 1500
 
 unsigned ldmd_hub_count(void) {
   long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -176,11 +178,12 @@ static int send_handoff(int chan, const hub_handoff *h, int sock, int pair) {
   }
 }
 
-/* One reply from the hub, within timeout_ms, or until *stop.
+/* One reply from the hub, within timeout_ms, or until *stop (stop NULL:
+ * whatever the flag).
  * @return 1 (got it), 0 (timed out or stopping), -1 (the hub's end closed
  *         or failed) */
 static int await_reply(int fd, hub_reply *r, int timeout_ms,
-                       volatile sig_atomic_t *stop) {
+                       const volatile sig_atomic_t *stop) {
   int64_t end = timeout_ms < 0 ? -1 : ldmd_now_ms() + timeout_ms;
 
   for (;;) {
@@ -188,7 +191,7 @@ static int await_reply(int fd, hub_reply *r, int timeout_ms,
     int64_t left = end < 0 ? LDMD_SLICE_MS : end - ldmd_now_ms();
     ssize_t n;
 
-    if (*stop)
+    if (stop != NULL && *stop)
       return 0;
     if (left <= 0)
       return 0;
@@ -267,6 +270,14 @@ int ldmd_hub_delegate(ldmd_conn *c, const pq_class *cls,
      * it, whatever happens. */
     log_debug("feed handed to the feed hub");
     rc = await_reply(pair[0], &r, -1, c->set->stop);
+    if (rc == 0) {
+      /* Stopping: what the hub sent is the feed's last line, as a feed
+       * served here counts its products on a stop.  The end of this side
+       * of the pair tells the hub to end the feed and say how (it does so
+       * anyway when it stops itself). */
+      (void)shutdown(pair[0], SHUT_WR);
+      rc = await_reply(pair[0], &r, ENDED_WAIT_MS, NULL);
+    }
   }
   (void)close(pair[0]); /* the hub drops the feed if it still has it */
   if (rc == 1 && r.kind == HUB_ENDED) {
@@ -275,6 +286,8 @@ int ldmd_hub_delegate(ldmd_conn *c, const pq_class *cls,
     end->nbytes = r.nbytes;
     end->nskipped = r.nskipped;
     end->ndamaged = r.ndamaged;
+    if (*c->set->stop)
+      log_info("stopping");
     return end->status;
   }
   if (*c->set->stop) {

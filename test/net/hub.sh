@@ -7,6 +7,9 @@
 #      hold back the feeds the hub serves: a feed already in the hub gets
 #      a product inserted while that pattern is being matched, within
 #      20 s (the hub matching it would send nothing for minutes).
+#   B. A stop: the last line of a feed the hub served ("N products sent")
+#      counts what the hub sent it, as a connection process's own feed
+#      does, not 0.
 source "$(dirname "$0")/lib.sh" "$@"
 
 # in_hub N: has the hub taken N feeds (its INFO line, ldmd -v)?
@@ -30,3 +33,15 @@ wait_until 20 grep -q '^RECEIVED 1 BAD 0' quick.out ||
   fail "the feed in the hub did not get its product while a slow pattern was matched: $(cat quick.out)"
 ok "A: a feed in the hub is not held back by another downstream's slow pattern"
 stop_ldmd
+
+# B. Three products to a feed in the hub, then a stop.
+start_ldmd -v
+background peer feedme -f EXP -P '^counted' -o 0 -n 100 -t 120 >count.out
+wait_until 20 in_hub 1 || fail "the feed hub did not take the feed"
+expect_rc 0 "$PEER" insert -q "$Q" -n 3 -s 1000 -f EXP -i counted -z 2
+wait_until 20 eval '(($(grep -c "^HEREIS.* counted/" count.out) == 3))' ||
+  fail "the feed did not get its 3 products: $(cat count.out)"
+stop_ldmd
+grep -q ' 3 products sent (3000 bytes)' "$LOG" ||
+  fail "the feed's last line does not count the 3 products: $(grep 'products sent' "$LOG")"
+ok "B: after a stop, the last line of a feed the hub served counts what it sent"

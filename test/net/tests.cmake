@@ -63,7 +63,8 @@ if(TARGET ldmproto)
         # The flush at the end of the queue does not wait for its answer.
         flush 90
         slowmatch 90
-        # The feed hub: a slow pattern holds back no other feed.
+        # The feed hub: a slow pattern holds back no other feed; the last
+        # line of a feed it served counts its products after a stop.
         hub 120)
     if(TARGET ldmsend AND TARGET notifyme AND TARGET ldmping)
       # TLS and plain LDM-6 on one port (docs/security.md, "Tests").
