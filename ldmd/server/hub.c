@@ -143,6 +143,7 @@ typedef struct group {
   hub *h;
   hub_conn **m;
   size_t n;
+  uint64_t last; /* insertion time of the last product handed over */
 } group;
 
 static int attach(hub *h);
@@ -150,6 +151,10 @@ static int attach(hub *h);
 /* ---------------------------------------------------------------------- */
 /* Classes and filters                                                    */
 /* ---------------------------------------------------------------------- */
+
+static enum pq_verify verify_mode(const hub *h) {
+  return h->set->check_each ? PQ_VERIFY_EACH : PQ_VERIFY_ONCE;
+}
 
 static void sub_put(hub *h, hub_sub *s) {
   hub_sub **p;
@@ -434,12 +439,49 @@ static int on_product(const pq_prod_info *info, const void *data,
     if (c->state == C_READY)
       alive++;
   }
+  g->last = place->pp_inserted;
   return alive > 0 ? 0 : HUB_STOP;
+}
+
+/* What peek_info() takes of a product. */
+struct peek {
+  pq_prod_info info;
+  uint64_t at;
+};
+
+/* pq_next() callback: the product's description. */
+static int peek_info(const pq_prod_info *info, const void *data,
+                     const pq_place *place, void *arg) {
+  struct peek *p = arg;
+
+  (void)data;
+  p->info = *info;
+  p->at = place->pp_inserted;
+  return 0;
+}
+
+/* The description of the damaged product a walk stopped at, inserted at
+ * past, the first after before: read again, unverified, so that it is
+ * charged only to the feeds whose class and filter it passes, as a feed's
+ * own pq_next_many() with its class would.  @return whether found */
+static bool damaged_info(hub *h, uint64_t before, uint64_t past,
+                         pq_prod_info *info) {
+  struct peek p = {.at = 0};
+  int rc;
+
+  pq_cursor_set(h->pq, before);
+  pq_set_verify(h->pq, PQ_VERIFY_OFF);
+  rc = pq_next(h->pq, PQ_FORWARD, NULL, peek_info, &p);
+  pq_set_verify(h->pq, verify_mode(h));
+  if (rc != PQ_OK || p.at != past)
+    return false;
+  *info = p.info;
+  return true;
 }
 
 /* One batch for the members of a group, all at members[0]'s cursor. */
 static void walk(hub *h, hub_conn **m, size_t n) {
-  group g = {h, m, n};
+  group g = {h, m, n, m[0]->cursor};
   size_t i;
   int rc;
 
@@ -447,12 +489,20 @@ static void walk(hub *h, hub_conn **m, size_t n) {
   rc = pq_next_many(h->pq, PQ_FORWARD, NULL, PQ_NEXT_MANY_MAX, on_product, &g);
   if (rc == PQ_DAMAGED) {
     uint64_t past = pq_cursor_get(h->pq);
+    char msg[sizeof pq_last_error(h->pq)->pe_msg];
+    pq_prod_info info;
+    bool known;
 
-    log_error("not sent to %zu feeds: %s", n, pq_last_error(h->pq)->pe_msg);
+    snprintf(msg, sizeof msg, "%s", pq_last_error(h->pq)->pe_msg);
+    known = damaged_info(h, g.last, past, &info);
+    h->gen++;
     for (i = 0; i < n; i++)
       if (m[i]->state == C_READY) {
         m[i]->cursor = past;
+        if (known && !sub_match(h, m[i]->sub, &info))
+          continue; /* not for it: a feed of its own would not see it */
         m[i]->ndamaged++;
+        log_error("not sent to %s: %s", m[i]->peer, msg); /* upstream.c's */
       }
   } else if (rc != PQ_OK && rc != PQ_END && rc != HUB_STOP) {
     log_error("cannot read the queue %s: %s", pq_path(h->pq),
@@ -555,7 +605,7 @@ static void writable(hub *h, hub_conn *c) {
     return;
   pq_set_verify(h->pq, PQ_VERIFY_OFF); /* checked whole when first read */
   rc = pq_find(h->pq, c->part.sig, put_part, c);
-  pq_set_verify(h->pq, h->set->check_each ? PQ_VERIFY_EACH : PQ_VERIFY_ONCE);
+  pq_set_verify(h->pq, verify_mode(h));
   if (rc == PQ_OK) { /* put_part() returned LDM6_IO_OK */
     c->state = C_READY;
     arm(h, c, false);
@@ -785,7 +835,7 @@ static int attach(hub *h) {
     h->pq = h->wpq = NULL;
     return -1;
   }
-  pq_set_verify(h->pq, h->set->check_each ? PQ_VERIFY_EACH : PQ_VERIFY_ONCE);
+  pq_set_verify(h->pq, verify_mode(h));
   atomic_store(&h->quit, false);
   /* The signals are the loop's: the thread takes none. */
   sigfillset(&all);

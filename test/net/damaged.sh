@@ -77,6 +77,8 @@ wait_until 10 logged 3 "signature $big_sig: big/1" ||
   fail "big/1 was not logged once per feed"
 grep "signature $small_sig: small/2" "$LOG" | grep -q "ERROR.*not sent to .*damaged product inserted 2" ||
   fail "the log line does not say what was not sent"
+(($(grep "signature $small_sig: small/2" "$LOG" | grep -c "not sent to localhost (127\.0\.0\.1): ") == 3)) ||
+  fail "a feed's log line does not name its downstream: $(grep "signature $small_sig" "$LOG")"
 wait_until 10 logged 3 "2 damaged not sent" ||
   fail "a feed's last line does not count the damaged products"
 ok "each damaged product logged once per feed (ERROR: time, signature, identifier)"
@@ -132,3 +134,20 @@ wait_until 10 logged 1 "signature $big0_sig: big/0" ||
 (($(count "$LOG" "signature $small3_sig: small/3") == 1)) ||
   fail "EACH: small/3 was not logged once"
 ok "check-sent EACH: every feed checks every product, the changed ones are not sent"
+
+# A primary feed of another feedtype hears nothing of the damaged EXP
+# products: no ERROR line, no "damaged not sent" in its last line (the
+# feed hub reads every product for all its feeds, and must charge a
+# damaged one only to the feeds it is for).
+expect_rc 0 "$PEER" insert -q "$Q" -n 1 -s 1500 -f IDS -i other -z 4
+nended=$(count "$LOG" "products sent")
+nbad=$(count "$LOG" "not sent to")
+expect_rc 0 peer feedme -f IDS -o 600 -n 1 -t 30
+expect_in "$OUT" " other/0 "
+wait_until 10 logged $((nended + 1)) "products sent" ||
+  fail "the IDS feed's last line did not come"
+(($(count "$LOG" "not sent to") == nbad)) ||
+  fail "damage charged to a feed not asking for it: $(grep 'not sent to' "$LOG" | tail -4)"
+last=$(grep "products sent" "$LOG" | tail -1)
+[[ $last != *damaged* ]] || fail "the IDS feed's last line: $last"
+ok "a damaged product is charged only to the feeds that ask for it"
