@@ -550,7 +550,8 @@ static bool serve(hub *h) {
   for (c = h->conns; c != NULL; c = c->next)
     if (c->state == C_READY)
       h->ready[n++] = c;
-  qsort(h->ready, n, sizeof *h->ready, by_cursor);
+  if (n > 1) /* h->ready is NULL until the first feed */
+    qsort(h->ready, n, sizeof *h->ready, by_cursor);
   for (i = 0; i < n; i = j) {
     for (j = i + 1; j < n && h->ready[j]->cursor == h->ready[i]->cursor; j++)
       ;
