@@ -704,8 +704,13 @@ static void tick(hub *h) {
         c->stuck_tx = tx;
         c->stuck_since = now;
       } else if (now - c->stuck_since >= LDMD_SYNC_TIMEOUT_MS) {
-        log_error("%s took nothing for %d s: closing", c->peer,
-                  LDMD_SYNC_TIMEOUT_MS / 1000);
+        /* upstream.c's lines: finish_part()'s names the record begun */
+        if (c->state == C_PART)
+          log_error("%s took nothing of %s for %d s: closing", c->peer,
+                    c->part.ident, LDMD_SYNC_TIMEOUT_MS / 1000);
+        else
+          log_error("%s took nothing for %d s: closing", c->peer,
+                    LDMD_SYNC_TIMEOUT_MS / 1000);
         conn_end(h, c, LDMD_FAIL);
       }
       continue;
