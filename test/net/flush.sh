@@ -23,6 +23,10 @@ check_unanswered() {
   local kind=$1 seed=$2 out=$1.out
   background peer "$kind" -G -n 4 -f EXP -P "^$kind" -o 0 -t 60 >"$out"
   local pid=$BG
+  # The request's class starts at the second the peer read the clock: a
+  # product inserted before that, in the same second or not, is not asked
+  # for.
+  wait_until 20 grep -q '^OK' "$out" || fail "$kind: no OK: $(cat "$out")"
   expect_rc 0 "$PEER" insert -q "$Q" -n 1 -s 20000 -f EXP -i "$kind-first" -z "$seed"
   wait_until 20 grep -q '^NULLPROC-HELD' "$out" ||
     fail "$kind: no NULLPROC after the first product: $(cat "$out")"
