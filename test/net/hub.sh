@@ -10,6 +10,7 @@
 #   B. A stop: the last line of a feed the hub served ("N products sent")
 #      counts what the hub sent it, as a connection process's own feed
 #      does, not 0.
+#   C. A downstream's records are bounded as in its connection process.
 source "$(dirname "$0")/lib.sh" "$@"
 
 # in_hub N: has the hub taken N feeds (its INFO line, ldmd -v)?
@@ -41,6 +42,17 @@ wait_until 20 in_hub 1 || fail "the feed hub did not take the feed"
 expect_rc 0 "$PEER" insert -q "$Q" -n 3 -s 1000 -f EXP -i counted -z 2
 wait_until 20 eval '(($(grep -c "^HEREIS.* counted/" count.out) == 3))' ||
   fail "the feed did not get its 3 products: $(cat count.out)"
+
+# C. A downstream whose feed the hub serves sends answers of a few bytes
+# (LDMD_RECORD_HEAD at most): one that begins a record of 1 MiB is closed
+# at once, as robust.sh's peers are, not waited for while the hub keeps up
+# to 64 MiB of it.
+background peer feedme -f EXP -P '^none' -o 0 -k long -t 60 >long.out
+wait_until 20 in_hub 2 || fail "the feed hub did not take the second feed"
+wait_until 20 grep -q '^CLOSED' long.out ||
+  fail "a downstream that began a 1 MiB record was not closed: $(cat long.out)"
+expect_in "$LOG" "RPC record longer than allowed"
+ok "C: the hub closes a downstream that begins a record longer than a call may be"
 stop_ldmd
 grep -q ' 3 products sent (3000 bytes)' "$LOG" ||
   fail "the feed's last line does not count the 3 products: $(grep 'products sent' "$LOG")"

@@ -470,6 +470,18 @@ static int subscribe(const peer_opts *o, bool notify) {
   }
   printf("OK %u\n", (unsigned)rep.u.id);
   fflush(stdout);
+  if (o->kind != NULL && strcmp(o->kind, "long") == 0) {
+    /* -k long: the start of a record of 1 MiB, more than an upstream
+     * takes from a downstream after the turn-around: it must close. */
+    static const uint8_t start[8] = {0x80, 0x10, 0, 0, 0, 0, 0, 1};
+
+    if (write(ldm6_io_fd(io), start, sizeof start) != (ssize_t)sizeof start) {
+      ldm6_io_free(io);
+      return 1;
+    }
+    printf("SENT long\n");
+    fflush(stdout);
+  }
   rc = receive(io, o);
   ldm6_io_free(io);
   return rc;
@@ -1424,7 +1436,8 @@ static void usage(void) {
       "  -W (never answer COMINGSOON) -G (never answer NULLPROC)\n"
       "  -X n (stop reading after n products, for -d ms if given)\n"
       "  -V vers -R proc -x arg -L p50_us -z seed\n"
-      "  -N n (notifyme, feedme: the pattern in n specs)\n");
+      "  -N n (notifyme, feedme: the pattern in n specs)\n"
+      "  feedme -k long (after OK, the start of a 1 MiB record)\n");
 }
 
 static long num(const char *s) {

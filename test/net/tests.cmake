@@ -64,7 +64,8 @@ if(TARGET ldmproto)
         flush 90
         slowmatch 90
         # The feed hub: a slow pattern holds back no other feed; the last
-        # line of a feed it served counts its products after a stop.
+        # line of a feed it served counts its products after a stop; a
+        # downstream's records are bounded as in a connection process.
         hub 120)
     if(TARGET ldmsend AND TARGET notifyme AND TARGET ldmping)
       # TLS and plain LDM-6 on one port (docs/security.md, "Tests").
