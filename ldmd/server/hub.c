@@ -116,6 +116,7 @@ typedef struct hub_conn {
   } np;
   ldmd_piece part; /* C_PART: the record the socket has not taken whole */
   int part_rc;     /* put_part()'s send failure */
+  bool read_more;  /* readable() stopped at READ_BURST: read again */
   uint64_t nsent, nbytes, nskipped, ndamaged;
   int status; /* how it ended (C_GONE) */
 } hub_conn;
@@ -637,11 +638,13 @@ static void writable(hub *h, hub_conn *c) {
 
 /* What the downstream sent: the NULLPROC's answer, stray calls (ignored),
  * its end.  At most READ_BURST messages a turn, so that a peer that never
- * stops sending does not keep the loop from the others (epoll says so
- * again next turn). */
+ * stops sending does not keep the loop from the others; the rest next
+ * turn (c->read_more: epoll does not see what the connection's buffer
+ * already holds, only what the socket still does). */
 static void readable(hub *h, hub_conn *c) {
   unsigned k;
 
+  c->read_more = false;
   for (k = 0; k < READ_BURST; k++) {
     ldm6_io_msg m;
     int rc = ldm6_io_recv(c->io, 0, &m);
@@ -664,6 +667,22 @@ static void readable(hub *h, hub_conn *c) {
       }
     }
   }
+  c->read_more = true;
+}
+
+/* The feeds whose readable() stopped at READ_BURST read on.  @return
+ * whether one still has more (the loop must not sleep) */
+static bool read_on(hub *h) {
+  hub_conn *c;
+  bool more = false;
+
+  for (c = h->conns; c != NULL; c = c->next) {
+    if (c->state != C_GONE && c->read_more)
+      readable(h, c);
+    if (c->state != C_GONE && c->read_more)
+      more = true;
+  }
+  return more;
 }
 
 static void send_np(hub *h, hub_conn *c) {
@@ -966,9 +985,10 @@ int ldmd_hub_run(const ldmd_settings *set, int chan) {
   }
   log_notice("feed hub serving the plain primary feeds");
   while (!*set->stop) {
-    bool more = serve(&h);
+    bool more = read_on(&h);
     int n, i;
 
+    more = serve(&h) || more;
     tick(&h);
     reap(&h);
     n = epoll_wait(h.ep, ev, MAX_EVENTS, more ? 0 : LDMD_SLICE_MS);

@@ -12,6 +12,7 @@
 #      counts what the hub sent it, as a connection process's own feed
 #      does, not 0.
 #   C. A downstream's records are bounded as in its connection process.
+#   D. Every message a downstream sent at once is read.
 source "$(dirname "$0")/lib.sh" "$@"
 
 # in_hub N: has the hub taken N feeds (its INFO line, ldmd -v)?
@@ -77,3 +78,17 @@ stop_ldmd
 grep -q ' 3 products sent (3000 bytes)' "$LOG" ||
   fail "the feed's last line does not count the 3 products: $(grep 'products sent' "$LOG")"
 ok "B: after a stop, the last line of a feed the hub served counts what it sent"
+
+# D. Whatever a downstream sent at once is read, however many messages:
+#    200 calls in one write (each ignored, logged at DEBUG) are all read
+#    within 20 s, not READ_BURST a turn and the rest only when more bytes
+#    come (epoll does not see bytes already in the connection's buffer).
+start_ldmd -x
+background peer feedme -f EXP -P '^none' -o 0 -k chatty -n 1 -t 60 >chatty.out
+wait_until 20 in_hub 1 || fail "the feed hub did not take the chatty feed"
+wait_until 20 grep -q '^SENT chatty 200' chatty.out ||
+  fail "the peer did not send its calls: $(cat chatty.out)"
+wait_until 20 logged 200 "after the turn-around ignored" ||
+  fail "$(count "$LOG" "after the turn-around ignored") of the 200 calls sent at once were read"
+ok "D: the hub reads every message a downstream sent at once"
+stop_ldmd

@@ -428,6 +428,30 @@ static int feedme5(ldm6_io *io, const peer_opts *o,
   return rc;
 }
 
+/* -k chatty: CHATTY_CALLS NULLPROC calls in one write after the
+ * turn-around, which an upstream ignores, each.  @return 0 or 1 */
+#define CHATTY_CALLS 200
+static int send_chatty(ldm6_io *io) {
+  static uint8_t buf[CHATTY_CALLS * 64];
+  size_t at = 0, clen;
+  uint32_t word;
+  int i;
+
+  for (i = 0; i < CHATTY_CALLS; i++) {
+    if (ldm6_rpc_encode_call(0x7ffe0000u + (uint32_t)i, LDM6_PROG, 6,
+                             LDM6_NULLPROC, buf + at + 4, 60, &clen) != 0)
+      return 1;
+    word = htonl(0x80000000u | (uint32_t)clen);
+    memcpy(buf + at, &word, 4);
+    at += 4 + clen;
+  }
+  if (write(ldm6_io_fd(io), buf, at) != (ssize_t)at)
+    return 1;
+  printf("SENT chatty %d\n", CHATTY_CALLS);
+  fflush(stdout);
+  return 0;
+}
+
 /* FEEDME or NOTIFYME, then receive. */
 static int subscribe(const peer_opts *o, bool notify) {
   ldm6_feedpar fp;
@@ -481,6 +505,11 @@ static int subscribe(const peer_opts *o, bool notify) {
     }
     printf("SENT long\n");
     fflush(stdout);
+  }
+  if (o->kind != NULL && strcmp(o->kind, "chatty") == 0 &&
+      send_chatty(io) != 0) {
+    ldm6_io_free(io);
+    return 1;
   }
   rc = receive(io, o);
   ldm6_io_free(io);
@@ -1437,7 +1466,8 @@ static void usage(void) {
       "  -X n (stop reading after n products, for -d ms if given)\n"
       "  -V vers -R proc -x arg -L p50_us -z seed\n"
       "  -N n (notifyme, feedme: the pattern in n specs)\n"
-      "  feedme -k long (after OK, the start of a 1 MiB record)\n");
+      "  feedme -k long (after OK, the start of a 1 MiB record)\n"
+      "  feedme -k chatty (after OK, 200 NULLPROC calls in one write)\n");
 }
 
 static long num(const char *s) {

@@ -65,7 +65,8 @@ if(TARGET ldmproto)
         slowmatch 90
         # The feed hub: a slow pattern holds back no other feed; the last
         # line of a feed it served counts its products after a stop; a
-        # downstream's records are bounded as in a connection process.
+        # downstream's records are bounded as in a connection process;
+        # every message it sent at once is read.
         hub 120)
     if(TARGET ldmsend AND TARGET notifyme AND TARGET ldmping)
       # TLS and plain LDM-6 on one port (docs/security.md, "Tests").
