@@ -702,9 +702,12 @@ static void send_np(hub *h, hub_conn *c) {
 }
 
 /* Timers: the flush and keep-alive at the end of the queue, and the
- * limits on a silent or stuck downstream. */
-static void tick(hub *h) {
-  int64_t now = ldmd_now_ms();
+ * limits on a silent or stuck downstream.  @return the milliseconds until
+ * the next keep-alive is due (LDMD_SLICE_MS at most): the loop sleeps no
+ * longer, as upstream.c's idle() does, or a downstream whose silence limit
+ * is little more than the interval would hear nothing for too long. */
+static int tick(hub *h) {
+  int64_t now = ldmd_now_ms(), next = LDMD_SLICE_MS;
   hub_conn *c;
 
   for (c = h->conns; c != NULL; c = c->next) {
@@ -737,7 +740,14 @@ static void tick(hub *h) {
     if (c->state == C_END && !c->np.on &&
         (c->oneway_pending || now - c->last_call >= c->interval_ms))
       send_np(h, c);
+    if (c->state == C_END && !c->np.on) {
+      int64_t left = c->last_call + c->interval_ms - now;
+
+      if (left > 0 && left < next)
+        next = left;
+    }
   }
+  return (int)next;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -986,12 +996,12 @@ int ldmd_hub_run(const ldmd_settings *set, int chan) {
   log_notice("feed hub serving the plain primary feeds");
   while (!*set->stop) {
     bool more = read_on(&h);
-    int n, i;
+    int n, i, wait_ms;
 
     more = serve(&h) || more;
-    tick(&h);
+    wait_ms = tick(&h);
     reap(&h);
-    n = epoll_wait(h.ep, ev, MAX_EVENTS, more ? 0 : LDMD_SLICE_MS);
+    n = epoll_wait(h.ep, ev, MAX_EVENTS, more ? 0 : wait_ms);
     if (n < 0 && errno != EINTR) {
       log_error("feed hub: epoll_wait: %s", strerror(errno));
       status = 1;
