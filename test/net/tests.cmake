@@ -60,7 +60,11 @@ if(TARGET ldmproto)
         busystop 90
         # The flush at the end of the queue does not wait for its answer.
         flush 90
-        slowmatch 90)
+        slowmatch 90
+        # The feed hub (ldmd/server/hub.h): classes and
+        # filters of many feeds, a stalled downstream beside a normal one.
+        hub_classes 90
+        hub_stall 150)
     if(TARGET ldmsend AND TARGET notifyme AND TARGET ldmping)
       # TLS and plain LDM-6 on one port (docs/security.md, "Tests").
       pq_script_test(net_tls ${CMAKE_CURRENT_LIST_DIR}/tls.sh
