@@ -85,6 +85,13 @@ if(TARGET ldmproto)
         TIMEOUT 120 LABELS net ENVIRONMENT ${PQ_TESTDATA_ENV}
         ARGS ${_args} $<TARGET_FILE:pqclihelper>)
     endif()
+    if(TARGET pqcheck)
+      # kill -9 of the feed hub (ldmd/server/hub.h) mid-send: a new hub,
+      # every product relayed once, the queue sound.
+      pq_script_test(net_hub_kill ${CMAKE_CURRENT_LIST_DIR}/hub_kill.sh
+        TIMEOUT 120 LABELS net ENVIRONMENT ${PQ_TESTDATA_ENV}
+        ARGS ${_args} $<TARGET_FILE:pqcheck>)
+    endif()
     if(TARGET ldmsend)
       pq_script_test(net_undelivered ${CMAKE_CURRENT_LIST_DIR}/undelivered.sh
         TIMEOUT 90 LABELS net ENVIRONMENT ${PQ_TESTDATA_ENV}
