@@ -64,7 +64,10 @@ if(TARGET ldmproto)
         # The feed hub (ldmd/server/hub.h): classes and
         # filters of many feeds, a stalled downstream beside a normal one.
         hub_classes 90
-        hub_stall 150)
+        hub_stall 150
+        # TLS feeds stay in their connection processes, plain ones go to
+        # the hub.
+        hub_tls 120)
     if(TARGET ldmsend AND TARGET notifyme AND TARGET ldmping)
       # TLS and plain LDM-6 on one port (docs/security.md, "Tests").
       pq_script_test(net_tls ${CMAKE_CURRENT_LIST_DIR}/tls.sh
