@@ -48,9 +48,13 @@ PAT=([d1]='.*' [d2]='.*' [d3]='.*' [d4]='/1|^end' [d5]='.*' [d6]='.*'
 # What each may have, by ident (the prefix says the feedtype: ids- IDS,
 # dd- DDPLUS, radar- and secret- NEXRAD2, hds- HDS, n3- NEXRAD3, and
 # end-ids, end-dd, end-radar, end-hds, end-n3): an awk condition on $2.
+# shellcheck disable=SC2016 # awk's $2, not the shell's
 ids='$2 ~ /^(ids-[ab]|end-ids)\//'
+# shellcheck disable=SC2016
 dd='$2 ~ /^(dd-[ab]|end-dd)\//'
+# shellcheck disable=SC2016
 nx='$2 ~ /^(radar-[ab]|secret-[ab]|end-radar)\// && $2 !~ /^secret/'
+# shellcheck disable=SC2016
 WANT=([d1]="$ids" [d2]="$ids" [d3]="$ids || $dd" [d4]="$dd && \$2 ~ /\\/1|^end/"
   [d5]="$nx" [d6]="$nx" [d7]="$nx && \$2 ~ /\\/[0-4]\$/"
   [d8]='$2 ~ /^(hds-[ab]|end-hds)\//')

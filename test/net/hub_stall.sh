@@ -34,9 +34,9 @@ hub_pid=$(sed -n 's/.*started feed hub process \([0-9]*\): feed hub.*/\1/p' "$LO
 # had taken by its peer (tx_queue in /proc/net/tcp; the local port is
 # ldmd's).
 send_queue() {
-  local hex sl addr rem st queues rest max=0 q
+  local hex addr st queues max=0 q
   hex=$(printf '%04X' "$PORT")
-  while read -r sl addr rem st queues rest; do
+  while read -r _ addr _ st queues _; do
     if [[ $addr == *:$hex && $st == 01 ]]; then
       q=$((16#${queues%%:*}))
       ((q > max)) && max=$q
