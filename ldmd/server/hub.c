@@ -59,6 +59,7 @@
 #define HUB_AGAIN 3        /* callback result: the socket is full */
 #define HUB_EIO 4          /* callback result: the send failed (part_rc) */
 #define WAKER_SLICE_MS 200 /* the waker's sleep between looks at quit */
+#define READ_TURN 64       /* records taken from one downstream per turn */
 
 enum tag_kind { T_CHAN, T_WAKE, T_SOCK, T_PAIR };
 
@@ -119,7 +120,8 @@ typedef struct hub_conn {
     char ident[PQ_IDENT_MAX + 1];
     ldm6_io_partial st;
   } part;
-  int part_rc; /* put_part()'s send failure */
+  int part_rc;    /* put_part()'s send failure */
+  bool read_more; /* readable() stopped at READ_TURN: more may wait */
   uint64_t nsent, nbytes, nskipped, ndamaged;
   int status; /* how it ended (C_GONE) */
 } hub_conn;
@@ -581,8 +583,15 @@ static void writable(hub *h, hub_conn *c) {
 /* What the downstream sends; NULLPROC                                    */
 /* ---------------------------------------------------------------------- */
 
+/* What the downstream sent, READ_TURN records at most: a downstream that
+ * sends without end (calls after the turn-around are only ignored) would
+ * otherwise keep the loop here, and every other feed would wait for it.
+ * The rest is read at the next turns (read_again()). */
 static void readable(hub *h, hub_conn *c) {
-  for (;;) {
+  int i;
+
+  c->read_more = false;
+  for (i = 0; i < READ_TURN; i++) {
     ldm6_io_msg m;
     int rc = ldm6_io_recv(c->io, 0, &m);
 
@@ -604,6 +613,22 @@ static void readable(hub *h, hub_conn *c) {
       }
     }
   }
+  c->read_more = true;
+}
+
+/* The downstreams readable() left records of, another turn each (their
+ * bytes may be in the connection's buffer, where epoll does not see
+ * them).  @return whether any is left with more */
+static bool read_again(hub *h) {
+  hub_conn *c;
+  bool more = false;
+
+  for (c = h->conns; c != NULL; c = c->next)
+    if (c->read_more && c->state != C_GONE) {
+      readable(h, c);
+      more = more || (c->read_more && c->state != C_GONE);
+    }
+  return more;
 }
 
 static void send_np(hub *h, hub_conn *c) {
@@ -894,6 +919,7 @@ int ldmd_hub_run(const ldmd_settings *set, int chan) {
     bool more = serve(&h);
     int n, i;
 
+    more = read_again(&h) || more;
     tick(&h);
     reap(&h);
     n = epoll_wait(h.ep, ev, MAX_EVENTS, more ? 0 : LDMD_SLICE_MS);
