@@ -19,6 +19,8 @@
 #     holds it), and once N has everything the queue's readers hold no
 #     product at all (ldm6_peer held: pq_stats_held());
 #   - N gets every product, once, intact;
+#   - F, a third feed, floods the hub with calls it ignores: N still gets
+#     a product while F floods;
 #   - S's feed, stuck in the middle of a record, is dropped once it has
 #     taken nothing for 60 s ("took nothing for 60 s: closing"), and its
 #     connection process says how it ended.  That waits about a minute.
@@ -98,6 +100,21 @@ diff n.want n.got >n.diff ||
   fail "N did not get every product once (< missing, > extra or twice): $(head -20 n.diff)"
 ! grep -q CORRUPT n.out || fail "N got damaged products"
 ok "N got all 161 products once, intact, beside the stalled S"
+
+# F floods the hub with calls (NULLPROC after the turn-around, legal and
+# ignored) as fast as its socket takes them, for up to 60 s: N must still
+# get a product while F floods (the hub reads a bounded number of records
+# from one downstream per turn of its loop).
+background peer feedme -F -f EXP -P '^none' -o 0 -t 60 >f.out
+f_pid=$BG
+wait_until 20 grep -q '^FLOODING' f.out || fail "F's feed did not start: $(cat f.out)"
+wait_until 20 logged 3 "feeding " || fail "the hub did not take F's feed"
+expect_rc 0 "$PEER" insert -q "$Q" -n 1 -s 1000 -f EXP -i flood -z 19
+wait_until 50 has flood/0 || fail "N got nothing while F flooded the hub"
+gone "$f_pid" && fail "F's flood ended before N had the product: nothing shown"
+kill "$f_pid"
+wait "$f_pid" 2>/dev/null
+ok "N got a product while F flooded the hub with calls"
 
 # S's drop: 60 s without a byte taken (hub.c, LDMD_SYNC_TIMEOUT_MS).
 wait_until 100 grep -q " hub\[$hub_pid\] .*took nothing for 60 s: closing" "$LOG" ||
