@@ -15,8 +15,9 @@
 #   - ldmd starts a second hub, and it takes the three feeds again;
 #   - B, C and D end with every product of A, each once, in A's order,
 #     byte for byte (the dumps check each product's MD5, its signature);
-#   - A's queue is sound: pqcheck -C exits 0 once the servers have
-#     stopped.
+#   - A's queue is sound: pq_check() (ldm6_peer sound) finds every
+#     invariant holds and nothing to repair after the kill, with the
+#     servers running, and pqcheck -C exits 0 once they have stopped.
 # Arguments: ldmd, ldm6_peer, pqcheck.
 HERE=$(cd "$(dirname "$0")" && pwd)
 # Before lib.sh, which goes into the scratch directory.
@@ -82,6 +83,11 @@ hub2=$(hub_pids | tail -1)
 wait "$writer" || fail "the writer failed: $(tail -3 second.out)"
 n_ok=$(grep -c ' PQ_OK$' second.out)
 ((n_ok == 30)) || fail "$n_ok of 30 insertions succeeded"
+# Sound with the servers running, nothing left to repair by the dead hub
+# (pqcheck -C would exit 3 here: the live feeds have the queue open).
+expect_rc 0 "$PEER" sound -q "$QA"
+expect_in "$OUT" "SOUND "
+expect_not_in "$OUT" "repaired"
 srv_last A B 41 60 33
 for s in C D; do
   wait_until 60 has_ident "$(srv_queue $s)" last/0 ||
@@ -100,4 +106,4 @@ for s in B C D A; do
   srv_stop $s
 done
 expect_rc 0 "$PQCHECK" -C -q "$QA"
-ok "A's queue is sound after kill -9 of its hub (pqcheck -C exits 0)"
+ok "A's queue is sound after kill -9 of its hub (running: pq_check(); stopped: pqcheck -C exits 0)"
