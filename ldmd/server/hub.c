@@ -43,6 +43,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -826,9 +827,26 @@ static void detach(hub *h) {
   h->pq = h->wpq = NULL;
 }
 
+/* Each feed takes two descriptors here (its socket and its pair), where a
+ * connection process takes one: the hub lifts its own soft limit on open
+ * files to the hard one, or a common soft limit of 1024 would send every
+ * feed past about 500 back to its connection process (a hand-over whose
+ * descriptors do not fit arrives broken). */
+static void raise_fd_limit(void) {
+  struct rlimit rl;
+
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= rl.rlim_max)
+    return;
+  rl.rlim_cur = rl.rlim_max;
+  if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+    log_warning("feed hub: cannot raise its limit on open files: %s",
+                strerror(errno));
+}
+
 static int start(hub *h) {
   struct epoll_event e = {.events = EPOLLIN};
 
+  raise_fd_limit();
   h->ep = epoll_create1(EPOLL_CLOEXEC);
   h->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (h->ep < 0 || h->wake < 0) {
