@@ -27,10 +27,10 @@
 # summaries of the eight feeds must add up to what arrived.
 #   A. With the hub (the default): the log shows the hub process started
 #      and the hub ("hub" in the log lines) taking all eight feeds.
-#   C. ldmd started with a soft limit of 64 open files: 30 feeds, each
+#   B. ldmd started with a soft limit of 64 open files: 30 feeds, each
 #      two descriptors in the hub, all taken by the hub (it lifts its own
 #      limit).
-#   B. With <feed-hub>FALSE</feed-hub>: no hub process, no hub line; the
+#   C. With <feed-hub>FALSE</feed-hub>: no hub process, no hub line; the
 #      connection processes deliver the same.
 # The anti-DOS rule is off (/server/enable-anti-DOS): with it, a second
 # feed of the same class from the same address replaces the first
@@ -156,17 +156,17 @@ grep -q " hub\[$hub_pid\] .* feeding .*(8 feeds)" "$LOG" ||
 ok "A: the hub process ($hub_pid) took all eight feeds"
 stop_ldmd
 
-# ---- C. a low limit on open files ---------------------------------------
+# ---- B. a low limit on open files ---------------------------------------
 # Each feed takes two descriptors in the hub (its socket and its pair), one
 # in a connection process; the hub lifts its own soft limit to the hard
 # one.  ldmd started with a soft limit of 64: 30 feeds (the connections it
 # then allows: 64 less its own 32, ldmd/server/metrics_bounds.c), all taken
 # by the hub, none handed over broken nor served by its own process.
 if (($(ulimit -Hn) < 200)); then
-  skip_part "C: the hard limit on open files ($(ulimit -Hn)) leaves no room above 64"
+  skip_part "B: the hard limit on open files ($(ulimit -Hn)) leaves no room above 64"
 else
-  mkdir -p "$SCRATCH/C"
-  cd "$SCRATCH/C" || exit 1
+  mkdir -p "$SCRATCH/B"
+  cd "$SCRATCH/B" || exit 1
   make_queue 20000000
   soft=$(ulimit -Sn)
   ulimit -Sn 64
@@ -178,25 +178,25 @@ else
     pids+=("$BG")
   done
   for i in $(seq 1 30); do
-    wait_until 30 grep -q '^OK' "c$i.out" || fail "C: feed $i did not start: $(cat "c$i.out")"
+    wait_until 30 grep -q '^OK' "c$i.out" || fail "B: feed $i did not start: $(cat "c$i.out")"
   done
-  wait_until 30 logged 30 'Starting Up(' || fail "C: $(count "$LOG" 'Starting Up(') of 30 feeds started"
+  wait_until 30 logged 30 'Starting Up(' || fail "B: $(count "$LOG" 'Starting Up(') of 30 feeds started"
   expect_rc 0 "$PEER" insert -q "$Q" -f IDS -i c -n 1 -s 1000 -z 400
   for i in $(seq 1 30); do
-    wait "${pids[$((i - 1))]}" || fail "C: feed $i did not get c/0: $(tail -3 "c$i.out")"
+    wait "${pids[$((i - 1))]}" || fail "B: feed $i did not get c/0: $(tail -3 "c$i.out")"
   done
   hub_took=$(grep -c ' hub\[[0-9]*\] .* feeding ' "$LOG")
   ((hub_took == 30)) ||
-    fail "C: the hub took $hub_took of 30 feeds: $(grep -m3 -E 'broken hand-over|refused' "$LOG")"
-  ok "C: with a soft limit of 64 open files, the hub took all 30 feeds"
+    fail "B: the hub took $hub_took of 30 feeds: $(grep -m3 -E 'broken hand-over|refused' "$LOG")"
+  ok "B: with a soft limit of 64 open files, the hub took all 30 feeds"
   stop_ldmd
 fi
 
-# ---- B. /server/feed-hub FALSE ------------------------------------------
+# ---- C. /server/feed-hub FALSE ------------------------------------------
 write_registry net-test-host "  <queue><path>$Q</path></queue>
   <server><config-path>$CONF</config-path><enable-anti-DOS>FALSE</enable-anti-DOS><feed-hub>FALSE</feed-hub></server>"
-run_case B
+run_case C
 expect_not_in "$LOG" "feed hub"
-! grep -q ' hub\[' "$LOG" || fail "B: a hub logged: $(grep -m3 ' hub\[' "$LOG")"
-ok "B: with /server/feed-hub FALSE no hub ran, and the feeds got the same"
+! grep -q ' hub\[' "$LOG" || fail "C: a hub logged: $(grep -m3 ' hub\[' "$LOG")"
+ok "C: with /server/feed-hub FALSE no hub ran, and the feeds got the same"
 stop_ldmd
