@@ -39,8 +39,9 @@ typedef struct ldmd_hub_end {
   uint64_t nsent, nbytes, nskipped, ndamaged;
 } ldmd_hub_end;
 
-/** How many hubs the server runs: one per online CPU, at most
- *  LDMD_HUB_MAX (each walks the queue for its own feeds). */
+/** How many hubs the server runs: one per CPU it may run on (its
+ *  affinity: a container's cpuset, taskset(1)), at most LDMD_HUB_MAX
+ *  (each walks the queue for its own feeds). */
 #define LDMD_HUB_MAX 16
 unsigned ldmd_hub_count(void);
 

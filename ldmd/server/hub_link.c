@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -25,8 +26,15 @@
 #define ENDED_WAIT_MS 1500
 
 unsigned ldmd_hub_count(void) {
-  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  cpu_set_t set;
+  long n;
 
+  /* The CPUs this process may run on (a container's cpuset, taskset),
+   * else those online. */
+  if (sched_getaffinity(0, sizeof set, &set) == 0)
+    n = CPU_COUNT(&set);
+  else
+    n = sysconf(_SC_NPROCESSORS_ONLN);
   if (n < 1)
     return 1;
   return n > LDMD_HUB_MAX ? LDMD_HUB_MAX : (unsigned)n;

@@ -37,7 +37,7 @@ typedef struct ldmd_piece {
 static inline void ldmd_record_iov(struct iovec iov[3], const uint8_t *head,
                                    size_t hlen, const void *data,
                                    uint32_t dlen) {
-  static const uint8_t zeros[4];
+  static const uint8_t zeros[4] = {0, 0, 0, 0};
 
   iov[0] = (struct iovec){(void *)head, hlen};
   iov[1] = (struct iovec){(void *)data, dlen};

@@ -6,7 +6,8 @@
  * (garbage, truncated records, huge length words, pushes whose records
  * hold more or fewer bytes than they declare, a slowloris that sends
  * nothing or a byte at a time, many connections held open), or a slow
- * downstream (one that never answers COMINGSOON, one that stops reading).  It
+ * downstream (one that never answers COMINGSOON, one that stops reading,
+ * one that floods its upstream with calls after the turn-around).  It
  * also makes and fills queues, dumps them (insertion order, MD5 checked),
  * counts what readers hold in them, checks their soundness (pq_check()) and
  * measures the delay from an insert to its notification.
@@ -34,6 +35,7 @@
 
 #include "ldmd/proto/ldm6_xdr.h"
 #include "ldmd/proto/rpc_io.h"
+#include "ldmd/proto/rpc_msg.h"
 #include "pq/pq.h"
 #include "test/lib/tu_clock.h"
 #include "test/lib/tu_fill.h"
@@ -67,6 +69,7 @@ typedef struct peer_opts {
   bool dontsend;       /* answer COMINGSOON with DONT_SEND */
   bool hold;           /* never answer COMINGSOON */
   bool mute;           /* never answer NULLPROC */
+  bool flood;          /* feedme: after OK, NULLPROC calls without end */
   long stall;          /* stop reading after this many products, -1 never */
   long declared;       /* push: the size the metadata declares, -1: true */
   long dbuf;           /* push: BLKDATA's length word, -1: true */
@@ -452,6 +455,48 @@ static int send_chatty(ldm6_io *io) {
   return 0;
 }
 
+/* After OK: NULLPROC calls, as fast as the socket takes them, reading
+ * nothing, until the timeout ("FLOODING", then "FLOODED <bytes>").  The
+ * calls are legal, and answered by no one: an upstream ignores calls
+ * after the turn-around. */
+static int flood(ldm6_io *io, const peer_opts *o) {
+  enum { N = 512, REC = LDM6_RPC_MARK_LEN + 40 };
+  static uint8_t buf[N * REC];
+  int64_t end = tu_now_us() + (int64_t)o->timeout * 1000000;
+  int fd = ldm6_io_fd(io);
+  unsigned long long sent = 0;
+  size_t hlen, i;
+
+  for (i = 0; i < N; i++) {
+    uint8_t *r = buf + i * REC;
+
+    if (ldm6_rpc_encode_call((uint32_t)(1000 + i), LDM6_PROG, LDM6_VERSION6,
+                             LDM6_NULLPROC, r + LDM6_RPC_MARK_LEN, 40,
+                             &hlen) != 0 ||
+        hlen != 40)
+      return 1;
+    ldm6_rpc_mark_put(r, 40, true);
+  }
+  printf("FLOODING\n");
+  fflush(stdout);
+  while (tu_now_us() < end) {
+    struct pollfd p = {.fd = fd, .events = POLLOUT};
+    ssize_t n;
+
+    if (poll(&p, 1, 100) <= 0)
+      continue;
+    n = write(fd, buf, sizeof buf);
+    if (n < 0 && errno != EAGAIN && errno != EINTR) {
+      printf("CLOSED %s\n", strerror(errno));
+      break;
+    }
+    if (n > 0)
+      sent += (unsigned long long)n;
+  }
+  printf("FLOODED %llu\n", sent);
+  return 0;
+}
+
 /* FEEDME or NOTIFYME, then receive. */
 static int subscribe(const peer_opts *o, bool notify) {
   ldm6_feedpar fp;
@@ -511,7 +556,7 @@ static int subscribe(const peer_opts *o, bool notify) {
     ldm6_io_free(io);
     return 1;
   }
-  rc = receive(io, o);
+  rc = o->flood ? flood(io, o) : receive(io, o);
   ldm6_io_free(io);
   return rc;
 }
@@ -1463,6 +1508,8 @@ static void usage(void) {
       "  hiya -k announce (COMINGSOON only, then close) | cut (half of\n"
       "     the first data record, then close)\n"
       "  -W (never answer COMINGSOON) -G (never answer NULLPROC)\n"
+      "  -F (feedme: after OK, send NULLPROC calls without end, reading\n"
+      "     nothing, until -t)\n"
       "  -X n (stop reading after n products, for -d ms if given)\n"
       "  -V vers -R proc -x arg -L p50_us -z seed\n"
       "  -N n (notifyme, feedme: the pattern in n specs)\n"
@@ -1517,6 +1564,9 @@ static bool set_text_opt(int ch, const char *arg, peer_opts *o) {
   case 'G':
     o->mute = true;
     break;
+  case 'F':
+    o->flood = true;
+    break;
   default:
     return false;
   }
@@ -1552,10 +1602,10 @@ static int parse(int argc, char **argv, peer_opts *po) {
   int ch;
 
   optind = 2;
-  while (
-      (ch = getopt(argc, argv,
-                   "h:p:f:P:o:n:s:t:a:d:q:S:i:k:AUcb:DV:R:x:L:z:Z:Y:WGX:N:")) !=
-      -1) {
+  while ((ch = getopt(
+              argc, argv,
+              "h:p:f:P:o:n:s:t:a:d:q:S:i:k:AUcb:DV:R:x:L:z:Z:Y:WGFX:N:")) !=
+         -1) {
     if (!set_text_opt(ch, optarg, &o) && !set_number_opt(ch, optarg, &o)) {
       usage();
       return -1;

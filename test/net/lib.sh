@@ -22,6 +22,9 @@ PEER=$(cd "$(dirname "${2:?path of ldm6_peer}")" && pwd)/$(basename "$2")
 scratch_init ldmdnet "${PQ_TEST_DIR:-/dev/shm}"
 LDMD_PID=
 KILL_AT_EXIT=(LDMD_PID)
+# A command ldmd is started under (it must exec it), e.g. (taskset -c 0):
+# ldmd runs one feed hub per CPU it may use (docs/protocol.md 6.9).
+LDMD_WRAP=()
 Q=$SCRATCH/ldm.pq
 LOG=$SCRATCH/ldmd.log
 CONF=$SCRATCH/ldmd.conf
@@ -83,7 +86,7 @@ start_ldmd() {
   local addrs=(-I 127.0.0.1)
   [[ $HAVE_V6 == 1 ]] && addrs+=(-I ::1)
   : >"$LOG"
-  "$LDMD" -f -l "$LOG" -P 0 "${addrs[@]}" "$@" "$CONF" 2>>"$SCRATCH/ldmd.err" &
+  "${LDMD_WRAP[@]}" "$LDMD" -f -l "$LOG" -P 0 "${addrs[@]}" "$@" "$CONF" 2>>"$SCRATCH/ldmd.err" &
   LDMD_PID=$!
   wait_until 10 grep -q 'listening on 127.0.0.1 port' "$LOG" ||
     fail "ldmd did not start"

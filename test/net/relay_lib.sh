@@ -33,9 +33,10 @@
 #
 # Registry keys of ldmd's own for every server of the test go in
 # RELAY_SERVER_KEYS and RELAY_REQUESTER_KEYS (XML elements under <server>
-# and <requester>), set before srv_init.
+# and <requester>), set before srv_init.  SRV_OPTS[NAME], set before
+# srv_start NAME: more options of ldmd for that server (words: "-v").
 
-declare -A SRV_PID SRV_PORT
+declare -A SRV_PID SRV_PORT SRV_OPTS
 RELAY_SERVER_KEYS=${RELAY_SERVER_KEYS:-}
 RELAY_REQUESTER_KEYS=${RELAY_REQUESTER_KEYS:-}
 
@@ -83,11 +84,12 @@ srv_log_has() {
 }
 
 srv_start() {
-  local name=$1 port=${2:-0} d
+  local name=$1 port=${2:-0} d opts=()
   d=$(srv_dir "$name")
+  read -ra opts <<<"${SRV_OPTS[$name]:-}"
   echo "=== start (port $port)" >>"$d/ldmd.log"
-  LDM_REGISTRY=$d/registry.xml "$LDMD" -f -l "$d/ldmd.log" -P "$port" \
-    -I 127.0.0.1 "$d/ldmd.conf" 2>>"$d/ldmd.err" &
+  LDM_REGISTRY=$d/registry.xml "${LDMD_WRAP[@]}" "$LDMD" -f "${opts[@]}" -l "$d/ldmd.log" \
+    -P "$port" -I 127.0.0.1 "$d/ldmd.conf" 2>>"$d/ldmd.err" &
   SRV_PID[$name]=$!
   wait_until 10 srv_log_has "$name" "listening on 127.0.0.1 port" ||
     srv_fail "$name" "$name did not start"

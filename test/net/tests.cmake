@@ -67,7 +67,14 @@ if(TARGET ldmproto)
         # line of a feed it served counts its products after a stop; a
         # downstream's records are bounded as in a connection process;
         # every message it sent at once is read.
-        hub 120)
+        hub 120
+        # The feed hub (ldmd/server/hub.h): classes and
+        # filters of many feeds, a stalled downstream beside a normal one.
+        hub_classes 90
+        hub_stall 150
+        # TLS feeds stay in their connection processes, plain ones go to
+        # the hub.
+        hub_tls 120)
     if(TARGET ldmsend AND TARGET notifyme AND TARGET ldmping)
       # TLS and plain LDM-6 on one port (docs/security.md, "Tests").
       pq_script_test(net_tls ${CMAKE_CURRENT_LIST_DIR}/tls.sh
@@ -87,6 +94,13 @@ if(TARGET ldmproto)
       pq_script_test(net_damaged ${CMAKE_CURRENT_LIST_DIR}/damaged.sh
         TIMEOUT 120 LABELS net ENVIRONMENT ${PQ_TESTDATA_ENV}
         ARGS ${_args} $<TARGET_FILE:pqclihelper>)
+    endif()
+    if(TARGET pqcheck)
+      # kill -9 of the feed hub (ldmd/server/hub.h) mid-send: a new hub,
+      # every product relayed once, the queue sound.
+      pq_script_test(net_hub_kill ${CMAKE_CURRENT_LIST_DIR}/hub_kill.sh
+        TIMEOUT 120 LABELS net ENVIRONMENT ${PQ_TESTDATA_ENV}
+        ARGS ${_args} $<TARGET_FILE:pqcheck>)
     endif()
     if(TARGET ldmsend)
       pq_script_test(net_undelivered ${CMAKE_CURRENT_LIST_DIR}/undelivered.sh
