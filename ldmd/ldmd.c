@@ -634,6 +634,13 @@ static int new_connection(server *s, int fd) {
     return 0;
   }
   mslot = ldmm_claim(s->set.metrics);
+  /* A feed is handed to the hubs only while one runs: with every hub
+   * dead (waiting to be started again), the connection process serves it
+   * at once instead of waiting for an answer that cannot come. */
+  s->set.hub_fd =
+      s->hub_chan[1] >= 0 && ldmd_children_running(&s->kids, LDMD_CHILD_HUB) > 0
+          ? s->hub_chan[1]
+          : -1;
   fflush(NULL);
   pid = fork();
   if (pid < 0) {

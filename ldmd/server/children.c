@@ -79,6 +79,16 @@ int ldmd_children_add(ldmd_children *t, pid_t pid, const char *what,
   return add(t, pid, LDMD_CHILD_CONN, 0, what, mslot);
 }
 
+size_t ldmd_children_running(const ldmd_children *t,
+                             enum ldmd_child_kind kind) {
+  size_t i, n = 0;
+
+  for (i = 0; i < t->ntasks; i++)
+    if (t->tasks[i].kind == kind && t->tasks[i].pid > 0)
+      n++;
+  return n;
+}
+
 size_t ldmd_children_conn_from(const ldmd_children *t, const char *what) {
   size_t i, k = 0;
 

@@ -106,6 +106,9 @@ typedef struct ldmd_children {
  *  released when it is reaped.  @return 0, or -1 when out of memory */
 int ldmd_children_add(ldmd_children *t, pid_t pid, const char *what, int mslot);
 
+/** How many tasks of that kind have a process running now. */
+size_t ldmd_children_running(const ldmd_children *t, enum ldmd_child_kind kind);
+
 /** The connection children recorded with `what` (their peer's address):
  *  the per-address limit of the accept loop (ldmd.c). */
 size_t ldmd_children_conn_from(const ldmd_children *t, const char *what);

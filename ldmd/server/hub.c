@@ -396,11 +396,11 @@ static void put(hub *h, hub_conn *c, const uint8_t *head, size_t hlen,
   if (rc == LDM6_IO_OK) {
     c->cursor = at;
     sent(c, info, dlen);
-  } else if (rc == LDM6_IO_AGAIN && c->part.st.started) {
-    c->cursor = at; /* finished from the product found again */
-    stuck(h, c, C_PART);
   } else if (rc == LDM6_IO_AGAIN) {
-    stuck(h, c, C_WAIT);
+    /* Begun or not, it is sent from the product found again, or said
+     * skipped if it left the queue before any of it went. */
+    c->cursor = at;
+    stuck(h, c, C_PART);
   } else {
     failed(h, c, rc, "hereis");
   }
@@ -614,6 +614,16 @@ static void writable(hub *h, hub_conn *c) {
     sent(c, NULL, c->part.dlen);
   } else if (rc == HUB_AGAIN) {
     /* more next time */
+  } else if ((rc == PQ_NOTFOUND || rc == HUB_GONE) && !c->part.st.started) {
+    char hex[33];
+
+    pq_sig_format(c->part.sig, hex);
+    c->nskipped++;
+    log_notice("%s (%s) left the queue before it could be sent to %s: "
+               "skipped (the downstream is slow)",
+               c->part.ident, hex, c->peer);
+    c->state = C_READY;
+    arm(h, c, false);
   } else if (rc == PQ_NOTFOUND || rc == HUB_GONE) {
     char hex[33];
 
@@ -834,8 +844,12 @@ static void *waker(void *arg) {
 
     if (rc == PQ_TIMEDOUT)
       continue;
-    if (rc != PQ_OK)
-      break; /* the loop looks every second anyway */
+    if (rc != PQ_OK) {
+      log_warning("feed hub: cannot wait on the queue (%s): new products "
+                  "are looked for every second",
+                  pq_strerror(rc));
+      break;
+    }
     (void)pq_cursor_newest(h->wpq);
     if (write(h->wake, &one, sizeof one) < 0 && errno != EAGAIN)
       break;

@@ -61,8 +61,13 @@ int ldmd_hub_run(const ldmd_settings *set, int chan);
  * stops).  cursor_us: where the feed starts (pq_cursor_get()).
  * @return LDMD_DONE or LDMD_FAIL, with *end filled (zeros if the hub never
  *         took the feed); -1 if the hub could not be reached before it
- *         had anything (the caller may serve the feed itself)
+ *         had anything, or LDMD_HUB_SHARED if a hub refused it or did not
+ *         take it in time: the caller serves the feed itself, and in the
+ *         second case a copy of its socket may still wait, unread, in the
+ *         channel, so it must shut the socket down at the end (close()
+ *         alone would not end the connection).
  */
+#define LDMD_HUB_SHARED (-2)
 int ldmd_hub_delegate(ldmd_conn *c, const pq_class *cls,
                       const ldm_conf_filter *filter, uint64_t cursor_us,
                       ldmd_hub_end *end);

@@ -249,7 +249,7 @@ int ldmd_hub_delegate(ldmd_conn *c, const pq_class *cls,
     (void)close(pair[0]);
     log_warning("the feed hub refused the feed of %s: serving it here",
                 c->peer);
-    return -1;
+    return LDMD_HUB_SHARED;
   }
   if (rc == 0 && !*c->set->stop) {
     /* No answer in time (the hub is stopped, or far behind): refuse any
@@ -271,7 +271,7 @@ int ldmd_hub_delegate(ldmd_conn *c, const pq_class *cls,
     log_warning("the feed hub did not take the feed of %s within %d s: "
                 "serving it here",
                 c->peer, TAKEN_WAIT_MS / 1000);
-    return -1;
+    return LDMD_HUB_SHARED;
   }
   if (rc == 1) {
     /* The hub has the socket: from here on this process never writes to

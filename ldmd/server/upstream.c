@@ -57,6 +57,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "ldmd/proto/ldm6_text.h"
@@ -1160,8 +1161,13 @@ static int start_feed(upstream *u, const ldm6_io_msg *m, bool have_sig,
     u->nskipped = e.nskipped;
     u->ndamaged = e.ndamaged;
   }
-  if (rc < 0)
+  if (rc < 0) {
+    bool shared = rc == LDMD_HUB_SHARED;
+
     rc = feed(u);
+    if (shared) /* the downstream must see the end (hub.h) */
+      (void)shutdown(ldm6_io_fd(u->c->io), SHUT_RDWR);
+  }
   if (u->nskipped > 0)
     snprintf(skipped, sizeof skipped,
              ", %llu left the queue before they could be sent",
