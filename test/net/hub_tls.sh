@@ -19,28 +19,7 @@
 HERE=$(cd "$(dirname "$0")" && pwd)
 source "$HERE/lib.sh" "$@"
 source "$HERE/relay_lib.sh"
-command -v openssl >/dev/null || fail "no openssl command (package openssl)"
-
-mkdir -p pki
-cd pki || exit 1
-run openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
-  -keyout ca.key -out ca.pem -days 2 -subj /CN=ca
-for n in a b c; do
-  run openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
-    -keyout "$n.key" -out "$n.csr" -subj "/CN=$n.test" \
-    -addext "subjectAltName=DNS:$n.test,IP:127.0.0.1"
-  run openssl x509 -req -in "$n.csr" -CA ca.pem -CAkey ca.key \
-    -CAcreateserial -days 2 -copy_extensions copy -out "$n.pem"
-done
-PKI=$PWD
-cd "$SCRATCH" || exit 1
-
-# srv_tls NAME CERT: TLS keys in NAME's registry.
-srv_tls() {
-  local reg
-  reg=$(srv_dir "$1")/registry.xml
-  sed -i "s|</registry>|  <tls><cert>$PKI/$2.pem</cert><key>$PKI/$2.key</key><ca>$PKI/ca.pem</ca></tls>\n</registry>|" "$reg"
-}
+tls_pki a b c
 
 # shellcheck disable=SC2034 # relay_lib.sh's srv_init reads them
 RELAY_REQUESTER_KEYS="<retry-min>1</retry-min><retry-max>1</retry-max>"
@@ -90,15 +69,8 @@ ok "B and C (TLS), H and I (plain) get A's 405 products (1 KB to 3 MB) byte for 
 for s in B C H I; do
   srv_stop $s
 done
-all_ended() {
-  local started ended
-  started=$(srv_log A | grep -c 'Starting Up(')
-  ended=$(srv_log A | grep -c 'products sent (')
-  ((started >= 4 && ended == started))
-}
-wait_until 20 all_ended || srv_fail A "A's feeds did not all end"
-tls_pids=" $(srv_log A | sed -n 's/.*\[\([0-9]*\)\].*TLS connection from .*/\1/p' |
-  tr '\n' ' ') "
+wait_until 20 feeds_all_ended A 4 || srv_fail A "A's feeds did not all end"
+tls_pids=$(tls_conn_pids A)
 ((${#tls_pids} > 2)) || srv_fail A "A does not log the TLS connections"
 tls_feeds=0
 plain_feeds=0

@@ -263,3 +263,48 @@ latency_ms() {
     sort -n | awk '{ v[NR] = $1 } END { if (NR == 0) print "none 0 0";
       else print v[int((NR + 1) / 2)], v[NR], NR }'
 }
+
+# tls_pki NAME...: in $SCRATCH/pki, a CA (ca.pem, ca.key) and for each NAME
+# a P-256 key and certificate (NAME.key, NAME.pem) for NAME.test and
+# 127.0.0.1; sets PKI to that directory.  Needs the openssl command.
+tls_pki() {
+  local n
+  command -v openssl >/dev/null || fail "no openssl command (package openssl)"
+  mkdir -p "$SCRATCH/pki"
+  cd "$SCRATCH/pki" || exit 1
+  run openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+    -keyout ca.key -out ca.pem -days 2 -subj /CN=ca
+  for n in "$@"; do
+    run openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+      -keyout "$n.key" -out "$n.csr" -subj "/CN=$n.test" \
+      -addext "subjectAltName=DNS:$n.test,IP:127.0.0.1"
+    run openssl x509 -req -in "$n.csr" -CA ca.pem -CAkey ca.key \
+      -CAcreateserial -days 2 -copy_extensions copy -out "$n.pem"
+  done
+  PKI=$PWD
+  cd "$SCRATCH" || exit 1
+}
+
+# srv_tls NAME CERT: TLS keys of tls_pki's CERT and its CA in NAME's
+# registry.
+srv_tls() {
+  local reg
+  reg=$(srv_dir "$1")/registry.xml
+  sed -i "s|</registry>|  <tls><cert>$PKI/$2.pem</cert><key>$PKI/$2.key</key><ca>$PKI/ca.pem</ca></tls>\n</registry>|" "$reg"
+}
+
+# feeds_all_ended NAME N: has NAME logged at least N feeds' "Starting Up"
+# and as many feeds' last lines ("products sent (")?
+feeds_all_ended() {
+  local started ended
+  started=$(srv_log "$1" | grep -c 'Starting Up(')
+  ended=$(srv_log "$1" | grep -c 'products sent (')
+  ((started >= $2 && ended == started))
+}
+
+# tls_conn_pids NAME: " PID PID ... ", NAME's processes that logged a TLS
+# connection.
+tls_conn_pids() {
+  echo " $(srv_log "$1" | sed -n 's/.*\[\([0-9]*\)\].*TLS connection from .*/\1/p' |
+    tr '\n' ' ') "
+}
