@@ -483,11 +483,27 @@ static bool damaged_info(hub *h, uint64_t before, uint64_t past,
 /* One batch for the members of a group, all at members[0]'s cursor. */
 static void walk(hub *h, hub_conn **m, size_t n) {
   group g = {h, m, n, m[0]->cursor};
+  const pq_class *cls = &m[0]->sub->cls;
   size_t i;
   int rc;
 
+  /* Members that all ask the same class let the queue skip what none of
+   * them wants, unread and unchecked; otherwise every product comes and
+   * each member's class is matched here. */
+  for (i = 1; i < n && cls != NULL; i++)
+    if (m[i]->sub != m[0]->sub)
+      cls = NULL;
   pq_cursor_set(h->pq, m[0]->cursor);
-  rc = pq_next_many(h->pq, PQ_FORWARD, NULL, PQ_NEXT_MANY_MAX, on_product, &g);
+  rc = pq_next_many(h->pq, PQ_FORWARD, cls, PQ_NEXT_MANY_MAX, on_product, &g);
+  if (cls != NULL && (rc == PQ_OK || rc == PQ_END)) {
+    /* Past the products skipped too: those still in the group took every
+     * product handed over. */
+    uint64_t past = pq_cursor_get(h->pq);
+
+    for (i = 0; i < n; i++)
+      if (m[i]->state == C_READY)
+        m[i]->cursor = past;
+  }
   if (rc == PQ_DAMAGED) {
     uint64_t past = pq_cursor_get(h->pq);
     char msg[sizeof pq_last_error(h->pq)->pe_msg];
