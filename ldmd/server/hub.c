@@ -461,18 +461,19 @@ static int peek_info(const pq_prod_info *info, const void *data,
   return 0;
 }
 
-/* The description of the damaged product a walk stopped at, inserted at
- * past, the first after before: read again, unverified, so that it is
- * charged only to the feeds whose class and filter it passes, as a feed's
- * own pq_next_many() with its class would.  @return whether found */
-static bool damaged_info(hub *h, uint64_t before, uint64_t past,
-                         pq_prod_info *info) {
+/* The description of the damaged product a walk (of class cls, NULL:
+ * every product) stopped at, inserted at past, the first of the class
+ * after before: read again, unverified, so that it is charged only to the
+ * feeds whose class and filter it passes, as a feed's own pq_next_many()
+ * with its class would.  @return whether found */
+static bool damaged_info(hub *h, const pq_class *cls, uint64_t before,
+                         uint64_t past, pq_prod_info *info) {
   struct peek p = {.at = 0};
   int rc;
 
   pq_cursor_set(h->pq, before);
   pq_set_verify(h->pq, PQ_VERIFY_OFF);
-  rc = pq_next(h->pq, PQ_FORWARD, NULL, peek_info, &p);
+  rc = pq_next(h->pq, PQ_FORWARD, cls, peek_info, &p);
   pq_set_verify(h->pq, verify_mode(h));
   if (rc != PQ_OK || p.at != past)
     return false;
@@ -511,7 +512,7 @@ static void walk(hub *h, hub_conn **m, size_t n) {
     bool known;
 
     snprintf(msg, sizeof msg, "%s", pq_last_error(h->pq)->pe_msg);
-    known = damaged_info(h, g.last, past, &info);
+    known = damaged_info(h, cls, g.last, past, &info);
     h->gen++;
     for (i = 0; i < n; i++)
       if (m[i]->state == C_READY) {
