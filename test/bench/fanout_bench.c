@@ -164,9 +164,10 @@
 #define TARGET_CPU 0.12 /* s per downstream per GB */
 #define REF_CPU_LO 0.34 /* LDM 6.15, measured on this machine */
 #define REF_CPU_HI 0.37
-#define TARGET_LIVE_N 100u /* subscribers at the peak ... */
-#define TARGET_P99_MS 50.0 /* ... with p99 under this */
-#define REF_BACKLOG_S 9.5  /* LDM 6.15: 2,000 x 50 KiB to 100 downstreams */
+#define TARGET_LIVE_N 100u     /* subscribers at the peak ... */
+#define TARGET_P99_MS 50.0     /* ... with p99 under this */
+#define LARGE_PRODUCT 1000000u /* live latency is also printed by size */
+#define REF_BACKLOG_S 9.5      /* LDM 6.15: 2,000 x 50 KiB to 100 downstreams */
 #define TARGET_BACKLOG_N 100u
 #define FT_BACKLOG 0x00000002u /* PPS */
 #define FEEDER_NICE (-20)      /* -F: the live feeder's nice value */
@@ -205,6 +206,10 @@ typedef struct result {
   double sub_cpu_s;      /* the subscribers' (their trees), all together */
   double gb;             /* sent to each subscriber (what it should get) */
   double p50, p99, pmax; /* live, ms */
+  /* live: the same for products under LARGE_PRODUCT bytes [0] and the
+   * others [1], and how many deliveries each */
+  double p50_by[2], p99_by[2];
+  size_t n_by[2];
   uint64_t lost, expected;
   double in_mbs;   /* live: what the feeder inserted, MB/s */
   double behind_s; /* live: the feeder's worst lateness */
@@ -251,8 +256,9 @@ typedef struct run {
   server *down; /* n, for K_LDMD */
   pid_t *sink;  /* n, for K_SINK */
   fs_slot *slots;
-  int32_t *lat;  /* n x cap, by subscriber then seqno; -1: not arrived */
-  uint8_t *sigs; /* cap x 16: the signature inserted under each seqno */
+  int32_t *lat;    /* n x cap, by subscriber then seqno; -1: not arrived */
+  uint8_t *sigs;   /* cap x 16: the signature inserted under each seqno */
+  uint32_t *sizes; /* cap: live, the size of the product of each seqno */
   uint32_t cap;
   size_t shared_len;
   void *shared;
@@ -760,6 +766,7 @@ static void feeder(const run *r) {
       sh->error = 1;
       break;
     }
+    r->sizes[p.seqno] = (uint32_t)p.size;
     took = tu_now_s() - start;
     sh->insert_s += took;
     if (took > sh->insert_max_s)
@@ -823,6 +830,34 @@ static void run_down(run *r) {
     rb_remove_tree(r->dir);
 }
 
+/* The latency percentiles of the deliveries of products under
+ * LARGE_PRODUCT bytes and of the others (live mode), in res->*_by; all
+ * has room for every delivery. */
+static void by_size(const run *r, uint64_t expected, int32_t *all,
+                    result *res) {
+  unsigned i, b;
+  uint64_t q;
+
+  for (b = 0; b < 2; b++) {
+    size_t total = 0;
+
+    for (i = 0; i < r->n; i++)
+      for (q = 0; q < expected; q++) {
+        int32_t v = r->lat[(size_t)i * r->cap + q];
+
+        if (v >= 0 && (r->sizes[q] >= LARGE_PRODUCT) == (b == 1))
+          all[total++] = v;
+      }
+    res->n_by[b] = total;
+    res->p50_by[b] = res->p99_by[b] = NAN;
+    if (total > 0) {
+      qsort(all, total, sizeof *all, cmp_i32);
+      res->p50_by[b] = all[rb_pct_index(total, 50)] / 1000.0;
+      res->p99_by[b] = all[rb_pct_index(total, 99)] / 1000.0;
+    }
+  }
+}
+
 /* Latency percentiles and losses over every subscriber's products
  * 0..expected-1. */
 static void live_figures(const run *r, uint64_t expected, result *res) {
@@ -864,6 +899,7 @@ static void live_figures(const run *r, uint64_t expected, result *res) {
     res->p50 = res->p99 = res->pmax = NAN;
     res->ok = false;
   }
+  by_size(r, expected, all, res);
   free(all);
 }
 
@@ -896,7 +932,7 @@ static int run_one(const opts *o, unsigned build, enum mode m, enum kind k,
           : (uint32_t)(iddmix_rate() * IDDMIX_PEAK * o->rate * o->live_s * 1.5 +
                        1000);
   r.shared_len =
-      (size_t)n * sizeof(fs_slot) + (size_t)n * r.cap * 4 + (size_t)r.cap * 16;
+      (size_t)n * sizeof(fs_slot) + (size_t)n * r.cap * 4 + (size_t)r.cap * 20;
   r.shared = mmap(NULL, r.shared_len, PROT_READ | PROT_WRITE,
                   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   r.fs = mmap(NULL, sizeof *r.fs, PROT_READ | PROT_WRITE,
@@ -911,6 +947,7 @@ static int run_one(const opts *o, unsigned build, enum mode m, enum kind k,
   r.lat = (int32_t *)(r.slots + n);
   memset(r.lat, 0xff, (size_t)n * r.cap * 4); /* -1 */
   r.sigs = (uint8_t *)(r.lat + (size_t)n * r.cap);
+  r.sizes = (uint32_t *)(r.sigs + (size_t)r.cap * 16);
   if (k == K_LDMD) {
     r.down = calloc(n, sizeof *r.down);
     r.dq = calloc(n, sizeof *r.dq);
@@ -1158,6 +1195,11 @@ static void print_row(const opts *o, enum mode m, unsigned b, enum kind k,
   else
     printf("     machine idle %.0f%%, other processes %.2f cores\n",
            x->idle * 100, x->others);
+  if (m == M_LIVE)
+    printf("     latency by size: under %u kB p50 %.2f / p99 %.2f ms (%zu "
+           "deliveries), %u kB or more p50 %.2f / p99 %.2f ms (%zu)\n",
+           LARGE_PRODUCT / 1000, x->p50_by[0], x->p99_by[0], x->n_by[0],
+           LARGE_PRODUCT / 1000, x->p50_by[1], x->p99_by[1], x->n_by[1]);
   print_limits(m, k, n, x);
   if (m == M_LIVE && x->cut)
     printf("     (the feeder was stopped before the stream's end: it fell "
