@@ -104,7 +104,6 @@ typedef struct hub_conn {
   bool out_armed;      /* EPOLLOUT asked for */
   bool corked;         /* bytes written with MSG_MORE, not pushed yet */
   uint64_t cursor;     /* insertion time of the last product handled */
-  int interval_ms;     /* keep-alive */
   bool oneway_pending; /* HEREIS sent since the last NULLPROC */
   int64_t last_call;
   int64_t stuck_since; /* when the socket last took bytes, while full */
@@ -765,10 +764,10 @@ static int tick(hub *h) {
       continue;
     }
     if (c->state == C_END && !c->np.on &&
-        (c->oneway_pending || now - c->last_call >= c->interval_ms))
+        (c->oneway_pending || now - c->last_call >= h->set->interval_ms))
       send_np(h, c);
     if (c->state == C_END && !c->np.on) {
-      int64_t left = c->last_call + c->interval_ms - now;
+      int64_t left = c->last_call + h->set->interval_ms - now;
 
       if (left > 0 && left < next)
         next = left;
@@ -814,7 +813,6 @@ static void take(hub *h, const hub_handoff *ho, const int fds[2]) {
   c->tpair = (hub_tag){T_PAIR, c};
   c->ms = ldmm_slot_at(h->set->metrics, ho->metrics_slot);
   c->cursor = ho->cursor_us;
-  c->interval_ms = ho->interval_ms;
   c->last_call = ldmd_now_ms();
   c->state = C_READY;
   e.data.ptr = &c->tsock;

@@ -5,7 +5,6 @@
  * the feed it handed over ends.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
 #include <stddef.h>
@@ -117,10 +116,8 @@ static int fill(hub_handoff *h, const ldmd_conn *c, const pq_class *cls,
 
   memset(h, 0, offsetof(hub_handoff, class_xdr));
   h->magic = HUB_MAGIC;
-  h->check_each = c->set->check_each;
   h->cursor_us = cursor_us;
   h->metrics_slot = c->set->metrics_slot;
-  h->interval_ms = c->set->interval_ms;
   h->nfilter = filter->nparts;
   for (i = 0; i < filter->nparts; i++) {
     const ldm_conf_allow *a = filter->parts[i].allow;

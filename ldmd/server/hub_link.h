@@ -16,16 +16,13 @@
 #define HUB_MAGIC 0x4c485542u /* "LHUB" */
 #define HUB_CLASS_MAX 16384   /* the XDR of a class (LDMD_RECORD_HEAD) */
 #define HUB_PEER_MAX 1100
-#define HUB_NO_ALLOW UINT32_MAX
 
 /** The hand-over (connection process to hub), with two descriptors: the
  *  connection's socket, then the process's end of its pair. */
 typedef struct hub_handoff {
   uint32_t magic;
-  uint32_t check_each;  /**< /server/check-sent EACH */
   uint64_t cursor_us;   /**< where the feed starts */
   int32_t metrics_slot; /**< the connection process's, or -1 */
-  int32_t interval_ms;  /**< keep-alive of an idle feed */
   uint32_t nfilter;     /**< parts of the upstream filter */
   uint32_t filter_ft[PQ_CLASS_MAX];
   uint32_t filter_allow[PQ_CLASS_MAX]; /**< index in conf->allows */

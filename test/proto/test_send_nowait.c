@@ -54,6 +54,15 @@ static void tcp_pair(ldm6_io **client, int *server_fd) {
   close(lfd);
 }
 
+/* tcp_pair() with the server's side an ldm6_io too. */
+static void io_pair(ldm6_io **client, ldm6_io **server) {
+  int sfd;
+
+  tcp_pair(client, &sfd);
+  *server = ldm6_io_new(sfd, 1u << 20);
+  assert_non_null(*server);
+}
+
 /* The batch: copies, nothing written before a flush, full at 64 records
  * or when the bytes would not fit, arguments over 16 KiB refused. */
 static void test_queue_copy(void **state) {
@@ -62,13 +71,10 @@ static void test_queue_copy(void **state) {
   struct iovec a = {arg, 8}, c = {chunk, 16000};
   ldm6_io *io, *srv;
   ldm6_io_msg m;
-  int sfd;
   unsigned i;
 
   (void)state;
-  tcp_pair(&io, &sfd);
-  srv = ldm6_io_new(sfd, 1u << 20);
-  assert_non_null(srv);
+  io_pair(&io, &srv);
   for (i = 0; i < 64; i++)
     assert_int_equal(ldm6_io_queue_copy(io, 6, 5, &a, 1), LDM6_IO_OK);
   assert_int_equal(ldm6_io_queue_copy(io, 6, 5, &a, 1), LDM6_IO_FULL);
@@ -107,12 +113,10 @@ static void test_flush_nowait(void **state) {
   ldm6_io_msg m;
   unsigned n = 0, i, tries;
   uint32_t seq;
-  int sfd, rc = LDM6_IO_OK;
+  int rc = LDM6_IO_OK;
 
   (void)state;
-  tcp_pair(&io, &sfd);
-  srv = ldm6_io_new(sfd, 1u << 20);
-  assert_non_null(srv);
+  io_pair(&io, &srv);
   /* Until a write leaves bytes behind: the socket buffers are full. */
   while (rc != LDM6_IO_AGAIN && n < 4096) {
     seq = htonl(n);
@@ -163,12 +167,9 @@ static void test_send_more(void **state) {
   ldm6_io_msg m;
   ldm6_io_partial st;
   unsigned i;
-  int sfd;
 
   (void)state;
-  tcp_pair(&io, &sfd);
-  srv = ldm6_io_new(sfd, 1u << 20);
-  assert_non_null(srv);
+  io_pair(&io, &srv);
   for (i = 0; i < 3; i++) {
     memset(&st, 0, sizeof st);
     data[0] = (uint8_t)i;
